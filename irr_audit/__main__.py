@@ -1,0 +1,3 @@
+from irr_audit.cli import main
+
+main()

@@ -1,0 +1,227 @@
+"""The command line: parse -> call the library -> render -> exit code.
+
+Exit codes: 0 success; 1 a check failed; 2 bad input or usage (one clean message
+on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import sys
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from irr_audit import __version__
+from irr_audit.errors import IrrAuditError, UsageError
+
+app = typer.Typer(
+    name="irr-audit",
+    help="Audit inter-coder reliability of hand-coded comment samples, honestly.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    add_completion=False,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reports_errors(command: F) -> F:
+    """Turn IrrAuditError into its message on stderr and exit code 2."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except IrrAuditError as error:
+            typer.echo(error.render(), err=True)
+            raise typer.Exit(2) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+class ScoreFormat(str, Enum):
+    TEXT = "text"
+    JSON = "json"
+
+
+class ReportFormat(str, Enum):
+    MD = "md"
+    JSON = "json"
+    HTML = "html"
+    TEXT = "text"
+
+
+RuleOption = Annotated[
+    Path | None, typer.Option("--rule", help="The rule file the sheets were coded under.")
+]
+IdColumn = Annotated[
+    str | None, typer.Option("--id-column", help="Column holding the comment id (default comment_id).")
+]
+CodeColumn = Annotated[
+    str | None, typer.Option("--code-column", help="Column holding the code (default code).")
+]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No summary line on stderr.")]
+
+
+def _version_callback(show: bool) -> None:
+    if show:
+        typer.echo(f"irr-audit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """Audit inter-coder reliability of hand-coded comment samples, honestly."""
+
+
+def _join_inputs(inputs: list[Path], rule_path: Path | None, id_column: str | None, code_column: str | None):
+    """Sheets + rule, or a folder written by `join`, joined in memory."""
+    from irr_audit.join import join_sheets
+    from irr_audit.joindir import is_join_dir, read_join_dir
+    from irr_audit.rules import load_rule
+    from irr_audit.sheets import ColumnChoice, read_sheet
+
+    if len(inputs) == 1 and is_join_dir(inputs[0]):
+        rule, sheets = read_join_dir(inputs[0])
+        return join_sheets(sheets, rule)
+    if len(inputs) == 1 and inputs[0].is_dir():
+        raise UsageError(
+            f"{inputs[0]} is a folder but not one written by irr-audit join (it has no summary.json).",
+            hint="pass the folder given to join --out, or the sheets themselves with --rule.",
+            code="usage-not-a-join-dir",
+        )
+    if rule_path is None:
+        raise UsageError(
+            "sheets need the rule they were coded under.",
+            hint="add --rule rules/<rule>/v<version>.yaml.",
+            code="usage-missing-rule",
+        )
+    rule = load_rule(rule_path)
+    columns = ColumnChoice(id_column=id_column, code_column=code_column)
+    sheets = [read_sheet(path, columns) for path in inputs]
+    return join_sheets(sheets, rule)
+
+
+@app.command()
+@reports_errors
+def join(
+    sheets: Annotated[list[Path], typer.Argument(help="Two or more coding sheets (CSV, TSV, XLSX, JSONL).")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the joined table, the log and the summary.")],
+    rule: RuleOption = None,
+    id_column: IdColumn = None,
+    code_column: CodeColumn = None,
+    quiet: Quiet = False,
+) -> None:
+    """Join coding sheets on comment id; route every missing code into the missingness log."""
+    from irr_audit.joindir import write_join_dir
+    from irr_audit.sheets import ColumnChoice
+
+    if rule is None:
+        raise UsageError("join needs the rule the sheets were coded under.", hint="add --rule RULE.",
+                         code="usage-missing-rule")
+    result = _join_inputs(sheets, rule, id_column, code_column)
+    written = write_join_dir(result, rule.read_bytes(), out, ColumnChoice(id_column, code_column))
+    if not quiet:
+        typer.echo(result.summary_line(), err=True)
+        typer.echo(f"wrote {', '.join(str(path) for path in written)}", err=True)
+
+
+@app.command()
+@reports_errors
+def score(
+    inputs: Annotated[list[Path], typer.Argument(help="A folder written by join, or two or more sheets.")],
+    rule: RuleOption = None,
+    output_format: Annotated[ScoreFormat, typer.Option("--format", help="text or json.")] = ScoreFormat.TEXT,
+    id_column: IdColumn = None,
+    code_column: CodeColumn = None,
+    quiet: Quiet = False,
+) -> None:
+    """Score agreement on the fully coded units: the table, po, pe and kappa."""
+    from irr_audit.audit import build_report
+
+    result = _join_inputs(inputs, rule, id_column, code_column)
+    report = build_report(result).to_dict(include_disagreements=False)
+    if not quiet:
+        typer.echo(result.summary_line(), err=True)
+    _emit(report, output_format.value, None)
+
+
+@app.command()
+@reports_errors
+def report(
+    inputs: Annotated[list[Path], typer.Argument(help="A folder written by join, or two or more sheets.")],
+    output_format: Annotated[ReportFormat, typer.Option("--format", help="md, json, html or text.")],
+    rule: RuleOption = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
+    id_column: IdColumn = None,
+    code_column: CodeColumn = None,
+    quiet: Quiet = False,
+) -> None:
+    """The whole audit in one document: provenance, units, table, coefficients, disagreements."""
+    from irr_audit.audit import build_report
+
+    result = _join_inputs(inputs, rule, id_column, code_column)
+    document = build_report(result).to_dict()
+    if not quiet:
+        typer.echo(result.summary_line(), err=True)
+    _emit(document, output_format.value, output)
+
+
+def _emit(document: dict[str, Any], output_format: str, output: Path | None) -> None:
+    from irr_audit.report import render_json
+
+    if output_format == "text" and output is None:
+        from rich.console import Console
+
+        from irr_audit.report.console import print_report
+
+        print_report(document, Console(width=None if sys.stdout.isatty() else 80))
+        return
+    if output_format == "json":
+        text = render_json(document)
+    elif output_format == "md":
+        from irr_audit.report.markdown import render_markdown
+
+        text = render_markdown(document)
+    elif output_format == "text":
+        from rich.console import Console
+
+        from irr_audit.report.console import render_console
+
+        console = Console(width=80, record=True, file=io.StringIO())
+        console.print(render_console(document))
+        text = console.export_text()
+    else:
+        raise UsageError(
+            f"--format {output_format} is not available yet.",
+            hint="use --format md or --format json.",
+            code="usage-format",
+        )
+    if output is None:
+        sys.stdout.write(text)
+        return
+    from irr_audit.outputs import write_text_atomic
+
+    write_text_atomic(output, text)
+
+
+# Commands that live in modules of their own register themselves on `app` when
+# imported here; their heavy imports stay inside the command functions.
+# (one line per module, below)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

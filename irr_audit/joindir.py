@@ -1,0 +1,104 @@
+"""The folder `join` writes, and reading it back for `score DIR` and `report DIR`.
+
+The folder holds views for people (joined.csv, missingness_log.csv, with text that
+a spreadsheet would execute neutralised) and summary.json, which records where
+the original sheets are and their sha256. Reading the folder back re-joins the
+original sheets after checking they are unchanged, so nothing is lost to a
+lossy round trip through CSV.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from irr_audit.errors import IrrAuditError, UsageError
+from irr_audit.join import JoinResult
+from irr_audit.outputs import csv_text, refuse_overwriting_inputs, write_bytes_atomic, write_text_atomic
+from irr_audit.report import render_json
+from irr_audit.rules import Rule, load_rule
+from irr_audit.sheets import ColumnChoice, Sheet, read_sheet
+
+SUMMARY = "summary.json"
+JOINED = "joined.csv"
+LOG = "missingness_log.csv"
+RULE_COPY = "rule.yaml"
+
+
+def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: ColumnChoice) -> list[Path]:
+    """Write the join's outputs into ``out``; returns the paths written."""
+    paths = [out / JOINED, out / LOG, out / SUMMARY, out / RULE_COPY]
+    refuse_overwriting_inputs(paths, [sheet.path for sheet in result.sheets])
+    joined = result.joined_frame()
+    write_text_atomic(paths[0], csv_text(list(joined.columns), joined.itertuples(index=False)))
+    log = result.log.astype(object).where(result.log.notna(), "")
+    write_text_atomic(paths[1], csv_text(list(log.columns), log.itertuples(index=False)))
+    write_text_atomic(paths[2], render_json(join_summary(result, out, columns)))
+    write_bytes_atomic(paths[3], rule_bytes)
+    return paths
+
+
+def join_summary(result: JoinResult, out: Path, columns: ColumnChoice) -> dict[str, Any]:
+    rule = result.rule
+    return {
+        "rule": {"id": rule.id, "version": rule.version, "scale": rule.scale.value, "digest": rule.digest},
+        "coders": list(result.coders),
+        "sheets": [_sheet_record(sheet, out) for sheet in result.sheets],
+        "columns": {"id_column": columns.id_column, "code_column": columns.code_column},
+        **result.summary(),
+        "summary": result.summary_line(),
+    }
+
+
+def _sheet_record(sheet: Sheet, out: Path) -> dict[str, Any]:
+    absolute = sheet.path.resolve()
+    return {
+        "name": sheet.name,
+        "coder": sheet.coder,
+        "sha256": sheet.sha256,
+        "path": str(absolute),
+        "relative_path": os.path.relpath(absolute, out.resolve()),
+        "rows": len(sheet.rows),
+    }
+
+
+def is_join_dir(path: Path) -> bool:
+    return path.is_dir() and (path / SUMMARY).is_file()
+
+
+def read_join_dir(folder: Path) -> tuple[Rule, list[Sheet]]:
+    """The rule and the original sheets behind a join folder, checked unchanged."""
+    try:
+        summary = json.loads((folder / SUMMARY).read_text(encoding="utf-8"))
+        records = summary["sheets"]
+        columns = ColumnChoice(**summary.get("columns", {}))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(
+            f"{folder / SUMMARY} is not a join summary ({type(exc).__name__}).",
+            hint="run irr-audit join again to recreate the folder.",
+            code="joindir-invalid",
+        ) from None
+    rule = load_rule(folder / RULE_COPY)
+    return rule, [_reread(folder, record, columns) for record in records]
+
+
+def _reread(folder: Path, record: dict[str, Any], columns: ColumnChoice) -> Sheet:
+    candidates = [folder / record["relative_path"], Path(record["path"])]
+    found = next((path for path in candidates if path.is_file()), None)
+    if found is None:
+        raise IrrAuditError(
+            f"sheet {record['name']} of the join in {folder} is no longer at {record['path']}.",
+            hint="put the sheet back, or run irr-audit join again with the sheets' new paths.",
+            code="joindir-sheet-missing",
+        )
+    sheet = read_sheet(found, columns)
+    if sheet.sha256 != record["sha256"]:
+        raise IrrAuditError(
+            f"sheet {found} changed since it was joined into {folder} "
+            f"(sha256 {sheet.sha256[:12]}..., was {record['sha256'][:12]}...).",
+            hint="run irr-audit join again to audit the sheet as it is now.",
+            code="joindir-sheet-changed",
+        )
+    return sheet

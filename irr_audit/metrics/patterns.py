@@ -1,0 +1,121 @@
+"""Units compressed to their distinct coding patterns.
+
+Every coefficient here is a function of per-unit quantities summed over units,
+so units with the same row of codes can be counted once with a frequency.
+A million units of five coders on a short scale collapse to a few hundred
+patterns; the bootstrap then resamples patterns with multinomial counts.
+
+Input convention: ``codes`` is an integer array (n_units, n_coders) holding a
+category index 0..K-1, or -1 for a missing (not valid) code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MISSING = -1
+
+
+def validate_codes(codes: np.ndarray, n_categories: int) -> np.ndarray:
+    """Return ``codes`` as a 2-D int64 array; reject indices outside -1..K-1."""
+    array = np.asarray(codes)
+    if array.ndim == 1:
+        array = array[:, None]
+    if array.ndim != 2:
+        raise ValueError(f"codes must be (n_units, n_coders), got shape {array.shape}")
+    if array.size and not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"codes must be integer category indices, got dtype {array.dtype}")
+    array = array.astype(np.int64, copy=False)
+    if n_categories < 0:
+        raise ValueError(f"n_categories must be >= 0, got {n_categories}")
+    if array.size and (array.min() < MISSING or array.max() >= n_categories):
+        raise ValueError(
+            f"codes must be -1 (missing) or a category index 0..{n_categories - 1}, "
+            f"found {int(array.min())}..{int(array.max())}"
+        )
+    return array
+
+
+@dataclass(frozen=True)
+class Patterns:
+    """Distinct rows of codes (P, r) and how many units show each (P,)."""
+
+    rows: np.ndarray
+    counts: np.ndarray
+    n_categories: int
+
+    @property
+    def n_coders(self) -> int:
+        return int(self.rows.shape[1])
+
+    @property
+    def n_units(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def n_valid(self) -> np.ndarray:
+        """m_p: the number of valid codes in each pattern."""
+        return (self.rows >= 0).sum(axis=1)
+
+    def category_counts(self) -> np.ndarray:
+        """r_pk: how many coders put pattern p in category k, shape (P, K)."""
+        k = np.arange(self.n_categories)
+        return (self.rows[:, :, None] == k).sum(axis=1)
+
+    def select(self, keep: np.ndarray) -> Patterns:
+        """Only the patterns where ``keep`` is true."""
+        return Patterns(self.rows[keep], self.counts[keep], self.n_categories)
+
+    def columns(self, coders: list[int] | tuple[int, ...]) -> Patterns:
+        """The same units seen through a subset of coders, re-compressed."""
+        return compress(self.rows[:, list(coders)], self.n_categories, self.counts)
+
+
+def _row_keys(codes: np.ndarray, n_categories: int) -> np.ndarray | None:
+    """One int64 key per row (base K+1 digits), or None when it would overflow."""
+    base = n_categories + 1
+    if codes.shape[1] * np.log2(max(base, 2)) >= 62:
+        return None
+    place = base ** np.arange(codes.shape[1], dtype=np.int64)
+    return (codes + 1) @ place
+
+
+def compress(
+    codes: np.ndarray, n_categories: int, counts: np.ndarray | None = None
+) -> Patterns:
+    """Group identical rows of ``codes``; ``counts`` weights rows (default 1 each).
+
+    >>> p = compress(np.array([[0, 1], [0, 1], [1, 1]]), 2)
+    >>> p.rows.tolist(), p.counts.tolist()
+    ([[0, 1], [1, 1]], [2, 1])
+    """
+    codes = validate_codes(codes, n_categories)
+    weights = np.ones(len(codes), dtype=np.int64) if counts is None else np.asarray(counts)
+    if len(codes) == 0:
+        return Patterns(codes.reshape(0, codes.shape[1]), weights[:0].astype(np.int64),
+                        n_categories)
+    keys = _row_keys(codes, n_categories)
+    if keys is None:
+        _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    pattern_counts = np.bincount(inverse, weights=weights, minlength=len(first))
+    return Patterns(codes[first], pattern_counts.astype(np.int64), n_categories)
+
+
+def pair_tables(patterns: Patterns, a: int, b: int, weights: np.ndarray) -> np.ndarray:
+    """K x K tables of coder a (rows) by coder b (columns) for a batch of unit weights.
+
+    ``weights`` has shape (..., P): the number of times each pattern is counted.
+    Patterns where either coder is missing contribute nothing.
+    """
+    k = patterns.n_categories
+    rows = patterns.rows
+    both = (rows[:, a] >= 0) & (rows[:, b] >= 0)
+    cell = np.where(both, rows[:, a] * k + rows[:, b], 0)
+    indicator = np.zeros((len(rows), k * k), dtype=np.int64)
+    indicator[np.arange(len(rows))[both], cell[both]] = 1
+    return (np.asarray(weights, dtype=np.int64) @ indicator).reshape(*np.shape(weights)[:-1], k, k)

@@ -1,0 +1,33 @@
+"""The missingness log: one row per input row or (unit, coder) cell that did not
+become a valid code, with a stable reason. One vocabulary from collection to score."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+LOG_COLUMNS = ("sheet", "coder", "row", "comment_id", "raw_value", "reason", "detail")
+
+
+class Reason(str, Enum):
+    # a (unit, coder) cell (CONTRACT.md)
+    UNKNOWN = "unknown"
+    BLANK = "blank"
+    INVALID = "invalid"
+    ABSENT = "absent"
+    CONFLICT = "conflict"
+    # an input row that is not a unit of its own
+    DUPLICATE = "duplicate"
+    MISSING_ID = "missing_id"
+    NOT_IN_SAMPLE = "not_in_sample"
+    # a collected unit that cannot be coded (irr-audit sample)
+    DELETED = "deleted"
+    REMOVED = "removed"
+    BLANK_BODY = "blank_body"
+    PLACEHOLDER_BODY = "placeholder_body"
+    INVALID_STATUS = "invalid_status"
+    COLLECTION_FAILED = "collection_failed"
+
+
+def count_phrase(counts: dict[str, int]) -> str:
+    """{"unknown": 1, "blank": 1} -> "1 unknown, 1 blank" (in the order given)."""
+    return ", ".join(f"{count} {reason}" for reason, count in counts.items() if count)

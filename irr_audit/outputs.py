@@ -1,0 +1,83 @@
+"""Writing files: atomically (a kill leaves the old file or the new one, never half),
+and safely for spreadsheets (text that Excel would run as a formula is neutralised)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from irr_audit.errors import OutputError
+
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """Prefix a quote to text a spreadsheet would read as a formula (OWASP CSV injection).
+
+    Plain numbers such as "-1" are left alone: they are data, not formulas.
+
+    >>> spreadsheet_safe("=HYPERLINK(1)"), spreadsheet_safe("-1"), spreadsheet_safe("ok")
+    ("'=HYPERLINK(1)", '-1', 'ok')
+    """
+    if text.startswith(FORMULA_TRIGGERS) and not PLAIN_NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """CSV for people and spreadsheets: every cell as text, formulas neutralised."""
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([spreadsheet_safe(str(cell)) for cell in header])
+    for row in rows:
+        writer.writerow(["" if cell is None else spreadsheet_safe(str(cell)) for cell in row])
+    return buffer.getvalue()
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file in the same folder, flush it to disk, then rename."""
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise OutputError(
+            f"cannot write into {folder}: {exc.strerror}.",
+            hint="choose an output folder you can write to.",
+            code="output-unwritable",
+        ) from None
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except OSError as exc:
+        Path(temporary).unlink(missing_ok=True)
+        raise OutputError(
+            f"cannot write {path}: {exc.strerror}.",
+            hint="check the folder's permissions and free space.",
+            code="output-unwritable",
+        ) from None
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def refuse_overwriting_inputs(outputs: Iterable[Path], inputs: Iterable[Path]) -> None:
+    """An output that would replace an input file is an error: originals are never modified."""
+    protected = {path.resolve() for path in inputs}
+    for output in outputs:
+        if output.resolve() in protected:
+            raise OutputError(
+                f"writing {output} would overwrite an input file.",
+                hint="choose another --out folder; input sheets are never modified.",
+                code="output-overwrites-input",
+            )

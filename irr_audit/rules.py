@@ -1,0 +1,476 @@
+"""The coding rule file: load it safely, validate it, and classify what coders typed.
+
+A rule is YAML (CONTRACT.md, "Rule files"). It is read with a safe loader that
+also refuses what a rule never needs and an attacker might send: aliases (the
+"billion laughs"), duplicate keys (which YAML would resolve as last-one-wins),
+and the YAML 1.1 booleans, so that a code written `yes` stays the string "yes".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from irr_audit.errors import RuleError
+
+MAX_RULE_BYTES = 1_000_000
+RULE_ID_PATTERN = re.compile(r"[a-z0-9_]+")
+KNOWN_KEYS = (
+    "rule",
+    "version",
+    "question",
+    "scale",
+    "codes",
+    "missing_codes",
+    "aliases",
+    "examples",
+    "changelog",
+    "recodes",
+)
+EXAMPLE_KINDS = ("positive", "negative", "ambiguous")
+
+
+class Scale(str, Enum):
+    NOMINAL = "nominal"
+    ORDINAL = "ordinal"
+    INTERVAL = "interval"
+    RATIO = "ratio"
+
+    @property
+    def needs_values(self) -> bool:
+        return self in (Scale.INTERVAL, Scale.RATIO)
+
+
+class CodeStatus(str, Enum):
+    """What one (unit, coder) cell holds. All but VALID go to the missingness log."""
+
+    VALID = "valid"
+    UNKNOWN = "unknown"
+    BLANK = "blank"
+    INVALID = "invalid"
+    ABSENT = "absent"
+    CONFLICT = "conflict"
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    label: str | None = None
+    definition: str | None = None
+    value: float | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    version: int
+    scale: Scale
+    codes: tuple[Code, ...]
+    question: str | None = None
+    missing_codes: tuple[str, ...] = ()
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    changelog: Any = None
+    recodes: str | None = None
+    digest: str = ""
+    source_name: str = ""
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        return tuple(code.code for code in self.codes)
+
+    @property
+    def values(self) -> tuple[float, ...] | None:
+        if any(code.value is None for code in self.codes):
+            return None
+        return tuple(float(code.value) for code in self.codes)  # type: ignore[arg-type]
+
+    @property
+    def label(self) -> str:
+        return f"{self.id} v{self.version}"
+
+    def classify(self, raw: str) -> tuple[CodeStatus, str | None]:
+        """What a coder typed -> (status, canonical code). Pure and total."""
+        key = code_key(raw)
+        if key == "":
+            return CodeStatus.BLANK, None
+        lookup = self._lookup
+        if key in lookup:
+            return lookup[key]
+        return CodeStatus.INVALID, None
+
+    @cached_property
+    def _lookup(self) -> dict[str, tuple[CodeStatus, str | None]]:
+        table: dict[str, tuple[CodeStatus, str | None]] = {}
+        for code in self.codes:
+            table[code_key(code.code)] = (CodeStatus.VALID, code.code)
+        for missing in self.missing_codes:
+            table[code_key(missing)] = (CodeStatus.UNKNOWN, None)
+        for alias, target in self.aliases.items():
+            table[code_key(alias)] = table[code_key(target)]
+        return table
+
+    def describe_codes(self) -> str:
+        allowed = ", ".join(self.categories)
+        missing = ", ".join(self.missing_codes)
+        text = f"not among the {len(self.codes)} codes of {self.label} ({allowed})"
+        return text + (f"; allowed as missing: {missing}" if missing else "")
+
+
+def code_key(text: str) -> str:
+    """The form codes are compared in: NFKC (full-width letters, no-break spaces
+    become plain), surrounding whitespace trimmed, case folded."""
+    return unicodedata.normalize("NFKC", text).strip().casefold()
+
+
+# --- safe YAML ------------------------------------------------------------
+
+
+class _RuleLoader(yaml.SafeLoader):
+    """SafeLoader without aliases, duplicate keys or YAML 1.1 booleans (yes/no/on/off)."""
+
+    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.constructor.ConstructorError(
+                None, None, "aliases (*name) are not allowed in rule files", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+_RuleLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_RuleLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool",
+    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"),
+)
+_RuleLoader.add_constructor(
+    "tag:yaml.org,2002:map", lambda loader, node: loader.construct_mapping(node)
+)
+
+
+def parse_yaml(data: bytes, name: str) -> Any:
+    try:
+        return yaml.load(data, Loader=_RuleLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise RuleError(
+            f"{name} is not a valid rule file: malformed YAML{where}: {problem}.",
+            hint="fix the YAML at that line (a YAML linter shows it too).",
+            code="rule-yaml",
+        ) from None
+
+
+# --- validation -------------------------------------------------------------
+
+
+def load_rule(path: str | Path) -> Rule:
+    """Read and validate a rule file."""
+    rule_path = Path(path)
+    if not rule_path.is_file():
+        raise RuleError(
+            f"rule file {rule_path} does not exist.",
+            hint="pass --rule rules/<rule>/v<version>.yaml.",
+            code="rule-not-found",
+        )
+    size = rule_path.stat().st_size
+    if size > MAX_RULE_BYTES:
+        raise RuleError(
+            f"rule file {rule_path} is {size:,} bytes; a rule file is at most "
+            f"{MAX_RULE_BYTES:,} bytes.",
+            hint="check that --rule names the rule file and not a data file.",
+            code="rule-too-large",
+        )
+    return parse_rule(rule_path.read_bytes(), str(rule_path))
+
+
+def parse_rule(data: bytes, name: str) -> Rule:
+    """Validate rule-file bytes. Pure: ``name`` is only used in messages."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RuleError(
+            f"{name} is not UTF-8 (byte {exc.start} cannot be decoded).",
+            hint="save the rule file as UTF-8.",
+            code="rule-encoding",
+        ) from None
+    document = parse_yaml(data, name)
+    if not isinstance(document, dict):
+        raise _invalid(name, "(top level)", "must be a mapping of keys such as rule, version, codes")
+    _check_keys(document, name)
+    rule_id = _rule_id(document, name)
+    version = _version(document, name)
+    scale = _scale(document, name)
+    codes = _codes(document, name, scale)
+    missing_codes = _missing_codes(document, name, codes)
+    aliases = _aliases(document, name, codes, missing_codes)
+    return Rule(
+        id=rule_id,
+        version=version,
+        scale=scale,
+        codes=codes,
+        question=_optional_text(document, "question", name),
+        missing_codes=missing_codes,
+        aliases=aliases,
+        examples=_examples(document, name),
+        changelog=_changelog(document, name),
+        recodes=_optional_text(document, "recodes", name),
+        digest="sha256:" + hashlib.sha256(data).hexdigest(),
+        source_name=name,
+    )
+
+
+def _invalid(name: str, key: str, problem: str, hint: str | None = None) -> RuleError:
+    return RuleError(f"{name}: key {key} {problem}.", hint=hint, code="rule-invalid")
+
+
+def _check_keys(document: dict[Any, Any], name: str) -> None:
+    for key in document:
+        if not isinstance(key, str) or (key not in KNOWN_KEYS and not key.startswith("x_")):
+            raise _invalid(
+                name,
+                repr(key),
+                "is not a rule key",
+                hint=f"use one of {', '.join(KNOWN_KEYS)}, or prefix your own keys with x_.",
+            )
+    for required in ("rule", "version", "scale", "codes"):
+        if required not in document:
+            raise _invalid(name, required, "is missing", hint=f"add `{required}:` to the rule file.")
+
+
+def _rule_id(document: dict[str, Any], name: str) -> str:
+    rule_id = document["rule"]
+    if not isinstance(rule_id, str) or not RULE_ID_PATTERN.fullmatch(rule_id):
+        raise _invalid(
+            name,
+            "rule",
+            f"must be an id of lower-case letters, digits and _ (got {rule_id!r})",
+            hint="for example `rule: explicit_current_failure`.",
+        )
+    return rule_id
+
+
+def _version(document: dict[str, Any], name: str) -> int:
+    version = document["version"]
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise _invalid(
+            name,
+            "version",
+            f"must be a positive integer (got {version!r})",
+            hint="write `version: 1` and bump it by one for every revision.",
+        )
+    return version
+
+
+def _scale(document: dict[str, Any], name: str) -> Scale:
+    scale = document["scale"]
+    try:
+        return Scale(scale)
+    except ValueError:
+        raise _invalid(
+            name,
+            "scale",
+            f"has unknown scale {scale!r}",
+            hint="use one of nominal, ordinal, interval, ratio.",
+        ) from None
+
+
+def _code_text(value: Any, name: str, where: str) -> str:
+    # An integer code (an ordinal level 0-3) is kept as its text; anything else must be text.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str) or code_key(value) == "":
+        raise _invalid(
+            name,
+            where,
+            f"must be a non-empty text code (got {value!r})",
+            hint='quote codes that YAML would read otherwise, e.g. code: "yes".',
+        )
+    return value.strip()
+
+
+def _codes(document: dict[str, Any], name: str, scale: Scale) -> tuple[Code, ...]:
+    entries = document["codes"]
+    if not isinstance(entries, list) or len(entries) < 2:
+        raise _invalid(name, "codes", "must be a list of at least two codes")
+    codes: list[Code] = []
+    for position, entry in enumerate(entries):
+        where = f"codes[{position}]"
+        codes.append(_code(entry, name, where))
+    seen: dict[str, str] = {}
+    for code in codes:
+        key = code_key(code.code)
+        if key in seen:
+            raise _invalid(
+                name,
+                "codes",
+                f"has duplicate code {code.code!r} (same as {seen[key]!r} once case and "
+                "spacing are ignored)",
+                hint="every code must be distinct; merge or rename one of them.",
+            )
+        seen[key] = code.code
+    if scale.needs_values:
+        for code in codes:
+            if code.value is None:
+                raise _invalid(
+                    name,
+                    f"codes ({code.code!r})",
+                    f"has no numeric value, which the {scale.value} scale needs",
+                    hint=f"give every code a number, e.g. {{code: {code.code!r}, value: 1}}, "
+                    "or use scale: ordinal.",
+                )
+    if scale is Scale.RATIO:
+        for code in codes:
+            if code.value is not None and code.value < 0:
+                raise _invalid(
+                    name,
+                    f"codes ({code.code!r})",
+                    f"has value {code.value:g}; a ratio scale has no negative values",
+                    hint="use scale: interval for values that can be negative.",
+                )
+    return tuple(codes)
+
+
+def _code(entry: Any, name: str, where: str) -> Code:
+    if not isinstance(entry, dict):
+        return Code(code=_code_text(entry, name, where))
+    unknown = set(entry) - {"code", "label", "definition", "value"}
+    if unknown:
+        raise _invalid(
+            name,
+            f"{where}.{sorted(map(str, unknown))[0]}",
+            "is not a code field",
+            hint="a code has the fields code, label, definition, value.",
+        )
+    if "code" not in entry:
+        raise _invalid(name, f"{where}.code", "is missing")
+    value = entry.get("value")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise _invalid(name, f"{where}.value", f"must be a number (got {value!r})")
+    if isinstance(value, float) and value != value:
+        raise _invalid(name, f"{where}.value", "must be a finite number (got NaN)")
+    return Code(
+        code=_code_text(entry["code"], name, f"{where}.code"),
+        label=_text_or_none(entry.get("label"), name, f"{where}.label"),
+        definition=_text_or_none(entry.get("definition"), name, f"{where}.definition"),
+        value=None if value is None else float(value),
+    )
+
+
+def _text_or_none(value: Any, name: str, where: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise _invalid(name, where, f"must be text (got {value!r})")
+
+
+def _optional_text(document: dict[str, Any], key: str, name: str) -> str | None:
+    return _text_or_none(document.get(key), name, key)
+
+
+def _missing_codes(document: dict[str, Any], name: str, codes: tuple[Code, ...]) -> tuple[str, ...]:
+    entries = document.get("missing_codes") or []
+    if not isinstance(entries, list):
+        raise _invalid(name, "missing_codes", "must be a list, e.g. [unknown]")
+    valid = {code_key(code.code): code.code for code in codes}
+    missing: list[str] = []
+    for position, entry in enumerate(entries):
+        text = _code_text(entry, name, f"missing_codes[{position}]")
+        if code_key(text) in valid:
+            raise _invalid(
+                name,
+                "missing_codes",
+                f"lists {text!r}, which is also a valid code",
+                hint="a missing code means 'cannot tell'; it cannot also be a category. "
+                "Rename one of them.",
+            )
+        if code_key(text) in map(code_key, missing):
+            raise _invalid(name, "missing_codes", f"lists {text!r} twice")
+        missing.append(text)
+    return tuple(missing)
+
+
+def _aliases(
+    document: dict[str, Any], name: str, codes: tuple[Code, ...], missing: tuple[str, ...]
+) -> dict[str, str]:
+    entries = document.get("aliases") or {}
+    if not isinstance(entries, dict):
+        raise _invalid(name, "aliases", "must be a mapping of alias to code, e.g. {y: 'yes'}")
+    targets = {code_key(code): code for code in (*(c.code for c in codes), *missing)}
+    aliases: dict[str, str] = {}
+    for alias, target in entries.items():
+        alias_text = _code_text(alias, name, f"aliases ({alias!r})")
+        target_text = _code_text(target, name, f"aliases.{alias_text}")
+        if code_key(target_text) not in targets:
+            raise _invalid(
+                name,
+                f"aliases.{alias_text}",
+                f"points at {target_text!r}, which is no code of this rule",
+                hint=f"point it at one of: {', '.join(targets.values())}.",
+            )
+        if code_key(alias_text) in targets:
+            raise _invalid(
+                name,
+                f"aliases.{alias_text}",
+                "is already a code of this rule",
+                hint="remove the alias; the code itself is matched case-insensitively.",
+            )
+        aliases[alias_text] = targets[code_key(target_text)]
+    return aliases
+
+
+def _examples(document: dict[str, Any], name: str) -> dict[str, tuple[str, ...]]:
+    entries = document.get("examples") or {}
+    if not isinstance(entries, dict):
+        raise _invalid(name, "examples", "must be a mapping with positive, negative, ambiguous")
+    examples: dict[str, tuple[str, ...]] = {}
+    for kind, texts in entries.items():
+        if kind not in EXAMPLE_KINDS:
+            raise _invalid(
+                name, f"examples.{kind}", "is not an example kind", hint="use positive, negative, ambiguous."
+            )
+        if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+            raise _invalid(name, f"examples.{kind}", "must be a list of example texts")
+        examples[kind] = tuple(texts)
+    return examples
+
+
+def _changelog(document: dict[str, Any], name: str) -> Any:
+    changelog = document.get("changelog")
+    if changelog is None or isinstance(changelog, str):
+        return changelog
+    if isinstance(changelog, dict):
+        unknown = set(changelog) - {"summary", "why", "code_map"}
+        if unknown:
+            raise _invalid(
+                name,
+                f"changelog.{sorted(map(str, unknown))[0]}",
+                "is not a changelog field",
+                hint="a changelog is text, or a mapping with summary, why and code_map.",
+            )
+        return changelog
+    raise _invalid(name, "changelog", "must be text, or a mapping with summary, why and code_map")
