@@ -26,6 +26,7 @@ VALID = STATUS_INDEX[CodeStatus.VALID]
 ABSENT = STATUS_INDEX[CodeStatus.ABSENT]
 CONFLICT = STATUS_INDEX[CodeStatus.CONFLICT]
 RESERVED_COLUMNS = ("comment_id", "fully_coded")
+NOT_IN_SAMPLE = "comment id is not in the sample's ledger"
 
 
 @dataclass(frozen=True)
@@ -85,11 +86,22 @@ class JoinResult:
         return line + (f" ({reasons})." if reasons else ".")
 
 
-def join_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule) -> JoinResult:
-    """Join two or more sheets under ``rule``. Pure."""
+def join_sheets(
+    sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule, sample_ids: list[str] | None = None
+) -> JoinResult:
+    """Join two or more sheets under ``rule``. Pure.
+
+    With ``sample_ids`` (the ledger of `irr-audit sample`) the units are exactly
+    those ids: a sheet row for any other id is logged as not_in_sample, and a
+    sampled unit that a sheet lacks is absent there.
+    """
     check_sheets(sheets, rule)
     per_sheet = [_cells_of_sheet(sheet, rule) for sheet in sheets]
-    unit_ids = pd.unique(pd.concat([cells["comment_id"] for cells, _ in per_sheet], ignore_index=True))
+    if sample_ids is None:
+        unit_ids = pd.unique(pd.concat([cells["comment_id"] for cells, _ in per_sheet], ignore_index=True))
+    else:
+        unit_ids = pd.unique(pd.Series([text.strip() for text in sample_ids], dtype=object))
+        per_sheet = [_outside_sample(sheet, cells, log, unit_ids) for sheet, (cells, log) in zip(sheets, per_sheet)]
     unit_index = pd.Index(unit_ids)
     codes = np.full((len(unit_ids), len(sheets)), -1, dtype=np.int64)
     status = np.full((len(unit_ids), len(sheets)), ABSENT, dtype=np.int8)
@@ -208,7 +220,22 @@ def _cells_of_sheet(sheet: Sheet, rule: Rule) -> tuple[pd.DataFrame, pd.DataFram
     ):
         logs.append(_log(sheet, kept[kept["status"] == STATUS_INDEX[status]], reason, detail))
     log = pd.concat(logs, ignore_index=True).sort_values("row", kind="stable")
-    return cells[["comment_id", "status", "category"]], log
+    return cells[["comment_id", "status", "category", "row", "raw_value"]], log
+
+
+def _outside_sample(
+    sheet: Sheet, cells: pd.DataFrame, log: pd.DataFrame, unit_ids: np.ndarray
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every row of an id outside the sample goes to the log as not_in_sample
+    (a row already logged for another reason keeps that reason in its detail)."""
+    inside = cells["comment_id"].isin(unit_ids)
+    valid_outside = cells[~inside & (cells["status"] == VALID)]
+    outside_log = log["comment_id"].ne("") & ~log["comment_id"].isin(unit_ids)
+    log = log.copy()
+    log.loc[outside_log, "detail"] = NOT_IN_SAMPLE + " (also " + log.loc[outside_log, "reason"] + ")"
+    log.loc[outside_log, "reason"] = Reason.NOT_IN_SAMPLE.value
+    moved = _log(sheet, valid_outside, Reason.NOT_IN_SAMPLE, NOT_IN_SAMPLE)
+    return cells[inside], pd.concat([log, moved], ignore_index=True).sort_values("row", kind="stable")
 
 
 def _classify(raw_values: pd.Series, rule: Rule) -> tuple[np.ndarray, np.ndarray]:

@@ -34,7 +34,6 @@ KNOWN_KEYS = (
     "aliases",
     "examples",
     "changelog",
-    "recodes",
 )
 EXAMPLE_KINDS = ("positive", "negative", "ambiguous")
 
@@ -80,7 +79,6 @@ class Rule:
     aliases: Mapping[str, str] = field(default_factory=dict)
     examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     changelog: Any = None
-    recodes: str | None = None
     digest: str = ""
     source_name: str = ""
 
@@ -239,7 +237,6 @@ def parse_rule(data: bytes, name: str) -> Rule:
         aliases=aliases,
         examples=_examples(document, name),
         changelog=_changelog(document, name),
-        recodes=_optional_text(document, "recodes", name),
         digest="sha256:" + hashlib.sha256(data).hexdigest(),
         source_name=name,
     )
