@@ -138,11 +138,10 @@ def parse_rule_version(text: str) -> int | None:
 
 
 def _decode(data: bytes, name: str) -> str:
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    """UTF-8 (a BOM is dropped) or UTF-16 with its BOM; anything else is refused by name."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
-            return data.decode("utf-16")
+            return data.decode("utf-16").lstrip("\ufeff")
         except UnicodeDecodeError:
             raise _not_utf8(name, "it starts with a UTF-16 mark but is not valid UTF-16") from None
     if b"\x00" in data:
@@ -154,7 +153,7 @@ def _decode(data: bytes, name: str) -> str:
             code="sheet-binary",
         )
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").lstrip("\ufeff")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         guess = _legacy_encoding_guess(data)

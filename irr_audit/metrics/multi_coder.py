@@ -1,0 +1,394 @@
+"""Agreement among any number of coders, with missing codes: Gwet's framework.
+
+Gwet, K. L. (2014), Handbook of Inter-Rater Reliability, 4th ed., Advanced
+Analytics, ISBN 978-0970806284 (chapters 2-5), as implemented in his R package
+irrCAC (``agree.coeff3.raw.r``). Symbols follow the book:
+
+- r_ik: number of coders who put unit i in category k; r_i = sum_k r_ik;
+- r*_ik = sum_l w_kl r_il (weighted counts; w = identity when unweighted);
+- p_a = (1/n') sum_{i: r_i >= 2} sum_k r_ik (r*_ik - 1) / (r_i (r_i - 1)),
+  n' the units with two or more codes (the percent agreement, Fleiss' P-bar);
+- pi_k = (1/n) sum_i r_ik / r_i over the n units with at least one code.
+
+Missing codes (Gwet 2014, ch. 5): a unit's agreement uses the codes it has;
+units with a single code add nothing to p_a but do inform the classification
+probabilities pi_k. Units without any code are dropped.
+
+Coefficients differ only in the chance agreement p_e:
+
+- Fleiss (1971):   p_e = sum_kl w_kl pi_k pi_l             doi:10.1037/h0031619
+- Conger (1980):   p_e = sum_kl w_kl (pbar_k pbar_l - s2_kl / r) from each coder's
+                   own classification probabilities p_gk     doi:10.1037/0033-2909.88.2.322
+- Gwet AC1/AC2:    p_e = T_w / (K (K - 1)) sum_k pi_k (1 - pi_k)   (T_w = sum of weights)
+                   Gwet (2008), BJMSP 61(1), 29-48, doi:10.1348/000711006X126600
+- Brennan-Prediger (1981): p_e = T_w / K^2                   doi:10.1177/001316448104100307
+
+Standard errors are Gwet's linearised variances,
+var = (1 / (n (n - 1))) sum_i (x_i - coefficient)^2, from per-unit terms x_i.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from irr_audit.metrics.estimates import first_code, metric_from, safe_divide, with_normal_ci
+from irr_audit.metrics.patterns import Patterns, compress
+from irr_audit.metrics.reasons import Undefined
+from irr_audit.metrics.result import Metric
+from irr_audit.metrics.weights import identity_weights
+
+Batch = tuple[np.ndarray, np.ndarray]
+
+
+@dataclass(frozen=True)
+class RatingCounts:
+    """Per-pattern quantities of Gwet's notation; ``units`` weights every sum."""
+
+    patterns: Patterns
+    r: np.ndarray  # r_ik, (P, K)
+    m: np.ndarray  # r_i, (P,)
+
+    @classmethod
+    def of(cls, patterns: Patterns) -> RatingCounts:
+        rated = patterns.select(patterns.n_valid >= 1)
+        return cls(rated, rated.category_counts(), rated.n_valid)
+
+    @property
+    def n_categories(self) -> int:
+        return self.patterns.n_categories
+
+    def agreement_per_unit(self, weights: np.ndarray) -> np.ndarray:
+        """p_a|i = sum_k r_ik (r*_ik - 1) / (r_i (r_i - 1)); 0 for units with one code."""
+        r_star = self.r @ weights.T
+        sum_q = (self.r * (r_star - 1)).sum(axis=1)
+        return np.where(self.m >= 2, safe_divide(sum_q, self.m * (self.m - 1)), 0.0)
+
+    def share_per_unit(self) -> np.ndarray:
+        """r_ik / r_i, (P, K)."""
+        return self.r / self.m[:, None]
+
+
+def _as_weights(units: np.ndarray) -> np.ndarray:
+    return np.atleast_2d(np.asarray(units, dtype=np.int64))
+
+
+def percent_agreement_batch(counts: RatingCounts, units: np.ndarray,
+                            weights: np.ndarray | None = None) -> Batch:
+    """p_a (Fleiss' P-bar when nothing is missing) for a batch of unit weights."""
+    w = identity_weights(counts.n_categories) if weights is None else weights
+    units = _as_weights(units)
+    n_paired = units @ (counts.m >= 2)
+    p_a = safe_divide(units @ counts.agreement_per_unit(w), n_paired)
+    codes = first_code((n_paired == 0, Undefined.NO_PAIRED_UNITS))
+    return np.where(codes == 0, p_a, np.nan), codes
+
+
+def classification_probabilities(counts: RatingCounts, units: np.ndarray) -> np.ndarray:
+    """pi_k = (1/n) sum_i r_ik / r_i, shape (B, K)."""
+    units = _as_weights(units)
+    n = units.sum(axis=1)
+    return safe_divide(units @ counts.share_per_unit(), n[:, None])
+
+
+def _categories_used(counts: RatingCounts, units: np.ndarray) -> np.ndarray:
+    return ((_as_weights(units) @ counts.r) > 0).sum(axis=1)
+
+
+def _chance_corrected(p_a: np.ndarray, p_e: np.ndarray, codes: np.ndarray) -> Batch:
+    return np.where(codes == 0, safe_divide(p_a - p_e, 1 - p_e), np.nan), codes
+
+
+def fleiss_chance(counts: RatingCounts, units: np.ndarray,
+                  weights: np.ndarray | None = None) -> np.ndarray:
+    pi = classification_probabilities(counts, units)
+    w = identity_weights(counts.n_categories) if weights is None else weights
+    return np.einsum("bk,kl,bl->b", pi, w, pi)
+
+
+def fleiss_batch(counts: RatingCounts, units: np.ndarray) -> Batch:
+    """Fleiss' kappa; undefined when no unit has two codes or one category is all there is."""
+    p_a, codes = percent_agreement_batch(counts, units)
+    codes = first_code((codes != 0, Undefined.NO_PAIRED_UNITS),
+                       (_categories_used(counts, units) <= 1, Undefined.ONE_CATEGORY_USED))
+    return _chance_corrected(p_a, fleiss_chance(counts, units), codes)
+
+
+def _coder_probabilities(counts: RatingCounts, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """p_gk = n_gk / n_g for each coder, (B, r, K), and whether the coder coded anything."""
+    rows = counts.patterns.rows
+    k = counts.n_categories
+    one_hot = (rows[:, :, None] == np.arange(k)).reshape(len(rows), -1).astype(np.int64)
+    n_gk = (_as_weights(units) @ one_hot).reshape(-1, rows.shape[1], k)
+    n_g = n_gk.sum(axis=2)
+    return safe_divide(n_gk, n_g[:, :, None]), n_g > 0
+
+
+def conger_chance(counts: RatingCounts, units: np.ndarray) -> np.ndarray:
+    """p_e = sum_k (pbar_k^2 - s2_k / r) = sum_k [(sum_g p_gk)^2 - sum_g p_gk^2] / (r (r - 1)).
+
+    That is, the mean over ordered pairs of distinct coders of sum_k p_gk p_hk.
+    Coders with no code in the data are left out of r.
+    """
+    p, active = _coder_probabilities(counts, units)
+    p = np.where(active[:, :, None], p, 0.0)
+    r = active.sum(axis=1)
+    total = p.sum(axis=1)
+    squares = (p**2).sum(axis=1)
+    return safe_divide((total**2 - squares).sum(axis=1), r * (r - 1))
+
+
+def conger_batch(counts: RatingCounts, units: np.ndarray) -> Batch:
+    p_a, codes = percent_agreement_batch(counts, units)
+    codes = first_code((codes != 0, Undefined.NO_PAIRED_UNITS),
+                       (_categories_used(counts, units) <= 1, Undefined.ONE_CATEGORY_USED))
+    return _chance_corrected(p_a, conger_chance(counts, units), codes)
+
+
+def gwet_chance(counts: RatingCounts, units: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    k = counts.n_categories
+    pi = classification_probabilities(counts, units)
+    return weights.sum() * (pi * (1 - pi)).sum(axis=1) / (k * (k - 1))
+
+
+def gwet_batch(counts: RatingCounts, units: np.ndarray, weights: np.ndarray | None = None) -> Batch:
+    """Gwet's AC1 (identity weights) or AC2 (agreement weights)."""
+    k = counts.n_categories
+    w = identity_weights(k) if weights is None else weights
+    p_a, codes = percent_agreement_batch(counts, units, w)
+    codes = first_code((np.full(codes.shape, k < 2), Undefined.ONE_CATEGORY_DECLARED),
+                       (codes != 0, Undefined.NO_PAIRED_UNITS))
+    if k < 2:
+        return np.full(codes.shape, np.nan), codes
+    return _chance_corrected(p_a, gwet_chance(counts, units, w), codes)
+
+
+def brennan_prediger_batch(counts: RatingCounts, units: np.ndarray,
+                           weights: np.ndarray | None = None) -> Batch:
+    k = counts.n_categories
+    w = identity_weights(k) if weights is None else weights
+    p_a, codes = percent_agreement_batch(counts, units, w)
+    codes = first_code((np.full(codes.shape, k < 2), Undefined.ONE_CATEGORY_DECLARED),
+                       (codes != 0, Undefined.NO_PAIRED_UNITS))
+    if k < 2:
+        return np.full(codes.shape, np.nan), codes
+    return _chance_corrected(p_a, np.full(p_a.shape, w.sum() / k**2), codes)
+
+
+def per_category_fleiss_batch(counts: RatingCounts, units: np.ndarray) -> Batch:
+    """Fleiss' kappa of each category against the rest (binary collapse), shape (B, K).
+
+    Fleiss (1971) eq. for kappa_j; here through the collapsed two-category data,
+    which with missing codes follows the same Gwet convention as the overall kappa.
+    """
+    units = _as_weights(units)
+    m = counts.m
+    inside = counts.r
+    outside = m[:, None] - inside
+    agree = inside * (inside - 1) + outside * (outside - 1)
+    per_unit = np.where((m >= 2)[:, None], safe_divide(agree, (m * (m - 1))[:, None]), 0.0)
+    n_paired = units @ (m >= 2)
+    p_a = safe_divide(units @ per_unit, n_paired[:, None])
+    pi = classification_probabilities(counts, units)
+    p_e = pi**2 + (1 - pi) ** 2
+    used = units @ inside
+    everywhere = units @ outside
+    codes = first_code(
+        ((n_paired == 0)[:, None], Undefined.NO_PAIRED_UNITS),
+        (used == 0, Undefined.CATEGORY_UNUSED),
+        (everywhere == 0, Undefined.ONE_CATEGORY_USED),
+    )
+    return _chance_corrected(p_a, p_e, codes)
+
+
+# --- Gwet's linearised variances (point estimate only) ---------------------------
+
+
+def _linearised_se(counts: RatingCounts, x: np.ndarray, coefficient: float) -> float | None:
+    f = counts.patterns.counts
+    n = int(f.sum())
+    if n < 2:
+        return None
+    var = float(f @ (x - coefficient) ** 2) / (n * (n - 1))
+    return float(np.sqrt(max(var, 0.0)))
+
+
+def _unit_terms(counts: RatingCounts, weights: np.ndarray, p_e: float) -> np.ndarray:
+    """(n / n') (p_a|i - p_e [r_i >= 2]) / (1 - p_e): Gwet's per-unit coefficient."""
+    f = counts.patterns.counts
+    n, n_paired = f.sum(), f @ (counts.m >= 2)
+    p_a_i = counts.agreement_per_unit(weights)
+    return (n / n_paired) * (p_a_i - p_e * (counts.m >= 2)) / (1 - p_e)
+
+
+def fleiss_se(counts: RatingCounts, kappa: float, weights: np.ndarray | None = None) -> float | None:
+    w = identity_weights(counts.n_categories) if weights is None else weights
+    f = counts.patterns.counts
+    pi = classification_probabilities(counts, f)[0]
+    p_e = float(pi @ w @ pi)
+    pi_w = (w @ pi + w.T @ pi) / 2
+    p_e_i = (counts.r @ pi_w) / counts.m
+    x = _unit_terms(counts, w, p_e) - 2 * (1 - kappa) * (p_e_i - p_e) / (1 - p_e)
+    return _linearised_se(counts, x, kappa)
+
+
+def fleiss_null_se(counts: RatingCounts) -> float | None:
+    """SE of Fleiss' kappa under H0: kappa = 0, every unit coded by the same m coders.
+
+    Fleiss, Nee & Landis (1979), Psychological Bulletin 86(5), 974-977,
+    doi:10.1037/0033-2909.86.5.974 (correcting Fleiss 1971):
+    se_0 = sqrt(2 / (n m (m - 1))) sqrt((sum p_j q_j)^2 - sum p_j q_j (q_j - p_j)) / sum p_j q_j.
+    """
+    m = np.unique(counts.m)
+    if len(m) != 1 or m[0] < 2:
+        return None
+    m = int(m[0])
+    f = counts.patterns.counts
+    n = int(f.sum())
+    p = (f @ counts.r) / (n * m)
+    pq = p * (1 - p)
+    if pq.sum() == 0:
+        return None
+    inner = pq.sum() ** 2 - (pq * ((1 - p) - p)).sum()
+    return float(np.sqrt(2 / (n * m * (m - 1))) * np.sqrt(max(inner, 0.0)) / pq.sum())
+
+
+def conger_se(counts: RatingCounts, kappa: float) -> float | None:
+    w = identity_weights(counts.n_categories)
+    f = counts.patterns.counts
+    n = f.sum()
+    rows = counts.patterns.rows
+    p_all, active_all = _coder_probabilities(counts, f)
+    active = active_all[0]
+    rows = rows[:, active]
+    p = p_all[0][active]  # (r, K)
+    r = p.shape[0]
+    n_g = ((rows >= 0) * f[:, None]).sum(axis=0)
+    p_e = float(conger_chance(counts, f)[0])
+    a = p.sum(axis=0)[None, :] - p  # a_gk = r pbar_k - p_gk
+    b = a @ w  # b_gl = sum_k a_gk w_kl
+    c = np.einsum("gk,kl,gl->g", a, w, p)
+    coded = rows >= 0
+    b_at_code = np.where(coded, b[np.arange(r)[None, :], np.where(coded, rows, 0)], 0.0)
+    lam = (n / n_g)[None, :] * (b_at_code - (coded - n_g[None, :] / n) * c[None, :])
+    p_e_i = lam.sum(axis=1) / (r * (r - 1))
+    x = _unit_terms(counts, w, p_e) - 2 * (1 - kappa) * (p_e_i - p_e) / (1 - p_e)
+    return _linearised_se(counts, x, kappa)
+
+
+def gwet_se(counts: RatingCounts, ac: float, weights: np.ndarray | None = None) -> float | None:
+    k = counts.n_categories
+    w = identity_weights(k) if weights is None else weights
+    f = counts.patterns.counts
+    pi = classification_probabilities(counts, f)[0]
+    scale = w.sum() / (k * (k - 1))
+    p_e = float(scale * (pi * (1 - pi)).sum())
+    p_e_i = scale * (counts.r @ (1 - pi)) / counts.m
+    x = _unit_terms(counts, w, p_e) - 2 * (1 - ac) * (p_e_i - p_e) / (1 - p_e)
+    return _linearised_se(counts, x, ac)
+
+
+def brennan_prediger_se(counts: RatingCounts, bp: float,
+                        weights: np.ndarray | None = None) -> float | None:
+    k = counts.n_categories
+    w = identity_weights(k) if weights is None else weights
+    return _linearised_se(counts, _unit_terms(counts, w, w.sum() / k**2), bp)
+
+
+# --- codes in, Metric out -----------------------------------------------------------
+
+
+def _counts(codes: np.ndarray | Patterns, n_categories: int | None = None) -> RatingCounts:
+    if isinstance(codes, Patterns):
+        return RatingCounts.of(codes)
+    if n_categories is None:
+        raise ValueError("n_categories is required with a codes array")
+    return RatingCounts.of(compress(codes, n_categories))
+
+
+def percent_agreement(codes: np.ndarray | Patterns, n_categories: int | None = None) -> Metric:
+    """p_a: the mean share of agreeing coder pairs within a unit (Fleiss' P-bar).
+
+    DOMAIN.md example E: P-bar = 0.7333.
+
+    >>> e = np.array([[1, 1, 1], [1, 1, 0], [0, 0, 0], [1, 0, 0], [0, 0, 0]])
+    >>> round(percent_agreement(e, 2).value, 4)
+    0.7333
+    """
+    counts = _counts(codes, n_categories)
+    return metric_from(*(a[0] for a in percent_agreement_batch(counts, counts.patterns.counts)))
+
+
+def fleiss_kappa(codes: np.ndarray | Patterns, n_categories: int | None = None) -> Metric:
+    """Fleiss' (1971) kappa, Gwet's (2014) SE; ``extra["se_h0"]`` is the null SE.
+
+    DOMAIN.md example E: (0.7333 - 0.52) / 0.48 = 0.4444.
+
+    >>> e = np.array([[1, 1, 1], [1, 1, 0], [0, 0, 0], [1, 0, 0], [0, 0, 0]])
+    >>> round(fleiss_kappa(e, 2).value, 4)
+    0.4444
+    """
+    counts = _counts(codes, n_categories)
+    values, codes_ = fleiss_batch(counts, counts.patterns.counts)
+    metric = metric_from(values[0], codes_[0])
+    if not metric.defined:
+        return metric
+    null_se = fleiss_null_se(counts)
+    if null_se is not None:
+        metric = Metric.of(metric.value, extra={"se_h0": null_se})
+    return with_normal_ci(metric, fleiss_se(counts, metric.value))
+
+
+def conger_kappa(codes: np.ndarray | Patterns, n_categories: int | None = None) -> Metric:
+    """Conger's (1980) kappa with Gwet's (2014) SE; equals Cohen's kappa for two coders.
+
+    >>> round(conger_kappa(np.array([[0, 0], [0, 1], [1, 1], [1, 1]]), 2).value, 4)
+    0.5
+    """
+    counts = _counts(codes, n_categories)
+    values, codes_ = conger_batch(counts, counts.patterns.counts)
+    metric = metric_from(values[0], codes_[0])
+    if not metric.defined:
+        return metric
+    return with_normal_ci(metric, conger_se(counts, metric.value))
+
+
+def gwet_ac(codes: np.ndarray | Patterns, n_categories: int | None = None,
+            weights: np.ndarray | None = None) -> Metric:
+    """Gwet's AC1 (no weights) or AC2 (agreement weights), with Gwet's SE.
+
+    Gwet (2014) / irrCAC README, cac.raw4raters (Krippendorff's 4 x 12 data): AC1 = 0.77544.
+
+    >>> raw4 = np.array([[0, 0, -1, 0], [1, 1, 2, 1], [2, 2, 2, 2], [2, 2, 2, 2],
+    ...                  [1, 1, 1, 1], [0, 1, 2, 3], [3, 3, 3, 3], [0, 0, 1, 0],
+    ...                  [1, 1, 1, 1], [-1, 4, 4, 4], [-1, -1, 0, 0], [-1, -1, 2, -1]])
+    >>> round(gwet_ac(raw4, 5).value, 5)
+    0.77544
+    """
+    counts = _counts(codes, n_categories)
+    w = None if weights is None else np.asarray(weights, dtype=float)
+    values, codes_ = gwet_batch(counts, counts.patterns.counts, w)
+    metric = metric_from(values[0], codes_[0])
+    if not metric.defined:
+        return metric
+    return with_normal_ci(metric, gwet_se(counts, metric.value, w))
+
+
+def brennan_prediger(codes: np.ndarray | Patterns, n_categories: int | None = None,
+                     weights: np.ndarray | None = None) -> Metric:
+    """Brennan & Prediger's (1981) coefficient, p_e = 1/K, with Gwet's SE.
+
+    DOMAIN.md example A: p_o 0.85, K = 2, so (0.85 - 0.5) / 0.5 = 0.7.
+
+    >>> a = np.array([[0, 0]] * 8 + [[0, 1]] * 2 + [[1, 0]] + [[1, 1]] * 9)
+    >>> round(brennan_prediger(a, 2).value, 10)
+    0.7
+    """
+    counts = _counts(codes, n_categories)
+    w = None if weights is None else np.asarray(weights, dtype=float)
+    values, codes_ = brennan_prediger_batch(counts, counts.patterns.counts, w)
+    metric = metric_from(values[0], codes_[0])
+    if not metric.defined:
+        return metric
+    return with_normal_ci(metric, brennan_prediger_se(counts, metric.value, w))

@@ -1,0 +1,201 @@
+"""Which coefficients apply, each as a batched estimator plus its point Metric.
+
+One :class:`Coefficient` per reported name: ``batch`` maps unit weights (B, P)
+to values and undefined-codes (the bootstrap calls it with resampled counts);
+``point`` builds the Metric at the observed counts, with its analytic SE where
+a standard formula exists. Using the same ``batch`` for the point value and the
+replicates keeps the bootstrap honest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from irr_audit.metrics import multi_coder as mc
+from irr_audit.metrics import two_coder as tc
+from irr_audit.metrics.estimates import first_code, metric_from, safe_divide
+from irr_audit.metrics.krippendorff import (
+    Scale,
+    alpha_batch,
+    coincidence_matrix,
+    krippendorff_alpha,
+    pairable,
+)
+from irr_audit.metrics.patterns import Patterns, pair_tables
+from irr_audit.metrics.reasons import Undefined
+from irr_audit.metrics.result import Metric
+from irr_audit.metrics.weights import linear_weights, quadratic_value_weights, quadratic_weights
+
+Batch = tuple[np.ndarray, np.ndarray]
+PerCategory = dict[int, Metric]
+
+
+@dataclass(frozen=True)
+class Coefficient:
+    name: str
+    batch: Callable[[np.ndarray], Batch]
+    point: Callable[[], Metric | PerCategory]
+    bounds: tuple[float, float] = (-1.0, 1.0)
+
+
+def ac2_weights(scale: Scale, n_categories: int, values: np.ndarray | None) -> np.ndarray:
+    """Quadratic weights: on rank positions (ordinal) or on the codes' values (interval/ratio)."""
+    if scale.needs_values and values is not None:
+        return quadratic_value_weights(values)
+    return quadratic_weights(n_categories)
+
+
+def _per_category(values: np.ndarray, codes: np.ndarray, **extra: object) -> PerCategory:
+    return {k: metric_from(values[k], codes[k], **extra) for k in range(len(values))}
+
+
+def _specific_agreement_batch(patterns: Patterns, units: np.ndarray) -> Batch:
+    """o_kk / n_k on the coincidence matrix; 2 n_kk / (row_k + col_k) for two coders."""
+    o = coincidence_matrix(patterns, units)
+    n_uk, _ = pairable(patterns)
+    n_k = np.atleast_2d(units) @ n_uk
+    codes = first_code((n_k == 0, Undefined.CATEGORY_UNUSED))
+    diagonal = np.diagonal(o, axis1=-2, axis2=-1)
+    return np.where(codes == 0, safe_divide(diagonal, n_k), np.nan), codes
+
+
+def _gwet_family(patterns: Patterns, scale: Scale, values: np.ndarray | None) -> list[Coefficient]:
+    counts = mc.RatingCounts.of(patterns)
+    k = patterns.n_categories
+    plan = [
+        Coefficient("gwet_ac1", lambda u: mc.gwet_batch(counts, u),
+                    lambda: mc.gwet_ac(patterns)),
+    ]
+    if scale.is_ordered:
+        w2 = ac2_weights(scale, k, values)
+        plan.append(Coefficient(
+            "gwet_ac2", lambda u: mc.gwet_batch(counts, u, w2),
+            lambda: _named(mc.gwet_ac(patterns, weights=w2), weights="quadratic")))
+    plan += [
+        Coefficient("brennan_prediger", lambda u: mc.brennan_prediger_batch(counts, u),
+                    lambda: mc.brennan_prediger(patterns)),
+        Coefficient("krippendorff_alpha", lambda u: alpha_batch(patterns, u, scale, values),
+                    lambda: krippendorff_alpha(patterns, scale=scale, values=values)),
+        Coefficient("specific_agreement", lambda u: _specific_agreement_batch(patterns, u),
+                    lambda: _per_category(*(a[0] for a in _specific_agreement_batch(
+                        patterns, patterns.counts))), (0.0, 1.0)),
+    ]
+    return plan
+
+
+def _named(metric: Metric, **extra: object) -> Metric:
+    return Metric(**{**metric.__dict__, "extra": {**metric.extra, **extra}})
+
+
+def two_coder_plan(patterns: Patterns, scale: Scale, values: np.ndarray | None) -> list[Coefficient]:
+    """Coefficients for two coders, from their K x K table (rows = first coder)."""
+    k = patterns.n_categories
+
+    def tables(units: np.ndarray) -> np.ndarray:
+        return pair_tables(patterns, 0, 1, np.atleast_2d(units))
+
+    table = tables(patterns.counts)[0]
+    plan = [
+        Coefficient("po", lambda u: tc.po_batch(tables(u)),
+                    lambda: tc.observed_agreement(table), (0.0, 1.0)),
+        Coefficient("pe", lambda u: tc.pe_batch(tables(u)),
+                    lambda: tc.chance_agreement(table), (0.0, 1.0)),
+        Coefficient("cohen_kappa", lambda u: tc.kappa_batch(tables(u)),
+                    lambda: tc.cohen_kappa(table)),
+        Coefficient("scott_pi", lambda u: tc.scott_batch(tables(u)), lambda: tc.scott_pi(table)),
+    ]
+    if scale.is_ordered:
+        for name, w in (("weighted_kappa_linear", linear_weights(k)),
+                        ("weighted_kappa_quadratic", quadratic_weights(k))):
+            plan.append(Coefficient(name, lambda u, w=w: tc.kappa_batch(tables(u), w),
+                                    lambda w=w: tc.weighted_kappa(table, w)))
+    plan += [
+        Coefficient("pabak", lambda u: tc.pabak_batch(tables(u)), lambda: tc.pabak(table)),
+        Coefficient("prevalence_index", lambda u: tc.prevalence_index_batch(tables(u)),
+                    lambda: tc.prevalence_index(table)),
+        Coefficient("bias_index", lambda u: tc.bias_index_batch(tables(u)),
+                    lambda: tc.bias_index(table)),
+        Coefficient("max_kappa", lambda u: tc.max_kappa_batch(tables(u)),
+                    lambda: tc.max_kappa(table)),
+    ]
+    return plan + _gwet_family(patterns, scale, values)
+
+
+def multi_coder_plan(patterns: Patterns, scale: Scale, values: np.ndarray | None) -> list[Coefficient]:
+    """Coefficients for three or more coders; ``po`` is Fleiss' P-bar, ``pe`` Fleiss' p_e."""
+    counts = mc.RatingCounts.of(patterns)
+
+    def fleiss_pe(units: np.ndarray) -> Batch:
+        _, codes = mc.percent_agreement_batch(counts, units)
+        return np.where(codes == 0, mc.fleiss_chance(counts, np.atleast_2d(units)), np.nan), codes
+
+    plan = [
+        Coefficient("po", lambda u: mc.percent_agreement_batch(counts, u),
+                    lambda: mc.percent_agreement(patterns), (0.0, 1.0)),
+        Coefficient("pe", fleiss_pe, lambda: metric_from(*(a[0] for a in fleiss_pe(patterns.counts))),
+                    (0.0, 1.0)),
+        Coefficient("fleiss_kappa", lambda u: mc.fleiss_batch(counts, u),
+                    lambda: mc.fleiss_kappa(patterns)),
+        Coefficient("conger_kappa", lambda u: mc.conger_batch(counts, u),
+                    lambda: mc.conger_kappa(patterns)),
+    ]
+    return plan + _gwet_family(patterns, scale, values)
+
+
+def per_category_plan(patterns: Patterns) -> list[Coefficient]:
+    """Each category against the rest: Cohen's kappa (two coders) or Fleiss' kappa."""
+    k = patterns.n_categories
+    if patterns.n_coders == 2:
+        def tables(units: np.ndarray) -> np.ndarray:
+            return pair_tables(patterns, 0, 1, np.atleast_2d(units))
+
+        def kappa_vs_rest(units: np.ndarray) -> Batch:
+            t = tables(units)
+            used = t.sum(axis=-1) + t.sum(axis=-2)
+            pairs = [tc.kappa_batch(tc.collapse_to_category(t, c)) for c in range(k)]
+            values = np.stack([v for v, _ in pairs], axis=-1)
+            codes = np.stack([c for _, c in pairs], axis=-1)
+            codes = np.where((used == 0) & (codes != Undefined.NO_UNITS),
+                             np.int8(Undefined.CATEGORY_UNUSED), codes)
+            return values, codes
+
+        def indices(batch_fn: Callable[[np.ndarray], Batch]) -> Callable[[np.ndarray], Batch]:
+            def per(units: np.ndarray) -> Batch:
+                t = tables(units)
+                pairs = [batch_fn(tc.collapse_to_category(t, c)) for c in range(k)]
+                return (np.stack([v for v, _ in pairs], -1), np.stack([c for _, c in pairs], -1))
+            return per
+
+        table = tables(patterns.counts)[0]
+
+        def kappa_point() -> PerCategory:
+            _, codes = kappa_vs_rest(patterns.counts)
+            return {c: (tc.cohen_kappa(tc.collapse_to_category(table, c)) if codes[0][c] == 0
+                        else metric_from(np.nan, codes[0][c])) for c in range(k)}
+
+        prevalence = indices(tc.prevalence_index_batch)
+        bias = indices(tc.bias_index_batch)
+        return [
+            Coefficient("kappa", kappa_vs_rest, kappa_point),
+            Coefficient("prevalence_index", prevalence,
+                        lambda: _per_category(*(a[0] for a in prevalence(patterns.counts)))),
+            Coefficient("bias_index", bias,
+                        lambda: _per_category(*(a[0] for a in bias(patterns.counts)))),
+        ]
+    counts = mc.RatingCounts.of(patterns)
+
+    def fleiss_point() -> PerCategory:
+        _, codes = mc.per_category_fleiss_batch(counts, patterns.counts)
+        out: PerCategory = {}
+        for c in range(k):
+            if codes[0][c] != 0:
+                out[c] = metric_from(np.nan, codes[0][c])
+                continue
+            rows = np.where(patterns.rows >= 0, (patterns.rows == c).astype(np.int64), -1)
+            out[c] = mc.fleiss_kappa(Patterns(rows, patterns.counts, 2))
+        return out
+
+    return [Coefficient("kappa", lambda u: mc.per_category_fleiss_batch(counts, u), fleiss_point)]

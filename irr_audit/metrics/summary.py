@@ -1,0 +1,336 @@
+"""The one entry point the tool calls: codes in, an AgreementSummary out.
+
+Two bases, side by side (CONTRACT.md):
+
+- ``metrics``: units every coder coded with a valid code (fully coded);
+- ``available_case``: units with at least two valid codes, each coefficient by
+  its published missing-data convention (Krippendorff's pairable values; Gwet
+  2014 for Fleiss, Conger, AC1/AC2, Brennan-Prediger). Units with a single valid
+  code are outside this basis by the contract's definition; the coefficient
+  functions themselves (``fleiss_kappa(codes, K)`` etc.) follow Gwet in full and
+  let single-code units inform pi_k when given them.
+
+With no missing code the two bases hold the same units and give the same numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from irr_audit.metrics.bootstrap import attach_bootstrap, replicate_counts
+from irr_audit.metrics.disagreement import disagreement_profile
+from irr_audit.metrics.estimates import metric_from
+from irr_audit.metrics.interpret import kappa_paradox, krippendorff_label, landis_koch_label
+from irr_audit.metrics.krippendorff import Scale, coincidence_matrix, scale_values
+from irr_audit.metrics.patterns import Patterns, compress, pair_tables
+from irr_audit.metrics.plan import (
+    Coefficient,
+    PerCategory,
+    multi_coder_plan,
+    per_category_plan,
+    two_coder_plan,
+)
+from irr_audit.metrics.reasons import REASON_TEXT, Undefined
+from irr_audit.metrics.result import Metric
+
+MetricMap = dict[str, Metric | PerCategory]
+
+
+@dataclass(frozen=True)
+class PairSummary:
+    """One coder pair: its table and coefficients on both bases."""
+
+    coders: tuple[int, int]
+    n: int
+    table: np.ndarray
+    metrics: MetricMap
+    available_case: MetricMap
+    n_available: int
+
+
+@dataclass(frozen=True)
+class LeaveOneOut:
+    """The overall coefficients with one coder left out, on the same fully coded units."""
+
+    coder: int
+    metrics: dict[str, Metric]
+    change: dict[str, float | None]
+
+
+@dataclass(frozen=True)
+class AgreementSummary:
+    n_coders: int
+    n_categories: int
+    scale: Scale
+    n_units: int
+    n_fully_coded: int
+    n_available: int
+    table: np.ndarray
+    metrics: MetricMap
+    available_case: MetricMap
+    pairs: tuple[PairSummary, ...]
+    per_category: dict[int, dict[str, Metric]]
+    disagreement: dict[str, Any]
+    leave_one_out: tuple[LeaveOneOut, ...]
+    interpretation: dict[str, Any]
+    warnings: tuple[str, ...]
+    bootstrap: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self, categories: list[str], coders: list[str]) -> dict[str, Any]:
+        """JSON-ready form with category and coder names (CONTRACT.md keys)."""
+        if len(categories) != self.n_categories or len(coders) != self.n_coders:
+            raise ValueError("to_dict needs one name per category and one per coder")
+        return {
+            "scale": self.scale.value,
+            "units": {"total": self.n_units, "fully_coded": self.n_fully_coded,
+                      "available_case": self.n_available},
+            "table": _matrix(self.table),
+            "table_kind": "pair" if self.n_coders == 2 else "coincidence",
+            "metrics": _metric_map(self.metrics, categories),
+            "available_case": _metric_map(self.available_case, categories),
+            "pairs": [
+                {"coders": [coders[a], coders[b]], "n": p.n, "n_available": p.n_available,
+                 "table": _matrix(p.table), "metrics": _metric_map(p.metrics, categories),
+                 "available_case": _metric_map(p.available_case, categories)}
+                for p in self.pairs for a, b in [p.coders]
+            ],
+            "per_category": {
+                categories[k]: {name: m.to_dict() for name, m in entry.items()}
+                for k, entry in self.per_category.items()
+            },
+            "disagreement": _name_disagreement(self.disagreement, categories),
+            "leave_one_out": [
+                {"left_out": coders[e.coder],
+                 "metrics": {name: m.to_dict() for name, m in e.metrics.items()},
+                 "change": e.change}
+                for e in self.leave_one_out
+            ],
+            "interpretation": self.interpretation,
+            "warnings": list(self.warnings),
+            "bootstrap": self.bootstrap,
+        }
+
+
+# --- JSON helpers -----------------------------------------------------------------
+
+
+def _matrix(table: np.ndarray) -> list[list[float | int]]:
+    if np.issubdtype(table.dtype, np.integer):
+        return [[int(x) for x in row] for row in table]
+    return [[float(x) for x in row] for row in table]
+
+
+def _metric_map(metrics: MetricMap, categories: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, metric in metrics.items():
+        if isinstance(metric, Metric):
+            out[name] = metric.to_dict()
+        else:
+            out[name] = {categories[k]: m.to_dict() for k, m in metric.items()}
+    return out
+
+
+def _name_disagreement(profile: dict[str, Any], categories: list[str]) -> dict[str, Any]:
+    def name_cells(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{**c, "categories": [categories[i] for i in c["cells"]]} for c in cells]
+
+    out = dict(profile)
+    for key in ("far_corners", "confusions"):
+        if key in out:
+            out[key] = name_cells(out[key])
+    return out
+
+
+# --- computation ------------------------------------------------------------------
+
+
+def _plan(patterns: Patterns, scale: Scale, values: np.ndarray | None) -> list[Coefficient]:
+    if patterns.n_coders == 2:
+        return two_coder_plan(patterns, scale, values)
+    return multi_coder_plan(patterns, scale, values)
+
+
+def _evaluate(plan: list[Coefficient], patterns: Patterns, n_boot: int,
+              rng: np.random.Generator | None) -> MetricMap:
+    """Point Metrics, and percentile bootstrap intervals when n_boot > 0."""
+    metrics: MetricMap = {c.name: c.point() for c in plan}
+    if n_boot <= 0 or rng is None or patterns.n_units == 0:
+        return metrics
+    collected: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {c.name: [] for c in plan}
+    for draws in replicate_counts(patterns.counts, n_boot, rng):
+        for c in plan:
+            collected[c.name].append(c.batch(draws))
+    for c in plan:
+        values = np.concatenate([v for v, _ in collected[c.name]])
+        codes = np.concatenate([k for _, k in collected[c.name]])
+        point = metrics[c.name]
+        if isinstance(point, Metric):
+            metrics[c.name] = attach_bootstrap(point, values, codes, c.bounds)
+        else:
+            metrics[c.name] = {k: attach_bootstrap(m, values[:, k], codes[:, k], c.bounds)
+                               for k, m in point.items()}
+    return metrics
+
+
+def _one_coder_metrics(multi: bool) -> MetricMap:
+    names = (["po", "pe", "fleiss_kappa", "conger_kappa"] if multi
+             else ["po", "pe", "cohen_kappa"]) + ["gwet_ac1", "brennan_prediger",
+                                                  "krippendorff_alpha"]
+    return {name: Metric.undefined(REASON_TEXT[Undefined.ONE_CODER]) for name in names}
+
+
+def _children(seed: int | None, count: int) -> list[np.random.Generator]:
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(count)]
+
+
+def _largest_share(patterns: Patterns) -> float | None:
+    totals = patterns.counts @ patterns.category_counts()
+    return None if totals.sum() == 0 else float(totals.max() / totals.sum())
+
+
+def _interpretation(metrics: MetricMap, multi: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    headline = "fleiss_kappa" if multi else "cohen_kappa"
+    for name in (headline, "gwet_ac1", "weighted_kappa_quadratic", "gwet_ac2"):
+        metric = metrics.get(name)
+        if isinstance(metric, Metric) and metric.defined and metric.value is not None:
+            out[name] = landis_koch_label(metric.value).to_dict()
+    alpha = metrics.get("krippendorff_alpha")
+    if isinstance(alpha, Metric) and alpha.defined and alpha.value is not None:
+        out["krippendorff_alpha"] = krippendorff_label(alpha.value).to_dict()
+    return out
+
+
+def _warnings(metrics: MetricMap, patterns: Patterns, multi: bool) -> list[str]:
+    warnings = []
+    po, kappa = metrics.get("po"), metrics.get("fleiss_kappa" if multi else "cohen_kappa")
+    share = _largest_share(patterns)
+    if (isinstance(po, Metric) and isinstance(kappa, Metric) and po.defined and kappa.defined
+            and share is not None):
+        message = kappa_paradox(po.value, kappa.value, share)  # type: ignore[arg-type]
+        if message:
+            warnings.append(message)
+    for name, metric in metrics.items():
+        boot = metric.extra.get("bootstrap") if isinstance(metric, Metric) else None
+        if boot and boot["n_undefined"]:
+            warnings.append(f"{name}: {boot['n_undefined']} of {boot['n_boot']} bootstrap "
+                            "replicates were undefined and are left out of the interval")
+    return warnings
+
+
+def _pairs(patterns: Patterns, scale: Scale, values: np.ndarray | None, n_boot: int,
+           rngs: list[np.random.Generator]) -> tuple[PairSummary, ...]:
+    out = []
+    full = patterns.select(patterns.n_valid == patterns.n_coders)
+    index = 0
+    for a in range(patterns.n_coders):
+        for b in range(a + 1, patterns.n_coders):
+            on_full = full.columns((a, b))
+            on_both = patterns.columns((a, b))
+            on_both = on_both.select(on_both.n_valid == 2)
+            table = pair_tables(on_full, 0, 1, on_full.counts)
+            metrics = _evaluate(two_coder_plan(on_full, scale, values), on_full, n_boot,
+                                rngs[2 * index])
+            available = _evaluate(two_coder_plan(on_both, scale, values), on_both, n_boot,
+                                  rngs[2 * index + 1])
+            out.append(PairSummary((a, b), on_full.n_units, table, metrics, available,
+                                   on_both.n_units))
+            index += 1
+    return tuple(out)
+
+
+def _leave_one_out(full: Patterns, scale: Scale, values: np.ndarray | None,
+                   overall: MetricMap) -> tuple[LeaveOneOut, ...]:
+    names = ("po", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
+    out = []
+    for coder in range(full.n_coders):
+        rest = full.columns(tuple(c for c in range(full.n_coders) if c != coder))
+        plan = [c for c in multi_coder_plan(rest, scale, values) if c.name in names]
+        metrics: dict[str, Metric] = {}
+        change: dict[str, float | None] = {}
+        for c in plan:
+            value, code = c.batch(rest.counts)
+            metrics[c.name] = metric_from(value[0], code[0])
+            before = overall.get(c.name)
+            change[c.name] = (metrics[c.name].value - before.value
+                              if isinstance(before, Metric) and before.defined
+                              and metrics[c.name].defined else None)
+        out.append(LeaveOneOut(coder, metrics, change))
+    return tuple(out)
+
+
+def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.NOMINAL,
+              values: object = None, *, n_boot: int = 0,
+              seed: int | None = None) -> AgreementSummary:
+    """Every coefficient that applies, on both bases, with uncertainty and diagnostics.
+
+    ``codes`` is (n_units, n_coders), category index 0..K-1 or -1 for missing.
+    ``values`` gives each category's number (required for interval/ratio).
+    ``n_boot`` > 0 adds a percentile bootstrap (seeded by ``seed``) to every metric.
+
+    DOMAIN.md example A (20 fully coded units of 22):
+
+    >>> a = np.array([[0, 0]] * 8 + [[0, 1]] * 2 + [[1, 0]] + [[1, 1]] * 9 + [[-1, 0], [1, -1]])
+    >>> s = summarise(a, 2, "nominal")
+    >>> s.n_fully_coded, s.metrics["po"].value, s.metrics["pe"].value
+    (20, 0.85, 0.5)
+    >>> round(s.metrics["cohen_kappa"].value, 10)
+    0.7
+    """
+    scale = Scale(scale)
+    checked_values = scale_values(scale, n_categories, values)
+    patterns = compress(codes, n_categories)
+    n_coders = patterns.n_coders
+    multi = n_coders >= 3
+    full = patterns.select(patterns.n_valid == n_coders)
+    available = patterns.select(patterns.n_valid >= 2)
+    n_pairs = n_coders * (n_coders - 1) // 2
+    rngs = _children(seed, 2 + 2 * n_pairs) if n_boot > 0 else [None] * (2 + 2 * n_pairs)
+
+    if n_coders < 2:
+        k = n_categories
+        return AgreementSummary(
+            n_coders, k, scale, patterns.n_units, patterns.n_units if n_coders else 0, 0,
+            np.zeros((k, k), dtype=np.int64), _one_coder_metrics(False),
+            _one_coder_metrics(False), (), {}, {}, (), {},
+            (REASON_TEXT[Undefined.ONE_CODER],))
+
+    metrics = _evaluate(_plan(full, scale, checked_values), full, n_boot, rngs[0])
+    available_case = _evaluate(_plan(available, scale, checked_values), available, n_boot,
+                               rngs[1])
+    table = (pair_tables(full, 0, 1, full.counts) if not multi
+             else coincidence_matrix(full))
+    per_category = _per_category_entries(full, metrics, n_boot, rngs[0])
+    pairs = _pairs(patterns, scale, checked_values, n_boot, list(rngs[2:]))
+    leave_one_out = _leave_one_out(full, scale, checked_values, metrics) if multi else ()
+    warnings = _warnings(metrics, full, multi)
+    return AgreementSummary(
+        n_coders=n_coders, n_categories=n_categories, scale=scale,
+        n_units=patterns.n_units, n_fully_coded=full.n_units, n_available=available.n_units,
+        table=table, metrics=metrics, available_case=available_case, pairs=pairs,
+        per_category=per_category,
+        disagreement=disagreement_profile(table, scale.is_ordered,
+                                          "units" if not multi else "pairable values"),
+        leave_one_out=leave_one_out,
+        interpretation=_interpretation(metrics, multi),
+        warnings=tuple(warnings),
+        bootstrap={"n_boot": n_boot, "seed": seed} if n_boot > 0 else {},
+    )
+
+
+def _per_category_entries(full: Patterns, metrics: MetricMap, n_boot: int,
+                          rng: np.random.Generator | None) -> dict[int, dict[str, Metric]]:
+    evaluated = _evaluate(per_category_plan(full), full, n_boot, rng)
+    specific = metrics.get("specific_agreement", {})
+    out: dict[int, dict[str, Metric]] = {}
+    for k in range(full.n_categories):
+        entry: dict[str, Metric] = {}
+        for name, per in evaluated.items():
+            entry[name] = per[k]  # type: ignore[index]
+        if isinstance(specific, dict) and k in specific:
+            entry["specific_agreement"] = specific[k]
+        out[k] = entry
+    return out

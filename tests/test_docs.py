@@ -1,0 +1,42 @@
+"""The README's commands work as written."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def setup_commands() -> list[str]:
+    section = README.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    return [line.strip() for line in section.splitlines() if line.startswith("    ")]
+
+
+def test_first_screen_has_exactly_two_setup_commands() -> None:
+    commands = setup_commands()
+    assert len(commands) == 2
+    assert commands[0].startswith("pip install . && irr-audit ")
+    assert commands[1] == 'pip install -e ".[test]" && python -m pytest'
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert commands[1] in ci
+
+
+def test_main_command_gives_the_documented_numbers() -> None:
+    main = setup_commands()[0].split("&& ", 1)[1]
+    argv = shlex.split(main)
+    executable = shutil.which("irr-audit")
+    command = [executable, *argv[1:]] if executable else [sys.executable, "-m", "irr_audit", *argv[1:]]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+    out = result.stdout
+    assert re.search(r"\| fully coded \(in the agreement table\) \| 20 \|", out)
+    assert "| observed agreement (po) | 0.8500 |" in out
+    assert "| chance agreement (pe) | 0.5000 |" in out
+    assert "| Cohen's kappa | 0.7000 |" in out
+    assert "| unknown | 1 |" in out and "| blank | 1 |" in out
+    assert "22 units from 2 coders: 20 fully coded, 2 in the missingness log (1 unknown, 1 blank)." in result.stderr

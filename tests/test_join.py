@@ -1,0 +1,152 @@
+"""join: every cell classified, every row and unit accounted for, in every sheet format."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from irr_audit.cli import app
+from irr_audit.join import join_sheets
+from irr_audit.rules import load_rule
+from irr_audit.sheets import read_sheet
+
+ROOT = Path(__file__).resolve().parents[1]
+RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+
+
+def write(path: Path, text: str, encoding: str = "utf-8") -> Path:
+    path.write_bytes(text.encode(encoding))
+    return path
+
+
+def read_log(folder: Path) -> list[dict[str, str]]:
+    with open(folder / "missingness_log.csv", newline="", encoding="utf-8") as stream:
+        return list(csv.DictReader(stream))
+
+
+def test_example_join_writes_table_log_and_summary(tmp_path: Path) -> None:
+    sheets = [ROOT / "examples" / "sheets" / name for name in ("alice.csv", "bob.csv")]
+    before = [hashlib.sha256(path.read_bytes()).hexdigest() for path in sheets]
+    result = run("join", *map(str, sheets), "--rule", str(RULE), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert "22 units from 2 coders: 20 fully coded, 2 in the missingness log (1 unknown, 1 blank)." in result.stderr
+    out = tmp_path / "out"
+    joined = list(csv.DictReader(open(out / "joined.csv", newline="")))
+    assert list(joined[0]) == ["comment_id", "alice", "bob", "fully_coded"]
+    assert len(joined) == 22 and sum(row["fully_coded"] == "True" for row in joined) == 20
+    log = read_log(out)
+    assert [(r["sheet"], r["coder"], r["row"], r["comment_id"], r["raw_value"], r["reason"]) for r in log] == [
+        ("alice.csv", "alice", "22", "kq45w1x", "unknown", "unknown"),
+        ("bob.csv", "bob", "8", "kq46x5y", "", "blank"),
+    ]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["units"] == {"total": 22, "fully_coded": 20, "missing": 2}
+    assert [s["sha256"] for s in summary["sheets"]] == before
+    assert [hashlib.sha256(path.read_bytes()).hexdigest() for path in sheets] == before  # originals untouched
+    scored = json.loads(run("score", str(out), "--format", "json").stdout)
+    assert scored["metrics"]["cohen_kappa"]["value"] == pytest.approx(0.7, abs=1e-12)
+
+
+def test_every_cell_status_is_classified_and_logged(tmp_path: Path) -> None:
+    alice = write(
+        tmp_path / "alice.csv",
+        "comment_id,code\n007,yes\nc2,no\nc3,unknown\nc4,Yes \nc4,yes\nc5,yes\nc5,no\n,yes\nc7, NO\n",
+    )
+    bob = write(tmp_path / "bob.csv", "comment_id,code\n007,yes\nc2,\nc3,no\nc4,no\nc6,maybe\n 007 ,yes\nc7,n\n")
+    result = join_sheets([read_sheet(alice), read_sheet(bob)], load_rule(RULE))
+    assert result.unit_ids == ("007", "c2", "c3", "c4", "c5", "c7", "c6")  # 007 stays text
+    reasons = [(row.coder, row.comment_id, row.reason) for row in result.log.itertuples()]
+    assert reasons == [
+        ("alice", "c3", "unknown"),
+        ("alice", "c4", "duplicate"),
+        ("alice", "c5", "conflict"),
+        ("alice", "c5", "conflict"),
+        ("alice", "", "missing_id"),
+        ("alice", "c6", "absent"),
+        ("bob", "c2", "blank"),
+        ("bob", "c6", "invalid"),
+        ("bob", "007", "duplicate"),
+        ("bob", "c5", "absent"),
+    ]
+    assert result.fully_coded.tolist() == [True, False, False, True, False, True, False]
+    # trailing whitespace, case and the alias n all give the code "no"
+    assert result.joined_frame().set_index("comment_id").loc["c7"].tolist() == ["no", "no", True]
+    # every unit is fully coded or has a row in the log
+    logged = set(result.log["comment_id"])
+    assert all(fully or unit in logged for unit, fully in zip(result.unit_ids, result.fully_coded))
+
+
+def test_every_input_row_is_accounted_for_once(tmp_path: Path) -> None:
+    alice = write(tmp_path / "alice.csv", "comment_id,code\na,yes\na,yes\na,yes\nb,no\nb,yes\nc,\n,no\n")
+    bob = write(tmp_path / "bob.csv", "comment_id,code\na,no\nb,no\nc,yes\n")
+    result = join_sheets([read_sheet(alice), read_sheet(bob)], load_rule(RULE))
+    rows_in_log = result.log.dropna(subset=["row"])
+    alice_log = rows_in_log[rows_in_log["coder"] == "alice"]
+    valid_cells_alice = int((result.codes[:, 0] >= 0).sum())
+    assert len(alice_log) + valid_cells_alice == 7
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "xlsx", "jsonl"])
+def test_every_sheet_format(fmt: str, tmp_path: Path) -> None:
+    rows = [("007", "yes"), ("c2", "no"), ("c3", "unknown")]
+    other = write(tmp_path / "bob.csv", "comment_id,code\n007,yes\nc2,yes\nc3,no\n")
+    path = tmp_path / f"alice.{fmt}"
+    if fmt == "csv":
+        write(path, "comment_id,code\n" + "".join(f"{i},{c}\n" for i, c in rows))
+    elif fmt == "tsv":
+        write(path, "comment_id\tcode\n" + "".join(f"{i}\t{c}\n" for i, c in rows))
+    elif fmt == "jsonl":
+        write(path, "".join(json.dumps({"comment_id": i, "code": c}) + "\n" for i, c in rows))
+    else:
+        from openpyxl import Workbook
+
+        book = Workbook()
+        sheet = book.active
+        sheet.append(["comment_id", "code"])
+        for row in rows:
+            sheet.append(list(row))
+        book.save(path)
+    result = run("score", str(path), str(other), "--rule", str(RULE), "--format", "json")
+    assert result.exit_code == 0, result.output
+    scored = json.loads(result.stdout)
+    assert scored["units"] == {"total": 3, "fully_coded": 2, "missing": 1}
+    assert scored["table"] == [[1, 0], [1, 0]]
+
+
+def test_bom_at_start_is_read(tmp_path: Path) -> None:
+    alice = write(tmp_path / "alice.csv", "\ufeffcomment_id,code\na,yes\nb,no\n")
+    bob = write(tmp_path / "bob.csv", "comment_id,code\na,yes\nb,no\n", encoding="utf-16")  # with its BOM
+    scored = json.loads(run("score", str(alice), str(bob), "--rule", str(RULE), "--format", "json").stdout)
+    assert scored["units"]["fully_coded"] == 2
+
+
+def test_rule_version_column_must_match_the_rule(tmp_path: Path) -> None:
+    alice = write(tmp_path / "alice.csv", "comment_id,code,rule_version\na,yes,v1\nb,no,v2\n")
+    bob = write(tmp_path / "bob.csv", "comment_id,code,rule_version\na,yes,1\nb,no,1\n")
+    result = run("join", str(alice), str(bob), "--rule", str(RULE), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        "Error [sheet-rule-version]: sheet alice.csv was coded under explicit_current_failure version 2 "
+        "(row 3), but the rule file"
+    )
+    assert "is version 1" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_output_never_overwrites_an_input(tmp_path: Path) -> None:
+    alice = write(tmp_path / "joined.csv", "comment_id,code\na,yes\n")
+    bob = write(tmp_path / "bob.csv", "comment_id,code\na,yes\n")
+    before = alice.read_bytes()
+    result = run("join", str(alice), str(bob), "--rule", str(RULE), "--out", str(tmp_path))
+    assert result.exit_code == 2
+    assert "would overwrite an input file" in result.stderr
+    assert alice.read_bytes() == before
