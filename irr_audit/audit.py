@@ -26,6 +26,7 @@ class AuditReport:
     missingness: dict[str, Any]
     agreement: dict[str, Any]
     disagreements: tuple[dict[str, Any], ...]
+    warnings: tuple[str, ...] = ()
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -48,6 +49,7 @@ class AuditReport:
             "categories": list(self.categories),
             **self.agreement,
             "disagreement_count": len(self.disagreements),
+            "warnings": list(self.warnings),
         }
         if include_disagreements:
             out["disagreements"] = list(self.disagreements)
@@ -65,6 +67,7 @@ def build_report(join: JoinResult) -> AuditReport:
         missingness=_missingness(join),
         agreement=agreement(join.codes[fully], len(join.rule.categories), join.coders),
         disagreements=tuple(_disagreements(join)),
+        warnings=join.warnings,
     )
 
 
@@ -75,7 +78,7 @@ def _sheet_info(join: JoinResult, column: int) -> dict[str, Any]:
         "coder": sheet.coder,
         "sha256": sheet.sha256,
         "size": sheet.size,
-        "rows": len(sheet.rows),
+        "rows": sheet.row_count,
         "empty_rows": sheet.empty_rows,
     }
 

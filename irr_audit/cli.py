@@ -66,6 +66,9 @@ CodeColumn = Annotated[
     str | None, typer.Option("--code-column", help="Column holding the code (default code).")
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No summary line on stderr.")]
+Worksheet = Annotated[
+    str | None, typer.Option("--worksheet", help="XLSX sheets: the worksheet to read (default: the first).")
+]
 
 
 def _version_callback(show: bool) -> None:
@@ -83,16 +86,21 @@ def main_options(
     """Audit inter-coder reliability of hand-coded comment samples, honestly."""
 
 
-def _join_inputs(inputs: list[Path], rule_path: Path | None, id_column: str | None, code_column: str | None):
-    """Sheets + rule, or a folder written by `join`, joined in memory."""
+def _join_inputs(inputs: list[Path], rule_path: Path | None, id_column: str | None, code_column: str | None,
+                 sample_ids: list[str] | None = None, worksheet: str | None = None):
+    """Sheets + rule (restricted to a sample's ids when given), or a folder written by `join`, joined in memory."""
     from irr_audit.join import join_sheets
-    from irr_audit.joindir import is_join_dir, read_join_dir
+    from irr_audit.joindir import is_join_dir, read_join_dir, read_join_sample_ids
     from irr_audit.rules import load_rule
     from irr_audit.sheets import ColumnChoice, read_sheet
 
+    if len(inputs) == 1 and (inputs[0] / "manifest.json").is_file():  # an audit bundle (irr-audit freeze)
+        from irr_audit.bundle import join_bundle
+
+        return join_bundle(inputs[0])
     if len(inputs) == 1 and is_join_dir(inputs[0]):
         rule, sheets = read_join_dir(inputs[0])
-        return join_sheets(sheets, rule)
+        return join_sheets(sheets, rule, sample_ids=read_join_sample_ids(inputs[0]))
     if len(inputs) == 1 and inputs[0].is_dir():
         raise UsageError(
             f"{inputs[0]} is a folder but not one written by irr-audit join (it has no summary.json).",
@@ -106,9 +114,9 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, id_column: str | No
             code="usage-missing-rule",
         )
     rule = load_rule(rule_path)
-    columns = ColumnChoice(id_column=id_column, code_column=code_column)
+    columns = ColumnChoice(id_column=id_column, code_column=code_column, worksheet=worksheet)
     sheets = [read_sheet(path, columns) for path in inputs]
-    return join_sheets(sheets, rule)
+    return join_sheets(sheets, rule, sample_ids=sample_ids)
 
 
 @app.command()
@@ -119,19 +127,28 @@ def join(
     rule: RuleOption = None,
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
+    worksheet: Worksheet = None,
     quiet: Quiet = False,
+    sample: Annotated[
+        Path | None, typer.Option("--sample", help="The folder irr-audit sample wrote: join exactly its units.")
+    ] = None,
 ) -> None:
     """Join coding sheets on comment id; route every missing code into the missingness log."""
     from irr_audit.joindir import write_join_dir
+    from irr_audit.sampling import sample_ids_for_join
     from irr_audit.sheets import ColumnChoice
 
     if rule is None:
         raise UsageError("join needs the rule the sheets were coded under.", hint="add --rule RULE.",
                          code="usage-missing-rule")
-    result = _join_inputs(sheets, rule, id_column, code_column)
-    written = write_join_dir(result, rule.read_bytes(), out, ColumnChoice(id_column, code_column))
+    sample_ids, notes = sample_ids_for_join(sample, rule) if sample else (None, [])
+    result = _join_inputs(sheets, rule, id_column, code_column, sample_ids, worksheet=worksheet)
+    written = write_join_dir(result, rule.read_bytes(), out, ColumnChoice(id_column, code_column, worksheet),
+                             sample=sample, sample_ids=sample_ids)
+    for note in notes:
+        typer.echo(note, err=True)
     if not quiet:
-        typer.echo(result.summary_line(), err=True)
+        _tell(result)
         typer.echo(f"wrote {', '.join(str(path) for path in written)}", err=True)
 
 
@@ -143,15 +160,16 @@ def score(
     output_format: Annotated[ScoreFormat, typer.Option("--format", help="text or json.")] = ScoreFormat.TEXT,
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
+    worksheet: Worksheet = None,
     quiet: Quiet = False,
 ) -> None:
     """Score agreement on the fully coded units: the table, po, pe and kappa."""
     from irr_audit.audit import build_report
 
-    result = _join_inputs(inputs, rule, id_column, code_column)
+    result = _join_inputs(inputs, rule, id_column, code_column, worksheet=worksheet)
     report = build_report(result).to_dict(include_disagreements=False)
     if not quiet:
-        typer.echo(result.summary_line(), err=True)
+        _tell(result)
     _emit(report, output_format.value, None)
 
 
@@ -164,16 +182,27 @@ def report(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
+    worksheet: Worksheet = None,
     quiet: Quiet = False,
 ) -> None:
     """The whole audit in one document: provenance, units, table, coefficients, disagreements."""
     from irr_audit.audit import build_report
 
-    result = _join_inputs(inputs, rule, id_column, code_column)
+    result = _join_inputs(inputs, rule, id_column, code_column, worksheet=worksheet)
     document = build_report(result).to_dict()
+    from irr_audit.adjudication import bundle_report_sections
+
+    document.update(bundle_report_sections(inputs, document))  # a bundle's adjudication, kept apart
     if not quiet:
-        typer.echo(result.summary_line(), err=True)
+        _tell(result)
     _emit(document, output_format.value, output)
+
+
+def _tell(result: Any) -> None:
+    """The one-line summary and any warnings, on stderr."""
+    typer.echo(result.summary_line(), err=True)
+    for warning in result.warnings:
+        typer.echo(f"warning: {warning}", err=True)
 
 
 def _emit(document: dict[str, Any], output_format: str, output: Path | None) -> None:
@@ -217,10 +246,30 @@ def _emit(document: dict[str, Any], output_format: str, output: Path | None) -> 
 # Commands that live in modules of their own register themselves on `app` when
 # imported here; their heavy imports stay inside the command functions.
 # (one line per module, below)
+from irr_audit import cli_bundle  # noqa: E402,F401
+from irr_audit import cli_sample  # noqa: E402,F401
+from irr_audit import cli_rules  # noqa: E402,F401
+
+
+INTERNAL_ERROR = 70  # EX_SOFTWARE: not 1 (a check failed) and not 2 (bad input)
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+    except Exception:  # a bug: say so, show the details, exit with a code of its own
+        import traceback
+
+        traceback.print_exc()
+        typer.echo(
+            f"\nirr-audit {__version__} hit an internal error: this is a bug in irr-audit, not a problem with "
+            "your input.\nPlease report it with the command you ran and the details above.",
+            err=True,
+        )
+        sys.exit(INTERNAL_ERROR)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from irr_audit.errors import SheetError, UsageError
+from irr_audit.idcheck import suspicious_id_warnings
 from irr_audit.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.rules import CodeStatus, Rule
 from irr_audit.sheets import Sheet, parse_rule_version
@@ -44,6 +45,7 @@ class JoinResult:
     codes: np.ndarray
     status: np.ndarray
     log: pd.DataFrame
+    warnings: tuple[str, ...] = ()
 
     @property
     def coders(self) -> tuple[str, ...]:
@@ -115,6 +117,7 @@ def join_sheets(
         logs.append(row_log)
         logs.append(_absent_log(sheet, absent_ids))
     log = pd.concat(logs, ignore_index=True)[list(LOG_COLUMNS)]
+    warnings = [f"sheet {sheet.name}: {warning}" for sheet in sheets for warning in sheet.warnings]
     return JoinResult(
         rule=rule,
         sheets=tuple(sheets),
@@ -122,6 +125,7 @@ def join_sheets(
         codes=codes,
         status=status,
         log=log,
+        warnings=(*warnings, *suspicious_id_warnings(pd.Series(unit_ids, dtype=object))),
     )
 
 
@@ -154,9 +158,8 @@ def check_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule) -> None:
 
 
 def _check_rule_version(sheet: Sheet, rule: Rule) -> None:
-    for row, text in zip(sheet.rows, sheet.rule_versions):
-        if not text.strip():
-            continue
+    versions = sheet.frame["rule_version"].str.strip()
+    for text, row in _first_rows(sheet.frame["row"][versions != ""], versions[versions != ""]):
         try:
             version = parse_rule_version(text)
         except ValueError:
@@ -175,14 +178,20 @@ def _check_rule_version(sheet: Sheet, rule: Rule) -> None:
             )
 
 
+def _first_rows(rows: pd.Series, values: pd.Series) -> list[tuple[str, int]]:
+    """Each distinct value with the first row it is on, in row order."""
+    first = rows.groupby(values.to_numpy(), sort=False).min()
+    return sorted(zip(first.index, first.to_numpy()), key=lambda item: item[1])
+
+
 def _cells_of_sheet(sheet: Sheet, rule: Rule) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One row per comment id of the sheet (its status and category) and the log
     of the sheet's rows that are not a valid code."""
     rows = pd.DataFrame(
         {
-            "row": np.asarray(sheet.rows, dtype=np.int64),
-            "comment_id": pd.Series(sheet.comment_ids, dtype=object).str.strip(),
-            "raw_value": pd.Series(sheet.codes, dtype=object),
+            "row": sheet.frame["row"].to_numpy(),
+            "comment_id": sheet.frame["comment_id"].str.strip(),
+            "raw_value": sheet.frame["code"],
         }
     )
     rows["status"], rows["category"] = _classify(rows["raw_value"], rule)

@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.join import JoinResult
 from irr_audit.outputs import csv_text, refuse_overwriting_inputs, write_bytes_atomic, write_text_atomic
@@ -24,20 +26,33 @@ from irr_audit.sheets import ColumnChoice, Sheet, read_sheet
 SUMMARY = "summary.json"
 JOINED = "joined.csv"
 LOG = "missingness_log.csv"
+LOG_JSONL = "missingness_log.jsonl"
 RULE_COPY = "rule.yaml"
 
 
-def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: ColumnChoice) -> list[Path]:
-    """Write the join's outputs into ``out``; returns the paths written."""
-    paths = [out / JOINED, out / LOG, out / SUMMARY, out / RULE_COPY]
+def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: ColumnChoice,
+                   sample: Path | None = None, sample_ids: list[str] | None = None) -> list[Path]:
+    """Write the join's outputs into ``out``; returns the paths written. A join restricted
+    to a sample (`join --sample`) records the sample's ids, so `score DIR` joins the same units."""
+    paths = [out / JOINED, out / LOG, out / LOG_JSONL, out / SUMMARY, out / RULE_COPY]
     refuse_overwriting_inputs(paths, [sheet.path for sheet in result.sheets])
     joined = result.joined_frame()
     write_text_atomic(paths[0], csv_text(list(joined.columns), joined.itertuples(index=False)))
     log = result.log.astype(object).where(result.log.notna(), "")
     write_text_atomic(paths[1], csv_text(list(log.columns), log.itertuples(index=False)))
-    write_text_atomic(paths[2], render_json(join_summary(result, out, columns)))
-    write_bytes_atomic(paths[3], rule_bytes)
+    summary = join_summary(result, out, columns)
+    if sample_ids is not None:
+        summary["sample"] = {"folder": str(sample.resolve()) if sample else None, "ids": list(sample_ids)}
+    write_text_atomic(paths[2], log_jsonl(result.log))
+    write_text_atomic(paths[3], render_json(summary))
+    write_bytes_atomic(paths[4], rule_bytes)
     return paths
+
+
+def log_jsonl(log: pd.DataFrame) -> str:
+    """The missingness log for machines: one JSON object per row, every value verbatim."""
+    records = log.astype(object).where(log.notna(), None).to_dict("records")
+    return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
 
 
 def join_summary(result: JoinResult, out: Path, columns: ColumnChoice) -> dict[str, Any]:
@@ -49,6 +64,7 @@ def join_summary(result: JoinResult, out: Path, columns: ColumnChoice) -> dict[s
         "columns": {"id_column": columns.id_column, "code_column": columns.code_column},
         **result.summary(),
         "summary": result.summary_line(),
+        "warnings": list(result.warnings),
     }
 
 
@@ -60,7 +76,8 @@ def _sheet_record(sheet: Sheet, out: Path) -> dict[str, Any]:
         "sha256": sheet.sha256,
         "path": str(absolute),
         "relative_path": os.path.relpath(absolute, out.resolve()),
-        "rows": len(sheet.rows),
+        "rows": sheet.row_count,
+        "empty_rows": sheet.empty_rows,
     }
 
 
@@ -82,6 +99,19 @@ def read_join_dir(folder: Path) -> tuple[Rule, list[Sheet]]:
         ) from None
     rule = load_rule(folder / RULE_COPY)
     return rule, [_reread(folder, record, columns) for record in records]
+
+
+def read_join_sample_ids(folder: Path) -> list[str] | None:
+    """The sample ids a join folder was restricted to (`join --sample`), or None."""
+    try:
+        sample = json.loads((folder / SUMMARY).read_text(encoding="utf-8")).get("sample")
+        return None if sample is None else [str(comment_id) for comment_id in sample["ids"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(
+            f"{folder / SUMMARY} is not a join summary ({type(exc).__name__}).",
+            hint="run irr-audit join again to recreate the folder.",
+            code="joindir-invalid",
+        ) from None
 
 
 def _reread(folder: Path, record: dict[str, Any], columns: ColumnChoice) -> Sheet:

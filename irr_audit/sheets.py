@@ -3,6 +3,10 @@
 A sheet is CSV, TSV, XLSX or JSON Lines with one row per comment (CONTRACT.md,
 "Coding sheets"). Nothing is converted: "007" stays "007", "NA" stays "NA", and
 the row number kept with each row is the one a spreadsheet shows (header = row 1).
+
+Large, plain CSV files are parsed by pyarrow; anything unusual (blank lines,
+carriage returns, ragged rows) goes through Python's csv module, which gives
+exact row numbers and precise error messages.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from irr_audit.errors import SheetError
 
 TEXT_FORMATS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
@@ -25,15 +32,32 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 XLSX_SUFFIXES = (".xlsx", ".xlsm")
 SUPPORTED = ", ".join((*TEXT_FORMATS, *JSONL_SUFFIXES, *XLSX_SUFFIXES))
 VERSION_PATTERN = re.compile(r"[vV]?\s*(\d+)")
+FIELDS = ("comment_id", "code", "rule_version")
 csv.field_size_limit(2**31 - 1)  # a 10 MB comment body is a cell, not an attack
 
 
 @dataclass(frozen=True)
+class SheetOptions:
+    """How to read sheets: which columns hold the id and the code, which worksheet."""
+
+    id_column: str | None = None
+    code_column: str | None = None
+    worksheet: str | None = None
+
+
+ColumnChoice = SheetOptions  # the name used before worksheets could be chosen
+
+
+@dataclass(frozen=True)
 class Sheet:
-    """One coder's sheet, read, column by column: entry i of ``rows``,
-    ``comment_ids``, ``codes`` and ``rule_versions`` is one non-empty input row,
-    with ``rows`` the number a spreadsheet shows for it. Rows with every cell
-    empty are only counted, in ``empty_rows``."""
+    """One coder's sheet, read.
+
+    ``frame`` has one row per non-empty input row, with the columns ``row`` (the
+    number a spreadsheet shows), ``comment_id``, ``code`` and ``rule_version``
+    (all text, exactly as typed). Rows with every cell empty are only counted,
+    in ``empty_rows``. ``warnings`` are things a reader should know that are
+    not errors (a hidden row, several worksheets).
+    """
 
     path: Path
     name: str
@@ -41,20 +65,29 @@ class Sheet:
     sha256: str
     size: int
     columns: tuple[str, ...]
-    rows: tuple[int, ...]
-    comment_ids: tuple[str, ...]
-    codes: tuple[str, ...]
-    rule_versions: tuple[str, ...]
+    frame: pd.DataFrame
     empty_rows: int
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def row_count(self) -> int:
+        return len(self.frame)
 
 
 @dataclass(frozen=True)
-class ColumnChoice:
-    id_column: str | None = None
-    code_column: str | None = None
+class RawTable:
+    """A parsed file before columns are chosen: header names, and one text column
+    per header position (named by position) with the spreadsheet row numbers."""
+
+    header: list[str]
+    cells: pd.DataFrame
+    rows: np.ndarray
+    warnings: tuple[str, ...] = ()
+    numeric_cells: dict[int, list[int]] | None = None  # XLSX: column -> rows holding a number or date
+    worksheets: tuple[str, ...] = ()  # XLSX: every worksheet's title, when there are several
 
 
-def read_sheet(path: str | Path, columns: ColumnChoice = ColumnChoice()) -> Sheet:
+def read_sheet(path: str | Path, options: SheetOptions = SheetOptions()) -> Sheet:
     """Read one coding sheet from disk."""
     sheet_path = Path(path)
     if not sheet_path.exists():
@@ -65,25 +98,18 @@ def read_sheet(path: str | Path, columns: ColumnChoice = ColumnChoice()) -> Shee
         )
     if not sheet_path.is_file():
         raise SheetError(f"sheet {sheet_path} is not a file.", code="sheet-not-a-file")
-    suffix = sheet_path.suffix.lower()
-    if suffix not in (*TEXT_FORMATS, *JSONL_SUFFIXES, *XLSX_SUFFIXES):
-        raise SheetError(
-            f"sheet {sheet_path.name} has an unsupported file type {suffix or '(none)'!r}.",
-            hint=f"save it as one of {SUPPORTED}.",
-            code="sheet-unsupported-type",
-        )
+    _check_suffix(sheet_path)
     try:
         data = sheet_path.read_bytes()
     except OSError as exc:
-        raise SheetError(
-            f"sheet {sheet_path} cannot be read: {exc.strerror}.", code="sheet-unreadable"
-        ) from None
-    return parse_sheet(data, sheet_path, columns)
+        raise SheetError(f"sheet {sheet_path} cannot be read: {exc.strerror}.", code="sheet-unreadable") from None
+    return parse_sheet(data, sheet_path, options)
 
 
-def parse_sheet(data: bytes, path: Path, columns: ColumnChoice = ColumnChoice()) -> Sheet:
+def parse_sheet(data: bytes, path: Path, options: SheetOptions = SheetOptions()) -> Sheet:
     """Parse sheet bytes. Pure: ``path`` names the sheet and picks its format."""
     name = path.name
+    _check_suffix(path)
     if not data.strip():
         raise SheetError(
             f"sheet {name} is empty.",
@@ -92,36 +118,12 @@ def parse_sheet(data: bytes, path: Path, columns: ColumnChoice = ColumnChoice())
         )
     suffix = path.suffix.lower()
     if suffix in XLSX_SUFFIXES:
-        table = _xlsx_rows(data, name)
+        table = _xlsx_table(data, name, options.worksheet)
     elif suffix in JSONL_SUFFIXES:
-        table = _jsonl_rows(_decode(data, name), name)
+        table = _jsonl_table(_decode(data, name), name)
     else:
-        table = _delimited_rows(_decode(data, name), TEXT_FORMATS[suffix], name)
-    header, records = table
-    id_at = _find_column(header, columns.id_column or "comment_id", "--id-column", name)
-    code_at = _find_column(header, columns.code_column or "code", "--code-column", name)
-    version_at = _optional_column(header, "rule_version")
-    coder_at = _optional_column(header, "coder")
-    kept = [(number, record) for number, record in records if any(cell.strip() for cell in record)]
-    if not kept:
-        raise SheetError(
-            f"sheet {name} has a header but no coded rows.",
-            hint="check that this is the filled sheet, not the blank template.",
-            code="sheet-empty",
-        )
-    return Sheet(
-        path=path,
-        name=name,
-        coder=_coder(kept, coder_at, path),
-        sha256=hashlib.sha256(data).hexdigest(),
-        size=len(data),
-        columns=tuple(header),
-        rows=tuple(number for number, _ in kept),
-        comment_ids=tuple(_column(kept, id_at)),
-        codes=tuple(_column(kept, code_at)),
-        rule_versions=tuple(_column(kept, version_at)),
-        empty_rows=len(records) - len(kept),
-    )
+        table = _delimited_table(data, TEXT_FORMATS[suffix], name)
+    return _sheet_from_table(table, data, path, options)
 
 
 def parse_rule_version(text: str) -> int | None:
@@ -132,6 +134,74 @@ def parse_rule_version(text: str) -> int | None:
     if not match:
         raise ValueError(text)
     return int(match.group(1))
+
+
+def _check_suffix(path: Path) -> None:
+    suffix = path.suffix.lower()
+    if suffix not in (*TEXT_FORMATS, *JSONL_SUFFIXES, *XLSX_SUFFIXES):
+        raise SheetError(
+            f"sheet {path.name} has an unsupported file type {suffix or '(none)'!r}.",
+            hint=f"save it as one of {SUPPORTED}.",
+            code="sheet-unsupported-type",
+        )
+
+
+def _sheet_from_table(table: RawTable, data: bytes, path: Path, options: SheetOptions) -> Sheet:
+    name = path.name
+    header = table.header
+    try:
+        id_at = _find_column(header, options.id_column or "comment_id", "--id-column", name)
+        code_at = _find_column(header, options.code_column or "code", "--code-column", name)
+    except SheetError as error:
+        if table.worksheets and not options.worksheet:
+            error.hint = (
+                f"the workbook has worksheets {', '.join(map(repr, table.worksheets))} and the first was read; "
+                "choose one with --worksheet NAME."
+            )
+        raise
+    version_at = _optional_column(header, "rule_version")
+    coder_at = _optional_column(header, "coder")
+    cells = table.cells
+    non_empty = np.zeros(len(cells), dtype=bool)
+    for column in cells.columns:
+        non_empty |= cells[column].str.strip().ne("").to_numpy()
+    if not non_empty.any():
+        raise SheetError(
+            f"sheet {name} has a header but no coded rows.",
+            hint="check that this is the filled sheet, not the blank template.",
+            code="sheet-empty",
+        )
+    kept = cells[non_empty]
+    rows = table.rows[non_empty]
+    empty_text = pd.Series("", index=kept.index, dtype=kept[id_at].dtype)
+    frame = pd.DataFrame(
+        {
+            "row": rows,
+            "comment_id": kept[id_at].to_numpy(),
+            "code": kept[code_at].to_numpy(),
+            "rule_version": (kept[version_at] if version_at is not None else empty_text).to_numpy(),
+        }
+    )
+    coder = _coder(kept[coder_at], rows, path) if coder_at is not None else path.stem
+    warnings = list(table.warnings)
+    numeric_ids = (table.numeric_cells or {}).get(id_at, [])
+    if numeric_ids:
+        warnings.append(
+            f"{len(numeric_ids)} comment ids are stored as numbers or dates, not text (rows "
+            f"{', '.join(map(str, numeric_ids[:5]))}{' ...' if len(numeric_ids) > 5 else ''}); "
+            "leading zeros and long digits may have been lost. Format the id column as text."
+        )
+    return Sheet(
+        path=path,
+        name=name,
+        coder=coder,
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+        columns=tuple(header),
+        frame=frame,
+        empty_rows=int((~non_empty).sum()),
+        warnings=tuple(warnings),
+    )
 
 
 # --- decoding ------------------------------------------------------------------
@@ -181,46 +251,90 @@ def _not_utf8(name: str, detail: str) -> SheetError:
 
 # --- formats -----------------------------------------------------------------
 
-Records = list[tuple[int, list[str]]]
+Records = list[list[str]]
 
 
-def _delimited_rows(text: str, delimiter: str, name: str) -> tuple[list[str], Records]:
+def _text_frame(records: Records, width: int) -> pd.DataFrame:
+    frame = pd.DataFrame(records, columns=range(width), dtype=object) if records else pd.DataFrame(
+        {column: pd.Series([], dtype=object) for column in range(width)}
+    )
+    return frame.astype(str) if len(frame) else frame
+
+
+def _delimited_table(data: bytes, delimiter: str, name: str) -> RawTable:
+    text = _decode(data, name)
+    fast = _arrow_table(text, delimiter)
+    if fast is not None:
+        return fast
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     try:
         parsed = list(reader)
     except csv.Error as exc:
         raise SheetError(
-            f"sheet {name} is not valid {'TSV' if delimiter == chr(9) else 'CSV'} "
-            f"near line {reader.line_num}: {exc}.",
+            f"sheet {name} is not valid {'TSV' if delimiter == chr(9) else 'CSV'} near line {reader.line_num}: {exc}.",
             hint="open it in a spreadsheet and export it again.",
             code="sheet-malformed",
         ) from None
     if not parsed:
         raise SheetError(f"sheet {name} is empty.", code="sheet-empty")
     header, *body = parsed
-    return _check_width(header, [(index + 2, record) for index, record in enumerate(body)], name)
+    return _padded_table(header, body, np.arange(2, len(body) + 2), name)
 
 
-def _check_width(header: list[str], records: Records, name: str) -> tuple[list[str], Records]:
+def _arrow_table(text: str, delimiter: str) -> RawTable | None:
+    """pyarrow's parser for plain files: no carriage returns and no blank lines,
+    so that record i is spreadsheet row i + 2. Anything else: None (use csv)."""
+    if "\r" in text or "\n\n" in text or text.startswith("\n"):
+        return None
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:  # pragma: no cover - pyarrow is a dependency; the csv path still works
+        return None
+    header_line = next(csv.reader(io.StringIO(text.split("\n", 1)[0])), None)
+    if not header_line or '"' in text.split("\n", 1)[0]:
+        return None
+    names = [str(position) for position in range(len(header_line))]
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(text.encode("utf-8")),
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+            convert_options=pacsv.ConvertOptions(
+                column_types=dict.fromkeys(names, pa.string()),
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+                null_values=[],
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowException):
+        return None
+    cells = pd.DataFrame({position: table.column(str(position)).to_pandas() for position in range(len(names))})
+    return RawTable(header=header_line, cells=cells, rows=np.arange(2, len(cells) + 2))
+
+
+def _padded_table(header: list[str], body: Records, rows: np.ndarray, name: str) -> RawTable:
     """Short rows are padded (spreadsheets drop trailing empty cells); a row with
     non-empty cells beyond the header cannot be read safely and is refused."""
     width = len(header)
-    checked: Records = []
-    for row_number, record in records:
+    padded: Records = []
+    for row_number, record in zip(rows, body):
         if len(record) > width and any(cell.strip() for cell in record[width:]):
             raise SheetError(
                 f"sheet {name} row {row_number} has {len(record)} cells but the header has {width}.",
                 hint="a value probably contains an unquoted delimiter; quote it or fix the row.",
                 code="sheet-ragged",
             )
-        checked.append((row_number, (record + [""] * width)[:width]))
-    return header, checked
+        padded.append((record + [""] * width)[:width])
+    return RawTable(header=header, cells=_text_frame(padded, width), rows=np.asarray(rows, dtype=np.int64))
 
 
-def _jsonl_rows(text: str, name: str) -> tuple[list[str], Records]:
-    objects: list[tuple[int, dict[str, Any]]] = []
+def _jsonl_table(text: str, name: str) -> RawTable:
+    objects: list[dict[str, Any]] = []
+    lines: list[int] = []
     header: dict[str, None] = {}
-    for line_number, line in enumerate(text.splitlines(), start=1):
+    # split on "\n" only: str.splitlines() would also split inside a JSON string at U+2028
+    for line_number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -238,10 +352,11 @@ def _jsonl_rows(text: str, name: str) -> tuple[list[str], Records]:
                 code="sheet-malformed",
             )
         header.update(dict.fromkeys(item))
-        objects.append((line_number, item))
+        objects.append(item)
+        lines.append(line_number)
     columns = list(header)
-    records = [(line, [_json_text(item.get(key)) for key in columns]) for line, item in objects]
-    return columns, records
+    records = [[_json_text(item.get(key)) for key in columns] for item in objects]
+    return RawTable(header=columns, cells=_text_frame(records, len(columns)), rows=np.asarray(lines, dtype=np.int64))
 
 
 def _json_text(value: Any) -> str:
@@ -256,30 +371,70 @@ def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def _xlsx_rows(data: bytes, name: str) -> tuple[list[str], Records]:
+def _xlsx_table(data: bytes, name: str, worksheet_name: str | None) -> RawTable:
     from openpyxl import load_workbook  # heavy: import only when an XLSX sheet is read
 
     try:
-        # data_only: a formula cell gives the value Excel cached; no formula is evaluated.
-        workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
+        # data_only: a formula cell gives the value the spreadsheet cached; no formula is evaluated.
+        workbook = load_workbook(io.BytesIO(data), data_only=True)
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError, TypeError) as exc:
         raise SheetError(
             f"sheet {name} is not a readable XLSX workbook ({type(exc).__name__}).",
             hint="open it in a spreadsheet and save it again as .xlsx, or export CSV UTF-8.",
             code="sheet-malformed",
         ) from None
     try:
-        worksheet = workbook.worksheets[0]
-        rows = [
-            (row_number, [_xlsx_text(value) for value in values])
-            for row_number, values in enumerate(worksheet.iter_rows(values_only=True), start=1)
-        ]
+        worksheet, warnings = _choose_worksheet(workbook, name, worksheet_name)
+        values = list(worksheet.iter_rows(values_only=True))
+        warnings += _worksheet_warnings(worksheet)
     finally:
         workbook.close()
-    if not rows:
-        raise SheetError(f"sheet {name} has an empty first worksheet.", code="sheet-empty")
-    (_, header), *body = rows
-    return _check_width(header, body, name)
+    if not values:
+        raise SheetError(f"sheet {name} has an empty worksheet {worksheet.title!r}.", code="sheet-empty")
+    header = [_xlsx_text(value) for value in values[0]]
+    body = [[_xlsx_text(value) for value in row] for row in values[1:]]
+    table = _padded_table(header, body, np.arange(2, len(body) + 2), name)
+    numeric: dict[int, list[int]] = {}
+    for row_number, row in enumerate(values[1:], start=2):
+        for column, value in enumerate(row):
+            if isinstance(value, (int, float, dt.date, dt.time)) and not isinstance(value, bool):
+                numeric.setdefault(column, []).append(row_number)
+    titles = tuple(sheet.title for sheet in workbook.worksheets)
+    return RawTable(table.header, table.cells, table.rows, tuple(warnings), numeric, titles if len(titles) > 1 else ())
+
+
+def _choose_worksheet(workbook: Any, name: str, wanted: str | None) -> tuple[Any, list[str]]:
+    titles = [sheet.title for sheet in workbook.worksheets]
+    if wanted is not None:
+        if wanted not in titles:
+            raise SheetError(
+                f"sheet {name} has no worksheet {wanted!r}. Worksheets: {', '.join(titles)}.",
+                hint="pass --worksheet with one of those names.",
+                code="sheet-no-worksheet",
+            )
+        return workbook[wanted], []
+    warnings = []
+    if len(titles) > 1:
+        warnings.append(
+            f"the workbook has {len(titles)} worksheets ({', '.join(titles)}); read the first, {titles[0]!r}. "
+            "Choose another with --worksheet."
+        )
+    return workbook.worksheets[0], warnings
+
+
+def _worksheet_warnings(worksheet: Any) -> list[str]:
+    warnings = []
+    hidden = [number for number, dims in worksheet.row_dimensions.items() if dims.hidden]
+    if hidden:
+        shown = ", ".join(map(str, hidden[:10])) + (" ..." if len(hidden) > 10 else "")
+        warnings.append(f"{len(hidden)} hidden rows were read like any other (rows {shown}).")
+    merged = [str(cells) for cells in worksheet.merged_cells.ranges]
+    if merged:
+        warnings.append(
+            f"merged cells {', '.join(merged[:5])}: only the top-left cell of each holds a value; "
+            "the others are read as blank."
+        )
+    return warnings
 
 
 def _xlsx_text(value: Any) -> str:
@@ -313,7 +468,8 @@ def _find_column(header: list[str], wanted: str, option: str, name: str) -> int:
         found = ", ".join(column for column in header if column.strip()) or "(none)"
         raise SheetError(
             f'sheet {name} has no column "{wanted}".\n  Columns found: {found}',
-            hint=f"pass {option} NAME, or rename the column.",
+            hint=f"pass {option} NAME, or rename the column (if the first row is data, add a header row "
+            "comment_id,code).",
             code="sheet-missing-column",
         )
     return matches[0]
@@ -324,27 +480,17 @@ def _optional_column(header: list[str], wanted: str) -> int | None:
     return matches[0] if matches else None
 
 
-def _column(records: Records, index: int | None) -> list[str]:
-    if index is None:
-        return [""] * len(records)
-    return [record[index] for _, record in records]
-
-
-def _coder(records: Records, coder_at: int | None, path: Path) -> str:
+def _coder(names: pd.Series, rows: np.ndarray, path: Path) -> str:
     """The sheet's coder column when it names one coder, else the file name stem."""
-    if coder_at is None:
-        return path.stem
-    named: dict[str, int] = {}
-    for number, record in records:
-        name = record[coder_at].strip()
-        if name and name not in named:
-            named[name] = number
+    stripped = names.str.strip().to_numpy()
+    named = pd.unique(stripped[stripped != ""])
     if len(named) > 1:
-        (first, first_row), (second, second_row) = list(named.items())[:2]
+        first, second = named[:2]
+        first_row, second_row = rows[stripped == first][0], rows[stripped == second][0]
         raise SheetError(
             f"sheet {path.name} names more than one coder in its coder column: "
             f"{first!r} (row {first_row}) and {second!r} (row {second_row}).",
             hint="give each coder a sheet of their own.",
             code="sheet-several-coders",
         )
-    return next(iter(named), path.stem)
+    return str(named[0]) if len(named) else path.stem

@@ -12,4 +12,6 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", deadline=None, max_examples=100)
+# The long fuzz run (tests/fuzz/README.md): many more examples, still reproducible by seed.
+settings.register_profile("fuzz", deadline=None, max_examples=20_000, suppress_health_check=list(HealthCheck))
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))

@@ -104,7 +104,8 @@ def test_missing_column_lists_the_columns_found(tmp_path: Path) -> None:
                  sheet(tmp_path, "bob.csv", GOOD), "--rule", RULE)
     assert result.stderr.splitlines()[1:] == [
         "  Columns found: id, code, note",
-        "  Hint: pass --id-column NAME, or rename the column.",
+        "  Hint: pass --id-column NAME, or rename the column (if the first row is data, add a header row "
+        "comment_id,code).",
     ]
 
 

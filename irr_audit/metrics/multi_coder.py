@@ -119,7 +119,8 @@ def _coder_probabilities(counts: RatingCounts, units: np.ndarray) -> tuple[np.nd
     """p_gk = n_gk / n_g for each coder, (B, r, K), and whether the coder coded anything."""
     rows = counts.patterns.rows
     k = counts.n_categories
-    one_hot = (rows[:, :, None] == np.arange(k)).reshape(len(rows), -1).astype(np.int64)
+    one_hot = (rows[:, :, None] == np.arange(k)).reshape(len(rows), rows.shape[1] * k)
+    one_hot = one_hot.astype(np.int64)
     n_gk = (_as_weights(units) @ one_hot).reshape(-1, rows.shape[1], k)
     n_g = n_gk.sum(axis=2)
     return safe_divide(n_gk, n_g[:, :, None]), n_g > 0

@@ -21,6 +21,7 @@ class Undefined(IntEnum):
     NOT_TWO_CATEGORIES = 7
     CATEGORY_UNUSED = 8
     ONE_CODER = 9
+    ONE_UNIT = 10
 
 
 REASON_TEXT: dict[Undefined, str] = {
@@ -44,6 +45,7 @@ REASON_TEXT: dict[Undefined, str] = {
     ),
     Undefined.CATEGORY_UNUSED: "no coder used this category",
     Undefined.ONE_CODER: "one coder: agreement needs at least two coders",
+    Undefined.ONE_UNIT: "n = 1: a single unit cannot separate agreement from chance",
 }
 
 

@@ -153,9 +153,28 @@ def _plan(patterns: Patterns, scale: Scale, values: np.ndarray | None) -> list[C
     return multi_coder_plan(patterns, scale, values)
 
 
+# Raw shares and indices stay reported for a single unit; chance-corrected ones do not.
+NOT_CHANCE_CORRECTED = frozenset({"po", "pe", "specific_agreement", "prevalence_index",
+                                  "bias_index"})
+
+
 def _evaluate(plan: list[Coefficient], patterns: Patterns, n_boot: int,
               rng: np.random.Generator | None) -> MetricMap:
-    """Point Metrics, and percentile bootstrap intervals when n_boot > 0."""
+    """Point Metrics, and percentile bootstrap intervals when n_boot > 0.
+
+    With a single unit the formulas still produce numbers (0 for one disagreeing
+    unit), but no coefficient can separate agreement from chance on one unit, so
+    the chance-corrected ones are reported undefined.
+    """
+    if patterns.n_units == 1:
+        one_unit = Metric.undefined(REASON_TEXT[Undefined.ONE_UNIT])
+        out: MetricMap = {}
+        for c in plan:
+            point = c.point()
+            if c.name not in NOT_CHANCE_CORRECTED:
+                point = one_unit if isinstance(point, Metric) else dict.fromkeys(point, one_unit)
+            out[c.name] = point
+        return out
     metrics: MetricMap = {c.name: c.point() for c in plan}
     if n_boot <= 0 or rng is None or patterns.n_units == 0:
         return metrics

@@ -53,6 +53,8 @@ def render_console(report: dict[str, Any]) -> Group:
     by_reason = report["missingness"]["by_reason"]
     if by_reason:
         parts.append(Text("log rows: " + ", ".join(f"{n} {r}" for r, n in by_reason.items()), style="dim"))
+    for warning in report.get("warnings", []):
+        parts.append(Text("warning: " + warning, style="yellow"))
     categories = report["categories"]
     if report.get("table") is not None and len(report["coders"]) == 2:
         parts.append(agreement_table(report["table"], categories, *report["coders"]))

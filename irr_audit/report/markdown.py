@@ -75,8 +75,13 @@ def render_markdown(report: dict[str, Any]) -> str:
     by_reason = report["missingness"]["by_reason"]
     if by_reason:
         lines += ["", *_table(["log reason", "rows"], [[md_text(r), str(n)] for r, n in by_reason.items()])]
+    if report.get("warnings"):
+        lines += ["", "## Warnings", "", *(f"- {md_text(warning)}" for warning in report["warnings"])]
     lines += _agreement_sections(report)
     lines += _disagreement_section(report)
+    from irr_audit.adjudication import adjudication_lines  # after, and apart from, the independent statistics
+
+    lines += adjudication_lines(report)
     return "\n".join(lines) + "\n"
 
 

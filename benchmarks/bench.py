@@ -1,0 +1,756 @@
+"""Benchmark irr-audit against the cost of reading the files and against the
+script a user would otherwise write (issue 9).
+
+    python benchmarks/bench.py --quick                 # 10^4 and 10^5 units
+    python benchmarks/bench.py --sizes 1000000 --coders 5 --codes 2
+    python benchmarks/bench.py --markdown              # the same table as Markdown
+
+For every (units, coders, codes) configuration it writes seeded synthetic
+coding sheets and a matching rule into a temporary folder (or --workdir), then
+runs each command in a fresh subprocess, one at a time, and records the wall
+time and the peak resident memory of that process: the pyarrow floor
+(floor_pyarrow.py), the peer script (peer_script.py), and `irr-audit join`,
+`score`, `score --bootstrap 1000` and `report --format html`. Options that the
+installed irr-audit does not have are detected from its --help and shown as n/a.
+See benchmarks/README.md for what each column means.
+
+This orchestrating process imports only the standard library and never holds
+the data: on Linux a child's ru_maxrss starts from its parent's peak RSS
+(fork/vfork before exec), so a fat parent would inflate every child's figure.
+The synthetic sheets are written by a child process (`bench.py _generate`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FLOOR_SCRIPT = HERE / "floor_pyarrow.py"
+PEER_SCRIPT = HERE / "peer_script.py"
+
+CODES = {
+    2: ["yes", "no"],
+    5: ["none", "mild", "moderate", "strong", "severe"],
+}
+PREVALENCE = {
+    2: [0.35, 0.65],
+    5: [0.40, 0.25, 0.15, 0.12, 0.08],
+}
+AGREEMENT = 0.80  # chance that a coder gives the unit's latent code; otherwise a draw from PREVALENCE
+BLANK_RATE = 0.05  # share of a coder's cells written with an empty code
+ABSENT_RATE = 0.02  # share of units with no row at all in a coder's sheet
+ALL_SIZES = [10_000, 100_000, 1_000_000]
+QUICK_SIZES = [10_000, 100_000]
+LARGE = 1_000_000  # from this size on each command runs once unless --repeat-large says otherwise
+
+COMMANDS = ["floor (pyarrow)", "peer script", "join", "score", "score --bootstrap 1000", "report --format html"]
+
+
+# --------------------------------------------------------------------------- data
+
+
+def rule_name(codes: int, scale: str) -> str:
+    return f"bench_k{codes}" + ("_ordinal" if scale == "ordinal" else "")
+
+
+def write_rule(rules_dir: Path, codes: int, scale: str) -> Path:
+    """rules/<rule>/v1.yaml in the CONTRACT.md format."""
+    name = rule_name(codes, scale)
+    lines = [
+        f"rule: {name}",
+        "version: 1",
+        f"question: Synthetic benchmark rule with {codes} codes ({scale}).",
+        f"scale: {scale}",
+        "codes:",
+    ]
+    for rank, code in enumerate(CODES[codes]):
+        value = f", value: {rank}" if scale == "ordinal" else ""
+        lines.append(f'  - {{code: "{code}", label: "{code}", definition: "Synthetic code {code}."{value}}}')
+    lines += ["missing_codes: [unknown]", "changelog: First version.", ""]
+    path = rules_dir / name / "v1.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def generate(outdir: Path, units: int, coders: int, codes: int, seed: int) -> None:
+    """Write coder1.csv .. coderN.csv (columns comment_id,code) into outdir.
+
+    Ids are `t1_` plus six base-36 digits, unique, drawn without replacement.
+    Each unit has a latent code; each coder reports it with probability
+    AGREEMENT, else a draw from the prevalence. Per coder, BLANK_RATE of the
+    cells are written with an empty code, ABSENT_RATE of the units get no row,
+    and the rows are shuffled. Runs in a child process (see module docstring).
+    """
+    import numpy as np
+
+    rng = np.random.default_rng([seed, units, coders, codes])
+    low = 36**5  # six base-36 digits, no leading zero
+    numbers = rng.choice(36**6 - low, size=units, replace=False) + low
+    alphabet = np.frombuffer(b"0123456789abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
+    raw = np.empty((units, 9), dtype=np.uint8)
+    raw[:, :3] = np.frombuffer(b"t1_", dtype=np.uint8)
+    rest = numbers.copy()
+    for position in range(8, 2, -1):
+        raw[:, position] = alphabet[rest % 36]
+        rest //= 36
+    ids = raw.view("S9").ravel()
+
+    prevalence = np.asarray(PREVALENCE[codes])
+    truth = rng.choice(codes, size=units, p=prevalence)
+    labels = np.array([code.encode() for code in CODES[codes]] + [b""], dtype=object)
+    outdir.mkdir(parents=True, exist_ok=True)
+    for coder in range(1, coders + 1):
+        given = np.where(rng.random(units) < AGREEMENT, truth, rng.choice(codes, size=units, p=prevalence))
+        given[rng.random(units) < BLANK_RATE] = codes  # the empty label
+        rows = rng.permutation(np.flatnonzero(rng.random(units) >= ABSENT_RATE))
+        body = b"\n".join(
+            [b"comment_id,code"] + [i + b"," + c for i, c in zip(ids[rows].tolist(), labels[given[rows]].tolist())]
+        )
+        (outdir / f"coder{coder}.csv").write_bytes(body + b"\n")
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class Run:
+    seconds: float | None
+    peak_mb: float | None
+    returncode: int | None
+    stdout: Path
+    stderr: Path
+    timed_out: bool = False
+
+
+class Meter:
+    """Run one command in a fresh process; wall time and that process's peak RSS.
+
+    method "time": GNU /usr/bin/time -f %M (its own small process forks the
+    command, so the figure is the command's alone). method "wait4": the
+    child's rusage from os.wait4. Wall time is measured here, around the
+    whole spawn-and-wait, with perf_counter.
+    """
+
+    def __init__(self, method: str, scratch: Path, timeout: float):
+        self.scratch = scratch
+        self.timeout = timeout
+        gnu_time = shutil.which("time", path="/usr/bin:/bin")
+        if method == "auto":
+            method = "time" if gnu_time and self._gnu_time_works(gnu_time) else "wait4"
+        if method == "time" and not gnu_time:
+            raise SystemExit("--rss time: /usr/bin/time not found")
+        self.method = method
+        self.gnu_time = gnu_time
+        self.count = 0
+
+    @staticmethod
+    def _gnu_time_works(binary: str) -> bool:
+        try:
+            done = subprocess.run(
+                [binary, "-f", "%M", "-o", os.devnull, "true"], capture_output=True, timeout=10, check=False
+            )
+        except (OSError, subprocess.SubprocessError):
+            return False
+        return done.returncode == 0
+
+    def run(self, command: list[str], env: dict[str, str] | None = None) -> Run:
+        self.count += 1
+        stdout = self.scratch / f"run{self.count}.out"
+        stderr = self.scratch / f"run{self.count}.err"
+        rss_file = self.scratch / f"run{self.count}.rss"
+        full = [self.gnu_time, "-f", "%M", "-o", str(rss_file), *command] if self.method == "time" else command
+        timed_out = threading.Event()
+        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+            start = time.perf_counter()
+            process = subprocess.Popen(
+                full, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+            )
+
+            def kill() -> None:
+                timed_out.set()
+                try:
+                    os.killpg(process.pid, 9)  # the process group of this one child only
+                except ProcessLookupError:
+                    pass
+
+            timer = threading.Timer(self.timeout, kill)
+            timer.start()
+            _, status, usage = os.wait4(process.pid, 0)
+            seconds = time.perf_counter() - start
+            timer.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if self.method == "time":
+            peak_kb = _last_int(rss_file)
+            rss_file.unlink(missing_ok=True)
+        else:
+            peak_kb = usage.ru_maxrss / (1024 if sys.platform == "darwin" else 1)  # bytes on macOS
+        if timed_out.is_set():
+            return Run(None, None, None, stdout, stderr, timed_out=True)
+        return Run(seconds, None if peak_kb is None else peak_kb / 1024, process.returncode, stdout, stderr)
+
+
+def _last_int(path: Path) -> float | None:
+    try:
+        lines = path.read_text().split()
+    except OSError:
+        return None
+    for token in reversed(lines):
+        if token.isdigit():
+            return float(token)
+    return None
+
+
+def _read_json(path: Path, limit: int = 5_000_000):
+    """A command's JSON stdout, if small (a big parse would bloat this process)."""
+    try:
+        if path.stat().st_size > limit:
+            return None
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _tail(path: Path, limit: int = 300) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+    return " ".join(text[-limit:].split())
+
+
+# --------------------------------------------------------------------------- irr-audit
+
+
+def irr_audit_command(override: str | None) -> list[str]:
+    if override:
+        return shlex.split(override)
+    beside = Path(sys.executable).parent / "irr-audit"
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("irr-audit")
+    return [found] if found else [sys.executable, "-m", "irr_audit"]
+
+
+def help_text(irr: list[str], *sub: str) -> str:
+    env = dict(os.environ, COLUMNS="250", NO_COLOR="1", TERM="dumb")
+    try:
+        done = subprocess.run([*irr, *sub, "--help"], capture_output=True, text=True, env=env, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout + done.stderr
+
+
+@dataclass
+class Features:
+    quiet_score: bool
+    quiet_join: bool
+    quiet_report: bool
+    bootstrap: bool
+    seed: bool
+    report_html: bool
+
+    @classmethod
+    def detect(cls, irr: list[str]) -> Features:
+        score, join, report = help_text(irr, "score"), help_text(irr, "join"), help_text(irr, "report")
+        return cls(
+            quiet_score="--quiet" in score,
+            quiet_join="--quiet" in join,
+            quiet_report="--quiet" in report,
+            bootstrap="--bootstrap" in score,
+            seed="--seed" in score,
+            report_html="--format" in report and "html" in report,
+        )
+
+
+# --------------------------------------------------------------------------- one configuration
+
+
+@dataclass
+class Result:
+    units: int
+    coders: int
+    codes: int
+    scale: str
+    command: str
+    input_bytes: int
+    seconds: float | None = None
+    peak_mb: float | None = None
+    status: str = "ok"  # ok | n/a | failed (rc N) | timeout
+    note: str = ""
+    runs: list[float] = field(default_factory=list)
+
+
+def measure_best(meter: Meter, command: list[str], repeat: int, before=None) -> tuple[Run, list[float], float | None]:
+    """Run `repeat` times; the fastest run, every wall time, the highest peak."""
+    best: Run | None = None
+    times: list[float] = []
+    peak: float | None = None
+    for _ in range(repeat):
+        if before:
+            before()
+        run = meter.run(command)
+        if run.timed_out or run.returncode != 0:
+            return run, times, peak
+        times.append(run.seconds)
+        peak = max(peak or 0.0, run.peak_mb or 0.0)
+        if best is None or run.seconds < best.seconds:
+            best = run
+    return best, times, peak
+
+
+def bench_config(
+    args, meter: Meter, irr: list[str], feats: Features, rules: dict, units: int, coders: int, codes: int, scale: str
+) -> list[Result]:
+    data = Path(args.workdir) / "data" / f"n{units}_c{coders}_k{codes}"
+    if not (data / f"coder{coders}.csv").exists():
+        started = time.perf_counter()
+        subprocess.run(
+            [
+                sys.executable,
+                str(Path(__file__).resolve()),
+                "_generate",
+                str(data),
+                str(units),
+                str(coders),
+                str(codes),
+                str(args.seed),
+            ],
+            check=True,
+        )
+        if args.verbose:
+            print(f"  generated {data.name} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    sheets = [str(data / f"coder{c}.csv") for c in range(1, coders + 1)]
+    input_bytes = sum(os.path.getsize(path) for path in sheets)
+    rule = str(rules[(codes, scale)])
+    repeat = args.repeat if units < LARGE else args.repeat_large
+    out_dir = Path(args.workdir) / "out"
+    scratch = meter.scratch
+
+    def clear_out() -> None:
+        shutil.rmtree(out_dir, ignore_errors=True)
+
+    quiet_score = ["-q"] if feats.quiet_score else []
+    plan: list[tuple[str, list[str] | None, object]] = [
+        ("floor (pyarrow)", [sys.executable, str(FLOOR_SCRIPT), *sheets], None),
+        ("peer script", [sys.executable, str(PEER_SCRIPT), "--codes", ",".join(CODES[codes]), *sheets], None),
+        (
+            "join",
+            [*irr, "join", *sheets, "--rule", rule, "--out", str(out_dir)] + (["-q"] if feats.quiet_join else []),
+            clear_out,
+        ),
+        ("score", [*irr, "score", *sheets, "--rule", rule, "--format", "json", *quiet_score], None),
+        (
+            "score --bootstrap 1000",
+            [
+                *irr,
+                "score",
+                *sheets,
+                "--rule",
+                rule,
+                "--format",
+                "json",
+                "--bootstrap",
+                "1000",
+                *(["--seed", "1"] if feats.seed else []),
+                *quiet_score,
+            ]
+            if feats.bootstrap
+            else None,
+            None,
+        ),
+        (
+            "report --format html",
+            [
+                *irr,
+                "report",
+                *sheets,
+                "--rule",
+                rule,
+                "--format",
+                "html",
+                "--output",
+                str(scratch / "report.html"),
+                *(["-q"] if feats.quiet_report else []),
+            ]
+            if feats.report_html
+            else None,
+            None,
+        ),
+    ]
+    results = []
+    peer_values = None
+    for name, command, before in plan:
+        if args.only and name not in args.only:
+            continue
+        result = Result(units, coders, codes, scale, name, input_bytes)
+        results.append(result)
+        if command is None:
+            result.status = "n/a"
+            result.note = "option not in this irr-audit"
+            _progress(args, result)
+            continue
+        run, times, peak = measure_best(meter, command, repeat, before)
+        if run.timed_out:
+            result.status, result.note = "timeout", f"> {args.timeout:.0f} s"
+        elif run.returncode != 0:
+            result.status = f"failed (rc {run.returncode})"
+            result.note = _tail(run.stderr)
+        else:
+            result.seconds, result.peak_mb, result.runs = run.seconds, peak, times
+            output = _read_json(run.stdout) if name != "join" else None
+            if name == "floor (pyarrow)" and output:
+                result.note = f"{sum(output['rows']):,} rows read"
+            elif name == "peer script" and output:
+                peer_values = output
+                result.note = f"4 coefficients on {output['fully_coded']:,} fully coded units"
+            elif name.startswith("score"):
+                result.note = describe_score(output, peer_values, scale)
+        clear_out()
+        _progress(args, result)
+    if not args.keep:
+        shutil.rmtree(data, ignore_errors=True)
+    return results
+
+
+def describe_score(score, peer, scale: str) -> str:
+    """How many metrics came back, and whether the shared ones equal the peer's."""
+    if not isinstance(score, dict):
+        return "output not parsed"
+    metrics = score.get("metrics", {}) or {}
+    available = score.get("available_case", {}) or {}
+    pairs = score.get("pairs", []) or []
+    pair_metrics = sum(len(pair.get("metrics", {}) or {}) for pair in pairs)
+    note = f"{len(metrics)} metrics + {len(available)} available-case; {len(pairs)} pairs ({pair_metrics} metrics)"
+    if not peer:
+        return note
+    checks, wrong = 0, []
+
+    def compare(label: str, ours, theirs) -> None:
+        nonlocal checks
+        value = ours.get("value") if isinstance(ours, dict) else None
+        if value is None or theirs is None:
+            return
+        checks += 1
+        if abs(value - theirs) > 1e-9 * max(1.0, abs(theirs)):
+            wrong.append(f"{label} {value:.6g} vs {theirs:.6g}")
+
+    fully = (score.get("units") or {}).get("fully_coded")
+    if fully is not None:
+        checks += 1
+        if fully != peer["fully_coded"]:
+            wrong.append(f"fully_coded {fully} vs {peer['fully_coded']}")
+    compare("fleiss_kappa", metrics.get("fleiss_kappa"), peer.get("fleiss_kappa"))
+    if scale == "nominal":
+        compare("krippendorff_alpha", metrics.get("krippendorff_alpha"), peer.get("krippendorff_alpha"))
+    for pair in pairs:
+        key = "|".join(pair.get("coders", []))
+        compare(f"cohen_kappa {key}", (pair.get("metrics") or {}).get("cohen_kappa"), peer["pairs"].get(key))
+    if wrong:
+        return note + "; DIFFERS FROM PEER: " + ", ".join(wrong)
+    return note + f"; {checks} values equal the peer's"
+
+
+def _progress(args, result: Result) -> None:
+    if args.verbose:
+        shown = f"{result.seconds:.3f} s, {result.peak_mb:.0f} MB" if result.seconds is not None else result.status
+        print(
+            f"  {result.units:>9,} x {result.coders} coders x {result.codes} codes  {result.command:<24} {shown}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+# --------------------------------------------------------------------------- start-up
+
+
+def bench_startup(args, meter: Meter, irr: list[str], feats: Features, rules: dict) -> list[Result]:
+    data = Path(args.workdir) / "data" / "startup20"
+    subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "_generate", str(data), "20", "2", "2", str(args.seed)],
+        check=True,
+    )
+    sheets = [str(data / "coder1.csv"), str(data / "coder2.csv")]
+    rule = str(rules[(2, "nominal")])
+    plan = [
+        ("python -c pass", [sys.executable, "-c", "pass"]),
+        ("irr-audit --help", [*irr, "--help"]),
+        (
+            "irr-audit score, 20 units",
+            [*irr, "score", *sheets, "--rule", rule, "--format", "json", *(["-q"] if feats.quiet_score else [])],
+        ),
+    ]
+    results = []
+    for name, command in plan:
+        result = Result(20, 2, 2, "nominal", name, 0)
+        run, times, peak = measure_best(meter, command, args.startup_repeat)
+        if run.timed_out or run.returncode != 0:
+            result.status = "timeout" if run.timed_out else f"failed (rc {run.returncode})"
+            result.note = _tail(run.stderr)
+        else:
+            result.seconds, result.peak_mb, result.runs = run.seconds, peak, times
+            result.note = f"best of {len(times)}; median {sorted(times)[len(times) // 2]:.3f} s"
+        results.append(result)
+    if not args.keep:
+        shutil.rmtree(data, ignore_errors=True)
+    return results
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def table_rows(results: list[Result]) -> list[list[str]]:
+    rows = []
+    for result in results:
+        same = [
+            r
+            for r in results
+            if (r.units, r.coders, r.codes, r.scale) == (result.units, result.coders, result.codes, result.scale)
+        ]
+        floor = next((r for r in same if r.command == "floor (pyarrow)" and r.seconds), None)
+        peer = next((r for r in same if r.command == "peer script" and r.seconds), None)
+        ok = result.seconds is not None
+        codes = f"{result.codes}" + (" ord" if result.scale == "ordinal" else "")
+        rows.append(
+            [
+                f"{result.units:,}",
+                str(result.coders),
+                codes,
+                result.command,
+                f"{result.seconds:.3f}" if ok else result.status,
+                f"{result.peak_mb:.0f}" if ok and result.peak_mb is not None else "",
+                f"{result.seconds / floor.seconds:.2f}x" if ok and floor else "",
+                f"{result.seconds / peer.seconds:.2f}x" if ok and peer else "",
+                f"{result.input_bytes / 2**20:.1f}",
+                f"{result.peak_mb * 2**20 / result.input_bytes:.1f}x"
+                if ok and result.peak_mb and result.input_bytes
+                else "",
+                result.note,
+            ]
+        )
+    return rows
+
+
+HEADER = [
+    "units",
+    "coders",
+    "codes",
+    "command",
+    "seconds",
+    "peak MB",
+    "x floor",
+    "x peer",
+    "input MB",
+    "peak/input",
+    "note",
+]
+
+
+def render_text(rows: list[list[str]]) -> str:
+    widths = [max(len(HEADER[i]), *(len(row[i]) for row in rows)) for i in range(len(HEADER) - 1)]
+    right = {0, 1, 4, 5, 6, 7, 8, 9}
+    lines = []
+    for row in [HEADER, *rows]:
+        cells = [row[i].rjust(widths[i]) if i in right else row[i].ljust(widths[i]) for i in range(len(widths))]
+        lines.append("  ".join(cells) + "  " + row[-1])
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def render_markdown(rows: list[list[str]]) -> str:
+    lines = [
+        "| " + " | ".join(HEADER) + " |",
+        "|" + "|".join("---:" if i in {0, 1, 4, 5, 6, 7, 8, 9} else "---" for i in range(len(HEADER))) + "|",
+    ]
+    for row in rows:
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
+    return "\n".join(lines)
+
+
+def environment(irr: list[str], meter: Meter, feats: Features) -> str:
+    from importlib import metadata
+
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "-"
+
+    packages = ", ".join(
+        f"{name} {version(name)}"
+        for name in ["irr-audit", "pyarrow", "pandas", "numpy", "scikit-learn", "statsmodels", "krippendorff"]
+    )
+    missing = [
+        flag
+        for flag, present in [("score --bootstrap", feats.bootstrap), ("report --format html", feats.report_html)]
+        if not present
+    ]
+    return "\n".join(
+        [
+            f"{time.strftime('%Y-%m-%d %H:%M')}  {platform.platform()}  {os.cpu_count()} cores  "
+            f"Python {platform.python_version()}",
+            packages,
+            f"irr-audit: {' '.join(irr)}; peak RSS via {meter.method}"
+            + (f"; not in this irr-audit: {', '.join(missing)}" if missing else ""),
+        ]
+    )
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="Time irr-audit against the pyarrow floor and the pandas/scikit-learn/statsmodels/krippendorff "
+        "peer script, each command in a fresh process."
+    )
+    parser.add_argument(
+        "--sizes",
+        type=lambda text: [int(float(s)) for s in text.split(",")],
+        help="comma-separated unit counts (1e6 works); default 10000,100000,1000000",
+    )
+    parser.add_argument("--quick", action="store_true", help="sizes 10^4 and 10^5 only")
+    parser.add_argument(
+        "--coders",
+        type=lambda text: [int(s) for s in text.split(",")],
+        default=[2, 5],
+        help="comma-separated coder counts (default 2,5)",
+    )
+    parser.add_argument(
+        "--codes",
+        type=lambda text: [int(s) for s in text.split(",")],
+        default=[2, 5],
+        help="comma-separated code counts, 2 and/or 5 (default 2,5)",
+    )
+    parser.add_argument(
+        "--five-scale",
+        choices=["ordinal", "nominal", "both"],
+        default="ordinal",
+        help="scale of the 5-code rule (default ordinal: every weighted coefficient applies)",
+    )
+    parser.add_argument(
+        "--only",
+        type=lambda text: [s.strip() for s in text.split(",")],
+        help=f"comma-separated subset of: {', '.join(COMMANDS)}",
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="runs per command below 10^6 units; best is shown")
+    parser.add_argument("--repeat-large", type=int, default=1, help="runs per command at 10^6 units and more")
+    parser.add_argument("--startup-repeat", type=int, default=5, help="runs of each start-up command")
+    parser.add_argument("--no-startup", action="store_true", help="skip the start-up timings")
+    parser.add_argument("--seed", type=int, default=20240901)
+    parser.add_argument("--workdir", help="where to write sheets and outputs (default: a temporary folder)")
+    parser.add_argument("--keep", action="store_true", help="keep the generated sheets and outputs")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds before one command is killed")
+    parser.add_argument(
+        "--rss",
+        choices=["auto", "time", "wait4"],
+        default="auto",
+        help="peak memory via GNU /usr/bin/time or os.wait4 (default: time if present)",
+    )
+    parser.add_argument("--irr-audit", dest="irr_audit", help="command to run irr-audit (default: the entry point)")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--save", help="also write every result as JSON to this file")
+    parser.add_argument("-q", "--quiet", dest="verbose", action="store_false", help="no progress on stderr")
+    args = parser.parse_args(argv)
+    args.sizes = args.sizes or (QUICK_SIZES if args.quick else ALL_SIZES)
+    unknown = sorted(set(args.codes) - set(CODES))
+    if unknown:
+        parser.error(f"--codes: only {sorted(CODES)} are defined, not {unknown}")
+    if args.only and set(args.only) - set(COMMANDS):
+        parser.error(f"--only: unknown commands {sorted(set(args.only) - set(COMMANDS))}; choose from {COMMANDS}")
+    return args
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["_generate"]:
+        outdir, units, coders, codes, seed = argv[1:6]
+        generate(Path(outdir), int(units), int(coders), int(codes), int(seed))
+        return 0
+    args = parse_args(argv)
+    made_temp = args.workdir is None
+    args.workdir = args.workdir or tempfile.mkdtemp(prefix="irr-bench-")
+    Path(args.workdir).mkdir(parents=True, exist_ok=True)
+    scratch = Path(args.workdir) / "runs"
+    scratch.mkdir(exist_ok=True)
+    try:
+        irr = irr_audit_command(args.irr_audit)
+        feats = Features.detect(irr)
+        meter = Meter(args.rss, scratch, args.timeout)
+        rules = {}
+        for codes in args.codes:
+            scales = (
+                ["nominal"] if codes == 2 else {"both": ["nominal", "ordinal"]}.get(args.five_scale, [args.five_scale])
+            )
+            for scale in scales:
+                rules[(codes, scale)] = write_rule(Path(args.workdir) / "rules", codes, scale)
+        if (2, "nominal") not in rules:
+            rules[(2, "nominal")] = write_rule(Path(args.workdir) / "rules", 2, "nominal")
+        if args.verbose:
+            print(f"workdir {args.workdir}; peak RSS via {meter.method}", file=sys.stderr)
+
+        results: list[Result] = []
+        for units in args.sizes:
+            for coders in args.coders:
+                for codes, scale in sorted(k for k in rules if k[0] in args.codes):
+                    results += bench_config(args, meter, irr, feats, rules, units, coders, codes, scale)
+        startup = [] if args.no_startup else bench_startup(args, meter, irr, feats, rules)
+
+        render = render_markdown if args.markdown else render_text
+        print(environment(irr, meter, feats) + ("  \n" if args.markdown else "\n"))
+        if results:
+            print(render(table_rows(results)))
+            print()
+        if startup:
+            print(render_startup(startup, args.markdown))
+        if args.save:
+            Path(args.save).write_text(json.dumps([r.__dict__ for r in results + startup], indent=2) + "\n")
+        failed = [r for r in results + startup if r.status not in ("ok", "n/a")]
+        return 1 if failed else 0
+    finally:
+        if args.keep:
+            print(f"kept {args.workdir}", file=sys.stderr)
+        elif made_temp:
+            shutil.rmtree(args.workdir, ignore_errors=True)
+        else:
+            for sub in ("data", "out", "runs", "rules"):
+                shutil.rmtree(Path(args.workdir) / sub, ignore_errors=True)
+
+
+def render_startup(results: list[Result], markdown: bool) -> str:
+    header = ["start-up", "seconds", "peak MB", "note"]
+    rows = [
+        [
+            r.command,
+            f"{r.seconds:.3f}" if r.seconds is not None else r.status,
+            f"{r.peak_mb:.0f}" if r.peak_mb is not None else "",
+            r.note,
+        ]
+        for r in results
+    ]
+    if markdown:
+        return "\n".join(
+            ["| " + " | ".join(header) + " |", "|---|---:|---:|---|"] + ["| " + " | ".join(row) + " |" for row in rows]
+        )
+    widths = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(3)]
+    lines = [
+        "  ".join([row[0].ljust(widths[0]), row[1].rjust(widths[1]), row[2].rjust(widths[2]), row[3]])
+        for row in [header, *rows]
+    ]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,57 @@
+"""`irr-audit sample`: the collector's output -> a ledger, a missingness log, a
+completeness verdict, a reproducible draw and one blank coding sheet per coder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from irr_audit.cli import app, reports_errors
+from irr_audit.sampling import SheetFormat
+
+
+@app.command("sample")
+@reports_errors
+def sample(
+    dataset: Annotated[
+        Path, typer.Argument(help="The collector's dataset: a JSON array (.json), JSON Lines (.jsonl) or CSV.")
+    ],
+    rule: Annotated[Path, typer.Option("--rule", help="The rule file the coders will code under.")],
+    coders: Annotated[str, typer.Option("--coders", help="Two or more coder names, e.g. alice,bob.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the ledger, the log, sample.json and sheets/.")],
+    run_record: Annotated[
+        Path | None,
+        typer.Option("--run-record", help="The collector's run record (OUTPUT), to judge completeness."),
+    ] = None,
+    size: Annotated[int | None, typer.Option("--size", help="Draw this many units (needs --seed).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the draw and of --shuffle.")] = None,
+    shuffle: Annotated[
+        bool, typer.Option("--shuffle", help="Give each coder the units in their own order (needs --seed).")
+    ] = False,
+    sheet_format: Annotated[
+        SheetFormat, typer.Option("--sheet-format", help="csv, or xlsx with a code list in the sheet.")
+    ] = SheetFormat.CSV,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace sample files in --out that differ (filled sheets too).")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
+) -> None:
+    """Build the working ledger and one blank coding sheet per coder from the collector's output."""
+    from irr_audit.collector import read_dataset, read_run_record
+    from irr_audit.rules import load_rule
+    from irr_audit.sampling import SampleRequest, build_sample, parse_coders, summary_lines, write_sample_dir
+
+    request = SampleRequest(
+        coders=tuple(parse_coders(coders)), size=size, seed=seed, shuffle=shuffle, sheet_format=sheet_format
+    )
+    loaded_rule = load_rule(rule)
+    record = None if run_record is None else read_run_record(run_record)
+    built = build_sample(read_dataset(dataset), record, loaded_rule, rule.read_bytes(), request)
+    inputs = [dataset, rule, *([run_record] if run_record else [])]
+    written = write_sample_dir(built, out, inputs, force)
+    if not quiet:
+        for line in summary_lines(built):
+            typer.echo(line, err=True)
+        typer.echo(f"wrote {len(written)} files into {out}", err=True)
