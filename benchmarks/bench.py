@@ -133,6 +133,7 @@ class Run:
     stdout: Path
     stderr: Path
     timed_out: bool = False
+    cpu: float | None = None  # user + system seconds of the command
 
 
 class Meter:
@@ -171,7 +172,7 @@ class Meter:
         stdout = self.scratch / f"run{self.count}.out"
         stderr = self.scratch / f"run{self.count}.err"
         rss_file = self.scratch / f"run{self.count}.rss"
-        full = [self.gnu_time, "-f", "%M", "-o", str(rss_file), *command] if self.method == "time" else command
+        full = [self.gnu_time, "-f", "%U %S %M", "-o", str(rss_file), *command] if self.method == "time" else command
         timed_out = threading.Event()
         with open(stdout, "wb") as out, open(stderr, "wb") as err:
             start = time.perf_counter()
@@ -193,24 +194,27 @@ class Meter:
             timer.cancel()
         process.returncode = os.waitstatus_to_exitcode(status)
         if self.method == "time":
-            peak_kb = _last_int(rss_file)
+            cpu, peak_kb = _time_output(rss_file)
             rss_file.unlink(missing_ok=True)
         else:
+            cpu = usage.ru_utime + usage.ru_stime
             peak_kb = usage.ru_maxrss / (1024 if sys.platform == "darwin" else 1)  # bytes on macOS
         if timed_out.is_set():
             return Run(None, None, None, stdout, stderr, timed_out=True)
-        return Run(seconds, None if peak_kb is None else peak_kb / 1024, process.returncode, stdout, stderr)
+        peak_mb = None if peak_kb is None else peak_kb / 1024
+        return Run(seconds, peak_mb, process.returncode, stdout, stderr, cpu=cpu)
 
 
-def _last_int(path: Path) -> float | None:
+def _time_output(path: Path) -> tuple[float | None, float | None]:
+    """(user + system seconds, peak KiB) from GNU time's `-f "%U %S %M"` file.
+
+    Its last line; a line before it says so when the command failed.
+    """
     try:
-        lines = path.read_text().split()
-    except OSError:
-        return None
-    for token in reversed(lines):
-        if token.isdigit():
-            return float(token)
-    return None
+        last = path.read_text().strip().splitlines()[-1].split()
+        return float(last[0]) + float(last[1]), float(last[2])
+    except (OSError, IndexError, ValueError):
+        return None, None
 
 
 def _read_json(path: Path, limit: int = 5_000_000):
@@ -288,6 +292,7 @@ class Result:
     input_bytes: int
     seconds: float | None = None
     peak_mb: float | None = None
+    cpu: float | None = None
     status: str = "ok"  # ok | n/a | failed (rc N) | timeout
     note: str = ""
     runs: list[float] = field(default_factory=list)
@@ -405,11 +410,14 @@ def bench_config(
         run, times, peak = measure_best(meter, command, repeat, before)
         if run.timed_out:
             result.status, result.note = "timeout", f"> {args.timeout:.0f} s"
+        elif run.returncode == 2 and "not available" in _tail(run.stderr, 2000):
+            # listed in --help but refused as not yet available
+            result.status, result.note = "n/a", "refused: " + _tail(run.stderr, 2000).split(". ")[0][:100]
         elif run.returncode != 0:
             result.status = f"failed (rc {run.returncode})"
             result.note = _tail(run.stderr)
         else:
-            result.seconds, result.peak_mb, result.runs = run.seconds, peak, times
+            result.seconds, result.peak_mb, result.runs, result.cpu = run.seconds, peak, times, run.cpu
             output = _read_json(run.stdout) if name != "join" else None
             if name == "floor (pyarrow)" and output:
                 result.note = f"{sum(output['rows']):,} rows read"
@@ -500,7 +508,7 @@ def bench_startup(args, meter: Meter, irr: list[str], feats: Features, rules: di
             result.status = "timeout" if run.timed_out else f"failed (rc {run.returncode})"
             result.note = _tail(run.stderr)
         else:
-            result.seconds, result.peak_mb, result.runs = run.seconds, peak, times
+            result.seconds, result.peak_mb, result.runs, result.cpu = run.seconds, peak, times, run.cpu
             result.note = f"best of {len(times)}; median {sorted(times)[len(times) // 2]:.3f} s"
         results.append(result)
     if not args.keep:
@@ -530,6 +538,7 @@ def table_rows(results: list[Result]) -> list[list[str]]:
                 codes,
                 result.command,
                 f"{result.seconds:.3f}" if ok else result.status,
+                f"{result.cpu:.2f}" if ok and result.cpu is not None else "",
                 f"{result.peak_mb:.0f}" if ok and result.peak_mb is not None else "",
                 f"{result.seconds / floor.seconds:.2f}x" if ok and floor else "",
                 f"{result.seconds / peer.seconds:.2f}x" if ok and peer else "",
@@ -549,6 +558,7 @@ HEADER = [
     "codes",
     "command",
     "seconds",
+    "cpu s",
     "peak MB",
     "x floor",
     "x peer",
@@ -556,11 +566,12 @@ HEADER = [
     "peak/input",
     "note",
 ]
+RIGHT = {i for i, name in enumerate(HEADER) if name not in ("codes", "command", "note")}
 
 
 def render_text(rows: list[list[str]]) -> str:
     widths = [max(len(HEADER[i]), *(len(row[i]) for row in rows)) for i in range(len(HEADER) - 1)]
-    right = {0, 1, 4, 5, 6, 7, 8, 9}
+    right = RIGHT
     lines = []
     for row in [HEADER, *rows]:
         cells = [row[i].rjust(widths[i]) if i in right else row[i].ljust(widths[i]) for i in range(len(widths))]
@@ -572,14 +583,14 @@ def render_text(rows: list[list[str]]) -> str:
 def render_markdown(rows: list[list[str]]) -> str:
     lines = [
         "| " + " | ".join(HEADER) + " |",
-        "|" + "|".join("---:" if i in {0, 1, 4, 5, 6, 7, 8, 9} else "---" for i in range(len(HEADER))) + "|",
+        "|" + "|".join("---:" if i in RIGHT else "---" for i in range(len(HEADER))) + "|",
     ]
     for row in rows:
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
     return "\n".join(lines)
 
 
-def environment(irr: list[str], meter: Meter, feats: Features) -> str:
+def environment(irr: list[str], meter: Meter, feats: Features) -> list[str]:
     from importlib import metadata
 
     def version(name: str) -> str:
@@ -597,15 +608,17 @@ def environment(irr: list[str], meter: Meter, feats: Features) -> str:
         for flag, present in [("score --bootstrap", feats.bootstrap), ("report --format html", feats.report_html)]
         if not present
     ]
-    return "\n".join(
-        [
-            f"{time.strftime('%Y-%m-%d %H:%M')}  {platform.platform()}  {os.cpu_count()} cores  "
-            f"Python {platform.python_version()}",
-            packages,
-            f"irr-audit: {' '.join(irr)}; peak RSS via {meter.method}"
-            + (f"; not in this irr-audit: {', '.join(missing)}" if missing else ""),
-        ]
-    )
+    load = "load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()) if hasattr(os, "getloadavg") else ""
+    lines = [
+        f"{time.strftime('%Y-%m-%d %H:%M')}  {platform.platform()}  {os.cpu_count()} cores  "
+        f"Python {platform.python_version()}  {load} (at the end of the run)",
+        packages,
+        f"irr-audit: {' '.join(irr)}; peak RSS via {meter.method}"
+        + (f"; not in this irr-audit: {', '.join(missing)}" if missing else ""),
+    ]
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        lines.append("PYTHONDONTWRITEBYTECODE is set: modules without a cached .pyc are compiled on every start")
+    return lines
 
 
 # --------------------------------------------------------------------------- main
@@ -708,7 +721,7 @@ def main(argv: list[str]) -> int:
         startup = [] if args.no_startup else bench_startup(args, meter, irr, feats, rules)
 
         render = render_markdown if args.markdown else render_text
-        print(environment(irr, meter, feats) + ("  \n" if args.markdown else "\n"))
+        print(("  \n" if args.markdown else "\n").join(environment(irr, meter, feats)) + "\n")
         if results:
             print(render(table_rows(results)))
             print()
@@ -729,11 +742,12 @@ def main(argv: list[str]) -> int:
 
 
 def render_startup(results: list[Result], markdown: bool) -> str:
-    header = ["start-up", "seconds", "peak MB", "note"]
+    header = ["start-up", "seconds", "cpu s", "peak MB", "note"]
     rows = [
         [
             r.command,
             f"{r.seconds:.3f}" if r.seconds is not None else r.status,
+            f"{r.cpu:.2f}" if r.cpu is not None else "",
             f"{r.peak_mb:.0f}" if r.peak_mb is not None else "",
             r.note,
         ]
@@ -741,11 +755,12 @@ def render_startup(results: list[Result], markdown: bool) -> str:
     ]
     if markdown:
         return "\n".join(
-            ["| " + " | ".join(header) + " |", "|---|---:|---:|---|"] + ["| " + " | ".join(row) + " |" for row in rows]
+            ["| " + " | ".join(header) + " |", "|---|---:|---:|---:|---|"]
+            + ["| " + " | ".join(row) + " |" for row in rows]
         )
-    widths = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(3)]
+    widths = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(4)]
     lines = [
-        "  ".join([row[0].ljust(widths[0]), row[1].rjust(widths[1]), row[2].rjust(widths[2]), row[3]])
+        "  ".join([row[0].ljust(widths[0]), *(row[i].rjust(widths[i]) for i in (1, 2, 3)), row[4]])
         for row in [header, *rows]
     ]
     lines.insert(1, "-" * len(lines[0]))

@@ -3,14 +3,42 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import combinations
 from typing import Any
 
 import numpy as np
 
-from irr_audit import __version__, metrics
+from irr_audit import __version__
+from irr_audit.errors import UsageError
 from irr_audit.join import JoinResult
 from irr_audit.rules import Rule
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """`--group humans=ann,ben,cat --against model`: a group's consensus scored against one coder."""
+
+    name: str
+    members: tuple[str, ...]
+    reference: str
+
+    @classmethod
+    def parse(cls, group: str, against: str | None) -> GroupSpec:
+        name, _, members = group.partition("=")
+        coders = tuple(member.strip() for member in members.split(",") if member.strip())
+        if not name.strip() or len(coders) < 2 or against is None:
+            raise UsageError(
+                f"--group {group!r} is not NAME=CODER,CODER[,...] with --against CODER.",
+                hint="for example --group humans=ann,ben,cat --against model.",
+                code="usage-group",
+            )
+        return cls(name.strip(), coders, against.strip())
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    n_boot: int = 0
+    seed: int | None = None
+    group: GroupSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -27,6 +55,7 @@ class AuditReport:
     agreement: dict[str, Any]
     disagreements: tuple[dict[str, Any], ...]
     warnings: tuple[str, ...] = ()
+    group: dict[str, Any] | None = None
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -48,26 +77,37 @@ class AuditReport:
             "missingness": self.missingness,
             "categories": list(self.categories),
             **self.agreement,
+            "warnings": [*self.warnings, *self.agreement.get("warnings", [])],
             "disagreement_count": len(self.disagreements),
-            "warnings": list(self.warnings),
         }
+        if self.group is not None:
+            out["group_comparison"] = self.group
         if include_disagreements:
             out["disagreements"] = list(self.disagreements)
         return out
 
 
-def build_report(join: JoinResult) -> AuditReport:
-    fully = join.fully_coded
+def build_report(join: JoinResult, options: AuditOptions = AuditOptions()) -> AuditReport:
+    from irr_audit.metrics import summarise  # numeric core: imported only when scoring
+
+    rule = join.rule
+    values = np.array(rule.values) if rule.values is not None else None
+    summary = summarise(join.codes, len(rule.categories), rule.scale.value, values, n_boot=options.n_boot,
+                        seed=options.seed)
+    agreement = summary.to_dict(list(rule.categories), list(join.coders))
+    counted = agreement.pop("units")
+    agreement.pop("scale", None)
     return AuditReport(
         tool_version=__version__,
-        rule=join.rule,
+        rule=rule,
         sheets=tuple(_sheet_info(join, column) for column in range(len(join.sheets))),
         coders=join.coders,
-        units=join.summary()["units"],
+        units={**join.summary()["units"], "available_case": counted["available_case"]},
         missingness=_missingness(join),
-        agreement=agreement(join.codes[fully], len(join.rule.categories), join.coders),
+        agreement=agreement,
         disagreements=tuple(_disagreements(join)),
         warnings=join.warnings,
+        group=_group_comparison(join, options, values) if options.group else None,
     )
 
 
@@ -85,59 +125,51 @@ def _sheet_info(join: JoinResult, column: int) -> dict[str, Any]:
 
 def _missingness(join: JoinResult) -> dict[str, Any]:
     log = join.log
-    by_coder = {
-        coder: {reason: int(count) for reason, count in log[log["coder"] == coder]["reason"].value_counts().items()}
-        for coder in join.coders
-    }
+    counts = log.groupby(["coder", "reason"], sort=False).size()
+    by_coder = {coder: {} for coder in join.coders}
+    for (coder, reason), count in counts.items():
+        by_coder[coder][reason] = int(count)
     return {"log_rows": len(log), "by_reason": join.summary()["log_rows"], "by_coder": by_coder}
 
 
-def pair_table(first: np.ndarray, second: np.ndarray, n_categories: int) -> np.ndarray:
-    """The K x K agreement table: rows the first coder's code, columns the second's."""
-    cells = np.bincount(first * n_categories + second, minlength=n_categories * n_categories)
-    return cells.reshape(n_categories, n_categories)
+def _group_comparison(join: JoinResult, options: AuditOptions, values: np.ndarray | None) -> dict[str, Any]:
+    from irr_audit.metrics import group_vs_reference
 
-
-def agreement(codes: np.ndarray, n_categories: int, coders: tuple[str, ...]) -> dict[str, Any]:
-    """Two-coder agreement on fully coded units: the table, po, pe and Cohen's kappa,
-    and the same for every coder pair."""
-    pairs = []
-    for first, second in combinations(range(len(coders)), 2):
-        table = pair_table(codes[:, first], codes[:, second], n_categories)
-        pairs.append(
-            {
-                "coders": [coders[first], coders[second]],
-                "n": int(table.sum()),
-                "table": table.tolist(),
-                "metrics": _cohen_metrics(table),
-            }
+    spec = options.group
+    assert spec is not None
+    index = {coder: column for column, coder in enumerate(join.coders)}
+    unknown = [coder for coder in (*spec.members, spec.reference) if coder not in index]
+    if unknown:
+        raise UsageError(
+            f"--group/--against name {', '.join(map(repr, unknown))}, which is no coder of this audit.",
+            hint=f"the coders are {', '.join(join.coders)}.",
+            code="usage-group",
         )
-    overall = pairs[0] if len(coders) == 2 else None
-    return {
-        "table": overall["table"] if overall else None,
-        "metrics": overall["metrics"] if overall else {},
-        "pairs": pairs,
-    }
-
-
-def _cohen_metrics(table: np.ndarray) -> dict[str, Any]:
-    return {
-        "po": metrics.observed_agreement(table).to_dict(),
-        "pe": metrics.chance_agreement(table).to_dict(),
-        "cohen_kappa": metrics.cohen_kappa(table).to_dict(),
-    }
+    if spec.reference in spec.members:
+        raise UsageError(f"--against {spec.reference!r} is also in the group.", code="usage-group",
+                         hint="the reference must be a coder outside the group.")
+    rule = join.rule
+    members = [index[coder] for coder in spec.members]
+    comparison = group_vs_reference(join.codes, len(rule.categories), rule.scale.value, members,
+                                    index[spec.reference], values, n_boot=options.n_boot, seed=options.seed)
+    out = comparison.to_dict(list(rule.categories), list(spec.members), spec.reference)
+    out["name"] = spec.name
+    out["undecided_units"] = [
+        {"comment_id": join.unit_ids[unit], "reason": reason}
+        for unit, reason in enumerate(comparison.consensus.reasons)
+        if reason is not None
+    ]
+    return out
 
 
 def _disagreements(join: JoinResult) -> list[dict[str, Any]]:
     """Fully coded units on which the coders did not all give the same code."""
-    fully = join.fully_coded
     codes = join.codes
-    differ = fully & (codes != codes[:, :1]).any(axis=1)
-    categories = join.rule.categories
+    differ = join.fully_coded & (codes != codes[:, :1]).any(axis=1)
+    categories = np.array(join.rule.categories, dtype=object)
+    units = np.flatnonzero(differ)
+    named = categories[codes[units]]
     return [
-        {
-            "comment_id": join.unit_ids[unit],
-            "codes": {coder: categories[codes[unit, column]] for column, coder in enumerate(join.coders)},
-        }
-        for unit in np.flatnonzero(differ)
+        {"comment_id": join.unit_ids[unit], "codes": dict(zip(join.coders, row))}
+        for unit, row in zip(units, named.tolist())
     ]

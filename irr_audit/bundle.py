@@ -882,7 +882,7 @@ class Problem:
     detail: str = ""
 
     def line(self) -> str:
-        return f"{self.kind}: {self.path}" + (f": {self.detail}" if self.detail else "")
+        return ": ".join(part for part in (self.kind, self.path, self.detail) if part)
 
     def to_dict(self) -> dict[str, str]:
         return {"kind": self.kind, "path": self.path, "detail": self.detail}
@@ -939,7 +939,8 @@ def verify_bundle(bundle: Path) -> Verification:
     join, score_problems, new_keys = recompute(bundle, manifest)
     problems += score_problems
     if new_keys:
-        notes.append(f"not in the frozen score (new in irr-audit {__version__}?), not compared: {', '.join(new_keys)}")
+        shown = ", ".join(new_keys[:8]) + (f" and {len(new_keys) - 8} more" if len(new_keys) > 8 else "")
+        notes.append(f"not in the frozen score (new in irr-audit {__version__}?), not compared: {shown}")
     records = 0
     if join is not None:
         from irr_audit.adjudication import check_adjudication  # adjudication builds on this module
@@ -1002,14 +1003,14 @@ def recompute(bundle: Path, manifest: dict[str, Any]) -> tuple[JoinResult | None
     try:
         join = join_files(bundle, manifest)
     except IrrAuditError as error:
-        return None, [Problem("score", "score", f"cannot be recomputed from the bundle's files: {error.message}")], []
+        return None, [Problem("score", "", f"cannot be recomputed from the bundle's files: {error.message}")], []
     problems = []
     units = manifest["units"]
     if units["count"] != len(join.unit_ids) or units["ids_sha256"] != units_digest(join.unit_ids):
-        problems.append(Problem("units", "units", f"the frozen sheets hold {len(join.unit_ids)} units, "
+        problems.append(Problem("units", "", f"the frozen sheets hold {len(join.unit_ids)} units, "
                                 f"the manifest says {units['count']} (or their ids differ)"))
     # Through JSON, as the frozen score went: tuples become lists, exactly as in the manifest.
     score = json.loads(render_json(build_report(join).to_dict(include_disagreements=False)))
     differences, new_keys = compare_scores(manifest["score"], score)
-    problems += [Problem("score", "score", text) for text in differences]
+    problems += [Problem("score", *text.split(": ", 1)) for text in differences]
     return join, problems, new_keys

@@ -66,6 +66,15 @@ CodeColumn = Annotated[
     str | None, typer.Option("--code-column", help="Column holding the code (default code).")
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No summary line on stderr.")]
+Bootstrap = Annotated[
+    int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates over units for every coefficient (0: none).")
+]
+Seed = Annotated[int | None, typer.Option("--seed", help="Seed of the bootstrap, for reproducible intervals.")]
+GroupOption = Annotated[
+    str | None,
+    typer.Option("--group", help="NAME=CODER,CODER,...: score this group's consensus against --against."),
+]
+Against = Annotated[str | None, typer.Option("--against", help="The coder the --group consensus is scored against.")]
 Worksheet = Annotated[
     str | None, typer.Option("--worksheet", help="XLSX sheets: the worksheet to read (default: the first).")
 ]
@@ -158,16 +167,21 @@ def score(
     inputs: Annotated[list[Path], typer.Argument(help="A folder written by join, or two or more sheets.")],
     rule: RuleOption = None,
     output_format: Annotated[ScoreFormat, typer.Option("--format", help="text or json.")] = ScoreFormat.TEXT,
+    bootstrap: Bootstrap = 0,
+    seed: Seed = None,
+    group: GroupOption = None,
+    against: Against = None,
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
     worksheet: Worksheet = None,
     quiet: Quiet = False,
 ) -> None:
-    """Score agreement on the fully coded units: the table, po, pe and kappa."""
+    """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient."""
     from irr_audit.audit import build_report
 
+    options = _audit_options(bootstrap, seed, group, against)
     result = _join_inputs(inputs, rule, id_column, code_column, worksheet=worksheet)
-    report = build_report(result).to_dict(include_disagreements=False)
+    report = build_report(result, options).to_dict(include_disagreements=False)
     if not quiet:
         _tell(result)
     _emit(report, output_format.value, None)
@@ -180,6 +194,10 @@ def report(
     output_format: Annotated[ReportFormat, typer.Option("--format", help="md, json, html or text.")],
     rule: RuleOption = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
+    bootstrap: Bootstrap = 0,
+    seed: Seed = None,
+    group: GroupOption = None,
+    against: Against = None,
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
     worksheet: Worksheet = None,
@@ -188,14 +206,24 @@ def report(
     """The whole audit in one document: provenance, units, table, coefficients, disagreements."""
     from irr_audit.audit import build_report
 
+    options = _audit_options(bootstrap, seed, group, against)
     result = _join_inputs(inputs, rule, id_column, code_column, worksheet=worksheet)
-    document = build_report(result).to_dict()
+    document = build_report(result, options).to_dict()
     from irr_audit.adjudication import bundle_report_sections
 
     document.update(bundle_report_sections(inputs, document))  # a bundle's adjudication, kept apart
     if not quiet:
         _tell(result)
     _emit(document, output_format.value, output)
+
+
+def _audit_options(bootstrap: int, seed: int | None, group: str | None, against: str | None):
+    from irr_audit.audit import AuditOptions, GroupSpec
+
+    if against is not None and group is None:
+        raise UsageError("--against needs --group.", hint="for example --group humans=ann,ben --against model.",
+                         code="usage-group")
+    return AuditOptions(n_boot=bootstrap, seed=seed, group=GroupSpec.parse(group, against) if group else None)
 
 
 def _tell(result: Any) -> None:
@@ -246,10 +274,7 @@ def _emit(document: dict[str, Any], output_format: str, output: Path | None) -> 
 # Commands that live in modules of their own register themselves on `app` when
 # imported here; their heavy imports stay inside the command functions.
 # (one line per module, below)
-from irr_audit import cli_bundle  # noqa: E402,F401
-from irr_audit import cli_sample  # noqa: E402,F401
-from irr_audit import cli_rules  # noqa: E402,F401
-
+from irr_audit import cli_bundle, cli_rules, cli_sample  # noqa: E402,F401
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE: not 1 (a check failed) and not 2 (bad input)
 

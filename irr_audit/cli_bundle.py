@@ -49,9 +49,11 @@ def freeze(
     typer.echo(str(result.path))
     if not quiet:
         typer.echo(source.join.summary_line(), err=True)
+        for warning in source.join.warnings:
+            typer.echo(f"warning: {warning}", err=True)
         typer.echo(f"froze {len(result.manifest['files'])} files and the score into {result.path}", err=True)
         for note in result.notes:
-            typer.echo(f"note: {note}", err=True)
+            typer.echo(note if note.startswith("warning:") else f"note: {note}", err=True)
 
 
 @app.command()

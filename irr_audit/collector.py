@@ -314,9 +314,15 @@ def _field_text(value: Any) -> str | None:
 
 
 def _json_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value if isinstance(value, JsonNumber) else json.dumps(value, ensure_ascii=False)
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    """A parsed JSON value as JSON text again, numbers as they were written."""
+    if isinstance(value, JsonNumber):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_json_text, value)) + "]"
+    if isinstance(value, dict):
+        pairs = (f"{json.dumps(key, ensure_ascii=False)}: {_json_text(item)}" for key, item in value.items())
+        return "{" + ", ".join(pairs) + "}"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _json_type(value: Any) -> str:

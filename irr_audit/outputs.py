@@ -53,6 +53,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             code="output-unwritable",
         ) from None
     try:
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual permissions
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
             stream.flush()
@@ -65,6 +66,12 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             hint="check the folder's permissions and free space.",
             code="output-unwritable",
         ) from None
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def write_text_atomic(path: Path, text: str) -> None:

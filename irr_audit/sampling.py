@@ -142,7 +142,7 @@ def exclusion(item: Item) -> tuple[Reason, str, str] | None:
     if status == "removed":
         return Reason.REMOVED, raw_status, _status_detail("removed", item)
     body = item.body or ""
-    if not body.strip().strip(INVISIBLE).strip():
+    if not re.sub(f"[\\s{INVISIBLE}]", "", body):
         what = "missing" if item.body is None else "empty or only whitespace"
         return Reason.BLANK_BODY, body, f"body is {what}: there is no text to code"
     if PLACEHOLDER_BODY.fullmatch(body.strip()):
@@ -850,8 +850,8 @@ def read_sample(folder: Path) -> SampleRef:
             hint="restore the ledger (its sha256 is in sample.json), or draw a new sample.",
             code="sample-ledger-changed",
         )
-    ledger_ids = [json.loads(line)["comment_id"] for line in ledger_bytes.decode("utf-8").split("\n") if line]
-    missing = [comment_id for comment_id in ref.ids if comment_id not in set(ledger_ids)]
+    ledger_ids = {json.loads(line)["comment_id"] for line in ledger_bytes.decode("utf-8").split("\n") if line}
+    missing = [comment_id for comment_id in ref.ids if comment_id not in ledger_ids]
     if missing:
         raise UsageError(
             f"{record_path} lists sampled id {quoted(missing[0])}, which is not in its ledger.",

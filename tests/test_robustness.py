@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from irr_audit.audit import build_report
@@ -28,6 +28,8 @@ RULE = parse_rule(
     b"aliases: {l: low, h: high}\n",
     "demo.yaml",
 )
+# Bounded in CI; the `fuzz` profile (tests/fuzz/README.md) raises it for the long run.
+FUZZ = settings(max_examples=max(300, settings().max_examples))
 CELL_REASONS = {"unknown", "blank", "invalid", "absent", "conflict"}
 IDS = st.sampled_from(["a", "b", "c", "007", "7", " a ", "d", "e", "", "f\u200b"])
 CODES = st.sampled_from(["low", "mid", "high", "LOW ", "h", "unknown", "", "  ", "maybe", "=1+1", "Mid"])
@@ -69,7 +71,7 @@ def test_every_row_and_cell_is_accounted_for_once(sheets_rows: list[list[tuple[s
         assert int(np.sum(pair["table"])) == fully
 
 
-@settings(max_examples=300)
+@FUZZ
 @given(st.binary(max_size=400), st.sampled_from([".csv", ".tsv", ".jsonl", ".xlsx"]))
 def test_fuzz_sheet_reader_raises_only_clean_errors(data: bytes, suffix: str) -> None:
     try:
@@ -78,8 +80,9 @@ def test_fuzz_sheet_reader_raises_only_clean_errors(data: bytes, suffix: str) ->
         pass
 
 
-@settings(max_examples=300)
+@FUZZ
 @given(st.text(max_size=300))
+@example("rule: x\nversion: 1\nscale: nominal\ncodes: [a, b]\nx_a: {[a]: b}\n")  # an unhashable key crashed
 def test_fuzz_rule_loader_raises_only_clean_errors(text: str) -> None:
     try:
         parse_rule(text.encode("utf-8", "surrogatepass"), "fuzz.yaml")
@@ -94,7 +97,7 @@ YAMLISH = st.recursive(
 )
 
 
-@settings(max_examples=300)
+@FUZZ
 @given(st.fixed_dictionaries({}, optional={
     "rule": YAMLISH, "version": YAMLISH, "scale": YAMLISH, "codes": YAMLISH, "missing_codes": YAMLISH,
     "aliases": YAMLISH, "examples": YAMLISH, "changelog": YAMLISH, "question": YAMLISH,

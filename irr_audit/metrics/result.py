@@ -42,7 +42,13 @@ class Metric:
         se: float | None = None,
         bounds: tuple[float, float] = (-1.0, 1.0),
     ) -> Metric:
-        """Attach an interval, clipped to ``bounds`` (and say so when clipped)."""
+        """Attach an interval, clipped to ``bounds`` (and say so when clipped).
+
+        A weighted chance term can put an estimate itself below -1 (Gwet's AC2);
+        the bound then widens to the estimate, so no interval excludes its own estimate.
+        """
+        if self.value is not None:
+            bounds = (min(bounds[0], self.value), max(bounds[1], self.value))
         clipped_low, clipped_high = max(low, bounds[0]), min(high, bounds[1])
         clipped = (clipped_low, clipped_high) != (low, high)
         return replace(

@@ -9,6 +9,20 @@ METRIC_LABELS = {
     "po": "observed agreement (po)",
     "pe": "chance agreement (pe)",
     "cohen_kappa": "Cohen's kappa",
+    "scott_pi": "Scott's pi",
+    "fleiss_kappa": "Fleiss' kappa",
+    "conger_kappa": "Conger's kappa",
+    "krippendorff_alpha": "Krippendorff's alpha",
+    "weighted_kappa_linear": "weighted kappa, linear",
+    "weighted_kappa_quadratic": "weighted kappa, quadratic",
+    "gwet_ac1": "Gwet's AC1",
+    "gwet_ac2": "Gwet's AC2",
+    "brennan_prediger": "Brennan-Prediger",
+    "pabak": "PABAK",
+    "prevalence_index": "prevalence index",
+    "bias_index": "bias index",
+    "max_kappa": "maximum kappa",
+    "specific_agreement": "specific agreement",
 }
 
 
@@ -37,7 +51,7 @@ def format_interval(metric: dict[str, Any], digits: int = 4) -> str:
         return ""
     text = f"[{format_number(ci[0], digits)}, {format_number(ci[1], digits)}]"
     if metric.get("ci_clipped"):
-        text += " clipped"
+        text += "*"
     return text
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from irr_audit.report import format_interval, format_metric, metric_label
+from irr_audit.report.sections import Section, metric_sections
 
 
 def md_text(text: object) -> str:
-    """User text inside a Markdown table cell: no markup, no HTML, one line."""
+    """User text inside Markdown: no markup, no HTML, one line."""
     escaped = str(text).replace("\\", "\\\\")
     for char in "|`*_[]<>#":
         escaped = escaped.replace(char, "\\" + char)
@@ -32,11 +32,14 @@ def agreement_table_lines(table: list[list[int]], categories: list[str], row_cod
     return _table(header, rows)
 
 
-def metric_rows(metrics: dict[str, Any]) -> list[list[str]]:
-    return [
-        [metric_label(name), format_metric(metric), format_interval(metric)]
-        for name, metric in metrics.items()
-    ]
+def section_lines(section: Section) -> list[str]:
+    lines = ["", f"## {md_text(section.title)}", ""]
+    if section.rows:
+        lines += _table([md_text(column) if column else " " for column in section.columns],
+                        [[md_text(cell) for cell in row] for row in section.rows])
+    if section.notes:
+        lines += ["", *(f"- {md_text(note)}" for note in section.notes)]
+    return lines
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -56,8 +59,23 @@ def render_markdown(report: dict[str, Any]) -> str:
         ["sheet", "coder", "rows", "sha256"],
         [[md_text(s["name"]), md_text(s["coder"]), str(s["rows"]), f"`{s['sha256']}`"] for s in report["sheets"]],
     )]
+    lines += _unit_lines(report)
+    other_warnings = [w for w in report.get("warnings", []) if not w.startswith("kappa paradox")]
+    if other_warnings:
+        lines += ["", "## Warnings", "", *(f"- {md_text(warning)}" for warning in other_warnings)]
+    for section in metric_sections(report):
+        lines += section_lines(section)
+    lines += _pair_lines(report)
+    lines += _disagreement_section(report)
+    from irr_audit.adjudication import adjudication_lines  # after, and apart from, the independent statistics
+
+    lines += adjudication_lines(report)
+    return "\n".join(lines) + "\n"
+
+
+def _unit_lines(report: dict[str, Any]) -> list[str]:
     units = report["units"]
-    lines += [
+    lines = [
         "",
         "## Units",
         "",
@@ -75,33 +93,22 @@ def render_markdown(report: dict[str, Any]) -> str:
     by_reason = report["missingness"]["by_reason"]
     if by_reason:
         lines += ["", *_table(["log reason", "rows"], [[md_text(r), str(n)] for r, n in by_reason.items()])]
-    if report.get("warnings"):
-        lines += ["", "## Warnings", "", *(f"- {md_text(warning)}" for warning in report["warnings"])]
-    lines += _agreement_sections(report)
-    lines += _disagreement_section(report)
-    from irr_audit.adjudication import adjudication_lines  # after, and apart from, the independent statistics
-
-    lines += adjudication_lines(report)
-    return "\n".join(lines) + "\n"
+    return lines
 
 
-def _agreement_sections(report: dict[str, Any]) -> list[str]:
+def _pair_lines(report: dict[str, Any]) -> list[str]:
+    if len(report["coders"]) <= 2:
+        return []
     categories = report["categories"]
-    lines: list[str] = []
-    if report.get("table") is not None and len(report["coders"]) == 2:
-        first, second = report["coders"]
-        lines += ["", f"## Agreement table ({md_text(first)} rows, {md_text(second)} columns)", ""]
-        lines += agreement_table_lines(report["table"], categories, first, second)
-    if report.get("metrics"):
-        lines += ["", "## Coefficients (fully coded units)", ""]
-        lines += _table(["coefficient", "value", "95% CI"], metric_rows(report["metrics"]))
-    if len(report["coders"]) > 2:
-        lines += ["", "## Coder pairs", ""]
-        for pair in report["pairs"]:
-            first, second = pair["coders"]
-            lines += [f"### {md_text(first)} and {md_text(second)} (n = {pair['n']})", ""]
-            lines += agreement_table_lines(pair["table"], categories, first, second)
-            lines += ["", *_table(["coefficient", "value", "95% CI"], metric_rows(pair["metrics"])), ""]
+    lines = ["", "## Coder pairs", ""]
+    for pair in report["pairs"]:
+        first, second = pair["coders"]
+        kappa = pair["metrics"].get("cohen_kappa", {})
+        lines += [f"### {md_text(first)} and {md_text(second)} (n = {pair['n']})", ""]
+        lines += agreement_table_lines(pair["table"], categories, first, second)
+        from irr_audit.report import format_metric
+
+        lines += ["", f"Cohen's kappa: {md_text(format_metric(kappa))}", ""]
     return lines
 
 

@@ -1,0 +1,302 @@
+"""The report dict grouped for a reader: the same sections in the console, Markdown and HTML.
+
+Order (issue: a reader sees) raw agreement, chance-corrected coefficients,
+paradox diagnostics, uncertainty, and where the disagreement is. Every section
+is plain data (a title, column names, rows of text, notes), so each renderer
+only draws tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from irr_audit.report import format_interval, format_metric, format_number, metric_label
+
+RAW = ("po", "pe")
+CHANCE_CORRECTED = (
+    "cohen_kappa",
+    "scott_pi",
+    "fleiss_kappa",
+    "conger_kappa",
+    "weighted_kappa_linear",
+    "weighted_kappa_quadratic",
+    "krippendorff_alpha",
+    "gwet_ac1",
+    "gwet_ac2",
+    "brennan_prediger",
+)
+PARADOX = ("prevalence_index", "bias_index", "pabak", "max_kappa")
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    notes: tuple[str, ...] = ()
+    # the numbers behind a heat map (agreement tables); None for other sections
+    matrix: tuple[tuple[float, ...], ...] | None = field(default=None)
+
+
+def metric_sections(report: dict[str, Any]) -> list[Section]:
+    metrics = report.get("metrics") or {}
+    available = report.get("available_case") or {}
+    sections = [
+        _table_section(report),
+        _raw_section(report, metrics, available),
+        _specific_section(report),
+        _chance_section(report, metrics, available),
+        _paradox_section(report, metrics, available),
+        _uncertainty_section(report, metrics),
+        *_where_sections(report),
+    ]
+    if report.get("group_comparison"):
+        sections += _group_sections(report["group_comparison"], report["categories"])
+    return [section for section in sections if section is not None and (section.rows or section.notes)]
+
+
+def _basis_note(report: dict[str, Any]) -> str:
+    units = report["units"]
+    return (
+        f"fully coded: the {units['fully_coded']} units every coder coded validly (the audit's basis); "
+        f"available case: the {units.get('available_case', '?')} units with at least two valid codes, "
+        "by each coefficient's published missing-data convention."
+    )
+
+
+def _table_section(report: dict[str, Any]) -> Section | None:
+    table = report.get("table")
+    if table is None:
+        return None
+    categories = report["categories"]
+    coders = report["coders"]
+    if len(coders) == 2:
+        title = f"Agreement table: {coders[0]} (rows) x {coders[1]} (columns), fully coded units"
+        notes: tuple[str, ...] = ()
+    else:
+        title = "Coincidence matrix (all coders, fully coded units)"
+        notes = ("Within a unit coded by m coders, each ordered pair of codes counts 1/(m - 1) (Krippendorff).",)
+    rows = [
+        (category, *map(_count, counts), _count(sum(counts)))
+        for category, counts in zip(categories, table)
+    ]
+    totals = [sum(column) for column in zip(*table)]
+    rows.append(("total", *map(_count, totals), _count(sum(totals))))
+    return Section("table", title, ("", *categories, "total"), tuple(rows), notes,
+                   matrix=tuple(tuple(float(v) for v in row) for row in table))
+
+
+def _count(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+
+
+def _raw_section(report: dict[str, Any], metrics: dict, available: dict) -> Section:
+    notes = [_basis_note(report)]
+    if len(report["coders"]) > 2:
+        notes.append("With three or more coders po is Fleiss' P-bar: the mean share of agreeing coder pairs per unit.")
+    rows = tuple(
+        (metric_label(name), format_metric(metrics[name]), format_metric(available[name]) if name in available else "")
+        for name in RAW
+        if name in metrics
+    )
+    return Section("raw", "Raw agreement", ("coefficient", "fully coded", "available case"), rows, tuple(notes))
+
+
+def _specific_section(report: dict[str, Any]) -> Section | None:
+    per_category = report.get("per_category") or {}
+    if not per_category:
+        return None
+    rows = []
+    for category, entry in per_category.items():
+        rows.append(
+            (
+                category,
+                format_metric(entry["specific_agreement"]) if "specific_agreement" in entry else "",
+                format_metric(entry["kappa"]) if "kappa" in entry else "",
+                format_interval(entry["kappa"]) if "kappa" in entry else "",
+            )
+        )
+    return Section(
+        "per_category",
+        "By category",
+        ("category", "specific agreement", "kappa vs rest", "95% CI"),
+        tuple(rows),
+        ("Specific agreement: 2 n_kk / (row_k + col_k), the agreement on this category given either coder used it.",),
+    )
+
+
+def _chance_section(report: dict[str, Any], metrics: dict, available: dict) -> Section:
+    interpretation = report.get("interpretation") or {}
+    rows, conventions = [], {}
+    for name in CHANCE_CORRECTED:
+        if name not in metrics:
+            continue
+        label = interpretation.get(name, {})
+        if label:
+            conventions[label["convention"]] = None
+        rows.append(
+            (
+                _label_with_detail(name, metrics[name]),
+                format_metric(metrics[name]),
+                format_metric(available[name]) if name in available else "",
+                label.get("label", ""),
+            )
+        )
+    notes = tuple(f"Bands: {convention}." for convention in conventions)
+    return Section(
+        "chance_corrected",
+        "Chance-corrected coefficients",
+        ("coefficient", "fully coded", "available case", "convention band"),
+        tuple(rows),
+        notes,
+    )
+
+
+def _label_with_detail(name: str, metric: dict[str, Any]) -> str:
+    label = metric_label(name)
+    if metric.get("level"):
+        label += f" ({metric['level']})"
+    return label
+
+
+def _paradox_section(report: dict[str, Any], metrics: dict, available: dict) -> Section:
+    rows = tuple(
+        (metric_label(name), format_metric(metrics[name]), format_metric(available[name]) if name in available else "")
+        for name in PARADOX
+        if name in metrics
+    )
+    notes = tuple(warning for warning in report.get("warnings", []) if warning.startswith("kappa paradox"))
+    return Section("paradox", "Paradox diagnostics", ("diagnostic", "fully coded", "available case"), rows, notes)
+
+
+def _uncertainty_section(report: dict[str, Any], metrics: dict) -> Section:
+    rows, methods = [], {}
+    boot = report.get("bootstrap") or {}
+    for name in (*CHANCE_CORRECTED, *RAW, *PARADOX):
+        metric = metrics.get(name)
+        if not metric or not metric.get("defined"):
+            continue
+        bootstrap = metric.get("bootstrap") or {}
+        if "ci" not in metric and not bootstrap:
+            continue
+        if metric.get("ci_method"):
+            methods[metric["ci_method"]] = None
+        rows.append(
+            (
+                metric_label(name),
+                format_number(metric.get("se")) if metric.get("se") is not None else "",
+                format_interval(metric),
+                format_interval(bootstrap) if bootstrap.get("defined") else _undefined_boot(bootstrap),
+            )
+        )
+    notes = [f"Analytic interval: {method}." for method in methods]
+    if boot.get("n_boot"):
+        notes.append(
+            f"Bootstrap: {boot['n_boot']} resamples of units, seed {boot.get('seed')}, percentile interval."
+        )
+    else:
+        notes.append("No bootstrap was run; add --bootstrap N --seed S for intervals on every coefficient.")
+    notes.append("Intervals are clipped to [-1, 1]; * marks those that were.")
+    columns = ("coefficient", "SE", "95% CI", "bootstrap 95% CI")
+    return Section("uncertainty", "Uncertainty (fully coded units)", columns, tuple(rows), tuple(notes))
+
+
+def _undefined_boot(bootstrap: dict[str, Any]) -> str:
+    if not bootstrap:
+        return ""
+    return f"undefined in {bootstrap.get('n_undefined', '?')} of {bootstrap.get('n_boot', '?')}"
+
+
+def _where_sections(report: dict[str, Any]) -> list[Section]:
+    sections = []
+    profile = report.get("disagreement") or {}
+    if profile.get("confusions"):
+        rows = tuple(
+            (f"{first} / {second}", _count(item["count"]))
+            for item in profile["confusions"]
+            for first, second in [item["categories"]]
+        )
+        sections.append(Section(
+            "confusions", "Where the disagreement is: code pairs",
+            ("codes (rows / columns)", "count"), rows,
+            (f"{_count(profile['disagreements'])} of {_count(profile['total'])} {profile['unit']} disagree.",),
+        ))
+    if profile.get("by_distance"):
+        rows = tuple(
+            (f"{item['distance']} step{'s' if item['distance'] > 1 else ''}", _count(item["count"]),
+             format_number(item["share_of_disagreements"]))
+            for item in profile["by_distance"]
+        )
+        corners = ", ".join(f"{a} / {b} ({_count(item['count'])})" for item in profile.get("far_corners", [])
+                            for a, b in [item["categories"]])
+        notes = ["Mass next to the diagonal points to a boundary to sharpen in the rule; mass in the far corners "
+                 "means coders read the task differently."]
+        if corners:
+            notes.append(f"Far corners: {corners}.")
+        sections.append(Section("by_distance", "Where the disagreement is: distance on the scale",
+                                ("distance", "count", "share of disagreements"), rows, tuple(notes)))
+    if report.get("leave_one_out"):
+        names = [name for name in ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "po")
+                 if name in report["leave_one_out"][0]["metrics"]]
+        rows = tuple(
+            (entry["left_out"], *(_change(entry, name) for name in names))
+            for entry in report["leave_one_out"]
+        )
+        sections.append(Section("leave_one_out", "Which coder moves the result: each coder left out",
+                                ("left out", *(metric_label(name) for name in names)), rows,
+                                ("Each cell: the coefficient without that coder (change from all coders).",)))
+    if len(report["coders"]) > 2 and report.get("pairs"):
+        sections.append(_pairwise_matrix(report))
+    return sections
+
+
+def _change(entry: dict[str, Any], name: str) -> str:
+    metric = entry["metrics"][name]
+    change = entry["change"].get(name)
+    if not metric.get("defined") or change is None:
+        return format_metric(metric)
+    return f"{format_number(metric['value'])} ({change:+.4f})"
+
+
+def _pairwise_matrix(report: dict[str, Any]) -> Section:
+    coders = report["coders"]
+    kappa = {tuple(pair["coders"]): pair["metrics"].get("cohen_kappa", {}) for pair in report["pairs"]}
+    rows, matrix = [], []
+    for first in coders:
+        cells, numbers = [], []
+        for second in coders:
+            metric = kappa.get((first, second)) or kappa.get((second, first))
+            if first == second:
+                cells.append("-")
+                numbers.append(float("nan"))
+            else:
+                cells.append(format_number(metric["value"]) if metric and metric.get("defined") else "undef.")
+                numbers.append(metric["value"] if metric and metric.get("defined") else float("nan"))
+        rows.append((first, *cells))
+        matrix.append(tuple(numbers))
+    n = {pair["n"] for pair in report["pairs"]}
+    return Section("pairwise", "Pairwise Cohen's kappa", ("", *coders), tuple(rows),
+                   (f"On the fully coded units (n = {', '.join(map(str, sorted(n)))}).",), matrix=tuple(matrix))
+
+
+def _group_sections(group: dict[str, Any], categories: list[str]) -> list[Section]:
+    against = group["against_reference"]
+    own = group["group_agreement"]
+    undecided = group.get("undecided") or {}
+    notes = [f"Consensus of {', '.join(group['group'])}: {group['consensus_method']}."]
+    if undecided:
+        counts = ", ".join(f"{n} {reason}" for reason, n in undecided.items())
+        notes.append(f"Units left undecided (not guessed): {counts}.")
+    names = [name for name in ("po", "cohen_kappa", "weighted_kappa_linear", "weighted_kappa_quadratic",
+                               "krippendorff_alpha", "gwet_ac1", "fleiss_kappa") if name in against["metrics"]
+             or name in own["metrics"]]
+    rows = tuple(
+        (metric_label(name),
+         format_metric(against["metrics"][name]) if name in against["metrics"] else "",
+         format_metric(own["metrics"][name]) if name in own["metrics"] else "")
+        for name in names
+    )
+    return [Section("group", f"Group {group['name']} against {group['reference']}",
+                    ("coefficient", f"consensus vs {group['reference']}", "within the group"), rows, tuple(notes))]
