@@ -88,15 +88,8 @@ class AuditReport:
 
 
 def build_report(join: JoinResult, options: AuditOptions = AuditOptions()) -> AuditReport:
-    from irr_audit.metrics import summarise  # numeric core: imported only when scoring
-
     rule = join.rule
-    values = np.array(rule.values) if rule.values is not None else None
-    summary = summarise(join.codes, len(rule.categories), rule.scale.value, values, n_boot=options.n_boot,
-                        seed=options.seed)
-    agreement = summary.to_dict(list(rule.categories), list(join.coders))
-    counted = agreement.pop("units")
-    agreement.pop("scale", None)
+    agreement, counted = _agreement(rule, join.coders, join.codes, None, options)
     return AuditReport(
         tool_version=__version__,
         rule=rule,
@@ -107,8 +100,54 @@ def build_report(join: JoinResult, options: AuditOptions = AuditOptions()) -> Au
         agreement=agreement,
         disagreements=tuple(_disagreements(join)),
         warnings=join.warnings,
-        group=_group_comparison(join, options, values) if options.group else None,
+        group=_group_comparison(join, options) if options.group else None,
     )
+
+
+def build_counts_report(
+    rule: Rule,
+    coders: tuple[str, ...],
+    patterns: np.ndarray,
+    counts: np.ndarray,
+    sources: tuple[dict[str, Any], ...],
+    options: AuditOptions = AuditOptions(),
+) -> AuditReport:
+    """The report from unit-pattern counts (`score --counts`): every coefficient, no unit-level lists."""
+    if options.group is not None:
+        raise UsageError("--group needs the sheets, not counts.", hint="run score on the sheets or a join folder.",
+                         code="usage-group")
+    agreement, counted = _agreement(rule, coders, patterns, counts, options)
+    total = int(counts.sum())
+    return AuditReport(
+        tool_version=__version__,
+        rule=rule,
+        sheets=sources,
+        coders=coders,
+        units={"total": total, "fully_coded": counted["fully_coded"], "missing": total - counted["fully_coded"],
+               "available_case": counted["available_case"]},
+        missingness={"log_rows": None, "by_reason": {}, "by_coder": {},
+                     "note": "scored from unit-pattern counts: the missingness log stays with the sheets"},
+        agreement=agreement,
+        disagreements=(),
+        warnings=("scored from unit-pattern counts: no missingness log and no list of disagreeing units",),
+    )
+
+
+def _agreement(
+    rule: Rule, coders: tuple[str, ...], codes: np.ndarray, counts: np.ndarray | None, options: AuditOptions
+) -> tuple[dict[str, Any], dict[str, int]]:
+    from irr_audit.metrics import summarise  # numeric core: imported only when scoring
+
+    summary = summarise(codes, len(rule.categories), rule.scale.value, _values(rule), n_boot=options.n_boot,
+                        seed=options.seed, counts=counts)
+    agreement = summary.to_dict(list(rule.categories), list(coders))
+    counted = agreement.pop("units")
+    agreement.pop("scale", None)
+    return agreement, counted
+
+
+def _values(rule: Rule) -> np.ndarray | None:
+    return np.array(rule.values) if rule.values is not None else None
 
 
 def _sheet_info(join: JoinResult, column: int) -> dict[str, Any]:
@@ -132,7 +171,7 @@ def _missingness(join: JoinResult) -> dict[str, Any]:
     return {"log_rows": len(log), "by_reason": join.summary()["log_rows"], "by_coder": by_coder}
 
 
-def _group_comparison(join: JoinResult, options: AuditOptions, values: np.ndarray | None) -> dict[str, Any]:
+def _group_comparison(join: JoinResult, options: AuditOptions) -> dict[str, Any]:
     from irr_audit.metrics import group_vs_reference
 
     spec = options.group
@@ -151,7 +190,8 @@ def _group_comparison(join: JoinResult, options: AuditOptions, values: np.ndarra
     rule = join.rule
     members = [index[coder] for coder in spec.members]
     comparison = group_vs_reference(join.codes, len(rule.categories), rule.scale.value, members,
-                                    index[spec.reference], values, n_boot=options.n_boot, seed=options.seed)
+                                    index[spec.reference], _values(rule), n_boot=options.n_boot,
+                                    seed=options.seed)
     out = comparison.to_dict(list(rule.categories), list(spec.members), spec.reference)
     out["name"] = spec.name
     out["undecided_units"] = [
@@ -163,13 +203,16 @@ def _group_comparison(join: JoinResult, options: AuditOptions, values: np.ndarra
 
 
 def _disagreements(join: JoinResult) -> list[dict[str, Any]]:
-    """Fully coded units on which the coders did not all give the same code."""
+    """Fully coded units on which the coders did not all give the same code, with the
+    comment's text when a sheet carries it (a body or text column)."""
     codes = join.codes
     differ = join.fully_coded & (codes != codes[:, :1]).any(axis=1)
     categories = np.array(join.rule.categories, dtype=object)
     units = np.flatnonzero(differ)
     named = categories[codes[units]]
+    ids = [join.unit_ids[unit] for unit in units]
+    texts = join.texts_for(ids)
     return [
-        {"comment_id": join.unit_ids[unit], "codes": dict(zip(join.coders, row))}
-        for unit, row in zip(units, named.tolist())
+        {"comment_id": comment_id, "codes": dict(zip(join.coders, row)), "text": texts.get(comment_id)}
+        for comment_id, row in zip(ids, named.tolist())
     ]

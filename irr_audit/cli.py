@@ -10,6 +10,7 @@ import functools
 import io
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -75,6 +76,10 @@ GroupOption = Annotated[
     typer.Option("--group", help="NAME=CODER,CODER,...: score this group's consensus against --against."),
 ]
 Against = Annotated[str | None, typer.Option("--against", help="The coder the --group consensus is scored against.")]
+CountsOption = Annotated[
+    list[Path] | None,
+    typer.Option("--counts", help="Score unit-pattern counts (join's counts.csv, or made in SQL); repeat to merge."),
+]
 Worksheet = Annotated[
     str | None, typer.Option("--worksheet", help="XLSX sheets: the worksheet to read (default: the first).")
 ]
@@ -164,57 +169,93 @@ def join(
 @app.command()
 @reports_errors
 def score(
-    inputs: Annotated[list[Path], typer.Argument(help="A folder written by join, or two or more sheets.")],
+    inputs: Annotated[
+        list[Path] | None, typer.Argument(help="A folder written by join (or an audit bundle), or two or more sheets.")
+    ] = None,
     rule: RuleOption = None,
     output_format: Annotated[ScoreFormat, typer.Option("--format", help="text or json.")] = ScoreFormat.TEXT,
     bootstrap: Bootstrap = 0,
     seed: Seed = None,
     group: GroupOption = None,
     against: Against = None,
+    counts: CountsOption = None,
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
     worksheet: Worksheet = None,
     quiet: Quiet = False,
 ) -> None:
     """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient."""
-    from irr_audit.audit import build_report
-
     options = _audit_options(bootstrap, seed, group, against)
-    result = _join_inputs(inputs, rule, id_column, code_column, worksheet=worksheet)
-    report = build_report(result, options).to_dict(include_disagreements=False)
-    if not quiet:
-        _tell(result)
-    _emit(report, output_format.value, None)
+    audit = _audit(inputs or [], rule, counts, options, SheetChoice(id_column, code_column, worksheet), quiet)
+    _emit(audit.to_dict(include_disagreements=False), output_format.value, None)
 
 
 @app.command()
 @reports_errors
 def report(
-    inputs: Annotated[list[Path], typer.Argument(help="A folder written by join, or two or more sheets.")],
-    output_format: Annotated[ReportFormat, typer.Option("--format", help="md, json, html or text.")],
+    inputs: Annotated[
+        list[Path] | None, typer.Argument(help="A folder written by join (or an audit bundle), or two or more sheets.")
+    ] = None,
+    output_format: Annotated[ReportFormat, typer.Option("--format", help="md, json, html or text.")] = ReportFormat.MD,
     rule: RuleOption = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
     bootstrap: Bootstrap = 0,
     seed: Seed = None,
     group: GroupOption = None,
     against: Against = None,
+    counts: CountsOption = None,
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
     worksheet: Worksheet = None,
     quiet: Quiet = False,
 ) -> None:
     """The whole audit in one document: provenance, units, table, coefficients, disagreements."""
-    from irr_audit.audit import build_report
-
-    options = _audit_options(bootstrap, seed, group, against)
-    result = _join_inputs(inputs, rule, id_column, code_column, worksheet=worksheet)
-    document = build_report(result, options).to_dict()
     from irr_audit.adjudication import bundle_report_sections
 
-    document.update(bundle_report_sections(inputs, document))  # a bundle's adjudication, kept apart
+    options = _audit_options(bootstrap, seed, group, against)
+    document = _audit(inputs or [], rule, counts, options, SheetChoice(id_column, code_column, worksheet),
+                      quiet).to_dict()
+    document.update(bundle_report_sections(inputs or [], document))  # a bundle's adjudication, kept apart
+    _emit(document, output_format.value, output)
+
+
+@dataclass(frozen=True)
+class SheetChoice:
+    id_column: str | None
+    code_column: str | None
+    worksheet: str | None
+
+
+def _audit(inputs: list[Path], rule: Path | None, counts: list[Path] | None, options: Any, choice: SheetChoice,
+           quiet: bool):
+    """The audit report from sheets, a join folder, a bundle, or unit-pattern counts."""
+    from irr_audit.audit import build_counts_report, build_report
+
+    if counts:
+        if inputs:
+            raise UsageError("give sheets (or a folder) or --counts, not both.", code="usage-counts",
+                             hint="--counts scores unit-pattern counts on their own.")
+        if rule is None:
+            raise UsageError("--counts needs the rule the codes belong to.", hint="add --rule RULE.",
+                             code="usage-missing-rule")
+        from irr_audit.counts import read_counts
+        from irr_audit.rules import load_rule
+
+        loaded = load_rule(rule)
+        merged = read_counts(counts, loaded)
+        audit = build_counts_report(loaded, merged.coders, merged.patterns, merged.units, merged.sources, options)
+        if not quiet:
+            units = audit.units
+            typer.echo(f"{units['total']} units from {len(merged.coders)} coders in {len(counts)} counts file(s): "
+                       f"{units['fully_coded']} fully coded.", err=True)
+        return audit
+    if not inputs:
+        raise UsageError("nothing to score.", hint="pass a join folder, two or more sheets with --rule, or --counts.",
+                         code="usage-no-input")
+    result = _join_inputs(inputs, rule, choice.id_column, choice.code_column, worksheet=choice.worksheet)
     if not quiet:
         _tell(result)
-    _emit(document, output_format.value, output)
+    return build_report(result, options)
 
 
 def _audit_options(bootstrap: int, seed: int | None, group: str | None, against: str | None):
@@ -257,12 +298,10 @@ def _emit(document: dict[str, Any], output_format: str, output: Path | None) -> 
         console = Console(width=80, record=True, file=io.StringIO())
         console.print(render_console(document))
         text = console.export_text()
-    else:
-        raise UsageError(
-            f"--format {output_format} is not available yet.",
-            hint="use --format md or --format json.",
-            code="usage-format",
-        )
+    else:  # html
+        from irr_audit.report.html import render_html
+
+        text = render_html(document)
     if output is None:
         sys.stdout.write(text)
         return

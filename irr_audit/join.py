@@ -64,6 +64,18 @@ class JoinResult:
         frame["fully_coded"] = self.fully_coded
         return frame
 
+    def texts_for(self, unit_ids: list[str]) -> dict[str, str]:
+        """The comment text of these units, from the first sheet that has it."""
+        wanted = set(unit_ids)
+        texts: dict[str, str] = {}
+        for sheet in self.sheets:
+            frame = sheet.frame
+            ids = frame["comment_id"].str.strip()
+            found = frame[ids.isin(wanted - set(texts)).to_numpy() & frame["text"].str.strip().ne("").to_numpy()]
+            for comment_id, text in zip(found["comment_id"].str.strip(), found["text"]):
+                texts.setdefault(comment_id, text)
+        return texts
+
     def summary(self) -> dict[str, Any]:
         total = len(self.unit_ids)
         fully = int(self.fully_coded.sum())

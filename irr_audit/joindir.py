@@ -16,9 +16,10 @@ from typing import Any
 
 import pandas as pd
 
+from irr_audit.counts import pattern_counts
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.join import JoinResult
-from irr_audit.outputs import csv_text, refuse_overwriting_inputs, write_bytes_atomic, write_text_atomic
+from irr_audit.outputs import csv_text, plain_csv_text, refuse_overwriting_inputs, write_bytes_atomic, write_text_atomic
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule
 from irr_audit.sheets import ColumnChoice, Sheet, read_sheet
@@ -27,6 +28,7 @@ SUMMARY = "summary.json"
 JOINED = "joined.csv"
 LOG = "missingness_log.csv"
 LOG_JSONL = "missingness_log.jsonl"
+COUNTS = "counts.csv"
 RULE_COPY = "rule.yaml"
 
 
@@ -34,7 +36,7 @@ def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: Co
                    sample: Path | None = None, sample_ids: list[str] | None = None) -> list[Path]:
     """Write the join's outputs into ``out``; returns the paths written. A join restricted
     to a sample (`join --sample`) records the sample's ids, so `score DIR` joins the same units."""
-    paths = [out / JOINED, out / LOG, out / LOG_JSONL, out / SUMMARY, out / RULE_COPY]
+    paths = [out / JOINED, out / LOG, out / LOG_JSONL, out / SUMMARY, out / RULE_COPY, out / COUNTS]
     refuse_overwriting_inputs(paths, [sheet.path for sheet in result.sheets])
     joined = result.joined_frame()
     write_text_atomic(paths[0], csv_text(list(joined.columns), joined.itertuples(index=False)))
@@ -46,6 +48,8 @@ def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: Co
     write_text_atomic(paths[2], log_jsonl(result.log))
     write_text_atomic(paths[3], render_json(summary))
     write_bytes_atomic(paths[4], rule_bytes)
+    counts = pattern_counts(result)
+    write_text_atomic(paths[5], plain_csv_text(list(counts.columns), counts.itertuples(index=False)))
     return paths
 
 

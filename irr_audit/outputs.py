@@ -40,6 +40,15 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return buffer.getvalue()
 
 
+def plain_csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """CSV for machines (counts files): every value exactly as it is, nothing neutralised."""
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(["" if cell is None else cell for cell in row] for row in rows)
+    return buffer.getvalue()
+
+
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write to a temporary file in the same folder, flush it to disk, then rename."""
     folder = path.parent

@@ -32,7 +32,7 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 XLSX_SUFFIXES = (".xlsx", ".xlsm")
 SUPPORTED = ", ".join((*TEXT_FORMATS, *JSONL_SUFFIXES, *XLSX_SUFFIXES))
 VERSION_PATTERN = re.compile(r"[vV]?\s*(\d+)")
-FIELDS = ("comment_id", "code", "rule_version")
+TEXT_COLUMNS = ("body", "text")  # the comment's text, shown beside disagreements when a sheet has it
 csv.field_size_limit(2**31 - 1)  # a 10 MB comment body is a cell, not an attack
 
 
@@ -53,10 +53,11 @@ class Sheet:
     """One coder's sheet, read.
 
     ``frame`` has one row per non-empty input row, with the columns ``row`` (the
-    number a spreadsheet shows), ``comment_id``, ``code`` and ``rule_version``
-    (all text, exactly as typed). Rows with every cell empty are only counted,
-    in ``empty_rows``. ``warnings`` are things a reader should know that are
-    not errors (a hidden row, several worksheets).
+    number a spreadsheet shows), ``comment_id``, ``code``, ``rule_version`` and
+    ``text`` (the comment's body, when the sheet has one), all text exactly as
+    typed. Rows with every cell empty are only counted, in ``empty_rows``.
+    ``warnings`` are things a reader should know that are not errors (a hidden
+    row, several worksheets).
     """
 
     path: Path
@@ -90,6 +91,17 @@ class RawTable:
 def read_sheet(path: str | Path, options: SheetOptions = SheetOptions()) -> Sheet:
     """Read one coding sheet from disk."""
     sheet_path = Path(path)
+    data = _read_bytes(sheet_path)
+    return parse_sheet(data, sheet_path, options)
+
+
+def read_table(path: str | Path, options: SheetOptions = SheetOptions()) -> RawTable:
+    """Read any table irr-audit takes (a counts file, say) with the sheets' checks: every cell as text."""
+    table_path = Path(path)
+    return parse_table(_read_bytes(table_path), table_path, options)
+
+
+def _read_bytes(sheet_path: Path) -> bytes:
     if not sheet_path.exists():
         raise SheetError(
             f"sheet {sheet_path} does not exist.",
@@ -100,14 +112,18 @@ def read_sheet(path: str | Path, options: SheetOptions = SheetOptions()) -> Shee
         raise SheetError(f"sheet {sheet_path} is not a file.", code="sheet-not-a-file")
     _check_suffix(sheet_path)
     try:
-        data = sheet_path.read_bytes()
+        return sheet_path.read_bytes()
     except OSError as exc:
         raise SheetError(f"sheet {sheet_path} cannot be read: {exc.strerror}.", code="sheet-unreadable") from None
-    return parse_sheet(data, sheet_path, options)
 
 
 def parse_sheet(data: bytes, path: Path, options: SheetOptions = SheetOptions()) -> Sheet:
     """Parse sheet bytes. Pure: ``path`` names the sheet and picks its format."""
+    return _sheet_from_table(parse_table(data, path, options), data, path, options)
+
+
+def parse_table(data: bytes, path: Path, options: SheetOptions = SheetOptions()) -> RawTable:
+    """Parse table bytes into header and text cells. Pure."""
     name = path.name
     _check_suffix(path)
     if not data.strip():
@@ -118,12 +134,10 @@ def parse_sheet(data: bytes, path: Path, options: SheetOptions = SheetOptions())
         )
     suffix = path.suffix.lower()
     if suffix in XLSX_SUFFIXES:
-        table = _xlsx_table(data, name, options.worksheet)
-    elif suffix in JSONL_SUFFIXES:
-        table = _jsonl_table(_decode(data, name), name)
-    else:
-        table = _delimited_table(data, TEXT_FORMATS[suffix], name)
-    return _sheet_from_table(table, data, path, options)
+        return _xlsx_table(data, name, options.worksheet)
+    if suffix in JSONL_SUFFIXES:
+        return _jsonl_table(_decode(data, name), name)
+    return _delimited_table(data, TEXT_FORMATS[suffix], name)
 
 
 def parse_rule_version(text: str) -> int | None:
@@ -161,6 +175,8 @@ def _sheet_from_table(table: RawTable, data: bytes, path: Path, options: SheetOp
         raise
     version_at = _optional_column(header, "rule_version")
     coder_at = _optional_column(header, "coder")
+    text_at = next((at for at in map(lambda name: _optional_column(header, name), TEXT_COLUMNS) if at is not None),
+                   None)
     cells = table.cells
     non_empty = np.zeros(len(cells), dtype=bool)
     for column in cells.columns:
@@ -180,6 +196,7 @@ def _sheet_from_table(table: RawTable, data: bytes, path: Path, options: SheetOp
             "comment_id": kept[id_at].to_numpy(),
             "code": kept[code_at].to_numpy(),
             "rule_version": (kept[version_at] if version_at is not None else empty_text).to_numpy(),
+            "text": (kept[text_at] if text_at is not None else empty_text).to_numpy(),
         }
     )
     coder = _coder(kept[coder_at], rows, path) if coder_at is not None else path.stem

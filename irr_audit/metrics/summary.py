@@ -283,12 +283,14 @@ def _leave_one_out(full: Patterns, scale: Scale, values: np.ndarray | None,
 
 def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.NOMINAL,
               values: object = None, *, n_boot: int = 0,
-              seed: int | None = None) -> AgreementSummary:
+              seed: int | None = None, counts: np.ndarray | None = None) -> AgreementSummary:
     """Every coefficient that applies, on both bases, with uncertainty and diagnostics.
 
     ``codes`` is (n_units, n_coders), category index 0..K-1 or -1 for missing.
     ``values`` gives each category's number (required for interval/ratio).
     ``n_boot`` > 0 adds a percentile bootstrap (seeded by ``seed``) to every metric.
+    ``counts`` weights the rows: rows may then be distinct unit patterns with the
+    number of units showing each (the mergeable form of `score --counts`).
 
     DOMAIN.md example A (20 fully coded units of 22):
 
@@ -301,7 +303,7 @@ def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.N
     """
     scale = Scale(scale)
     checked_values = scale_values(scale, n_categories, values)
-    patterns = compress(codes, n_categories)
+    patterns = compress(codes, n_categories, counts)
     n_coders = patterns.n_coders
     multi = n_coders >= 3
     full = patterns.select(patterns.n_valid == n_coders)

@@ -120,5 +120,14 @@ def _disagreement_section(report: dict[str, Any]) -> list[str]:
     lines = ["", f"## Disagreements for post-hoc review ({len(disagreements)})", ""]
     if not disagreements:
         return lines + ["No fully coded unit has differing codes."]
-    rows = [[md_text(item["comment_id"]), *(md_text(item["codes"][c]) for c in coders)] for item in disagreements]
-    return lines + _table(["comment_id", *map(md_text, coders)], rows)
+    with_text = any(item.get("text") for item in disagreements)
+    rows = [
+        [md_text(item["comment_id"]), *(md_text(item["codes"][c]) for c in coders),
+         *([md_text(_short(item.get("text") or ""))] if with_text else [])]
+        for item in disagreements
+    ]
+    return lines + _table(["comment_id", *map(md_text, coders), *(["text"] if with_text else [])], rows)
+
+
+def _short(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"

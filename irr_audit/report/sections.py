@@ -229,8 +229,11 @@ def _where_sections(report: dict[str, Any]) -> list[Section]:
              format_number(item["share_of_disagreements"]))
             for item in profile["by_distance"]
         )
-        corners = ", ".join(f"{a} / {b} ({_count(item['count'])})" for item in profile.get("far_corners", [])
+        far = profile.get("far_corners", [])
+        corners = ", ".join(f"{a} / {b} ({_count(item['count'])})" for item in far if item["count"]
                             for a, b in [item["categories"]])
+        if far and not corners:
+            corners = "none used (" + ", ".join(" / ".join(item["categories"]) for item in far) + ")"
         notes = ["Mass next to the diagonal points to a boundary to sharpen in the rule; mass in the far corners "
                  "means coders read the task differently."]
         if corners:

@@ -1,0 +1,109 @@
+"""Unit-pattern counts: the mergeable sufficient statistics of every coefficient.
+
+Every coefficient irr-audit reports is a sum over units of a per-unit quantity,
+so units with the same codes can be counted once. A counts file has one column
+per coder (the code as text, empty where the coder gave no valid code) and a
+last column `units`, the number of units with that pattern:
+
+    alice,bob,carol,units
+    yes,yes,yes,1520
+    yes,no,,12
+
+Counts from shards of a corpus are merged by adding `units` over equal patterns
+(the files can simply be concatenated), so the numbers for a corpus too large
+for one machine come from counts made where the data lives (README: DuckDB, Spark).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from irr_audit.errors import SheetError, UsageError
+from irr_audit.join import JoinResult
+from irr_audit.rules import CodeStatus, Rule
+from irr_audit.sheets import read_table
+
+UNITS = "units"
+
+
+def pattern_counts(join: JoinResult) -> pd.DataFrame:
+    """The join's units as distinct patterns of codes with their counts."""
+    categories = np.array([*join.rule.categories, ""], dtype=object)
+    rows, counts = np.unique(join.codes, axis=0, return_counts=True) if len(join.codes) else (join.codes, [])
+    frame = pd.DataFrame({coder: categories[rows[:, column]] for column, coder in enumerate(join.coders)})
+    frame[UNITS] = np.asarray(counts, dtype=np.int64)
+    return frame
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Merged counts: pattern rows (category index, -1 missing), their units, and the files read."""
+
+    coders: tuple[str, ...]
+    patterns: np.ndarray
+    units: np.ndarray
+    sources: tuple[dict[str, Any], ...]
+
+
+def read_counts(paths: list[Path], rule: Rule) -> Counts:
+    """Read and merge counts files (shards add up)."""
+    frames = [_read_one(path) for path in paths]
+    coders = tuple(frames[0].columns[:-1])
+    for path, frame in zip(paths[1:], frames[1:]):
+        if tuple(frame.columns[:-1]) != coders:
+            raise UsageError(
+                f"counts file {path.name} has coders {', '.join(frame.columns[:-1])}, "
+                f"but {paths[0].name} has {', '.join(coders)}.",
+                hint="merge counts of the same coders, in the same column order.",
+                code="counts-coders",
+            )
+    merged = pd.concat(frames, ignore_index=True)
+    codes = np.column_stack([_category_indices(merged[coder], rule) for coder in coders])
+    sources = tuple(
+        {"name": path.name, "coder": None, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+         "size": path.stat().st_size, "rows": len(frame), "empty_rows": 0}
+        for path, frame in zip(paths, frames)
+    )
+    return Counts(coders, codes, merged[UNITS].to_numpy(dtype=np.int64), sources)
+
+
+def _read_one(path: Path) -> pd.DataFrame:
+    table = read_table(path)
+    columns = [column.strip() for column in table.header]
+    if len(columns) < 3 or columns[-1] != UNITS or len(set(columns)) != len(columns):
+        raise SheetError(
+            f"counts file {path.name} must have two or more coder columns and then `{UNITS}`; "
+            f"found {', '.join(columns)}.",
+            hint="write one column per coder (each named once), then units (the units with that pattern).",
+            code="counts-columns",
+        )
+    frame = table.cells.set_axis(columns, axis=1)
+    units = pd.to_numeric(frame[UNITS].str.strip(), errors="coerce")
+    bad = (units.isna() | (units < 0) | (units != units.round())).to_numpy()
+    if bad.any():
+        at = int(np.flatnonzero(bad)[0])
+        raise SheetError(
+            f"counts file {path.name} row {table.rows[at]} has units {frame[UNITS].iloc[at]!r}, "
+            "not a whole number of units.",
+            hint="units must be 0 or a positive integer.",
+            code="counts-units",
+        )
+    frame[UNITS] = units.astype(np.int64)
+    return frame
+
+
+def _category_indices(column: pd.Series, rule: Rule) -> np.ndarray:
+    """Each distinct code text through the rule: its category index, or -1 when not valid."""
+    positions, distinct = pd.factorize(column)
+    index_of = {code: index for index, code in enumerate(rule.categories)}
+    lookup = np.array(
+        [index_of[code] if status is CodeStatus.VALID else -1 for status, code in map(rule.classify, distinct)],
+        dtype=np.int64,
+    )
+    return lookup[positions] if len(distinct) else np.full(len(column), -1, dtype=np.int64)
