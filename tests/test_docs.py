@@ -40,3 +40,35 @@ def test_main_command_gives_the_documented_numbers() -> None:
     assert "| Cohen's kappa | 0.7000 |" in out
     assert "| unknown | 1 |" in out and "| blank | 1 |" in out
     assert "22 units from 2 coders: 20 fully coded, 2 in the missingness log (1 unknown, 1 blank)." in result.stderr
+
+
+def test_readme_sql_makes_counts_that_score_like_the_sheets(tmp_path) -> None:
+    import csv
+    import json
+
+    import duckdb
+    from typer.testing import CliRunner
+
+    from irr_audit.cli import app
+
+    sql = README.split("```sql\n", 1)[1].split("```", 1)[0]
+    rows = []
+    sheets = {coder: ROOT / "examples" / "sheets" / f"{coder}.csv" for coder in ("alice", "bob")}
+    for coder, path in sheets.items():
+        with open(path, newline="") as stream:
+            rows += [(row["comment_id"], coder, row["code"]) for row in csv.DictReader(stream)]
+    rows += [(comment_id, "carol", code) for comment_id, coder, code in rows if coder == "alice"]
+    connection = duckdb.connect()
+    connection.execute("CREATE TABLE codes(comment_id VARCHAR, coder VARCHAR, code VARCHAR)")
+    connection.executemany("INSERT INTO codes VALUES (?, ?, ?)", rows)
+    connection.execute(sql.replace("'counts.csv'", f"'{tmp_path / 'counts.csv'}'"))
+    (tmp_path / "carol.csv").write_text(sheets["alice"].read_text())  # carol coded exactly as alice
+    rule = str(ROOT / "rules" / "explicit_current_failure" / "v1.yaml")
+    runner = CliRunner()
+    from_sql = runner.invoke(app, ["score", "--counts", str(tmp_path / "counts.csv"), "--rule", rule,
+                                   "--format", "json", "-q"], catch_exceptions=False)
+    from_sheets = runner.invoke(app, ["score", str(sheets["alice"]), str(sheets["bob"]), str(tmp_path / "carol.csv"),
+                                      "--rule", rule, "--format", "json", "-q"], catch_exceptions=False)
+    counted, joined = json.loads(from_sql.stdout), json.loads(from_sheets.stdout)
+    assert counted["metrics"] == joined["metrics"] and counted["pairs"] == joined["pairs"]
+    assert counted["units"]["fully_coded"] == joined["units"]["fully_coded"] == 20
