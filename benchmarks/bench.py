@@ -442,6 +442,9 @@ def describe_score(score, peer, scale: str) -> str:
     pairs = score.get("pairs", []) or []
     pair_metrics = sum(len(pair.get("metrics", {}) or {}) for pair in pairs)
     note = f"{len(metrics)} metrics + {len(available)} available-case; {len(pairs)} pairs ({pair_metrics} metrics)"
+    booted = sum(1 for value in metrics.values() if isinstance(value, dict) and value.get("bootstrap"))
+    if booted:
+        note += f"; {booted} with bootstrap CIs"
     if not peer:
         return note
     checks, wrong = 0, []
@@ -675,6 +678,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--irr-audit", dest="irr_audit", help="command to run irr-audit (default: the entry point)")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument("--save", help="also write every result as JSON to this file")
+    parser.add_argument(
+        "--load", nargs="+", metavar="FILE", help="print the tables of files written by --save; run nothing"
+    )
     parser.add_argument("-q", "--quiet", dest="verbose", action="store_false", help="no progress on stderr")
     args = parser.parse_args(argv)
     args.sizes = args.sizes or (QUICK_SIZES if args.quick else ALL_SIZES)
@@ -692,6 +698,8 @@ def main(argv: list[str]) -> int:
         generate(Path(outdir), int(units), int(coders), int(codes), int(seed))
         return 0
     args = parse_args(argv)
+    if args.load:
+        return print_saved(args.load, args.markdown)
     made_temp = args.workdir is None
     args.workdir = args.workdir or tempfile.mkdtemp(prefix="irr-bench-")
     Path(args.workdir).mkdir(parents=True, exist_ok=True)
@@ -739,6 +747,20 @@ def main(argv: list[str]) -> int:
         else:
             for sub in ("data", "out", "runs", "rules"):
                 shutil.rmtree(Path(args.workdir) / sub, ignore_errors=True)
+
+
+def print_saved(paths: list[str], markdown: bool) -> int:
+    """Re-print results saved with --save (several files: one table, in order)."""
+    saved = [Result(**item) for path in paths for item in json.loads(Path(path).read_text(encoding="utf-8"))]
+    startup = [r for r in saved if r.input_bytes == 0]
+    results = [r for r in saved if r.input_bytes]
+    render = render_markdown if markdown else render_text
+    if results:
+        print(render(table_rows(results)))
+    if startup:
+        print()
+        print(render_startup(startup, markdown))
+    return 0
 
 
 def render_startup(results: list[Result], markdown: bool) -> str:

@@ -44,6 +44,7 @@ def metric_sections(report: dict[str, Any]) -> list[Section]:
     metrics = report.get("metrics") or {}
     available = report.get("available_case") or {}
     sections = [
+        missingness_section(report),
         _table_section(report),
         _raw_section(report, metrics, available),
         _specific_section(report),
@@ -55,6 +56,21 @@ def metric_sections(report: dict[str, Any]) -> list[Section]:
     if report.get("group_comparison"):
         sections += _group_sections(report["group_comparison"], report["categories"])
     return [section for section in sections if section is not None and (section.rows or section.notes)]
+
+
+def missingness_section(report: dict[str, Any]) -> Section | None:
+    """The missingness log by coder and reason: rows of the log, not units (a unit can have several)."""
+    missingness = report.get("missingness") or {}
+    if not missingness.get("log_rows"):
+        return None
+    reasons = list(missingness["by_reason"])
+    rows = tuple(
+        (coder, *(str(counts.get(reason, 0)) for reason in reasons), str(sum(counts.values())))
+        for coder, counts in missingness["by_coder"].items()
+    )
+    return Section("missingness", "Missingness log by coder", ("coder", *reasons, "total"), rows,
+                   ("Rows of the log; these units are left out of the agreement table, never counted as "
+                    "disagreements.",))
 
 
 def _basis_note(report: dict[str, Any]) -> str:
@@ -89,7 +105,8 @@ def _table_section(report: dict[str, Any]) -> Section | None:
 
 
 def _count(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+    """A count: whole numbers as such (coincidence sums of halves can land a hair off), else 2 decimals."""
+    return str(round(value)) if abs(value - round(value)) < 1e-9 else f"{value:.2f}"
 
 
 def _raw_section(report: dict[str, Any], metrics: dict, available: dict) -> Section:

@@ -1,0 +1,426 @@
+"""The audit as one self-contained HTML page: heat maps, coefficient bars, the unit flow.
+
+A view of the same report model as JSON, Markdown and the console: the tables come
+from `metric_sections`, so the views say the same thing. This module only adds what
+a page needs to draw (colours, positions on an axis) as small pure helpers, and a
+Jinja2 template with autoescaping on renders it. No clock, no network, no external
+file: the same report gives the same bytes, and the page opens from a USB stick.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from irr_audit.report import format_metric, format_number, metric_label
+from irr_audit.report.sections import CHANCE_CORRECTED, Section, metric_sections
+
+# ColorBrewer YlGnBu (sequential, colour-blind safe) for counts, light = few.
+SEQUENTIAL = ("#ffffd9", "#edf8b1", "#c7e9b4", "#7fcdbb", "#41b6c4", "#1d91c0", "#225ea8", "#253494", "#081d58")
+# ColorBrewer PuOr reversed: orange below 0, white at 0, purple-blue above (colour-blind safe) for kappa.
+DIVERGING = ("#b35806", "#e08214", "#fdb863", "#fee0b6", "#f7f7f7", "#d8daeb", "#b2abd2", "#8073ac", "#542788")
+# Okabe & Ito (2008): categorical colours distinguishable with every common colour-vision deficiency.
+CATEGORICAL = ("#E69F00", "#D55E00", "#CC79A7", "#56B4E9", "#009E73", "#F0E442", "#999999")
+KEPT = "#0072B2"
+LOGGED = "#999999"
+NEUTRAL = "#eeeeee"
+
+LANDIS_KOCH_BANDS = ((-1.0, 0.0, "poor"), (0.0, 0.2, "slight"), (0.2, 0.4, "fair"), (0.4, 0.6, "moderate"),
+                     (0.6, 0.8, "substantial"), (0.8, 1.0, "almost perfect"))
+KRIPPENDORFF_BANDS = ((-1.0, 0.667, "below 0.667"), (0.667, 0.8, "tentative"), (0.8, 1.0, "reliable"))
+LANDIS_KOCH_NOTE = ("Landis & Koch (1977) bands: poor < 0, slight 0-0.20, fair 0.21-0.40, moderate 0.41-0.60, "
+                    "substantial 0.61-0.80, almost perfect 0.81-1. A convention, not a test.")
+KRIPPENDORFF_NOTE = ("Krippendorff (2004) guideline: rely on data with alpha >= 0.800; 0.667-0.800 for tentative "
+                     "conclusions only. A convention, not a test.")
+
+# Geometry of a coefficient chart (SVG user units).
+CHART_WIDTH = 900
+PLOT_LEFT, PLOT_RIGHT = 230, 760
+ROW_HEIGHT, HEAD_HEIGHT, FOOT_HEIGHT = 30, 24, 26
+
+
+# --- colours ---------------------------------------------------------------------------------
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
+
+
+def ramp_colour(ramp: tuple[str, ...], fraction: float) -> str:
+    """The colour at `fraction` (0..1) along a ramp, linearly interpolated in RGB.
+
+    >>> ramp_colour(("#000000", "#ffffff"), 0.5)
+    '#808080'
+    """
+    fraction = min(1.0, max(0.0, fraction))
+    position = fraction * (len(ramp) - 1)
+    low = min(int(position), len(ramp) - 2)
+    share = position - low
+    start, end = _rgb(ramp[low]), _rgb(ramp[low + 1])
+    channels = (round(a + (b - a) * share) for a, b in zip(start, end))
+    return "#" + "".join(f"{channel:02x}" for channel in channels)
+
+
+def text_colour(background: str) -> str:
+    """Black or white text, whichever reads better on `background` (WCAG relative luminance).
+
+    >>> text_colour("#081d58"), text_colour("#ffffd9")
+    ('#ffffff', '#111111')
+    """
+
+    def linear(channel: int) -> float:
+        c = channel / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    red, green, blue = (linear(channel) for channel in _rgb(background))
+    luminance = 0.2126 * red + 0.7152 * green + 0.0722 * blue
+    return "#ffffff" if luminance < 0.22 else "#111111"
+
+
+# --- heat maps -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeatCell:
+    text: str
+    background: str = ""
+    foreground: str = ""
+    kind: str = "cell"  # cell, diagonal, margin, empty
+
+
+@dataclass(frozen=True)
+class HeatMap:
+    key: str
+    title: str
+    corner: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, tuple[HeatCell, ...]], ...]
+    notes: tuple[str, ...]
+    legend: str
+
+
+def _coloured(text: str, background: str, kind: str) -> HeatCell:
+    return HeatCell(text, background, text_colour(background), kind)
+
+
+def count_heatmap(section: Section, corner: str) -> HeatMap:
+    """An agreement table or coincidence matrix: the section's text in every cell, coloured by count;
+    the marginals (its last row and column) stay uncoloured."""
+    assert section.matrix is not None
+    largest = max((value for row in section.matrix for value in row), default=0.0)
+    size = len(section.matrix)
+    rows = []
+    for index, row in enumerate(section.rows):
+        cells = []
+        for column, text in enumerate(row[1:]):
+            if index == size or column == size:
+                cells.append(HeatCell(text, kind="margin"))
+                continue
+            value = section.matrix[index][column]
+            fraction = value / largest if largest > 0 else 0.0
+            cells.append(_coloured(text, ramp_colour(SEQUENTIAL, fraction), "diagonal" if index == column else "cell"))
+        rows.append((row[0], tuple(cells)))
+    return HeatMap(section.key, section.title, corner, section.columns[1:], tuple(rows), section.notes,
+                   f"Colour: count, from light (0) to dark ({format_count(largest)}); the diagonal is outlined.")
+
+
+def kappa_heatmap(section: Section) -> HeatMap:
+    """The pairwise kappa matrix, coloured on a diverging scale from -1 (orange) through 0 to 1 (purple)."""
+    assert section.matrix is not None
+    rows = []
+    for index, row in enumerate(section.rows):
+        cells = []
+        for column, text in enumerate(row[1:]):
+            value = section.matrix[index][column]
+            if math.isnan(value):
+                cells.append(HeatCell(text, kind="empty"))
+            else:
+                cells.append(_coloured(text, ramp_colour(DIVERGING, (value + 1) / 2), "cell"))
+        rows.append((row[0], tuple(cells)))
+    return HeatMap(section.key, section.title, "", section.columns[1:], tuple(rows), section.notes,
+                   "Colour: kappa, orange below 0, white at 0, purple towards 1.")
+
+
+def pair_heatmaps(report: dict[str, Any]) -> list[HeatMap]:
+    """For three or more coders, each pair's agreement table (as Markdown's "Coder pairs")."""
+    if len(report["coders"]) <= 2:
+        return []
+    categories = report["categories"]
+    maps = []
+    for pair in report.get("pairs") or []:
+        first, second = pair["coders"]
+        table = pair["table"]
+        rows = [(category, *map(format_count, counts), format_count(sum(counts)))
+                for category, counts in zip(categories, table)]
+        totals = [sum(column) for column in zip(*table)]
+        rows.append(("total", *map(format_count, totals), format_count(sum(totals))))
+        kappa = format_metric(pair["metrics"].get("cohen_kappa", {}))
+        section = Section("pair", f"{first} (rows) x {second} (columns), n = {pair['n']}", ("", *categories, "total"),
+                          tuple(rows), (f"Cohen's kappa: {kappa}",),
+                          matrix=tuple(tuple(float(v) for v in row) for row in table))
+        maps.append(count_heatmap(section, f"{first} \\ {second}"))
+    return maps
+
+
+def format_count(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+
+
+# --- coefficients against the convention bands -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Band:
+    x: float
+    width: float
+    label: str
+    fill: str
+
+
+@dataclass(frozen=True)
+class Whisker:
+    x1: float
+    x2: float
+    kind: str  # analytic or bootstrap
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    text: str  # the value as the tables write it, or "undefined: reason"
+    band_label: str
+    y: float
+    x: float | None  # None: undefined, drawn as text, never as a number
+    whiskers: tuple[Whisker, ...]
+
+
+@dataclass(frozen=True)
+class Tick:
+    x: float
+    label: str
+
+
+@dataclass(frozen=True)
+class CoefficientChart:
+    title: str
+    note: str
+    height: float
+    bands: tuple[Band, ...]
+    ticks: tuple[Tick, ...]
+    bars: tuple[Bar, ...]
+    has_analytic: bool
+    has_bootstrap: bool
+    description: str
+
+
+def axis_low(lows: list[float]) -> float:
+    """The left end of the axis: 0, or lower in steps of 0.2 to show every value and interval.
+
+    >>> axis_low([0.3, 0.7]), axis_low([-0.05]), axis_low([-3.0])
+    (0.0, -0.2, -1.0)
+    """
+    low = min([0.0, *lows])
+    return max(-1.0, math.floor(round(low / 0.2, 9)) * 0.2)
+
+
+def axis_x(value: float, low: float) -> float:
+    """Where `value` sits on the plot, for an axis from `low` to 1."""
+    clipped = min(1.0, max(low, value))
+    return round(PLOT_LEFT + (clipped - low) / (1.0 - low) * (PLOT_RIGHT - PLOT_LEFT), 2)
+
+
+def _interval(metric: dict[str, Any]) -> tuple[float, float] | None:
+    ci = metric.get("ci")
+    return (float(ci[0]), float(ci[1])) if ci else None
+
+
+def _bootstrap_interval(metric: dict[str, Any]) -> tuple[float, float] | None:
+    bootstrap = metric.get("bootstrap") or {}
+    return _interval(bootstrap) if bootstrap.get("defined") else None
+
+
+def coefficient_charts(metrics: dict[str, Any], interpretation: dict[str, Any],
+                       prefix: str = "") -> list[CoefficientChart]:
+    """Every chance-corrected coefficient, its interval(s) and its band, in two charts: Krippendorff's alpha
+    against Krippendorff's guideline, the kappa-like coefficients against Landis & Koch."""
+    names = [name for name in CHANCE_CORRECTED if name in metrics]
+    kappa_like = [name for name in names if name != "krippendorff_alpha"]
+    alpha = [name for name in names if name == "krippendorff_alpha"]
+    charts = []
+    if kappa_like:
+        charts.append(_chart(f"{prefix}Kappa-like coefficients against Landis & Koch's bands", LANDIS_KOCH_NOTE,
+                             LANDIS_KOCH_BANDS, kappa_like, metrics, interpretation))
+    if alpha:
+        charts.append(_chart(f"{prefix}Krippendorff's alpha against Krippendorff's guideline", KRIPPENDORFF_NOTE,
+                             KRIPPENDORFF_BANDS, alpha, metrics, interpretation))
+    return charts
+
+
+def _chart(title: str, note: str, bands: tuple[tuple[float, float, str], ...], names: list[str],
+           metrics: dict[str, Any], interpretation: dict[str, Any]) -> CoefficientChart:
+    lows = []
+    for name in names:
+        metric = metrics[name]
+        if metric.get("defined"):
+            lows.append(metric["value"])
+            lows += [interval[0] for interval in (_interval(metric), _bootstrap_interval(metric)) if interval]
+    low = axis_low(lows)
+    drawn_bands = tuple(
+        Band(axis_x(max(start, low), low), round(axis_x(end, low) - axis_x(max(start, low), low), 2), label,
+             "#f3f3f3" if position % 2 == 0 else "#e2e2e2")
+        for position, (start, end, label) in enumerate(bands)
+        if end > low
+    )
+    steps = round((1.0 - low) / 0.2)
+    ticks = tuple(Tick(axis_x(low + 0.2 * step, low), f"{low + 0.2 * step:.1f}".replace("-0.0", "0.0"))
+                  for step in range(steps + 1))
+    bars = tuple(_bar(name, metrics[name], interpretation.get(name, {}), HEAD_HEIGHT + ROW_HEIGHT * (row + 0.5), low)
+                 for row, name in enumerate(names))
+    described = "; ".join(f"{bar.label}: {bar.text}" for bar in bars)
+    return CoefficientChart(title, note, HEAD_HEIGHT + ROW_HEIGHT * len(names) + FOOT_HEIGHT, drawn_bands, ticks,
+                            bars, _has_whisker(bars, "analytic"), _has_whisker(bars, "bootstrap"), described)
+
+
+def _has_whisker(bars: tuple[Bar, ...], kind: str) -> bool:
+    return any(whisker.kind == kind for bar in bars for whisker in bar.whiskers)
+
+
+def _bar(name: str, metric: dict[str, Any], label: dict[str, Any], y: float, low: float) -> Bar:
+    title = metric_label(name) + (f" ({metric['level']})" if metric.get("level") else "")
+    if not metric.get("defined"):
+        return Bar(title, format_metric(metric), "", y, None, ())
+    whiskers = tuple(
+        Whisker(axis_x(interval[0], low), axis_x(interval[1], low), kind)
+        for interval, kind in ((_interval(metric), "analytic"), (_bootstrap_interval(metric), "bootstrap"))
+        if interval
+    )
+    return Bar(title, format_number(metric["value"]), label.get("label", ""), y, axis_x(metric["value"], low), whiskers)
+
+
+# --- the unit flow ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Segment:
+    label: str
+    count: int
+    colour: str
+    x: float
+    width: float
+
+
+@dataclass(frozen=True)
+class FlowStep:
+    label: str
+    count: int
+    segments: tuple[Segment, ...]
+    note: str = ""
+
+
+FLOW_BAR_WIDTH = 400
+
+
+def unit_flow(report: dict[str, Any]) -> list[FlowStep]:
+    """From collected to fully coded. The collected and excluded part only when the report carries
+    sample information (`sample` with the counts of `irr-audit sample`, or `bundle.sample`)."""
+    units = report["units"]
+    steps: list[tuple[str, int, list[tuple[str, int, str]], str]] = []
+    sample = report.get("sample") or {}
+    counts = sample.get("counts") or {}
+    if counts:
+        excluded = counts.get("log_rows") or {}
+        parts = [("usable", counts["usable_units"], KEPT),
+                 *((f"excluded: {reason}", n, CATEGORICAL[i % len(CATEGORICAL)])
+                   for i, (reason, n) in enumerate(excluded.items()))]
+        steps.append(("collected", counts["items"], parts, "Exclusions count rows of the sample's log."))
+        steps.append(("sampled", counts["sampled_units"], [("sampled", counts["sampled_units"], KEPT)],
+                      f"drawn from {counts['usable_units']} usable units"))
+    bundle_sample = (report.get("bundle") or {}).get("sample") or {}
+    if not counts and bundle_sample.get("ids"):
+        sampled = bundle_sample["ids"]["count"]
+        steps.append(("sampled", sampled, [("sampled", sampled, KEPT)], "the audit bundle's frozen sample"))
+    steps.append(("units joined", units["total"],
+                  [("fully coded", units["fully_coded"], KEPT), ("in the missingness log", units["missing"], LOGGED)],
+                  ""))
+    by_reason = report["missingness"]["by_reason"]
+    if by_reason:
+        reasons = [(reason, n, CATEGORICAL[i % len(CATEGORICAL)]) for i, (reason, n) in enumerate(by_reason.items())]
+        steps.append(("missingness log", sum(by_reason.values()), reasons,
+                      "rows of the log, by reason (a unit can have several)"))
+    steps.append(("fully coded", units["fully_coded"], [("fully coded", units["fully_coded"], KEPT)],
+                  "the audit's basis: every coder coded it validly"))
+    largest = max(count for _, count, _, _ in steps) or 1
+    return [FlowStep(label, count, _segments(parts, largest), note) for label, count, parts, note in steps]
+
+
+def _segments(parts: list[tuple[str, int, str]], largest: int) -> tuple[Segment, ...]:
+    segments, x = [], 0.0
+    for label, count, colour in parts:
+        width = round(count / largest * FLOW_BAR_WIDTH, 2)
+        segments.append(Segment(label, count, colour, round(x, 2), width))
+        x += width
+    return tuple(segment for segment in segments if segment.count)
+
+
+# --- the page --------------------------------------------------------------------------------
+
+
+def page_view(report: dict[str, Any]) -> dict[str, Any]:
+    """Everything the template draws, computed from the report dict."""
+    sections = metric_sections(report)
+    coders = report["coders"]
+    blocks: list[dict[str, Any]] = []
+    for section in sections:
+        if section.key == "table":
+            corner = f"{coders[0]} \\ {coders[1]}" if len(coders) == 2 else ""
+            blocks.append({"kind": "heatmap", "id": "table", "map": count_heatmap(section, corner)})
+        elif section.key == "pairwise":
+            blocks.append({"kind": "heatmap", "id": "pairwise", "map": kappa_heatmap(section)})
+        elif section.key == "chance_corrected":
+            charts = coefficient_charts(report.get("metrics") or {}, report.get("interpretation") or {})
+            blocks.append({"kind": "charts", "id": "coefficient-bars", "charts": charts,
+                           "title": "Coefficients and their 95% intervals against the convention bands"})
+            blocks.append({"kind": "table", "id": section.key.replace("_", "-"), "section": section})
+        elif section.key == "group":
+            blocks.append({"kind": "table", "id": section.key.replace("_", "-"), "section": section})
+            against = report["group_comparison"]["against_reference"]
+            prefix = f"Consensus of {report['group_comparison']['name']} vs {report['group_comparison']['reference']}: "
+            charts = coefficient_charts(against.get("metrics") or {}, against.get("interpretation") or {}, prefix)
+            blocks.append({"kind": "charts", "id": "group-bars", "charts": charts, "title": ""})
+        elif section.key != "missingness":  # drawn with the unit flow
+            blocks.append({"kind": "table", "id": section.key.replace("_", "-"), "section": section})
+    return {
+        "report": report,
+        "title": f"Inter-coder reliability audit: {report['rule']['id']} v{report['rule']['version']}",
+        "flow": unit_flow(report),
+        "missingness": next((section for section in sections if section.key == "missingness"), None),
+        "flow_width": FLOW_BAR_WIDTH,
+        "warnings": [w for w in report.get("warnings", []) if not w.startswith("kappa paradox")],
+        "blocks": blocks,
+        "pairs": pair_heatmaps(report),
+        "disagreements": report.get("disagreements"),
+        "chart_width": CHART_WIDTH,
+        "plot": {"left": PLOT_LEFT, "right": PLOT_RIGHT, "head": HEAD_HEIGHT, "row": ROW_HEIGHT},
+    }
+
+
+@lru_cache(maxsize=1)
+def _template():
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    environment = Environment(
+        loader=PackageLoader("irr_audit.report", "templates"),
+        autoescape=True,  # every value is user text until proven otherwise
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    return environment.get_template("report.html.j2")
+
+
+def render_html(report: dict[str, Any]) -> str:
+    """The report as one self-contained HTML page. Byte-stable for the same report."""
+    return _template().render(**page_view(report))
