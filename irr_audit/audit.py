@@ -56,6 +56,7 @@ class AuditReport:
     disagreements: tuple[dict[str, Any], ...]
     warnings: tuple[str, ...] = ()
     group: dict[str, Any] | None = None
+    sample: dict[str, Any] | None = None  # where the units came from, when the audit began with `sample`
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -82,6 +83,8 @@ class AuditReport:
         }
         if self.group is not None:
             out["group_comparison"] = self.group
+        if self.sample is not None:
+            out["sample"] = self.sample
         if include_disagreements:
             out["disagreements"] = list(self.disagreements)
         return out

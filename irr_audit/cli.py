@@ -6,6 +6,7 @@ on stderr, never a traceback).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import io
 import sys
@@ -155,10 +156,12 @@ def join(
     if rule is None:
         raise UsageError("join needs the rule the sheets were coded under.", hint="add --rule RULE.",
                          code="usage-missing-rule")
-    sample_ids, notes = sample_ids_for_join(sample, rule) if sample else (None, [])
+    reference, notes = sample_ids_for_join(sample, rule) if sample else (None, [])
+    sample_ids = list(reference.ids) if reference else None
     result = _join_inputs(sheets, rule, id_column, code_column, sample_ids, worksheet=worksheet)
     written = write_join_dir(result, rule.read_bytes(), out, ColumnChoice(id_column, code_column, worksheet),
-                             sample=sample, sample_ids=sample_ids)
+                             sample=sample, sample_ids=sample_ids,
+                             sample_report=reference.report if reference else None)
     for note in notes:
         typer.echo(note, err=True)
     if not quiet:
@@ -255,7 +258,23 @@ def _audit(inputs: list[Path], rule: Path | None, counts: list[Path] | None, opt
     result = _join_inputs(inputs, rule, choice.id_column, choice.code_column, worksheet=choice.worksheet)
     if not quiet:
         _tell(result)
-    return build_report(result, options)
+    return dataclasses.replace(build_report(result, options), sample=_sample_section(inputs))
+
+
+def _sample_section(inputs: list[Path]) -> dict[str, Any] | None:
+    """What the report shows of the sample behind a join folder or a bundle, if any."""
+    from irr_audit.joindir import is_join_dir, read_join_sample_report
+
+    if len(inputs) != 1:
+        return None
+    if is_join_dir(inputs[0]):
+        return read_join_sample_report(inputs[0])
+    frozen_sample = inputs[0] / "sample"
+    if (inputs[0] / "manifest.json").is_file() and (frozen_sample / "sample.json").is_file():
+        from irr_audit.sampling import read_sample
+
+        return read_sample(frozen_sample).report
+    return None
 
 
 def _audit_options(bootstrap: int, seed: int | None, group: str | None, against: str | None):

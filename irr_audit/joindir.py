@@ -33,7 +33,8 @@ RULE_COPY = "rule.yaml"
 
 
 def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: ColumnChoice,
-                   sample: Path | None = None, sample_ids: list[str] | None = None) -> list[Path]:
+                   sample: Path | None = None, sample_ids: list[str] | None = None,
+                   sample_report: dict[str, Any] | None = None) -> list[Path]:
     """Write the join's outputs into ``out``; returns the paths written. A join restricted
     to a sample (`join --sample`) records the sample's ids, so `score DIR` joins the same units."""
     paths = [out / JOINED, out / LOG, out / LOG_JSONL, out / SUMMARY, out / RULE_COPY, out / COUNTS]
@@ -44,7 +45,8 @@ def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: Co
     write_text_atomic(paths[1], csv_text(list(log.columns), log.itertuples(index=False)))
     summary = join_summary(result, out, columns)
     if sample_ids is not None:
-        summary["sample"] = {"folder": str(sample.resolve()) if sample else None, "ids": list(sample_ids)}
+        summary["sample"] = {"folder": str(sample.resolve()) if sample else None, "ids": list(sample_ids),
+                             "report": sample_report or {}}
     write_text_atomic(paths[2], log_jsonl(result.log))
     write_text_atomic(paths[3], render_json(summary))
     write_bytes_atomic(paths[4], rule_bytes)
@@ -103,6 +105,12 @@ def read_join_dir(folder: Path) -> tuple[Rule, list[Sheet]]:
         ) from None
     rule = load_rule(folder / RULE_COPY)
     return rule, [_reread(folder, record, columns) for record in records]
+
+
+def read_join_sample_report(folder: Path) -> dict[str, Any] | None:
+    """What the report shows of the sample a join folder was restricted to, or None."""
+    sample = json.loads((folder / SUMMARY).read_text(encoding="utf-8")).get("sample")
+    return None if not sample else sample.get("report") or None
 
 
 def read_join_sample_ids(folder: Path) -> list[str] | None:

@@ -820,6 +820,19 @@ class SampleRef:
     rule_version: int
     rule_digest: str
     ledger_sha256: str
+    report: dict = field(default_factory=dict)  # what an audit report shows of the sample
+
+
+def sample_report_section(record: dict) -> dict:
+    """The part of sample.json an audit report shows: where the units came from and how complete they are."""
+    completeness = record.get("completeness") or {}
+    return {
+        "dataset": (record.get("dataset") or {}).get("file"),
+        "counts": record.get("counts", {}),
+        "completeness": {key: completeness.get(key) for key in ("verdict", "statement", "reasons")},
+        "count_mismatches": record.get("count_mismatches", []),
+        "draw": record.get("draw", {}),
+    }
 
 
 def read_sample(folder: Path) -> SampleRef:
@@ -836,7 +849,8 @@ def read_sample(folder: Path) -> SampleRef:
         rule = record["rule"]
         ledger = record["ledger"]
         ref = SampleRef(folder, tuple(str(i) for i in ledger["sample_ids"]), str(rule["id"]),
-                        int(rule["version"]), str(rule["digest"]), str(ledger["sha256"]))
+                        int(rule["version"]), str(rule["digest"]), str(ledger["sha256"]),
+                        sample_report_section(record))
         ledger_bytes = (folder / ledger["file"]).read_bytes()
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(
@@ -877,11 +891,11 @@ def check_sample_rule(ref: SampleRef, rule: Rule) -> list[str]:
     return []
 
 
-def sample_ids_for_join(folder: Path, rule_path: Path) -> tuple[list[str], list[str]]:
-    """For `join --sample`: the sample's ids, checked against the rule given to join,
-    and any warnings to show."""
+def sample_ids_for_join(folder: Path, rule_path: Path) -> tuple[SampleRef, list[str]]:
+    """For `join --sample`: the sample (its ids and report section), checked against
+    the rule given to join, and any warnings to show."""
     from irr_audit.rules import load_rule
 
     ref = read_sample(folder)
     warnings = check_sample_rule(ref, load_rule(rule_path))
-    return list(ref.ids), warnings
+    return ref, warnings

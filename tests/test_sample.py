@@ -368,6 +368,27 @@ def test_filled_sheets_join_and_score_within_the_sample(tmp_path):
             assert report["units"]["total"] == 12
 
 
+def test_report_shows_where_the_units_came_from(tmp_path):
+    result, folder = sample(tmp_path, DATASET, "--run-record", RUN_PARTIAL, "--size", 10, "--seed", 3)
+    assert result.exit_code == 0, result.output
+    fill_csv(folder / "sheets/alice.csv", ALICE)
+    fill_csv(folder / "sheets/bob.csv", BOB)
+    joined = tmp_path / "joined"
+    assert run("join", folder / "sheets/alice.csv", folder / "sheets/bob.csv", "--rule", RULE, "--sample", folder,
+               "--out", joined).exit_code == 0
+    report = json.loads(run("report", joined, "--format", "json").stdout)
+    assert report["sample"]["counts"]["items"] == 26 and report["sample"]["counts"]["sampled_units"] == 10
+    assert report["sample"]["completeness"]["statement"] == "a trial sample, not the whole thread"
+    markdown = run("report", joined, "--format", "md").stdout
+    assert "Thread completeness: a trial sample, not the whole thread." in markdown
+    assert "| units in the sample | 10 |" in markdown
+    bundles = tmp_path / "audits"
+    frozen = run("freeze", joined, "--into", bundles)
+    assert frozen.exit_code == 0, frozen.output
+    bundle = Path(frozen.stdout.strip())
+    assert json.loads(run("report", bundle, "--format", "json").stdout)["sample"] == report["sample"]
+
+
 def test_filled_xlsx_sheets_join_with_the_sample(tmp_path):
     _, folder = sample(tmp_path, DATASET, "--size", 10, "--seed", 3, "--sheet-format", "xlsx")
     for coder, codes in (("alice", ALICE), ("bob", BOB)):

@@ -44,6 +44,7 @@ def metric_sections(report: dict[str, Any]) -> list[Section]:
     metrics = report.get("metrics") or {}
     available = report.get("available_case") or {}
     sections = [
+        sample_section(report),
         missingness_section(report),
         _table_section(report),
         _raw_section(report, metrics, available),
@@ -56,6 +57,29 @@ def metric_sections(report: dict[str, Any]) -> list[Section]:
     if report.get("group_comparison"):
         sections += _group_sections(report["group_comparison"], report["categories"])
     return [section for section in sections if section is not None and (section.rows or section.notes)]
+
+
+def sample_section(report: dict[str, Any]) -> Section | None:
+    """Where the units came from (irr-audit sample): collected, unusable by reason, usable, sampled,
+    and whether the threads are complete."""
+    sample = report.get("sample")
+    if not sample:
+        return None
+    counts = sample.get("counts", {})
+    rows = [("items collected", str(counts.get("items", "")))]
+    rows += [(f"unusable: {reason}", str(n)) for reason, n in (counts.get("log_rows") or {}).items()]
+    rows += [("unique usable units", str(counts.get("usable_units", ""))),
+             ("units in the sample", str(counts.get("sampled_units", "")))]
+    completeness = sample.get("completeness") or {}
+    notes = [f"Thread completeness: {completeness.get('statement', 'completeness unknown')}."]
+    notes += [f"- {reason}" for reason in completeness.get("reasons") or []]
+    notes += [f"Count mismatch: {item['check']}: the run record says {item['record']}, the tool counted {item['tool']}."
+              for item in sample.get("count_mismatches", []) if not item.get("agrees", False)]
+    draw = sample.get("draw") or {}
+    if draw.get("seed") is not None:
+        notes.append(f"Draw: {draw.get('size')} of {draw.get('population')} usable units, seed {draw['seed']}.")
+    title = f"Sample: from the collector's output{' (' + sample['dataset'] + ')' if sample.get('dataset') else ''}"
+    return Section("sample", title, ("stage", "count"), tuple(rows), tuple(notes))
 
 
 def missingness_section(report: dict[str, Any]) -> Section | None:
