@@ -102,7 +102,7 @@ def main_options(
 
 
 def _join_inputs(inputs: list[Path], rule_path: Path | None, id_column: str | None, code_column: str | None,
-                 sample_ids: list[str] | None = None, worksheet: str | None = None):
+                 sample_ids: list[str] | None = None, worksheet: str | None = None, progress: Any = None):
     """Sheets + rule (restricted to a sample's ids when given), or a folder written by `join`, joined in memory."""
     from irr_audit.join import join_sheets
     from irr_audit.joindir import is_join_dir, read_join_dir, read_join_sample_ids
@@ -130,7 +130,13 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, id_column: str | No
         )
     rule = load_rule(rule_path)
     columns = ColumnChoice(id_column=id_column, code_column=code_column, worksheet=worksheet)
-    sheets = [read_sheet(path, columns) for path in inputs]
+    sheets = []
+    for number, path in enumerate(inputs, start=1):
+        if progress is not None:
+            progress.step(f"reading {path.name} ({number} of {len(inputs)})")
+        sheets.append(read_sheet(path, columns))
+    if progress is not None:
+        progress.step(f"joining {len(sheets)} sheets")
     return join_sheets(sheets, rule, sample_ids=sample_ids)
 
 
@@ -158,7 +164,11 @@ def join(
                          code="usage-missing-rule")
     reference, notes = sample_ids_for_join(sample, rule) if sample else (None, [])
     sample_ids = list(reference.ids) if reference else None
-    result = _join_inputs(sheets, rule, id_column, code_column, sample_ids, worksheet=worksheet)
+    from irr_audit.progress import steps, wanted
+
+    with steps(wanted(quiet)) as progress:
+        result = _join_inputs(sheets, rule, id_column, code_column, sample_ids, worksheet=worksheet,
+                              progress=progress)
     written = write_join_dir(result, rule.read_bytes(), out, ColumnChoice(id_column, code_column, worksheet),
                              sample=sample, sample_ids=sample_ids,
                              sample_report=reference.report if reference else None)
@@ -255,10 +265,17 @@ def _audit(inputs: list[Path], rule: Path | None, counts: list[Path] | None, opt
     if not inputs:
         raise UsageError("nothing to score.", hint="pass a join folder, two or more sheets with --rule, or --counts.",
                          code="usage-no-input")
-    result = _join_inputs(inputs, rule, choice.id_column, choice.code_column, worksheet=choice.worksheet)
+    from irr_audit.progress import steps, wanted
+
+    with steps(wanted(quiet)) as progress:
+        result = _join_inputs(inputs, rule, choice.id_column, choice.code_column, worksheet=choice.worksheet,
+                              progress=progress)
+        bootstrap = f", bootstrap of {options.n_boot} replicates" if options.n_boot else ""
+        progress.step(f"scoring {len(result.unit_ids):,} units{bootstrap}")
+        audit = build_report(result, options)
     if not quiet:
         _tell(result)
-    return dataclasses.replace(build_report(result, options), sample=_sample_section(inputs))
+    return dataclasses.replace(audit, sample=_sample_section(inputs))
 
 
 def _sample_section(inputs: list[Path]) -> dict[str, Any] | None:

@@ -3,13 +3,18 @@ completeness verdict, a reproducible draw and one blank coding sheet per coder."
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from irr_audit.cli import app, reports_errors
-from irr_audit.sampling import SheetFormat
+
+
+class SheetFormat(str, Enum):  # mirrors sampling.SheetFormat, so --help need not import sampling
+    CSV = "csv"
+    XLSX = "xlsx"
 
 
 @app.command("sample")
@@ -39,12 +44,14 @@ def sample(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
 ) -> None:
     """Build the working ledger and one blank coding sheet per coder from the collector's output."""
+    from irr_audit import sampling
     from irr_audit.collector import read_dataset, read_run_record
     from irr_audit.rules import load_rule
     from irr_audit.sampling import SampleRequest, build_sample, parse_coders, summary_lines, write_sample_dir
 
     request = SampleRequest(
-        coders=tuple(parse_coders(coders)), size=size, seed=seed, shuffle=shuffle, sheet_format=sheet_format
+        coders=tuple(parse_coders(coders)), size=size, seed=seed, shuffle=shuffle,
+        sheet_format=sampling.SheetFormat(sheet_format.value),
     )
     loaded_rule = load_rule(rule)
     record = None if run_record is None else read_run_record(run_record)

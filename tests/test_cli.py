@@ -188,3 +188,24 @@ def test_python_dash_m_works() -> None:
 def test_unknown_option_is_a_usage_error() -> None:
     result = run("score", "--no-such-option")
     assert result.exit_code == 2
+
+
+def test_progress_goes_to_stderr_never_into_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    import irr_audit.progress
+
+    monkeypatch.setattr(irr_audit.progress, "wanted", lambda quiet: not quiet)  # as if stderr were a terminal
+    sheets = [str(ROOT / "examples" / "sheets" / n) for n in ("alice.csv", "bob.csv")]
+    result = run("score", *sheets, "--rule", RULE, "--format", "json", "--bootstrap", "50", "--seed", "1")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["units"]["fully_coded"] == 20
+
+
+def test_progress_is_silent_when_stderr_is_not_a_terminal() -> None:
+    from irr_audit.progress import Steps, steps, wanted
+
+    assert wanted(quiet=True) is False
+    with steps(False) as progress:
+        assert type(progress) is Steps
+        progress.step("nothing is shown")
