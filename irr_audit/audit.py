@@ -39,6 +39,7 @@ class AuditOptions:
     n_boot: int = 0
     seed: int | None = None
     group: GroupSpec | None = None
+    list_disagreements: bool = True  # `score` only counts them; `report` lists them with their text
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,8 @@ class AuditReport:
     units: dict[str, int]
     missingness: dict[str, Any]
     agreement: dict[str, Any]
-    disagreements: tuple[dict[str, Any], ...]
+    disagreements: tuple[dict[str, Any], ...] | None  # None: counted, not listed
+    disagreement_count: int
     warnings: tuple[str, ...] = ()
     group: dict[str, Any] | None = None
     sample: dict[str, Any] | None = None  # where the units came from, when the audit began with `sample`
@@ -79,13 +81,13 @@ class AuditReport:
             "categories": list(self.categories),
             **self.agreement,
             "warnings": [*self.warnings, *self.agreement.get("warnings", [])],
-            "disagreement_count": len(self.disagreements),
+            "disagreement_count": self.disagreement_count,
         }
         if self.group is not None:
             out["group_comparison"] = self.group
         if self.sample is not None:
             out["sample"] = self.sample
-        if include_disagreements:
+        if include_disagreements and self.disagreements is not None:
             out["disagreements"] = list(self.disagreements)
         return out
 
@@ -101,7 +103,8 @@ def build_report(join: JoinResult, options: AuditOptions = AuditOptions()) -> Au
         units={**join.summary()["units"], "available_case": counted["available_case"]},
         missingness=_missingness(join),
         agreement=agreement,
-        disagreements=tuple(_disagreements(join)),
+        disagreements=tuple(_disagreements(join)) if options.list_disagreements else None,
+        disagreement_count=len(disagreement_units(join)),
         warnings=join.warnings,
         group=_group_comparison(join, options) if options.group else None,
     )
@@ -132,6 +135,7 @@ def build_counts_report(
                      "note": "scored from unit-pattern counts: the missingness log stays with the sheets"},
         agreement=agreement,
         disagreements=(),
+        disagreement_count=0,
         warnings=("scored from unit-pattern counts: no missingness log and no list of disagreeing units",),
     )
 
@@ -166,12 +170,7 @@ def _sheet_info(join: JoinResult, column: int) -> dict[str, Any]:
 
 
 def _missingness(join: JoinResult) -> dict[str, Any]:
-    log = join.log
-    counts = log.groupby(["coder", "reason"], sort=False).size()
-    by_coder = {coder: {} for coder in join.coders}
-    for (coder, reason), count in counts.items():
-        by_coder[coder][reason] = int(count)
-    return {"log_rows": len(log), "by_reason": join.summary()["log_rows"], "by_coder": by_coder}
+    return {"log_rows": len(join.entries), "by_reason": join.log_counts(), "by_coder": join.log_counts_by_coder()}
 
 
 def _group_comparison(join: JoinResult, options: AuditOptions) -> dict[str, Any]:
@@ -198,24 +197,29 @@ def _group_comparison(join: JoinResult, options: AuditOptions) -> dict[str, Any]
     out = comparison.to_dict(list(rule.categories), list(spec.members), spec.reference)
     out["name"] = spec.name
     out["undecided_units"] = [
-        {"comment_id": join.unit_ids[unit], "reason": reason}
+        {"comment_id": str(join.unit_ids[unit]), "reason": reason}
         for unit, reason in enumerate(comparison.consensus.reasons)
         if reason is not None
     ]
     return out
 
 
-def _disagreements(join: JoinResult) -> list[dict[str, Any]]:
-    """Fully coded units on which the coders did not all give the same code, with the
-    comment's text when a sheet carries it (a body or text column)."""
+def disagreement_units(join: JoinResult) -> np.ndarray:
+    """Fully coded units on which the coders did not all give the same code."""
     codes = join.codes
-    differ = join.fully_coded & (codes != codes[:, :1]).any(axis=1)
+    return np.flatnonzero(join.fully_coded & (codes != codes[:, :1]).any(axis=1))
+
+
+def _disagreements(join: JoinResult) -> list[dict[str, Any]]:
+    """The disagreements for post-hoc review, with the comment's text when a sheet
+    carries it (a body or text column)."""
+    units = disagreement_units(join)
     categories = np.array(join.rule.categories, dtype=object)
-    units = np.flatnonzero(differ)
-    named = categories[codes[units]]
-    ids = [join.unit_ids[unit] for unit in units]
-    texts = join.texts_for(ids)
+    named = categories[join.codes[units]].tolist()
+    coders = join.coders
+    ids = join.unit_ids[units].tolist()
+    texts = join.texts_for(units)
     return [
-        {"comment_id": comment_id, "codes": dict(zip(join.coders, row)), "text": texts.get(comment_id)}
-        for comment_id, row in zip(ids, named.tolist())
+        {"comment_id": comment_id, "codes": dict(zip(coders, row)), "text": text}
+        for comment_id, row, text in zip(ids, named, texts)
     ]

@@ -198,7 +198,7 @@ def score(
     quiet: Quiet = False,
 ) -> None:
     """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient."""
-    options = _audit_options(bootstrap, seed, group, against)
+    options = dataclasses.replace(_audit_options(bootstrap, seed, group, against), list_disagreements=False)
     audit = _audit(inputs or [], rule, counts, options, SheetChoice(id_column, code_column, worksheet), quiet)
     _emit(audit.to_dict(include_disagreements=False), output_format.value, None)
 

@@ -83,7 +83,7 @@ def _read_one(path: Path) -> pd.DataFrame:
             hint="write one column per coder (each named once), then units (the units with that pattern).",
             code="counts-columns",
         )
-    frame = table.cells.set_axis(columns, axis=1)
+    frame = pd.DataFrame({name: column.to_numpy(zero_copy_only=False) for name, column in zip(columns, table.cells)})
     units = pd.to_numeric(frame[UNITS].str.strip(), errors="coerce")
     bad = (units.isna() | (units < 0) | (units != units.round())).to_numpy()
     if bad.any():

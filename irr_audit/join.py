@@ -1,19 +1,25 @@
 """Classify every (unit, coder) cell and join the sheets on comment ID.
 
 Every input row ends up exactly once: as the row behind a cell (valid, or in the
-log with its reason), or in the log as a duplicate, a conflict or a row without
-an id. Every unit ends up exactly once: fully coded, or with at least one row in
-the missingness log. Missing is never a disagreement.
+log with its reason), or in the log as a duplicate, a conflict, a row without an
+id, or a row outside the sample. Every unit ends up exactly once: fully coded,
+or with at least one row in the missingness log. Missing is never a disagreement.
+
+Ids are matched once, as integers: every sheet's trimmed ids are encoded into
+unit indices in one pass, and the rest (duplicates, conflicts, placing each
+cell) is integer arithmetic. The missingness log is kept as integer arrays and
+becomes text only when someone reads it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.idcheck import suspicious_id_warnings
@@ -21,13 +27,61 @@ from irr_audit.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.rules import CodeStatus, Rule
 from irr_audit.sheets import Sheet, parse_rule_version
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 STATUSES = tuple(CodeStatus)  # a cell's status is stored as its index in this tuple
 STATUS_INDEX = {status: index for index, status in enumerate(STATUSES)}
 VALID = STATUS_INDEX[CodeStatus.VALID]
 ABSENT = STATUS_INDEX[CodeStatus.ABSENT]
 CONFLICT = STATUS_INDEX[CodeStatus.CONFLICT]
+REASONS = tuple(Reason)  # a log entry's reason is stored as its index in this tuple
+REASON_INDEX = {reason: index for index, reason in enumerate(REASONS)}
+CELL_REASON = np.full(len(STATUSES), -1, dtype=np.int8)  # a kept row's status -> its log reason
+for _status, _reason in ((CodeStatus.UNKNOWN, Reason.UNKNOWN), (CodeStatus.BLANK, Reason.BLANK),
+                         (CodeStatus.INVALID, Reason.INVALID)):
+    CELL_REASON[STATUS_INDEX[_status]] = REASON_INDEX[_reason]
 RESERVED_COLUMNS = ("comment_id", "fully_coded")
 NOT_IN_SAMPLE = "comment id is not in the sample's ledger"
+
+
+@dataclass(frozen=True)
+class LogEntries:
+    """The missingness log as integer arrays, one entry per log row.
+
+    ``sheet`` indexes the sheets; ``position`` is the row's position in its
+    sheet's columns (-1 for an absent cell, which has no row); ``unit`` indexes
+    the units (-1 for a row that is no unit); ``reason`` indexes ``REASONS``;
+    ``ref`` is the position of the row a duplicate repeats, else -1; ``status``
+    is the row's own code status (for the detail of a row outside the sample).
+    """
+
+    sheet: np.ndarray
+    position: np.ndarray
+    unit: np.ndarray
+    reason: np.ndarray
+    ref: np.ndarray
+    status: np.ndarray
+
+    @classmethod
+    def concat(cls, parts: list[LogEntries]) -> LogEntries:
+        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in cls.__dataclass_fields__))
+
+    def __len__(self) -> int:
+        return len(self.reason)
+
+
+def _entries(sheet: int, position: np.ndarray, unit: np.ndarray, reason: int | np.ndarray,
+             ref: np.ndarray | None = None, status: np.ndarray | None = None) -> LogEntries:
+    size = len(position)
+    return LogEntries(
+        sheet=np.full(size, sheet, dtype=np.int32),
+        position=np.asarray(position, dtype=np.int64),
+        unit=np.asarray(unit, dtype=np.int64),
+        reason=np.broadcast_to(np.asarray(reason, dtype=np.int8), (size,)).copy(),
+        ref=np.full(size, -1, dtype=np.int64) if ref is None else np.asarray(ref, dtype=np.int64),
+        status=np.full(size, VALID, dtype=np.int8) if status is None else np.asarray(status, dtype=np.int8),
+    )
 
 
 @dataclass(frozen=True)
@@ -36,18 +90,21 @@ class JoinResult:
 
     ``codes[u, c]`` is the category index (into ``rule.categories``) of coder c's
     code for unit u, or -1 when that cell is not valid; ``status[u, c]`` indexes
-    ``STATUSES``.
+    ``STATUSES``; ``positions[u, c]`` is the position of the row behind the cell
+    in coder c's sheet (-1 when absent or in conflict). ``unit_ids`` is a numpy
+    array of the ids as text.
     """
 
     rule: Rule
     sheets: tuple[Sheet, ...]
-    unit_ids: tuple[str, ...]
+    unit_ids: np.ndarray
     codes: np.ndarray
     status: np.ndarray
-    log: pd.DataFrame
+    positions: np.ndarray
+    entries: LogEntries
     warnings: tuple[str, ...] = ()
 
-    @property
+    @cached_property
     def coders(self) -> tuple[str, ...]:
         return tuple(sheet.coder for sheet in self.sheets)
 
@@ -55,48 +112,66 @@ class JoinResult:
     def fully_coded(self) -> np.ndarray:
         return (self.status == VALID).all(axis=1)
 
+    @cached_property
+    def log(self) -> pd.DataFrame:
+        """The missingness log as text (LOG_COLUMNS), in sheet order, rows before absent cells."""
+        return _log_frame(self)
+
+    def log_counts(self) -> dict[str, int]:
+        counts = np.bincount(self.entries.reason, minlength=len(REASONS))
+        return {reason.value: int(counts[index]) for index, reason in enumerate(REASONS) if counts[index]}
+
+    def log_counts_by_coder(self) -> dict[str, dict[str, int]]:
+        width = len(REASONS)
+        counts = np.bincount(self.entries.sheet * width + self.entries.reason, minlength=len(self.sheets) * width)
+        return {
+            coder: {reason.value: int(counts[column * width + index]) for index, reason in enumerate(REASONS)
+                    if counts[column * width + index]}
+            for column, coder in enumerate(self.coders)
+        }
+
     def joined_frame(self) -> pd.DataFrame:
         """One row per unit, one column per coder (the code, or empty), and fully_coded."""
+        import pandas as pd  # only for writing files: `score` never needs it
+
         categories = np.array([*self.rule.categories, ""], dtype=object)
-        frame = pd.DataFrame({"comment_id": list(self.unit_ids)})
+        frame = pd.DataFrame({"comment_id": self.unit_ids})
         for column, coder in enumerate(self.coders):
             frame[coder] = categories[self.codes[:, column]]  # -1 picks the trailing ""
         frame["fully_coded"] = self.fully_coded
         return frame
 
-    def texts_for(self, unit_ids: list[str]) -> dict[str, str]:
-        """The comment text of these units, from the first sheet that has it."""
-        wanted = set(unit_ids)
-        texts: dict[str, str] = {}
-        for sheet in self.sheets:
-            frame = sheet.frame
-            ids = frame["comment_id"].str.strip()
-            found = frame[ids.isin(wanted - set(texts)).to_numpy() & frame["text"].str.strip().ne("").to_numpy()]
-            for comment_id, text in zip(found["comment_id"].str.strip(), found["text"]):
-                texts.setdefault(comment_id, text)
+    def texts_for(self, units: np.ndarray) -> list[str | None]:
+        """The comment text of these units (by index), from the first sheet that has it."""
+        texts: list[str | None] = [None] * len(units)
+        for column, sheet in enumerate(self.sheets):
+            positions = self.positions[units, column]
+            wanted = np.flatnonzero((positions >= 0) & np.array([text is None for text in texts], dtype=bool))
+            if not len(wanted):
+                continue
+            found = sheet.texts.take(pa.array(positions[wanted])).to_pylist()
+            for at, text in zip(wanted, found):
+                if text and text.strip():
+                    texts[at] = text
         return texts
 
     def summary(self) -> dict[str, Any]:
         total = len(self.unit_ids)
         fully = int(self.fully_coded.sum())
-        reasons = self.log["reason"].value_counts()
+        cells = np.bincount(self.status.ravel(), minlength=len(STATUSES))
         return {
             "units": {"total": total, "fully_coded": fully, "missing": total - fully},
-            "log_rows": {reason.value: int(reasons.get(reason.value, 0)) for reason in Reason
-                         if reasons.get(reason.value, 0)},
-            "cells": {
-                status.value: int((self.status == index).sum()) for index, status in enumerate(STATUSES)
-            },
+            "log_rows": self.log_counts(),
+            "cells": {status.value: int(cells[index]) for index, status in enumerate(STATUSES)},
         }
 
     def summary_line(self) -> str:
-        summary = self.summary()
-        units = summary["units"]
+        total, fully = len(self.unit_ids), int(self.fully_coded.sum())
         line = (
-            f"{units['total']} units from {len(self.coders)} coders: "
-            f"{units['fully_coded']} fully coded, {units['missing']} in the missingness log"
+            f"{total} units from {len(self.coders)} coders: "
+            f"{fully} fully coded, {total - fully} in the missingness log"
         )
-        reasons = count_phrase(summary["log_rows"])
+        reasons = count_phrase(self.log_counts())
         return line + (f" ({reasons})." if reasons else ".")
 
 
@@ -110,35 +185,155 @@ def join_sheets(
     sampled unit that a sheet lacks is absent there.
     """
     check_sheets(sheets, rule)
-    per_sheet = [_cells_of_sheet(sheet, rule) for sheet in sheets]
-    if sample_ids is None:
-        unit_ids = pd.unique(pd.concat([cells["comment_id"] for cells, _ in per_sheet], ignore_index=True))
-    else:
-        unit_ids = pd.unique(pd.Series([text.strip() for text in sample_ids], dtype=object))
-        per_sheet = [_outside_sample(sheet, cells, log, unit_ids) for sheet, (cells, log) in zip(sheets, per_sheet)]
-    unit_index = pd.Index(unit_ids)
-    codes = np.full((len(unit_ids), len(sheets)), -1, dtype=np.int64)
-    status = np.full((len(unit_ids), len(sheets)), ABSENT, dtype=np.int8)
-    logs = []
-    for column, (sheet, (cells, row_log)) in enumerate(zip(sheets, per_sheet)):
-        at = unit_index.get_indexer(cells["comment_id"])
-        status[at, column] = cells["status"].to_numpy()
-        valid = cells["status"].to_numpy() == VALID
-        codes[at[valid], column] = cells["category"].to_numpy()[valid]
-        absent_ids = unit_ids[status[:, column] == ABSENT]
-        logs.append(row_log)
-        logs.append(_absent_log(sheet, absent_ids))
-    log = pd.concat(logs, ignore_index=True)[list(LOG_COLUMNS)]
+    trimmed = [_keys(sheet) for sheet in sheets]
+    unit_ids, units_of = _units(trimmed, sample_ids)
+    n_units, n_sheets = len(unit_ids), len(sheets)
+    codes = np.full((n_units, n_sheets), -1, dtype=np.int64)
+    status = np.full((n_units, n_sheets), ABSENT, dtype=np.int8)
+    positions = np.full((n_units, n_sheets), -1, dtype=np.int64)
+    parts = []
+    for column, sheet in enumerate(sheets):
+        row_status, row_category = _classify(sheet.codes, rule)
+        missing_id = _is_empty(trimmed[column])
+        parts.append(_place_sheet(column, units_of[column], missing_id, row_status, row_category,
+                                  len(rule.categories), codes, status, positions))
+        absent = np.flatnonzero(status[:, column] == ABSENT)
+        parts.append(_entries(column, np.full(len(absent), -1), absent, REASON_INDEX[Reason.ABSENT]))
     warnings = [f"sheet {sheet.name}: {warning}" for sheet in sheets for warning in sheet.warnings]
     return JoinResult(
         rule=rule,
         sheets=tuple(sheets),
-        unit_ids=tuple(unit_ids),
+        unit_ids=unit_ids.to_numpy(zero_copy_only=False),
         codes=codes,
         status=status,
-        log=log,
-        warnings=(*warnings, *suspicious_id_warnings(pd.Series(unit_ids, dtype=object))),
+        positions=positions,
+        entries=LogEntries.concat(parts),
+        warnings=(*warnings, *suspicious_id_warnings(unit_ids)),
     )
+
+
+def _units(trimmed: list[pa.Array], sample_ids: list[str] | None) -> tuple[pa.Array, list[np.ndarray]]:
+    """The units (ids in order of first appearance, or the sample's) and each sheet's
+    rows as unit indices (-1: no id, or outside the sample)."""
+    if sample_ids is not None:
+        units = pc.unique(pc.utf8_trim_whitespace(pa.array(sample_ids, type=pa.string())))
+        units = units.filter(pc.not_equal(units, ""))
+        return units, _look_up(trimmed, units)
+    # The first sheet's ids are encoded; the other sheets are looked up in them (in
+    # parallel: pyarrow releases the GIL), and only ids no earlier sheet has are added.
+    first = trimmed[0].dictionary_encode()
+    units = first.dictionary
+    later = _look_up(trimmed[1:], units)
+    new_rows = [np.flatnonzero(found < 0) for found in later]
+    if any(len(rows) for rows in new_rows):  # one encoding of all new ids, so a new id shared by sheets is one unit
+        extra = pa.concat_arrays([ids.take(pa.array(rows)) for ids, rows in zip(trimmed[1:], new_rows)])
+        encoded = extra.dictionary_encode()
+        new_indices = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) + len(units)
+        bounds = np.cumsum([0, *map(len, new_rows)])
+        for found, rows, start, end in zip(later, new_rows, bounds[:-1], bounds[1:]):
+            found[rows] = new_indices[start:end]
+        units = pa.concat_arrays([units, encoded.dictionary])
+    indices = [first.indices.to_numpy(zero_copy_only=False).astype(np.int64), *later]
+    blank = pc.index(units, "").as_py()
+    if blank >= 0:  # the empty id is no unit: drop it from the units and renumber
+        indices = [np.where(found == blank, -1, found - (found > blank)) for found in indices]
+        units = pa.concat_arrays([units[:blank], units[blank + 1:]])
+    return units, indices
+
+
+def _look_up(id_columns: list[pa.Array], units: pa.Array) -> list[np.ndarray]:
+    """Each column's ids as positions in ``units`` (-1 where absent), looked up in threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    lookup = pc.SetLookupOptions(value_set=units)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda ids: _indices(pc.index_in(ids, options=lookup)), id_columns))
+
+
+def _keys(sheet: Sheet) -> pa.Array:
+    return sheet.unit_keys if sheet.unit_keys is not None else pc.utf8_trim_whitespace(sheet.comment_ids)
+
+
+def _indices(found: pa.Array) -> np.ndarray:
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _is_empty(texts: pa.Array) -> np.ndarray:
+    return pc.equal(texts, "").to_numpy(zero_copy_only=False)
+
+
+def _classify(raw_codes: pa.Array, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
+    """Classify each distinct raw code once, then spread the result to the rows."""
+    encoded = raw_codes.dictionary_encode()
+    category_of = {code: index for index, code in enumerate(rule.categories)}
+    distinct = encoded.dictionary.to_pylist()
+    status = np.empty(len(distinct), dtype=np.int8)
+    category = np.full(len(distinct), -1, dtype=np.int64)
+    for index, raw in enumerate(distinct):
+        cell_status, code = rule.classify(raw)
+        status[index] = STATUS_INDEX[cell_status]
+        if code is not None:
+            category[index] = category_of[code]
+    rows = encoded.indices.to_numpy(zero_copy_only=False)
+    return status[rows], category[rows]
+
+
+def _place_sheet(column: int, unit: np.ndarray, missing_id: np.ndarray, row_status: np.ndarray,
+                 row_category: np.ndarray, n_categories: int, codes: np.ndarray, status: np.ndarray,
+                 positions: np.ndarray) -> LogEntries:
+    """Put one sheet's rows into the cells of its column; return its row-level log entries."""
+    outside = np.flatnonzero((unit < 0) & ~missing_id)
+    inside = np.flatnonzero(unit >= 0)
+    kept, duplicates, duplicate_of, conflicts = _repeats(inside, unit, row_status, row_category, n_categories)
+    cell_units = unit[kept]
+    status[cell_units, column] = row_status[kept]
+    positions[cell_units, column] = kept
+    valid = kept[row_status[kept] == VALID]
+    codes[unit[valid], column] = row_category[valid]
+    conflict_units = np.unique(unit[conflicts])
+    status[conflict_units, column] = CONFLICT
+    logged = kept[row_status[kept] != VALID]
+    parts = [
+        _entries(column, np.flatnonzero(missing_id), np.full(int(missing_id.sum()), -1),
+                 REASON_INDEX[Reason.MISSING_ID]),
+        _entries(column, outside, np.full(len(outside), -1), REASON_INDEX[Reason.NOT_IN_SAMPLE],
+                 status=row_status[outside]),
+        _entries(column, duplicates, unit[duplicates], REASON_INDEX[Reason.DUPLICATE], ref=duplicate_of),
+        _entries(column, conflicts, unit[conflicts], REASON_INDEX[Reason.CONFLICT]),
+        _entries(column, logged, unit[logged], CELL_REASON[row_status[logged]]),
+    ]
+    entries = LogEntries.concat(parts)
+    order = np.argsort(entries.position, kind="stable")  # the log lists a sheet's rows in row order
+    return LogEntries(*(getattr(entries, name)[order] for name in LogEntries.__dataclass_fields__))
+
+
+def _repeats(inside: np.ndarray, unit: np.ndarray, row_status: np.ndarray, row_category: np.ndarray,
+             n_categories: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of ids that appear more than once in a sheet: the same code again is a
+    duplicate (the first row is used), different codes are a conflict (no row is used).
+
+    Returns the rows behind cells, the duplicate rows with the row each repeats,
+    and the conflicting rows; all as positions, in row order.
+    """
+    counts = np.bincount(unit[inside], minlength=int(unit.max()) + 1 if len(inside) else 0)
+    repeated = inside[counts[unit[inside]] > 1]
+    if not len(repeated):
+        return inside, np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64)
+    order = repeated[np.argsort(unit[repeated], kind="stable")]  # grouped by unit, rows in order
+    grouped = unit[order]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    key = row_status[order].astype(np.int64) * (n_categories + 1) + row_category[order] + 1
+    differs = np.minimum.reduceat(key, starts) != np.maximum.reduceat(key, starts)
+    group = np.cumsum(np.r_[True, grouped[1:] != grouped[:-1]]) - 1
+    first = order[starts][group]  # for every repeated row, the first row of its id
+    in_conflict = differs[group]
+    conflicts = np.sort(order[in_conflict])
+    duplicate_rows = order[~in_conflict & (order != first)]
+    duplicate_of = first[~in_conflict & (order != first)]
+    arrange = np.argsort(duplicate_rows)
+    singles = inside[counts[unit[inside]] == 1]
+    kept = np.sort(np.concatenate([singles, order[starts][~differs]]))
+    return kept, duplicate_rows[arrange], duplicate_of[arrange], conflicts
 
 
 def check_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule) -> None:
@@ -170,8 +365,11 @@ def check_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule) -> None:
 
 
 def _check_rule_version(sheet: Sheet, rule: Rule) -> None:
-    versions = sheet.frame["rule_version"].str.strip()
-    for text, row in _first_rows(sheet.frame["row"][versions != ""], versions[versions != ""]):
+    versions = pc.utf8_trim_whitespace(sheet.rule_versions)
+    for text in pc.unique(versions).to_pylist():
+        if not text:
+            continue
+        row = int(sheet.rows[np.flatnonzero(pc.equal(versions, text).to_numpy(zero_copy_only=False))[0]])
         try:
             version = parse_rule_version(text)
         except ValueError:
@@ -190,123 +388,72 @@ def _check_rule_version(sheet: Sheet, rule: Rule) -> None:
             )
 
 
-def _first_rows(rows: pd.Series, values: pd.Series) -> list[tuple[str, int]]:
-    """Each distinct value with the first row it is on, in row order."""
-    first = rows.groupby(values.to_numpy(), sort=False).min()
-    return sorted(zip(first.index, first.to_numpy()), key=lambda item: item[1])
+# --- the log as text -------------------------------------------------------------------
 
 
-def _cells_of_sheet(sheet: Sheet, rule: Rule) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One row per comment id of the sheet (its status and category) and the log
-    of the sheet's rows that are not a valid code."""
-    rows = pd.DataFrame(
-        {
-            "row": sheet.frame["row"].to_numpy(),
-            "comment_id": sheet.frame["comment_id"].str.strip(),
-            "raw_value": sheet.frame["code"],
-        }
-    )
-    rows["status"], rows["category"] = _classify(rows["raw_value"], rule)
-    has_id = rows["comment_id"] != ""
-    logs = [_log(sheet, rows[~has_id], Reason.MISSING_ID, "row has no comment id")]
-    rows = rows[has_id]
+def _log_frame(join: JoinResult) -> pd.DataFrame:
+    import pandas as pd  # the log becomes text only when someone reads it
 
-    repeated = rows["comment_id"].duplicated(keep=False)
-    kinds_per_id = (
-        (rows["status"].astype(np.int64) * (len(rule.categories) + 1) + rows["category"])
-        .groupby(rows["comment_id"], sort=False)
-        .transform("nunique")
-    )
-    conflicting = repeated & (kinds_per_id > 1)
-    duplicate = repeated & ~conflicting & rows["comment_id"].duplicated(keep="first")
-    logs.append(_conflict_log(sheet, rows[conflicting]))
-    first_row = rows.groupby("comment_id", sort=False)["row"].transform("first")
-    duplicates = rows[duplicate]
-    logs.append(
-        _log(
-            sheet,
-            duplicates,
-            Reason.DUPLICATE,
-            "repeats row " + first_row[duplicate].astype(str) + " with the same code; that row is used",
-        )
-    )
-
-    cells = rows[~duplicate].drop_duplicates("comment_id", keep="first").copy()
-    cells.loc[cells["comment_id"].isin(rows.loc[conflicting, "comment_id"]), "status"] = CONFLICT
-    kept = cells[cells["status"] != CONFLICT]
-    for status, reason, detail in (
-        (CodeStatus.UNKNOWN, Reason.UNKNOWN, f"a missing code of {rule.label}: the coder could not tell"),
-        (CodeStatus.BLANK, Reason.BLANK, ""),
-        (CodeStatus.INVALID, Reason.INVALID, rule.describe_codes()),
-    ):
-        logs.append(_log(sheet, kept[kept["status"] == STATUS_INDEX[status]], reason, detail))
-    log = pd.concat(logs, ignore_index=True).sort_values("row", kind="stable")
-    return cells[["comment_id", "status", "category", "row", "raw_value"]], log
+    frames = [_sheet_log(join, column) for column in range(len(join.sheets))]
+    return pd.concat(frames, ignore_index=True)[list(LOG_COLUMNS)] if frames else pd.DataFrame(columns=LOG_COLUMNS)
 
 
-def _outside_sample(
-    sheet: Sheet, cells: pd.DataFrame, log: pd.DataFrame, unit_ids: np.ndarray
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every row of an id outside the sample goes to the log as not_in_sample
-    (a row already logged for another reason keeps that reason in its detail)."""
-    inside = cells["comment_id"].isin(unit_ids)
-    valid_outside = cells[~inside & (cells["status"] == VALID)]
-    outside_log = log["comment_id"].ne("") & ~log["comment_id"].isin(unit_ids)
-    log = log.copy()
-    log.loc[outside_log, "detail"] = NOT_IN_SAMPLE + " (also " + log.loc[outside_log, "reason"] + ")"
-    log.loc[outside_log, "reason"] = Reason.NOT_IN_SAMPLE.value
-    moved = _log(sheet, valid_outside, Reason.NOT_IN_SAMPLE, NOT_IN_SAMPLE)
-    return cells[inside], pd.concat([log, moved], ignore_index=True).sort_values("row", kind="stable")
+def _sheet_log(join: JoinResult, column: int) -> pd.DataFrame:
+    import pandas as pd
 
-
-def _classify(raw_values: pd.Series, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
-    """Classify each distinct raw value once, then spread the result to the rows."""
-    positions, distinct = pd.factorize(raw_values)
-    category_of = {code: index for index, code in enumerate(rule.categories)}
-    status = np.empty(len(distinct), dtype=np.int8)
-    category = np.full(len(distinct), -1, dtype=np.int64)
-    for index, raw in enumerate(distinct):
-        cell_status, code = rule.classify(raw)
-        status[index] = STATUS_INDEX[cell_status]
-        if code is not None:
-            category[index] = category_of[code]
-    return status[positions], category[positions]
-
-
-def _log(sheet: Sheet, rows: pd.DataFrame, reason: Reason, detail: str | pd.Series) -> pd.DataFrame:
+    sheet = join.sheets[column]
+    mine = join.entries.sheet == column
+    position, unit = join.entries.position[mine], join.entries.unit[mine]
+    reason, ref, own_status = join.entries.reason[mine], join.entries.ref[mine], join.entries.status[mine]
+    has_row = position >= 0
+    at_rows = pa.array(position[has_row])
+    comment_ids = np.empty(len(position), dtype=object)
+    comment_ids[has_row] = _keys(sheet).take(at_rows).to_numpy(zero_copy_only=False)
+    comment_ids[~has_row] = join.unit_ids[unit[~has_row]]  # an absent cell: the unit it is missing from
+    raw = np.full(len(position), "", dtype=object)
+    raw[has_row] = sheet.codes.take(at_rows).to_numpy(zero_copy_only=False)
+    rows = pd.array([pd.NA] * len(position), dtype="Int64")
+    rows[has_row] = sheet.rows[position[has_row]]
     return pd.DataFrame(
         {
             "sheet": sheet.name,
             "coder": sheet.coder,
-            "row": rows["row"].astype("Int64"),
-            "comment_id": rows["comment_id"],
-            "raw_value": rows["raw_value"],
-            "reason": reason.value,
-            "detail": detail,
+            "row": rows,
+            "comment_id": comment_ids,
+            "raw_value": raw,
+            "reason": [REASONS[value].value for value in reason],
+            "detail": _details(join, sheet, reason, position, unit, ref, own_status),
         },
         columns=list(LOG_COLUMNS),
     )
 
 
-def _conflict_log(sheet: Sheet, rows: pd.DataFrame) -> pd.DataFrame:
-    if rows.empty:
-        return _log(sheet, rows, Reason.CONFLICT, "")
-    by_id = rows.groupby("comment_id", sort=False)
-    listing = by_id["row"].transform(lambda numbers: ", ".join(map(str, numbers)))
-    detail = "comment id is in rows " + listing + " of this sheet with different codes"
-    return _log(sheet, rows, Reason.CONFLICT, detail)
-
-
-def _absent_log(sheet: Sheet, absent_ids: np.ndarray) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "sheet": sheet.name,
-            "coder": sheet.coder,
-            "row": pd.array([pd.NA] * len(absent_ids), dtype="Int64"),
-            "comment_id": absent_ids,
-            "raw_value": "",
-            "reason": Reason.ABSENT.value,
-            "detail": f"no row for this comment id in {sheet.name}",
-        },
-        columns=list(LOG_COLUMNS),
-    )
+def _details(join: JoinResult, sheet: Sheet, reason: np.ndarray, position: np.ndarray, unit: np.ndarray,
+             ref: np.ndarray, own_status: np.ndarray) -> list[str]:
+    rule = join.rule
+    fixed = {
+        Reason.UNKNOWN: f"a missing code of {rule.label}: the coder could not tell",
+        Reason.BLANK: "",
+        Reason.INVALID: rule.describe_codes(),
+        Reason.ABSENT: f"no row for this comment id in {sheet.name}",
+        Reason.MISSING_ID: "row has no comment id",
+    }
+    conflict_rows: dict[int, str] = {}
+    conflicting = reason == REASON_INDEX[Reason.CONFLICT]
+    for conflict_unit in np.unique(unit[conflicting]):
+        rows = sheet.rows[np.sort(position[conflicting & (unit == conflict_unit)])]
+        conflict_rows[int(conflict_unit)] = ", ".join(map(str, rows))
+    details = []
+    for index, code in enumerate(reason):
+        kind = REASONS[code]
+        if kind in fixed:
+            details.append(fixed[kind])
+        elif kind is Reason.DUPLICATE:
+            details.append(f"repeats row {sheet.rows[ref[index]]} with the same code; that row is used")
+        elif kind is Reason.CONFLICT:
+            rows = conflict_rows[int(unit[index])]
+            details.append(f"comment id is in rows {rows} of this sheet with different codes")
+        else:  # not in the sample
+            status = STATUSES[own_status[index]]
+            details.append(NOT_IN_SAMPLE + ("" if status is CodeStatus.VALID else f" (also {status.value})"))
+    return details

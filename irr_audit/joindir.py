@@ -19,7 +19,7 @@ import pandas as pd
 from irr_audit.counts import pattern_counts
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.join import JoinResult
-from irr_audit.outputs import csv_text, plain_csv_text, refuse_overwriting_inputs, write_bytes_atomic, write_text_atomic
+from irr_audit.outputs import frame_csv_text, refuse_overwriting_inputs, write_bytes_atomic, write_text_atomic
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule
 from irr_audit.sheets import ColumnChoice, Sheet, read_sheet
@@ -40,9 +40,8 @@ def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: Co
     paths = [out / JOINED, out / LOG, out / LOG_JSONL, out / SUMMARY, out / RULE_COPY, out / COUNTS]
     refuse_overwriting_inputs(paths, [sheet.path for sheet in result.sheets])
     joined = result.joined_frame()
-    write_text_atomic(paths[0], csv_text(list(joined.columns), joined.itertuples(index=False)))
-    log = result.log.astype(object).where(result.log.notna(), "")
-    write_text_atomic(paths[1], csv_text(list(log.columns), log.itertuples(index=False)))
+    write_text_atomic(paths[0], frame_csv_text(joined))
+    write_text_atomic(paths[1], frame_csv_text(result.log))
     summary = join_summary(result, out, columns)
     if sample_ids is not None:
         summary["sample"] = {"folder": str(sample.resolve()) if sample else None, "ids": list(sample_ids),
@@ -51,14 +50,16 @@ def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: Co
     write_text_atomic(paths[3], render_json(summary))
     write_bytes_atomic(paths[4], rule_bytes)
     counts = pattern_counts(result)
-    write_text_atomic(paths[5], plain_csv_text(list(counts.columns), counts.itertuples(index=False)))
+    write_text_atomic(paths[5], frame_csv_text(counts, for_spreadsheets=False))
     return paths
 
 
 def log_jsonl(log: pd.DataFrame) -> str:
     """The missingness log for machines: one JSON object per row, every value verbatim."""
-    records = log.astype(object).where(log.notna(), None).to_dict("records")
-    return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+    if log.empty:
+        return ""
+    text = log.to_json(orient="records", lines=True, force_ascii=False)
+    return text if text.endswith("\n") else text + "\n"
 
 
 def join_summary(result: JoinResult, out: Path, columns: ColumnChoice) -> dict[str, Any]:

@@ -10,10 +10,15 @@ import re
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from irr_audit.errors import OutputError
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_PATTERN = r"[=+\-@\t\r]"
 PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
 
@@ -40,13 +45,24 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return buffer.getvalue()
 
 
-def plain_csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """CSV for machines (counts files): every value exactly as it is, nothing neutralised."""
-    buffer = io.StringIO(newline="")
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(["" if cell is None else cell for cell in row] for row in rows)
-    return buffer.getvalue()
+def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str:
+    """A whole table as CSV in one vectorised pass: what `csv_text` does row by row.
+
+    ``for_spreadsheets`` neutralises formula-looking text (the files people open);
+    machine files (counts) keep every value exactly.
+    """
+    import pandas as pd
+
+    if for_spreadsheets:
+        frame = frame.copy()
+        frame.columns = [spreadsheet_safe(str(column)) for column in frame.columns]
+        for column in frame.columns:
+            if not (pd.api.types.is_string_dtype(frame[column]) or frame[column].dtype == object):
+                continue
+            text = frame[column].astype(object).where(frame[column].notna(), "").astype(str)
+            formula = text.str.match(FORMULA_PATTERN) & ~text.str.fullmatch(PLAIN_NUMBER.pattern)
+            frame[column] = text.where(~formula, "'" + text)
+    return frame.to_csv(index=False, lineterminator="\n")
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:

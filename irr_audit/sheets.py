@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
 from irr_audit.errors import SheetError
 
@@ -52,12 +54,13 @@ ColumnChoice = SheetOptions  # the name used before worksheets could be chosen
 class Sheet:
     """One coder's sheet, read.
 
-    ``frame`` has one row per non-empty input row, with the columns ``row`` (the
-    number a spreadsheet shows), ``comment_id``, ``code``, ``rule_version`` and
-    ``text`` (the comment's body, when the sheet has one), all text exactly as
-    typed. Rows with every cell empty are only counted, in ``empty_rows``.
-    ``warnings`` are things a reader should know that are not errors (a hidden
-    row, several worksheets).
+    One entry per non-empty input row, column by column: ``rows`` (the number a
+    spreadsheet shows, header = row 1), and as text exactly as typed
+    ``comment_ids``, ``codes``, ``rule_versions`` and ``texts`` (the comment's
+    body, when the sheet has one; else empty). Text columns are pyarrow string
+    arrays: a million rows stay compact and fast. Rows with every cell empty are
+    only counted, in ``empty_rows``. ``warnings`` are things a reader should know
+    that are not errors (a hidden row, several worksheets).
     """
 
     path: Path
@@ -66,22 +69,27 @@ class Sheet:
     sha256: str
     size: int
     columns: tuple[str, ...]
-    frame: pd.DataFrame
+    rows: np.ndarray
+    comment_ids: pa.Array
+    codes: pa.Array
+    rule_versions: pa.Array
+    texts: pa.Array
     empty_rows: int
     warnings: tuple[str, ...] = ()
+    unit_keys: pa.Array | None = None  # the ids as matched: surrounding whitespace trimmed
 
     @property
     def row_count(self) -> int:
-        return len(self.frame)
+        return len(self.rows)
 
 
 @dataclass(frozen=True)
 class RawTable:
-    """A parsed file before columns are chosen: header names, and one text column
-    per header position (named by position) with the spreadsheet row numbers."""
+    """A parsed file before columns are chosen: header names, one text column per
+    header position, and the spreadsheet row number of every record."""
 
     header: list[str]
-    cells: pd.DataFrame
+    cells: list[pa.Array]
     rows: np.ndarray
     warnings: tuple[str, ...] = ()
     numeric_cells: dict[int, list[int]] | None = None  # XLSX: column -> rows holding a number or date
@@ -177,28 +185,20 @@ def _sheet_from_table(table: RawTable, data: bytes, path: Path, options: SheetOp
     coder_at = _optional_column(header, "coder")
     text_at = next((at for at in map(lambda name: _optional_column(header, name), TEXT_COLUMNS) if at is not None),
                    None)
-    cells = table.cells
-    non_empty = np.zeros(len(cells), dtype=bool)
-    for column in cells.columns:
-        non_empty |= cells[column].str.strip().ne("").to_numpy()
+    keys = pc.utf8_trim_whitespace(table.cells[id_at])
+    non_empty = _non_empty_rows(table.cells, keys, code_at)
     if not non_empty.any():
         raise SheetError(
             f"sheet {name} has a header but no coded rows.",
             hint="check that this is the filled sheet, not the blank template.",
             code="sheet-empty",
         )
-    kept = cells[non_empty]
-    rows = table.rows[non_empty]
-    empty_text = pd.Series("", index=kept.index, dtype=kept[id_at].dtype)
-    frame = pd.DataFrame(
-        {
-            "row": rows,
-            "comment_id": kept[id_at].to_numpy(),
-            "code": kept[code_at].to_numpy(),
-            "rule_version": (kept[version_at] if version_at is not None else empty_text).to_numpy(),
-            "text": (kept[text_at] if text_at is not None else empty_text).to_numpy(),
-        }
-    )
+    if non_empty.all():
+        kept, rows = table.cells, table.rows
+    else:
+        keep = pa.array(non_empty)
+        kept, rows, keys = [column.filter(keep) for column in table.cells], table.rows[non_empty], keys.filter(keep)
+    blank = pa.repeat(pa.scalar("", pa.string()), len(rows)) if None in (version_at, text_at) else None
     coder = _coder(kept[coder_at], rows, path) if coder_at is not None else path.stem
     warnings = list(table.warnings)
     numeric_ids = (table.numeric_cells or {}).get(id_at, [])
@@ -215,10 +215,31 @@ def _sheet_from_table(table: RawTable, data: bytes, path: Path, options: SheetOp
         sha256=hashlib.sha256(data).hexdigest(),
         size=len(data),
         columns=tuple(header),
-        frame=frame,
+        rows=rows,
+        comment_ids=kept[id_at],
+        codes=kept[code_at],
+        rule_versions=kept[version_at] if version_at is not None else blank,
+        texts=kept[text_at] if text_at is not None else blank,
         empty_rows=int((~non_empty).sum()),
         warnings=tuple(warnings),
+        unit_keys=keys,
     )
+
+
+def _non_empty_rows(cells: list[pa.Array], keys: pa.Array, code_at: int) -> np.ndarray:
+    """Rows with any non-blank cell. The id and code columns decide most rows; the
+    others (long comment bodies, say) are looked at only for rows those leave blank."""
+    filled = pc.not_equal(keys, "").to_numpy(zero_copy_only=False) | _filled(cells[code_at])
+    rest = np.flatnonzero(~filled)
+    if len(rest):
+        undecided = pa.array(rest)
+        for column in cells:
+            filled[rest] |= _filled(column.take(undecided))
+    return filled
+
+
+def _filled(column: pa.Array) -> np.ndarray:
+    return pc.not_equal(pc.utf8_trim_whitespace(column), "").to_numpy(zero_copy_only=False)
 
 
 # --- decoding ------------------------------------------------------------------
@@ -271,18 +292,16 @@ def _not_utf8(name: str, detail: str) -> SheetError:
 Records = list[list[str]]
 
 
-def _text_frame(records: Records, width: int) -> pd.DataFrame:
-    frame = pd.DataFrame(records, columns=range(width), dtype=object) if records else pd.DataFrame(
-        {column: pd.Series([], dtype=object) for column in range(width)}
-    )
-    return frame.astype(str) if len(frame) else frame
+def _text_columns(records: Records, width: int) -> list[pa.Array]:
+    return [pa.array([record[at] for record in records], type=pa.string()) for at in range(width)]
 
 
 def _delimited_table(data: bytes, delimiter: str, name: str) -> RawTable:
+    if not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        fast = _arrow_table(data[3:] if data.startswith(b"\xef\xbb\xbf") else data, delimiter)
+        if fast is not None:
+            return fast
     text = _decode(data, name)
-    fast = _arrow_table(text, delimiter)
-    if fast is not None:
-        return fast
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     try:
         parsed = list(reader)
@@ -298,25 +317,28 @@ def _delimited_table(data: bytes, delimiter: str, name: str) -> RawTable:
     return _padded_table(header, body, np.arange(2, len(body) + 2), name)
 
 
-def _arrow_table(text: str, delimiter: str) -> RawTable | None:
-    """pyarrow's parser for plain files: no carriage returns and no blank lines,
-    so that record i is spreadsheet row i + 2. Anything else: None (use csv)."""
-    if "\r" in text or "\n\n" in text or text.startswith("\n"):
+def _arrow_table(utf8: bytes, delimiter: str) -> RawTable | None:
+    """pyarrow's parser for plain UTF-8 files: no carriage returns, blank lines or
+    NUL bytes, so that record i is spreadsheet row i + 2. Anything else, or any
+    doubt (invalid UTF-8, ragged rows): None, and the csv module reads the file
+    and names the problem precisely."""
+    if b"\r" in utf8 or b"\n\n" in utf8 or utf8.startswith(b"\n") or b"\x00" in utf8:
         return None
     try:
-        import pyarrow as pa
-        import pyarrow.csv as pacsv
-    except ImportError:  # pragma: no cover - pyarrow is a dependency; the csv path still works
+        end = utf8.find(b"\n")
+        first_line = utf8[: end if end >= 0 else len(utf8)].decode("utf-8")
+    except UnicodeDecodeError:
         return None
-    header_line = next(csv.reader(io.StringIO(text.split("\n", 1)[0])), None)
-    if not header_line or '"' in text.split("\n", 1)[0]:
+    header_line = next(csv.reader(io.StringIO(first_line), delimiter=delimiter), None)
+    if not header_line or '"' in first_line:
         return None
     names = [str(position) for position in range(len(header_line))]
     try:
         table = pacsv.read_csv(
-            io.BytesIO(text.encode("utf-8")),
-            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+            io.BytesIO(utf8),
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
+            # values can hold newlines only inside quotes; without quotes the parser may split blocks freely
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=b'"' in utf8),
             convert_options=pacsv.ConvertOptions(
                 column_types=dict.fromkeys(names, pa.string()),
                 strings_can_be_null=False,
@@ -326,8 +348,8 @@ def _arrow_table(text: str, delimiter: str) -> RawTable | None:
         )
     except (pa.ArrowInvalid, pa.ArrowException):
         return None
-    cells = pd.DataFrame({position: table.column(str(position)).to_pandas() for position in range(len(names))})
-    return RawTable(header=header_line, cells=cells, rows=np.arange(2, len(cells) + 2))
+    cells = [table.column(name).combine_chunks() for name in names]
+    return RawTable(header=header_line, cells=cells, rows=np.arange(2, table.num_rows + 2))
 
 
 def _padded_table(header: list[str], body: Records, rows: np.ndarray, name: str) -> RawTable:
@@ -343,7 +365,7 @@ def _padded_table(header: list[str], body: Records, rows: np.ndarray, name: str)
                 code="sheet-ragged",
             )
         padded.append((record + [""] * width)[:width])
-    return RawTable(header=header, cells=_text_frame(padded, width), rows=np.asarray(rows, dtype=np.int64))
+    return RawTable(header=header, cells=_text_columns(padded, width), rows=np.asarray(rows, dtype=np.int64))
 
 
 def _jsonl_table(text: str, name: str) -> RawTable:
@@ -373,7 +395,7 @@ def _jsonl_table(text: str, name: str) -> RawTable:
         lines.append(line_number)
     columns = list(header)
     records = [[_json_text(item.get(key)) for key in columns] for item in objects]
-    return RawTable(header=columns, cells=_text_frame(records, len(columns)), rows=np.asarray(lines, dtype=np.int64))
+    return RawTable(header=columns, cells=_text_columns(records, len(columns)), rows=np.asarray(lines, dtype=np.int64))
 
 
 def _json_text(value: Any) -> str:
@@ -497,17 +519,18 @@ def _optional_column(header: list[str], wanted: str) -> int | None:
     return matches[0] if matches else None
 
 
-def _coder(names: pd.Series, rows: np.ndarray, path: Path) -> str:
+def _coder(names: pa.Array, rows: np.ndarray, path: Path) -> str:
     """The sheet's coder column when it names one coder, else the file name stem."""
-    stripped = names.str.strip().to_numpy()
-    named = pd.unique(stripped[stripped != ""])
+    stripped = pc.utf8_trim_whitespace(names)
+    named = [name for name in pc.unique(stripped).to_pylist() if name]
     if len(named) > 1:
         first, second = named[:2]
-        first_row, second_row = rows[stripped == first][0], rows[stripped == second][0]
+        values = stripped.to_numpy(zero_copy_only=False)
+        first_row, second_row = rows[values == first][0], rows[values == second][0]
         raise SheetError(
             f"sheet {path.name} names more than one coder in its coder column: "
             f"{first!r} (row {first_row}) and {second!r} (row {second_row}).",
             hint="give each coder a sheet of their own.",
             code="sheet-several-coders",
         )
-    return str(named[0]) if len(named) else path.stem
+    return named[0] if named else path.stem

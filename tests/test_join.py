@@ -63,7 +63,7 @@ def test_every_cell_status_is_classified_and_logged(tmp_path: Path) -> None:
     )
     bob = write(tmp_path / "bob.csv", "comment_id,code\n007,yes\nc2,\nc3,no\nc4,no\nc6,maybe\n 007 ,yes\nc7,n\n")
     result = join_sheets([read_sheet(alice), read_sheet(bob)], load_rule(RULE))
-    assert result.unit_ids == ("007", "c2", "c3", "c4", "c5", "c7", "c6")  # 007 stays text
+    assert result.unit_ids.tolist() == ["007", "c2", "c3", "c4", "c5", "c7", "c6"]  # 007 stays text
     reasons = [(row.coder, row.comment_id, row.reason) for row in result.log.itertuples()]
     assert reasons == [
         ("alice", "c3", "unknown"),
@@ -150,3 +150,16 @@ def test_output_never_overwrites_an_input(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "would overwrite an input file" in result.stderr
     assert alice.read_bytes() == before
+
+
+def test_an_id_new_in_two_later_sheets_is_one_unit(tmp_path: Path) -> None:
+    # the first sheet lacks x; the second and third both have it: one unit, fully coded
+    sheets = [
+        write(tmp_path / "a.csv", "comment_id,code\nw,yes\n"),
+        write(tmp_path / "b.csv", "comment_id,code\nx,no\nw,yes\n"),
+        write(tmp_path / "c.csv", "comment_id,code\nx,no\nw,no\n"),
+    ]
+    result = join_sheets([read_sheet(path) for path in sheets], load_rule(RULE))
+    assert result.unit_ids.tolist() == ["w", "x"]
+    assert result.codes.tolist() == [[0, 0, 1], [-1, 1, 1]]
+    assert result.log["reason"].tolist() == ["absent"]
