@@ -107,7 +107,7 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, id_column: str | No
     from irr_audit.join import join_sheets
     from irr_audit.joindir import is_join_dir, read_join_dir, read_join_sample_ids
     from irr_audit.rules import load_rule
-    from irr_audit.sheets import ColumnChoice, read_sheet
+    from irr_audit.sheets import ColumnChoice, read_sheets, use_lean_memory_pool
 
     if len(inputs) == 1 and (inputs[0] / "manifest.json").is_file():  # an audit bundle (irr-audit freeze)
         from irr_audit.bundle import join_bundle
@@ -130,11 +130,10 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, id_column: str | No
         )
     rule = load_rule(rule_path)
     columns = ColumnChoice(id_column=id_column, code_column=code_column, worksheet=worksheet)
-    sheets = []
-    for number, path in enumerate(inputs, start=1):
-        if progress is not None:
-            progress.step(f"reading {path.name} ({number} of {len(inputs)})")
-        sheets.append(read_sheet(path, columns))
+    if progress is not None:
+        progress.step(f"reading {len(inputs)} sheets")
+    use_lean_memory_pool()
+    sheets = read_sheets(inputs, columns)
     if progress is not None:
         progress.step(f"joining {len(sheets)} sheets")
     return join_sheets(sheets, rule, sample_ids=sample_ids)

@@ -90,7 +90,7 @@ class JoinResult:
 
     ``codes[u, c]`` is the category index (into ``rule.categories``) of coder c's
     code for unit u, or -1 when that cell is not valid; ``status[u, c]`` indexes
-    ``STATUSES``; ``positions[u, c]`` is the position of the row behind the cell
+    ``STATUSES``; ``positions[u, c]`` (int32) is the position of the row behind the cell
     in coder c's sheet (-1 when absent or in conflict). ``unit_ids`` is a numpy
     array of the ids as text.
     """
@@ -145,6 +145,8 @@ class JoinResult:
         """The comment text of these units (by index), from the first sheet that has it."""
         texts: list[str | None] = [None] * len(units)
         for column, sheet in enumerate(self.sheets):
+            if sheet.texts is None:
+                continue
             positions = self.positions[units, column]
             wanted = np.flatnonzero((positions >= 0) & np.array([text is None for text in texts], dtype=bool))
             if not len(wanted):
@@ -190,7 +192,7 @@ def join_sheets(
     n_units, n_sheets = len(unit_ids), len(sheets)
     codes = np.full((n_units, n_sheets), -1, dtype=np.int64)
     status = np.full((n_units, n_sheets), ABSENT, dtype=np.int8)
-    positions = np.full((n_units, n_sheets), -1, dtype=np.int64)
+    positions = np.full((n_units, n_sheets), -1, dtype=np.int32)
     parts = []
     for column, sheet in enumerate(sheets):
         row_status, row_category = _classify(sheet.codes, rule)
@@ -228,12 +230,12 @@ def _units(trimmed: list[pa.Array], sample_ids: list[str] | None) -> tuple[pa.Ar
     if any(len(rows) for rows in new_rows):  # one encoding of all new ids, so a new id shared by sheets is one unit
         extra = pa.concat_arrays([ids.take(pa.array(rows)) for ids, rows in zip(trimmed[1:], new_rows)])
         encoded = extra.dictionary_encode()
-        new_indices = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) + len(units)
+        new_indices = encoded.indices.to_numpy(zero_copy_only=False) + np.int32(len(units))
         bounds = np.cumsum([0, *map(len, new_rows)])
         for found, rows, start, end in zip(later, new_rows, bounds[:-1], bounds[1:]):
             found[rows] = new_indices[start:end]
         units = pa.concat_arrays([units, encoded.dictionary])
-    indices = [first.indices.to_numpy(zero_copy_only=False).astype(np.int64), *later]
+    indices = [first.indices.to_numpy(zero_copy_only=False).astype(np.int32), *later]
     blank = pc.index(units, "").as_py()
     if blank >= 0:  # the empty id is no unit: drop it from the units and renumber
         indices = [np.where(found == blank, -1, found - (found > blank)) for found in indices]
@@ -255,7 +257,7 @@ def _keys(sheet: Sheet) -> pa.Array:
 
 
 def _indices(found: pa.Array) -> np.ndarray:
-    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)  # a writable copy
 
 
 def _is_empty(texts: pa.Array) -> np.ndarray:
@@ -365,6 +367,8 @@ def check_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule) -> None:
 
 
 def _check_rule_version(sheet: Sheet, rule: Rule) -> None:
+    if sheet.rule_versions is None:
+        return
     versions = pc.utf8_trim_whitespace(sheet.rule_versions)
     for text in pc.unique(versions).to_pylist():
         if not text:

@@ -297,3 +297,26 @@ def test_print_stylesheet_targets_a4(example_html: str) -> None:
     assert "@page { size: A4;" in example_html
     assert "@media print" in example_html and "break-inside: avoid" in example_html
     assert "position: sticky" not in example_html and "position: fixed" not in example_html
+
+
+def test_long_disagreement_lists_are_cut_in_html_and_markdown_not_json(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from irr_audit.cli import app
+    from irr_audit.report import LISTED_DISAGREEMENTS
+
+    total = LISTED_DISAGREEMENTS + 5
+    alice, bob = tmp_path / "alice.csv", tmp_path / "bob.csv"
+    alice.write_text("comment_id,code\n" + "".join(f"u{i},yes\n" for i in range(total)))
+    bob.write_text("comment_id,code\n" + "".join(f"u{i},no\n" for i in range(total)))
+    rule = str(Path(__file__).resolve().parents[1] / "rules" / "explicit_current_failure" / "v1.yaml")
+    runner = CliRunner()
+    outputs = {fmt: runner.invoke(app, ["report", str(alice), str(bob), "--rule", rule, "--format", fmt, "-q"],
+                                  catch_exceptions=False).stdout for fmt in ("json", "md", "html")}
+    assert len(json.loads(outputs["json"])["disagreements"]) == total
+    assert f"The first {LISTED_DISAGREEMENTS} are listed" in outputs["md"]
+    assert len(re.findall(r"^\| u\d+ \|", outputs["md"], re.MULTILINE)) == LISTED_DISAGREEMENTS
+    assert f"lists all {total}" in outputs["html"]
+    assert outputs["html"].count('<th scope="row">u') == LISTED_DISAGREEMENTS

@@ -26,6 +26,9 @@ METRIC_LABELS = {
 }
 
 
+LISTED_DISAGREEMENTS = 2000  # Markdown and HTML list this many; JSON lists every one
+
+
 def render_json(document: dict[str, Any]) -> str:
     """Byte-stable JSON: sorted keys, fixed indentation, a trailing newline."""
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from irr_audit.report import format_metric, format_number, metric_label
+from irr_audit.report import LISTED_DISAGREEMENTS, format_metric, format_number, metric_label
 from irr_audit.report.sections import CHANCE_CORRECTED, Section, metric_sections
 
 # ColorBrewer YlGnBu (sequential, colour-blind safe) for counts, light = few.
@@ -400,7 +400,9 @@ def page_view(report: dict[str, Any]) -> dict[str, Any]:
         "warnings": [w for w in report.get("warnings", []) if not w.startswith("kappa paradox")],
         "blocks": blocks,
         "pairs": pair_heatmaps(report),
-        "disagreements": report.get("disagreements"),
+        "disagreements": (report.get("disagreements") or [])[:LISTED_DISAGREEMENTS]
+        if report.get("disagreements") is not None else None,
+        "disagreement_total": len(report.get("disagreements") or []),
         "chart_width": CHART_WIDTH,
         "plot": {"left": PLOT_LEFT, "right": PLOT_RIGHT, "head": HEAD_HEIGHT, "row": ROW_HEIGHT},
     }

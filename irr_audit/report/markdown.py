@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from irr_audit.report import LISTED_DISAGREEMENTS
 from irr_audit.report.sections import Section, metric_sections
 
 
@@ -120,6 +121,10 @@ def _disagreement_section(report: dict[str, Any]) -> list[str]:
     lines = ["", f"## Disagreements for post-hoc review ({len(disagreements)})", ""]
     if not disagreements:
         return lines + ["No fully coded unit has differing codes."]
+    if len(disagreements) > LISTED_DISAGREEMENTS:
+        lines += [f"The first {LISTED_DISAGREEMENTS} are listed; the JSON report (--format json) lists all "
+                  f"{len(disagreements)}.", ""]
+        disagreements = disagreements[:LISTED_DISAGREEMENTS]
     with_text = any(item.get("text") for item in disagreements)
     rows = [
         [md_text(item["comment_id"]), *(md_text(item["codes"][c]) for c in coders),
