@@ -34,10 +34,12 @@ UNITS = "units"
 
 def pattern_counts(join: JoinResult) -> pd.DataFrame:
     """The join's units as distinct patterns of codes with their counts."""
+    from irr_audit.metrics.patterns import compress
+
     categories = np.array([*join.rule.categories, ""], dtype=object)
-    rows, counts = np.unique(join.codes, axis=0, return_counts=True) if len(join.codes) else (join.codes, [])
-    frame = pd.DataFrame({coder: categories[rows[:, column]] for column, coder in enumerate(join.coders)})
-    frame[UNITS] = np.asarray(counts, dtype=np.int64)
+    patterns = compress(join.codes, len(join.rule.categories))
+    frame = pd.DataFrame({coder: categories[patterns.rows[:, column]] for column, coder in enumerate(join.coders)})
+    frame[UNITS] = patterns.counts
     return frame
 
 

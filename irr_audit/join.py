@@ -134,10 +134,11 @@ class JoinResult:
         """One row per unit, one column per coder (the code, or empty), and fully_coded."""
         import pandas as pd  # only for writing files: `score` never needs it
 
-        categories = np.array([*self.rule.categories, ""], dtype=object)
+        categories = [*self.rule.categories, ""]
         frame = pd.DataFrame({"comment_id": self.unit_ids})
         for column, coder in enumerate(self.coders):
-            frame[coder] = categories[self.codes[:, column]]  # -1 picks the trailing ""
+            codes = np.where(self.codes[:, column] < 0, len(categories) - 1, self.codes[:, column])
+            frame[coder] = pd.Categorical.from_codes(codes, categories)  # a cell that is not valid: ""
         frame["fully_coded"] = self.fully_coded
         return frame
 

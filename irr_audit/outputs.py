@@ -49,7 +49,8 @@ def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str
     """A whole table as CSV in one vectorised pass: what `csv_text` does row by row.
 
     ``for_spreadsheets`` neutralises formula-looking text (the files people open);
-    machine files (counts) keep every value exactly.
+    machine files (counts) keep every value exactly. Categorical columns (codes)
+    are neutralised once per category, text columns with pyarrow's regex kernels.
     """
     import pandas as pd
 
@@ -57,12 +58,24 @@ def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str
         frame = frame.copy()
         frame.columns = [spreadsheet_safe(str(column)) for column in frame.columns]
         for column in frame.columns:
-            if not (pd.api.types.is_string_dtype(frame[column]) or frame[column].dtype == object):
-                continue
-            text = frame[column].astype(object).where(frame[column].notna(), "").astype(str)
-            formula = text.str.match(FORMULA_PATTERN) & ~text.str.fullmatch(PLAIN_NUMBER.pattern)
-            frame[column] = text.where(~formula, "'" + text)
+            values = frame[column]
+            if isinstance(values.dtype, pd.CategoricalDtype):
+                frame[column] = values.cat.rename_categories([spreadsheet_safe(str(c)) for c in values.cat.categories])
+            elif pd.api.types.is_string_dtype(values) or values.dtype == object:
+                frame[column] = _neutralised(values)
     return frame.to_csv(index=False, lineterminator="\n")
+
+
+def _neutralised(values: pd.Series) -> pd.Series:
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pa.array(values.astype(object).where(values.notna(), "").to_numpy(), type=pa.string())
+    formula = pc.and_(pc.match_substring_regex(text, "^" + FORMULA_PATTERN),
+                      pc.invert(pc.match_substring_regex(text, "^" + PLAIN_NUMBER.pattern + "$")))
+    safe = pc.if_else(formula, pc.binary_join_element_wise("'", text, ""), text)
+    return pd.Series(safe.to_numpy(zero_copy_only=False), index=values.index, dtype=object)
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
