@@ -769,7 +769,7 @@ def freeze(source: FreezeSource, audits_dir: Path, created: datetime, *, recodes
     if recodes_entry is not None and recodes_entry["ids_sha256"] != units_digest(join.unit_ids):
         notes.append(f"the units differ from those of {recodes_entry['bundle']}; a re-coded sample "
                      "normally re-codes the same units")
-    from irr_audit.audit import build_report
+    from irr_audit.audit import AuditOptions, build_report
 
     name = free_name(audits_dir, created, join.rule)
     manifest = build_manifest(
@@ -777,7 +777,7 @@ def freeze(source: FreezeSource, audits_dir: Path, created: datetime, *, recodes
         created=created,
         join=join,
         files=files,
-        score=build_report(join).to_dict(include_disagreements=False),
+        score=build_report(join, AuditOptions(list_disagreements=False)).to_dict(include_disagreements=False),
         columns=source.columns,
         recodes=recodes_entry,
         sample_files=[file.path for file in sample_files] if sample is not None else None,
@@ -998,7 +998,7 @@ def file_problems(bundle: Path, manifest: dict[str, Any]) -> list[Problem]:
 
 def recompute(bundle: Path, manifest: dict[str, Any]) -> tuple[JoinResult | None, list[Problem], list[str]]:
     """The join and score from the frozen files as they are now, against the frozen ones."""
-    from irr_audit.audit import build_report
+    from irr_audit.audit import AuditOptions, build_report
 
     try:
         join = join_files(bundle, manifest)
@@ -1010,7 +1010,8 @@ def recompute(bundle: Path, manifest: dict[str, Any]) -> tuple[JoinResult | None
         problems.append(Problem("units", "", f"the frozen sheets hold {len(join.unit_ids)} units, "
                                 f"the manifest says {units['count']} (or their ids differ)"))
     # Through JSON, as the frozen score went: tuples become lists, exactly as in the manifest.
-    score = json.loads(render_json(build_report(join).to_dict(include_disagreements=False)))
+    score = json.loads(render_json(build_report(join, AuditOptions(list_disagreements=False))
+                                   .to_dict(include_disagreements=False)))
     differences, new_keys = compare_scores(manifest["score"], score)
     problems += [Problem("score", *text.split(": ", 1)) for text in differences]
     return join, problems, new_keys

@@ -19,21 +19,25 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.join import JoinResult
 from irr_audit.rules import CodeStatus, Rule
 from irr_audit.sheets import read_table
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 UNITS = "units"
 
 
 def pattern_counts(join: JoinResult) -> pd.DataFrame:
     """The join's units as distinct patterns of codes with their counts."""
+    import pandas as pd
+
     from irr_audit.metrics.patterns import compress
 
     categories = np.array([*join.rule.categories, ""], dtype=object)
@@ -55,6 +59,8 @@ class Counts:
 
 def read_counts(paths: list[Path], rule: Rule) -> Counts:
     """Read and merge counts files (shards add up)."""
+    import pandas as pd
+
     frames = [_read_one(path) for path in paths]
     coders = tuple(frames[0].columns[:-1])
     for path, frame in zip(paths[1:], frames[1:]):
@@ -76,6 +82,8 @@ def read_counts(paths: list[Path], rule: Rule) -> Counts:
 
 
 def _read_one(path: Path) -> pd.DataFrame:
+    import pandas as pd
+
     table = read_table(path)
     columns = [column.strip() for column in table.header]
     if len(columns) < 3 or columns[-1] != UNITS or len(set(columns)) != len(columns):
@@ -102,6 +110,8 @@ def _read_one(path: Path) -> pd.DataFrame:
 
 def _category_indices(column: pd.Series, rule: Rule) -> np.ndarray:
     """Each distinct code text through the rule: its category index, or -1 when not valid."""
+    import pandas as pd
+
     positions, distinct = pd.factorize(column)
     index_of = {code: index for index, code in enumerate(rule.categories)}
     lookup = np.array(

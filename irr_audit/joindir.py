@@ -12,9 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from irr_audit.counts import pattern_counts
 from irr_audit.errors import IrrAuditError, UsageError
@@ -23,6 +21,9 @@ from irr_audit.outputs import frame_csv_text, refuse_overwriting_inputs, write_b
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule
 from irr_audit.sheets import ColumnChoice, Sheet, read_sheet
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SUMMARY = "summary.json"
 JOINED = "joined.csv"

@@ -559,6 +559,11 @@ def test_adjudication_is_kept_apart_from_the_independent_statistics(sheets: list
     assert "crash is current \\| per rule" in markdown
     assert "2 of 3 disagreements decided." in markdown and "Not yet decided: kq41s6t." in markdown
 
+    text = run("report", bundle, "--format", "text", "--quiet").stdout
+    assert text.index("Chance-corrected coefficients") < text.index(
+        "Adjudicated labels (post-hoc consensus, not independent codes)")
+    assert "alice and bob" in text and "Not yet decided: kq41s6t." in text
+
     again = run("adjudicate", bundle, "--decisions", decisions, "--by", "carol")
     assert again.exit_code == 0 and "nothing new to record" in again.stderr
     assert len(list((bundle / "adjudication").iterdir())) == 1

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from irr_audit.report.sections import Section, metric_sections
+from irr_audit.report.sections import Section, adjudication_section, metric_sections
 
 
 def section_table(section: Section) -> Group:
@@ -45,6 +45,9 @@ def render_console(report: dict[str, Any]) -> Group:
             parts.append(Text("warning: " + warning, style="yellow"))
     parts.append(Text(""))
     parts += [section_table(section) for section in metric_sections(report)]
+    adjudication = adjudication_section(report)
+    if adjudication is not None:
+        parts.append(section_table(adjudication))
     return Group(*parts)
 
 

@@ -344,3 +344,22 @@ def _group_sections(group: dict[str, Any], categories: list[str]) -> list[Sectio
     )
     return [Section("group", f"Group {group['name']} against {group['reference']}",
                     ("coefficient", f"consensus vs {group['reference']}", "within the group"), rows, tuple(notes))]
+
+
+def adjudication_section(report: dict[str, Any]) -> Section | None:
+    """Post-hoc consensus codes of an audit bundle: after, and apart from, the independent statistics."""
+    adjudication = report.get("adjudication")
+    if not adjudication:
+        return None
+    coders = report["coders"]
+    rows = tuple(
+        (item["comment_id"], *(item["codes"].get(coder, "") for coder in coders), item["final_code"],
+         item["decided_by"], item["note"] or "")
+        for item in adjudication["decisions"]
+    )
+    notes = [adjudication["statement"],
+             f"{adjudication['decided']} of {adjudication['disagreements']} disagreements decided."]
+    if adjudication["undecided"]:
+        notes.append("Not yet decided: " + ", ".join(adjudication["undecided"]) + ".")
+    return Section("adjudication", adjudication["title"], ("comment_id", *coders, "final code", "decided by", "note"),
+                   rows, tuple(notes))
