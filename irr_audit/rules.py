@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from irr_audit.errors import RuleError
+from irr_audit.scale import Scale
 
 MAX_RULE_BYTES = 1_000_000
 RULE_ID_PATTERN = re.compile(r"[a-z0-9_]+")
@@ -36,17 +37,6 @@ KNOWN_KEYS = (
     "changelog",
 )
 EXAMPLE_KINDS = ("positive", "negative", "ambiguous")
-
-
-class Scale(str, Enum):
-    NOMINAL = "nominal"
-    ORDINAL = "ordinal"
-    INTERVAL = "interval"
-    RATIO = "ratio"
-
-    @property
-    def needs_values(self) -> bool:
-        return self in (Scale.INTERVAL, Scale.RATIO)
 
 
 class CodeStatus(str, Enum):

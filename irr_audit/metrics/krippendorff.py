@@ -19,33 +19,15 @@ interval (v_c - v_k)^2; ratio ((v_c - v_k) / (v_c + v_k))^2 on the codes' values
 
 from __future__ import annotations
 
-from enum import Enum
-
 import numpy as np
 
 from irr_audit.metrics.estimates import first_code, metric_from, safe_divide, with_normal_ci
 from irr_audit.metrics.patterns import Patterns, compress
 from irr_audit.metrics.reasons import Undefined
 from irr_audit.metrics.result import Metric
+from irr_audit.scale import Scale
 
 Batch = tuple[np.ndarray, np.ndarray]
-
-
-class Scale(str, Enum):
-    """The rule's level of measurement (CONTRACT.md ``scale``)."""
-
-    NOMINAL = "nominal"
-    ORDINAL = "ordinal"
-    INTERVAL = "interval"
-    RATIO = "ratio"
-
-    @property
-    def is_ordered(self) -> bool:
-        return self is not Scale.NOMINAL
-
-    @property
-    def needs_values(self) -> bool:
-        return self in (Scale.INTERVAL, Scale.RATIO)
 
 
 def scale_values(scale: Scale | str, n_categories: int, values: object = None) -> np.ndarray | None:
