@@ -11,15 +11,17 @@ import functools
 import io
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from irr_audit import __version__
 from irr_audit.errors import IrrAuditError, UsageError
+
+if TYPE_CHECKING:  # the sheet reader pulls in numpy and pyarrow: only when a command runs
+    from irr_audit.sheets import SheetOptions
 
 app = typer.Typer(
     name="irr-audit",
@@ -101,27 +103,32 @@ def main_options(
     """Audit inter-coder reliability of hand-coded comment samples, honestly."""
 
 
-def _join_inputs(inputs: list[Path], rule_path: Path | None, id_column: str | None, code_column: str | None,
-                 sample_ids: list[str] | None = None, worksheet: str | None = None, progress: Any = None):
-    """Sheets + rule (restricted to a sample's ids when given), or a folder written by `join`, joined in memory."""
+def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptions,
+                 sample_ids: list[str] | None = None, progress: Any = None):
+    """Sheets + rule (restricted to a sample's ids when given), a folder written by
+    `join`, or an audit bundle, joined in memory."""
     from irr_audit.join import join_sheets
     from irr_audit.joindir import is_join_dir, read_join_dir, read_join_sample_ids
     from irr_audit.rules import load_rule
-    from irr_audit.sheets import ColumnChoice, read_sheets, use_lean_memory_pool
+    from irr_audit.sheets import read_sheets, use_lean_memory_pool
 
-    if len(inputs) == 1 and (inputs[0] / "manifest.json").is_file():  # an audit bundle (irr-audit freeze)
-        from irr_audit.bundle import join_bundle
-
-        return join_bundle(inputs[0])
-    if len(inputs) == 1 and is_join_dir(inputs[0]):
-        rule, sheets = read_join_dir(inputs[0])
-        return join_sheets(sheets, rule, sample_ids=read_join_sample_ids(inputs[0]))
     if len(inputs) == 1 and inputs[0].is_dir():
-        raise UsageError(
-            f"{inputs[0]} is a folder but not one written by irr-audit join (it has no summary.json).",
-            hint="pass the folder given to join --out, or the sheets themselves with --rule.",
-            code="usage-not-a-join-dir",
-        )
+        folder = inputs[0]
+        if (folder / "manifest.json").is_file():  # an audit bundle (irr-audit freeze)
+            from irr_audit.bundle import join_bundle
+
+            result = join_bundle(folder)
+        elif is_join_dir(folder):
+            rule, sheets = read_join_dir(folder)
+            result = join_sheets(sheets, rule, sample_ids=read_join_sample_ids(folder))
+        else:
+            raise UsageError(
+                f"{folder} is a folder but not one written by irr-audit join (it has no summary.json).",
+                hint="pass the folder given to join --out, or the sheets themselves with --rule.",
+                code="usage-not-a-join-dir",
+            )
+        _check_same_rule(rule_path, result.rule, folder)
+        return result
     if rule_path is None:
         raise UsageError(
             "sheets need the rule they were coded under.",
@@ -129,14 +136,35 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, id_column: str | No
             code="usage-missing-rule",
         )
     rule = load_rule(rule_path)
-    columns = ColumnChoice(id_column=id_column, code_column=code_column, worksheet=worksheet)
     if progress is not None:
         progress.step(f"reading {len(inputs)} sheets")
     use_lean_memory_pool()
-    sheets = read_sheets(inputs, columns)
+    sheets = read_sheets(inputs, options)
     if progress is not None:
         progress.step(f"joining {len(sheets)} sheets")
     return join_sheets(sheets, rule, sample_ids=sample_ids)
+
+
+def _sheet_options(id_column: str | None, code_column: str | None, worksheet: str | None) -> SheetOptions:
+    from irr_audit.sheets import SheetOptions
+
+    return SheetOptions(id_column, code_column, worksheet)
+
+
+def _check_same_rule(rule_path: Path | None, used: Any, folder: Path) -> None:
+    """A --rule given with a folder must be the rule the folder was made with."""
+    if rule_path is None:
+        return
+    from irr_audit.rules import load_rule
+
+    given = load_rule(rule_path)
+    if given.digest != used.digest:
+        raise UsageError(
+            f"--rule {rule_path} ({given.label}, {given.digest[:19]}...) is not the rule {folder} was made with "
+            f"({used.label}, {used.digest[:19]}...).",
+            hint="leave --rule out: the folder keeps its own copy of the rule.",
+            code="usage-rule-mismatch",
+        )
 
 
 @app.command()
@@ -155,20 +183,18 @@ def join(
 ) -> None:
     """Join coding sheets on comment id; route every missing code into the missingness log."""
     from irr_audit.joindir import write_join_dir
+    from irr_audit.progress import steps, wanted
     from irr_audit.sampling import sample_ids_for_join
-    from irr_audit.sheets import ColumnChoice
 
     if rule is None:
         raise UsageError("join needs the rule the sheets were coded under.", hint="add --rule RULE.",
                          code="usage-missing-rule")
     reference, notes = sample_ids_for_join(sample, rule) if sample else (None, [])
     sample_ids = list(reference.ids) if reference else None
-    from irr_audit.progress import steps, wanted
-
+    options = _sheet_options(id_column, code_column, worksheet)
     with steps(wanted(quiet)) as progress:
-        result = _join_inputs(sheets, rule, id_column, code_column, sample_ids, worksheet=worksheet,
-                              progress=progress)
-    written = write_join_dir(result, rule.read_bytes(), out, ColumnChoice(id_column, code_column, worksheet),
+        result = _join_inputs(sheets, rule, options, sample_ids, progress=progress)
+    written = write_join_dir(result, rule.read_bytes(), out, options,
                              sample=sample, sample_ids=sample_ids,
                              sample_report=reference.report if reference else None)
     for note in notes:
@@ -198,7 +224,7 @@ def score(
 ) -> None:
     """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient."""
     options = dataclasses.replace(_audit_options(bootstrap, seed, group, against), list_disagreements=False)
-    audit = _audit(inputs or [], rule, counts, options, SheetChoice(id_column, code_column, worksheet), quiet)
+    audit = _audit(inputs or [], rule, counts, options, _sheet_options(id_column, code_column, worksheet), quiet)
     _emit(audit.to_dict(include_disagreements=False), output_format.value, None)
 
 
@@ -225,20 +251,13 @@ def report(
     from irr_audit.adjudication import bundle_report_sections
 
     options = _audit_options(bootstrap, seed, group, against)
-    document = _audit(inputs or [], rule, counts, options, SheetChoice(id_column, code_column, worksheet),
+    document = _audit(inputs or [], rule, counts, options, _sheet_options(id_column, code_column, worksheet),
                       quiet).to_dict()
     document.update(bundle_report_sections(inputs or [], document))  # a bundle's adjudication, kept apart
     _emit(document, output_format.value, output)
 
 
-@dataclass(frozen=True)
-class SheetChoice:
-    id_column: str | None
-    code_column: str | None
-    worksheet: str | None
-
-
-def _audit(inputs: list[Path], rule: Path | None, counts: list[Path] | None, options: Any, choice: SheetChoice,
+def _audit(inputs: list[Path], rule: Path | None, counts: list[Path] | None, options: Any, choice: SheetOptions,
            quiet: bool):
     """The audit report from sheets, a join folder, a bundle, or unit-pattern counts."""
     from irr_audit.audit import build_counts_report, build_report
@@ -267,8 +286,7 @@ def _audit(inputs: list[Path], rule: Path | None, counts: list[Path] | None, opt
     from irr_audit.progress import steps, wanted
 
     with steps(wanted(quiet)) as progress:
-        result = _join_inputs(inputs, rule, choice.id_column, choice.code_column, worksheet=choice.worksheet,
-                              progress=progress)
+        result = _join_inputs(inputs, rule, choice, progress=progress)
         bootstrap = f", bootstrap of {options.n_boot} replicates" if options.n_boot else ""
         progress.step(f"scoring {len(result.unit_ids):,} units{bootstrap}")
         audit = build_report(result, options)

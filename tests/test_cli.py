@@ -209,3 +209,14 @@ def test_progress_is_silent_when_stderr_is_not_a_terminal() -> None:
     with steps(False) as progress:
         assert type(progress) is Steps
         progress.step("nothing is shown")
+
+
+def test_a_rule_given_with_a_join_folder_must_be_its_rule(tmp_path: Path) -> None:
+    alice, bob = sheet(tmp_path, "alice.csv", GOOD), sheet(tmp_path, "bob.csv", GOOD)
+    assert run("join", alice, bob, "--rule", RULE, "--out", str(tmp_path / "out")).exit_code == 0
+    assert run("score", str(tmp_path / "out"), "--rule", RULE).exit_code == 0  # the same rule: fine
+    other = tmp_path / "v1.yaml"
+    other.write_text(Path(RULE).read_text().replace("First version.", "First version, reworded."))
+    result = run("score", str(tmp_path / "out"), "--rule", str(other))
+    assert result.exit_code == 2
+    assert "Error [usage-rule-mismatch]" in result.stderr and "leave --rule out" in result.stderr
