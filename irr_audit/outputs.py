@@ -81,6 +81,13 @@ def _neutralised(values: pd.Series) -> pd.Series:
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write to a temporary file in the same folder, flush it to disk, then rename."""
     folder = path.parent
+    if path.is_dir():
+        raise OutputError(f"cannot write {path}: it is a folder.", hint="give a file name, e.g. audit.html.",
+                          code="output-is-a-folder")
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"cannot write into {folder}: it is a file, not a folder.",
+                          hint="choose an output folder that does not exist yet or is a folder.",
+                          code="output-unwritable")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)

@@ -215,3 +215,14 @@ def test_symlinked_sheet_is_read(tmp_path: Path) -> None:
     link = tmp_path / "carol.csv"
     os.symlink(FILES / "partner.csv", link)
     assert run_join(link, FILES / "crlf.csv", out=tmp_path / "out").exit_code == 0
+
+
+def test_output_that_is_a_folder_or_inside_a_file(tmp_path: Path) -> None:
+    sheets = [str(FILES / "partner.csv"), str(FILES / "crlf.csv")]
+    result = CliRunner().invoke(app, ["report", *sheets, "--rule", str(RULE), "--format", "md", "-o", str(tmp_path)],
+                                catch_exceptions=False)
+    assert result.exit_code == 2
+    assert f"Error [output-is-a-folder]: cannot write {tmp_path}: it is a folder." in result.stderr
+    result = run_join(*map(Path, sheets), out=FILES / "partner.csv")
+    assert result.exit_code == 2
+    assert "it is a file, not a folder" in result.stderr
