@@ -159,7 +159,7 @@ NOT_CHANCE_CORRECTED = frozenset({"po", "pe", "specific_agreement", "prevalence_
 
 
 def _evaluate(plan: list[Coefficient], patterns: Patterns, n_boot: int,
-              rng: np.random.Generator | None) -> MetricMap:
+              rng: np.random.Generator | None, draws: list[np.ndarray] | None = None) -> MetricMap:
     """Point Metrics, and percentile bootstrap intervals when n_boot > 0.
 
     With a single unit the formulas still produce numbers (0 for one disagreeing
@@ -179,9 +179,9 @@ def _evaluate(plan: list[Coefficient], patterns: Patterns, n_boot: int,
     if n_boot <= 0 or rng is None or patterns.n_units == 0:
         return metrics
     collected: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {c.name: [] for c in plan}
-    for draws in replicate_counts(patterns.counts, n_boot, rng):
+    for replicates in draws if draws is not None else replicate_counts(patterns.counts, n_boot, rng):
         for c in plan:
-            collected[c.name].append(c.batch(draws))
+            collected[c.name].append(c.batch(replicates))
     for c in plan:
         values = np.concatenate([v for v, _ in collected[c.name]])
         codes = np.concatenate([k for _, k in collected[c.name]])
@@ -319,12 +319,15 @@ def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.N
             _one_coder_metrics(False), (), {}, {}, (), {},
             (REASON_TEXT[Undefined.ONE_CODER],))
 
-    metrics = _evaluate(_plan(full, scale, checked_values), full, n_boot, rngs[0])
+    # One set of resampled fully coded units serves the overall and the per-category
+    # coefficients: drawing them is the costly part when units show thousands of patterns.
+    full_draws = list(replicate_counts(full.counts, n_boot, rngs[0])) if n_boot > 0 and full.n_units else None
+    metrics = _evaluate(_plan(full, scale, checked_values), full, n_boot, rngs[0], full_draws)
     available_case = _evaluate(_plan(available, scale, checked_values), available, n_boot,
                                rngs[1])
     table = (pair_tables(full, 0, 1, full.counts) if not multi
              else coincidence_matrix(full))
-    per_category = _per_category_entries(full, metrics, n_boot, rngs[0])
+    per_category = _per_category_entries(full, metrics, n_boot, rngs[0], full_draws)
     pairs = _pairs(patterns, scale, checked_values, n_boot, list(rngs[2:]))
     leave_one_out = _leave_one_out(full, scale, checked_values, metrics) if multi else ()
     warnings = _warnings(metrics, full, multi)
@@ -342,9 +345,9 @@ def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.N
     )
 
 
-def _per_category_entries(full: Patterns, metrics: MetricMap, n_boot: int,
-                          rng: np.random.Generator | None) -> dict[int, dict[str, Metric]]:
-    evaluated = _evaluate(per_category_plan(full), full, n_boot, rng)
+def _per_category_entries(full: Patterns, metrics: MetricMap, n_boot: int, rng: np.random.Generator | None,
+                          draws: list[np.ndarray] | None = None) -> dict[int, dict[str, Metric]]:
+    evaluated = _evaluate(per_category_plan(full), full, n_boot, rng, draws)
     specific = metrics.get("specific_agreement", {})
     out: dict[int, dict[str, Metric]] = {}
     for k in range(full.n_categories):
