@@ -559,6 +559,7 @@ def collect_source(
     id_column: str | None = None,
     code_column: str | None = None,
     sample: Path | None = None,
+    worksheet: str | None = None,
 ) -> FreezeSource:
     """Read a join folder, or sheets + rule, keeping the bytes that were parsed. With a
     sample (given, or the one `join --sample` used) the units are the sample's ids."""
@@ -599,7 +600,7 @@ def collect_source(
             )
         rule = load_rule(rule_path)
         rule_data = _read_matching(rule_path, rule.digest.removeprefix("sha256:"))
-        columns = ColumnChoice(id_column=id_column, code_column=code_column)
+        columns = ColumnChoice(id_column=id_column, code_column=code_column, worksheet=worksheet)
         sheets = [read_sheet(path, columns) for path in inputs]
     check_sheet_names(sheets)
     sample_ids, notes = _sample_ids(sample, rule)

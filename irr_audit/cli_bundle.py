@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from irr_audit.cli import CodeColumn, IdColumn, Quiet, RuleOption, app, reports_errors
+from irr_audit.cli import CodeColumn, IdColumn, Quiet, RuleOption, Worksheet, app, reports_errors
 from irr_audit.errors import UsageError
 
 BundleArgument = Annotated[Path, typer.Argument(help="An audit bundle folder made by irr-audit freeze.")]
@@ -38,13 +38,14 @@ def freeze(
     ] = None,
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
+    worksheet: Worksheet = None,
     quiet: Quiet = False,
 ) -> None:
     """Freeze an audit: the original sheets, the rule file and the score, in a new read-only bundle."""
     from irr_audit.bundle import collect_source
     from irr_audit.bundle import freeze as freeze_bundle
 
-    source = collect_source(inputs, rule, id_column, code_column, sample)
+    source = collect_source(inputs, rule, id_column, code_column, sample, worksheet=worksheet)
     result = freeze_bundle(source, into, datetime.now(timezone.utc), recodes=recodes)
     typer.echo(str(result.path))
     if not quiet:

@@ -670,3 +670,29 @@ def test_freezing_a_bundle_is_refused(sheets: list[Path], tmp_path: Path) -> Non
 
     assert result.exit_code == 2
     assert result.stderr.startswith(f"Error [usage-freeze-bundle]: {bundle} is already an audit bundle.")
+
+
+def test_the_worksheet_chosen_is_kept_by_join_folders_and_bundles(tmp_path: Path) -> None:
+    from openpyxl import Workbook
+
+    rule = Path(__file__).resolve().parents[1] / "rules" / "explicit_current_failure" / "v1.yaml"
+    paths = []
+    for coder, codes in (("ann", ("yes", "no", "no")), ("ben", ("yes", "no", "yes"))):
+        book = Workbook()
+        book.active.title = "Read me"
+        book.active.append(["coding instructions"])
+        sheet = book.create_sheet("Codes")
+        sheet.append(["comment_id", "code"])
+        for number, code in enumerate(codes):
+            sheet.append([f"c{number}", code])
+        book.save(tmp_path / f"{coder}.xlsx")
+        paths.append(tmp_path / f"{coder}.xlsx")
+    joined = tmp_path / "joined"
+    assert run("join", *paths, "--rule", rule, "--out", joined, "--worksheet", "Codes").exit_code == 0
+    from_folder = json.loads(run("score", joined, "--format", "json").stdout)
+    assert from_folder["units"]["fully_coded"] == 3 and from_folder["table"] == [[1, 0], [1, 1]]
+    frozen = run("freeze", *paths, "--rule", rule, "--into", tmp_path / "audits", "--worksheet", "Codes")
+    assert frozen.exit_code == 0, frozen.output
+    bundle = Path(frozen.stdout.strip())
+    assert run("verify", bundle).exit_code == 0
+    assert json.loads(run("score", bundle, "--format", "json").stdout)["table"] == [[1, 0], [1, 1]]
