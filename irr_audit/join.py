@@ -222,21 +222,18 @@ def _units(trimmed: list[pa.Array], sample_ids: list[str] | None) -> tuple[pa.Ar
         units = pc.unique(pc.utf8_trim_whitespace(pa.array(sample_ids, type=pa.string())))
         units = units.filter(pc.not_equal(units, ""))
         return units, _look_up(trimmed, units)
-    # The first sheet's ids are encoded; the other sheets are looked up in them (in
-    # parallel: pyarrow releases the GIL), and only ids no earlier sheet has are added.
-    first = trimmed[0].dictionary_encode()
-    units = first.dictionary
-    later = _look_up(trimmed[1:], units)
-    new_rows = [np.flatnonzero(found < 0) for found in later]
-    if any(len(rows) for rows in new_rows):  # one encoding of all new ids, so a new id shared by sheets is one unit
-        extra = pa.concat_arrays([ids.take(pa.array(rows)) for ids, rows in zip(trimmed[1:], new_rows)])
-        encoded = extra.dictionary_encode()
-        new_indices = encoded.indices.to_numpy(zero_copy_only=False) + np.int32(len(units))
-        bounds = np.cumsum([0, *map(len, new_rows)])
-        for found, rows, start, end in zip(later, new_rows, bounds[:-1], bounds[1:]):
-            found[rows] = new_indices[start:end]
-        units = pa.concat_arrays([units, encoded.dictionary])
-    indices = [first.indices.to_numpy(zero_copy_only=False).astype(np.int32), *later]
+    # One hash table over every sheet's ids: a chunked dictionary encoding numbers the
+    # ids in order of first appearance, with one dictionary shared by all chunks.
+    encoded = pa.chunked_array(trimmed, type=pa.string()).dictionary_encode()
+    shared = encoded.num_chunks == len(trimmed) and len({len(chunk.dictionary) for chunk in encoded.chunks}) == 1
+    if shared:
+        units = encoded.chunk(0).dictionary
+        indices = [chunk.indices.to_numpy(zero_copy_only=False).astype(np.int32) for chunk in encoded.chunks]
+    else:  # an empty chunk dropped, or a pyarrow with a dictionary per chunk: encode one array, then split
+        whole = pa.concat_arrays(trimmed).dictionary_encode()
+        units, flat = whole.dictionary, whole.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+        bounds = np.cumsum([0, *map(len, trimmed)])
+        indices = [flat[start:end] for start, end in zip(bounds[:-1], bounds[1:])]
     blank = pc.index(units, "").as_py()
     if blank >= 0:  # the empty id is no unit: drop it from the units and renumber
         indices = [np.where(found == blank, -1, found - (found > blank)) for found in indices]

@@ -163,3 +163,27 @@ def test_an_id_new_in_two_later_sheets_is_one_unit(tmp_path: Path) -> None:
     assert result.unit_ids.tolist() == ["w", "x"]
     assert result.codes.tolist() == [[0, 0, 1], [-1, 1, 1]]
     assert result.log["reason"].tolist() == ["absent"]
+
+
+def test_units_are_numbered_the_same_by_both_encodings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The shared-dictionary fast path and the one-array fallback give the same units."""
+    import pyarrow as pa
+
+    import irr_audit.join as join_module
+
+    texts = ["comment_id,code\nb,yes\na,no\n, yes\n", "comment_id,code\nc,no\nb,yes\n", "comment_id,code\na,yes\n"]
+    sheets = [read_sheet(write(tmp_path / f"{name}.csv", text)) for name, text in zip("xyz", texts)]
+    fast = join_sheets(sheets, load_rule(RULE))
+    real = pa.chunked_array
+
+    class PerChunk:  # as if pyarrow gave each chunk a dictionary of its own
+        def __init__(self, arrays, type=None):
+            self.chunked = real(arrays, type=type)
+
+        def dictionary_encode(self):
+            return real([chunk.dictionary_encode() for chunk in self.chunked.chunks])
+
+    monkeypatch.setattr(join_module.pa, "chunked_array", PerChunk)
+    slow = join_sheets(sheets, load_rule(RULE))
+    assert fast.unit_ids.tolist() == slow.unit_ids.tolist() == ["b", "a", "c"]
+    assert fast.codes.tolist() == slow.codes.tolist()
