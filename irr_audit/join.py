@@ -13,6 +13,7 @@ becomes text only when someone reads it.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -189,14 +190,17 @@ def join_sheets(
     """
     check_sheets(sheets, rule)
     trimmed = [_keys(sheet) for sheet in sheets]
-    unit_ids, units_of = _units(trimmed, sample_ids)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # codes are classified while ids are matched
+        classified = pool.map(lambda sheet: _classify(sheet.codes, rule), sheets)
+        unit_ids, units_of = _units(trimmed, sample_ids)
+        classified = list(classified)
     n_units, n_sheets = len(unit_ids), len(sheets)
-    codes = np.full((n_units, n_sheets), -1, dtype=np.int64)
-    status = np.full((n_units, n_sheets), ABSENT, dtype=np.int8)
-    positions = np.full((n_units, n_sheets), -1, dtype=np.int32)
+    # Column-major: a sheet fills one contiguous column, so its scattered writes stay close together.
+    codes = np.full((n_units, n_sheets), -1, dtype=np.int64, order="F")
+    status = np.full((n_units, n_sheets), ABSENT, dtype=np.int8, order="F")
+    positions = np.full((n_units, n_sheets), -1, dtype=np.int32, order="F")
     parts = []
-    for column, sheet in enumerate(sheets):
-        row_status, row_category = _classify(sheet.codes, rule)
+    for column, (row_status, row_category) in enumerate(classified):
         missing_id = _is_empty(trimmed[column])
         parts.append(_place_sheet(column, units_of[column], missing_id, row_status, row_category,
                                   len(rule.categories), codes, status, positions))
@@ -243,8 +247,6 @@ def _units(trimmed: list[pa.Array], sample_ids: list[str] | None) -> tuple[pa.Ar
 
 def _look_up(id_columns: list[pa.Array], units: pa.Array) -> list[np.ndarray]:
     """Each column's ids as positions in ``units`` (-1 where absent), looked up in threads."""
-    from concurrent.futures import ThreadPoolExecutor
-
     lookup = pc.SetLookupOptions(value_set=units)
     with ThreadPoolExecutor(max_workers=2) as pool:
         return list(pool.map(lambda ids: _indices(pc.index_in(ids, options=lookup)), id_columns))
@@ -285,14 +287,17 @@ def _place_sheet(column: int, unit: np.ndarray, missing_id: np.ndarray, row_stat
     outside = np.flatnonzero((unit < 0) & ~missing_id)
     inside = np.flatnonzero(unit >= 0)
     kept, duplicates, duplicate_of, conflicts = _repeats(inside, unit, row_status, row_category, n_categories)
-    cell_units = unit[kept]
-    status[cell_units, column] = row_status[kept]
+    if len(kept) == len(unit):  # every row is a cell (the usual sheet): no gathers needed
+        kept_status, kept_category, cell_units = row_status, row_category, unit
+    else:
+        kept_status, kept_category, cell_units = row_status[kept], row_category[kept], unit[kept]
+    status[cell_units, column] = kept_status
     positions[cell_units, column] = kept
-    valid = kept[row_status[kept] == VALID]
-    codes[unit[valid], column] = row_category[valid]
+    is_valid = kept_status == VALID
+    codes[cell_units[is_valid], column] = kept_category[is_valid]
+    logged = kept[~is_valid]
     conflict_units = np.unique(unit[conflicts])
     status[conflict_units, column] = CONFLICT
-    logged = kept[row_status[kept] != VALID]
     parts = [
         _entries(column, np.flatnonzero(missing_id), np.full(int(missing_id.sum()), -1),
                  REASON_INDEX[Reason.MISSING_ID]),
