@@ -196,7 +196,8 @@ def join_sheets(
         classified = list(classified)
     n_units, n_sheets = len(unit_ids), len(sheets)
     # Column-major: a sheet fills one contiguous column, so its scattered writes stay close together.
-    codes = np.full((n_units, n_sheets), -1, dtype=np.int64, order="F")
+    code_type = np.int8 if len(rule.categories) < 127 else np.int32  # category indices, -1 when not valid
+    codes = np.full((n_units, n_sheets), -1, dtype=code_type, order="F")
     status = np.full((n_units, n_sheets), ABSENT, dtype=np.int8, order="F")
     positions = np.full((n_units, n_sheets), -1, dtype=np.int32, order="F")
     parts = []

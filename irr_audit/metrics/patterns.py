@@ -27,7 +27,9 @@ def validate_codes(codes: np.ndarray, n_categories: int) -> np.ndarray:
         raise ValueError(f"codes must be (n_units, n_coders), got shape {array.shape}")
     if array.size and not np.issubdtype(array.dtype, np.integer):
         raise ValueError(f"codes must be integer category indices, got dtype {array.dtype}")
-    array = array.astype(np.int64, copy=False)
+    if not np.issubdtype(array.dtype, np.integer):  # an empty float array, say
+        array = array.astype(np.int64)
+    # Small integer codes (int8 from the join) stay small: no copy of a large matrix.
     if n_categories < 0:
         raise ValueError(f"n_categories must be >= 0, got {n_categories}")
     if array.size and (array.min() < MISSING or array.max() >= n_categories):
@@ -78,8 +80,10 @@ def _row_keys(codes: np.ndarray, n_categories: int) -> np.ndarray | None:
     base = n_categories + 1
     if codes.shape[1] * np.log2(max(base, 2)) >= 62:
         return None
-    place = base ** np.arange(codes.shape[1], dtype=np.int64)
-    return (codes + 1) @ place
+    keys = np.zeros(len(codes), dtype=np.int64)
+    for column, place in enumerate(base ** np.arange(codes.shape[1], dtype=np.int64)):
+        keys += (codes[:, column].astype(np.int64) + 1) * place  # column by column: small temporaries
+    return keys
 
 
 def compress(
@@ -94,7 +98,7 @@ def compress(
     codes = validate_codes(codes, n_categories)
     weights = np.ones(len(codes), dtype=np.int64) if counts is None else np.asarray(counts)
     if len(codes) == 0:
-        return Patterns(codes.reshape(0, codes.shape[1]), weights[:0].astype(np.int64),
+        return Patterns(codes.reshape(0, codes.shape[1]).astype(np.int64), weights[:0].astype(np.int64),
                         n_categories)
     keys = _row_keys(codes, n_categories)
     if keys is None:
@@ -103,7 +107,7 @@ def compress(
         _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     pattern_counts = np.bincount(inverse, weights=weights, minlength=len(first))
-    return Patterns(codes[first], pattern_counts.astype(np.int64), n_categories)
+    return Patterns(codes[first].astype(np.int64), pattern_counts.astype(np.int64), n_categories)
 
 
 def pair_tables(patterns: Patterns, a: int, b: int, weights: np.ndarray) -> np.ndarray:
