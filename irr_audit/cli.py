@@ -110,7 +110,7 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptio
     from irr_audit.join import join_sheets
     from irr_audit.joindir import is_join_dir, read_join_dir, read_join_sample_ids
     from irr_audit.rules import load_rule
-    from irr_audit.sheets import read_sheets, use_lean_memory_pool
+    from irr_audit.sheets import read_sheet, use_lean_memory_pool
 
     if len(inputs) == 1 and inputs[0].is_dir():
         folder = inputs[0]
@@ -139,7 +139,7 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptio
     if progress is not None:
         progress.step(f"reading {len(inputs)} sheets")
     use_lean_memory_pool()
-    sheets = read_sheets(inputs, options)
+    sheets = [read_sheet(path, options) for path in inputs]
     if progress is not None:
         progress.step(f"joining {len(sheets)} sheets")
     return join_sheets(sheets, rule, sample_ids=sample_ids)

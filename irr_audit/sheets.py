@@ -115,18 +115,6 @@ def use_lean_memory_pool() -> None:
         pass
 
 
-def read_sheets(paths: list[Path], options: SheetOptions = SheetOptions()) -> list[Sheet]:
-    """Read several sheets, two at a time: pyarrow parses without the GIL, so a
-    second thread overlaps one sheet's parse with another's reading and checks.
-    A bad sheet raises its error as reading them one by one would (the first, in order)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    if len(paths) < 2:
-        return [read_sheet(path, options) for path in paths]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(lambda path: read_sheet(path, options), paths))
-
-
 def read_table(path: str | Path, options: SheetOptions = SheetOptions()) -> RawTable:
     """Read any table irr-audit takes (a counts file, say) with the sheets' checks: every cell as text."""
     table_path = Path(path)
