@@ -195,7 +195,7 @@ def _sheet_from_table(table: RawTable, data: bytes, path: Path, options: SheetOp
         raise
     version_at = _optional_column(header, "rule_version")
     coder_at = _optional_column(header, "coder")
-    text_at = next((at for at in map(lambda name: _optional_column(header, name), TEXT_COLUMNS) if at is not None),
+    text_at = next((at for at in (_optional_column(header, column) for column in TEXT_COLUMNS) if at is not None),
                    None)
     keys = pc.utf8_trim_whitespace(table.cells[id_at])
     non_empty = _non_empty_rows(table.cells, keys, code_at)
@@ -233,7 +233,7 @@ def _sheet_from_table(table: RawTable, data: bytes, path: Path, options: SheetOp
         texts=kept[text_at] if text_at is not None else None,
         empty_rows=int((~non_empty).sum()),
         warnings=tuple(warnings),
-        unit_keys=keys if _changed(keys, kept[id_at]) else kept[id_at],  # one copy when trimming changed nothing
+        unit_keys=keys if _changed(keys, kept[id_at]) else kept[id_at],  # no second copy when nothing was trimmed
     )
 
 
