@@ -29,7 +29,8 @@ var = (1 / (n (n - 1))) sum_i (x_i - coefficient)^2, from per-unit terms x_i.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -331,14 +332,9 @@ def fleiss_kappa(codes: np.ndarray | Patterns, n_categories: int | None = None) 
     0.4444
     """
     counts = _counts(codes, n_categories)
-    values, codes_ = fleiss_batch(counts, counts.patterns.counts)
-    metric = metric_from(values[0], codes_[0])
-    if not metric.defined:
-        return metric
-    null_se = fleiss_null_se(counts)
-    if null_se is not None:
-        metric = Metric.of(metric.value, extra={"se_h0": null_se})
-    return with_normal_ci(metric, fleiss_se(counts, metric.value))
+    metric = _estimate(counts, fleiss_batch, fleiss_se)
+    null_se = fleiss_null_se(counts) if metric.defined else None
+    return metric if null_se is None else replace(metric, extra={**metric.extra, "se_h0": null_se})
 
 
 def conger_kappa(codes: np.ndarray | Patterns, n_categories: int | None = None) -> Metric:
@@ -347,12 +343,7 @@ def conger_kappa(codes: np.ndarray | Patterns, n_categories: int | None = None) 
     >>> round(conger_kappa(np.array([[0, 0], [0, 1], [1, 1], [1, 1]]), 2).value, 4)
     0.5
     """
-    counts = _counts(codes, n_categories)
-    values, codes_ = conger_batch(counts, counts.patterns.counts)
-    metric = metric_from(values[0], codes_[0])
-    if not metric.defined:
-        return metric
-    return with_normal_ci(metric, conger_se(counts, metric.value))
+    return _estimate(_counts(codes, n_categories), conger_batch, conger_se)
 
 
 def gwet_ac(codes: np.ndarray | Patterns, n_categories: int | None = None,
@@ -367,13 +358,9 @@ def gwet_ac(codes: np.ndarray | Patterns, n_categories: int | None = None,
     >>> round(gwet_ac(raw4, 5).value, 5)
     0.77544
     """
-    counts = _counts(codes, n_categories)
     w = None if weights is None else np.asarray(weights, dtype=float)
-    values, codes_ = gwet_batch(counts, counts.patterns.counts, w)
-    metric = metric_from(values[0], codes_[0])
-    if not metric.defined:
-        return metric
-    return with_normal_ci(metric, gwet_se(counts, metric.value, w))
+    return _estimate(_counts(codes, n_categories), lambda c, units: gwet_batch(c, units, w),
+                     lambda c, value: gwet_se(c, value, w))
 
 
 def brennan_prediger(codes: np.ndarray | Patterns, n_categories: int | None = None,
@@ -386,10 +373,14 @@ def brennan_prediger(codes: np.ndarray | Patterns, n_categories: int | None = No
     >>> round(brennan_prediger(a, 2).value, 10)
     0.7
     """
-    counts = _counts(codes, n_categories)
     w = None if weights is None else np.asarray(weights, dtype=float)
-    values, codes_ = brennan_prediger_batch(counts, counts.patterns.counts, w)
-    metric = metric_from(values[0], codes_[0])
-    if not metric.defined:
-        return metric
-    return with_normal_ci(metric, brennan_prediger_se(counts, metric.value, w))
+    return _estimate(_counts(codes, n_categories), lambda c, units: brennan_prediger_batch(c, units, w),
+                     lambda c, value: brennan_prediger_se(c, value, w))
+
+
+def _estimate(counts: RatingCounts, batch: Callable[[RatingCounts, np.ndarray], Batch],
+              se: Callable[[RatingCounts, float], float | None]) -> Metric:
+    """The batch formula at the observed counts, with its normal interval when defined."""
+    values, codes = batch(counts, counts.patterns.counts)
+    metric = metric_from(values[0], codes[0])
+    return with_normal_ci(metric, se(counts, metric.value)) if metric.defined else metric
