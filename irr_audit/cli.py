@@ -107,6 +107,9 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptio
                  sample_ids: list[str] | None = None, progress: Any = None):
     """Sheets + rule (restricted to a sample's ids when given), a folder written by
     `join`, or an audit bundle, joined in memory."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from irr_audit import lazy_pandas
     from irr_audit.join import join_sheets
     from irr_audit.joindir import is_join_dir, read_join_dir, read_join_sample_ids
     from irr_audit.rules import load_rule
@@ -139,7 +142,9 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptio
     if progress is not None:
         progress.step(f"reading {len(inputs)} sheets")
     use_lean_memory_pool()
-    sheets = [read_sheet(path, options) for path in inputs]
+    lazy_pandas.defer()
+    with ThreadPoolExecutor(max_workers=2) as pool:  # one sheet's checks run while the next is parsed
+        sheets = list(pool.map(lambda path: read_sheet(path, options), inputs))
     if progress is not None:
         progress.step(f"joining {len(sheets)} sheets")
     return join_sheets(sheets, rule, sample_ids=sample_ids)
@@ -288,7 +293,7 @@ def _audit(inputs: list[Path], rule: Path | None, counts: list[Path] | None, opt
     with steps(wanted(quiet)) as progress:
         result = _join_inputs(inputs, rule, choice, progress=progress)
         bootstrap = f", bootstrap of {options.n_boot} replicates" if options.n_boot else ""
-        progress.step(f"scoring {len(result.unit_ids):,} units{bootstrap}")
+        progress.step(f"scoring {len(result.units):,} units{bootstrap}")
         audit = build_report(result, options)
     if not quiet:
         _tell(result)

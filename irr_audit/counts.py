@@ -25,6 +25,7 @@ import numpy as np
 
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.join import JoinResult
+from irr_audit.lazy_pandas import pandas
 from irr_audit.rules import CodeStatus, Rule
 from irr_audit.sheets import read_table
 
@@ -36,7 +37,7 @@ UNITS = "units"
 
 def pattern_counts(join: JoinResult) -> pd.DataFrame:
     """The join's units as distinct patterns of codes with their counts."""
-    import pandas as pd
+    pd = pandas()
 
     from irr_audit.metrics.patterns import compress
 
@@ -59,7 +60,7 @@ class Counts:
 
 def read_counts(paths: list[Path], rule: Rule) -> Counts:
     """Read and merge counts files (shards add up)."""
-    import pandas as pd
+    pd = pandas()
 
     frames = [_read_one(path) for path in paths]
     coders = tuple(frames[0].columns[:-1])
@@ -82,7 +83,7 @@ def read_counts(paths: list[Path], rule: Rule) -> Counts:
 
 
 def _read_one(path: Path) -> pd.DataFrame:
-    import pandas as pd
+    pd = pandas()
 
     table = read_table(path)
     columns = [column.strip() for column in table.header]
@@ -110,7 +111,7 @@ def _read_one(path: Path) -> pd.DataFrame:
 
 def _category_indices(column: pd.Series, rule: Rule) -> np.ndarray:
     """Each distinct code text through the rule: its category index, or -1 when not valid."""
-    import pandas as pd
+    pd = pandas()
 
     positions, distinct = pd.factorize(column)
     index_of = {code: index for index, code in enumerate(rule.categories)}

@@ -22,8 +22,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from irr_audit.arrowtext import packed_keys
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.idcheck import suspicious_id_warnings
+from irr_audit.lazy_pandas import pandas
 from irr_audit.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.rules import CodeStatus, Rule
 from irr_audit.sheets import Sheet, parse_rule_version
@@ -92,18 +94,22 @@ class JoinResult:
     ``codes[u, c]`` is the category index (into ``rule.categories``) of coder c's
     code for unit u, or -1 when that cell is not valid; ``status[u, c]`` indexes
     ``STATUSES``; ``positions[u, c]`` (int32) is the position of the row behind the cell
-    in coder c's sheet (-1 when absent or in conflict). ``unit_ids`` is a numpy
-    array of the ids as text.
+    in coder c's sheet (-1 when absent or in conflict). ``units`` holds the ids as
+    a pyarrow string array; ``unit_ids`` is the same as a numpy array, made when asked for.
     """
 
     rule: Rule
     sheets: tuple[Sheet, ...]
-    unit_ids: np.ndarray
+    units: pa.Array
     codes: np.ndarray
     status: np.ndarray
     positions: np.ndarray
     entries: LogEntries
     warnings: tuple[str, ...] = ()
+
+    @cached_property
+    def unit_ids(self) -> np.ndarray:
+        return self.units.to_numpy(zero_copy_only=False)
 
     @cached_property
     def coders(self) -> tuple[str, ...]:
@@ -133,7 +139,7 @@ class JoinResult:
 
     def joined_frame(self) -> pd.DataFrame:
         """One row per unit, one column per coder (the code, or empty), and fully_coded."""
-        import pandas as pd  # only for writing files: `score` never needs it
+        pd = pandas()  # only for writing files: `score` never needs it
 
         categories = [*self.rule.categories, ""]
         frame = pd.DataFrame({"comment_id": self.unit_ids})
@@ -160,7 +166,7 @@ class JoinResult:
         return texts
 
     def summary(self) -> dict[str, Any]:
-        total = len(self.unit_ids)
+        total = len(self.units)
         fully = int(self.fully_coded.sum())
         cells = np.bincount(self.status.ravel(), minlength=len(STATUSES))
         return {
@@ -170,7 +176,7 @@ class JoinResult:
         }
 
     def summary_line(self) -> str:
-        total, fully = len(self.unit_ids), int(self.fully_coded.sum())
+        total, fully = len(self.units), int(self.fully_coded.sum())
         line = (
             f"{total} units from {len(self.coders)} coders: "
             f"{fully} fully coded, {total - fully} in the missingness log"
@@ -190,33 +196,33 @@ def join_sheets(
     """
     check_sheets(sheets, rule)
     trimmed = [_keys(sheet) for sheet in sheets]
-    with ThreadPoolExecutor(max_workers=1) as pool:  # codes are classified while ids are matched
+    with ThreadPoolExecutor(max_workers=1) as pool:  # codes are classified while ids are matched, and so on
         classified = pool.map(lambda sheet: _classify(sheet.codes, rule), sheets)
         unit_ids, units_of = _units(trimmed, sample_ids)
         classified = list(classified)
-    n_units, n_sheets = len(unit_ids), len(sheets)
-    # Column-major: a sheet fills one contiguous column, so its scattered writes stay close together.
-    code_type = np.int8 if len(rule.categories) < 127 else np.int32  # category indices, -1 when not valid
-    codes = np.full((n_units, n_sheets), -1, dtype=code_type, order="F")
-    status = np.full((n_units, n_sheets), ABSENT, dtype=np.int8, order="F")
-    positions = np.full((n_units, n_sheets), -1, dtype=np.int32, order="F")
-    parts = []
-    for column, (row_status, row_category) in enumerate(classified):
-        missing_id = _is_empty(trimmed[column])
-        parts.append(_place_sheet(column, units_of[column], missing_id, row_status, row_category,
-                                  len(rule.categories), codes, status, positions))
-        absent = np.flatnonzero(status[:, column] == ABSENT)
-        parts.append(_entries(column, np.full(len(absent), -1), absent, REASON_INDEX[Reason.ABSENT]))
-    warnings = [f"sheet {sheet.name}: {warning}" for sheet in sheets for warning in sheet.warnings]
+        id_warnings = pool.submit(suspicious_id_warnings, unit_ids)
+        n_units, n_sheets = len(unit_ids), len(sheets)
+        # Column-major: a sheet fills one contiguous column, so its scattered writes stay close together.
+        codes = np.full((n_units, n_sheets), -1, dtype=_category_type(rule), order="F")
+        status = np.full((n_units, n_sheets), ABSENT, dtype=np.int8, order="F")
+        positions = np.full((n_units, n_sheets), -1, dtype=np.int32, order="F")
+        parts = []
+        for column, (row_status, row_category) in enumerate(classified):
+            parts.append(_place_sheet(column, units_of[column], trimmed[column], row_status, row_category,
+                                      len(rule.categories), codes, status, positions))
+            absent = np.flatnonzero(status[:, column] == ABSENT)
+            parts.append(_entries(column, np.full(len(absent), -1), absent, REASON_INDEX[Reason.ABSENT]))
+        warnings = [f"sheet {sheet.name}: {warning}" for sheet in sheets for warning in sheet.warnings]
+        warnings += id_warnings.result()
     return JoinResult(
         rule=rule,
         sheets=tuple(sheets),
-        unit_ids=unit_ids.to_numpy(zero_copy_only=False),
+        units=unit_ids,
         codes=codes,
         status=status,
         positions=positions,
         entries=LogEntries.concat(parts),
-        warnings=(*warnings, *suspicious_id_warnings(unit_ids)),
+        warnings=tuple(warnings),
     )
 
 
@@ -228,22 +234,41 @@ def _units(trimmed: list[pa.Array], sample_ids: list[str] | None) -> tuple[pa.Ar
         units = units.filter(pc.not_equal(units, ""))
         return units, _look_up(trimmed, units)
     # One hash table over every sheet's ids: a chunked dictionary encoding numbers the
-    # ids in order of first appearance, with one dictionary shared by all chunks.
-    encoded = pa.chunked_array(trimmed, type=pa.string()).dictionary_encode()
-    shared = encoded.num_chunks == len(trimmed) and len({len(chunk.dictionary) for chunk in encoded.chunks}) == 1
-    if shared:
-        units = encoded.chunk(0).dictionary
-        indices = [chunk.indices.to_numpy(zero_copy_only=False).astype(np.int32) for chunk in encoded.chunks]
-    else:  # an empty chunk dropped, or a pyarrow with a dictionary per chunk: encode one array, then split
-        whole = pa.concat_arrays(trimmed).dictionary_encode()
-        units, flat = whole.dictionary, whole.indices.to_numpy(zero_copy_only=False).astype(np.int32)
-        bounds = np.cumsum([0, *map(len, trimmed)])
-        indices = [flat[start:end] for start, end in zip(bounds[:-1], bounds[1:])]
-    blank = pc.index(units, "").as_py()
+    # ids in order of first appearance, with one dictionary shared by all chunks. Ids
+    # that pack losslessly into integers (most id formats) are hashed as integers.
+    keys = packed_keys(trimmed)
+    indices, dictionary = _encode([pa.array(column) for column in keys] if keys is not None else trimmed)
+    units = _first_values(trimmed, indices) if keys is not None else dictionary
+    blank = pc.index(dictionary, 0 if keys is not None else "").as_py()  # packed keys: 0 is the empty id
     if blank >= 0:  # the empty id is no unit: drop it from the units and renumber
         indices = [np.where(found == blank, -1, found - (found > blank)) for found in indices]
         units = pa.concat_arrays([units[:blank], units[blank + 1:]])
     return units, indices
+
+
+def _encode(columns: list[pa.Array]) -> tuple[list[np.ndarray], pa.Array]:
+    """Each column's values as indices into one dictionary of the distinct values, in order of first appearance."""
+    encoded = pa.chunked_array(columns, type=columns[0].type).dictionary_encode()
+    if encoded.num_chunks == len(columns) and len({len(chunk.dictionary) for chunk in encoded.chunks}) == 1:
+        indices = [chunk.indices.to_numpy().astype(np.int32, copy=False) for chunk in encoded.chunks]
+        return indices, encoded.chunk(0).dictionary
+    # an empty chunk dropped, or a pyarrow with a dictionary per chunk: encode one array, then split
+    whole = pa.concat_arrays(columns).dictionary_encode()
+    flat = whole.indices.to_numpy().astype(np.int32, copy=False)
+    bounds = np.cumsum([0, *map(len, columns)])
+    return [flat[start:end] for start, end in zip(bounds[:-1], bounds[1:])], whole.dictionary
+
+
+def _first_values(columns: list[pa.Array], indices: list[np.ndarray]) -> pa.Array:
+    """The value behind each dictionary index, taken from its first appearance."""
+    parts, seen = [], -1
+    for column, found in zip(columns, indices):
+        # a value's first appearance is where the running maximum of the indices grows
+        running = np.maximum.accumulate(np.r_[seen, found])
+        first = np.flatnonzero(running[1:] > running[:-1])
+        parts.append(column.take(pa.array(first)))
+        seen = int(running[-1])
+    return pa.concat_arrays(parts)
 
 
 def _look_up(id_columns: list[pa.Array], units: pa.Array) -> list[np.ndarray]:
@@ -265,13 +290,18 @@ def _is_empty(texts: pa.Array) -> np.ndarray:
     return pc.equal(texts, "").to_numpy(zero_copy_only=False)
 
 
+def _category_type(rule: Rule) -> type:
+    """The smallest integer type for a category index, or -1 for no valid code."""
+    return np.int8 if len(rule.categories) < 127 else np.int32
+
+
 def _classify(raw_codes: pa.Array, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
     """Classify each distinct raw code once, then spread the result to the rows."""
     encoded = raw_codes.dictionary_encode()
     category_of = {code: index for index, code in enumerate(rule.categories)}
     distinct = encoded.dictionary.to_pylist()
     status = np.empty(len(distinct), dtype=np.int8)
-    category = np.full(len(distinct), -1, dtype=np.int64)
+    category = np.full(len(distinct), -1, dtype=_category_type(rule))
     for index, raw in enumerate(distinct):
         cell_status, code = rule.classify(raw)
         status[index] = STATUS_INDEX[cell_status]
@@ -281,27 +311,31 @@ def _classify(raw_codes: pa.Array, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
     return status[rows], category[rows]
 
 
-def _place_sheet(column: int, unit: np.ndarray, missing_id: np.ndarray, row_status: np.ndarray,
-                 row_category: np.ndarray, n_categories: int, codes: np.ndarray, status: np.ndarray,
-                 positions: np.ndarray) -> LogEntries:
-    """Put one sheet's rows into the cells of its column; return its row-level log entries."""
-    outside = np.flatnonzero((unit < 0) & ~missing_id)
-    inside = np.flatnonzero(unit >= 0)
+def _place_sheet(column: int, unit: np.ndarray, ids: pa.Array, row_status: np.ndarray, row_category: np.ndarray,
+                 n_categories: int, codes: np.ndarray, status: np.ndarray, positions: np.ndarray) -> LogEntries:
+    """Put one sheet's rows into the cells of its column; return its row-level log entries.
+    ``row_category`` is -1 wherever ``row_status`` is not valid."""
+    has_unit = unit >= 0
+    if has_unit.all():  # the usual sheet: every row has a unit
+        inside = np.arange(len(unit), dtype=np.int32)
+        missing_id = outside = np.empty(0, np.int64)
+    else:
+        inside = np.flatnonzero(has_unit)
+        no_id = _is_empty(ids)
+        missing_id, outside = np.flatnonzero(no_id), np.flatnonzero(~has_unit & ~no_id)
     kept, duplicates, duplicate_of, conflicts = _repeats(inside, unit, row_status, row_category, n_categories)
-    if len(kept) == len(unit):  # every row is a cell (the usual sheet): no gathers needed
+    if len(kept) == len(unit):  # every row is a cell: no gathers needed
         kept_status, kept_category, cell_units = row_status, row_category, unit
     else:
         kept_status, kept_category, cell_units = row_status[kept], row_category[kept], unit[kept]
-    status[cell_units, column] = kept_status
-    positions[cell_units, column] = kept
-    is_valid = kept_status == VALID
-    codes[cell_units[is_valid], column] = kept_category[is_valid]
-    logged = kept[~is_valid]
-    conflict_units = np.unique(unit[conflicts])
-    status[conflict_units, column] = CONFLICT
+    status[:, column][cell_units] = kept_status
+    positions[:, column][cell_units] = kept
+    codes[:, column][cell_units] = kept_category
+    logged = kept[kept_status != VALID]
+    if len(conflicts):
+        status[:, column][unit[conflicts]] = CONFLICT
     parts = [
-        _entries(column, np.flatnonzero(missing_id), np.full(int(missing_id.sum()), -1),
-                 REASON_INDEX[Reason.MISSING_ID]),
+        _entries(column, missing_id, np.full(len(missing_id), -1), REASON_INDEX[Reason.MISSING_ID]),
         _entries(column, outside, np.full(len(outside), -1), REASON_INDEX[Reason.NOT_IN_SAMPLE],
                  status=row_status[outside]),
         _entries(column, duplicates, unit[duplicates], REASON_INDEX[Reason.DUPLICATE], ref=duplicate_of),
@@ -321,10 +355,12 @@ def _repeats(inside: np.ndarray, unit: np.ndarray, row_status: np.ndarray, row_c
     Returns the rows behind cells, the duplicate rows with the row each repeats,
     and the conflicting rows; all as positions, in row order.
     """
-    counts = np.bincount(unit[inside], minlength=int(unit.max()) + 1 if len(inside) else 0)
-    repeated = inside[counts[unit[inside]] > 1]
-    if not len(repeated):
-        return inside, np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64)
+    none = np.empty(0, np.int64)
+    units_inside = unit if len(inside) == len(unit) else unit[inside]
+    counts = np.bincount(units_inside)
+    if counts.max(initial=0) <= 1:
+        return inside, none, none, none
+    repeated = inside[counts[units_inside] > 1]
     order = repeated[np.argsort(unit[repeated], kind="stable")]  # grouped by unit, rows in order
     grouped = unit[order]
     starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
@@ -337,7 +373,7 @@ def _repeats(inside: np.ndarray, unit: np.ndarray, row_status: np.ndarray, row_c
     duplicate_rows = order[~in_conflict & (order != first)]
     duplicate_of = first[~in_conflict & (order != first)]
     arrange = np.argsort(duplicate_rows)
-    singles = inside[counts[unit[inside]] == 1]
+    singles = inside[counts[units_inside] == 1]
     kept = np.sort(np.concatenate([singles, order[starts][~differs]]))
     return kept, duplicate_rows[arrange], duplicate_of[arrange], conflicts
 
@@ -400,14 +436,14 @@ def _check_rule_version(sheet: Sheet, rule: Rule) -> None:
 
 
 def _log_frame(join: JoinResult) -> pd.DataFrame:
-    import pandas as pd  # the log becomes text only when someone reads it
+    pd = pandas()  # the log becomes text only when someone reads it
 
     frames = [_sheet_log(join, column) for column in range(len(join.sheets))]
     return pd.concat(frames, ignore_index=True)[list(LOG_COLUMNS)] if frames else pd.DataFrame(columns=LOG_COLUMNS)
 
 
 def _sheet_log(join: JoinResult, column: int) -> pd.DataFrame:
-    import pandas as pd
+    pd = pandas()
 
     sheet = join.sheets[column]
     mine = join.entries.sheet == column

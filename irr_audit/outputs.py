@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from irr_audit.errors import OutputError
+from irr_audit.lazy_pandas import pandas
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,7 +53,7 @@ def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str
     machine files (counts) keep every value exactly. Categorical columns (codes)
     are neutralised once per category, text columns with pyarrow's regex kernels.
     """
-    import pandas as pd
+    pd = pandas()
 
     if for_spreadsheets:
         frame = frame.copy()
@@ -67,7 +68,7 @@ def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str
 
 
 def _neutralised(values: pd.Series) -> pd.Series:
-    import pandas as pd
+    pd = pandas()
     import pyarrow as pa
     import pyarrow.compute as pc
 

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from irr_audit.arrowtext import may_have_edge_space
 from irr_audit.errors import SheetError
 
 TEXT_FORMATS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
@@ -197,7 +198,8 @@ def _sheet_from_table(table: RawTable, data: bytes, path: Path, options: SheetOp
     coder_at = _optional_column(header, "coder")
     text_at = next((at for at in (_optional_column(header, column) for column in TEXT_COLUMNS) if at is not None),
                    None)
-    keys = pc.utf8_trim_whitespace(table.cells[id_at])
+    ids = table.cells[id_at]
+    keys = pc.utf8_trim_whitespace(ids) if may_have_edge_space(ids) else ids
     non_empty = _non_empty_rows(table.cells, keys, code_at)
     if not non_empty.any():
         raise SheetError(
@@ -209,7 +211,8 @@ def _sheet_from_table(table: RawTable, data: bytes, path: Path, options: SheetOp
         kept, rows = table.cells, table.rows
     else:
         keep = pa.array(non_empty)
-        kept, rows, keys = [column.filter(keep) for column in table.cells], table.rows[non_empty], keys.filter(keep)
+        kept, rows = [column.filter(keep) for column in table.cells], table.rows[non_empty]
+        keys = kept[id_at] if keys is ids else keys.filter(keep)  # one copy when nothing was trimmed
     coder = _coder(kept[coder_at], rows, path) if coder_at is not None else path.stem
     warnings = list(table.warnings)
     numeric_ids = (table.numeric_cells or {}).get(id_at, [])
@@ -233,18 +236,14 @@ def _sheet_from_table(table: RawTable, data: bytes, path: Path, options: SheetOp
         texts=kept[text_at] if text_at is not None else None,
         empty_rows=int((~non_empty).sum()),
         warnings=tuple(warnings),
-        unit_keys=keys if _changed(keys, kept[id_at]) else kept[id_at],  # no second copy when nothing was trimmed
+        unit_keys=keys,
     )
-
-
-def _changed(trimmed: pa.Array, original: pa.Array) -> bool:
-    return not pc.all(pc.equal(pc.binary_length(trimmed), pc.binary_length(original))).as_py()
 
 
 def _non_empty_rows(cells: list[pa.Array], keys: pa.Array, code_at: int) -> np.ndarray:
     """Rows with any non-blank cell. The id and code columns decide most rows; the
     others (long comment bodies, say) are looked at only for rows those leave blank."""
-    filled = pc.not_equal(keys, "").to_numpy(zero_copy_only=False) | _filled(cells[code_at])
+    filled = (pc.binary_length(keys).to_numpy() > 0) | _filled(cells[code_at])
     rest = np.flatnonzero(~filled)
     if len(rest):
         undecided = pa.array(rest)
@@ -254,7 +253,8 @@ def _non_empty_rows(cells: list[pa.Array], keys: pa.Array, code_at: int) -> np.n
 
 
 def _filled(column: pa.Array) -> np.ndarray:
-    return pc.not_equal(pc.utf8_trim_whitespace(column), "").to_numpy(zero_copy_only=False)
+    """Values with a character other than whitespace (utf8_is_space is false for the empty string)."""
+    return (pc.binary_length(column).to_numpy() > 0) & ~pc.utf8_is_space(column).to_numpy(zero_copy_only=False)
 
 
 # --- decoding ------------------------------------------------------------------
@@ -333,11 +333,12 @@ def _delimited_table(data: bytes, delimiter: str, name: str) -> RawTable:
 
 
 def _arrow_table(utf8: bytes, delimiter: str) -> RawTable | None:
-    """pyarrow's parser for plain UTF-8 files: no carriage returns, blank lines or
-    NUL bytes, so that record i is spreadsheet row i + 2. Anything else, or any
+    """pyarrow's parser for plain UTF-8 files: no carriage returns or NUL bytes, a
+    header first; a blank line is read as a row of empty cells, as the csv module
+    reads it, so that record i is spreadsheet row i + 2. Anything else, or any
     doubt (invalid UTF-8, ragged rows): None, and the csv module reads the file
     and names the problem precisely."""
-    if b"\r" in utf8 or b"\n\n" in utf8 or utf8.startswith(b"\n") or b"\x00" in utf8:
+    if b"\r" in utf8 or utf8.startswith(b"\n") or b"\x00" in utf8:
         return None
     try:
         end = utf8.find(b"\n")
@@ -353,7 +354,8 @@ def _arrow_table(utf8: bytes, delimiter: str) -> RawTable | None:
             pa.BufferReader(utf8),  # reads the bytes in place, no copy
             read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
             # values can hold newlines only inside quotes; without quotes the parser may split blocks freely
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=b'"' in utf8),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=b'"' in utf8,
+                                             ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
                 column_types=dict.fromkeys(names, pa.string()),
                 strings_can_be_null=False,

@@ -1,0 +1,114 @@
+"""Byte-level looks at pyarrow string arrays, for the hot paths on large sheets.
+
+pyarrow's string kernels are exact but copy every value; these read the bytes in
+place (numpy views of an array's offsets and data) to answer cheap questions
+first: could any value have whitespace around it? Can every id be packed,
+losslessly, into one 64-bit integer, so that matching ids hashes integers
+instead of strings? Each answer is exact or errs on the safe side (the caller
+then takes the exact, slower path).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+PACKED_BYTES = 8  # an id's bytes after the shared prefix fit in one uint64
+LOW_BYTES_MASK = np.array([(1 << (8 * count)) - 1 for count in range(PACKED_BYTES + 1)], dtype=np.uint64)
+
+
+def string_buffers(column: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
+    """(offsets, data) of a string array as numpy views, value i being
+    ``data[offsets[i]:offsets[i + 1]]``; None for another type or any null."""
+    if column.null_count or column.type not in (pa.string(), pa.large_string()):
+        return None
+    _, offsets_buffer, data_buffer = column.buffers()
+    offset_type = np.int32 if column.type == pa.string() else np.int64
+    offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[column.offset: column.offset + len(column) + 1]
+    data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.empty(0, np.uint8)
+    return offsets, data
+
+
+def may_have_edge_space(column: pa.Array) -> bool:
+    """False only when no value starts or ends with a byte that can begin or end
+    whitespace (ASCII space and control bytes, any non-ASCII byte), so trimming
+    whitespace would change nothing."""
+    buffers = string_buffers(column)
+    if buffers is None:
+        return True
+    offsets, data = buffers
+    starts, ends = offsets[:-1], offsets[1:]
+    filled = ends > starts
+    if not filled.all():
+        starts, ends = starts[filled], ends[filled]
+    first, last = data[starts], data[ends - 1]
+    return bool(_may_be_space(first).any() or _may_be_space(last).any())
+
+
+def _may_be_space(byte: np.ndarray) -> np.ndarray:
+    return (byte <= 0x20) | (byte >= 0x80)
+
+
+def packed_keys(columns: list[pa.Array]) -> list[np.ndarray] | None:
+    """Every column's values as uint64 keys, equal exactly when the values are equal,
+    with 0 for the empty string and only for it.
+
+    Possible when the non-empty values share a prefix and differ in at most 8 bytes
+    after it (``t1_9f3a2c``, ``1234567890``), and no value holds a NUL byte: the
+    bytes after the prefix are the key's low bytes, zero-padded. Otherwise None.
+    """
+    views = [string_buffers(column) for column in columns]
+    if any(view is None for view in views):
+        return None
+    lengths = [np.diff(offsets) for offsets, _ in views]
+    longest = max((int(length.max()) for length in lengths if len(length)), default=0)
+    prefix_length = max(0, longest - PACKED_BYTES)
+    reference = _first_value(views, lengths)
+    for (offsets, data), length in zip(views, lengths):
+        filled = length > 0
+        if prefix_length and (length[filled] <= prefix_length).any():
+            return None  # a value no longer than the prefix: it would pack like the empty string
+        if _has_nul(data, offsets) or not _shares_prefix(data, offsets[:-1][filled], reference[:prefix_length]):
+            return None
+    return [_pack(data, offsets, length, prefix_length) for (offsets, data), length in zip(views, lengths)]
+
+
+def _first_value(views: list[tuple[np.ndarray, np.ndarray]], lengths: list[np.ndarray]) -> np.ndarray:
+    for (offsets, data), length in zip(views, lengths):
+        filled = np.flatnonzero(length)
+        if len(filled):
+            start = offsets[filled[0]]
+            return data[start: start + length[filled[0]]]
+    return np.empty(0, np.uint8)
+
+
+def _has_nul(data: np.ndarray, offsets: np.ndarray) -> bool:
+    return not data[offsets[0]: offsets[-1]].all()
+
+
+def _shares_prefix(data: np.ndarray, starts: np.ndarray, prefix: np.ndarray) -> bool:
+    return all((data[starts + at] == byte).all() for at, byte in enumerate(prefix))
+
+
+def _pack(data: np.ndarray, offsets: np.ndarray, length: np.ndarray, prefix_length: int) -> np.ndarray:
+    """Read 8 bytes at each value's first byte after the prefix (an unaligned
+    little-endian uint64 view of the data) and keep the value's own bytes."""
+    start = offsets[:-1] + prefix_length
+    # Starts never decrease, so only the last few values can run past the data's end:
+    # those are read from a zero-padded copy of the tail.
+    safe = int(np.searchsorted(start, len(data) - PACKED_BYTES, side="right"))
+    words = np.empty(len(start), dtype=np.uint64)
+    words[:safe] = _words(data)[start[:safe]]
+    if safe < len(start):
+        tail_at = int(start[safe])
+        tail = np.concatenate([data[tail_at:], np.zeros(PACKED_BYTES, np.uint8)])
+        words[safe:] = _words(tail)[start[safe:] - tail_at]
+    own = length - prefix_length
+    if len(own) and own.min() == own.max() > 0:  # one length (the usual id format): one mask for all
+        return words & LOW_BYTES_MASK[own[0]]
+    return words & LOW_BYTES_MASK[np.maximum(own, 0)]  # the empty id packs to 0
+
+
+def _words(data: np.ndarray) -> np.ndarray:
+    """Every 8-byte little-endian word of ``data``, one starting at each byte (a view)."""
+    return np.ndarray((max(len(data) - PACKED_BYTES + 1, 0),), dtype="<u8", buffer=data, strides=(1,))
