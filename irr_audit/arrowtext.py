@@ -93,7 +93,7 @@ def _shares_prefix(data: np.ndarray, starts: np.ndarray, prefix: np.ndarray) -> 
 def _pack(data: np.ndarray, offsets: np.ndarray, length: np.ndarray, prefix_length: int) -> np.ndarray:
     """Read 8 bytes at each value's first byte after the prefix (an unaligned
     little-endian uint64 view of the data) and keep the value's own bytes."""
-    start = offsets[:-1] + prefix_length
+    start = np.minimum(offsets[:-1] + prefix_length, offsets[1:])  # an empty value reads at its own offset
     # Starts never decrease, so only the last few values can run past the data's end:
     # those are read from a zero-padded copy of the tail.
     safe = int(np.searchsorted(start, len(data) - PACKED_BYTES, side="right"))

@@ -258,7 +258,8 @@ def test_batched_estimators_equal_point_estimates_on_resampled_units(data, seed,
         patterns, Scale(scale), None)
     draws = next(replicate_counts(patterns.counts, 3, np.random.default_rng(seed)))
     for row in draws:
-        expanded = np.repeat(patterns.rows, row, axis=0)
+        assert np.array_equal(row, np.rint(row))  # float64 draws hold exact integers
+        expanded = np.repeat(patterns.rows, row.astype(np.int64), axis=0)
         point = summarise(expanded, k, scale).available_case
         for c in plan:
             value, code = c.batch(row[None, :])

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from irr_audit.metrics.estimates import first_code, metric_from, safe_divide, with_normal_ci
-from irr_audit.metrics.patterns import Patterns, compress
+from irr_audit.metrics.patterns import Patterns, compress, unit_weights
 from irr_audit.metrics.reasons import Undefined
 from irr_audit.metrics.result import Metric
 from irr_audit.scale import Scale
@@ -116,9 +116,9 @@ def alpha_batch(patterns: Patterns, units: np.ndarray, scale: Scale | str = Scal
                 values: np.ndarray | None = None) -> Batch:
     """Krippendorff's alpha for a batch of unit weights (B, P)."""
     scale = Scale(scale)
-    units = np.atleast_2d(np.asarray(units, dtype=np.int64))
+    units = unit_weights(units)
     n_uk, _ = pairable(patterns)
-    n_c = units @ n_uk  # integers
+    n_c = units @ n_uk  # integer-valued
     n_total = n_c.sum(axis=-1)
     o = coincidence_matrix(patterns, units)
     delta = difference_batch(scale, n_c, values)

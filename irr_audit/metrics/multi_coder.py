@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from irr_audit.metrics.estimates import first_code, metric_from, safe_divide, with_normal_ci
-from irr_audit.metrics.patterns import Patterns, compress
+from irr_audit.metrics.patterns import Patterns, compress, unit_weights
 from irr_audit.metrics.reasons import Undefined
 from irr_audit.metrics.result import Metric
 from irr_audit.metrics.weights import identity_weights
@@ -72,7 +72,7 @@ class RatingCounts:
 
 
 def _as_weights(units: np.ndarray) -> np.ndarray:
-    return np.atleast_2d(np.asarray(units, dtype=np.int64))
+    return unit_weights(units)
 
 
 def percent_agreement_batch(counts: RatingCounts, units: np.ndarray,

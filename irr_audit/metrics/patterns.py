@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 MISSING = -1
+DIRECT_KEYS = 1 << 20  # rows are counted by key directly when there are at most this many possible keys
 
 
 def validate_codes(codes: np.ndarray, n_categories: int) -> np.ndarray:
@@ -101,6 +102,12 @@ def compress(
         return Patterns(codes.reshape(0, codes.shape[1]).astype(np.int64), weights[:0].astype(np.int64),
                         n_categories)
     keys = _row_keys(codes, n_categories)
+    if keys is not None and (n_categories + 1) ** codes.shape[1] <= max(DIRECT_KEYS, 2 * len(codes)):
+        # Few possible rows: count every key directly, no sort. Keys ascend, as np.unique's do.
+        by_key = np.bincount(keys, weights=None if counts is None else weights)
+        present = np.flatnonzero(by_key)
+        return Patterns(_rows_of(present, n_categories, codes.shape[1]), by_key[present].astype(np.int64),
+                        n_categories)
     if keys is None:
         _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
     else:
@@ -108,6 +115,34 @@ def compress(
     inverse = inverse.reshape(-1)
     pattern_counts = np.bincount(inverse, weights=weights, minlength=len(first))
     return Patterns(codes[first].astype(np.int64), pattern_counts.astype(np.int64), n_categories)
+
+
+def _rows_of(keys: np.ndarray, n_categories: int, n_coders: int) -> np.ndarray:
+    """The rows of codes behind row keys (the inverse of _row_keys)."""
+    base = n_categories + 1
+    return (keys[:, None] // base ** np.arange(n_coders, dtype=np.int64) % base) - 1
+
+
+def merge_coders(patterns: Patterns) -> tuple[Patterns, np.ndarray]:
+    """The patterns merged by their codes alone (each row's codes sorted, so which coder
+    gave which code is dropped), and each pattern's row among them.
+
+    >>> merged, index = merge_coders(compress(np.array([[0, 1], [1, 0], [1, 1]]), 2))
+    >>> merged.rows.tolist(), merged.counts.tolist(), index.tolist()
+    ([[0, 1], [1, 1]], [2, 1], [0, 0, 1])
+    """
+    sorted_rows = np.sort(patterns.rows, axis=1)
+    _, first, index = np.unique(sorted_rows, axis=0, return_index=True, return_inverse=True)
+    index = index.reshape(-1)
+    counts = np.bincount(index, weights=patterns.counts, minlength=len(first)).astype(np.int64)
+    return Patterns(sorted_rows[first], counts, patterns.n_categories), index
+
+
+def unit_weights(units: np.ndarray) -> np.ndarray:
+    """Unit weights (B, P) as float64. Counts are integers far below 2**53, so every
+    weighted sum of integers stays exact, and the products run in BLAS (numpy's
+    integer matrix products do not, and are an order of magnitude slower)."""
+    return np.atleast_2d(np.asarray(units, dtype=np.float64))
 
 
 def pair_tables(patterns: Patterns, a: int, b: int, weights: np.ndarray) -> np.ndarray:
@@ -122,4 +157,5 @@ def pair_tables(patterns: Patterns, a: int, b: int, weights: np.ndarray) -> np.n
     cell = np.where(both, rows[:, a] * k + rows[:, b], 0)
     indicator = np.zeros((len(rows), k * k), dtype=np.int64)
     indicator[np.arange(len(rows))[both], cell[both]] = 1
-    return (np.asarray(weights, dtype=np.int64) @ indicator).reshape(*np.shape(weights)[:-1], k, k)
+    tables = np.asarray(weights, dtype=np.float64) @ indicator  # exact integers (see unit_weights)
+    return tables.astype(np.int64).reshape(*np.shape(weights)[:-1], k, k)

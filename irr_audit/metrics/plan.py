@@ -39,6 +39,7 @@ class Coefficient:
     batch: Callable[[np.ndarray], Batch]
     point: Callable[[], Metric | PerCategory]
     bounds: tuple[float, float] = (-1.0, 1.0)
+    needs_coders: bool = False  # depends on which coder gave which code, not only on each unit's codes
 
 
 def ac2_weights(scale: Scale, n_categories: int, values: np.ndarray | None) -> np.ndarray:
@@ -140,7 +141,7 @@ def multi_coder_plan(patterns: Patterns, scale: Scale, values: np.ndarray | None
         Coefficient("fleiss_kappa", lambda u: mc.fleiss_batch(counts, u),
                     lambda: mc.fleiss_kappa(patterns)),
         Coefficient("conger_kappa", lambda u: mc.conger_batch(counts, u),
-                    lambda: mc.conger_kappa(patterns)),
+                    lambda: mc.conger_kappa(patterns), needs_coders=True),
     ]
     return plan + _gwet_family(patterns, scale, values)
 

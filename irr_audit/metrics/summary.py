@@ -15,6 +15,7 @@ With no missing code the two bases hold the same units and give the same numbers
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +26,7 @@ from irr_audit.metrics.disagreement import disagreement_profile
 from irr_audit.metrics.estimates import metric_from
 from irr_audit.metrics.interpret import kappa_paradox, krippendorff_label, landis_koch_label
 from irr_audit.metrics.krippendorff import Scale, coincidence_matrix, scale_values
-from irr_audit.metrics.patterns import Patterns, compress, pair_tables
+from irr_audit.metrics.patterns import Patterns, compress, merge_coders, pair_tables
 from irr_audit.metrics.plan import (
     Coefficient,
     PerCategory,
@@ -37,6 +38,7 @@ from irr_audit.metrics.reasons import REASON_TEXT, Undefined
 from irr_audit.metrics.result import Metric
 
 MetricMap = dict[str, Metric | PerCategory]
+PlanBuilder = Callable[[Patterns], list[Coefficient]]
 
 
 @dataclass(frozen=True)
@@ -159,8 +161,12 @@ NOT_CHANCE_CORRECTED = frozenset({"po", "pe", "specific_agreement", "prevalence_
 
 
 def _evaluate(plan: list[Coefficient], patterns: Patterns, n_boot: int,
-              rng: np.random.Generator | None, draws: list[np.ndarray] | None = None) -> MetricMap:
+              rng: np.random.Generator | None, draws: list[np.ndarray] | None = None,
+              rebuild: PlanBuilder | None = None) -> MetricMap:
     """Point Metrics, and percentile bootstrap intervals when n_boot > 0.
+
+    ``rebuild`` makes the same plan for other patterns: the bootstrap then runs the
+    coefficients that ignore coder identity on the patterns merged by their codes.
 
     With a single unit the formulas still produce numbers (0 for one disagreeing
     unit), but no coefficient can separate agreement from chance on one unit, so
@@ -179,9 +185,10 @@ def _evaluate(plan: list[Coefficient], patterns: Patterns, n_boot: int,
     if n_boot <= 0 or rng is None or patterns.n_units == 0:
         return metrics
     collected: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {c.name: [] for c in plan}
+    batches = _batches(plan, patterns, rebuild)
     for replicates in draws if draws is not None else replicate_counts(patterns.counts, n_boot, rng):
-        for c in plan:
-            collected[c.name].append(c.batch(replicates))
+        for name, batch in batches(replicates).items():
+            collected[name].append(batch)
     for c in plan:
         values = np.concatenate([v for v, _ in collected[c.name]])
         codes = np.concatenate([k for _, k in collected[c.name]])
@@ -192,6 +199,26 @@ def _evaluate(plan: list[Coefficient], patterns: Patterns, n_boot: int,
             metrics[c.name] = {k: attach_bootstrap(m, values[:, k], codes[:, k], c.bounds)
                                for k, m in point.items()}
     return metrics
+
+
+def _batches(plan: list[Coefficient], patterns: Patterns,
+             rebuild: PlanBuilder | None) -> Callable[[np.ndarray], dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """Every coefficient's values for a chunk of replicates. With three or more coders,
+    those that ignore which coder gave which code run on the patterns merged by their
+    codes (a few hundred rows where units show thousands of patterns), each chunk
+    summed onto them once; the others run on the patterns themselves."""
+    merged, index = merge_coders(patterns) if rebuild is not None and patterns.n_coders >= 3 else (patterns, None)
+    if index is None or len(merged.counts) == len(patterns.counts):
+        return lambda units: {c.name: c.batch(units) for c in plan}
+    onto = np.zeros((len(index), len(merged.counts)))
+    onto[np.arange(len(index)), index] = 1.0
+    on_merged = {c.name: c for c in rebuild(merged)}
+
+    def evaluate(units: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        merged_units = units @ onto  # exact: sums of integer counts
+        return {c.name: c.batch(units) if c.needs_coders else on_merged[c.name].batch(merged_units) for c in plan}
+
+    return evaluate
 
 
 def _one_coder_metrics(multi: bool) -> MetricMap:
@@ -306,8 +333,9 @@ def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.N
     patterns = compress(codes, n_categories, counts)
     n_coders = patterns.n_coders
     multi = n_coders >= 3
-    full = patterns.select(patterns.n_valid == n_coders)
     available = patterns.select(patterns.n_valid >= 2)
+    is_full = available.n_valid == n_coders
+    full = available.select(is_full)
     n_pairs = n_coders * (n_coders - 1) // 2
     rngs = _children(seed, 2 + 2 * n_pairs) if n_boot > 0 else [None] * (2 + 2 * n_pairs)
 
@@ -319,12 +347,17 @@ def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.N
             _one_coder_metrics(False), (), {}, {}, (), {},
             (REASON_TEXT[Undefined.ONE_CODER],))
 
-    # One set of resampled fully coded units serves the overall and the per-category
-    # coefficients: drawing them is the costly part when units show thousands of patterns.
-    full_draws = list(replicate_counts(full.counts, n_boot, rngs[0])) if n_boot > 0 and full.n_units else None
-    metrics = _evaluate(_plan(full, scale, checked_values), full, n_boot, rngs[0], full_draws)
-    available_case = _evaluate(_plan(available, scale, checked_values), available, n_boot,
-                               rngs[1])
+    # One resampling of the units serves both bases, overall and per category: each
+    # replicate resamples the units with two or more valid codes, and its fully coded
+    # units are those of the replicate. Drawing is the costly part when units show
+    # thousands of patterns, and the bases' intervals then come from the same replicates.
+    draws = list(replicate_counts(available.counts, n_boot, rngs[0])) if n_boot > 0 and available.n_units else None
+    full_draws = [replicates[:, is_full] for replicates in draws] if draws is not None and full.n_units else None
+    def plan(some: Patterns) -> list[Coefficient]:
+        return _plan(some, scale, checked_values)
+
+    metrics = _evaluate(plan(full), full, n_boot, rngs[0], full_draws, plan)
+    available_case = _evaluate(plan(available), available, n_boot, rngs[1], draws, plan)
     table = (pair_tables(full, 0, 1, full.counts) if not multi
              else coincidence_matrix(full))
     per_category = _per_category_entries(full, metrics, n_boot, rngs[0], full_draws)
@@ -347,7 +380,7 @@ def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.N
 
 def _per_category_entries(full: Patterns, metrics: MetricMap, n_boot: int, rng: np.random.Generator | None,
                           draws: list[np.ndarray] | None = None) -> dict[int, dict[str, Metric]]:
-    evaluated = _evaluate(per_category_plan(full), full, n_boot, rng, draws)
+    evaluated = _evaluate(per_category_plan(full), full, n_boot, rng, draws, per_category_plan)
     specific = metrics.get("specific_agreement", {})
     out: dict[int, dict[str, Metric]] = {}
     for k in range(full.n_categories):
