@@ -280,6 +280,31 @@ def test_pair_table_rows_are_the_first_coder():
     assert pair_tables(p, 0, 1, p.counts).tolist() == [[0, 2], [1, 0]]
 
 
+@given(coded(3, 5, missing=True), st.integers(0, 2**32 - 1), st.sampled_from(["nominal", "ordinal"]))
+def test_coefficients_blind_to_coders_agree_on_merged_patterns(data, seed, scale):
+    """The bootstrap runs every coefficient but Conger's on patterns merged by their codes:
+    same values as on the patterns themselves, for any resampled weights."""
+    from irr_audit.metrics.patterns import merge_coders
+
+    codes, k = data
+    patterns = compress(codes, k)
+    patterns = patterns.select(patterns.n_valid >= 2)
+    assume(patterns.n_units >= 2)
+    merged, index = merge_coders(patterns)
+    assert merged.n_units == patterns.n_units and len(index) == len(patterns.counts)
+    weights = np.random.default_rng(seed).integers(0, 4, size=(3, len(patterns.counts))).astype(float)
+    onto = np.zeros((len(index), len(merged.counts)))
+    onto[np.arange(len(index)), index] = 1.0
+    on_merged = {c.name: c for c in multi_coder_plan(merged, Scale(scale), None)}
+    for c in multi_coder_plan(patterns, Scale(scale), None):
+        if c.needs_coders:
+            continue
+        value, code = c.batch(weights)
+        merged_value, merged_code = on_merged[c.name].batch(weights @ onto)
+        assert np.array_equal(code, merged_code), c.name
+        assert np.allclose(value, merged_value, rtol=0, atol=1e-12, equal_nan=True), c.name
+
+
 # --- bootstrap ---------------------------------------------------------------------------
 
 
