@@ -9,7 +9,7 @@ import numpy as np
 
 from irr_audit import __version__
 from irr_audit.errors import UsageError
-from irr_audit.join import JoinResult
+from irr_audit.join import JoinResult, across_columns
 from irr_audit.rules import Rule
 
 
@@ -207,7 +207,8 @@ def _group_comparison(join: JoinResult, options: AuditOptions) -> dict[str, Any]
 def disagreement_units(join: JoinResult) -> np.ndarray:
     """Fully coded units on which the coders did not all give the same code."""
     codes = join.codes
-    return np.flatnonzero(join.fully_coded & (codes != codes[:, :1]).any(axis=1))
+    differs = across_columns(codes, lambda column: column != codes[:, 0], np.logical_or)
+    return np.flatnonzero(join.fully_coded & differs)
 
 
 def _disagreements(join: JoinResult) -> list[dict[str, Any]]:

@@ -117,7 +117,7 @@ class JoinResult:
 
     @cached_property
     def fully_coded(self) -> np.ndarray:
-        return (self.status == VALID).all(axis=1)
+        return across_columns(self.status, lambda column: column == VALID, np.logical_and)
 
     @cached_property
     def log(self) -> pd.DataFrame:
@@ -168,7 +168,7 @@ class JoinResult:
     def summary(self) -> dict[str, Any]:
         total = len(self.units)
         fully = int(self.fully_coded.sum())
-        cells = np.bincount(self.status.ravel(), minlength=len(STATUSES))
+        cells = np.bincount(self.status.ravel(order="K"), minlength=len(STATUSES))  # no copy of the matrix
         return {
             "units": {"total": total, "fully_coded": fully, "missing": total - fully},
             "log_rows": self.log_counts(),
@@ -183,6 +183,15 @@ class JoinResult:
         )
         reasons = count_phrase(self.log_counts())
         return line + (f" ({reasons})." if reasons else ".")
+
+
+def across_columns(matrix: np.ndarray, test: Any, combine: np.ufunc) -> np.ndarray:
+    """``test`` on each (contiguous) column of a column-major matrix, combined across columns:
+    many times faster than a reduction along rows of a large column-major matrix."""
+    result = test(matrix[:, 0])
+    for column in range(1, matrix.shape[1]):
+        combine(result, test(matrix[:, column]), out=result)
+    return result
 
 
 def join_sheets(
