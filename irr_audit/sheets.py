@@ -36,6 +36,7 @@ XLSX_SUFFIXES = (".xlsx", ".xlsm")
 SUPPORTED = ", ".join((*TEXT_FORMATS, *JSONL_SUFFIXES, *XLSX_SUFFIXES))
 VERSION_PATTERN = re.compile(r"[vV]?\s*(\d+)")
 TEXT_COLUMNS = ("body", "text")  # the comment's text, shown beside disagreements when a sheet has it
+ROW_TYPE = np.int32  # spreadsheet row numbers: a sheet holds at most a few million rows
 csv.field_size_limit(2**31 - 1)  # a 10 MB comment body is a cell, not an attack
 
 
@@ -366,7 +367,7 @@ def _arrow_table(utf8: bytes, delimiter: str) -> RawTable | None:
     except (pa.ArrowInvalid, pa.ArrowException):
         return None
     cells = [table.column(name).combine_chunks() for name in names]
-    return RawTable(header=header_line, cells=cells, rows=np.arange(2, table.num_rows + 2))
+    return RawTable(header=header_line, cells=cells, rows=np.arange(2, table.num_rows + 2, dtype=ROW_TYPE))
 
 
 def _padded_table(header: list[str], body: Records, rows: np.ndarray, name: str) -> RawTable:
@@ -382,7 +383,7 @@ def _padded_table(header: list[str], body: Records, rows: np.ndarray, name: str)
                 code="sheet-ragged",
             )
         padded.append((record + [""] * width)[:width])
-    return RawTable(header=header, cells=_text_columns(padded, width), rows=np.asarray(rows, dtype=np.int64))
+    return RawTable(header=header, cells=_text_columns(padded, width), rows=np.asarray(rows, dtype=ROW_TYPE))
 
 
 def _jsonl_table(text: str, name: str) -> RawTable:
@@ -412,7 +413,7 @@ def _jsonl_table(text: str, name: str) -> RawTable:
         lines.append(line_number)
     columns = list(header)
     records = [[_json_text(item.get(key)) for key in columns] for item in objects]
-    return RawTable(header=columns, cells=_text_columns(records, len(columns)), rows=np.asarray(lines, dtype=np.int64))
+    return RawTable(header=columns, cells=_text_columns(records, len(columns)), rows=np.asarray(lines, dtype=ROW_TYPE))
 
 
 def _json_text(value: Any) -> str:
