@@ -13,6 +13,7 @@ becomes text only when someone reads it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
@@ -185,7 +186,7 @@ class JoinResult:
         return line + (f" ({reasons})." if reasons else ".")
 
 
-def across_columns(matrix: np.ndarray, test: Any, combine: np.ufunc) -> np.ndarray:
+def across_columns(matrix: np.ndarray, test: Callable[[np.ndarray], np.ndarray], combine: np.ufunc) -> np.ndarray:
     """``test`` on each (contiguous) column of a column-major matrix, combined across columns:
     many times faster than a reduction along rows of a large column-major matrix."""
     result = test(matrix[:, 0])
@@ -205,7 +206,8 @@ def join_sheets(
     """
     check_sheets(sheets, rule)
     trimmed = [_keys(sheet) for sheet in sheets]
-    with ThreadPoolExecutor(max_workers=1) as pool:  # codes are classified while ids are matched, and so on
+    # One helper thread: codes are classified while ids are matched, ids checked while sheets are placed.
+    with ThreadPoolExecutor(max_workers=1) as pool:
         classified = pool.map(lambda sheet: _classify(sheet.codes, rule), sheets)
         unit_ids, units_of = _units(trimmed, sample_ids)
         classified = list(classified)

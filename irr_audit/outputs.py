@@ -12,6 +12,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+import pyarrow as pa
+
 from irr_audit.errors import OutputError
 from irr_audit.lazy_pandas import pandas
 
@@ -64,7 +67,77 @@ def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str
                 frame[column] = values.cat.rename_categories([spreadsheet_safe(str(c)) for c in values.cat.categories])
             elif pd.api.types.is_string_dtype(values) or values.dtype == object:
                 frame[column] = _neutralised(values)
-    return frame.to_csv(index=False, lineterminator="\n")
+    fast = _arrow_csv(frame)
+    return fast if fast is not None else frame.to_csv(index=False, lineterminator="\n")
+
+
+def _quoted_by_csv_module(character: str) -> bool:
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer, lineterminator="\n").writerow([f"a{character}b", "c"])
+    return buffer.getvalue().startswith('"')
+
+
+# What makes Python's csv module (and so pandas) quote a field: asked of the module
+# itself, since versions differ on a lone carriage return.
+CSV_SPECIAL = "[" + "".join(c for c in ',"\n\r' if _quoted_by_csv_module(c)) + "]"
+
+
+def _arrow_csv(frame: pd.DataFrame) -> str | None:
+    """``frame.to_csv(index=False, lineterminator="\\n")``, byte for byte, built with
+    pyarrow's string kernels: a million rows in a fraction of pandas' time. None for
+    a frame it does not cover (a column of another type, a single column), which
+    pandas then writes."""
+    import pyarrow.compute as pc
+
+    if frame.shape[1] < 2:  # the csv module quotes a lone empty field; leave that to pandas
+        return None
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer, lineterminator="\n").writerow([str(name) for name in frame.columns])
+    header = buffer.getvalue()  # as pandas writes it: the csv module's quoting (names were neutralised above)
+    if not len(frame):
+        return header
+    columns = [_column_text(frame[name]) for name in frame.columns]
+    if any(column is None for column in columns):
+        return None
+    lines = pc.binary_join_element_wise(*map(_csv_field, columns), ",")
+    lines = pc.binary_join_element_wise(lines, "", "\n").cast(pa.large_string())  # each line ends with "\n"
+    _, offsets, data = lines.buffers()
+    bounds = np.frombuffer(offsets, dtype=np.int64)[lines.offset: lines.offset + len(lines) + 1]
+    return header + data.slice(int(bounds[0]), int(bounds[-1] - bounds[0])).to_pybytes().decode("utf-8")
+
+
+def _column_text(values: pd.Series) -> pa.Array | None:
+    """A column as pandas writes it into CSV, as pyarrow strings without nulls; None
+    for a type this does not cover (floats, dates, mixed objects)."""
+    import pyarrow.compute as pc
+
+    pd = pandas()
+    dtype = values.dtype
+    missing = values.isna().to_numpy()
+    if isinstance(dtype, pd.CategoricalDtype):
+        categories = _column_text(pd.Series(dtype.categories, dtype=object))
+        codes = values.cat.codes.to_numpy()
+        return None if categories is None else pc.fill_null(categories.take(pa.array(codes, mask=codes < 0)), "")
+    if pd.api.types.is_bool_dtype(dtype):
+        flags = pa.array(values.to_numpy(dtype=bool, na_value=False), mask=missing)
+        return pc.fill_null(pc.if_else(flags, "True", "False"), "")
+    if pd.api.types.is_integer_dtype(dtype):
+        numbers = pa.array(values.to_numpy(dtype=np.int64, na_value=0), mask=missing)
+        return pc.fill_null(numbers.cast(pa.string()), "")
+    if pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype):
+        try:
+            return pa.array(values.astype(object).where(~missing, "").to_numpy(), type=pa.string())
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all text: pandas writes each value's str()
+            return None
+    return None
+
+
+def _csv_field(text: pa.Array) -> pa.Array:
+    """Quoted as the csv module quotes (QUOTE_MINIMAL): only text holding a comma, a quote or a line break."""
+    import pyarrow.compute as pc
+
+    quoted = pc.binary_join_element_wise('"', pc.replace_substring(text, '"', '""'), '"', "")
+    return pc.if_else(pc.match_substring_regex(text, CSV_SPECIAL), quoted, text)
 
 
 def _neutralised(values: pd.Series) -> pd.Series:

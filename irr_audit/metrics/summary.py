@@ -353,6 +353,7 @@ def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.N
     # thousands of patterns, and the bases' intervals then come from the same replicates.
     draws = list(replicate_counts(available.counts, n_boot, rngs[0])) if n_boot > 0 and available.n_units else None
     full_draws = [replicates[:, is_full] for replicates in draws] if draws is not None and full.n_units else None
+
     def plan(some: Patterns) -> list[Coefficient]:
         return _plan(some, scale, checked_values)
 
