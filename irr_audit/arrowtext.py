@@ -49,6 +49,26 @@ def _may_be_space(byte: np.ndarray) -> np.ndarray:
     return (byte <= 0x20) | (byte >= 0x80)
 
 
+def contains_any_byte(column: pa.Array, characters: bytes) -> bool:
+    """Whether any value holds one of these (ASCII) characters; True when unsure (nulls, another type)."""
+    buffers = string_buffers(column)
+    if buffers is None:
+        return True
+    offsets, data = buffers
+    used = data[offsets[0]: offsets[-1]] if len(offsets) else data[:0]
+    return any(character in used for character in characters)
+
+
+def starts_with_any_byte(column: pa.Array, characters: bytes) -> bool:
+    """Whether any value starts with one of these (ASCII) characters; True when unsure."""
+    buffers = string_buffers(column)
+    if buffers is None:
+        return True
+    offsets, data = buffers
+    starts = offsets[:-1][offsets[1:] > offsets[:-1]]
+    return bool(np.isin(data[starts], np.frombuffer(characters, dtype=np.uint8)).any())
+
+
 def packed_keys(columns: list[pa.Array]) -> list[np.ndarray] | None:
     """Every column's values as uint64 keys, equal exactly when the values are equal,
     with 0 for the empty string and only for it.

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from irr_audit.arrowtext import contains_any_byte, starts_with_any_byte
 from irr_audit.errors import OutputError
 from irr_audit.lazy_pandas import pandas
 
@@ -53,11 +54,16 @@ def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str
     """A whole table as CSV in one vectorised pass: what `csv_text` does row by row.
 
     ``for_spreadsheets`` neutralises formula-looking text (the files people open);
-    machine files (counts) keep every value exactly. Categorical columns (codes)
-    are neutralised once per category, text columns with pyarrow's regex kernels.
+    machine files (counts) keep every value exactly. The text is what pandas'
+    ``to_csv`` writes, built with pyarrow's string kernels (a million rows in a
+    fraction of pandas' time); pandas writes what those do not cover.
     """
-    pd = pandas()
+    fast = _arrow_csv(frame, for_spreadsheets)
+    return fast if fast is not None else _pandas_csv(frame, for_spreadsheets)
 
+
+def _pandas_csv(frame: pd.DataFrame, for_spreadsheets: bool) -> str:
+    pd = pandas()
     if for_spreadsheets:
         frame = frame.copy()
         frame.columns = [spreadsheet_safe(str(column)) for column in frame.columns]
@@ -65,10 +71,10 @@ def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str
             values = frame[column]
             if isinstance(values.dtype, pd.CategoricalDtype):
                 frame[column] = values.cat.rename_categories([spreadsheet_safe(str(c)) for c in values.cat.categories])
-            elif pd.api.types.is_string_dtype(values) or values.dtype == object:
-                frame[column] = _neutralised(values)
-    fast = _arrow_csv(frame)
-    return fast if fast is not None else frame.to_csv(index=False, lineterminator="\n")
+            elif pd.api.types.is_string_dtype(values) or pd.api.types.is_object_dtype(values):
+                frame[column] = pd.Series(_neutralised(_text(values)).to_numpy(zero_copy_only=False),
+                                          index=values.index, dtype=object)
+    return frame.to_csv(index=False, lineterminator="\n")
 
 
 def _quoted_by_csv_module(character: str) -> bool:
@@ -79,77 +85,87 @@ def _quoted_by_csv_module(character: str) -> bool:
 
 # What makes Python's csv module (and so pandas) quote a field: asked of the module
 # itself, since versions differ on a lone carriage return.
-CSV_SPECIAL = "[" + "".join(c for c in ',"\n\r' if _quoted_by_csv_module(c)) + "]"
+CSV_SPECIAL = "".join(c for c in ',"\n\r' if _quoted_by_csv_module(c))
 
 
-def _arrow_csv(frame: pd.DataFrame) -> str | None:
-    """``frame.to_csv(index=False, lineterminator="\\n")``, byte for byte, built with
-    pyarrow's string kernels: a million rows in a fraction of pandas' time. None for
-    a frame it does not cover (a column of another type, a single column), which
-    pandas then writes."""
+def _arrow_csv(frame: pd.DataFrame, for_spreadsheets: bool = False) -> str | None:
+    """The CSV text of ``frame``, byte for byte as ``_pandas_csv`` writes it; None for
+    a frame this does not cover (a column of floats or dates, mixed objects, a single column)."""
     import pyarrow.compute as pc
 
     if frame.shape[1] < 2:  # the csv module quotes a lone empty field; leave that to pandas
         return None
+    names = [spreadsheet_safe(str(name)) if for_spreadsheets else str(name) for name in frame.columns]
     buffer = io.StringIO(newline="")
-    csv.writer(buffer, lineterminator="\n").writerow([str(name) for name in frame.columns])
-    header = buffer.getvalue()  # as pandas writes it: the csv module's quoting (names were neutralised above)
+    csv.writer(buffer, lineterminator="\n").writerow(names)
+    header = buffer.getvalue()
     if not len(frame):
         return header
-    columns = [_column_text(frame[name]) for name in frame.columns]
-    if any(column is None for column in columns):
+    fields = [_csv_fields(frame[name], for_spreadsheets) for name in frame.columns]
+    if any(column is None for column in fields):
         return None
-    lines = pc.binary_join_element_wise(*map(_csv_field, columns), ",")
+    lines = pc.binary_join_element_wise(*fields, ",")
     lines = pc.binary_join_element_wise(lines, "", "\n").cast(pa.large_string())  # each line ends with "\n"
     _, offsets, data = lines.buffers()
     bounds = np.frombuffer(offsets, dtype=np.int64)[lines.offset: lines.offset + len(lines) + 1]
     return header + data.slice(int(bounds[0]), int(bounds[-1] - bounds[0])).to_pybytes().decode("utf-8")
 
 
-def _column_text(values: pd.Series) -> pa.Array | None:
-    """A column as pandas writes it into CSV, as pyarrow strings without nulls; None
-    for a type this does not cover (floats, dates, mixed objects)."""
+def _csv_fields(values: pd.Series, for_spreadsheets: bool) -> pa.Array | None:
+    """One column's CSV fields (text, neutralised when asked, quoted where needed)."""
     import pyarrow.compute as pc
 
     pd = pandas()
-    dtype = values.dtype
-    missing = values.isna().to_numpy()
-    if isinstance(dtype, pd.CategoricalDtype):
-        categories = _column_text(pd.Series(dtype.categories, dtype=object))
+    if isinstance(values.dtype, pd.CategoricalDtype):  # the few categories, not every row
+        labels = _csv_fields(pd.Series(values.cat.categories, dtype=object), for_spreadsheets)
         codes = values.cat.codes.to_numpy()
-        return None if categories is None else pc.fill_null(categories.take(pa.array(codes, mask=codes < 0)), "")
-    if pd.api.types.is_bool_dtype(dtype):
+        return None if labels is None else pc.fill_null(labels.take(pa.array(codes, mask=codes < 0)), "")
+    missing = values.isna().to_numpy()
+    if pd.api.types.is_bool_dtype(values.dtype):
         flags = pa.array(values.to_numpy(dtype=bool, na_value=False), mask=missing)
         return pc.fill_null(pc.if_else(flags, "True", "False"), "")
-    if pd.api.types.is_integer_dtype(dtype):
+    if pd.api.types.is_integer_dtype(values.dtype):
         numbers = pa.array(values.to_numpy(dtype=np.int64, na_value=0), mask=missing)
         return pc.fill_null(numbers.cast(pa.string()), "")
-    if pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype):
-        try:
-            return pa.array(values.astype(object).where(~missing, "").to_numpy(), type=pa.string())
-        except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all text: pandas writes each value's str()
-            return None
-    return None
+    if not (pd.api.types.is_string_dtype(values.dtype) or pd.api.types.is_object_dtype(values.dtype)):
+        return None
+    try:
+        text = _text(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all text: pandas writes each value's str()
+        return None
+    return _quoted(_neutralised(text) if for_spreadsheets else text)
 
 
-def _csv_field(text: pa.Array) -> pa.Array:
+def _text(values: pd.Series) -> pa.Array:
+    """A text column as pyarrow strings, a missing value as the empty string."""
+    import pyarrow.compute as pc
+
+    if hasattr(values.array, "__arrow_array__"):  # pandas' pyarrow-backed strings: no copy
+        arrow = pa.array(values.array)
+        arrow = arrow.combine_chunks() if isinstance(arrow, pa.ChunkedArray) else arrow
+        return pc.fill_null(arrow.cast(pa.string()), "")
+    return pa.array(values.astype(object).where(values.notna(), "").to_numpy(), type=pa.string())
+
+
+def _quoted(text: pa.Array) -> pa.Array:
     """Quoted as the csv module quotes (QUOTE_MINIMAL): only text holding a comma, a quote or a line break."""
     import pyarrow.compute as pc
 
+    if not contains_any_byte(text, CSV_SPECIAL.encode()):
+        return text
     quoted = pc.binary_join_element_wise('"', pc.replace_substring(text, '"', '""'), '"', "")
-    return pc.if_else(pc.match_substring_regex(text, CSV_SPECIAL), quoted, text)
+    return pc.if_else(pc.match_substring_regex(text, "[" + CSV_SPECIAL + "]"), quoted, text)
 
 
-def _neutralised(values: pd.Series) -> pd.Series:
-    pd = pandas()
-    import pyarrow as pa
+def _neutralised(text: pa.Array) -> pa.Array:
+    """spreadsheet_safe on every value."""
     import pyarrow.compute as pc
 
-    text = pa.array(values.astype(object).where(values.notna(), "").to_numpy(), type=pa.string())
+    if not starts_with_any_byte(text, "".join(FORMULA_TRIGGERS).encode()):
+        return text
     formula = pc.and_(pc.match_substring_regex(text, "^" + FORMULA_PATTERN),
                       pc.invert(pc.match_substring_regex(text, "^" + PLAIN_NUMBER.pattern + "$")))
-    safe = pc.if_else(formula, pc.binary_join_element_wise("'", text, ""), text)
-    return pd.Series(safe.to_numpy(zero_copy_only=False), index=values.index, dtype=object)
+    return pc.if_else(formula, pc.binary_join_element_wise("'", text, ""), text)
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:

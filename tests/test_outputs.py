@@ -6,7 +6,7 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from irr_audit.outputs import _arrow_csv, frame_csv_text
+from irr_audit.outputs import _arrow_csv, _pandas_csv, frame_csv_text
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=8) | st.sampled_from(
     ["", ",", '"', "\n", "\r", "\r\n", 'a"b,c', " lead", "trail ", "=SUM(A1)", "-1", "é,漢"])
@@ -38,6 +38,12 @@ def frames(draw) -> pd.DataFrame:
 def test_arrow_csv_writes_what_pandas_writes(frame: pd.DataFrame) -> None:
     """Byte for byte, for every column type the join's files hold."""
     assert _arrow_csv(frame) == frame.to_csv(index=False, lineterminator="\n")
+
+
+@given(frames())
+def test_arrow_csv_neutralises_formulas_as_pandas_path_does(frame: pd.DataFrame) -> None:
+    """With formulas neutralised for spreadsheets too (headers, text and codes)."""
+    assert _arrow_csv(frame, for_spreadsheets=True) == _pandas_csv(frame, for_spreadsheets=True)
 
 
 def test_arrow_csv_leaves_other_columns_to_pandas() -> None:
