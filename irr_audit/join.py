@@ -41,6 +41,7 @@ ABSENT = STATUS_INDEX[CodeStatus.ABSENT]
 CONFLICT = STATUS_INDEX[CodeStatus.CONFLICT]
 REASONS = tuple(Reason)  # a log entry's reason is stored as its index in this tuple
 REASON_INDEX = {reason: index for index, reason in enumerate(REASONS)}
+REASON_VALUES = np.array([reason.value for reason in REASONS], dtype=object)
 CELL_REASON = np.full(len(STATUSES), -1, dtype=np.int8)  # a kept row's status -> its log reason
 for _status, _reason in ((CodeStatus.UNKNOWN, Reason.UNKNOWN), (CodeStatus.BLANK, Reason.BLANK),
                          (CodeStatus.INVALID, Reason.INVALID)):
@@ -476,7 +477,7 @@ def _sheet_log(join: JoinResult, column: int) -> pd.DataFrame:
             "row": rows,
             "comment_id": comment_ids,
             "raw_value": raw,
-            "reason": [REASONS[value].value for value in reason],
+            "reason": REASON_VALUES[reason],
             "detail": _details(join, sheet, reason, position, unit, ref, own_status),
         },
         columns=list(LOG_COLUMNS),
@@ -484,31 +485,35 @@ def _sheet_log(join: JoinResult, column: int) -> pd.DataFrame:
 
 
 def _details(join: JoinResult, sheet: Sheet, reason: np.ndarray, position: np.ndarray, unit: np.ndarray,
-             ref: np.ndarray, own_status: np.ndarray) -> list[str]:
+             ref: np.ndarray, own_status: np.ndarray) -> np.ndarray:
+    """Each log row's detail: a fixed text per reason, and the rows behind duplicates and conflicts."""
     rule = join.rule
     fixed = {
         Reason.UNKNOWN: f"a missing code of {rule.label}: the coder could not tell",
-        Reason.BLANK: "",
         Reason.INVALID: rule.describe_codes(),
         Reason.ABSENT: f"no row for this comment id in {sheet.name}",
         Reason.MISSING_ID: "row has no comment id",
     }
-    conflict_rows: dict[int, str] = {}
-    conflicting = reason == REASON_INDEX[Reason.CONFLICT]
-    for conflict_unit in np.unique(unit[conflicting]):
-        rows = sheet.rows[np.sort(position[conflicting & (unit == conflict_unit)])]
-        conflict_rows[int(conflict_unit)] = ", ".join(map(str, rows))
-    details = []
-    for index, code in enumerate(reason):
-        kind = REASONS[code]
-        if kind in fixed:
-            details.append(fixed[kind])
-        elif kind is Reason.DUPLICATE:
-            details.append(f"repeats row {sheet.rows[ref[index]]} with the same code; that row is used")
-        elif kind is Reason.CONFLICT:
-            rows = conflict_rows[int(unit[index])]
-            details.append(f"comment id is in rows {rows} of this sheet with different codes")
-        else:  # not in the sample
-            status = STATUSES[own_status[index]]
-            details.append(NOT_IN_SAMPLE + ("" if status is CodeStatus.VALID else f" (also {status.value})"))
+    details = np.array([fixed.get(kind, "") for kind in REASONS], dtype=object)[reason]
+    duplicates = np.flatnonzero(reason == REASON_INDEX[Reason.DUPLICATE])
+    details[duplicates] = [f"repeats row {row} with the same code; that row is used"
+                           for row in sheet.rows[ref[duplicates]].tolist()]
+    conflicts = np.flatnonzero(reason == REASON_INDEX[Reason.CONFLICT])
+    if len(conflicts):
+        listed = _rows_by_unit(unit[conflicts], sheet.rows[position[conflicts]])
+        details[conflicts] = [f"comment id is in rows {listed[conflict_unit]} of this sheet with different codes"
+                              for conflict_unit in unit[conflicts].tolist()]
+    outside = np.flatnonzero(reason == REASON_INDEX[Reason.NOT_IN_SAMPLE])
+    details[outside] = [NOT_IN_SAMPLE + ("" if STATUSES[status] is CodeStatus.VALID
+                                         else f" (also {STATUSES[status].value})")
+                        for status in own_status[outside].tolist()]
     return details
+
+
+def _rows_by_unit(units: np.ndarray, rows: np.ndarray) -> dict[int, str]:
+    """Each unit's rows, ascending and comma-separated (one sort, not a scan per unit)."""
+    order = np.lexsort((rows, units))
+    grouped, sorted_rows = units[order], rows[order]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    return {int(grouped[start]): ", ".join(map(str, part.tolist()))
+            for start, part in zip(starts, np.split(sorted_rows, starts[1:]))}

@@ -85,6 +85,24 @@ def test_every_cell_status_is_classified_and_logged(tmp_path: Path) -> None:
     assert all(fully or unit in logged for unit, fully in zip(result.unit_ids, result.fully_coded))
 
 
+def test_log_details_name_the_rows_behind_duplicates_and_conflicts(tmp_path: Path) -> None:
+    """Each duplicate names the row it repeats; each conflict lists every row of its id, in order."""
+    alice = write(tmp_path / "alice.csv",
+                  "comment_id,code\nb,no\na,yes\nb,yes\na,yes\nc,yes\nb,no\na,yes\nc,no\n")
+    bob = write(tmp_path / "bob.csv", "comment_id,code\na,no\nb,no\nc,yes\n")
+    log = join_sheets([read_sheet(alice), read_sheet(bob)], load_rule(RULE)).log
+    details = [(row.row, row.reason, row.detail) for row in log.itertuples() if row.coder == "alice"]
+    assert details == [
+        (2, "conflict", "comment id is in rows 2, 4, 7 of this sheet with different codes"),
+        (4, "conflict", "comment id is in rows 2, 4, 7 of this sheet with different codes"),
+        (5, "duplicate", "repeats row 3 with the same code; that row is used"),
+        (6, "conflict", "comment id is in rows 6, 9 of this sheet with different codes"),
+        (7, "conflict", "comment id is in rows 2, 4, 7 of this sheet with different codes"),
+        (8, "duplicate", "repeats row 3 with the same code; that row is used"),
+        (9, "conflict", "comment id is in rows 6, 9 of this sheet with different codes"),
+    ]
+
+
 def test_every_input_row_is_accounted_for_once(tmp_path: Path) -> None:
     alice = write(tmp_path / "alice.csv", "comment_id,code\na,yes\na,yes\na,yes\nb,no\nb,yes\nc,\n,no\n")
     bob = write(tmp_path / "bob.csv", "comment_id,code\na,no\nb,no\nc,yes\n")
