@@ -36,7 +36,7 @@ from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.join import JoinResult, join_sheets
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule, parse_rule
-from irr_audit.sheets import ColumnChoice, Sheet, parse_sheet, read_sheet
+from irr_audit.sheets import ColumnChoice, Sheet, parse_sheet, read_sheets
 
 FORMAT = "irr-audit-bundle/1"
 MANIFEST = "manifest.json"
@@ -601,7 +601,7 @@ def collect_source(
         rule = load_rule(rule_path)
         rule_data = _read_matching(rule_path, rule.digest.removeprefix("sha256:"))
         columns = ColumnChoice(id_column=id_column, code_column=code_column, worksheet=worksheet)
-        sheets = [read_sheet(path, columns) for path in inputs]
+        sheets = read_sheets(inputs, columns)
     check_sheet_names(sheets)
     sample_ids, notes = _sample_ids(sample, rule)
     join = join_sheets(sheets, rule, sample_ids=sample_ids)

@@ -107,13 +107,11 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptio
                  sample_ids: list[str] | None = None, progress: Any = None):
     """Sheets + rule (restricted to a sample's ids when given), a folder written by
     `join`, or an audit bundle, joined in memory."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from irr_audit import lazy_pandas
     from irr_audit.join import join_sheets
     from irr_audit.joindir import is_join_dir, read_join_dir, read_join_sample_ids
     from irr_audit.rules import load_rule
-    from irr_audit.sheets import read_sheet, use_lean_memory_pool
+    from irr_audit.sheets import read_sheets, use_lean_memory_pool
 
     if len(inputs) == 1 and inputs[0].is_dir():
         folder = inputs[0]
@@ -143,8 +141,7 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptio
         progress.step(f"reading {len(inputs)} sheets")
     use_lean_memory_pool()
     lazy_pandas.defer()
-    with ThreadPoolExecutor(max_workers=2) as pool:  # one sheet's checks run while the next is parsed
-        sheets = list(pool.map(lambda path: read_sheet(path, options), inputs))
+    sheets = read_sheets(inputs, options)
     if progress is not None:
         progress.step(f"joining {len(sheets)} sheets")
     return join_sheets(sheets, rule, sample_ids=sample_ids)
