@@ -42,6 +42,19 @@ class Coefficient:
     needs_coders: bool = False  # depends on which coder gave which code, not only on each unit's codes
 
 
+def _reuse_last(compute: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """``compute(units)``, kept for the next call with the very same units array: every
+    coefficient of a plan asks for the same tables of one chunk of replicates."""
+    last: list[np.ndarray | None] = [None, None]
+
+    def reused(units: np.ndarray) -> np.ndarray:
+        if last[0] is not units:
+            last[0], last[1] = units, compute(units)
+        return last[1]  # type: ignore[return-value]
+
+    return reused
+
+
 def ac2_weights(scale: Scale, n_categories: int, values: np.ndarray | None) -> np.ndarray:
     """Quadratic weights: on rank positions (ordinal) or on the codes' values (interval/ratio)."""
     if scale.needs_values and values is not None:
@@ -95,6 +108,7 @@ def two_coder_plan(patterns: Patterns, scale: Scale, values: np.ndarray | None) 
     """Coefficients for two coders, from their K x K table (rows = first coder)."""
     k = patterns.n_categories
 
+    @_reuse_last
     def tables(units: np.ndarray) -> np.ndarray:
         return pair_tables(patterns, 0, 1, np.atleast_2d(units))
 
@@ -150,6 +164,7 @@ def per_category_plan(patterns: Patterns) -> list[Coefficient]:
     """Each category against the rest: Cohen's kappa (two coders) or Fleiss' kappa."""
     k = patterns.n_categories
     if patterns.n_coders == 2:
+        @_reuse_last
         def tables(units: np.ndarray) -> np.ndarray:
             return pair_tables(patterns, 0, 1, np.atleast_2d(units))
 
