@@ -23,6 +23,8 @@ def string_buffers(column: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
     if column.null_count or column.type not in (pa.string(), pa.large_string()):
         return None
     _, offsets_buffer, data_buffer = column.buffers()
+    if offsets_buffer is None:
+        return None
     offset_type = np.int32 if column.type == pa.string() else np.int64
     offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[column.offset: column.offset + len(column) + 1]
     data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.empty(0, np.uint8)
