@@ -189,16 +189,23 @@ def _evaluate(plan: list[Coefficient], patterns: Patterns, n_boot: int,
     for replicates in draws if draws is not None else replicate_counts(patterns.counts, n_boot, rng):
         for name, batch in batches(replicates).items():
             collected[name].append(batch)
+    return _with_intervals(plan, metrics, {name: (np.concatenate([v for v, _ in parts]),
+                                                  np.concatenate([k for _, k in parts]))
+                                           for name, parts in collected.items()})
+
+
+def _with_intervals(plan: list[Coefficient], metrics: MetricMap,
+                    replicated: dict[str, tuple[np.ndarray, np.ndarray]]) -> MetricMap:
+    """The metrics with the percentile intervals of their replicates (values, undefined codes)."""
+    out = dict(metrics)
     for c in plan:
-        values = np.concatenate([v for v, _ in collected[c.name]])
-        codes = np.concatenate([k for _, k in collected[c.name]])
+        values, codes = replicated[c.name]
         point = metrics[c.name]
         if isinstance(point, Metric):
-            metrics[c.name] = attach_bootstrap(point, values, codes, c.bounds)
+            out[c.name] = attach_bootstrap(point, values, codes, c.bounds)
         else:
-            metrics[c.name] = {k: attach_bootstrap(m, values[:, k], codes[:, k], c.bounds)
-                               for k, m in point.items()}
-    return metrics
+            out[c.name] = {k: attach_bootstrap(m, values[:, k], codes[:, k], c.bounds) for k, m in point.items()}
+    return out
 
 
 def _batches(plan: list[Coefficient], patterns: Patterns,
@@ -269,23 +276,48 @@ def _warnings(metrics: MetricMap, patterns: Patterns, multi: bool) -> list[str]:
 
 def _pairs(patterns: Patterns, scale: Scale, values: np.ndarray | None, n_boot: int,
            rngs: list[np.random.Generator]) -> tuple[PairSummary, ...]:
-    out = []
     full = patterns.select(patterns.n_valid == patterns.n_coders)
-    index = 0
-    for a in range(patterns.n_coders):
-        for b in range(a + 1, patterns.n_coders):
-            on_full = full.columns((a, b))
-            on_both = patterns.columns((a, b))
-            on_both = on_both.select(on_both.n_valid == 2)
-            table = pair_tables(on_full, 0, 1, on_full.counts)
-            metrics = _evaluate(two_coder_plan(on_full, scale, values), on_full, n_boot,
-                                rngs[2 * index])
-            available = _evaluate(two_coder_plan(on_both, scale, values), on_both, n_boot,
-                                  rngs[2 * index + 1])
-            out.append(PairSummary((a, b), on_full.n_units, table, metrics, available,
-                                   on_both.n_units))
-            index += 1
-    return tuple(out)
+    coder_pairs = [(a, b) for a in range(patterns.n_coders) for b in range(a + 1, patterns.n_coders)]
+    bases: list[Patterns] = []  # each pair on the fully coded units, then on the units both coded
+    for a, b in coder_pairs:
+        on_both = patterns.columns((a, b))
+        bases += [full.columns((a, b)), on_both.select(on_both.n_valid == 2)]
+    evaluated = [_evaluate(two_coder_plan(basis, scale, values), basis, 0, None) for basis in bases]
+    if n_boot > 0:
+        evaluated = _pair_intervals(bases, evaluated, scale, values, n_boot, rngs)
+    return tuple(
+        PairSummary((a, b), bases[2 * at].n_units, pair_tables(bases[2 * at], 0, 1, bases[2 * at].counts),
+                    evaluated[2 * at], evaluated[2 * at + 1], bases[2 * at + 1].n_units)
+        for at, (a, b) in enumerate(coder_pairs)
+    )
+
+
+def _pair_intervals(bases: list[Patterns], evaluated: list[MetricMap], scale: Scale, values: np.ndarray | None,
+                    n_boot: int, rngs: list[np.random.Generator]) -> list[MetricMap]:
+    """Bootstrap intervals for every pair on both bases. Each basis is resampled on its
+    own, as _evaluate does, but all are scored in one pass: their replicates are laid on
+    the same K x K cells, so each two-coder coefficient runs once for every pair."""
+    k = bases[0].n_categories
+    cells = np.array([(row, column) for row in range(k) for column in range(k)], dtype=np.int64)
+    plan = two_coder_plan(Patterns(cells, np.ones(k * k, dtype=np.int64), k), scale, values)
+    resampled = [at for at, basis in enumerate(bases) if basis.n_units > 1]  # as _evaluate: none for 0 or 1 unit
+    if not resampled:
+        return evaluated
+    weights = []
+    for at in resampled:
+        basis = bases[at]
+        drawn = np.concatenate(list(replicate_counts(basis.counts, n_boot, rngs[at])))
+        on_cells = np.zeros((n_boot, k * k))
+        on_cells[:, basis.rows[:, 0] * k + basis.rows[:, 1]] = drawn
+        weights.append(on_cells)
+    stacked = np.concatenate(weights)
+    batches = {c.name: c.batch(stacked) for c in plan}
+    out = list(evaluated)
+    for order, at in enumerate(resampled):
+        rows = slice(order * n_boot, (order + 1) * n_boot)
+        out[at] = _with_intervals(plan, evaluated[at], {name: (replicate_values[rows], codes[rows])
+                                                        for name, (replicate_values, codes) in batches.items()})
+    return out
 
 
 def _leave_one_out(full: Patterns, scale: Scale, values: np.ndarray | None,
