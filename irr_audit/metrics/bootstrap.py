@@ -38,21 +38,50 @@ def replicate_counts(counts: np.ndarray, n_boot: int,
         done += size
 
 
-def attach_bootstrap(metric: Metric, replicates: np.ndarray, codes: np.ndarray,
-                     bounds: tuple[float, float]) -> Metric:
-    """Put the percentile interval of ``replicates`` into ``metric.extra["bootstrap"]``."""
-    defined = codes == 0
-    n_boot = int(len(codes))
-    summary: dict[str, object] = {"n_boot": n_boot, "n_undefined": int(n_boot - defined.sum())}
-    if not metric.defined or defined.sum() < 2:
+Replicated = tuple[Metric, np.ndarray, np.ndarray, tuple[float, float]]
+
+
+def attach_bootstraps(items: list[Replicated]) -> list[Metric]:
+    """Each metric with the percentile interval of its replicates in ``extra["bootstrap"]``.
+    Replicates whose code is not 0 are undefined: counted, and left out of the interval.
+    Metrics defined in every replicate share one percentile pass (row by row, the same
+    numbers as one call each)."""
+    out: list[Metric | None] = [None] * len(items)
+    whole = [at for at, (metric, _, codes, _) in enumerate(items)
+             if metric.defined and len(codes) >= 2 and not codes.any()]
+    if whole:
+        stacked = np.stack([items[at][1] for at in whole])
+        lows, highs = np.percentile(stacked, [2.5, 97.5], axis=1)
+        spreads = np.std(stacked, axis=1, ddof=1)
+        for row, at in enumerate(whole):
+            metric, _, codes, bounds = items[at]
+            out[at] = _with_interval(metric, len(codes), 0, (lows[row], highs[row], spreads[row]), bounds)
+    for at, (metric, replicates, codes, bounds) in enumerate(items):
+        if out[at] is not None:
+            continue
+        defined = codes == 0
+        n_boot, n_undefined = int(len(codes)), int(len(codes) - defined.sum())
+        if not metric.defined or defined.sum() < 2:
+            out[at] = _with_interval(metric, n_boot, n_undefined, None, bounds)
+        else:
+            kept = replicates[defined]
+            low, high = np.percentile(kept, [2.5, 97.5])
+            out[at] = _with_interval(metric, n_boot, n_undefined, (low, high, np.std(kept, ddof=1)), bounds)
+    return out  # type: ignore[return-value]
+
+
+def _with_interval(metric: Metric, n_boot: int, n_undefined: int,
+                   interval: tuple[float, float, float] | None, bounds: tuple[float, float]) -> Metric:
+    """The metric with its bootstrap summary: the interval (low, high, SE), or why there is none."""
+    summary: dict[str, object] = {"n_boot": n_boot, "n_undefined": n_undefined}
+    if interval is None:
         summary["defined"] = False
         summary["reason"] = (metric.reason if not metric.defined
                              else "fewer than two bootstrap replicates were defined")
     else:
-        kept = replicates[defined]
-        low, high = np.percentile(kept, [2.5, 97.5])
-        interval = Metric.of(metric.value).with_ci(
+        low, high, se = interval
+        with_ci = Metric.of(metric.value).with_ci(
             float(low), float(high), f"percentile bootstrap over units, {n_boot} replicates",
-            se=float(np.std(kept, ddof=1)), bounds=bounds)
-        summary.update({k: v for k, v in interval.to_dict().items() if k != "value"})
+            se=float(se), bounds=bounds)
+        summary.update({k: v for k, v in with_ci.to_dict().items() if k != "value"})
     return replace(metric, extra={**metric.extra, "bootstrap": summary})

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from irr_audit.metrics.bootstrap import attach_bootstrap, replicate_counts
+from irr_audit.metrics.bootstrap import attach_bootstraps, replicate_counts
 from irr_audit.metrics.disagreement import disagreement_profile
 from irr_audit.metrics.estimates import metric_from
 from irr_audit.metrics.interpret import kappa_paradox, krippendorff_label, landis_koch_label
@@ -197,14 +197,24 @@ def _evaluate(plan: list[Coefficient], patterns: Patterns, n_boot: int,
 def _with_intervals(plan: list[Coefficient], metrics: MetricMap,
                     replicated: dict[str, tuple[np.ndarray, np.ndarray]]) -> MetricMap:
     """The metrics with the percentile intervals of their replicates (values, undefined codes)."""
-    out = dict(metrics)
+    keys: list[tuple[str, int | None]] = []
+    items = []
     for c in plan:
         values, codes = replicated[c.name]
         point = metrics[c.name]
         if isinstance(point, Metric):
-            out[c.name] = attach_bootstrap(point, values, codes, c.bounds)
+            keys.append((c.name, None))
+            items.append((point, values, codes, c.bounds))
         else:
-            out[c.name] = {k: attach_bootstrap(m, values[:, k], codes[:, k], c.bounds) for k, m in point.items()}
+            for k, metric in point.items():
+                keys.append((c.name, k))
+                items.append((metric, values[:, k], codes[:, k], c.bounds))
+    out = {name: (dict(point) if isinstance(point, dict) else point) for name, point in metrics.items()}
+    for (name, k), metric in zip(keys, attach_bootstraps(items)):
+        if k is None:
+            out[name] = metric
+        else:
+            out[name][k] = metric  # type: ignore[index]
     return out
 
 
