@@ -40,15 +40,14 @@ def _margins(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return rows.sum(axis=-1), rows, cols
 
 
-def _certain_chance(tables: np.ndarray) -> np.ndarray:
+def _certain_chance(n: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """p_e = 1 exactly: sum_k row_k col_k == n^2 (both coders used one same category)."""
-    n, rows, cols = _margins(tables)
     return (n > 0) & ((rows * cols).sum(axis=-1) == n * n)
 
 
-def _kappa_codes(tables: np.ndarray) -> np.ndarray:
-    n, _, _ = _margins(tables)
-    return first_code((n == 0, Undefined.NO_UNITS), (_certain_chance(tables), Undefined.ONE_CATEGORY_USED))
+def _kappa_codes(n: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Why kappa is undefined for each table (0: it is defined), from the table's margins."""
+    return first_code((n == 0, Undefined.NO_UNITS), (_certain_chance(n, rows, cols), Undefined.ONE_CATEGORY_USED))
 
 
 def po_batch(tables: np.ndarray) -> Batch:
@@ -70,7 +69,7 @@ def kappa_batch(tables: np.ndarray, weights: np.ndarray | None = None) -> Batch:
     """
     tables = np.asarray(tables, dtype=np.int64)
     n, rows, cols = _margins(tables)
-    codes = _kappa_codes(tables)
+    codes = _kappa_codes(n, rows, cols)
     if weights is None:
         chance = (rows * cols).sum(axis=-1)
         above_chance = n * np.trace(tables, axis1=-2, axis2=-1) - chance
@@ -154,7 +153,7 @@ def max_kappa_batch(tables: np.ndarray) -> Batch:
     n, rows, cols = _margins(tables)
     chance = (rows * cols).sum(axis=-1)
     best = np.minimum(rows, cols).sum(axis=-1)
-    codes = _kappa_codes(tables)
+    codes = _kappa_codes(n, rows, cols)
     return np.where(codes == 0, safe_divide(n * best - chance, n * n - chance), np.nan), codes
 
 
@@ -274,7 +273,7 @@ def chance_is_certain(table: np.ndarray) -> bool:
     Decided from the integer counts (row_k * col_k == n^2 for some k), never
     from a float comparison.
     """
-    return bool(_certain_chance(as_table(table)))
+    return bool(_certain_chance(*_margins(as_table(table))))
 
 
 def _kappa_metric(counts: np.ndarray, weights: np.ndarray | None) -> Metric:
