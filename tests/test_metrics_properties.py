@@ -26,8 +26,8 @@ from irr_audit.metrics import (
 )
 from irr_audit.metrics.bootstrap import replicate_counts
 from irr_audit.metrics.krippendorff import Scale
-from irr_audit.metrics.patterns import compress, pair_tables
-from irr_audit.metrics.plan import multi_coder_plan, two_coder_plan
+from irr_audit.metrics.patterns import compress, merge_coders, pair_tables
+from irr_audit.metrics.plan import multi_coder_plan, per_category_plan, two_coder_plan
 
 CHANCE_CORRECTED = ("cohen_kappa", "scott_pi", "fleiss_kappa", "conger_kappa", "gwet_ac1",
                     "gwet_ac2", "brennan_prediger", "krippendorff_alpha",
@@ -284,8 +284,6 @@ def test_pair_table_rows_are_the_first_coder():
 def test_coefficients_blind_to_coders_agree_on_merged_patterns(data, seed, scale):
     """The bootstrap runs every coefficient but Conger's on patterns merged by their codes:
     same values as on the patterns themselves, for any resampled weights."""
-    from irr_audit.metrics.patterns import merge_coders
-
     codes, k = data
     patterns = compress(codes, k)
     patterns = patterns.select(patterns.n_valid >= 2)
@@ -295,14 +293,17 @@ def test_coefficients_blind_to_coders_agree_on_merged_patterns(data, seed, scale
     weights = np.random.default_rng(seed).integers(0, 4, size=(3, len(patterns.counts))).astype(float)
     onto = np.zeros((len(index), len(merged.counts)))
     onto[np.arange(len(index)), index] = 1.0
-    on_merged = {c.name: c for c in multi_coder_plan(merged, Scale(scale), None)}
-    for c in multi_coder_plan(patterns, Scale(scale), None):
-        if c.needs_coders:
-            continue
-        value, code = c.batch(weights)
-        merged_value, merged_code = on_merged[c.name].batch(weights @ onto)
-        assert np.array_equal(code, merged_code), c.name
-        assert np.allclose(value, merged_value, rtol=0, atol=1e-12, equal_nan=True), c.name
+    plans = ((multi_coder_plan(patterns, Scale(scale), None), multi_coder_plan(merged, Scale(scale), None)),
+             (per_category_plan(patterns), per_category_plan(merged)))
+    for plan, merged_plan in plans:
+        on_merged = {c.name: c for c in merged_plan}
+        for c in plan:
+            if c.needs_coders:
+                continue
+            value, code = c.batch(weights)
+            merged_value, merged_code = on_merged[c.name].batch(weights @ onto)
+            assert np.array_equal(code, merged_code), c.name
+            assert np.allclose(value, merged_value, rtol=0, atol=1e-12, equal_nan=True), c.name
 
 
 # --- bootstrap ---------------------------------------------------------------------------
