@@ -24,17 +24,15 @@ CELLS_PER_CHUNK = 4_000_000
 def replicate_counts(counts: np.ndarray, n_boot: int,
                      rng: np.random.Generator) -> Iterator[np.ndarray]:
     """Yield (b, P) matrices of resampled pattern counts, n_boot rows in all: integers,
-    held as float64 once here (exact, see patterns.unit_weights) rather than in every estimator."""
+    held as float64 once here (exact, see patterns.unit_weights) rather than in every
+    estimator. numpy draws a fifth faster when the largest counts come first."""
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
-    largest_first = np.argsort(-counts, kind="stable")  # numpy draws a fifth faster in this order
     chunk = max(1, min(n_boot, CELLS_PER_CHUNK // max(len(counts), 1)))
     done = 0
     while done < n_boot:
         size = min(chunk, n_boot - done)
-        replicates = np.empty((size, len(counts)), dtype=np.float64)
-        replicates[:, largest_first] = rng.multinomial(n, counts[largest_first] / n, size=size)
-        yield replicates
+        yield rng.multinomial(n, counts / n, size=size).astype(np.float64)
         done += size
 
 

@@ -16,7 +16,7 @@ With no missing code the two bases hold the same units and give the same numbers
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -160,13 +160,20 @@ NOT_CHANCE_CORRECTED = frozenset({"po", "pe", "specific_agreement", "prevalence_
                                   "bias_index"})
 
 
-def _evaluate(plan: list[Coefficient], patterns: Patterns, n_boot: int,
-              rng: np.random.Generator | None, draws: list[np.ndarray] | None = None,
-              rebuild: PlanBuilder | None = None) -> MetricMap:
-    """Point Metrics, and percentile bootstrap intervals when n_boot > 0.
+@dataclass(frozen=True)
+class Resampling:
+    """Bootstrap replicates of the same units as some patterns: ``draws`` are (b, P)
+    chunks of resampled counts, column j for row j of ``patterns`` (which may list
+    the units' patterns in another order); ``plan`` builds the coefficients for them."""
 
-    ``rebuild`` makes the same plan for other patterns: the bootstrap then runs the
-    coefficients that ignore coder identity on the patterns merged by their codes.
+    patterns: Patterns
+    draws: list[np.ndarray]
+    plan: PlanBuilder
+
+
+def _evaluate(plan: list[Coefficient], patterns: Patterns, resampling: Resampling | None = None) -> MetricMap:
+    """Point Metrics, and percentile bootstrap intervals when ``resampling`` is given
+    (the coefficients that ignore coder identity then run on the patterns merged by their codes).
 
     With a single unit the formulas still produce numbers (0 for one disagreeing
     unit), but no coefficient can separate agreement from chance on one unit, so
@@ -182,11 +189,11 @@ def _evaluate(plan: list[Coefficient], patterns: Patterns, n_boot: int,
             out[c.name] = point
         return out
     metrics: MetricMap = {c.name: c.point() for c in plan}
-    if n_boot <= 0 or rng is None or patterns.n_units == 0:
+    if resampling is None or patterns.n_units == 0:
         return metrics
     collected: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {c.name: [] for c in plan}
-    batches = _batches(plan, patterns, rebuild)
-    for replicates in draws if draws is not None else replicate_counts(patterns.counts, n_boot, rng):
+    batches = _batches(resampling.plan(resampling.patterns), resampling.patterns, resampling.plan)
+    for replicates in resampling.draws:
         for name, batch in batches(replicates).items():
             collected[name].append(batch)
     return _with_intervals(plan, metrics, {name: (np.concatenate([v for v, _ in parts]),
@@ -292,7 +299,7 @@ def _pairs(patterns: Patterns, scale: Scale, values: np.ndarray | None, n_boot: 
     for a, b in coder_pairs:
         on_both = patterns.columns((a, b))
         bases += [full.columns((a, b)), on_both.select(on_both.n_valid == 2)]
-    evaluated = [_evaluate(two_coder_plan(basis, scale, values), basis, 0, None) for basis in bases]
+    evaluated = [_evaluate(two_coder_plan(basis, scale, values), basis) for basis in bases]
     if n_boot > 0:
         evaluated = _pair_intervals(bases, evaluated, scale, values, n_boot, rngs)
     return tuple(
@@ -379,6 +386,8 @@ def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.N
     is_full = available.n_valid == n_coders
     full = available.select(is_full)
     n_pairs = n_coders * (n_coders - 1) // 2
+    # rngs[0] draws the shared resampling, rngs[2:] each pair's; rngs[1] is no longer
+    # drawn from, and stays so that the pairs keep their seeds.
     rngs = _children(seed, 2 + 2 * n_pairs) if n_boot > 0 else [None] * (2 + 2 * n_pairs)
 
     if n_coders < 2:
@@ -389,21 +398,28 @@ def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.N
             _one_coder_metrics(False), (), {}, {}, (), {},
             (REASON_TEXT[Undefined.ONE_CODER],))
 
-    # One resampling of the units serves both bases, overall and per category: each
-    # replicate resamples the units with two or more valid codes, and its fully coded
-    # units are those of the replicate. Drawing is the costly part when units show
-    # thousands of patterns, and the bases' intervals then come from the same replicates.
-    draws = list(replicate_counts(available.counts, n_boot, rngs[0])) if n_boot > 0 and available.n_units else None
-    full_draws = [replicates[:, is_full] for replicates in draws] if draws is not None and full.n_units else None
-
     def plan(some: Patterns) -> list[Coefficient]:
         return _plan(some, scale, checked_values)
 
-    metrics = _evaluate(plan(full), full, n_boot, rngs[0], full_draws, plan)
-    available_case = _evaluate(plan(available), available, n_boot, rngs[1], draws, plan)
+    on_available = on_full = None
+    if n_boot > 0 and available.n_units:
+        # One resampling of the units serves both bases, overall and per category: each
+        # replicate resamples the units with two or more valid codes, and its fully coded
+        # units are those of the replicate. Drawing is the costly part when units show
+        # thousands of patterns; the patterns are drawn fully coded first (so those
+        # columns are one block) and largest first (numpy's multinomial is faster so).
+        in_draw_order = available.select(np.lexsort((-available.counts, ~is_full)))
+        draws = list(replicate_counts(in_draw_order.counts, n_boot, rngs[0]))
+        on_available = Resampling(in_draw_order, draws, plan)
+        n_full = int(is_full.sum())
+        if full.n_units:
+            on_full = Resampling(in_draw_order.select(slice(0, n_full)), [d[:, :n_full] for d in draws], plan)
+
+    metrics = _evaluate(plan(full), full, on_full)
+    available_case = _evaluate(plan(available), available, on_available)
     table = (pair_tables(full, 0, 1, full.counts) if not multi
              else coincidence_matrix(full))
-    per_category = _per_category_entries(full, metrics, n_boot, rngs[0], full_draws)
+    per_category = _per_category_entries(full, metrics, on_full)
     pairs = _pairs(patterns, scale, checked_values, n_boot, list(rngs[2:]))
     leave_one_out = _leave_one_out(full, scale, checked_values, metrics) if multi else ()
     warnings = _warnings(metrics, full, multi)
@@ -421,9 +437,10 @@ def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.N
     )
 
 
-def _per_category_entries(full: Patterns, metrics: MetricMap, n_boot: int, rng: np.random.Generator | None,
-                          draws: list[np.ndarray] | None = None) -> dict[int, dict[str, Metric]]:
-    evaluated = _evaluate(per_category_plan(full), full, n_boot, rng, draws, per_category_plan)
+def _per_category_entries(full: Patterns, metrics: MetricMap,
+                          resampling: Resampling | None) -> dict[int, dict[str, Metric]]:
+    on_categories = None if resampling is None else replace(resampling, plan=per_category_plan)
+    evaluated = _evaluate(per_category_plan(full), full, on_categories)
     specific = metrics.get("specific_agreement", {})
     out: dict[int, dict[str, Metric]] = {}
     for k in range(full.n_categories):
