@@ -156,26 +156,31 @@ def gwet_chance(counts: RatingCounts, units: np.ndarray, weights: np.ndarray) ->
 
 def gwet_batch(counts: RatingCounts, units: np.ndarray, weights: np.ndarray | None = None) -> Batch:
     """Gwet's AC1 (identity weights) or AC2 (agreement weights)."""
-    k = counts.n_categories
-    w = identity_weights(k) if weights is None else weights
-    p_a, codes = percent_agreement_batch(counts, units, w)
-    codes = first_code((np.full(codes.shape, k < 2), Undefined.ONE_CATEGORY_DECLARED),
-                       (codes != 0, Undefined.NO_PAIRED_UNITS))
-    if k < 2:
+    w, p_a, codes = _weighted_agreement(counts, units, weights)
+    if counts.n_categories < 2:
         return np.full(codes.shape, np.nan), codes
     return _chance_corrected(p_a, gwet_chance(counts, units, w), codes)
 
 
 def brennan_prediger_batch(counts: RatingCounts, units: np.ndarray,
                            weights: np.ndarray | None = None) -> Batch:
+    w, p_a, codes = _weighted_agreement(counts, units, weights)
+    k = counts.n_categories
+    if k < 2:
+        return np.full(codes.shape, np.nan), codes
+    return _chance_corrected(p_a, np.full(p_a.shape, w.sum() / k**2), codes)
+
+
+def _weighted_agreement(counts: RatingCounts, units: np.ndarray,
+                        weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The weights, p_a and the undefined codes shared by AC1/AC2 and Brennan-Prediger:
+    undefined with fewer than two declared categories or no unit with two codes."""
     k = counts.n_categories
     w = identity_weights(k) if weights is None else weights
     p_a, codes = percent_agreement_batch(counts, units, w)
     codes = first_code((np.full(codes.shape, k < 2), Undefined.ONE_CATEGORY_DECLARED),
                        (codes != 0, Undefined.NO_PAIRED_UNITS))
-    if k < 2:
-        return np.full(codes.shape, np.nan), codes
-    return _chance_corrected(p_a, np.full(p_a.shape, w.sum() / k**2), codes)
+    return w, p_a, codes
 
 
 def per_category_fleiss_batch(counts: RatingCounts, units: np.ndarray) -> Batch:
