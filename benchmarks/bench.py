@@ -23,6 +23,8 @@ The synthetic sheets are written by a child process (`bench.py _generate`).
 from __future__ import annotations
 
 import argparse
+import compileall
+import importlib.util
 import json
 import os
 import platform
@@ -246,6 +248,18 @@ def irr_audit_command(override: str | None) -> list[str]:
         return [str(beside)]
     found = shutil.which("irr-audit")
     return [found] if found else [sys.executable, "-m", "irr_audit"]
+
+
+def byte_compile_package() -> str:
+    """Byte-compile the irr_audit package this Python imports, as `pip install` does.
+    An editable install (or PYTHONDONTWRITEBYTECODE) would otherwise compile every
+    module from source on every start and time that too."""
+    spec = importlib.util.find_spec("irr_audit")
+    if spec is None or not spec.submodule_search_locations:
+        return "irr_audit not importable here: not byte-compiled"
+    folder = next(iter(spec.submodule_search_locations))
+    compiled = compileall.compile_dir(folder, quiet=1)
+    return f"byte-compiled {folder}" if compiled else f"byte-compiling {folder} failed"
 
 
 def help_text(irr: list[str], *sub: str) -> str:
@@ -593,7 +607,7 @@ def render_markdown(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def environment(irr: list[str], meter: Meter, feats: Features) -> list[str]:
+def environment(irr: list[str], meter: Meter, feats: Features, compiled: str) -> list[str]:
     from importlib import metadata
 
     def version(name: str) -> str:
@@ -616,11 +630,9 @@ def environment(irr: list[str], meter: Meter, feats: Features) -> list[str]:
         f"{time.strftime('%Y-%m-%d %H:%M')}  {platform.platform()}  {os.cpu_count()} cores  "
         f"Python {platform.python_version()}  {load} (at the end of the run)",
         packages,
-        f"irr-audit: {' '.join(irr)}; peak RSS via {meter.method}"
+        f"irr-audit: {' '.join(irr)} ({compiled}); peak RSS via {meter.method}"
         + (f"; not in this irr-audit: {', '.join(missing)}" if missing else ""),
     ]
-    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
-        lines.append("PYTHONDONTWRITEBYTECODE is set: modules without a cached .pyc are compiled on every start")
     return lines
 
 
@@ -707,6 +719,7 @@ def main(argv: list[str]) -> int:
     scratch.mkdir(exist_ok=True)
     try:
         irr = irr_audit_command(args.irr_audit)
+        compiled = byte_compile_package()
         feats = Features.detect(irr)
         meter = Meter(args.rss, scratch, args.timeout)
         rules = {}
@@ -729,7 +742,7 @@ def main(argv: list[str]) -> int:
         startup = [] if args.no_startup else bench_startup(args, meter, irr, feats, rules)
 
         render = render_markdown if args.markdown else render_text
-        print(("  \n" if args.markdown else "\n").join(environment(irr, meter, feats)) + "\n")
+        print(("  \n" if args.markdown else "\n").join(environment(irr, meter, feats, compiled)) + "\n")
         if results:
             print(render(table_rows(results)))
             print()

@@ -86,13 +86,40 @@ def packed_keys(columns: list[pa.Array]) -> list[np.ndarray] | None:
     longest = max((int(length.max()) for length in lengths if len(length)), default=0)
     prefix_length = max(0, longest - PACKED_BYTES)
     reference = _first_value(views, lengths)
+    keys = []
     for (offsets, data), length in zip(views, lengths):
-        filled = length > 0
-        if prefix_length and (length[filled] <= prefix_length).any():
-            return None  # a value no longer than the prefix: it would pack like the empty string
-        if _has_nul(data, offsets) or not _shares_prefix(data, offsets[:-1][filled], reference[:prefix_length]):
+        if _has_nul(data, offsets):
             return None
-    return [_pack(data, offsets, length, prefix_length) for (offsets, data), length in zip(views, lengths)]
+        if len(length) and length[0] == longest and length.min() == longest:  # one length: a byte matrix
+            key = _pack_matrix(data[offsets[0]: offsets[-1]].reshape(len(length), longest), reference[:prefix_length])
+        else:
+            key = _pack_checked(data, offsets, length, reference[:prefix_length])
+        if key is None:
+            return None
+        keys.append(key)
+    return keys
+
+
+def _pack_matrix(matrix: np.ndarray, prefix: np.ndarray) -> np.ndarray | None:
+    """Pack values of one length, row i of ``matrix`` being value i's bytes: the
+    bytes after the prefix become the key's low bytes (little-endian), zero-padded.
+    None when a value does not start with the prefix."""
+    if not (matrix[:, : len(prefix)] == prefix).all():
+        return None
+    padded = np.zeros((len(matrix), PACKED_BYTES), dtype=np.uint8)
+    padded[:, : matrix.shape[1] - len(prefix)] = matrix[:, len(prefix):]
+    return padded.view("<u8").ravel()
+
+
+def _pack_checked(data: np.ndarray, offsets: np.ndarray, length: np.ndarray, prefix: np.ndarray) -> np.ndarray | None:
+    """Pack values of any length, or None when a non-empty value is not longer than
+    the prefix (it would pack like the empty string) or does not start with it."""
+    filled = length > 0
+    if len(prefix) and (length[filled] <= len(prefix)).any():
+        return None
+    if not _shares_prefix(data, offsets[:-1][filled], prefix):
+        return None
+    return _pack(data, offsets, length, len(prefix))
 
 
 def _first_value(views: list[tuple[np.ndarray, np.ndarray]], lengths: list[np.ndarray]) -> np.ndarray:

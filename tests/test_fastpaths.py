@@ -81,7 +81,9 @@ def id_lists(draw, prefixes: list[str]) -> list[str]:
     """Ids that mostly share a prefix and differ in a few characters (of one alphabet
     per list), some of them blank; in some lists also any text at all."""
     alphabet = draw(st.sampled_from([BASE36, "0123456789", "ab\u00e9\u4e00", "a\0", None]))  # None: any unicode
-    tail = st.text(alphabet, max_size=draw(st.integers(1, 9))) if alphabet else st.text(max_size=3)
+    size = draw(st.integers(1, 9))
+    one_length = draw(st.booleans())  # every tail as long: ids of one length take the byte-matrix path
+    tail = st.text(alphabet, min_size=size if one_length else 0, max_size=size) if alphabet else st.text(max_size=3)
     values = [st.just(""), st.builds(str.__add__, st.sampled_from(prefixes), tail)]
     if draw(st.integers(0, 3)) == 0:
         values.append(st.text(max_size=10))
