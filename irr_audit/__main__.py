@@ -1,3 +1,3 @@
-from irr_audit.cli import main
+from irr_audit.cli import run
 
-main()
+run()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import io
+import os
 import sys
 from collections.abc import Callable
 from enum import Enum
@@ -391,5 +392,39 @@ def main() -> None:
         sys.exit(INTERNAL_ERROR)
 
 
+def run() -> None:
+    """The console command: `main`, then end the process at once.
+
+    After a million-unit audit, tearing the interpreter down frees hundreds of MB
+    of arrays one object at a time (about 0.1 s); the operating system reclaims
+    them at once. Everything irr-audit writes is closed before `main` returns and
+    the standard streams are flushed here, so nothing is lost.
+    """
+    try:
+        main()
+        code = 0
+    except SystemExit as exit:
+        code = _exit_status(exit.code)
+    try:
+        sys.stdout.flush()
+    except OSError:  # a closed pipe (`| head`): the output could not all be written
+        code = code or 1
+    try:
+        sys.stderr.flush()
+    except OSError:
+        pass
+    os._exit(code)
+
+
+def _exit_status(code: object) -> int:
+    """What ``sys.exit(code)`` would make the exit status (a message is printed, then 1)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
 if __name__ == "__main__":
-    main()
+    run()

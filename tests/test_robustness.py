@@ -154,6 +154,30 @@ def test_internal_error_exits_70_and_asks_for_a_report(monkeypatch: pytest.Monke
     assert "this is a bug in irr-audit" in err and "Please report it" in err
 
 
+@pytest.mark.parametrize(
+    ("arguments", "status", "stdout_part", "stderr_part"),
+    [
+        (["score", "{sheets}/alice.csv", "{sheets}/bob.csv", "--rule", "{rule}", "--format", "json"], 0,
+         '"cohen_kappa"', "22 units"),
+        (["score", "{sheets}/missing.csv", "{sheets}/bob.csv", "--rule", "{rule}"], 2, "", "sheet-not-found"),
+        (["score", "--no-such-option"], 2, "", "No such option"),
+        (["--version"], 0, "irr-audit", ""),
+    ],
+)
+def test_the_console_command_ends_with_the_status_and_output_of_main(
+    arguments: list[str], status: int, stdout_part: str, stderr_part: str
+) -> None:
+    """`irr-audit` (cli.run) ends the process at once after main: same exit status, all output flushed."""
+    root = Path(__file__).resolve().parents[1]
+    filled = [argument.format(sheets=root / "examples" / "sheets",
+                              rule=root / "rules" / "explicit_current_failure" / "v1.yaml") for argument in arguments]
+    done = subprocess.run([sys.executable, "-m", "irr_audit", *filled], capture_output=True, text=True, timeout=120)
+    assert done.returncode == status, done.stderr
+    assert stdout_part in done.stdout and stderr_part in done.stderr
+    if stdout_part.startswith('"'):
+        assert done.stdout.rstrip().endswith("}")  # the whole JSON document, not a cut-off buffer
+
+
 def test_no_input_reaches_a_shell_or_eval() -> None:
     package = Path(__file__).resolve().parents[1] / "irr_audit"
     source = "\n".join(path.read_text() for path in package.rglob("*.py"))
