@@ -170,11 +170,12 @@ class JoinResult:
     def summary(self) -> dict[str, Any]:
         total = len(self.units)
         fully = int(self.fully_coded.sum())
-        cells = np.bincount(self.status.ravel(order="K"), minlength=len(STATUSES))  # no copy of the matrix
+        # one pass per status over the int8 matrix: bincount would first widen all of it to int64
+        cells = [int(np.count_nonzero(self.status == index)) for index in range(len(STATUSES))]
         return {
             "units": {"total": total, "fully_coded": fully, "missing": total - fully},
             "log_rows": self.log_counts(),
-            "cells": {status.value: int(cells[index]) for index, status in enumerate(STATUSES)},
+            "cells": {status.value: cells[index] for index, status in enumerate(STATUSES)},
         }
 
     def summary_line(self) -> str:
@@ -207,13 +208,15 @@ def join_sheets(
     """
     check_sheets(sheets, rule)
     trimmed = [_keys(sheet) for sheet in sheets]
-    # One helper thread: codes are classified while ids are matched, ids checked while sheets are placed.
+    # One helper thread: codes are classified while ids are matched; the units' ids are
+    # taken out and checked while the sheets are placed.
     with ThreadPoolExecutor(max_workers=1) as pool:
         classified = pool.map(lambda sheet: _classify(sheet.codes, rule), sheets)
-        unit_ids, units_of = _units(trimmed, sample_ids)
+        n_units, units_of, make_unit_ids = _units(trimmed, sample_ids)
+        unit_ids = pool.submit(make_unit_ids)
+        id_warnings = pool.submit(lambda: suspicious_id_warnings(unit_ids.result()))
         classified = list(classified)
-        id_warnings = pool.submit(suspicious_id_warnings, unit_ids)
-        n_units, n_sheets = len(unit_ids), len(sheets)
+        n_sheets = len(sheets)
         # Column-major: a sheet fills one contiguous column, so its scattered writes stay close together.
         codes = np.full((n_units, n_sheets), -1, dtype=_category_type(rule), order="F")
         status = np.full((n_units, n_sheets), ABSENT, dtype=np.int8, order="F")
@@ -229,7 +232,7 @@ def join_sheets(
     return JoinResult(
         rule=rule,
         sheets=tuple(sheets),
-        units=unit_ids,
+        units=unit_ids.result(),
         codes=codes,
         status=status,
         positions=positions,
@@ -238,24 +241,30 @@ def join_sheets(
     )
 
 
-def _units(trimmed: list[pa.Array], sample_ids: list[str] | None) -> tuple[pa.Array, list[np.ndarray]]:
-    """The units (ids in order of first appearance, or the sample's) and each sheet's
-    rows as unit indices (-1: no id, or outside the sample)."""
+def _units(trimmed: list[pa.Array], sample_ids: list[str] | None
+           ) -> tuple[int, list[np.ndarray], Callable[[], pa.Array]]:
+    """How many units there are, each sheet's rows as unit indices (-1: no id, or
+    outside the sample), and a function that makes the units' ids (in order of first
+    appearance, or the sample's), to run while the sheets are placed."""
     if sample_ids is not None:
         units = pc.unique(pc.utf8_trim_whitespace(pa.array(sample_ids, type=pa.string())))
         units = units.filter(pc.not_equal(units, ""))
-        return units, _look_up(trimmed, units)
+        return len(units), _look_up(trimmed, units), lambda: units
     # One hash table over every sheet's ids: a chunked dictionary encoding numbers the
     # ids in order of first appearance, with one dictionary shared by all chunks. Ids
     # that pack losslessly into integers (most id formats) are hashed as integers.
     keys = packed_keys(trimmed)
     indices, dictionary = _encode([pa.array(column) for column in keys] if keys is not None else trimmed)
-    units = _first_values(trimmed, indices) if keys is not None else dictionary
     blank = pc.index(dictionary, 0 if keys is not None else "").as_py()  # packed keys: 0 is the empty id
-    if blank >= 0:  # the empty id is no unit: drop it from the units and renumber
+    first_indices = indices
+    if blank >= 0:  # the empty id is no unit: renumber the others
         indices = [np.where(found == blank, -1, found - (found > blank)) for found in indices]
-        units = pa.concat_arrays([units[:blank], units[blank + 1:]])
-    return units, indices
+
+    def unit_ids() -> pa.Array:
+        units = _first_values(trimmed, first_indices) if keys is not None else dictionary
+        return pa.concat_arrays([units[:blank], units[blank + 1:]]) if blank >= 0 else units
+
+    return len(dictionary) - (blank >= 0), indices, unit_ids
 
 
 def _encode(columns: list[pa.Array]) -> tuple[list[np.ndarray], pa.Array]:

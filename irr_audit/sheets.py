@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from irr_audit import prefetch
 from irr_audit.arrowtext import may_have_edge_space
 from irr_audit.errors import SheetError
 
@@ -100,10 +101,16 @@ class RawTable:
 
 
 def read_sheet(path: str | Path, options: SheetOptions = SheetOptions()) -> Sheet:
-    """Read one coding sheet from disk."""
+    """Read one coding sheet from disk (or take it from the command line's prefetch)."""
     sheet_path = Path(path)
-    data = _read_bytes(sheet_path)
-    return parse_sheet(data, sheet_path, options)
+    data, table = prefetch.take(sheet_path) or read_and_parse(sheet_path, options)
+    return _sheet_from_table(table, data, sheet_path, options)
+
+
+def read_and_parse(path: Path, options: SheetOptions = SheetOptions()) -> tuple[bytes, RawTable]:
+    """A table file's bytes and its parse."""
+    data = _read_bytes(path)
+    return data, parse_table(data, path, options)
 
 
 def read_sheets(paths: list[Path], options: SheetOptions = SheetOptions()) -> list[Sheet]:
@@ -128,7 +135,8 @@ def use_lean_memory_pool() -> None:
 def read_table(path: str | Path, options: SheetOptions = SheetOptions()) -> RawTable:
     """Read any table irr-audit takes (a counts file, say) with the sheets' checks: every cell as text."""
     table_path = Path(path)
-    return parse_table(_read_bytes(table_path), table_path, options)
+    _, table = prefetch.take(table_path) or read_and_parse(table_path, options)
+    return table
 
 
 def _read_bytes(sheet_path: Path) -> bytes:
