@@ -41,6 +41,7 @@ def start(arguments: list[str]) -> None:
         return
     from irr_audit import lazy_pandas, sheets  # numpy and pyarrow, imported here on the main thread
 
+    sheets.use_lean_memory_pool()  # before pyarrow's first allocation, which fixes its decay time
     lazy_pandas.defer()
     pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="irr-audit-prefetch")
     for key, path in candidates.items():
@@ -49,7 +50,7 @@ def start(arguments: list[str]) -> None:
 
 
 def take(path: Path) -> Any | None:
-    """The prefetched (bytes, table) of ``path`` if it is still the file that was parsed, else None."""
+    """The prefetched parse of ``path`` (a ParsedFile) if it is still the file that was parsed, else None."""
     if not _pending:
         return None
     future = _pending.pop((str(path), _identity(path)), None)
