@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irr_audit.arrowtext import packed_keys
+from irr_audit.arrowtext import from_numpy, packed_keys
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.idcheck import suspicious_id_warnings
 from irr_audit.lazy_pandas import pandas
@@ -254,7 +254,7 @@ def _units(trimmed: list[pa.Array], sample_ids: list[str] | None
     # ids in order of first appearance, with one dictionary shared by all chunks. Ids
     # that pack losslessly into integers (most id formats) are hashed as integers.
     keys = packed_keys(trimmed)
-    indices, dictionary = _encode([pa.array(column) for column in keys] if keys is not None else trimmed)
+    indices, dictionary = _encode([from_numpy(column) for column in keys] if keys is not None else trimmed)
     blank = pc.index(dictionary, 0 if keys is not None else "").as_py()  # packed keys: 0 is the empty id
     first_indices = indices
     if blank >= 0:  # the empty id is no unit: renumber the others
@@ -287,7 +287,7 @@ def _first_values(columns: list[pa.Array], indices: list[np.ndarray]) -> pa.Arra
         # a value's first appearance is where the running maximum of the indices grows
         running = np.maximum.accumulate(np.r_[seen, found])
         first = np.flatnonzero(running[1:] > running[:-1])
-        parts.append(column.take(pa.array(first)))
+        parts.append(column.take(from_numpy(first)))
         seen = int(running[-1])
     return pa.concat_arrays(parts)
 
@@ -471,7 +471,7 @@ def _sheet_log(join: JoinResult, column: int) -> pd.DataFrame:
     position, unit = join.entries.position[mine], join.entries.unit[mine]
     reason, ref, own_status = join.entries.reason[mine], join.entries.ref[mine], join.entries.status[mine]
     has_row = position >= 0
-    at_rows = pa.array(position[has_row])
+    at_rows = from_numpy(position[has_row])
     comment_ids = np.empty(len(position), dtype=object)
     comment_ids[has_row] = _keys(sheet).take(at_rows).to_numpy(zero_copy_only=False)
     comment_ids[~has_row] = join.unit_ids[unit[~has_row]]  # an absent cell: the unit it is missing from

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from irr_audit.arrowtext import may_have_edge_space, packed_keys
+from irr_audit.arrowtext import from_numpy, may_have_edge_space, packed_keys
 from irr_audit.join import join_sheets
 from irr_audit.rules import load_rule
 from irr_audit.sheets import read_sheet
@@ -277,7 +277,7 @@ def test_pandas_brings_back_pandas_aware_conversion() -> None:
 
 
 def test_score_never_imports_pandas() -> None:
-    """`irr-audit score SHEET SHEET --rule RULE --format json -q` runs without importing pandas."""
+    """`irr-audit score SHEET SHEET --rule RULE --format json -q` runs without importing pandas (or numpy.ma)."""
     done = run_python(
         f"""
         import contextlib, io, json, sys
@@ -291,11 +291,23 @@ def test_score_never_imports_pandas() -> None:
                 cli.main()
             except SystemExit as exit:
                 code = exit.code or 0
-        print(json.dumps({{"code": code, "pandas": "pandas" in sys.modules, "output": output.getvalue()}}))
+        print(json.dumps({{"code": code, "pandas": "pandas" in sys.modules, "numpy.ma": "numpy.ma" in sys.modules,
+                          "output": output.getvalue()}}))
         """
     )
     assert done.returncode == 0, done.stderr
     outcome = json.loads(done.stdout)
     assert outcome["code"] == 0, done.stderr
+    assert not outcome["numpy.ma"]  # pa.array(numpy) imports it (35 ms); the hot paths use from_numpy
     assert "cohen_kappa" in json.loads(outcome["output"])["metrics"]  # it really scored
     assert outcome["pandas"] is False
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint64, np.float64])
+def test_from_numpy_is_pa_array(dtype) -> None:
+    """from_numpy gives what pa.array gives, for contiguous and strided arrays."""
+    values = np.arange(-3, 9).astype(dtype)
+    for view in (values, values[::3], values[1:]):
+        assert from_numpy(view).equals(pa.array(view))
+    with pytest.raises(TypeError):
+        from_numpy(values > 0)
