@@ -260,8 +260,11 @@ def _units(trimmed: list[pa.Array], sample_ids: list[str] | None
     if blank >= 0:  # the empty id is no unit: renumber the others
         indices = [np.where(found == blank, -1, found - (found > blank)) for found in indices]
 
+    packed = keys is not None
+    del keys  # 8 bytes a row: not to be kept alive by unit_ids below
+
     def unit_ids() -> pa.Array:
-        units = _first_values(trimmed, first_indices) if keys is not None else dictionary
+        units = _first_values(trimmed, first_indices) if packed else dictionary
         return pa.concat_arrays([units[:blank], units[blank + 1:]]) if blank >= 0 else units
 
     return len(dictionary) - (blank >= 0), indices, unit_ids
