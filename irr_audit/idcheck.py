@@ -15,6 +15,8 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from irr_audit.arrowtext import starts_with_any_byte
+
 SCIENTIFIC = r"^[0-9](?:\.[0-9]+)?[eE][+-]?[0-9]+$"
 INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
 SHOWN = 5
@@ -24,13 +26,14 @@ def suspicious_id_warnings(unit_ids: pa.Array) -> list[str]:
     """Warnings for the (distinct) unit ids; the scans run in pyarrow, the rare hits in Python."""
     ids = pa.array(unit_ids, type=pa.string()) if not isinstance(unit_ids, pa.Array) else unit_ids
     warnings = []
-    scientific = ids.filter(pc.match_substring_regex(ids, SCIENTIFIC)).to_pylist()
+    numeric = starts_with_any_byte(ids, b"0123456789")  # both number patterns start with a digit
+    scientific = ids.filter(pc.match_substring_regex(ids, SCIENTIFIC)).to_pylist() if numeric else []
     if scientific:
         warnings.append(
             f"{len(scientific)} comment ids look like numbers a spreadsheet rewrote in scientific notation "
             f"({_listing(scientific)}); the real ids are lost. Re-export the sheet with the id column as text."
         )
-    digits = ids.filter(pc.match_substring_regex(ids, r"^[0-9]+$")).to_pylist()
+    digits = ids.filter(pc.match_substring_regex(ids, r"^[0-9]+$")).to_pylist() if numeric else []
     warnings += _twins(digits, lambda text: text.lstrip("0"), "differ only by leading zeros, which a spreadsheet drops")
     non_ascii = ids.filter(pc.invert(pc.string_is_ascii(ids))).to_pylist()
     if non_ascii:
