@@ -115,6 +115,8 @@ def _pack_matrix(matrix: np.ndarray, prefix: np.ndarray) -> np.ndarray | None:
     None when a value does not start with the prefix."""
     if not (matrix[:, : len(prefix)] == prefix).all():
         return None
+    if matrix.shape[1] - len(prefix) == PACKED_BYTES:  # each key is one (unaligned) word of the matrix
+        return np.ascontiguousarray(matrix[:, len(prefix):].view("<u8")[:, 0])
     padded = np.zeros((len(matrix), PACKED_BYTES), dtype=np.uint8)
     padded[:, : matrix.shape[1] - len(prefix)] = matrix[:, len(prefix):]
     return padded.view("<u8").ravel()

@@ -146,6 +146,8 @@ def test_packed_keys_declines_only_what_cannot_be_packed(data: tuple[list[list[s
         ["1", "007", "12345678", "99999999"],  # digits, up to 8
         ["kq3m1x0", "kq3m4ab", "", "kq3n0c7"],  # the example sheets' ids, one blank
         ["\u00e91", "\u00e92", "a"],  # short non-ASCII
+        ["t1_k3x9a0", "t1_zz0000", "t1_000000"],  # one length over 8 bytes: one word of the byte matrix each
+        ["0042", "1234", "9999"],  # one length up to 8 bytes: zero-padded rows of the byte matrix
     ],
 )
 def test_packed_keys_packs_typical_ids(ids: list[str]) -> None:
