@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import io
-import os
 import sys
 from collections.abc import Callable
 from enum import Enum
@@ -392,43 +391,5 @@ def main() -> None:
         sys.exit(INTERNAL_ERROR)
 
 
-def run() -> None:
-    """The console command: start parsing the sheets it names (irr_audit.prefetch),
-    run `main`, then end the process at once.
-
-    After a million-unit audit, tearing the interpreter down frees hundreds of MB
-    of arrays one object at a time (about 0.1 s); the operating system reclaims
-    them at once. Everything irr-audit writes is closed before `main` returns and
-    the standard streams are flushed here, so nothing is lost.
-    """
-    from irr_audit import prefetch
-
-    prefetch.start(sys.argv[1:])
-    try:
-        main()
-        code = 0
-    except SystemExit as exit:
-        code = _exit_status(exit.code)
-    try:
-        sys.stdout.flush()
-    except OSError:  # a closed pipe (`| head`): the output could not all be written
-        code = code or 1
-    try:
-        sys.stderr.flush()
-    except OSError:
-        pass
-    os._exit(code)
-
-
-def _exit_status(code: object) -> int:
-    """What ``sys.exit(code)`` would make the exit status (a message is printed, then 1)."""
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    print(code, file=sys.stderr)
-    return 1
-
-
 if __name__ == "__main__":
-    run()
+    main()

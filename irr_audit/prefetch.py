@@ -9,12 +9,14 @@ unchanged (device, inode, size and modification time), and parsed without error.
 Otherwise the sheet is read as usual, so a wrong guess costs only the background
 work and an unreadable sheet is reported as always.
 
-Only `irr_audit.cli.run` starts a prefetch; the background threads run code that is
-already imported, so they never race the main thread's imports.
+Only the console command (irr_audit.console) starts a prefetch, before it imports
+typer and the commands. The background threads run code that is already imported
+(the codecs a sheet may need included), so they never race the main thread's imports.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import stat
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -41,6 +43,8 @@ def start(arguments: list[str]) -> None:
         return
     from irr_audit import lazy_pandas, sheets  # numpy and pyarrow, imported here on the main thread
 
+    for codec in ("utf-8", "utf-16", "cp1252"):  # what reading a sheet may decode with, imported here too
+        codecs.lookup(codec)
     sheets.use_lean_memory_pool()  # before pyarrow's first allocation, which fixes its decay time
     lazy_pandas.defer()
     pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="irr-audit-prefetch")

@@ -167,7 +167,7 @@ def test_internal_error_exits_70_and_asks_for_a_report(monkeypatch: pytest.Monke
 def test_the_console_command_ends_with_the_status_and_output_of_main(
     arguments: list[str], status: int, stdout_part: str, stderr_part: str
 ) -> None:
-    """`irr-audit` (cli.run) ends the process at once after main: same exit status, all output flushed."""
+    """`irr-audit` (console.run) ends the process at once after main: same exit status, all output flushed."""
     root = Path(__file__).resolve().parents[1]
     filled = [argument.format(sheets=root / "examples" / "sheets",
                               rule=root / "rules" / "explicit_current_failure" / "v1.yaml") for argument in arguments]
