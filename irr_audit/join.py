@@ -96,7 +96,9 @@ class JoinResult:
     ``codes[u, c]`` is the category index (into ``rule.categories``) of coder c's
     code for unit u, or -1 when that cell is not valid; ``status[u, c]`` indexes
     ``STATUSES``; ``positions[u, c]`` (int32) is the position of the row behind the cell
-    in coder c's sheet (-1 when absent or in conflict). ``units`` holds the ids as
+    in coder c's sheet (-1 when absent or in conflict), made when asked for from
+    ``cell_rows``: per sheet, the units that got a cell and the row behind each (None:
+    the i-th of them is row i, the usual sheet). ``units`` holds the ids as
     a pyarrow string array; ``unit_ids`` is the same as a numpy array, made when asked for.
     """
 
@@ -105,13 +107,20 @@ class JoinResult:
     units: pa.Array
     codes: np.ndarray
     status: np.ndarray
-    positions: np.ndarray
+    cell_rows: tuple[tuple[np.ndarray, np.ndarray | None], ...]
     entries: LogEntries
     warnings: tuple[str, ...] = ()
 
     @cached_property
     def unit_ids(self) -> np.ndarray:
         return self.units.to_numpy(zero_copy_only=False)
+
+    @cached_property
+    def positions(self) -> np.ndarray:
+        positions = np.full(self.codes.shape, -1, dtype=np.int32, order="F")
+        for column, (cell_units, rows) in enumerate(self.cell_rows):
+            positions[:, column][cell_units] = np.arange(len(cell_units), dtype=np.int32) if rows is None else rows
+        return positions
 
     @cached_property
     def coders(self) -> tuple[str, ...]:
@@ -220,11 +229,12 @@ def join_sheets(
         # Column-major: a sheet fills one contiguous column, so its scattered writes stay close together.
         codes = np.full((n_units, n_sheets), -1, dtype=_category_type(rule), order="F")
         status = np.full((n_units, n_sheets), ABSENT, dtype=np.int8, order="F")
-        positions = np.full((n_units, n_sheets), -1, dtype=np.int32, order="F")
-        parts = []
+        parts, cell_rows = [], []
         for column, (row_status, row_category) in enumerate(classified):
-            parts.append(_place_sheet(column, units_of[column], trimmed[column], row_status, row_category,
-                                      len(rule.categories), codes, status, positions))
+            entries, cells = _place_sheet(column, units_of[column], trimmed[column], row_status, row_category,
+                                          len(rule.categories), codes, status)
+            parts.append(entries)
+            cell_rows.append(cells)
             absent = np.flatnonzero(status[:, column] == ABSENT)
             parts.append(_entries(column, np.full(len(absent), -1), absent, REASON_INDEX[Reason.ABSENT]))
         warnings = [f"sheet {sheet.name}: {warning}" for sheet in sheets for warning in sheet.warnings]
@@ -235,7 +245,7 @@ def join_sheets(
         units=unit_ids.result(),
         codes=codes,
         status=status,
-        positions=positions,
+        cell_rows=tuple(cell_rows),
         entries=LogEntries.concat(parts),
         warnings=tuple(warnings),
     )
@@ -336,9 +346,11 @@ def _classify(raw_codes: pa.Array, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _place_sheet(column: int, unit: np.ndarray, ids: pa.Array, row_status: np.ndarray, row_category: np.ndarray,
-                 n_categories: int, codes: np.ndarray, status: np.ndarray, positions: np.ndarray) -> LogEntries:
-    """Put one sheet's rows into the cells of its column; return its row-level log entries.
-    ``row_category`` is -1 wherever ``row_status`` is not valid."""
+                 n_categories: int, codes: np.ndarray, status: np.ndarray
+                 ) -> tuple[LogEntries, tuple[np.ndarray, np.ndarray | None]]:
+    """Put one sheet's rows into the cells of its column; return its row-level log
+    entries and its cell rows (the units that got a cell, and the row behind each, None
+    when unit i is row i). ``row_category`` is -1 wherever ``row_status`` is not valid."""
     has_unit = unit >= 0
     if has_unit.all():  # the usual sheet: every row has a unit
         inside = np.arange(len(unit), dtype=np.int32)
@@ -349,11 +361,10 @@ def _place_sheet(column: int, unit: np.ndarray, ids: pa.Array, row_status: np.nd
         missing_id, outside = np.flatnonzero(no_id), np.flatnonzero(~has_unit & ~no_id)
     kept, duplicates, duplicate_of, conflicts = _repeats(inside, unit, row_status, row_category, n_categories)
     if len(kept) == len(unit):  # every row is a cell: no gathers needed
-        kept_status, kept_category, cell_units = row_status, row_category, unit
+        kept_status, kept_category, cell_units, cell_rows = row_status, row_category, unit, None
     else:
-        kept_status, kept_category, cell_units = row_status[kept], row_category[kept], unit[kept]
+        kept_status, kept_category, cell_units, cell_rows = row_status[kept], row_category[kept], unit[kept], kept
     status[:, column][cell_units] = kept_status
-    positions[:, column][cell_units] = kept
     codes[:, column][cell_units] = kept_category
     logged = kept[kept_status != VALID]
     if len(conflicts):
@@ -368,7 +379,8 @@ def _place_sheet(column: int, unit: np.ndarray, ids: pa.Array, row_status: np.nd
     ]
     entries = LogEntries.concat(parts)
     order = np.argsort(entries.position, kind="stable")  # the log lists a sheet's rows in row order
-    return LogEntries(*(getattr(entries, name)[order] for name in LogEntries.__dataclass_fields__))
+    in_row_order = LogEntries(*(getattr(entries, name)[order] for name in LogEntries.__dataclass_fields__))
+    return in_row_order, (cell_units, cell_rows)
 
 
 def _repeats(inside: np.ndarray, unit: np.ndarray, row_status: np.ndarray, row_category: np.ndarray,

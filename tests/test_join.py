@@ -113,6 +113,22 @@ def test_every_input_row_is_accounted_for_once(tmp_path: Path) -> None:
     assert len(alice_log) + valid_cells_alice == 7
 
 
+@pytest.mark.parametrize("sample", [None, ["a", "b", "c", "d"]])
+def test_positions_point_at_the_row_behind_each_cell(tmp_path: Path, sample: list[str] | None) -> None:
+    """positions[u, c] is the row (0-based, among the sheet's rows) whose code fills the
+    cell, and -1 for an absent or conflicting cell; with repeats, blank ids and ids
+    outside the sample around."""
+    alice = write(tmp_path / "alice.csv",
+                  "comment_id,code\nb,no\na,yes\nb,yes\n,no\na,yes\nd,maybe\nzz,yes\nc,no\n")
+    bob = write(tmp_path / "bob.csv", "comment_id,code\nc,yes\na,no\nd,no\n")
+    result = join_sheets([read_sheet(alice), read_sheet(bob)], load_rule(RULE), sample_ids=sample)
+    units = result.unit_ids.tolist()
+    expected = {"alice": {"a": 1, "b": -1, "c": 7, "d": 5, "zz": 6}, "bob": {"a": 1, "c": 0, "d": 2}}
+    for column, coder in enumerate(result.coders):
+        for unit, position in zip(units, result.positions[:, column].tolist()):
+            assert position == expected[coder].get(unit, -1), (coder, unit)
+
+
 @pytest.mark.parametrize("fmt", ["csv", "tsv", "xlsx", "jsonl"])
 def test_every_sheet_format(fmt: str, tmp_path: Path) -> None:
     rows = [("007", "yes"), ("c2", "no"), ("c3", "unknown")]
