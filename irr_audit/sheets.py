@@ -117,10 +117,12 @@ def read_sheet(path: str | Path, options: SheetOptions = SheetOptions()) -> Shee
 
 
 def read_and_parse(path: Path, options: SheetOptions = SheetOptions()) -> ParsedFile:
+    """Read a table file from disk and parse it (on any thread: nothing here is shared)."""
     return parse_file(_read_bytes(path), path, options)
 
 
 def parse_file(data: bytes, path: Path, options: SheetOptions = SheetOptions()) -> ParsedFile:
+    """Parse table bytes and fingerprint them. Pure."""
     return ParsedFile(parse_table(data, path, options), hashlib.sha256(data).hexdigest(), len(data))
 
 
