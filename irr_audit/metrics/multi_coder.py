@@ -53,7 +53,7 @@ class RatingCounts:
 
     @classmethod
     def of(cls, patterns: Patterns) -> RatingCounts:
-        rated = patterns.select(patterns.n_valid >= 1)
+        rated = patterns if patterns.n_valid.all() else patterns.select(patterns.n_valid >= 1)
         return cls(rated, rated.category_counts(), rated.n_valid)
 
     @property

@@ -12,6 +12,7 @@ category index 0..K-1, or -1 for a missing (not valid) code.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -57,15 +58,19 @@ class Patterns:
     def n_units(self) -> int:
         return int(self.counts.sum())
 
-    @property
+    @cached_property
     def n_valid(self) -> np.ndarray:
-        """m_p: the number of valid codes in each pattern."""
-        return (self.rows >= 0).sum(axis=1)
+        """m_p: the number of valid codes in each pattern (computed once, read-only)."""
+        return _read_only((self.rows >= 0).sum(axis=1))
 
     def category_counts(self) -> np.ndarray:
-        """r_pk: how many coders put pattern p in category k, shape (P, K)."""
+        """r_pk: how many coders put pattern p in category k, shape (P, K) (computed once, read-only)."""
+        return self._category_counts
+
+    @cached_property
+    def _category_counts(self) -> np.ndarray:
         k = np.arange(self.n_categories)
-        return (self.rows[:, :, None] == k).sum(axis=1)
+        return _read_only((self.rows[:, :, None] == k).sum(axis=1))
 
     def select(self, keep: np.ndarray) -> Patterns:
         """Only the patterns where ``keep`` is true."""
@@ -76,14 +81,23 @@ class Patterns:
         return compress(self.rows[:, list(coders)], self.n_categories, self.counts)
 
 
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """``array``, no longer writable: shared by every coefficient that asks for it."""
+    array.flags.writeable = False
+    return array
+
+
 def _row_keys(codes: np.ndarray, n_categories: int) -> np.ndarray | None:
     """One int64 key per row (base K+1 digits), or None when it would overflow."""
     base = n_categories + 1
     if codes.shape[1] * np.log2(max(base, 2)) >= 62:
         return None
-    keys = np.zeros(len(codes), dtype=np.int64)
-    for column, place in enumerate(base ** np.arange(codes.shape[1], dtype=np.int64)):
-        keys += (codes[:, column].astype(np.int64) + 1) * place  # column by column: small temporaries
+    places = base ** np.arange(codes.shape[1], dtype=np.int64)
+    keys = np.full(len(codes), places.sum(), dtype=np.int64)  # the +1 of every digit
+    digit = np.empty(len(codes), dtype=np.int64)
+    for column, place in enumerate(places):  # column by column, into one buffer: no large temporaries
+        np.multiply(codes[:, column], place, out=digit, dtype=np.int64)
+        keys += digit
     return keys
 
 
@@ -97,14 +111,13 @@ def compress(
     ([[0, 1], [1, 1]], [2, 1])
     """
     codes = validate_codes(codes, n_categories)
-    weights = np.ones(len(codes), dtype=np.int64) if counts is None else np.asarray(counts)
     if len(codes) == 0:
-        return Patterns(codes.reshape(0, codes.shape[1]).astype(np.int64), weights[:0].astype(np.int64),
+        return Patterns(codes.reshape(0, codes.shape[1]).astype(np.int64), np.zeros(0, dtype=np.int64),
                         n_categories)
     keys = _row_keys(codes, n_categories)
     if keys is not None and (n_categories + 1) ** codes.shape[1] <= max(DIRECT_KEYS, 2 * len(codes)):
         # Few possible rows: count every key directly, no sort. Keys ascend, as np.unique's do.
-        by_key = np.bincount(keys, weights=None if counts is None else weights)
+        by_key = np.bincount(keys, weights=None if counts is None else np.asarray(counts))
         present = np.flatnonzero(by_key)
         return Patterns(_rows_of(present, n_categories, codes.shape[1]), by_key[present].astype(np.int64),
                         n_categories)
@@ -113,7 +126,7 @@ def compress(
     else:
         _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
-    pattern_counts = np.bincount(inverse, weights=weights, minlength=len(first))
+    pattern_counts = np.bincount(inverse, weights=None if counts is None else np.asarray(counts), minlength=len(first))
     return Patterns(codes[first].astype(np.int64), pattern_counts.astype(np.int64), n_categories)
 
 
