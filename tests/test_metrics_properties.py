@@ -309,6 +309,19 @@ def test_coefficients_blind_to_coders_agree_on_merged_patterns(data, seed, scale
 # --- bootstrap ---------------------------------------------------------------------------
 
 
+def test_replicate_counts_are_chunks_of_spawned_generators() -> None:
+    """The replicates are drawn in chunks on two threads, each chunk from its own
+    generator spawned from the seed: the result is what drawing those chunks one
+    after another gives, whatever the threads' timing."""
+    counts = np.array([500, 300, 150, 49, 1])
+    drawn = list(replicate_counts(counts, 1001, np.random.default_rng(11)))
+    assert [len(chunk) for chunk in drawn] == [501, 500]
+    generators = np.random.default_rng(11).spawn(2)
+    for chunk, generator in zip(drawn, generators, strict=True):
+        assert np.array_equal(chunk, generator.multinomial(1000, counts / 1000, size=len(chunk)))
+        assert (chunk.sum(axis=1) == 1000).all()
+
+
 @given(coded(2, 4, missing=True, min_units=5), st.integers(0, 1000))
 def test_bootstrap_reproducible_with_same_seed(data, seed):
     codes, k = data

@@ -11,6 +11,7 @@ counted and reported, never silently dropped from the count.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
@@ -25,15 +26,19 @@ def replicate_counts(counts: np.ndarray, n_boot: int,
                      rng: np.random.Generator) -> Iterator[np.ndarray]:
     """Yield (b, P) matrices of resampled pattern counts, n_boot rows in all: integers,
     held as float64 once here (exact, see patterns.unit_weights) rather than in every
-    estimator. numpy draws a fifth faster when the largest counts come first."""
+    estimator. numpy draws a fifth faster when the largest counts come first.
+
+    The replicates come in at least two chunks, drawn on two threads (numpy's
+    multinomial releases the GIL), each chunk from its own generator spawned from
+    ``rng``: the chunks depend only on n_boot and P, so a seed gives the same
+    replicates on any machine."""
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
-    chunk = max(1, min(n_boot, CELLS_PER_CHUNK // max(len(counts), 1)))
-    done = 0
-    while done < n_boot:
-        size = min(chunk, n_boot - done)
-        yield rng.multinomial(n, counts / n, size=size).astype(np.float64)
-        done += size
+    n_chunks = min(n_boot, max(2, -(-n_boot * len(counts) // CELLS_PER_CHUNK)))  # two at least: one per thread
+    sizes = [n_boot // n_chunks + (chunk < n_boot % n_chunks) for chunk in range(n_chunks)]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        yield from pool.map(lambda generator, size: generator.multinomial(n, counts / n, size=size).astype(np.float64),
+                            rng.spawn(len(sizes)), sizes)
 
 
 Replicated = tuple[Metric, np.ndarray, np.ndarray, tuple[float, float]]
