@@ -170,7 +170,7 @@ class JoinResult:
             wanted = np.flatnonzero((positions >= 0) & np.array([text is None for text in texts], dtype=bool))
             if not len(wanted):
                 continue
-            found = sheet.texts.take(pa.array(positions[wanted])).to_pylist()
+            found = sheet.texts.take(from_numpy(positions[wanted])).to_pylist()
             for at, text in zip(wanted, found):
                 if text and text.strip():
                     texts[at] = text

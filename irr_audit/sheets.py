@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from irr_audit import prefetch
-from irr_audit.arrowtext import may_have_edge_space
+from irr_audit.arrowtext import from_numpy, may_have_edge_space
 from irr_audit.errors import SheetError
 
 TEXT_FORMATS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
@@ -112,8 +112,11 @@ class ParsedFile:
 def read_sheet(path: str | Path, options: SheetOptions = SheetOptions()) -> Sheet:
     """Read one coding sheet from disk (or take it from the command line's prefetch)."""
     sheet_path = Path(path)
-    parsed = prefetch.take(sheet_path) or read_and_parse(sheet_path, options)
-    return _sheet_from_table(parsed, sheet_path, options)
+    return _sheet_from_table(_prefetched_or_read(sheet_path, options), sheet_path, options)
+
+
+def _prefetched_or_read(path: Path, options: SheetOptions) -> ParsedFile:
+    return prefetch.take(path) or read_and_parse(path, options)
 
 
 def read_and_parse(path: Path, options: SheetOptions = SheetOptions()) -> ParsedFile:
@@ -148,8 +151,7 @@ def use_lean_memory_pool() -> None:
 
 def read_table(path: str | Path, options: SheetOptions = SheetOptions()) -> RawTable:
     """Read any table irr-audit takes (a counts file, say) with the sheets' checks: every cell as text."""
-    table_path = Path(path)
-    return (prefetch.take(table_path) or read_and_parse(table_path, options)).table
+    return _prefetched_or_read(Path(path), options).table
 
 
 def _read_bytes(sheet_path: Path) -> bytes:
@@ -241,9 +243,9 @@ def _sheet_from_table(parsed: ParsedFile, path: Path, options: SheetOptions) -> 
     if non_empty.all():
         kept, rows = table.cells, table.rows
     else:
-        keep = pa.array(non_empty)
-        kept, rows = [column.filter(keep) for column in table.cells], table.rows[non_empty]
-        keys = kept[id_at] if keys is ids else keys.filter(keep)  # one copy when nothing was trimmed
+        keep = from_numpy(np.flatnonzero(non_empty))
+        kept, rows = [column.take(keep) for column in table.cells], table.rows[non_empty]
+        keys = kept[id_at] if keys is ids else keys.take(keep)  # one copy when nothing was trimmed
     coder = _coder(kept[coder_at], rows, path) if coder_at is not None else path.stem
     warnings = list(table.warnings)
     numeric_ids = (table.numeric_cells or {}).get(id_at, [])
@@ -277,7 +279,7 @@ def _non_empty_rows(cells: list[pa.Array], keys: pa.Array, code_at: int) -> np.n
     filled = (pc.binary_length(keys).to_numpy() > 0) | _filled(cells[code_at])
     rest = np.flatnonzero(~filled)
     if len(rest):
-        undecided = pa.array(rest)
+        undecided = from_numpy(rest)
         for column in cells:
             filled[rest] |= _filled(column.take(undecided))
     return filled
