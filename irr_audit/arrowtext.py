@@ -10,6 +10,8 @@ then takes the exact, slower path).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 
@@ -92,21 +94,55 @@ def packed_keys(columns: list[pa.Array]) -> list[np.ndarray] | None:
     if any(view is None for view in views):
         return None
     lengths = [np.diff(offsets) for offsets, _ in views]
+    prefix = _shared_prefix(views, lengths)
+    keys = [_pack_column(view, length, prefix) for view, length in zip(views, lengths)]
+    return None if any(key is None for key in keys) else keys
+
+
+@dataclass(frozen=True)
+class ColumnPacking:
+    """One column packed as packed_keys would pack it alone: its keys, and the prefix
+    taken off its values (the one its longest values need)."""
+
+    prefix: bytes
+    keys: np.ndarray
+
+
+def pack_column(column: pa.Array) -> ColumnPacking | None:
+    """``column`` packed on its own (one sheet's ids, packed while other sheets are read)."""
+    view = string_buffers(column)
+    if view is None:
+        return None
+    length = np.diff(view[0])
+    prefix = _shared_prefix([view], [length])
+    key = _pack_column(view, length, prefix)
+    return None if key is None else ColumnPacking(prefix.tobytes(), key)
+
+
+def agreed_keys(packings: list[ColumnPacking | None]) -> list[np.ndarray] | None:
+    """The keys packed_keys would give for the columns together, from their packings
+    alone: the same when every column was packed with the same prefix (each column's
+    values all start with it, and it is what the longest values of all need). Else None."""
+    if not packings or any(packing is None for packing in packings):
+        return None
+    prefixes = {packing.prefix for packing in packings}  # type: ignore[union-attr]
+    return [packing.keys for packing in packings] if len(prefixes) == 1 else None  # type: ignore[union-attr]
+
+
+def _shared_prefix(views: list[tuple[np.ndarray, np.ndarray]], lengths: list[np.ndarray]) -> np.ndarray:
+    """What the values must share for the longest to fit in a key after it: the first
+    value's first (longest - 8) bytes."""
     longest = max((int(length.max()) for length in lengths if len(length)), default=0)
-    prefix_length = max(0, longest - PACKED_BYTES)
-    reference = _first_value(views, lengths)
-    keys = []
-    for (offsets, data), length in zip(views, lengths):
-        if _has_nul(data, offsets):
-            return None
-        if len(length) and length[0] == longest and length.min() == longest:  # one length: a byte matrix
-            key = _pack_matrix(data[offsets[0]: offsets[-1]].reshape(len(length), longest), reference[:prefix_length])
-        else:
-            key = _pack_checked(data, offsets, length, reference[:prefix_length])
-        if key is None:
-            return None
-        keys.append(key)
-    return keys
+    return _first_value(views, lengths)[: max(0, longest - PACKED_BYTES)]
+
+
+def _pack_column(view: tuple[np.ndarray, np.ndarray], length: np.ndarray, prefix: np.ndarray) -> np.ndarray | None:
+    offsets, data = view
+    if _has_nul(data, offsets):
+        return None
+    if len(length) and length.min() == length.max() > len(prefix):  # one length (the usual): a byte matrix
+        return _pack_matrix(data[offsets[0]: offsets[-1]].reshape(len(length), int(length[0])), prefix)
+    return _pack_checked(data, offsets, length, prefix)
 
 
 def _pack_matrix(matrix: np.ndarray, prefix: np.ndarray) -> np.ndarray | None:

@@ -111,7 +111,8 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptio
     from irr_audit.join import join_sheets
     from irr_audit.joindir import is_join_dir, read_join_dir, read_join_sample_ids
     from irr_audit.rules import load_rule
-    from irr_audit.sheets import read_sheets, use_lean_memory_pool
+    from irr_audit.sheets import read_sheets
+    from irr_audit.tables import use_lean_memory_pool
 
     if len(inputs) == 1 and inputs[0].is_dir():
         folder = inputs[0]

@@ -1,7 +1,8 @@
 """The `irr-audit` console command, kept apart from the CLI so that it can act
 before typer and the commands are even imported.
 
-It starts parsing the sheets the command line names (irr_audit.prefetch), runs
+It starts reading the sheets the command line names (irr_audit.prefetch) and,
+once they are parsed, matching their ids while typer parses the options; runs
 the CLI, then ends the process at once: after a million-unit audit, tearing the
 interpreter down frees hundreds of MB of arrays one object at a time (about
 0.1 s), while the operating system reclaims them at once. Everything irr-audit
@@ -19,7 +20,8 @@ def run() -> None:
     from irr_audit import prefetch
 
     prefetch.start(sys.argv[1:])
-    from irr_audit.cli import main  # typer and the commands: imported while the sheets are parsed
+    prefetch.settle()  # typer would slow the parses down; it runs while the ids are matched
+    from irr_audit.cli import main
 
     try:
         main()

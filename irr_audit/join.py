@@ -23,7 +23,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irr_audit.arrowtext import from_numpy, packed_keys
+from irr_audit import prefetch
+from irr_audit.arrowtext import ColumnPacking, agreed_keys, from_numpy, packed_keys
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.idcheck import suspicious_id_warnings
 from irr_audit.lazy_pandas import pandas
@@ -216,7 +217,7 @@ def join_sheets(
     sampled unit that a sheet lacks is absent there.
     """
     check_sheets(sheets, rule)
-    trimmed = [_keys(sheet) for sheet in sheets]
+    trimmed = [unit_keys(sheet) for sheet in sheets]
     # One helper thread: codes are classified while ids are matched; the units' ids are
     # taken out and checked while the sheets are placed.
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -260,24 +261,32 @@ def _units(trimmed: list[pa.Array], sample_ids: list[str] | None
         units = pc.unique(pc.utf8_trim_whitespace(pa.array(sample_ids, type=pa.string())))
         units = units.filter(pc.not_equal(units, ""))
         return len(units), _look_up(trimmed, units), lambda: units
-    # One hash table over every sheet's ids: a chunked dictionary encoding numbers the
-    # ids in order of first appearance, with one dictionary shared by all chunks. Ids
-    # that pack losslessly into integers (most id formats) are hashed as integers.
-    keys = packed_keys(trimmed)
-    indices, dictionary = _encode([from_numpy(column) for column in keys] if keys is not None else trimmed)
-    blank = pc.index(dictionary, 0 if keys is not None else "").as_py()  # packed keys: 0 is the empty id
+    packed, indices, dictionary = prefetch.early_result("match_ids", *trimmed) or match_ids(trimmed)
+    blank = pc.index(dictionary, 0 if packed else "").as_py()  # packed keys: 0 is the empty id
     first_indices = indices
     if blank >= 0:  # the empty id is no unit: renumber the others
         indices = [np.where(found == blank, -1, found - (found > blank)) for found in indices]
-
-    packed = keys is not None
-    del keys  # 8 bytes a row: not to be kept alive by unit_ids below
 
     def unit_ids() -> pa.Array:
         units = _first_values(trimmed, first_indices) if packed else dictionary
         return pa.concat_arrays([units[:blank], units[blank + 1:]]) if blank >= 0 else units
 
     return len(dictionary) - (blank >= 0), indices, unit_ids
+
+
+def match_ids(trimmed: list[pa.Array], packings: list[ColumnPacking | None] | None = None
+              ) -> tuple[bool, list[np.ndarray], pa.Array]:
+    """Every sheet's ids as indices into one dictionary of the distinct ids (the empty
+    one included), in order of first appearance; and whether the ids were packed into
+    integers (the dictionary then holds the packed keys, 0 for the empty id).
+    ``packings``: each sheet's ids packed on its own, used when they agree. Pure."""
+    # One hash table over every sheet's ids: a chunked dictionary encoding numbers the
+    # ids in order of first appearance, with one dictionary shared by all chunks. Ids
+    # that pack losslessly into integers (most id formats) are hashed as integers.
+    keys = (packings and agreed_keys(packings)) or packed_keys(trimmed)
+    if keys is None:
+        return False, *_encode(trimmed)
+    return True, *_encode([from_numpy(column) for column in keys])  # the keys (8 bytes a row) are not kept
 
 
 def _encode(columns: list[pa.Array]) -> tuple[list[np.ndarray], pa.Array]:
@@ -312,7 +321,8 @@ def _look_up(id_columns: list[pa.Array], units: pa.Array) -> list[np.ndarray]:
         return list(pool.map(lambda ids: _indices(pc.index_in(ids, options=lookup)), id_columns))
 
 
-def _keys(sheet: Sheet) -> pa.Array:
+def unit_keys(sheet: Sheet) -> pa.Array:
+    """A sheet's ids as matched: surrounding whitespace trimmed."""
     return sheet.unit_keys if sheet.unit_keys is not None else pc.utf8_trim_whitespace(sheet.comment_ids)
 
 
@@ -329,9 +339,14 @@ def _category_type(rule: Rule) -> type:
     return np.int8 if len(rule.categories) < 127 else np.int32
 
 
+def distinct_codes(raw_codes: pa.Array) -> pa.DictionaryArray:
+    """A sheet's codes as indices into its distinct codes (the rule plays no part)."""
+    return raw_codes.dictionary_encode()
+
+
 def _classify(raw_codes: pa.Array, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
     """Classify each distinct raw code once, then spread the result to the rows."""
-    encoded = raw_codes.dictionary_encode()
+    encoded = prefetch.early_result("distinct_codes", raw_codes) or distinct_codes(raw_codes)
     category_of = {code: index for index, code in enumerate(rule.categories)}
     distinct = encoded.dictionary.to_pylist()
     status = np.empty(len(distinct), dtype=np.int8)
@@ -488,7 +503,7 @@ def _sheet_log(join: JoinResult, column: int) -> pd.DataFrame:
     has_row = position >= 0
     at_rows = from_numpy(position[has_row])
     comment_ids = np.empty(len(position), dtype=object)
-    comment_ids[has_row] = _keys(sheet).take(at_rows).to_numpy(zero_copy_only=False)
+    comment_ids[has_row] = unit_keys(sheet).take(at_rows).to_numpy(zero_copy_only=False)
     comment_ids[~has_row] = join.unit_ids[unit[~has_row]]  # an absent cell: the unit it is missing from
     raw = np.full(len(position), "", dtype=object)
     raw[has_row] = sheet.codes.take(at_rows).to_numpy(zero_copy_only=False)

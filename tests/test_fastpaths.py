@@ -21,7 +21,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from irr_audit.arrowtext import from_numpy, may_have_edge_space, packed_keys
+from irr_audit.arrowtext import agreed_keys, from_numpy, may_have_edge_space, pack_column, packed_keys
 from irr_audit.join import join_sheets
 from irr_audit.rules import load_rule
 from irr_audit.sheets import read_sheet
@@ -136,6 +136,35 @@ def test_packed_keys_declines_only_what_cannot_be_packed(data: tuple[list[list[s
     values, arrays = data
     keys = packed_keys(arrays)
     assert (keys is not None) == packable([value for column in values for value in column])
+
+
+@given(columns())
+@example(([["t1_abc1234"], ["t1_abc123"]], [pa.array(["t1_abc1234"]), pa.array(["t1_abc123"])]))
+@example(([["xxabcdefg1"], ["yyabcdefg1"]], [pa.array(["xxabcdefg1"]), pa.array(["yyabcdefg1"])]))
+@example(([["abc"], [""]], [pa.array(["abc"]), pa.array([""])]))
+def test_columns_packed_alone_agree_only_with_packing_them_together(
+        data: tuple[list[list[str]], list[pa.Array]]) -> None:
+    """Columns packed one by one (each sheet while the others are read) give exactly the
+    keys of packing them together, or nothing; and they do give them for one id format."""
+    _, arrays = data
+    alone = agreed_keys([pack_column(array) for array in arrays])
+    together = packed_keys(arrays)
+    if alone is not None:
+        assert together is not None
+        assert [column.tolist() for column in alone] == [column.tolist() for column in together]
+    packings = [pack_column(array) for array in arrays]
+    if all(packing is not None for packing in packings) and len({p.prefix for p in packings}) == 1:
+        assert alone is not None
+
+
+def test_packings_with_other_prefixes_do_not_agree() -> None:
+    """Sheets whose longest ids need other prefixes are packed again together, not combined."""
+    long_ids, short_ids = pa.array(["t1_abc1234"]), pa.array(["t1_abc12"])
+    assert pack_column(long_ids).prefix == b"t1"
+    assert pack_column(short_ids).prefix == b""
+    assert agreed_keys([pack_column(long_ids), pack_column(short_ids)]) is None
+    assert agreed_keys([pack_column(long_ids), None]) is None
+    assert agreed_keys([]) is None
 
 
 @pytest.mark.parametrize(

@@ -191,7 +191,7 @@ CELL_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blackli
 @given(st.lists(st.none() | st.tuples(CELL_TEXT, CELL_TEXT, CELL_TEXT), min_size=1, max_size=30))
 def test_fast_csv_reader_equals_the_csv_module(rows: list[tuple[str, str, str] | None]) -> None:
     """The pyarrow fast path must read exactly what Python's csv module reads (None: a blank line)."""
-    from irr_audit.sheets import _arrow_table, _padded_table
+    from irr_audit.tables import _arrow_table, _padded_table
 
     body = "comment_id,code,body\n" + "".join(
         ",".join('"' + cell.replace('"', '""') + '"' if any(c in cell for c in ',"\n') else cell for cell in row or ())
