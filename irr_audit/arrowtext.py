@@ -95,8 +95,15 @@ def packed_keys(columns: list[pa.Array]) -> list[np.ndarray] | None:
         return None
     lengths = [np.diff(offsets) for offsets, _ in views]
     prefix = _shared_prefix(views, lengths)
-    keys = [_pack_column(view, length, prefix) for view, length in zip(views, lengths)]
-    return None if any(key is None for key in keys) else keys
+    if prefix is None:
+        return None
+    keys = []
+    for view, length in zip(views, lengths):
+        key = _pack_column(view, length, prefix)
+        if key is None:
+            return None
+        keys.append(key)
+    return keys
 
 
 @dataclass(frozen=True)
@@ -115,8 +122,8 @@ def pack_column(column: pa.Array) -> ColumnPacking | None:
         return None
     length = np.diff(view[0])
     prefix = _shared_prefix([view], [length])
-    key = _pack_column(view, length, prefix)
-    return None if key is None else ColumnPacking(prefix.tobytes(), key)
+    key = _pack_column(view, length, prefix) if prefix is not None else None
+    return None if key is None else ColumnPacking(prefix.tobytes(), key)  # type: ignore[union-attr]
 
 
 def agreed_keys(packings: list[ColumnPacking | None]) -> list[np.ndarray] | None:
@@ -129,11 +136,14 @@ def agreed_keys(packings: list[ColumnPacking | None]) -> list[np.ndarray] | None
     return [packing.keys for packing in packings] if len(prefixes) == 1 else None  # type: ignore[union-attr]
 
 
-def _shared_prefix(views: list[tuple[np.ndarray, np.ndarray]], lengths: list[np.ndarray]) -> np.ndarray:
+def _shared_prefix(views: list[tuple[np.ndarray, np.ndarray]], lengths: list[np.ndarray]) -> np.ndarray | None:
     """What the values must share for the longest to fit in a key after it: the first
-    value's first (longest - 8) bytes."""
+    value's first (longest - 8) bytes; None when the first value is not that long
+    (it could not be packed)."""
     longest = max((int(length.max()) for length in lengths if len(length)), default=0)
-    return _first_value(views, lengths)[: max(0, longest - PACKED_BYTES)]
+    needed = max(0, longest - PACKED_BYTES)
+    first = _first_value(views, lengths)
+    return first[:needed] if len(first) >= needed else None
 
 
 def _pack_column(view: tuple[np.ndarray, np.ndarray], length: np.ndarray, prefix: np.ndarray) -> np.ndarray | None:

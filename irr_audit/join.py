@@ -366,6 +366,9 @@ def _place_sheet(column: int, unit: np.ndarray, ids: pa.Array, row_status: np.nd
     """Put one sheet's rows into the cells of its column; return its row-level log
     entries and its cell rows (the units that got a cell, and the row behind each, None
     when unit i is row i). ``row_category`` is -1 wherever ``row_status`` is not valid."""
+    if _place_distinct(unit, row_status, row_category, codes[:, column], status[:, column]):
+        logged = np.flatnonzero(row_status != VALID)  # in row order, as the log lists them
+        return _entries(column, logged, unit[logged], CELL_REASON[row_status[logged]]), (unit, None)
     has_unit = unit >= 0
     if has_unit.all():  # the usual sheet: every row has a unit
         inside = np.arange(len(unit), dtype=np.int32)
@@ -396,6 +399,22 @@ def _place_sheet(column: int, unit: np.ndarray, ids: pa.Array, row_status: np.nd
     order = np.argsort(entries.position, kind="stable")  # the log lists a sheet's rows in row order
     in_row_order = LogEntries(*(getattr(entries, name)[order] for name in LogEntries.__dataclass_fields__))
     return in_row_order, (cell_units, cell_rows)
+
+
+def _place_distinct(unit: np.ndarray, row_status: np.ndarray, row_category: np.ndarray,
+                    codes_column: np.ndarray, status_column: np.ndarray) -> bool:
+    """Make each row its unit's cell when every row has a unit of its own (the usual
+    sheet). False, with nothing placed, when some row has no unit or a unit repeats.
+    A repeat is seen without counting rows per unit: the column, absent everywhere
+    before, then holds fewer cells than the sheet has rows (a row is never absent)."""
+    if len(unit) == 0 or unit.min() < 0:
+        return False
+    status_column[unit] = row_status
+    if np.count_nonzero(status_column != ABSENT) < len(unit):
+        status_column[unit] = ABSENT
+        return False
+    codes_column[unit] = row_category
+    return True
 
 
 def _repeats(inside: np.ndarray, unit: np.ndarray, row_status: np.ndarray, row_category: np.ndarray,

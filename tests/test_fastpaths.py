@@ -114,6 +114,8 @@ def edge_texts() -> st.SearchStrategy[str]:
 @example(([["t1_abc1234", "t1_abc123", ""]], [pa.array(["t1_abc1234", "t1_abc123", ""])]))
 @example(([["a"]], [pa.array(["a"])]))
 @example(([["", "a"], [""]], [pa.array(["", "a"]), pa.array([""])]))
+# The first id shorter than the prefix the longest needs, the longest in another column.
+@example(([["t1_"], ["t1_000000000"]], [pa.array(["t1_"]), pa.array(["t1_000000000"])]))
 def test_packed_keys_are_equal_exactly_when_the_ids_are(data: tuple[list[list[str]], list[pa.Array]]) -> None:
     """Whenever ids are packed, two keys match iff their ids do, and only the empty id packs to 0."""
     values, arrays = data
