@@ -50,12 +50,22 @@ def may_have_edge_space(column: pa.Array) -> bool:
     if buffers is None:
         return True
     offsets, data = buffers
-    starts, ends = offsets[:-1], offsets[1:]
-    filled = ends > starts
-    if not filled.all():
-        starts, ends = starts[filled], ends[filled]
-    first, last = data[starts], data[ends - 1]
+    if len(offsets) > 1 and offsets[1] > offsets[0] and _one_length(offsets):  # the usual ids: a byte matrix
+        matrix = data[offsets[0]: offsets[-1]].reshape(len(offsets) - 1, int(offsets[1] - offsets[0]))
+        first, last = matrix[:, 0], matrix[:, -1]
+    else:
+        starts, ends = offsets[:-1], offsets[1:]
+        filled = ends > starts
+        if not filled.all():
+            starts, ends = starts[filled], ends[filled]
+        first, last = data[starts], data[ends - 1]
     return bool(_may_be_space(first).any() or _may_be_space(last).any())
+
+
+def _one_length(offsets: np.ndarray) -> bool:
+    """Whether every value is as long as the first (the offsets step evenly)."""
+    step = offsets[1] - offsets[0]
+    return bool(offsets[-1] - offsets[0] == step * (len(offsets) - 1)) and bool((np.diff(offsets) == step).all())
 
 
 def _may_be_space(byte: np.ndarray) -> np.ndarray:

@@ -127,7 +127,7 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: SheetOptions = Sh
                    None)
     ids = table.cells[id_at]
     keys = pc.utf8_trim_whitespace(ids) if may_have_edge_space(ids) else ids
-    non_empty = _non_empty_rows(table.cells, keys, code_at)
+    non_empty = _non_empty_rows(table.cells, keys)
     if not non_empty.any():
         raise SheetError(
             f"sheet {name} has a header but no coded rows.",
@@ -167,10 +167,10 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: SheetOptions = Sh
     )
 
 
-def _non_empty_rows(cells: list[pa.Array], keys: pa.Array, code_at: int) -> np.ndarray:
-    """Rows with any non-blank cell. The id and code columns decide most rows; the
-    others (long comment bodies, say) are looked at only for rows those leave blank."""
-    filled = (pc.binary_length(keys).to_numpy() > 0) | _filled(cells[code_at])
+def _non_empty_rows(cells: list[pa.Array], keys: pa.Array) -> np.ndarray:
+    """Rows with any non-blank cell. The ids (trimmed, or with no space to trim) decide
+    most rows; the other cells are looked at only for rows with a blank id."""
+    filled = pc.binary_length(keys).to_numpy() > 0
     rest = np.flatnonzero(~filled)
     if len(rest):
         undecided = from_numpy(rest)

@@ -217,6 +217,17 @@ def test_edge_space_check_never_misses_whitespace(values: list[str], large: bool
         assert pc.utf8_trim_whitespace(column).equals(column), values
 
 
+@given(st.integers(1, 4).flatmap(lambda size: st.lists(st.text(st.sampled_from(["a", "\u00e9", " ", "\t", "\u3000"]),
+                                                                 min_size=size, max_size=size), max_size=6)),
+       st.booleans(), st.booleans())
+def test_edge_space_check_never_misses_whitespace_in_ids_of_one_length(values: list[str], large: bool,
+                                                                        sliced: bool) -> None:
+    """Ids of one length (in bytes, too, when ASCII) are looked at as a byte matrix: same promise."""
+    column = as_array(values, large=large, sliced=sliced)
+    if not may_have_edge_space(column):
+        assert pc.utf8_trim_whitespace(column).equals(column), values
+
+
 def test_edge_space_check_clears_plain_ids() -> None:
     """Plain ids, empty ones included, need no trimming."""
     assert not may_have_edge_space(pa.array(["a1", "b2"]))
