@@ -64,8 +64,8 @@ def may_have_edge_space(column: pa.Array) -> bool:
 
 def _one_length(offsets: np.ndarray) -> bool:
     """Whether every value is as long as the first (the offsets step evenly)."""
-    step = offsets[1] - offsets[0]
-    return bool(offsets[-1] - offsets[0] == step * (len(offsets) - 1)) and bool((np.diff(offsets) == step).all())
+    step = int(offsets[1] - offsets[0])
+    return int(offsets[-1] - offsets[0]) == step * (len(offsets) - 1) and bool((np.diff(offsets) == step).all())
 
 
 def _may_be_space(byte: np.ndarray) -> np.ndarray:

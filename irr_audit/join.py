@@ -370,7 +370,7 @@ def _place_sheet(column: int, unit: np.ndarray, ids: pa.Array, row_status: np.nd
         logged = np.flatnonzero(row_status != VALID)  # in row order, as the log lists them
         return _entries(column, logged, unit[logged], CELL_REASON[row_status[logged]]), (unit, None)
     has_unit = unit >= 0
-    if has_unit.all():  # the usual sheet: every row has a unit
+    if has_unit.all():  # every row has a unit, some more than one row
         inside = np.arange(len(unit), dtype=np.int32)
         missing_id = outside = np.empty(0, np.int64)
     else:
