@@ -1,4 +1,9 @@
-"""Orchestration: joined sheets -> the audit report model. Pure: no files, no clock."""
+"""Orchestration: joined sheets -> the audit report model. Pure: no files, no clock.
+
+Only commands that score import this module, before they read the sheets: the
+metrics are imported with it (not at the first coefficient), so that a large
+audit imports them while its ids are still being matched.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import numpy as np
 from irr_audit import __version__
 from irr_audit.errors import UsageError
 from irr_audit.join import JoinResult, across_columns
+from irr_audit.metrics import group_vs_reference, summarise
 from irr_audit.rules import Rule
 
 
@@ -143,8 +149,6 @@ def build_counts_report(
 def _agreement(
     rule: Rule, coders: tuple[str, ...], codes: np.ndarray, counts: np.ndarray | None, options: AuditOptions
 ) -> tuple[dict[str, Any], dict[str, int]]:
-    from irr_audit.metrics import summarise  # numeric core: imported only when scoring
-
     summary = summarise(codes, len(rule.categories), rule.scale.value, _values(rule), n_boot=options.n_boot,
                         seed=options.seed, counts=counts)
     agreement = summary.to_dict(list(rule.categories), list(coders))
@@ -174,8 +178,6 @@ def _missingness(join: JoinResult) -> dict[str, Any]:
 
 
 def _group_comparison(join: JoinResult, options: AuditOptions) -> dict[str, Any]:
-    from irr_audit.metrics import group_vs_reference
-
     spec = options.group
     assert spec is not None
     index = {coder: column for column, coder in enumerate(join.coders)}
