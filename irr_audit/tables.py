@@ -66,6 +66,7 @@ def parse_file(data: bytes, path: Path, worksheet: str | None = None) -> ParsedF
     """Parse table bytes and fingerprint them. Pure."""
     return ParsedFile(parse_table(data, path, worksheet), hashlib.sha256(data).hexdigest(), len(data))
 
+
 def use_lean_memory_pool() -> None:
     """Give freed Arrow memory back soon (jemalloc, 200 ms decay): a million-unit audit
     then peaks about 20% lower than with the default pool, at no cost in time (an
