@@ -8,9 +8,9 @@ script a user would otherwise write (issue 9).
 For every (units, coders, codes) configuration it writes seeded synthetic
 coding sheets and a matching rule into a temporary folder (or --workdir), then
 runs each command in a fresh subprocess, one at a time, and records the wall
-time and the peak resident memory of that process: the pyarrow floor
-(floor_pyarrow.py), the peer script (peer_script.py), and `irr-audit join`,
-`score`, `score --bootstrap 1000` and `report --format html`. Options that the
+time and the peak resident memory of that process: the peer script
+(peer_script.py), then the pyarrow floor (floor_pyarrow.py), and `irr-audit
+join`, `score`, `score --bootstrap 1000` and `report --format html`. Options that the
 installed irr-audit does not have are detected from its --help and shown as n/a.
 See benchmarks/README.md for what each column means.
 

@@ -19,8 +19,9 @@ background work and an unreadable sheet is reported as always.
 
 Only the console command (irr_audit.console) starts a prefetch, before it imports
 typer and the commands. The threads start parsing as soon as irr_audit.tables (numpy
-and pyarrow) is imported; the modules they use next, and the codecs a sheet may
-need, are imported by the main thread meanwhile.
+and pyarrow, not pyarrow.compute) and the codecs a sheet may need are loaded; the
+modules they use next are imported by the main thread meanwhile (a thread that
+needs one first waits for that import to finish).
 """
 
 from __future__ import annotations
@@ -78,9 +79,7 @@ def start(arguments: list[str]) -> None:
     pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="irr-audit-prefetch")
     for key, path in candidates.items():
         _pending[key] = pool.submit(_read, path, pool if early else None)
-    # While the first files parse: what the threads run next (a thread that gets there
-    # first waits for the import to finish), and pyarrow.compute for the command.
-    importlib.import_module("irr_audit.join")
+    importlib.import_module("irr_audit.join")  # while the first files parse: what the threads run next
     if early:
         _pool = pool
     else:
