@@ -6,7 +6,7 @@ imports its modules: about 0.2 s of one core. ``start`` guesses which arguments
 are sheets (existing CSV or TSV files after `score`, `report` or `join`) and
 parses them on two background threads. Each thread also reads a parsed file as a
 sheet with the default columns and packs its ids; a thread with no file left to
-parse lists the distinct codes of the sheets read so far. ``settle`` waits for
+parse lists the distinct codes of the sheets read so far (but the last). ``settle`` waits for
 the parses (typer would only slow them down) and then matches the sheets' ids to
 units in the background while typer runs.
 
@@ -143,7 +143,10 @@ def _read(path: Path, pool: ThreadPoolExecutor | None) -> Prefetched:
         sheet = sheets.sheet_from_parsed(parsed, path)
     except Exception:  # not a sheet with the default columns: the command reads it as it needs
         return Prefetched(parsed)
-    _offer("distinct_codes", (sheet.codes,), pool.submit(join.distinct_codes, sheet.codes))
+    if sum(not future.done() for future in _pending.values()) > 1:  # (this parse is one of them)
+        _offer("distinct_codes", (sheet.codes,), pool.submit(join.distinct_codes, sheet.codes))
+    # else the last sheet parsed: its codes would only delay the id matching queued next,
+    # and the command lists them itself while it waits for that matching
     return Prefetched(parsed, sheet, arrowtext.pack_column(join.unit_keys(sheet)))
 
 
