@@ -143,7 +143,7 @@ def _read(path: Path, pool: ThreadPoolExecutor | None) -> Prefetched:
         sheet = sheets.sheet_from_parsed(parsed, path)
     except Exception:  # not a sheet with the default columns: the command reads it as it needs
         return Prefetched(parsed)
-    if sum(not future.done() for future in _pending.values()) > 1:  # (this parse is one of them)
+    if sum(not future.done() for future in list(_pending.values())) > 1:  # (this parse is one of them)
         _offer("distinct_codes", (sheet.codes,), pool.submit(join.distinct_codes, sheet.codes))
     # else the last sheet parsed: its codes would only delay the id matching queued next,
     # and the command lists them itself while it waits for that matching
