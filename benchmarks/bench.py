@@ -68,7 +68,7 @@ def rule_name(codes: int, scale: str) -> str:
 
 
 def write_rule(rules_dir: Path, codes: int, scale: str) -> Path:
-    """rules/<rule>/v1.yaml in the CONTRACT.md format."""
+    """rules/<rule>/v1.yaml in the rule file format (docs/contract.md)."""
     name = rule_name(codes, scale)
     lines = [
         f"rule: {name}",

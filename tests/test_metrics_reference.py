@@ -31,11 +31,11 @@ def codes_from_table(table: list[list[int]]) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(-1, 2)
 
 
-# --- DOMAIN.md worked examples -------------------------------------------------------
+# --- docs/statistics.md worked examples -------------------------------------------------------
 
 
 def test_domain_example_a_two_missing_units_stay_out_of_n():
-    # DOMAIN.md A: 22 units, one `unknown` (A) and one blank (B) -> 20 in the table.
+    # docs/statistics.md, example A: 22 units, one `unknown` (A) and one blank (B) -> 20 in the table.
     agree = [[0, 0]] * 8 + [[0, 1]] * 2 + [[1, 0]] + [[1, 1]] * 9
     codes = np.array(agree + [[-1, 0], [1, -1]])
     s = summarise(codes, 2, "nominal")
@@ -49,7 +49,7 @@ def test_domain_example_a_two_missing_units_stay_out_of_n():
 
 
 def test_domain_example_b_high_agreement_negative_kappa_and_paradox_flag():
-    # DOMAIN.md B: yes 19 / no 1 each, 2 disagreements: po .90, pe .905, kappa -1/19.
+    # docs/statistics.md, example B: yes 19 / no 1 each, 2 disagreements: po .90, pe .905, kappa -1/19.
     table = [[18, 1], [1, 0]]
     s = summarise(codes_from_table(table), 2, "nominal")
     assert s.metrics["po"].value == pytest.approx(0.90)
@@ -62,7 +62,7 @@ def test_domain_example_b_high_agreement_negative_kappa_and_paradox_flag():
 
 
 def test_domain_example_c_kappa_undefined_never_perfect():
-    # DOMAIN.md C: both coders "yes" on all 20 units: po = pe = 1, kappa undefined.
+    # docs/statistics.md, example C: both coders "yes" on all 20 units: po = pe = 1, kappa undefined.
     s = summarise(np.zeros((20, 2), dtype=int), 2, "nominal")
     d = s.to_dict(["yes", "no"], ["a", "b"])["metrics"]
     assert d["po"]["value"] == 1.0
@@ -73,7 +73,7 @@ def test_domain_example_c_kappa_undefined_never_perfect():
 
 
 def test_domain_example_d_support_tickets():
-    # DOMAIN.md D: kappa = 0.155 / 0.255 = 0.6078...
+    # docs/statistics.md, example D: kappa = 0.155 / 0.255 = 0.6078...
     a = [1, 1, 1] + [0] * 17
     b = [1, 1, 0, 1] + [0] * 16
     s = summarise(np.column_stack([a, b]), 2, "nominal")
@@ -84,7 +84,7 @@ def test_domain_example_d_support_tickets():
 
 
 def test_domain_example_e_fleiss_three_raters():
-    # DOMAIN.md E: P_bar = 0.7333, P_e = 0.52, Fleiss' kappa = 0.4444...
+    # docs/statistics.md, example E: P_bar = 0.7333, P_e = 0.52, Fleiss' kappa = 0.4444...
     codes = np.array([[1, 1, 1], [1, 1, 0], [0, 0, 0], [1, 0, 0], [0, 0, 0]])
     s = summarise(codes, 2, "nominal")
     assert s.metrics["po"].value == pytest.approx(11 / 15)
