@@ -123,8 +123,8 @@ def read_digest_list(path: Path, *, missing_ok: bool = False) -> DigestList:
     """A digest list from disk, read with a size limit. A missing file is an error
     unless ``missing_ok`` (freeze creates the list)."""
     try:
-        if path.is_dir():
-            raise DigestListError(f"digest list {path} is a folder.", hint="pass a file, e.g. audits/DIGESTS.")
+        if path.exists() and not path.is_file():  # a folder, or a pipe that would block the read
+            raise DigestListError(f"digest list {path} is not a file.", hint="pass a file, e.g. audits/DIGESTS.")
         if not path.exists():
             if missing_ok:
                 return DigestList(str(path), ())

@@ -499,10 +499,11 @@ def list_bundles(audits_dir: Path) -> list[Path]:
     )
 
 
-def bundle_files(bundle: Path) -> Iterator[str]:
+def bundle_files(bundle: Path, unlisted: list[OSError] | None = None) -> Iterator[str]:
     """Every file and symlink in the bundle as a POSIX path, except the manifest, its
-    signature and the adjudication folder (which are checked on their own)."""
-    for root, folders, files in os.walk(bundle):
+    signature and the adjudication folder (which are checked on their own). A folder
+    that cannot be listed is added to ``unlisted``: what it holds is not known."""
+    for root, folders, files in os.walk(bundle, onerror=unlisted.append if unlisted is not None else None):
         at = Path(root).relative_to(bundle)
         for folder in list(folders):
             if (Path(root) / folder).is_symlink():
@@ -1230,9 +1231,13 @@ def file_problems(bundle: Path, manifest: dict[str, Any]) -> list[Problem]:
         problem = _file_problem(bundle, path, record)
         if problem is not None:
             problems.append(problem)
-    for path in sorted(bundle_files(bundle)):
+    unlisted: list[OSError] = []
+    for path in sorted(bundle_files(bundle, unlisted)):
         if path not in listed:
             problems.append(Problem("extra", path, "not in the manifest"))
+    for error in unlisted:
+        where = os.path.relpath(error.filename, bundle) if error.filename else "."
+        problems.append(Problem("changed", Path(where).as_posix(), f"the folder cannot be listed ({error.strerror})"))
     adjudication = bundle / ADJUDICATION_DIR
     if adjudication.is_symlink() or (adjudication.exists() and not adjudication.is_dir()):
         problems.append(Problem("extra", ADJUDICATION_DIR, "is not a folder of adjudication records"))
@@ -1278,7 +1283,8 @@ def recompute(bundle: Path, manifest: dict[str, Any]) -> tuple[JoinResult | None
     try:
         join = join_files(bundle, manifest)
     except IrrAuditError as error:
-        return None, [Problem("score", "", f"cannot be recomputed from the bundle's files: {error.message}")], []
+        why = " ".join(error.message.split())  # one line, whatever the reader's message spans
+        return None, [Problem("score", "", f"cannot be recomputed from the bundle's files: {why}")], []
     problems = []
     units = manifest["units"]
     if units["count"] != len(join.unit_ids) or units["ids_sha256"] != units_digest(join.unit_ids):

@@ -694,3 +694,33 @@ def test_scores_compare_counts_exactly_and_survive_huge_numbers() -> None:
     assert compare_scores({"k": 0.7}, {"k": 0.7 + 1e-15}) == ([], [])
     assert non_finite_numbers({"a": [1.0, {"b": float("inf")}], "c": float("nan")}) == ["a[1].b is Infinity",
                                                                                          "c is NaN"]
+
+
+def test_a_folder_that_cannot_be_listed_is_reported(sheets: list[Path], tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    _, bundle = freeze(sheets, tmp_path / "audits")
+    os.chmod(bundle, stat.S_IRWXU)
+    (bundle / "hidden").mkdir()
+    real = os.scandir
+
+    def scandir(path: Any = "."):  # what a folder without read permission does (the tests may run as root)
+        if Path(path) == bundle / "hidden":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    result = run("verify", bundle)
+
+    assert result.exit_code == 1
+    assert result.stdout.startswith("changed: hidden: the folder cannot be listed (Permission denied)")
+
+
+def test_a_digest_list_that_is_not_a_file_is_refused(sheets: list[Path], tmp_path: Path) -> None:
+    _, bundle = freeze(sheets, tmp_path / "audits")
+    pipe = tmp_path / "DIGESTS"
+    os.mkfifo(pipe)  # reading it would wait forever
+
+    for path in (pipe, tmp_path):
+        result = run("verify", bundle, "--digests", path)
+        assert result.exit_code == 2
+        assert result.stderr.startswith(f"Error [digests-invalid]: digest list {path} is not a file.")
