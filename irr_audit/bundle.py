@@ -43,6 +43,7 @@ from irr_audit.join import JoinResult, join_sheets
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule, parse_rule
 from irr_audit.sheets import ColumnChoice, Sheet, parse_sheet, read_sheets
+from irr_audit.signing import SIGNATURE_MAX_BYTES
 
 FORMAT = "irr-audit-bundle/1"
 MANIFEST = "manifest.json"
@@ -1156,7 +1157,7 @@ def _with_anchors(found: Verification, manifest_data: bytes | None, anchors: Anc
     )
 
 
-def bundle_member_bytes(bundle: Path, path: str, limit: int = 64 * 1024) -> bytes | str | None:
+def bundle_member_bytes(bundle: Path, path: str, limit: int = SIGNATURE_MAX_BYTES) -> bytes | str | None:
     """A small file of the bundle that no manifest lists (a signature): its bytes, None
     when absent, or why it cannot be used."""
     location = bundle.joinpath(*path.split("/"))

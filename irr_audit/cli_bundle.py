@@ -7,12 +7,15 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from irr_audit.cli import CodeColumn, IdColumn, Quiet, RuleOption, Worksheet, app, reports_errors
 from irr_audit.errors import UsageError
+
+if TYPE_CHECKING:
+    from irr_audit.anchor import Anchors
 
 BundleArgument = Annotated[Path, typer.Argument(help="An audit bundle folder made by irr-audit freeze.")]
 DigestsOption = Annotated[
@@ -151,7 +154,7 @@ def verify(
         raise typer.Exit(1)
 
 
-def _anchors(expect: str | None, digests: Path | None, allowed_signers: Path | None, identity: str | None):  # type: ignore[no-untyped-def]
+def _anchors(expect: str | None, digests: Path | None, allowed_signers: Path | None, identity: str | None) -> Anchors:
     """The anchors verify checks, read and checked before the bundle is."""
     from irr_audit.anchor import Anchors, parse_digest, read_digest_list
 
@@ -274,10 +277,10 @@ def adjudicate(
     )
     from irr_audit.anchor import append_digest, digest_line, sha256_digest
 
-    data = adj.record_bytes(record)
-    signature = _signature(data, sign)
-    path = adj.write_record(bundle, data, now, signature)
-    digest = sha256_digest(data)
+    record_data = adj.record_bytes(record)
+    signature = _signature(record_data, sign)
+    path = adj.write_record(bundle, record_data, now, signature)
+    digest = sha256_digest(record_data)
     typer.echo(digest_line(digest, str(path)))
     listed_as = f"{manifest['name']}/{adj.ADJUDICATION_DIR}/{path.name}"
     listed = append_digest(digests, digest, listed_as) if digests is not None else None
