@@ -25,10 +25,12 @@ from typing import Any
 
 from irr_audit.bundle import (
     ADJUDICATION_DIR,
+    MANIFEST,
     BundleError,
     Problem,
     canonical_sha256,
     is_bundle,
+    non_finite_numbers,
     read_manifest,
     sha256_hex,
     shell_path,
@@ -42,6 +44,7 @@ from irr_audit.rules import CodeStatus, Rule
 
 RECORD_FORMAT = "irr-audit-adjudication/1"
 RECORD_NAME = re.compile(r"\d{8}T\d{6}Z(?:_\d+)?\.json")
+SIGNATURE_SUFFIX = ".sig"  # <record>.json.sig: an SSH signature of the record beside it (adjudicate --sign)
 SECTION_TITLE = "Adjudicated labels (post-hoc consensus, not independent codes)"
 SECTION_STATEMENT = (
     "The agreement statistics above come from the independent codes only. The final codes below were "
@@ -207,10 +210,14 @@ def record_problems(
     """What makes an adjudication record untrustworthy for this bundle, or []."""
     if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
         return [f"is not an adjudication record (format {RECORD_FORMAT})"]
+    non_finite = non_finite_numbers(record)
+    if non_finite:
+        return [f"holds a number JSON does not allow ({non_finite[0]})"]
     if record.get("record_sha256") != canonical_sha256(record, "record_sha256"):
         return ["was edited after it was recorded (its record_sha256 does not match)"]
     problems = []
-    if (record.get("bundle") or {}).get("manifest_sha256") != manifest_sha256:
+    bundle = record.get("bundle")
+    if not isinstance(bundle, dict) or bundle.get("manifest_sha256") != manifest_sha256:
         problems.append("was recorded for another manifest than this bundle's")
     if not isinstance(record.get("by"), str) or not record["by"].strip() or not isinstance(record.get("created"), str):
         problems.append("does not say who decided and when")
@@ -219,7 +226,9 @@ def record_problems(
         return [*problems, "has no list of decisions"]
     for position, decision in enumerate(decisions):
         unit = decision.get("comment_id") if isinstance(decision, dict) else None
-        if unit not in disagreements:
+        if not isinstance(decision, dict) or not isinstance(decision.get("note", ""), str):
+            problems.append(f"decisions[{position}] is not a decision (comment_id, codes, final_code, note)")
+        elif not isinstance(unit, str) or unit not in disagreements:
             problems.append(f"decisions[{position}] names {unit!r}, which is not a disagreement of this audit")
         elif decision.get("final_code") not in categories:
             problems.append(f"decisions[{position}] has the final code {decision.get('final_code')!r}, "
@@ -265,22 +274,51 @@ def adjudication_section(
 # --- records on disk ------------------------------------------------------------------
 
 
-def read_records(bundle: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
-    """The parsed record files of a bundle, and what is not a readable record."""
+def record_files(bundle: Path) -> tuple[list[tuple[str, bytes]], list[Problem]]:
+    """The record files of a bundle as (adjudication/<name>, bytes), and what in the
+    folder is not a readable record. A record's signature (<record>.sig) belongs to it."""
     folder = bundle / ADJUDICATION_DIR
     if folder.is_symlink() or not folder.is_dir():
         return [], []  # a symlink or file there is reported by verify's file check
-    records, problems = [], []
-    for path in sorted(folder.iterdir()):
+    files, problems = [], []
+    entries = sorted(folder.iterdir())
+    records = {path.name for path in entries if _is_plain_file(path) and RECORD_NAME.fullmatch(path.name)}
+    for path in entries:
         name = f"{ADJUDICATION_DIR}/{path.name}"
-        if path.is_symlink() or not path.is_file() or not RECORD_NAME.fullmatch(path.name):
+        if path.name in records:
+            try:
+                files.append((name, path.read_bytes()))
+            except OSError as exc:
+                problems.append(Problem("adjudication", name, f"cannot be read ({exc.strerror})"))
+        elif not (path.name.endswith(SIGNATURE_SUFFIX) and path.name.removesuffix(SIGNATURE_SUFFIX) in records
+                  and _is_plain_file(path)):
             problems.append(Problem("extra", name, "not an adjudication record"))
-            continue
+    return files, problems
+
+
+def _is_plain_file(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()
+
+
+def read_records(bundle: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
+    """The parsed record files of a bundle, and what is not a readable record."""
+    files, problems = record_files(bundle)
+    records = []
+    for name, data in files:
         try:
-            records.append((name, json.loads(path.read_bytes().decode("utf-8"))))
-        except (OSError, ValueError) as exc:
-            problems.append(Problem("adjudication", name, f"cannot be read as JSON ({type(exc).__name__})"))
+            records.append((name, json.loads(data.decode("utf-8"))))
+        except UnicodeDecodeError as exc:
+            problems.append(Problem("adjudication", name, f"is not UTF-8 text (byte {exc.start})"))
+        except ValueError as exc:
+            problems.append(Problem("adjudication", name, f"cannot be read as JSON ({_json_error(exc)})"))
     return records, problems
+
+
+def _json_error(error: ValueError) -> str:
+    if isinstance(error, json.JSONDecodeError):
+        return f"{error.msg} at line {error.lineno}, column {error.colno}" if error.doc.strip() else "it is empty"
+    text = str(error)
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def checked_records(
@@ -319,11 +357,16 @@ def trusted_records(
     return records
 
 
-def write_record(bundle: Path, record: dict[str, Any], created: datetime) -> Path:
-    """Add a record file without ever replacing one: it is linked into place under a
-    name no other record has, then made read-only."""
+def record_bytes(record: dict[str, Any]) -> bytes:
+    """A record's file content: what its digest and signature cover."""
     from irr_audit.report import render_json
 
+    return render_json(record).encode("utf-8")
+
+
+def write_record(bundle: Path, data: bytes, created: datetime, signature: bytes | None = None) -> Path:
+    """Add a record file without ever replacing one: it is linked into place under a
+    name no other record has, then made read-only; its signature, if any, goes beside it."""
     folder = bundle / ADJUDICATION_DIR
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
         raise BundleError(f"bundle {bundle}: {ADJUDICATION_DIR} is not a folder.",
@@ -332,7 +375,7 @@ def write_record(bundle: Path, record: dict[str, Any], created: datetime) -> Pat
         folder.mkdir(exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=".record.", suffix=".tmp", dir=folder)
         with os.fdopen(handle, "wb") as stream:
-            stream.write(render_json(record).encode("utf-8"))
+            stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
         try:
@@ -347,6 +390,8 @@ def write_record(bundle: Path, record: dict[str, Any], created: datetime) -> Pat
         finally:
             Path(temporary).unlink(missing_ok=True)
         os.chmod(target, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        if signature is not None:
+            _write_signature(target.with_name(target.name + SIGNATURE_SUFFIX), signature)
     except OSError as exc:
         raise OutputError(
             f"cannot write an adjudication record into {folder}: {exc.strerror or exc}.",
@@ -354,6 +399,14 @@ def write_record(bundle: Path, record: dict[str, Any], created: datetime) -> Pat
             code="output-unwritable",
         ) from None
     return target
+
+
+def _write_signature(path: Path, signature: bytes) -> None:
+    with open(path, "xb") as stream:  # a record's name is new, so is its signature's
+        stream.write(signature)
+        stream.flush()
+        os.fsync(stream.fileno())
+    os.chmod(path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
 
 
 # --- the report --------------------------------------------------------------------------
@@ -367,11 +420,12 @@ def bundle_report_sections(inputs: list[Path], document: dict[str, Any]) -> dict
     bundle = inputs[0]
     manifest = read_manifest(bundle)
     disagreements = disagreement_codes(document.get("disagreements", []))
-    manifest_sha256 = sha256_hex((bundle / "manifest.json").read_bytes())
+    manifest_sha256 = sha256_hex((bundle / MANIFEST).read_bytes())
     records = trusted_records(bundle, manifest_sha256, disagreements, tuple(document["categories"]))
     return {
         "bundle": {
             "name": manifest["name"],
+            "digest": f"sha256:{manifest_sha256}",  # what freeze printed; compare it with the anchored one
             "created": manifest["created"],
             "tool_version": manifest["tool_version"],
             "recodes": manifest["recodes"],
@@ -390,6 +444,8 @@ def adjudication_lines(report: dict[str, Any]) -> list[str]:
     if bundle:
         lines += ["", "## Audit bundle", "", f"- Bundle: {md_text(bundle['name'])}, frozen {bundle['created']} "
                   f"with irr-audit {md_text(bundle['tool_version'])}"]
+        if bundle.get("digest"):
+            lines.append(f"- Bundle digest: `{bundle['digest']}` (the sha256 of its manifest.json)")
         if bundle.get("recodes"):
             recodes = bundle["recodes"]
             lines.append(f"- Re-coded sample: the units of bundle {md_text(recodes['bundle'])}, coded again")

@@ -3,6 +3,7 @@ they were coded under and the score computed at freeze time (DOMAIN.md, step 8).
 
     AUDITS_DIR/<YYYYMMDDTHHMMSSZ>_<rule-id>_v<version>[_<n>]/
       manifest.json        what is frozen: every file's sha256 and size, the score JSON
+      manifest.json.sig    an SSH signature of manifest.json, when freeze --sign made one
       sheets/<file name>   the original sheets
       rule/<id>/v<n>.yaml  the rule file
       sample/...           the ledger and missingness log of `irr-audit sample`, when given
@@ -12,10 +13,14 @@ A bundle is built in a hidden sibling folder and renamed into place only when
 every file and the manifest are on disk, so a crash leaves no half bundle under a
 bundle's name. Nothing a manifest says is trusted as a path: every member path is
 checked to stay inside the bundle, without symlinks.
+
+The bundle's digest, the sha256 of manifest.json's bytes, names the whole frozen
+audit; verify checks it against an anchor kept outside the bundle (irr_audit.anchor).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -32,14 +37,17 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from irr_audit import __version__
+from irr_audit.anchor import Anchors, listed_problem, sha256_digest
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.join import JoinResult, join_sheets
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule, parse_rule
 from irr_audit.sheets import ColumnChoice, Sheet, parse_sheet, read_sheets
+from irr_audit.signing import SIGNATURE_MAX_BYTES
 
 FORMAT = "irr-audit-bundle/1"
 MANIFEST = "manifest.json"
+SIGNATURE = "manifest.json.sig"  # beside the manifest: it signs the manifest's bytes, so cannot be listed in it
 SHEETS_DIR = "sheets"
 RULE_DIR = "rule"
 SAMPLE_DIR = "sample"
@@ -54,6 +62,13 @@ INTEGRITY_OF = "this manifest as canonical JSON (sorted keys, no spaces, UTF-8) 
 SCORE_REL_TOL = 1e-12
 SCORE_ABS_TOL = 1e-15
 NOT_COMPARED = ("tool",)  # the tool's version may differ at verify time; that is not a changed score
+# The score keys every bundle has had, with their JSON types: a frozen score without
+# them would leave nothing to compare (a key only recomputed is not compared).
+REQUIRED_SCORE = {"rule": dict, "coders": list, "categories": list, "units": dict, "table": list,
+                  "metrics": dict, "available_case": dict, "pairs": list}
+JSON_KINDS = {dict: "an object", list: "a list"}
+# Bytes hashed at a time: a file replaced by a huge one is hashed, not loaded whole.
+HASH_CHUNK = 1024 * 1024
 
 
 class BundleError(IrrAuditError):
@@ -168,11 +183,15 @@ def compare_scores(frozen: Any, recomputed: Any, where: str = "") -> tuple[list[
 
 
 def _same_value(frozen: Any, recomputed: Any) -> bool:
-    numbers = (int, float)
     if isinstance(frozen, bool) or isinstance(recomputed, bool):
         return frozen is recomputed
-    if isinstance(frozen, numbers) and isinstance(recomputed, numbers):
-        return math.isclose(frozen, recomputed, rel_tol=SCORE_REL_TOL, abs_tol=SCORE_ABS_TOL)
+    if isinstance(frozen, int) and isinstance(recomputed, int):
+        return frozen == recomputed  # counts are exact; a tolerance would let 10**13 + 1 pass for 10**13
+    if isinstance(frozen, (int, float)) and isinstance(recomputed, (int, float)):
+        try:
+            return math.isclose(frozen, recomputed, rel_tol=SCORE_REL_TOL, abs_tol=SCORE_ABS_TOL)
+        except OverflowError:  # an integer beyond any float cannot be close to a computed value
+            return False
     return type(frozen) is type(recomputed) and frozen == recomputed
 
 
@@ -257,10 +276,34 @@ def sheet_options(columns: dict[str, Any] | None) -> ColumnChoice:
     return ColumnChoice(**{key: value for key, value in (columns or {}).items() if key in known})
 
 
+def non_finite_numbers(document: Any) -> list[str]:
+    """Where a parsed JSON document holds NaN or an infinity, which Python's json module
+    reads but JSON does not allow (and no score freeze writes holds). Pure.
+
+    >>> non_finite_numbers({"score": {"po": float("nan")}, "n": [1, float("-inf")]})
+    ['n[1] is -Infinity', 'score.po is NaN']
+    """
+    found, pending = [], [("", document)]
+    while pending:  # a loop, not recursion: a nested document cannot exhaust the stack here
+        where, value = pending.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            shown = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+            found.append(f"{where or '(the document)'} is {shown}")
+        elif isinstance(value, dict):
+            pending += [(f"{where}.{key}" if where else str(key), inner) for key, inner in value.items()]
+        elif isinstance(value, list):
+            pending += [(f"{where}[{index}]", inner) for index, inner in enumerate(value)]
+    return sorted(found)
+
+
 def manifest_problems(manifest: Any) -> list[str]:
     """What is wrong with a manifest's structure, as short sentences. Pure."""
     if not isinstance(manifest, dict):
         return ["is not a JSON object"]
+    non_finite = non_finite_numbers(manifest)
+    if non_finite:
+        more = f" (and {len(non_finite) - 1} more)" if len(non_finite) > 1 else ""
+        return [f"{non_finite[0]}{more}, which JSON does not allow"]
     problems: list[str] = []
     if manifest.get("format") != FORMAT:
         problems.append(f"format is {manifest.get('format')!r}, expected {FORMAT!r}")
@@ -283,22 +326,48 @@ def manifest_problems(manifest: Any) -> list[str]:
         and _is_sha(recodes.get("ids_sha256"))
     ):
         problems.append("recodes must be null or name a bundle and its units' ids_sha256")
-    sample = manifest.get("sample", "absent")
-    if sample is not None and not (
-        isinstance(sample, dict)
-        and isinstance(sample.get("files"), list)
-        and all(isinstance(path, str) and path.startswith(f"{SAMPLE_DIR}/") for path in sample["files"])
-    ):
-        problems.append("sample must be null or list its files under sample/")
+    problems += _sample_problems(manifest.get("sample", "absent"))
     columns = manifest.get("columns", {})
     if not isinstance(columns, dict) or not all(isinstance(value, (str, type(None))) for value in columns.values()):
         problems.append("columns must map sheet options (id_column, code_column) to text or null")
-    if not isinstance(manifest.get("score"), dict):
-        problems.append("score is missing")
+    problems += _score_problems(manifest.get("score"))
     integrity = manifest.get("integrity")
     if not (isinstance(integrity, dict) and _is_sha(integrity.get("sha256"))):
         problems.append("integrity.sha256 is missing")
     return problems
+
+
+def _sample_problems(sample: Any) -> list[str]:
+    if sample is None:
+        return []
+    summary = f"{SAMPLE_DIR}/{SAMPLE_SUMMARY}"
+    if not isinstance(sample, dict) or not isinstance(sample.get("files"), list):
+        return ["sample must be null or list its files under sample/"]
+    problems = []
+    for position, path in enumerate(sample["files"]):
+        why = member_path_problem(path)
+        if why is not None:
+            problems.append(f"sample.files[{position}] {path!r} {why}")
+        elif not path.startswith(f"{SAMPLE_DIR}/") or path.count("/") != 1:
+            problems.append(f"sample.files[{position}] {path!r} is not directly in {SAMPLE_DIR}/")
+    if sample.get("summary") != summary or summary not in sample["files"]:
+        problems.append(f"sample.summary must be {summary}, one of sample.files")
+    ids = sample.get("ids")
+    if not (isinstance(ids, dict) and _is_count(ids.get("count")) and _is_sha(ids.get("ids_sha256"))):
+        problems.append("sample.ids must have a count and an ids_sha256")
+    if sample.get("restricts_units") is not True:
+        problems.append("sample.restricts_units must be true")
+    return problems
+
+
+def _score_problems(score: Any) -> list[str]:
+    if not isinstance(score, dict):
+        return ["score is missing"]
+    return [
+        f"score.{key} is missing" if key not in score else f"score.{key} is not {JSON_KINDS[kind]}"
+        for key, kind in REQUIRED_SCORE.items()
+        if not isinstance(score.get(key), kind)
+    ]
 
 
 def _rule_problems(rule: Any) -> list[str]:
@@ -328,7 +397,7 @@ def _file_list_problems(files: Any) -> list[str]:
         why = member_path_problem(path)
         if why is not None:
             problems.append(f"files[{position}].path {path!r} {why}")
-        elif path == MANIFEST or path.split("/")[0] == ADJUDICATION_DIR:
+        elif path in (MANIFEST, SIGNATURE) or path.split("/")[0] == ADJUDICATION_DIR:
             problems.append(f"files[{position}].path {path!r} is not a frozen file")
         elif path in seen:
             problems.append(f"files lists {path!r} twice")
@@ -391,6 +460,8 @@ def member(bundle: Path, path: str) -> Path:
     why = member_path_problem(path)
     if why is None:
         why = symlink_problem(bundle, path)
+    if why is None and bundle.joinpath(*path.split("/")).exists() and not bundle.joinpath(*path.split("/")).is_file():
+        why = "is not a file"  # a folder, or a pipe that would block the read
     if why is not None:
         raise BundleError(
             f"bundle {bundle}: the manifest's path {path!r} {why}.",
@@ -429,10 +500,11 @@ def list_bundles(audits_dir: Path) -> list[Path]:
     )
 
 
-def bundle_files(bundle: Path) -> Iterator[str]:
-    """Every file and symlink in the bundle as a POSIX path, except the manifest
-    and the adjudication folder (which is checked on its own)."""
-    for root, folders, files in os.walk(bundle):
+def bundle_files(bundle: Path, unlisted: list[OSError] | None = None) -> Iterator[str]:
+    """Every file and symlink in the bundle as a POSIX path, except the manifest, its
+    signature and the adjudication folder (which are checked on their own). A folder
+    that cannot be listed is added to ``unlisted``: what it holds is not known."""
+    for root, folders, files in os.walk(bundle, onerror=unlisted.append if unlisted is not None else None):
         at = Path(root).relative_to(bundle)
         for folder in list(folders):
             if (Path(root) / folder).is_symlink():
@@ -441,7 +513,7 @@ def bundle_files(bundle: Path) -> Iterator[str]:
             elif at == Path(".") and folder == ADJUDICATION_DIR:
                 folders.remove(folder)
         for file in files:
-            if at == Path(".") and file == MANIFEST:
+            if at == Path(".") and file in (MANIFEST, SIGNATURE):
                 continue
             yield (at / file).as_posix()
 
@@ -748,8 +820,12 @@ def check_audits_dir(audits_dir: Path) -> None:
         raise UsageError(f"--into {audits_dir} is a file, not a folder.", hint="pass a folder.", code="usage-into")
 
 
-def freeze(source: FreezeSource, audits_dir: Path, created: datetime, *, recodes: Path | None = None) -> FreezeResult:
-    """Freeze an audit into a new bundle under ``audits_dir``; never replaces one."""
+def freeze(
+    source: FreezeSource, audits_dir: Path, created: datetime, *, recodes: Path | None = None,
+    sign_key: Path | None = None,
+) -> FreezeResult:
+    """Freeze an audit into a new bundle under ``audits_dir``; never replaces one. With
+    ``sign_key`` the manifest is signed (ssh-keygen) before anything is written."""
     check_audits_dir(audits_dir)
     sample = source.sample
     if sample is not None and audits_dir.resolve().is_relative_to(sample.resolve()):
@@ -784,8 +860,22 @@ def freeze(source: FreezeSource, audits_dir: Path, created: datetime, *, recodes
         sample_files=[file.path for file in sample_files] if sample is not None else None,
         sample_ids=list(join.unit_ids) if sample is not None else None,
     )
-    path = write_bundle(audits_dir, name, files, manifest)
+    path = write_bundle(audits_dir, name, files + signature_files(manifest, sign_key), manifest)
     return FreezeResult(path=path, manifest=manifest, notes=tuple(notes))
+
+
+def manifest_bytes(manifest: dict[str, Any]) -> bytes:
+    """manifest.json as written: the bytes the bundle's digest and signature cover."""
+    return render_json(manifest).encode("utf-8")
+
+
+def signature_files(manifest: dict[str, Any], sign_key: Path | None) -> list[FrozenFile]:
+    """The manifest's signature, to write beside it (and not list in it), if a key is given."""
+    if sign_key is None:
+        return []
+    from irr_audit.signing import sign
+
+    return [FrozenFile(SIGNATURE, sign(manifest_bytes(manifest), sign_key))]
 
 
 def free_name(audits_dir: Path, created: datetime, rule: Rule) -> str:
@@ -808,7 +898,7 @@ def write_bundle(audits_dir: Path, name: str, files: list[FrozenFile], manifest:
     try:
         for file in files:
             _write_new_file(building.joinpath(*file.path.split("/")), file.data)
-        _write_new_file(building / MANIFEST, render_json(manifest).encode("utf-8"))  # last: the bundle is whole
+        _write_new_file(building / MANIFEST, manifest_bytes(manifest))  # last: the bundle is whole
         _make_read_only(building)
         _fsync_folders(building)
         if final.exists():
@@ -872,11 +962,19 @@ def _unwritable(audits_dir: Path, exc: OSError) -> OutputError:
 
 # --- verify -------------------------------------------------------------------------
 
+INTERNAL_ONLY = (
+    "internal consistency only: whoever can write the bundle folder could change a file and re-hash the "
+    "manifest, and the bundle would still pass. To check that it is the bundle that was frozen, pass --expect "
+    "with the digest freeze printed, --digests with the digest list it was added to, or --allowed-signers "
+    "for a signed bundle."
+)
+
 
 @dataclass(frozen=True)
 class Problem:
     """One thing verify found: kind is changed, missing, extra, manifest, units,
-    score, adjudication or unfinished."""
+    score, adjudication, unfinished, anchor (not the bundle anchored outside it) or
+    signature (a missing or bad signature)."""
 
     kind: str
     path: str
@@ -897,16 +995,26 @@ class Verification:
     notes: tuple[str, ...]
     files_checked: int
     adjudication_records: int
+    digest: str | None = None  # sha256:<hex> of manifest.json's bytes
+    anchors: tuple[str, ...] = ()  # each outside anchor that held, as a sentence; none: internal consistency only
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    @property
+    def anchored(self) -> bool:
+        """The bundle verifies and is the one anchored outside it (not only consistent)."""
+        return self.ok and bool(self.anchors)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "bundle": str(self.bundle),
             "name": self.name,
             "ok": self.ok,
+            "digest": self.digest,
+            "anchored": self.anchored,
+            "anchors": list(self.anchors),
             "problems": [problem.to_dict() for problem in self.problems],
             "notes": list(self.notes),
             "files_checked": self.files_checked,
@@ -914,18 +1022,26 @@ class Verification:
         }
 
 
-def verify_bundle(bundle: Path) -> Verification:
-    """Re-hash every file, check the manifest, recompute the score and compare."""
+def verify_bundle(bundle: Path, anchors: Anchors | None = None) -> Verification:
+    """Re-hash every file, check the manifest, recompute the score and compare; then
+    check the bundle against the anchors kept outside it, if any."""
     if not bundle.is_dir():
         raise BundleError(f"{bundle} is not a folder.", hint="pass a bundle folder made by irr-audit freeze.",
                           code="bundle-not-found")
     early = _unfinished_or_missing_manifest(bundle)
     if early is not None:
-        return early
+        return _with_anchors(early, None, anchors or Anchors())
     try:
         manifest_data, manifest = load_manifest_json(bundle)
-    except (OSError, ValueError) as exc:
-        return _failed(bundle, [Problem("manifest", MANIFEST, f"cannot be read as JSON ({type(exc).__name__})")])
+    except (OSError, ValueError, IrrAuditError) as exc:
+        found = _failed(bundle, [Problem("manifest", MANIFEST, manifest_read_problem(exc))])
+        return _with_anchors(found, _bytes_or_none(bundle / MANIFEST), anchors or Anchors())
+    return _with_anchors(check_consistency(bundle, manifest_data, manifest), manifest_data, anchors or Anchors())
+
+
+def check_consistency(bundle: Path, manifest_data: bytes, manifest: Any) -> Verification:
+    """The bundle against its own manifest: structure, integrity hash, files, units, score
+    and adjudication records. Anyone who can write the folder can make all of them agree."""
     structure = manifest_problems(manifest)
     if structure:
         return _failed(bundle, [Problem("manifest", MANIFEST, text) for text in structure])
@@ -951,13 +1067,42 @@ def verify_bundle(bundle: Path) -> Verification:
     return Verification(bundle, manifest["name"], tuple(problems), tuple(notes), len(manifest["files"]), records)
 
 
+def manifest_read_problem(error: Exception) -> str:
+    """Why manifest.json could not be read, for verify's list of problems."""
+    if isinstance(error, IrrAuditError):
+        return error.message
+    if isinstance(error, OSError):
+        return f"cannot be read ({error.strerror or error})"
+    if isinstance(error, UnicodeDecodeError):
+        return f"is not UTF-8 text (byte {error.start})"
+    if isinstance(error, json.JSONDecodeError):
+        if not error.doc.strip():
+            return "is empty"
+        return f"is not JSON ({error.msg} at line {error.lineno}, column {error.colno})"
+    return f"cannot be read as JSON ({_short_text(str(error))})"
+
+
+def _short_text(text: str) -> str:
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _bytes_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
 def _unfinished_or_missing_manifest(bundle: Path) -> Verification | None:
     if is_partial(bundle):
         return _failed(bundle, [Problem("unfinished", bundle.name, "a freeze that did not finish; not a bundle")])
-    if (bundle / MANIFEST).is_symlink():
+    manifest = bundle / MANIFEST
+    if manifest.is_symlink():
         return _failed(bundle, [Problem("manifest", MANIFEST, "is a symlink")])
-    if (bundle / MANIFEST).is_file():
+    if manifest.is_file():
         return None
+    if manifest.exists():
+        return _failed(bundle, [Problem("manifest", MANIFEST, "is not a file")])
     if any((bundle / part).exists() for part in (SHEETS_DIR, RULE_DIR)):
         return _failed(bundle, [Problem("missing", MANIFEST, "the bundle has no manifest")])
     raise not_a_bundle(bundle)
@@ -967,34 +1112,169 @@ def _failed(bundle: Path, problems: list[Problem]) -> Verification:
     return Verification(bundle, None, tuple(problems), (), 0, 0)
 
 
+# --- verify: anchors outside the bundle ---------------------------------------------------
+
+
+def _with_anchors(found: Verification, manifest_data: bytes | None, anchors: Anchors) -> Verification:
+    """The verification, with the bundle's digest and the checks against each anchor given."""
+    digest = sha256_digest(manifest_data) if manifest_data is not None else None
+    name = found.name or found.bundle.resolve().name
+    problems: list[Problem] = []
+    held: list[str] = []
+    notes: list[str] = []
+    if anchors.expect is not None:
+        if digest != anchors.expect:
+            problems.append(Problem("anchor", MANIFEST, f"the bundle's digest {digest or '(no manifest)'} is not "
+                                    f"the expected {anchors.expect}: this is not the bundle that was anchored"))
+        else:
+            held.append("its digest is the one expected (--expect)")
+    if anchors.digests is not None:
+        why = listed_problem(anchors.digests, name, digest or "(no manifest)")
+        if why is not None:
+            problems.append(Problem("anchor", MANIFEST, f"{why}: this is not the bundle that was anchored"))
+        else:
+            line = anchors.digests.lookup(name)[0].line
+            held.append(f"its digest is listed for {name} in {anchors.digests.source} (line {line})")
+    signature = bundle_member_bytes(found.bundle, SIGNATURE)
+    if anchors.allowed_signers is not None:
+        if manifest_data is None:
+            problems.append(Problem("signature", SIGNATURE, "cannot be checked: the manifest cannot be read"))
+        else:
+            problem, signer = signature_problem(manifest_data, signature, anchors)
+            if problem is not None:
+                problems.append(Problem("signature", SIGNATURE, problem))
+            else:
+                held.append(f"its manifest is signed by {signer} ({anchors.allowed_signers})")
+    elif isinstance(signature, bytes):
+        notes.append(f"the manifest is signed ({SIGNATURE}); pass --allowed-signers FILE to check the signature")
+    record_problems, record_held, record_notes = _record_anchor_problems(found, name, anchors)
+    return dataclasses.replace(
+        found,
+        problems=found.problems + tuple(problems) + tuple(record_problems),
+        notes=found.notes + tuple(notes) + tuple(record_notes),
+        digest=digest,
+        anchors=tuple(held + record_held),
+    )
+
+
+def bundle_member_bytes(bundle: Path, path: str, limit: int = SIGNATURE_MAX_BYTES) -> bytes | str | None:
+    """A small file of the bundle that no manifest lists (a signature): its bytes, None
+    when absent, or why it cannot be used."""
+    location = bundle.joinpath(*path.split("/"))
+    unsafe = symlink_problem(bundle, path)
+    if unsafe is not None:
+        return unsafe
+    if not location.exists():
+        return None
+    if not location.is_file():
+        return "is not a file"
+    try:
+        with open(location, "rb") as stream:
+            data = stream.read(limit + 1)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    return data if len(data) <= limit else f"is larger than the signature limit of {limit} bytes"
+
+
+def signature_problem(data: bytes, signature: bytes | str | None, anchors: Anchors) -> tuple[str | None, str | None]:
+    """Why ``signature`` is not a good signature of ``data`` by an allowed signer, or
+    (None, the signer)."""
+    from irr_audit.signing import check_signature
+
+    if signature is None:
+        return "is missing: this was not signed", None
+    if isinstance(signature, str):
+        return signature, None
+    assert anchors.allowed_signers is not None
+    checked = check_signature(data, signature, anchors.allowed_signers, anchors.identity)
+    return checked.problem, checked.signer
+
+
+def _record_anchor_problems(
+    found: Verification, name: str, anchors: Anchors
+) -> tuple[list[Problem], list[str], list[str]]:
+    """Adjudication records are added after freezing, so the bundle's digest does not
+    cover them: each is listed in the digest list, or signed, on its own."""
+    from irr_audit.adjudication import record_files
+
+    files, _ = record_files(found.bundle)  # the records' own problems are the consistency check's
+    if not files or not anchors.given:
+        return [], [], []
+    problems: list[Problem] = []
+    for path, data in files:
+        digest = sha256_digest(data)
+        if anchors.digests is not None:
+            why = listed_problem(anchors.digests, f"{name}/{path}", digest)
+            if why is not None:
+                problems.append(Problem("anchor", path, f"{why}: this record was not anchored"))
+        if anchors.allowed_signers is not None:
+            problem, _ = signature_problem(data, bundle_member_bytes(found.bundle, path + ".sig"), anchors)
+            if problem is not None:
+                problems.append(Problem("signature", path + ".sig", problem))
+    count = len(files)
+    records = f"{count} adjudication record{'s' if count != 1 else ''}"
+    if anchors.digests is None and anchors.allowed_signers is None:
+        return problems, [], [f"{records} {'are' if count != 1 else 'is'} not covered by --expect, which anchors "
+                              "the frozen audit only; anchor records with adjudicate --digests or --sign"]
+    ways = [way for way, given in (("listed", anchors.digests), ("signed", anchors.allowed_signers)) if given]
+    verb = "are" if count != 1 else "is"
+    return problems, [f"its {records} {verb} {' and '.join(ways)}"] if not problems else [], []
+
+
+# --- verify: the files ------------------------------------------------------------------
+
+
 def file_problems(bundle: Path, manifest: dict[str, Any]) -> list[Problem]:
     """Changed, missing and extra files against the manifest's file list."""
     problems = []
     listed = {record["path"]: record for record in manifest["files"]}
     for path, record in listed.items():
-        unsafe = symlink_problem(bundle, path)
-        location = bundle.joinpath(*path.split("/"))
-        if unsafe is not None:
-            problems.append(Problem("changed", path, unsafe))
-        elif not location.exists():
-            problems.append(Problem("missing", path))
-        elif not location.is_file():
-            problems.append(Problem("changed", path, "is not a file"))
-        else:
-            data = location.read_bytes()
-            digest = sha256_hex(data)
-            if digest != record["sha256"] or len(data) != record["size"]:
-                problems.append(
-                    Problem("changed", path, f"sha256 {digest[:12]}... ({len(data)} bytes), "
-                            f"frozen {record['sha256'][:12]}... ({record['size']} bytes)")
-                )
-    for path in sorted(bundle_files(bundle)):
+        problem = _file_problem(bundle, path, record)
+        if problem is not None:
+            problems.append(problem)
+    unlisted: list[OSError] = []
+    for path in sorted(bundle_files(bundle, unlisted)):
         if path not in listed:
             problems.append(Problem("extra", path, "not in the manifest"))
+    for error in unlisted:
+        where = os.path.relpath(error.filename, bundle) if error.filename else "."
+        problems.append(Problem("changed", Path(where).as_posix(), f"the folder cannot be listed ({error.strerror})"))
     adjudication = bundle / ADJUDICATION_DIR
     if adjudication.is_symlink() or (adjudication.exists() and not adjudication.is_dir()):
         problems.append(Problem("extra", ADJUDICATION_DIR, "is not a folder of adjudication records"))
+    signature = bundle / SIGNATURE
+    if signature.is_symlink() or (signature.exists() and not signature.is_file()):
+        problems.append(Problem("extra", SIGNATURE, "is not a signature file"))
     return problems
+
+
+def _file_problem(bundle: Path, path: str, record: dict[str, Any]) -> Problem | None:
+    unsafe = symlink_problem(bundle, path)
+    location = bundle.joinpath(*path.split("/"))
+    if unsafe is not None:
+        return Problem("changed", path, unsafe)
+    if not location.exists():
+        return Problem("missing", path)
+    if not location.is_file():
+        return Problem("changed", path, "is not a file")
+    try:
+        size, digest = file_sha256(location)
+    except OSError as exc:
+        return Problem("changed", path, f"cannot be read ({exc.strerror})")
+    if digest != record["sha256"] or size != record["size"]:
+        return Problem("changed", path, f"sha256 {digest[:12]}... ({size} bytes), "
+                       f"frozen {record['sha256'][:12]}... ({record['size']} bytes)")
+    return None
+
+
+def file_sha256(path: Path) -> tuple[int, str]:
+    """A file's size and sha256, read in chunks: a file replaced by a huge one is not loaded whole."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as stream:
+        while chunk := stream.read(HASH_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
 
 
 def recompute(bundle: Path, manifest: dict[str, Any]) -> tuple[JoinResult | None, list[Problem], list[str]]:
@@ -1004,7 +1284,8 @@ def recompute(bundle: Path, manifest: dict[str, Any]) -> tuple[JoinResult | None
     try:
         join = join_files(bundle, manifest)
     except IrrAuditError as error:
-        return None, [Problem("score", "", f"cannot be recomputed from the bundle's files: {error.message}")], []
+        why = " ".join(error.message.split())  # one line, whatever the reader's message spans
+        return None, [Problem("score", "", f"cannot be recomputed from the bundle's files: {why}")], []
     problems = []
     units = manifest["units"]
     if units["count"] != len(join.unit_ids) or units["ids_sha256"] != units_digest(join.unit_ids):

@@ -7,14 +7,26 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from irr_audit.cli import CodeColumn, IdColumn, Quiet, RuleOption, Worksheet, app, reports_errors
 from irr_audit.errors import UsageError
 
+if TYPE_CHECKING:
+    from irr_audit.anchor import Anchors
+
 BundleArgument = Annotated[Path, typer.Argument(help="An audit bundle folder made by irr-audit freeze.")]
+DigestsOption = Annotated[
+    Path | None,
+    typer.Option("--digests", help="A digest list kept in the repository (e.g. audits/DIGESTS): append this "
+                 "bundle's digest to it (created if missing; earlier lines are never rewritten)."),
+]
+SignOption = Annotated[
+    Path | None,
+    typer.Option("--sign", help="An SSH private key: sign with ssh-keygen -Y sign (namespace irr-audit)."),
+]
 
 
 class VerifyFormat(str, Enum):
@@ -39,15 +51,29 @@ def freeze(
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
     worksheet: Worksheet = None,
+    digests: DigestsOption = None,
+    sign: SignOption = None,
     quiet: Quiet = False,
 ) -> None:
-    """Freeze an audit: the original sheets, the rule file and the score, in a new read-only bundle."""
-    from irr_audit.bundle import collect_source
+    """Freeze an audit: the original sheets, the rule file and the score, in a new read-only bundle.
+
+    Prints the bundle's digest and path: sha256:<hex>  <bundle>. Keep the digest outside the
+    bundle (--digests, a commit, a message): verify --expect checks a bundle against it.
+    """
+    from irr_audit.anchor import append_digest, check_list_target, digest_line, sha256_digest
+    from irr_audit.bundle import MANIFEST, collect_source, shell_path
     from irr_audit.bundle import freeze as freeze_bundle
 
+    reads = [*inputs, *(path for path in (rule,) if path is not None)]
+    folders = [path for path in (*inputs, sample, recodes) if path is not None and path.is_dir()]
+    if digests is not None:
+        check_list_target(digests, reads, folders)
+    _check_sign_key(sign)
     source = collect_source(inputs, rule, id_column, code_column, sample, worksheet=worksheet)
-    result = freeze_bundle(source, into, datetime.now(timezone.utc), recodes=recodes)
-    typer.echo(str(result.path))
+    result = freeze_bundle(source, into, datetime.now(timezone.utc), recodes=recodes, sign_key=sign)
+    digest = sha256_digest((result.path / MANIFEST).read_bytes())
+    typer.echo(digest_line(digest, str(result.path)))
+    listed = append_digest(digests, digest, result.path.name) if digests is not None else None
     if not quiet:
         typer.echo(source.join.summary_line(), err=True)
         for warning in source.join.warnings:
@@ -55,6 +81,25 @@ def freeze(
         typer.echo(f"froze {len(result.manifest['files'])} files and the score into {result.path}", err=True)
         for note in result.notes:
             typer.echo(note if note.startswith("warning:") else f"note: {note}", err=True)
+        if sign is not None:
+            typer.echo(f"signed the manifest with {sign}: {result.path / MANIFEST}.sig", err=True)
+        if listed is not None:
+            typer.echo(f"anchored: {digests} line {listed} lists {digest} for {result.path.name}; commit it", err=True)
+        else:
+            typer.echo(f"keep the digest outside the bundle: irr-audit verify {shell_path(result.path)} "
+                       f"--expect {digest} proves the bundle is this one", err=True)
+
+
+def _check_sign_key(key: Path | None) -> None:
+    """Before anything is read or written: ssh-keygen is there and the key is a file."""
+    if key is None:
+        return
+    from irr_audit.signing import SigningError, ssh_keygen
+
+    ssh_keygen()
+    if not key.is_file():
+        raise SigningError(f"--sign {key} is not a key file.",
+                           hint="pass an SSH private key, e.g. ~/.ssh/id_ed25519.", code="usage-sign-key")
 
 
 @app.command()
@@ -62,22 +107,87 @@ def freeze(
 def verify(
     bundle: BundleArgument,
     output_format: Annotated[VerifyFormat, typer.Option("--format", help="text or json.")] = VerifyFormat.TEXT,
+    expect: Annotated[
+        str | None,
+        typer.Option("--expect", help="The digest freeze printed (sha256:<hex>): fail unless this is that bundle."),
+    ] = None,
+    digests: Annotated[
+        Path | None,
+        typer.Option("--digests", help="A digest list (e.g. audits/DIGESTS): fail unless it lists this bundle's "
+                     "digest under its name, and its adjudication records' digests."),
+    ] = None,
+    allowed_signers: Annotated[
+        Path | None,
+        typer.Option("--allowed-signers", help="An SSH allowed signers file: fail unless the manifest (and each "
+                     "adjudication record) has a good signature by a key in it."),
+    ] = None,
+    identity: Annotated[
+        str | None,
+        typer.Option("--identity", help="With --allowed-signers: the signer's identity (default: any listed)."),
+    ] = None,
 ) -> None:
-    """Re-hash a bundle and recompute its score. Exit 0 when all match, 1 naming each difference."""
-    from irr_audit.bundle import verify_bundle
+    """Re-hash a bundle and recompute its score. Exit 0 when all match, 1 naming each difference.
+
+    Without --expect, --digests or --allowed-signers this checks internal consistency only:
+    whoever can write the bundle could change a file and re-hash the manifest.
+    """
+    from irr_audit.bundle import INTERNAL_ONLY, verify_bundle
     from irr_audit.report import render_json
 
-    result = verify_bundle(bundle)
+    anchors = _anchors(expect, digests, allowed_signers, identity)
+    result = verify_bundle(bundle, anchors)
     if output_format is VerifyFormat.JSON:
         typer.echo(render_json(result.to_dict()), nl=False)
     else:
         for problem in result.problems:
-            typer.echo(problem.line())
-        typer.echo(_verdict(result))
+            typer.echo(printable(problem.line()))
+        if result.digest is not None:
+            typer.echo(f"digest: {result.digest}")
+        if result.anchors:
+            typer.echo(printable("anchored: " + "; ".join(result.anchors) + "."))
+        if not anchors.given:
+            typer.echo(f"checked: {INTERNAL_ONLY}")
+        typer.echo(printable(_verdict(result)))  # last: a script may read the verdict with tail -n 1
         for note in result.notes:
-            typer.echo(f"note: {note}", err=True)
+            typer.echo(printable(f"note: {note}"), err=True)
     if not result.ok:
         raise typer.Exit(1)
+
+
+def _anchors(expect: str | None, digests: Path | None, allowed_signers: Path | None, identity: str | None) -> Anchors:
+    """The anchors verify checks, read and checked before the bundle is."""
+    from irr_audit.anchor import Anchors, parse_digest, read_digest_list
+
+    if identity is not None and allowed_signers is None:
+        raise UsageError("--identity names the signer to check; it goes with --allowed-signers FILE.",
+                         hint="add --allowed-signers FILE, or leave out --identity.", code="usage-identity")
+    if allowed_signers is not None:
+        from irr_audit.signing import check_allowed_signers, ssh_keygen
+
+        ssh_keygen()
+        check_allowed_signers(allowed_signers)
+    return Anchors(
+        expect=parse_digest(expect) if expect is not None else None,
+        digests=read_digest_list(digests) if digests is not None else None,
+        allowed_signers=allowed_signers,
+        identity=identity,
+    )
+
+
+def printable(text: str) -> str:
+    """Text from a bundle (file names, manifest values) as a terminal shows it safely:
+    control characters and undecodable bytes become escapes."""
+    return "".join(char if char.isprintable() and not 0xDC80 <= ord(char) <= 0xDCFF else _escape(char)
+                   for char in text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 in a file name
+        return f"\\x{code - 0xDC00:02x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _verdict(result) -> str:  # type: ignore[no-untyped-def]
@@ -107,17 +217,27 @@ def adjudicate(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Without --decisions: write the list of disagreements here.")
     ] = None,
+    digests: DigestsOption = None,
+    sign: SignOption = None,
     quiet: Quiet = False,
 ) -> None:
     """List a bundle's disagreements to decide (a CSV to fill in), or record the decisions taken.
 
     The decisions go to a new file under BUNDLE/adjudication/; the frozen sheets and the first
-    statistics are never changed.
+    statistics are never changed. Prints the record's digest and path: sha256:<hex>  <record>.
     """
     from irr_audit import adjudication as adj
     from irr_audit.audit import build_report
     from irr_audit.bundle import MANIFEST, join_bundle, read_manifest, sha256_hex, shell_path
 
+    if decisions is None and (digests is not None or sign is not None):
+        raise UsageError("--digests and --sign anchor a new adjudication record; they go with --decisions.",
+                         hint="add --decisions FILE.csv --by NAME, or leave them out.", code="usage-adjudicate")
+    if digests is not None:
+        from irr_audit.anchor import check_list_target
+
+        check_list_target(digests, [path for path in (decisions,) if path is not None], [bundle])
+    _check_sign_key(sign)
     manifest = read_manifest(bundle)
     join = join_bundle(bundle)
     disagreements = adj.disagreement_codes(build_report(join).disagreements)
@@ -155,12 +275,29 @@ def adjudicate(
         bundle_name=manifest["name"], manifest_sha256=manifest_sha256, by=by.strip(), created=now,
         source_name=decisions.name, source_sha256=sha256_hex(data), decisions=new, disagreements=disagreements,
     )
-    path = adj.write_record(bundle, record, now)
-    typer.echo(str(path))
+    from irr_audit.anchor import append_digest, digest_line, sha256_digest
+
+    record_data = adj.record_bytes(record)
+    signature = _signature(record_data, sign)
+    path = adj.write_record(bundle, record_data, now, signature)
+    digest = sha256_digest(record_data)
+    typer.echo(digest_line(digest, str(path)))
+    listed_as = f"{manifest['name']}/{adj.ADJUDICATION_DIR}/{path.name}"
+    listed = append_digest(digests, digest, listed_as) if digests is not None else None
     if not quiet:
+        if listed is not None:
+            typer.echo(f"anchored: {digests} line {listed} lists {digest} for {listed_as}; commit it", err=True)
         decided = len(set(current) | {decision.comment_id for decision in new})
         typer.echo(f"recorded {len(new)} decisions by {by.strip()}; {decided} of {len(disagreements)} "
                    "disagreements decided. The independent statistics are unchanged.", err=True)
+
+
+def _signature(data: bytes, key: Path | None) -> bytes | None:
+    if key is None:
+        return None
+    from irr_audit.signing import sign
+
+    return sign(data, key)
 
 
 def _list_disagreements(bundle: Path, text: str, output: Path | None, by: str | None) -> None:

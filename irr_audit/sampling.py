@@ -851,7 +851,7 @@ def read_sample(folder: Path) -> SampleRef:
         ref = SampleRef(folder, tuple(str(i) for i in ledger["sample_ids"]), str(rule["id"]),
                         int(rule["version"]), str(rule["digest"]), str(ledger["sha256"]),
                         sample_report_section(record))
-        ledger_bytes = (folder / ledger["file"]).read_bytes()
+        ledger_bytes = _ledger_path(folder, ledger["file"]).read_bytes()
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(
             f"{record_path} is not a readable sample record, or its ledger is missing ({type(exc).__name__}).",
@@ -864,7 +864,7 @@ def read_sample(folder: Path) -> SampleRef:
             hint="restore the ledger (its sha256 is in sample.json), or draw a new sample.",
             code="sample-ledger-changed",
         )
-    ledger_ids = {json.loads(line)["comment_id"] for line in ledger_bytes.decode("utf-8").split("\n") if line}
+    ledger_ids = _ledger_ids(ledger_bytes, folder / str(ledger["file"]))
     missing = [comment_id for comment_id in ref.ids if comment_id not in ledger_ids]
     if missing:
         raise UsageError(
@@ -873,6 +873,40 @@ def read_sample(folder: Path) -> SampleRef:
             code="sample-dir-invalid",
         )
     return ref
+
+
+def _ledger_path(folder: Path, name: object) -> Path:
+    """The ledger a sample record names: a regular file in the sample's folder, never a
+    path out of it (a record inside a bundle is not trusted) nor a pipe that would block."""
+    if not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\\" in name:
+        raise ValueError("the ledger is not named as a file in the sample's folder")
+    path = folder / name
+    if path.is_symlink() or not path.is_file():
+        raise OSError(f"{path} is not a regular file")
+    return path
+
+
+def _ledger_ids(data: bytes, path: Path) -> set[str]:
+    """The comment ids of a sample ledger (one JSON object per line), or a UsageError
+    naming the line that is not one."""
+    ids = set()
+    try:
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"sample ledger {path} is not UTF-8 (byte {exc.start}).",
+                         hint="run irr-audit sample again into a new folder.", code="sample-dir-invalid") from None
+    for number, line in enumerate(lines, start=1):
+        if not line:
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            entry = None
+        if not isinstance(entry, dict) or not isinstance(entry.get("comment_id"), str):
+            raise UsageError(f"sample ledger {path}, line {number}, is not a JSON object with a comment_id.",
+                             hint="run irr-audit sample again into a new folder.", code="sample-dir-invalid")
+        ids.add(entry["comment_id"])
+    return ids
 
 
 def check_sample_rule(ref: SampleRef, rule: Rule) -> list[str]:

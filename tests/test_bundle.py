@@ -39,10 +39,17 @@ def sheets(tmp_path: Path) -> list[Path]:
     return [Path(shutil.copy(EXAMPLES / name, folder / name)) for name in ("alice.csv", "bob.csv")]
 
 
+def printed_path(stdout: str) -> Path:
+    """The path in the line freeze and adjudicate print: sha256:<hex>  <path>."""
+    digest, path = stdout.rstrip("\n").split("  ", 1)
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", digest), stdout
+    return Path(path)
+
+
 def freeze(inputs: list[Path], audits: Path, *extra: object) -> Path:
     result = run("freeze", *inputs, "--rule", RULE, "--into", audits, *extra)
     assert result.exit_code == 0, result.stderr
-    return Path(result.stdout.strip())
+    return printed_path(result.stdout)
 
 
 def manifest_of(bundle: Path) -> dict[str, Any]:
@@ -109,7 +116,7 @@ def test_freeze_verify_round_trip(sheets: list[Path], tmp_path: Path) -> None:
 
     verified = run("verify", bundle)
     assert verified.exit_code == 0, verified.stdout
-    assert verified.stdout.startswith(f"OK: bundle {bundle.name} verifies: 3 files unchanged")
+    assert verified.stdout.splitlines()[-1].startswith(f"OK: bundle {bundle.name} verifies: 3 files unchanged")
 
     from_bundle = score_json(bundle)
     assert from_bundle == score_json(*sheets, "--rule", RULE)
@@ -354,7 +361,7 @@ def test_a_recoded_sample_names_the_bundle_it_recodes(sheets: list[Path], tmp_pa
     result = run("freeze", *recoded_sheets(tmp_path), "--rule", rule_v2, "--into", audits, "--recodes", first)
 
     assert result.exit_code == 0, result.stderr
-    second = Path(result.stdout.strip())
+    second = printed_path(result.stdout)
     assert re.fullmatch(r"\d{8}T\d{6}Z_explicit_current_failure_v2", second.name)
     manifest = manifest_of(second)
     assert manifest["recodes"] == {
@@ -529,7 +536,7 @@ def test_adjudication_is_kept_apart_from_the_independent_statistics(sheets: list
     result = run("adjudicate", bundle, "--decisions", decisions, "--by", "alice and bob")
 
     assert result.exit_code == 0, result.stderr
-    record_path = Path(result.stdout.strip())
+    record_path = printed_path(result.stdout)
     assert record_path.parent == bundle / "adjudication"
     record = json.loads(record_path.read_text(encoding="utf-8"))
     assert record["by"] == "alice and bob" and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", record["created"])
@@ -620,7 +627,7 @@ def test_adjudicate_needs_who_decided(sheets: list[Path], tmp_path: Path) -> Non
 def test_verify_checks_adjudication_records(sheets: list[Path], tmp_path: Path) -> None:
     bundle = freeze(sheets, tmp_path / "audits")
     decisions = decisions_file(tmp_path, "comment_id,code\nkq3z1q7,yes\n")
-    record = Path(run("adjudicate", bundle, "--decisions", decisions, "--by", "alice").stdout.strip())
+    record = printed_path(run("adjudicate", bundle, "--decisions", decisions, "--by", "alice").stdout)
     writable(record).write_text(record.read_text(encoding="utf-8").replace('"yes"', '"no"'), encoding="utf-8")
     (bundle / "adjudication" / "notes.txt").write_text("scratch", encoding="utf-8")
 
@@ -693,6 +700,6 @@ def test_the_worksheet_chosen_is_kept_by_join_folders_and_bundles(tmp_path: Path
     assert from_folder["units"]["fully_coded"] == 3 and from_folder["table"] == [[1, 0], [1, 1]]
     frozen = run("freeze", *paths, "--rule", rule, "--into", tmp_path / "audits", "--worksheet", "Codes")
     assert frozen.exit_code == 0, frozen.output
-    bundle = Path(frozen.stdout.strip())
+    bundle = printed_path(frozen.stdout)
     assert run("verify", bundle).exit_code == 0
     assert json.loads(run("score", bundle, "--format", "json").stdout)["table"] == [[1, 0], [1, 1]]

@@ -385,7 +385,7 @@ def test_report_shows_where_the_units_came_from(tmp_path):
     bundles = tmp_path / "audits"
     frozen = run("freeze", joined, "--into", bundles)
     assert frozen.exit_code == 0, frozen.output
-    bundle = Path(frozen.stdout.strip())
+    bundle = Path(frozen.stdout.rstrip("\n").split("  ", 1)[1])  # sha256:<hex>  <path>
     assert json.loads(run("report", bundle, "--format", "json").stdout)["sample"] == report["sample"]
 
 
