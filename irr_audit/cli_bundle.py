@@ -117,7 +117,10 @@ def adjudicate(
     from irr_audit import adjudication as adj
     from irr_audit.audit import build_report
     from irr_audit.bundle import MANIFEST, join_bundle, read_manifest, sha256_hex, shell_path
+    from irr_audit.cli import check_outputs
 
+    if output is not None:
+        check_outputs([bundle, decisions], files=[output])
     manifest = read_manifest(bundle)
     join = join_bundle(bundle)
     disagreements = adj.disagreement_codes(build_report(join).disagreements)
