@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,10 +33,10 @@ from irr_audit.runfolder import (
     listed,
     occupants,
     read_record,
+    record_of,
     recorded_files,
     replace_folder,
     run_mismatches,
-    run_record,
 )
 from irr_audit.sheets import ColumnChoice, Sheet, read_sheet
 
@@ -64,20 +64,22 @@ def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: Co
     the sheets and the sample folder are known from the result."""
     refuse_unsafe_outputs(files_read([*inputs, *(sheet.path for sheet in result.sheets), sample]), folders=[out])
     check_join_out(out, force)
-    files = {
-        JOINED: frame_csv_text(result.joined_frame()).encode("utf-8"),
-        LOG: frame_csv_text(result.log).encode("utf-8"),
-        LOG_JSONL: log_jsonl(result.log).encode("utf-8"),
-        RULE_COPY: rule_bytes,
-        COUNTS: frame_csv_text(pattern_counts(result), for_spreadsheets=False).encode("utf-8"),
-    }
     summary = join_summary(result, out, columns)
     if sample_ids is not None:
         summary["sample"] = {"folder": str(sample.resolve()) if sample else None, "ids": list(sample_ids),
                              "report": sample_report or {}}
-    summary[RUN_KEY] = run_record(files)
-    files[SUMMARY] = render_json(summary).encode("utf-8")
-    return replace_folder(out, files)
+
+    def files() -> Iterator[tuple[str, bytes]]:  # one at a time: a million units' joined.csv is large
+        yield JOINED, frame_csv_text(result.joined_frame()).encode("utf-8")
+        yield LOG, frame_csv_text(result.log).encode("utf-8")
+        yield LOG_JSONL, log_jsonl(result.log).encode("utf-8")
+        yield RULE_COPY, rule_bytes
+        yield COUNTS, frame_csv_text(pattern_counts(result), for_spreadsheets=False).encode("utf-8")
+
+    def with_run_record(digests: dict[str, str]) -> dict[str, bytes]:
+        return {SUMMARY: render_json({**summary, RUN_KEY: record_of(digests)}).encode("utf-8")}
+
+    return replace_folder(out, files(), with_run_record)
 
 
 def check_join_out(out: Path, force: bool) -> list[str]:
@@ -97,7 +99,7 @@ def check_join_out(out: Path, force: bool) -> list[str]:
         raise OutputError(
             f"--out {out} holds {len(strays)} file{'s' if len(strays) != 1 else ''} join did not write: "
             f"{listed(strays)}.",
-            hint="move them out or choose another --out folder; --force replaces the folder and deletes them.",
+            hint="move the files out or choose another --out folder; --force replaces the folder and deletes them.",
             code="output-folder-not-ours",
         )
     return found.files

@@ -348,8 +348,9 @@ def _refuse_bundle(path: Path, start: Path) -> None:
     """An audit bundle (manifest.json beside sheets/ or rule/) at or above ``start`` is never written."""
     for folder in (start, *start.parents):
         if (folder / "manifest.json").is_file() and any((folder / part).is_dir() for part in ("sheets", "rule")):
+            where = "is the audit bundle" if path.resolve() == folder else "is inside the audit bundle"
             raise OutputError(
-                f"{path} is inside the audit bundle {folder}; a bundle's files are never changed.",
+                f"{path} {where} {folder}; a bundle's files are never changed.",
                 hint="write it outside the bundle (a bundle only gains adjudication records, "
                 "through irr-audit adjudicate).",
                 code="output-in-bundle",

@@ -23,7 +23,7 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,8 @@ BUNDLE_MANIFEST = "manifest.json"
 RECORD_FILES = {JOIN_RECORD: "join", SAMPLE_RECORD: "sample"}
 RUN_ID_OF = "sha256 of the lines '<file>\\t<sha256>\\n' of every other file, sorted by file"
 SHA256 = re.compile(r"[0-9a-f]{64}")
+# What a file manager leaves in a folder someone opened: replaced with the folder, never a reason to refuse it.
+FILE_MANAGER_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 
 
 # --- the run record -------------------------------------------------------------------
@@ -62,9 +64,14 @@ def run_record(files: Mapping[str, bytes]) -> dict[str, Any]:
     >>> list(record["files"]), record["id"][:12]
     (['a.csv', 'b.csv'], '964f90ee8abf')
     """
-    digests = {name: hashlib.sha256(files[name]).hexdigest() for name in sorted(files)}
-    listing = "".join(f"{name}\t{digest}\n" for name, digest in digests.items())
-    return {"id": hashlib.sha256(listing.encode("utf-8")).hexdigest(), "of": RUN_ID_OF, "files": digests}
+    return record_of({name: hashlib.sha256(data).hexdigest() for name, data in files.items()})
+
+
+def record_of(digests: Mapping[str, str]) -> dict[str, Any]:
+    """The run record of files known by their sha256 (name -> hex digest). Pure."""
+    ordered = {name: digests[name] for name in sorted(digests)}
+    listing = "".join(f"{name}\t{digest}\n" for name, digest in ordered.items())
+    return {"id": hashlib.sha256(listing.encode("utf-8")).hexdigest(), "of": RUN_ID_OF, "files": ordered}
 
 
 def recorded_files(record: Any) -> dict[str, str] | None:
@@ -160,6 +167,8 @@ def occupants(folder: Path, claimed: Mapping[str, str | None]) -> Occupants:
         for name in sorted(names):
             relative = (at / name).as_posix()
             path = Path(root) / name
+            if name in FILE_MANAGER_FILES and path.is_file() and not path.is_symlink():
+                continue
             if relative not in claimed or path.is_symlink() or not path.is_file():
                 result.foreign.append(relative)
             elif claimed[relative] is not None and sha256_file(path) != claimed[relative]:
@@ -177,9 +186,12 @@ def listed(names: Iterable[str], limit: int = 5) -> str:
 # --- writing a folder as one run ----------------------------------------------------------
 
 
-def replace_folder(out: Path, files: Mapping[str, bytes]) -> list[Path]:
-    """Make ``out`` hold exactly ``files`` (relative POSIX path -> bytes), replacing
-    any folder there as a whole. Returns the paths written, under their final names.
+def replace_folder(out: Path, files: Mapping[str, bytes] | Iterable[tuple[str, bytes]],
+                   record: Callable[[dict[str, str]], Mapping[str, bytes]] | None = None) -> list[Path]:
+    """Make ``out`` hold exactly ``files`` (relative POSIX path -> bytes, or pairs made one
+    at a time so that only one is in memory), replacing any folder there as a whole.
+    ``record``, when given, makes the last files (the run record) from the sha256 of
+    those written. Returns the paths written, under their final names.
 
     The caller has checked that whatever the old folder holds may go."""
     parent = out.parent
@@ -192,9 +204,14 @@ def replace_folder(out: Path, files: Mapping[str, bytes]) -> list[Path]:
     except OSError as exc:
         raise _unwritable(out, exc) from None
     moved_aside = False
+    digests: dict[str, str] = {}
     try:
-        for name in sorted(files):
-            _write_new_file(building.joinpath(*name.split("/")), files[name])
+        for name, data in files.items() if isinstance(files, Mapping) else files:
+            _write_new_file(building.joinpath(*name.split("/")), data)
+            digests[name] = hashlib.sha256(data).hexdigest()
+        last = record(dict(digests)) if record else {}
+        for name, data in last.items():
+            _write_new_file(building.joinpath(*name.split("/")), data)
         _fsync_tree(building)
         if out.exists() or out.is_symlink():
             _rename(out, aside)
@@ -204,13 +221,13 @@ def replace_folder(out: Path, files: Mapping[str, bytes]) -> list[Path]:
     except BaseException as exc:
         shutil.rmtree(building, ignore_errors=True)
         if moved_aside and not out.exists():
-            _rename(aside, out)  # the old folder back, as it was
+            os.rename(aside, out)  # the old folder back, as it was
         if isinstance(exc, OSError):
             raise _unwritable(out, exc) from None
         raise
     if moved_aside:
         shutil.rmtree(aside, ignore_errors=True)
-    return [out.joinpath(*name.split("/")) for name in sorted(files)]
+    return [out.joinpath(*name.split("/")) for name in sorted([*digests, *last])]
 
 
 def leftovers(out: Path) -> list[Path]:

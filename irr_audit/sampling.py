@@ -843,7 +843,7 @@ def check_sample_out(out: Path, sample: Sample, force: bool) -> list[str]:
         raise OutputError(
             f"--out {out} holds {len(strays)} file{'s' if len(strays) != 1 else ''} this sample would not "
             f"write: {listed(strays)}.",
-            hint="move them out or choose another --out folder; --force replaces the folder and deletes them.",
+            hint="move the files out or choose another --out folder; --force replaces the folder and deletes them.",
             code="output-folder-not-ours",
         )
     return []
