@@ -313,8 +313,8 @@ def _check_output_folder(folder: Path, inputs: _Inputs) -> None:
         )
     _refuse_bundle(folder, folder.resolve())
     _refuse_symlink(folder)
-    working = Path.cwd().resolve()
-    if working.is_relative_to(folder.resolve()):
+    working = _working_folder()
+    if working is not None and working.is_relative_to(folder.resolve()):
         raise OutputError(
             f"--out {folder} is the folder you are working in (or holds it); the output folder is replaced "
             "as a whole.",
@@ -322,6 +322,13 @@ def _check_output_folder(folder: Path, inputs: _Inputs) -> None:
             code="output-folder-in-use",
         )
     _refuse_unwritable(folder.parent)
+
+
+def _working_folder() -> Path | None:
+    try:
+        return Path.cwd().resolve()
+    except OSError:  # the folder we run in was deleted: no output folder holds it
+        return None
 
 
 def _entries(folder: Path) -> list[Path]:

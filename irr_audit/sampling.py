@@ -33,9 +33,7 @@ from irr_audit.rules import Rule
 from irr_audit.runfolder import (
     files_read,
     listed,
-    member_problem,
     occupants,
-    read_record,
     recorded_files,
     replace_folder,
     run_mismatches,
@@ -815,8 +813,7 @@ def check_sample_out(out: Path, sample: Sample, force: bool) -> list[str]:
     """Refuse an --out folder holding files this sample would not write identically
     (unless ``force``: they are then replaced or deleted, and listed in the return
     value). A folder is never deleted."""
-    previous = previous_sample_files(out)
-    found = occupants(out, dict.fromkeys([*sample.files, *previous]))
+    found = occupants(out, dict.fromkeys(sample.files))
     if found.folders:
         raise OutputError(
             f"--out {out} holds the folder {listed(found.folders)}, which sample did not write; sample replaces "
@@ -825,10 +822,8 @@ def check_sample_out(out: Path, sample: Sample, force: bool) -> list[str]:
             code="output-folder-not-ours",
         )
     differing = [name for name in sorted(sample.files) if _differs(out / name, sample.files[name])]
-    strays = sorted({*found.foreign, *(name for name in previous if name not in sample.files
-                                       and (out / name).is_file())})
     if force:
-        return sorted({*differing, *strays})
+        return sorted({*differing, *found.foreign})
     if differing:
         name = next((name for name in differing if name.startswith(SHEETS)), differing[0])
         more = len(differing) - 1
@@ -839,10 +834,11 @@ def check_sample_out(out: Path, sample: Sample, force: bool) -> list[str]:
             hint="choose a new --out folder, or pass --force to replace the whole sample folder.",
             code="output-sample-exists",
         )
-    if strays:
+    if found.foreign:
+        count = len(found.foreign)
         raise OutputError(
-            f"--out {out} holds {len(strays)} file{'s' if len(strays) != 1 else ''} this sample would not "
-            f"write: {listed(strays)}.",
+            f"--out {out} holds {count} file{'s' if count != 1 else ''} this sample would not "
+            f"write: {listed(found.foreign)}.",
             hint="move the files out or choose another --out folder; --force replaces the folder and deletes them.",
             code="output-folder-not-ours",
         )
@@ -851,21 +847,6 @@ def check_sample_out(out: Path, sample: Sample, force: bool) -> list[str]:
 
 def _differs(path: Path, data: bytes) -> bool:
     return (path.is_file() or path.is_symlink()) and (path.is_symlink() or path.read_bytes() != data)
-
-
-def previous_sample_files(out: Path) -> set[str]:
-    """The files a previous sample wrote into ``out`` (from its run record, or for a
-    sample.json written before run records, its sheets and the sample's file names)."""
-    record = read_record(out / RECORD)
-    files = recorded_files(record)
-    if files is not None:
-        return {*files, RECORD}
-    if not isinstance(record, dict):
-        return set()
-    sheets = record.get("sheets") if isinstance(record.get("sheets"), list) else []
-    named = [sheet.get("file") for sheet in sheets if isinstance(sheet, dict)]
-    return {LEDGER_CSV, LEDGER_JSONL, LOG_CSV, LOG_JSONL, RULE_COPY, RECORD,
-            *(name for name in named if member_problem(name) is None)}
 
 
 @dataclass(frozen=True)

@@ -403,6 +403,9 @@ def test_a_sample_folder_mixing_two_draws_is_refused(tmp_path: Path) -> None:
     assert "replaced or deleted ledger.csv, notes.txt" in result.stderr
     assert digests(one) == {name: sha for name, sha in digests(tmp_path / "one").items() if name != "notes.txt"}
     assert not (one / "notes.txt").exists()
+    (one / "sheets" / "carol.csv").write_text("a third coder's sheet")
+    refused(draw("one", 1), "output-folder-not-ours", "holds 1 file this sample would not write: sheets/carol.csv")
+    (one / "sheets" / "carol.csv").unlink()
     assert run("join", *sheets, "--rule", rule, "--sample", one, "--out", tmp_path / "k", "-q").exit_code == 0
 
 
