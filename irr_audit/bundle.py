@@ -827,7 +827,7 @@ def audits_lock(audits_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[Non
         lock.acquire()
     except Timeout:
         raise OutputError(
-            f"another irr-audit freeze has held the lock {lock_path} for {timeout:g} s.",
+            f"another irr-audit freeze holds the lock {lock_path}; waited {timeout:g} s for it.",
             hint="wait until the other freeze has finished, then run freeze again.",
             code="output-audits-busy",
         ) from None

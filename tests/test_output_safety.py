@@ -461,7 +461,7 @@ def test_a_freeze_never_writes_while_another_holds_the_lock(work: Path) -> None:
         with pytest.raises(OutputError) as error:
             bundle_module.freeze(source_of(work), audits, datetime.now(timezone.utc), lock_timeout=0.05)
     assert error.value.code == "output-audits-busy"
-    assert f"another irr-audit freeze has held the lock {audits / FREEZE_LOCK}" in error.value.message
+    assert f"another irr-audit freeze holds the lock {audits / FREEZE_LOCK}; waited 0.05 s" in error.value.message
     assert list_bundles(audits) == []
     assert bundle_module.freeze(source_of(work), audits, datetime.now(timezone.utc)).path in list_bundles(audits)
 
