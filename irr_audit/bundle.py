@@ -11,7 +11,9 @@ they were coded under and the score computed at freeze time (DOMAIN.md, step 8).
 
 A bundle is built in a hidden sibling folder and renamed into place only when
 every file and the manifest are on disk, so a crash leaves no half bundle under a
-bundle's name. Nothing a manifest says is trusted as a path: every member path is
+bundle's name. Freeze holds the audits folder's lock (AUDITS_DIR/.freeze.lock) from
+the check that the audit is not frozen yet to that rename, so two freezes of one
+audit at once make one bundle. Nothing a manifest says is trusted as a path: every member path is
 checked to stay inside the bundle, without symlinks.
 
 The bundle's digest, the sha256 of manifest.json's bytes, names the whole frozen
@@ -31,6 +33,7 @@ import shlex
 import shutil
 import stat
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path, PureWindowsPath
@@ -54,6 +57,8 @@ SAMPLE_DIR = "sample"
 ADJUDICATION_DIR = "adjudication"
 SAMPLE_SUMMARY = "sample.json"
 PARTIAL_MARK = ".partial-"
+FREEZE_LOCK = ".freeze.lock"  # held by freeze around "is this audit frozen? -> write its bundle"
+LOCK_TIMEOUT = 600.0  # seconds a freeze waits for another freeze of the same audits folder
 NAME_PATTERN = re.compile(r"(?P<stamp>\d{8}T\d{6}Z)_(?P<rule>[a-z0-9_]+)_v(?P<version>\d+)(?:_(?P<n>\d+))?")
 SHA256_PATTERN = re.compile(r"[0-9a-f]{64}")
 INTEGRITY_OF = "this manifest as canonical JSON (sorted keys, no spaces, UTF-8) without the integrity key"
@@ -818,14 +823,26 @@ def check_audits_dir(audits_dir: Path) -> None:
             )
     if audits_dir.exists() and not audits_dir.is_dir():
         raise UsageError(f"--into {audits_dir} is a file, not a folder.", hint="pass a folder.", code="usage-into")
+    from irr_audit.runfolder import RECORD_FILES
+
+    run = next((name for name in RECORD_FILES if (audits_dir / name).is_file()), None)
+    if run is not None:
+        raise UsageError(
+            f"--into {audits_dir} is the output folder of irr-audit {RECORD_FILES[run]} (it holds {run}).",
+            hint="pass the folder that holds the bundles, e.g. --into audits; keep it apart from join and "
+            "sample folders.",
+            code="usage-into",
+        )
 
 
 def freeze(
     source: FreezeSource, audits_dir: Path, created: datetime, *, recodes: Path | None = None,
-    sign_key: Path | None = None,
+    sign_key: Path | None = None, lock_timeout: float = LOCK_TIMEOUT,
 ) -> FreezeResult:
-    """Freeze an audit into a new bundle under ``audits_dir``; never replaces one. With
-    ``sign_key`` the manifest is signed (ssh-keygen) before anything is written."""
+    """Freeze an audit into a new bundle under ``audits_dir``; never replaces one, and never
+    makes a second bundle of the same audit: the check and the write hold the audits
+    folder's lock, so of two freezes of one audit at once, the second finds the first's bundle.
+    With ``sign_key`` the manifest is signed (ssh-keygen) before anything is written."""
     check_audits_dir(audits_dir)
     sample = source.sample
     if sample is not None and audits_dir.resolve().is_relative_to(sample.resolve()):
@@ -834,13 +851,7 @@ def freeze(
     join = source.join
     sample_files = collect_sample(sample) if sample is not None else []
     files = frozen_files(source, sample_files)
-    existing = same_audit(files, audits_dir)
-    if existing is not None:
-        raise UsageError(
-            f"these sheets and this rule are already frozen in {existing}.",
-            hint=f"an audit is frozen once; check it with irr-audit verify {shell_path(existing)}.",
-            code="usage-already-frozen",
-        )
+    refuse_frozen(files, audits_dir)  # early, before the score is computed; checked again under the lock
     notes = list(source.notes)
     recodes_entry = recodes_reference(recodes, join.rule) if recodes is not None else None
     if recodes_entry is not None and recodes_entry["ids_sha256"] != units_digest(join.unit_ids):
@@ -848,20 +859,59 @@ def freeze(
                      "normally re-codes the same units")
     from irr_audit.audit import AuditOptions, build_report
 
-    name = free_name(audits_dir, created, join.rule)
-    manifest = build_manifest(
-        name=name,
-        created=created,
-        join=join,
-        files=files,
-        score=build_report(join, AuditOptions(list_disagreements=False)).to_dict(include_disagreements=False),
-        columns=source.columns,
-        recodes=recodes_entry,
-        sample_files=[file.path for file in sample_files] if sample is not None else None,
-        sample_ids=list(join.unit_ids) if sample is not None else None,
-    )
-    path = write_bundle(audits_dir, name, files + signature_files(manifest, sign_key), manifest)
+    score = build_report(join, AuditOptions(list_disagreements=False)).to_dict(include_disagreements=False)
+    with audits_lock(audits_dir, lock_timeout):
+        refuse_frozen(files, audits_dir)
+        name = free_name(audits_dir, created, join.rule)
+        manifest = build_manifest(
+            name=name,
+            created=created,
+            join=join,
+            files=files,
+            score=score,
+            columns=source.columns,
+            recodes=recodes_entry,
+            sample_files=[file.path for file in sample_files] if sample is not None else None,
+            sample_ids=list(join.unit_ids) if sample is not None else None,
+        )
+        path = write_bundle(audits_dir, name, files + signature_files(manifest, sign_key), manifest)
     return FreezeResult(path=path, manifest=manifest, notes=tuple(notes))
+
+
+def refuse_frozen(files: list[FrozenFile], audits_dir: Path) -> None:
+    existing = same_audit(files, audits_dir)
+    if existing is not None:
+        raise UsageError(
+            f"these sheets and this rule are already frozen in {existing}.",
+            hint=f"an audit is frozen once; check it with irr-audit verify {shell_path(existing)}.",
+            code="usage-already-frozen",
+        )
+
+
+@contextmanager
+def audits_lock(audits_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold the audits folder's lock (a file lock, released by the system if the process
+    dies). A lock over the time-stamped bundle names would not do: two freezes of one
+    audit a second apart choose different names."""
+    from filelock import FileLock, Timeout
+
+    lock_path = audits_dir / FREEZE_LOCK
+    try:
+        audits_dir.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(lock_path, timeout=timeout)
+        lock.acquire()
+    except Timeout:
+        raise OutputError(
+            f"another irr-audit freeze holds the lock {lock_path}; waited {timeout:g} s for it.",
+            hint="wait until the other freeze has finished, then run freeze again.",
+            code="output-audits-busy",
+        ) from None
+    except OSError as exc:
+        raise _unwritable(audits_dir, exc) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def manifest_bytes(manifest: dict[str, Any]) -> bytes:

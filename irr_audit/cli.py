@@ -10,7 +10,7 @@ import dataclasses
 import functools
 import io
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -183,15 +183,21 @@ def join(
     sample: Annotated[
         Path | None, typer.Option("--sample", help="The folder irr-audit sample wrote: join exactly its units.")
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an --out folder that holds files join did not write "
+                           "(they are deleted).")
+    ] = False,
 ) -> None:
     """Join coding sheets on comment id; route every missing code into the missingness log."""
-    from irr_audit.joindir import write_join_dir
+    from irr_audit.joindir import check_join_out, write_join_dir
     from irr_audit.progress import steps, wanted
     from irr_audit.sampling import sample_ids_for_join
 
     if rule is None:
         raise UsageError("join needs the rule the sheets were coded under.", hint="add --rule RULE.",
                          code="usage-missing-rule")
+    check_outputs([*sheets, rule, sample], folders=[out])
+    strays = check_join_out(out, force)
     reference, notes = sample_ids_for_join(sample, rule) if sample else (None, [])
     sample_ids = list(reference.ids) if reference else None
     options = _sheet_options(id_column, code_column, worksheet)
@@ -199,12 +205,14 @@ def join(
         result = _join_inputs(sheets, rule, options, sample_ids, progress=progress)
     written = write_join_dir(result, rule.read_bytes(), out, options,
                              sample=sample, sample_ids=sample_ids,
-                             sample_report=reference.report if reference else None)
+                             sample_report=reference.report if reference else None, force=force, inputs=[rule])
     for note in notes:
         typer.echo(note, err=True)
     if not quiet:
         _tell(result)
         typer.echo(f"wrote {', '.join(str(path) for path in written)}", err=True)
+        if strays:
+            typer.echo(f"replaced {out} (--force): deleted {', '.join(strays)}", err=True)
 
 
 @app.command()
@@ -253,11 +261,21 @@ def report(
     """The whole audit in one document: provenance, units, table, coefficients, disagreements."""
     from irr_audit.adjudication import bundle_report_sections
 
+    if output is not None:
+        check_outputs([*(inputs or []), rule, *(counts or [])], files=[output])
     options = _audit_options(bootstrap, seed, group, against)
     document = _audit(inputs or [], rule, counts, options, _sheet_options(id_column, code_column, worksheet),
                       quiet).to_dict()
     document.update(bundle_report_sections(inputs or [], document))  # a bundle's adjudication, kept apart
     _emit(document, output_format.value, output)
+
+
+def check_outputs(inputs: Sequence[Path | None], files: Sequence[Path] = (), folders: Sequence[Path] = ()) -> None:
+    """Refuse, before the command reads anything, an output that would write an input or a bundle."""
+    from irr_audit.outputs import refuse_unsafe_outputs
+    from irr_audit.runfolder import files_read
+
+    refuse_unsafe_outputs(files_read(inputs), files=files, folders=folders)
 
 
 def _audit(inputs: list[Path], rule: Path | None, counts: list[Path] | None, options: Any, choice: SheetOptions,

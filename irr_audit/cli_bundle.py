@@ -229,6 +229,7 @@ def adjudicate(
     from irr_audit import adjudication as adj
     from irr_audit.audit import build_report
     from irr_audit.bundle import MANIFEST, join_bundle, read_manifest, sha256_hex, shell_path
+    from irr_audit.cli import check_outputs
 
     if decisions is None and (digests is not None or sign is not None):
         raise UsageError("--digests and --sign anchor a new adjudication record; they go with --decisions.",
@@ -238,6 +239,8 @@ def adjudicate(
 
         check_list_target(digests, [path for path in (decisions,) if path is not None], [bundle])
     _check_sign_key(sign)
+    if output is not None:
+        check_outputs([bundle, decisions], files=[output])
     manifest = read_manifest(bundle)
     join = join_bundle(bundle)
     disagreements = adj.disagreement_codes(build_report(join).disagreements)

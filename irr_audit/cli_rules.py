@@ -116,11 +116,13 @@ def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None) -> None:
 
     Refuses (exit 1) while `rules check` finds problems: a lock never records an edit.
     """
+    from irr_audit.cli import check_outputs
     from irr_audit.revisions import check_rules, lock_entries, render_lock
     from irr_audit.rules_io import default_lock_path, label_of, read_lock, read_rule_files, write_lock
 
-    current = read_rule_files(rules_dir)
     lock_path = lock or default_lock_path(rules_dir)
+    check_outputs(sorted(rules_dir.glob("*/*")), files=[lock_path])  # the rule files, as read_rule_files reads them
+    current = read_rule_files(rules_dir)
     existing = read_lock(lock_path)
     result = check_rules(current, [existing] if existing else [], rules_label=label_of(rules_dir))
     if not result.clean:

@@ -39,16 +39,27 @@ def sample(
         SheetFormat, typer.Option("--sheet-format", help="csv, or xlsx with a code list in the sheet.")
     ] = SheetFormat.CSV,
     force: Annotated[
-        bool, typer.Option("--force", help="Replace sample files in --out that differ (filled sheets too).")
+        bool, typer.Option("--force", help="Replace an --out folder holding files this sample would not write "
+                           "identically (filled sheets too; they are deleted).")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
 ) -> None:
     """Build the working ledger and one blank coding sheet per coder from the collector's output."""
     from irr_audit import sampling
+    from irr_audit.cli import check_outputs
     from irr_audit.collector import read_dataset, read_run_record
     from irr_audit.rules import load_rule
-    from irr_audit.sampling import SampleRequest, build_sample, parse_coders, summary_lines, write_sample_dir
+    from irr_audit.sampling import (
+        SampleRequest,
+        build_sample,
+        check_sample_out,
+        parse_coders,
+        summary_lines,
+        write_sample_dir,
+    )
 
+    inputs = [dataset, rule, *([run_record] if run_record else [])]
+    check_outputs(inputs, folders=[out])
     request = SampleRequest(
         coders=tuple(parse_coders(coders)), size=size, seed=seed, shuffle=shuffle,
         sheet_format=sampling.SheetFormat(sheet_format.value),
@@ -56,9 +67,11 @@ def sample(
     loaded_rule = load_rule(rule)
     record = None if run_record is None else read_run_record(run_record)
     built = build_sample(read_dataset(dataset), record, loaded_rule, rule.read_bytes(), request)
-    inputs = [dataset, rule, *([run_record] if run_record else [])]
+    strays = check_sample_out(out, built, force)
     written = write_sample_dir(built, out, inputs, force)
     if not quiet:
         for line in summary_lines(built):
             typer.echo(line, err=True)
         typer.echo(f"wrote {len(written)} files into {out}", err=True)
+        if strays:
+            typer.echo(f"replaced {out} (--force): replaced or deleted {', '.join(strays)}", err=True)

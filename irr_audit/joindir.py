@@ -5,22 +5,39 @@ a spreadsheet would execute neutralised) and summary.json, which records where
 the original sheets are and their sha256. Reading the folder back re-joins the
 original sheets after checking they are unchanged, so nothing is lost to a
 lossy round trip through CSV.
+
+The folder is written as one run (irr_audit.runfolder): built beside its place and
+swapped in whole, with a run record in summary.json (every other file's sha256 and
+a run id) that reading it back checks first.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from irr_audit.counts import pattern_counts
-from irr_audit.errors import IrrAuditError, UsageError
+from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.join import JoinResult
-from irr_audit.outputs import frame_csv_text, refuse_overwriting_inputs, write_bytes_atomic, write_text_atomic
+from irr_audit.outputs import frame_csv_text, refuse_unsafe_outputs
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule
+from irr_audit.runfolder import (
+    RUN_KEY,
+    Mismatch,
+    files_read,
+    listed,
+    occupants,
+    read_record,
+    record_of,
+    recorded_files,
+    replace_folder,
+    run_mismatches,
+)
 from irr_audit.sheets import ColumnChoice, Sheet, read_sheet
 
 if TYPE_CHECKING:
@@ -34,26 +51,70 @@ COUNTS = "counts.csv"
 RULE_COPY = "rule.yaml"
 
 
+JOIN_FILES = (JOINED, LOG, LOG_JSONL, COUNTS, RULE_COPY, SUMMARY)
+
+
 def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: ColumnChoice,
                    sample: Path | None = None, sample_ids: list[str] | None = None,
-                   sample_report: dict[str, Any] | None = None) -> list[Path]:
-    """Write the join's outputs into ``out``; returns the paths written. A join restricted
-    to a sample (`join --sample`) records the sample's ids, so `score DIR` joins the same units."""
-    paths = [out / JOINED, out / LOG, out / LOG_JSONL, out / SUMMARY, out / RULE_COPY, out / COUNTS]
-    refuse_overwriting_inputs(paths, [sheet.path for sheet in result.sheets])
-    joined = result.joined_frame()
-    write_text_atomic(paths[0], frame_csv_text(joined))
-    write_text_atomic(paths[1], frame_csv_text(result.log))
+                   sample_report: dict[str, Any] | None = None, *, force: bool = False,
+                   inputs: Sequence[Path] = ()) -> list[Path]:
+    """Write the join's outputs as the whole of folder ``out``; returns the paths written.
+    A join restricted to a sample (`join --sample`) records the sample's ids, so `score DIR`
+    joins the same units. ``inputs`` are the other files the command read (the rule);
+    the sheets and the sample folder are known from the result."""
+    refuse_unsafe_outputs(files_read([*inputs, *(sheet.path for sheet in result.sheets), sample]), folders=[out])
+    check_join_out(out, force)
     summary = join_summary(result, out, columns)
     if sample_ids is not None:
         summary["sample"] = {"folder": str(sample.resolve()) if sample else None, "ids": list(sample_ids),
                              "report": sample_report or {}}
-    write_text_atomic(paths[2], log_jsonl(result.log))
-    write_text_atomic(paths[3], render_json(summary))
-    write_bytes_atomic(paths[4], rule_bytes)
-    counts = pattern_counts(result)
-    write_text_atomic(paths[5], frame_csv_text(counts, for_spreadsheets=False))
-    return paths
+
+    def files() -> Iterator[tuple[str, bytes]]:  # one at a time: a million units' joined.csv is large
+        yield JOINED, frame_csv_text(result.joined_frame()).encode("utf-8")
+        yield LOG, frame_csv_text(result.log).encode("utf-8")
+        yield LOG_JSONL, log_jsonl(result.log).encode("utf-8")
+        yield RULE_COPY, rule_bytes
+        yield COUNTS, frame_csv_text(pattern_counts(result), for_spreadsheets=False).encode("utf-8")
+
+    def with_run_record(digests: dict[str, str]) -> dict[str, bytes]:
+        return {SUMMARY: render_json({**summary, RUN_KEY: record_of(digests)}).encode("utf-8")}
+
+    return replace_folder(out, files(), with_run_record)
+
+
+def check_join_out(out: Path, force: bool) -> list[str]:
+    """Refuse an --out folder holding what no join wrote (unless ``force``: those files
+    are then deleted with the folder, and listed in the return value). A folder is
+    never deleted: join writes none."""
+    found = occupants(out, previous_join_files(out))
+    if found.folders:
+        raise OutputError(
+            f"--out {out} holds the folder {listed(found.folders)}, which join did not write; join replaces "
+            "its output folder as a whole and never deletes a folder it did not write.",
+            hint="move the folder out, or choose another --out folder.",
+            code="output-folder-not-ours",
+        )
+    strays = [f"{name} (changed since join wrote it)" for name in found.changed] + found.foreign
+    if strays and not force:
+        raise OutputError(
+            f"--out {out} holds {len(strays)} file{'s' if len(strays) != 1 else ''} join did not write: "
+            f"{listed(strays)}.",
+            hint="move the files out or choose another --out folder; --force replaces the folder and deletes them.",
+            code="output-folder-not-ours",
+        )
+    return found.files
+
+
+def previous_join_files(out: Path) -> dict[str, str | None]:
+    """The files a previous join wrote into ``out``: name -> sha256 from its run record;
+    for a summary written before run records, join's file names (whatever their bytes)."""
+    summary = read_record(out / SUMMARY)
+    files = recorded_files(summary)
+    if files is not None:
+        return {**files, SUMMARY: None}
+    if isinstance(summary, dict) and "sheets" in summary and "rule" in summary:
+        return dict.fromkeys(JOIN_FILES)
+    return {}
 
 
 def log_jsonl(log: pd.DataFrame) -> str:
@@ -107,9 +168,34 @@ def read_join_dir(folder: Path) -> tuple[Rule, list[Sheet]]:
             hint="run irr-audit join again to recreate the folder.",
             code="joindir-invalid",
         ) from None
+    check_one_run(folder, summary)
     rule = load_rule(folder / RULE_COPY)
     with ThreadPoolExecutor(max_workers=2) as pool:  # as read_sheets: two sheets parsed at a time
         return rule, list(pool.map(lambda record: _reread(folder, record, columns), records))
+
+
+def check_one_run(folder: Path, summary: Any) -> None:
+    """Refuse a join folder whose files are not all those of the run its summary records."""
+    files = recorded_files(summary)
+    if files is None:
+        raise UsageError(
+            f"{folder / SUMMARY} has no run record: an older irr-audit wrote this folder, so it cannot be "
+            "shown to hold the files of one join.",
+            hint=f"run irr-audit join again with --out {folder}; it replaces the folder as a whole.",
+            code="joindir-no-run-record",
+        )
+    unlisted = [Mismatch(name, "is not in the run record") for name in JOIN_FILES
+                if name != SUMMARY and name not in files]
+    mismatches = unlisted + run_mismatches(folder, files)
+    if mismatches:
+        first, more = mismatches[0], len(mismatches) - 1
+        others = f" (and {more} more file{'s' if more != 1 else ''})" if more else ""
+        raise UsageError(
+            f"{folder} does not hold one join run: {first.file} {first.detail}{others}; {SUMMARY} records "
+            f"run {summary[RUN_KEY]['id'][:12]}.",
+            hint=f"run irr-audit join again with --out {folder} to write the folder as one run.",
+            code="joindir-not-one-run",
+        )
 
 
 def read_join_sample_report(folder: Path) -> dict[str, Any] | None:

@@ -7,6 +7,7 @@ import csv
 import io
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -169,8 +170,10 @@ def _neutralised(text: pa.Array) -> pa.Array:
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file in the same folder, flush it to disk, then rename."""
+    """Write to a temporary file in the same folder, flush it to disk, then rename.
+    A symlink is refused, not replaced (refuse_unsafe_outputs says so before a command runs)."""
     folder = path.parent
+    _refuse_symlink(path)
     if path.is_dir():
         raise OutputError(f"cannot write {path}: it is a folder.", hint="give a file name, e.g. audit.html.",
                           code="output-is-a-folder")
@@ -213,13 +216,194 @@ def write_text_atomic(path: Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
-def refuse_overwriting_inputs(outputs: Iterable[Path], inputs: Iterable[Path]) -> None:
-    """An output that would replace an input file is an error: originals are never modified."""
-    protected = {path.resolve() for path in inputs}
-    for output in outputs:
-        if output.resolve() in protected:
+def refuse_unsafe_outputs(inputs: Iterable[Path], files: Iterable[Path] = (), folders: Iterable[Path] = ()) -> None:
+    """Refuse, before anything is read or written, an output that could change what a
+    command reads or what an audit bundle froze.
+
+    ``inputs`` are every file the command reads (runfolder.files_read expands the
+    folders among its arguments); ``files`` the files it will replace (report
+    --output); ``folders`` the output folders it replaces as a whole (join --out).
+    Paths are compared after following symlinks, and by device and inode, so a hard
+    link or a case-insensitive spelling of an input is an input too.
+    """
+    known = _Inputs.of(inputs)
+    for path in files:
+        _check_output_file(path, known)
+    for folder in folders:
+        _check_output_folder(folder, known)
+
+
+class _Inputs:
+    """The inputs by resolved path and by (device, inode)."""
+
+    def __init__(self, by_path: dict[Path, Path], by_inode: dict[tuple[int, int], Path]):
+        self.by_path = by_path
+        self.by_inode = by_inode
+
+    @classmethod
+    def of(cls, inputs: Iterable[Path]) -> _Inputs:
+        by_path: dict[Path, Path] = {}
+        by_inode: dict[tuple[int, int], Path] = {}
+        for path in inputs:
+            by_path.setdefault(path.resolve(), path)
+            identity = _identity(path)
+            if identity is not None:
+                by_inode.setdefault(identity, path)
+        return cls(by_path, by_inode)
+
+    def same_as(self, path: Path) -> Path | None:
+        """The input that ``path`` is (the same file, by any name), or None."""
+        found = self.by_path.get(path.resolve())
+        identity = _identity(path)
+        return found if found is not None else self.by_inode.get(identity) if identity else None
+
+    def inside(self, folder: Path) -> Path | None:
+        """An input that lies inside ``folder`` (after following symlinks), or None."""
+        resolved = folder.resolve()
+        return next((given for path, given in self.by_path.items() if path.is_relative_to(resolved)), None)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        status = path.stat()
+    except (OSError, ValueError):
+        return None
+    return (status.st_dev, status.st_ino) if stat.S_ISREG(status.st_mode) else None
+
+
+def _check_output_file(path: Path, inputs: _Inputs) -> None:
+    same = inputs.same_as(path)
+    if same is not None:
+        also = "" if str(same) == str(path) else f" ({same})"
+        raise OutputError(f"writing {path} would overwrite an input file{also}.",
+                          hint="choose another output path; irr-audit never writes the files it reads.",
+                          code="output-overwrites-input")
+    _refuse_bundle(path, path.resolve().parent)
+    _refuse_run_file(path)
+    _refuse_symlink(path)
+    if path.is_dir():
+        raise OutputError(f"cannot write {path}: it is a folder.", hint="give a file name, e.g. audit.html.",
+                          code="output-is-a-folder")
+    if path.exists():
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise OutputError(f"cannot write {path}: it is not a regular file.",
+                              hint="give the name of a new or an ordinary file.", code="output-not-a-file")
+        if not mode & stat.S_IWUSR:
+            raise OutputError(f"{path} is read-only; irr-audit does not replace a file that was made read-only.",
+                              hint="choose another file, or make it writable (chmod u+w) if it may be replaced.",
+                              code="output-read-only")
+    _refuse_unwritable(path.parent)
+
+
+def _check_output_folder(folder: Path, inputs: _Inputs) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"cannot write into {folder}: it is a file, not a folder.",
+                          hint="choose an output folder that does not exist yet or is a folder.",
+                          code="output-unwritable")
+    inside = inputs.inside(folder)
+    if inside is None:
+        inside = next((found for entry in _entries(folder) if (found := inputs.same_as(entry)) is not None), None)
+    if inside is not None:
+        raise OutputError(
+            f"writing {folder} would overwrite an input file: the folder holds {inside}.",
+            hint="choose another --out folder; the output folder is replaced as a whole, and irr-audit never "
+            "writes the files it reads.",
+            code="output-overwrites-input",
+        )
+    _refuse_bundle(folder, folder.resolve())
+    _refuse_symlink(folder)
+    working = _working_folder()
+    if working is not None and working.is_relative_to(folder.resolve()):
+        raise OutputError(
+            f"--out {folder} is the folder you are working in (or holds it); the output folder is replaced "
+            "as a whole.",
+            hint="choose another --out folder, e.g. a new folder inside this one.",
+            code="output-folder-in-use",
+        )
+    _refuse_unwritable(folder.parent)
+
+
+def _working_folder() -> Path | None:
+    try:
+        return Path.cwd().resolve()
+    except OSError:  # the folder we run in was deleted: no output folder holds it
+        return None
+
+
+def _entries(folder: Path) -> list[Path]:
+    """What an existing output folder holds, two levels deep (a run's folder has no deeper
+    files; a deeper one is in a folder the run did not write, which is refused anyway)."""
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    found = []
+    for child in _listing(folder):
+        found.append(child)
+        if child.is_dir() and not child.is_symlink():
+            found += _listing(child)
+    return found
+
+
+def _listing(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder.iterdir())
+    except OSError:
+        return []
+
+
+def _refuse_bundle(path: Path, start: Path) -> None:
+    """An audit bundle (manifest.json beside sheets/ or rule/) at or above ``start`` is never written."""
+    for folder in (start, *start.parents):
+        if (folder / "manifest.json").is_file() and any((folder / part).is_dir() for part in ("sheets", "rule")):
+            where = "is the audit bundle" if path.resolve() == folder else "is inside the audit bundle"
             raise OutputError(
-                f"writing {output} would overwrite an input file.",
-                hint="choose another --out folder; input sheets are never modified.",
-                code="output-overwrites-input",
+                f"{path} {where} {folder}; a bundle's files are never changed.",
+                hint="write it outside the bundle (a bundle only gains adjudication records, "
+                "through irr-audit adjudicate).",
+                code="output-in-bundle",
             )
+
+
+def _refuse_run_file(path: Path) -> None:
+    """A file that a join or sample run wrote is replaced only by a new run of the
+    whole folder: replacing it alone would mix two runs."""
+    from irr_audit.runfolder import RECORD_FILES, read_record, recorded_files
+
+    resolved = path.resolve()
+    for folder in resolved.parents[:2]:  # sample sheets live one folder down
+        for record_name, command in RECORD_FILES.items():
+            if not (folder / record_name).is_file():
+                continue
+            relative = resolved.relative_to(folder).as_posix()
+            files = recorded_files(read_record(folder / record_name)) or {}
+            if relative == record_name or relative in files:
+                raise OutputError(
+                    f"{path} is the file {relative} of the {command} run in {folder}; replacing it alone would "
+                    "mix two runs in one folder.",
+                    hint=f"write it elsewhere, or run irr-audit {command} again to replace the whole folder.",
+                    code="output-in-run-folder",
+                )
+
+
+def _refuse_symlink(path: Path) -> None:
+    if path.is_symlink():
+        raise OutputError(
+            f"{path} is a symbolic link (to {os.readlink(path)}); irr-audit does not write through "
+            "or replace a link.",
+            hint="give the path of a real file or folder, or remove the link.",
+            code="output-symlink",
+        )
+
+
+def _refuse_unwritable(folder: Path) -> None:
+    """The nearest existing folder on the way to ``folder`` must be a folder we may write."""
+    existing = next((candidate for candidate in (folder, *folder.parents) if candidate.exists()), None)
+    if existing is None:
+        return
+    if not existing.is_dir():
+        raise OutputError(f"cannot write into {folder}: {existing} is a file, not a folder.",
+                          hint="choose an output folder that does not exist yet or is a folder.",
+                          code="output-unwritable")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write into {folder}: {existing} is not writable (permission denied).",
+                          hint="choose an output folder you can write to.", code="output-unwritable")

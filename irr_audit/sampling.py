@@ -23,13 +23,21 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from irr_audit import __version__
+from irr_audit import __version__, runfolder
 from irr_audit.collector import Dataset, InputResult, Item, RunRecord, quoted
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.missingness import LOG_COLUMNS, Reason, count_phrase
-from irr_audit.outputs import csv_text, refuse_overwriting_inputs, spreadsheet_safe, write_bytes_atomic
+from irr_audit.outputs import csv_text, refuse_unsafe_outputs, spreadsheet_safe
 from irr_audit.report import render_json
 from irr_audit.rules import Rule
+from irr_audit.runfolder import (
+    files_read,
+    listed,
+    occupants,
+    recorded_files,
+    replace_folder,
+    run_mismatches,
+)
 
 PLATFORM_STATUSES = ("ok", "deleted", "removed")
 # What Reddit shows in place of a comment's text once it is gone; "[deleted]" and
@@ -687,6 +695,7 @@ def build_sample(
         sheets.append(sheet)
     completeness = assess_completeness(run_record)
     record = _sample_record(dataset, run_record, rule, request, ledger, log, draw, completeness, sheets, files)
+    record["run"] = runfolder.run_record(files)  # sha256 of every other file: a reader refuses a folder mixing two runs
     files[RECORD] = render_json(record).encode("utf-8")
     return Sample(files=files, record=record, ledger=ledger, draw=draw, completeness=completeness, log=log)
 
@@ -792,22 +801,52 @@ def _completeness_line(completeness: Completeness) -> str:
 
 
 def write_sample_dir(sample: Sample, out: Path, inputs: Sequence[Path], force: bool) -> list[Path]:
-    """Write the sample's files into ``out``. A file that exists with other content
-    (a sheet a coder already filled) is only replaced with ``force``."""
-    paths = {name: out / name for name in sample.files}
-    refuse_overwriting_inputs(paths.values(), inputs)
-    if not force:
-        for name, path in paths.items():
-            if path.is_file() and path.read_bytes() != sample.files[name]:
-                raise OutputError(
-                    f"{path} exists and differs from what this sample would write"
-                    + (" (a coder may have filled it)" if name.startswith(SHEETS) else "") + ".",
-                    hint="choose a new --out folder, or pass --force to replace the sample's files.",
-                    code="output-sample-exists",
-                )
-    for name, path in paths.items():
-        write_bytes_atomic(path, sample.files[name])
-    return list(paths.values())
+    """Write the sample's files as the whole of folder ``out``. Without ``force`` the folder
+    may hold only what this sample writes, byte for byte: a sheet a coder filled, the
+    files of another draw, or files sample did not write are refused."""
+    refuse_unsafe_outputs(files_read(inputs), folders=[out])
+    check_sample_out(out, sample, force)
+    return replace_folder(out, sample.files)
+
+
+def check_sample_out(out: Path, sample: Sample, force: bool) -> list[str]:
+    """Refuse an --out folder holding files this sample would not write identically
+    (unless ``force``: they are then replaced or deleted, and listed in the return
+    value). A folder is never deleted."""
+    found = occupants(out, dict.fromkeys(sample.files))
+    if found.folders:
+        raise OutputError(
+            f"--out {out} holds the folder {listed(found.folders)}, which sample did not write; sample replaces "
+            "its output folder as a whole and never deletes a folder it did not write.",
+            hint="move the folder out, or choose another --out folder.",
+            code="output-folder-not-ours",
+        )
+    differing = [name for name in sorted(sample.files) if _differs(out / name, sample.files[name])]
+    if force:
+        return sorted({*differing, *found.foreign})
+    if differing:
+        name = next((name for name in differing if name.startswith(SHEETS)), differing[0])
+        more = len(differing) - 1
+        raise OutputError(
+            f"{out / name} exists and differs from what this sample would write"
+            + (" (a coder may have filled it)" if name.startswith(SHEETS) else "")
+            + (f"; {more} more file{'s' if more != 1 else ''} differ too" if more else "") + ".",
+            hint="choose a new --out folder, or pass --force to replace the whole sample folder.",
+            code="output-sample-exists",
+        )
+    if found.foreign:
+        count = len(found.foreign)
+        raise OutputError(
+            f"--out {out} holds {count} file{'s' if count != 1 else ''} this sample would not "
+            f"write: {listed(found.foreign)}.",
+            hint="move the files out or choose another --out folder; --force replaces the folder and deletes them.",
+            code="output-folder-not-ours",
+        )
+    return []
+
+
+def _differs(path: Path, data: bytes) -> bool:
+    return (path.is_file() or path.is_symlink()) and (path.is_symlink() or path.read_bytes() != data)
 
 
 @dataclass(frozen=True)
@@ -872,6 +911,7 @@ def read_sample(folder: Path) -> SampleRef:
             hint="run irr-audit sample again into a new folder.",
             code="sample-dir-invalid",
         )
+    check_one_sample_run(folder, record)
     return ref
 
 
@@ -907,6 +947,25 @@ def _ledger_ids(data: bytes, path: Path) -> set[str]:
                              hint="run irr-audit sample again into a new folder.", code="sample-dir-invalid")
         ids.add(entry["comment_id"])
     return ids
+
+
+def check_one_sample_run(folder: Path, record: dict[str, Any]) -> None:
+    """Refuse a sample folder whose files are not those of the run sample.json records.
+    The coding sheets are left out: coders may fill them in place. A sample.json
+    written before run records is checked by its ledger's sha256 alone."""
+    files = recorded_files(record)
+    if files is None:
+        return
+    mismatches = run_mismatches(folder, {name: digest for name, digest in files.items()
+                                         if not name.startswith(f"{SHEETS}/")})
+    if mismatches:
+        first = mismatches[0]
+        raise UsageError(
+            f"{folder} does not hold one sample run: {first.file} {first.detail}; {RECORD} records run "
+            f"{record['run']['id'][:12]}.",
+            hint="restore the file from the sample that was drawn, or draw the sample again into a new folder.",
+            code="sample-dir-not-one-run",
+        )
 
 
 def check_sample_rule(ref: SampleRef, rule: Rule) -> list[str]:

@@ -24,7 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from irr_audit.anchor import parse_digest, parse_digest_list
-from irr_audit.bundle import canonical_sha256, compare_scores, join_files, non_finite_numbers
+from irr_audit.bundle import FREEZE_LOCK, canonical_sha256, compare_scores, join_files, non_finite_numbers
 from irr_audit.cli import app
 from irr_audit.errors import UsageError
 from irr_audit.report import render_json
@@ -418,7 +418,8 @@ def test_signing_failures_leave_no_bundle(sheets: list[Path], tmp_path: Path) ->
     assert bad.exit_code == 2 and bad.stderr.startswith(f"Error [signing-failed]: ssh-keygen could not sign with "
                                                          f"{not_a_key}: ")
     assert missing.exit_code == 2 and missing.stderr.startswith(f"Error [usage-sign-key]: --sign {tmp_path / 'none'}")
-    assert not (tmp_path / "audits").exists() or not any((tmp_path / "audits").iterdir())
+    audits = tmp_path / "audits"
+    assert not audits.exists() or [path.name for path in audits.iterdir()] == [FREEZE_LOCK]
 
 
 def test_without_ssh_keygen_signing_options_are_refused(sheets: list[Path], tmp_path: Path,

@@ -218,7 +218,7 @@ def test_freezing_twice_into_the_same_place_is_refused(sheets: list[Path], tmp_p
                                    f"in {bundle}.")
     assert into_bundle.exit_code == 2
     assert "Error [usage-into-bundle]" in into_bundle.stderr
-    assert list_bundles(audits) == [bundle] and sorted(os.listdir(audits)) == [bundle.name]
+    assert list_bundles(audits) == [bundle] and sorted(os.listdir(audits)) == [bundle_module.FREEZE_LOCK, bundle.name]
 
 
 def test_a_copied_bundle_still_verifies(sheets: list[Path], tmp_path: Path) -> None:
@@ -255,7 +255,7 @@ def test_a_sheet_path_with_dot_dot_lands_inside_the_bundle(sheets: list[Path], t
     bundle = freeze([detour, sheets[1]], audits)
 
     assert sorted(path.name for path in (bundle / "sheets").iterdir()) == ["alice.csv", "bob.csv"]
-    assert os.listdir(audits) == [bundle.name]
+    assert sorted(os.listdir(audits)) == [bundle_module.FREEZE_LOCK, bundle.name]
 
 
 @pytest.mark.parametrize("path", ["../outside.csv", "/etc/passwd", "sheets/../../outside.csv", "sheets\\..\\x.csv"])
@@ -472,7 +472,7 @@ def test_a_failed_freeze_leaves_nothing(sheets: list[Path], tmp_path: Path, monk
     assert result.exit_code == 2
     assert result.stderr.startswith(f"Error [output-unwritable]: cannot write a bundle into {audits}: "
                                     "No space left on device.")
-    assert os.listdir(audits) == []
+    assert os.listdir(audits) == [bundle_module.FREEZE_LOCK]  # the lock's file, not a bundle
 
 
 def test_a_killed_freeze_leaves_no_bundle_that_looks_whole(sheets: list[Path], tmp_path: Path, monkeypatch) -> None:
@@ -491,7 +491,7 @@ def test_a_killed_freeze_leaves_no_bundle_that_looks_whole(sheets: list[Path], t
     assert run("freeze", *sheets, "--rule", RULE, "--into", audits).exit_code != 0  # click: "Aborted!"
     monkeypatch.undo()
 
-    leftovers = sorted(audits.iterdir())
+    leftovers = sorted(path for path in audits.iterdir() if path.name != bundle_module.FREEZE_LOCK)
     assert len(leftovers) == 2 and all(path.name.startswith(".") and ".partial-" in path.name for path in leftovers)
     assert list_bundles(audits) == []
     for leftover in leftovers:

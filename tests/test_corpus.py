@@ -181,9 +181,12 @@ def test_output_into_the_inputs_folder_leaves_inputs_alone(tmp_path: Path) -> No
     alice.write_bytes((FILES / "partner.csv").read_bytes())
     bob.write_bytes((FILES / "crlf.csv").read_bytes())
     before = alice.read_bytes(), bob.read_bytes()
-    assert run_join(alice, bob, out=tmp_path).exit_code == 0
+    result = run_join(alice, bob, out=tmp_path)  # join replaces its folder as a whole: never one holding inputs
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error [output-overwrites-input]: writing {tmp_path} would overwrite an input "
+                                    f"file: the folder holds {alice}.")
     assert (alice.read_bytes(), bob.read_bytes()) == before
-    assert (tmp_path / "joined.csv").exists()
+    assert not (tmp_path / "joined.csv").exists()
 
 
 def test_unwritable_output_folder(tmp_path: Path) -> None:
