@@ -21,24 +21,32 @@ from irr_audit import prefetch
 from irr_audit.arrowtext import from_numpy, may_have_edge_space
 from irr_audit.errors import SheetError
 from irr_audit.limits import DEFAULT_LIMITS, Limits
-from irr_audit.tables import ParsedFile, RawTable, SpanningValues, parse_file, read_and_parse
+from irr_audit.tables import ParsedFile, RawTable, SpanningValues, parse_file, read_and_parse, record_shaped
 
 VERSION_PATTERN = re.compile(r"[vV]?\s*(\d+)")
 TEXT_COLUMNS = ("body", "text")  # the comment's text, shown beside disagreements when a sheet has it
 
 
 @dataclass(frozen=True)
-class SheetOptions:
-    """How to read sheets: which columns hold the id and the code, which worksheet,
-    and the limits on what is read (irr_audit.limits)."""
+class ColumnChoice:
+    """Which columns hold the id and the code, and which worksheet: what a join
+    summary and a bundle manifest record of how the sheets were read."""
 
     id_column: str | None = None
     code_column: str | None = None
     worksheet: str | None = None
+
+
+@dataclass(frozen=True)
+class SheetOptions(ColumnChoice):
+    """How to read sheets: the columns, and the limits on what is read (irr_audit.limits).
+    The limits are not recorded with the audit: they change what can be read, never what is read."""
+
     limits: Limits = DEFAULT_LIMITS
 
 
-ColumnChoice = SheetOptions  # the name used before worksheets could be chosen
+def limits_of(options: ColumnChoice) -> Limits:
+    return options.limits if isinstance(options, SheetOptions) else DEFAULT_LIMITS
 
 
 @dataclass(frozen=True)
@@ -73,7 +81,7 @@ class Sheet:
     def row_count(self) -> int:
         return len(self.rows)
 
-def read_sheet(path: str | Path, options: SheetOptions = SheetOptions()) -> Sheet:
+def read_sheet(path: str | Path, options: ColumnChoice = SheetOptions()) -> Sheet:
     """Read one coding sheet from disk (or take it from the command line's prefetch)."""
     sheet_path = Path(path)
     early = prefetch.take(sheet_path)
@@ -82,27 +90,27 @@ def read_sheet(path: str | Path, options: SheetOptions = SheetOptions()) -> Shee
     return sheet_from_parsed(_parsed(sheet_path, early, options), sheet_path, options)
 
 
-def _parsed(path: Path, early: prefetch.Prefetched | None, options: SheetOptions) -> ParsedFile:
-    if early is not None and options.limits == DEFAULT_LIMITS:  # the prefetch parses with the default limits
+def _parsed(path: Path, early: prefetch.Prefetched | None, options: ColumnChoice) -> ParsedFile:
+    if early is not None and limits_of(options) == DEFAULT_LIMITS:  # the prefetch parses with the default limits
         return early.parsed
-    return read_and_parse(path, options.worksheet, options.limits)
+    return read_and_parse(path, options.worksheet, limits_of(options))
 
-def read_sheets(paths: list[Path], options: SheetOptions = SheetOptions()) -> list[Sheet]:
+def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> list[Sheet]:
     """Read several sheets, two at a time: each large CSV is parsed on one thread, so
     two keep both cores busy. The first sheet (in order) that cannot be read raises."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         return list(pool.map(lambda path: read_sheet(path, options), paths))
 
-def read_table(path: str | Path, options: SheetOptions = SheetOptions()) -> RawTable:
+def read_table(path: str | Path, options: ColumnChoice = SheetOptions()) -> RawTable:
     """Read any table irr-audit takes (a counts file, say) with the sheets' checks: every cell as text."""
     table_path = Path(path)
     table = _parsed(table_path, prefetch.take(table_path), options).table
     _check_spanning(table, table_path.name, dict(enumerate(table.header)))
     return table
 
-def parse_sheet(data: bytes, path: Path, options: SheetOptions = SheetOptions()) -> Sheet:
+def parse_sheet(data: bytes, path: Path, options: ColumnChoice = SheetOptions()) -> Sheet:
     """Parse sheet bytes. Pure: ``path`` names the sheet and picks its format."""
-    return sheet_from_parsed(parse_file(data, path, options.worksheet, options.limits), path, options)
+    return sheet_from_parsed(parse_file(data, path, options.worksheet, limits_of(options)), path, options)
 
 def parse_rule_version(text: str) -> int | None:
     """`1`, `v1` or `V1` -> 1; blank -> None; anything else -> ValueError."""
@@ -113,7 +121,7 @@ def parse_rule_version(text: str) -> int | None:
         raise ValueError(text)
     return int(match.group(1))
 
-def sheet_from_parsed(parsed: ParsedFile, path: Path, options: SheetOptions = SheetOptions()) -> Sheet:
+def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = SheetOptions()) -> Sheet:
     """The sheet in a parsed file: its id and code columns chosen, its empty rows dropped. Pure."""
     name = path.name
     table = parsed.table
@@ -285,10 +293,9 @@ def _check_spanning(table: RawTable, name: str, structural: dict[int, str], id_a
 
 def _record_shaped_line(values: pa.Array, delimiter: str, width: int, id_at: int,
                         code_at: int) -> tuple[int, int, str] | None:
-    """(value, its line number counted from 0, the line) of the first line after the first of any value that has the shape of a record
-    of this sheet: the header's number of fields, an id without spaces, and no space opening the
-    id or code field after a delimiter (as prose has: "Well, honestly, no."). Vectorised:
-    only lines with the right number of delimiters are looked at one by one."""
+    """(value, its line counted from 0, the line) of the first line but a value's first that has
+    the shape of a record of this sheet (tables.record_shaped). Vectorised: only lines with
+    the header's number of delimiters are looked at one by one."""
     lines = pc.split_pattern_regex(values, r"\r\n|\r|\n")
     flat = pc.list_flatten(lines)
     owners = pc.list_parent_indices(lines).to_numpy()
@@ -298,10 +305,7 @@ def _record_shaped_line(values: pa.Array, delimiter: str, width: int, id_at: int
     counts = pc.count_substring(flat, delimiter).to_numpy()
     for at in np.flatnonzero(later & (counts == width - 1)):
         line = flat[int(at)].as_py()
-        fields = line.split(delimiter)
-        identifier, code = fields[id_at], fields[code_at]
-        if (identifier.strip() and not any(character.isspace() for character in identifier.strip())
-                and not (id_at and identifier[:1].isspace()) and not (code_at and code[:1].isspace())):
+        if record_shaped(line, delimiter, width, id_at, code_at):
             owner = int(owners[at])
             return owner, int(at + offsets[0] - offsets[owner]), line
     return None

@@ -214,7 +214,7 @@ def _delimited_table(data: bytes, delimiter: str, name: str) -> RawTable:
             ended = reader.line_num
             parsed.append(record)
     except csv.Error as exc:
-        opened = _unclosed_quote(text, ended + 1, delimiter)
+        opened = unclosed_quote_line(text, ended + 1, delimiter)
         if opened is not None:
             raise _unclosed_quote_error(name, opened, _line_count(text)) from None
         raise SheetError(
@@ -289,16 +289,28 @@ def _arrow_table(utf8: bytes, delimiter: str, name: str = "sheet") -> RawTable |
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-def _line_breaks(text: str) -> int:
+def count_line_breaks(text: str) -> int:
     """Line breaks as an editor counts them (CRLF is one)."""
     return text.count("\n") + text.count("\r") - text.count("\r\n")
+
+
+def record_shaped(line: str, delimiter: str, width: int, id_at: int, code_at: int) -> bool:
+    """Whether a line has the shape of a record of a sheet: the header's number of fields, a
+    non-blank id without spaces, and no space opening the id or code field after a delimiter
+    (as prose has it: "Well, honestly, no.")."""
+    fields = line.split(delimiter)
+    if len(fields) != width:
+        return False
+    identifier, code = fields[id_at], fields[code_at]
+    return (bool(identifier.strip()) and not any(character.isspace() for character in identifier.strip())
+            and not (id_at and identifier[:1].isspace()) and not (code_at and code[:1].isspace()))
 
 
 def _record_spans(record: int, cells: list[str], first_line: int) -> list[tuple[int, int, int, int]]:
     spans = []
     line = first_line
     for column, cell in enumerate(cells):
-        breaks = _line_breaks(cell)
+        breaks = count_line_breaks(cell)
         if breaks:
             spans.append((record, column, line, line + breaks))
             line += breaks
@@ -365,10 +377,10 @@ def _line_count_bytes(data: bytes) -> int:
 
 
 def _line_count(text: str) -> int:
-    return _line_breaks(text) + (not text.endswith(("\n", "\r")))
+    return count_line_breaks(text) + (not text.endswith(("\n", "\r")))
 
 
-def _unclosed_quote(text: str, first_line: int, delimiter: str) -> int | None:
+def unclosed_quote_line(text: str, first_line: int, delimiter: str) -> int | None:
     """The line of the quote left open at the end of ``text``, looking from the start of
     ``first_line`` (where the record the csv module failed on began), or None when
     every quote from there is closed. Looks only at the quote characters."""
@@ -394,7 +406,7 @@ def _unclosed_quote(text: str, first_line: int, delimiter: str) -> int | None:
             opened, position = None, at + 1
     if opened is None:
         return None
-    return first_line + _line_breaks(text[start:opened])
+    return first_line + count_line_breaks(text[start:opened])
 
 
 def _unclosed_quote_error(name: str, line: int, last_line: int) -> SheetError:
