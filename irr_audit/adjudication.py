@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import re
 import stat
@@ -37,6 +36,7 @@ from irr_audit.bundle import (
 )
 from irr_audit.errors import OutputError, UsageError
 from irr_audit.join import JoinResult
+from irr_audit.limits import load_json
 from irr_audit.outputs import FORMULA_TRIGGERS, csv_text, spreadsheet_safe
 from irr_audit.rules import CodeStatus, Rule
 
@@ -277,7 +277,7 @@ def read_records(bundle: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[P
             problems.append(Problem("extra", name, "not an adjudication record"))
             continue
         try:
-            records.append((name, json.loads(path.read_bytes().decode("utf-8"))))
+            records.append((name, load_json(path.read_bytes(), f"{bundle / name}")))
         except (OSError, ValueError) as exc:
             problems.append(Problem("adjudication", name, f"cannot be read as JSON ({type(exc).__name__})"))
     return records, problems

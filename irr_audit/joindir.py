@@ -9,7 +9,6 @@ lossy round trip through CSV.
 
 from __future__ import annotations
 
-import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from irr_audit.counts import pattern_counts
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.join import JoinResult
+from irr_audit.limits import load_json
 from irr_audit.outputs import frame_csv_text, refuse_overwriting_inputs, write_bytes_atomic, write_text_atomic
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule
@@ -98,7 +98,7 @@ def is_join_dir(path: Path) -> bool:
 def read_join_dir(folder: Path) -> tuple[Rule, list[Sheet]]:
     """The rule and the original sheets behind a join folder, checked unchanged."""
     try:
-        summary = json.loads((folder / SUMMARY).read_text(encoding="utf-8"))
+        summary = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}")
         records = summary["sheets"]
         columns = ColumnChoice(**summary.get("columns", {}))
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -114,14 +114,14 @@ def read_join_dir(folder: Path) -> tuple[Rule, list[Sheet]]:
 
 def read_join_sample_report(folder: Path) -> dict[str, Any] | None:
     """What the report shows of the sample a join folder was restricted to, or None."""
-    sample = json.loads((folder / SUMMARY).read_text(encoding="utf-8")).get("sample")
+    sample = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}").get("sample")
     return None if not sample else sample.get("report") or None
 
 
 def read_join_sample_ids(folder: Path) -> list[str] | None:
     """The sample ids a join folder was restricted to (`join --sample`), or None."""
     try:
-        sample = json.loads((folder / SUMMARY).read_text(encoding="utf-8")).get("sample")
+        sample = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}").get("sample")
         return None if sample is None else [str(comment_id) for comment_id in sample["ids"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(

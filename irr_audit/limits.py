@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from irr_audit.errors import LimitError, UsageError
+from irr_audit.errors import IrrAuditError, LimitError, UsageError
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -213,6 +213,22 @@ def json_lines(data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS)
 def load_json_line(line: str, subject: str, limits: Limits = DEFAULT_LIMITS, **hooks: Callable[[str], Any]) -> Any:
     """One line of a file already passed through ``json_lines`` (its depth is checked)."""
     return _loads(line, subject, limits, _has_long_number(line.encode("utf-8"), limits), hooks)
+
+
+def load_json_records(data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS) -> list[tuple[int, Any]]:
+    """(line number, value) of every line of a JSON Lines file; a line that is not JSON
+    is an IrrAuditError naming the file and the line."""
+    records = []
+    for number, line in json_lines(data, subject, limits):
+        try:
+            records.append((number, load_json_line(line, f"{subject} line {number}", limits)))
+        except ValueError as exc:
+            raise IrrAuditError(
+                f"{subject} line {number} is not valid JSON: {getattr(exc, 'msg', exc)}.",
+                hint="restore the file: JSON Lines has one JSON value per line.",
+                code="json-lines-invalid",
+            ) from None
+    return records
 
 
 _DEPTH_WHY = "Data irr-audit reads nests a few levels."

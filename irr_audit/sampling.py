@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 from irr_audit import __version__
 from irr_audit.collector import Dataset, InputResult, Item, RunRecord, quoted
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
+from irr_audit.limits import load_json, load_json_records
 from irr_audit.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.outputs import csv_text, refuse_overwriting_inputs, spreadsheet_safe, write_bytes_atomic
 from irr_audit.report import render_json
@@ -845,7 +846,7 @@ def read_sample(folder: Path) -> SampleRef:
             code="usage-not-a-sample-dir",
         )
     try:
-        record = json.loads(record_path.read_text(encoding="utf-8"))
+        record = load_json(record_path.read_bytes(), f"{record_path}")
         rule = record["rule"]
         ledger = record["ledger"]
         ref = SampleRef(folder, tuple(str(i) for i in ledger["sample_ids"]), str(rule["id"]),
@@ -864,7 +865,8 @@ def read_sample(folder: Path) -> SampleRef:
             hint="restore the ledger (its sha256 is in sample.json), or draw a new sample.",
             code="sample-ledger-changed",
         )
-    ledger_ids = {json.loads(line)["comment_id"] for line in ledger_bytes.decode("utf-8").split("\n") if line}
+    ledger_ids = {record.get("comment_id") for _, record in
+                  load_json_records(ledger_bytes, f"{folder / ledger['file']}") if isinstance(record, dict)}
     missing = [comment_id for comment_id in ref.ids if comment_id not in ledger_ids]
     if missing:
         raise UsageError(
