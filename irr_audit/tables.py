@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from irr_audit.errors import SheetError
+from irr_audit.errors import IrrAuditError, SheetError
 from irr_audit.limits import DEFAULT_LIMITS, Limits, check_name, json_lines, limit_error, load_json_line, read_bounded
 
 TEXT_FORMATS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
@@ -580,6 +580,8 @@ def _worksheet_part_cells(archive: zipfile.ZipFile, member: zipfile.ZipInfo, sub
                 tail = window[-64:]
                 if cells > limits.xlsx_cells:
                     break
+    except IrrAuditError:
+        raise
     except Exception as exc:  # a damaged zip raises BadZipFile, zlib.error, EOFError, NotImplementedError, ...
         raise _unreadable_xlsx(subject.removeprefix("sheet "), exc) from None
     return cells
@@ -628,8 +630,9 @@ def _choose_worksheet(workbook: Any, name: str, wanted: str | None) -> tuple[Any
     titles = [sheet.title for sheet in workbook.worksheets]
     if not titles:
         raise SheetError(
-            f"sheet {name} has no worksheet (a workbook of only chartsheets holds no table).",
-            hint="save the coder's table as a worksheet, or export it as CSV UTF-8.",
+            f"sheet {name} has no worksheet to read: a workbook of only chartsheets, or one whose worksheet part "
+            "is missing, holds no table.",
+            hint="save the coder's table as a worksheet of a new workbook, or export it as CSV UTF-8.",
             code="sheet-no-worksheet",
         )
     if wanted is not None:
