@@ -277,7 +277,7 @@ def read_records(bundle: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[P
             problems.append(Problem("extra", name, "not an adjudication record"))
             continue
         try:
-            records.append((name, load_json(path.read_bytes(), f"{bundle / name}")))
+            records.append((name, load_json(path.read_bytes(), f"{bundle / name}", own_file=True)))
         except (OSError, ValueError) as exc:
             problems.append(Problem("adjudication", name, f"cannot be read as JSON ({type(exc).__name__})"))
     return records, problems

@@ -450,7 +450,7 @@ def bundle_files(bundle: Path) -> Iterator[str]:
 def load_manifest_json(bundle: Path) -> tuple[bytes, Any]:
     """The manifest's bytes and parsed JSON; raises ValueError when it is not JSON."""
     data = (bundle / MANIFEST).read_bytes()
-    return data, load_json(data, f"{bundle / MANIFEST}")
+    return data, load_json(data, f"{bundle / MANIFEST}", own_file=True)
 
 
 def read_manifest(bundle: Path) -> dict[str, Any]:
@@ -576,7 +576,7 @@ def collect_source(
     if len(inputs) == 1 and is_join_dir(inputs[0]):
         folder = inputs[0]
         rule, sheets = read_join_dir(folder)
-        summary = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}")
+        summary = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True)
         columns = sheet_options(summary.get("columns"))
         sample = sample or _join_dir_sample(folder, summary, read_join_sample_ids(folder))
         rule_data = _read_matching(folder / RULE_COPY, rule.digest.removeprefix("sha256:"))

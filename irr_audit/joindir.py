@@ -98,7 +98,7 @@ def is_join_dir(path: Path) -> bool:
 def read_join_dir(folder: Path) -> tuple[Rule, list[Sheet]]:
     """The rule and the original sheets behind a join folder, checked unchanged."""
     try:
-        summary = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}")
+        summary = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True)
         records = summary["sheets"]
         columns = ColumnChoice(**summary.get("columns", {}))
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -114,14 +114,14 @@ def read_join_dir(folder: Path) -> tuple[Rule, list[Sheet]]:
 
 def read_join_sample_report(folder: Path) -> dict[str, Any] | None:
     """What the report shows of the sample a join folder was restricted to, or None."""
-    sample = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}").get("sample")
+    sample = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True).get("sample")
     return None if not sample else sample.get("report") or None
 
 
 def read_join_sample_ids(folder: Path) -> list[str] | None:
     """The sample ids a join folder was restricted to (`join --sample`), or None."""
     try:
-        sample = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}").get("sample")
+        sample = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True).get("sample")
         return None if sample is None else [str(comment_id) for comment_id in sample["ids"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(

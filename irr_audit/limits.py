@@ -120,12 +120,18 @@ def _limit_value(name: str, text: str) -> int:
     return int(cleaned) * factor
 
 
-def limit_error(name: str, limits: Limits, subject: str, found: str, why: str = "") -> LimitError:
-    """The one message for an exceeded limit: the file, what it holds, the limit, how to raise it."""
+OWN_FILE = "irr-audit writes this file, never this large or deep: it was altered. Restore it from a copy."
+
+
+def limit_error(name: str, limits: Limits, subject: str, found: str, why: str = "",
+                own_file: bool = False) -> LimitError:
+    """The one message for an exceeded limit: the file, what it holds, the limit, how to raise it
+    (or, for a file irr-audit wrote, that it was altered)."""
     value = getattr(limits, name)
+    fix = OWN_FILE if own_file else f"If the file is right, raise the limit: --limit {name}=N."
     return LimitError(
         f"{subject} {found}; the limit {name} is {value:,}.",
-        hint=(why + " " if why else "") + f"If the file is right, raise the limit: --limit {name}=N.",
+        hint=(why + " " if why and not own_file else "") + fix,
         code="limit-" + name.replace("_", "-"),
     )
 
@@ -176,22 +182,25 @@ def read_bounded(path: Path, subject: str, limits: Limits = DEFAULT_LIMITS, limi
 Hooks = dict[str, Callable[[str], Any]]
 
 
-def load_json(data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS, **hooks: Callable[[str], Any]) -> Any:
+def load_json(data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS, own_file: bool = False,
+              **hooks: Callable[[str], Any]) -> Any:
     """``json.loads`` within the limits. A syntax error is json.JSONDecodeError (a
     ValueError) as from json.loads, and so are NaN and Infinity, which JSON does not
     have (pass ``parse_constant`` to accept them); a limit exceeded is LimitError.
-    ``hooks`` are json.loads's parse_int, parse_float and parse_constant."""
+    ``own_file``: a file irr-audit wrote (a manifest, a summary), which no option should
+    let grow. ``hooks`` are json.loads's parse_int, parse_float and parse_constant."""
     raw, text = _both(data)
     if len(raw) > limits.file_bytes:
-        raise limit_error("file_bytes", limits, subject, f"is {len(raw):,} bytes")
+        raise limit_error("file_bytes", limits, subject, f"is {len(raw):,} bytes", own_file=own_file)
     deep = _first_too_deep(raw, limits.depth, per_line=False)
     if deep is not None:
         raise limit_error("depth", limits, subject, f"nests deeper than {limits.depth} levels at "
-                          f"{_where(raw, deep)}", why=_DEPTH_WHY)
-    return _loads(text, subject, limits, _has_long_number(raw, limits), hooks)
+                          f"{_where(raw, deep)}", why=_DEPTH_WHY, own_file=own_file)
+    return _loads(text, subject, limits, _has_long_number(raw, limits), hooks, own_file)
 
 
-def json_lines(data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS) -> Iterator[tuple[int, str]]:
+def json_lines(data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS,
+               own_file: bool = False) -> Iterator[tuple[int, str]]:
     """(line number, line) of each non-blank line of a JSON Lines file, once the whole
     file is checked against the limits (line size, depth). Lines are split on "\\n"
     only: str.splitlines would also split inside a JSON string at U+2028. Decode each
@@ -201,27 +210,29 @@ def json_lines(data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS)
     if deep is not None:
         line = raw.count(b"\n", 0, deep) + 1
         raise limit_error("depth", limits, subject, f"line {line} nests deeper than {limits.depth} levels",
-                          why=_DEPTH_WHY)
+                          why=_DEPTH_WHY, own_file=own_file)
     for number, line in enumerate(text.split("\n"), start=1):
         if len(line) > limits.line_bytes // 4 and len(line.encode("utf-8")) > limits.line_bytes:
             raise limit_error("line_bytes", limits, subject, f"line {number} is {len(line.encode('utf-8')):,} bytes",
-                              why="A JSON Lines file holds one record per line.")
+                              why="A JSON Lines file holds one record per line.", own_file=own_file)
         if line.strip():
             yield number, line
 
 
-def load_json_line(line: str, subject: str, limits: Limits = DEFAULT_LIMITS, **hooks: Callable[[str], Any]) -> Any:
+def load_json_line(line: str, subject: str, limits: Limits = DEFAULT_LIMITS, own_file: bool = False,
+                   **hooks: Callable[[str], Any]) -> Any:
     """One line of a file already passed through ``json_lines`` (its depth is checked)."""
-    return _loads(line, subject, limits, _has_long_number(line.encode("utf-8"), limits), hooks)
+    return _loads(line, subject, limits, _has_long_number(line.encode("utf-8"), limits), hooks, own_file)
 
 
-def load_json_records(data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS) -> list[tuple[int, Any]]:
+def load_json_records(data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS,
+                      own_file: bool = False) -> list[tuple[int, Any]]:
     """(line number, value) of every line of a JSON Lines file; a line that is not JSON
     is an IrrAuditError naming the file and the line."""
     records = []
-    for number, line in json_lines(data, subject, limits):
+    for number, line in json_lines(data, subject, limits, own_file):
         try:
-            records.append((number, load_json_line(line, f"{subject} line {number}", limits)))
+            records.append((number, load_json_line(line, f"{subject} line {number}", limits, own_file)))
         except ValueError as exc:
             raise IrrAuditError(
                 f"{subject} line {number} is not valid JSON: {getattr(exc, 'msg', exc)}.",
@@ -246,11 +257,12 @@ def _where(raw: bytes, offset: int) -> str:
     return f"line {line}, column {column}"
 
 
-def _loads(text: str, subject: str, limits: Limits, check_numbers: bool, hooks: dict[str, Any]) -> Any:
+def _loads(text: str, subject: str, limits: Limits, check_numbers: bool, hooks: dict[str, Any],
+           own_file: bool = False) -> Any:
     options: dict[str, Any] = {"parse_constant": hooks.get("parse_constant") or _refuse_constant(text)}
     if check_numbers:
-        options["parse_int"] = _checked_number(hooks.get("parse_int") or int, text, subject, limits)
-        options["parse_float"] = _checked_number(hooks.get("parse_float") or float, text, subject, limits)
+        for key, convert in (("parse_int", int), ("parse_float", float)):
+            options[key] = _checked_number(hooks.get(key) or convert, text, subject, limits, own_file)
     else:
         options.update({key: hooks[key] for key in ("parse_int", "parse_float") if hooks.get(key)})
     return json.loads(text, **options)
@@ -263,13 +275,15 @@ def _refuse_constant(text: str) -> Callable[[str], Any]:
     return refuse
 
 
-def _checked_number(convert: Callable[[str], Any], text: str, subject: str, limits: Limits) -> Callable[[str], Any]:
+def _checked_number(convert: Callable[[str], Any], text: str, subject: str, limits: Limits,
+                    own_file: bool) -> Callable[[str], Any]:
     def checked(token: str) -> Any:
         digits = sum(character.isdigit() for character in token)
         if digits > limits.number_digits:
             at = text.find(token)
             where = f" at {_where(text.encode('utf-8'), len(text[:at].encode('utf-8')))}" if at >= 0 else ""
-            raise limit_error("number_digits", limits, subject, f"has a number of {digits:,} digits{where}")
+            raise limit_error("number_digits", limits, subject, f"has a number of {digits:,} digits{where}",
+                              own_file=own_file)
         value = convert(token)
         if isinstance(value, float) and math.isinf(value):
             raise json.JSONDecodeError(f"the number {token[:20]}... is too large", text, max(text.find(token), 0))

@@ -424,7 +424,7 @@ def read_bundles(manifests: Mapping[str, bytes]) -> tuple[list[Bundle], list[Pro
 def parse_manifest(data: bytes, shown: str) -> Bundle:
     """The fields of a bundle manifest the check uses. ValueError names what is wrong."""
     try:
-        document = load_json(data, shown)
+        document = load_json(data, shown, own_file=True)
     except LimitError as error:
         raise ValueError(error.message.removeprefix(f"{shown} ")) from None
     except ValueError:
@@ -628,7 +628,7 @@ def render_lock(entries: Sequence[LockEntry]) -> str:
 def parse_lock(data: bytes, shown: str) -> Baseline:
     """The lock file as a Baseline. IrrAuditError (exit 2) when it is not one we wrote."""
     try:
-        document = load_json(data, f"the lock file {shown}")
+        document = load_json(data, f"the lock file {shown}", own_file=True)
         entries = document["rules"] if document.get("format") == LOCK_FORMAT else None
         if not isinstance(entries, list):
             raise ValueError(f'no "format": "{LOCK_FORMAT}" with a "rules" list')

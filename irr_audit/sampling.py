@@ -846,7 +846,7 @@ def read_sample(folder: Path) -> SampleRef:
             code="usage-not-a-sample-dir",
         )
     try:
-        record = load_json(record_path.read_bytes(), f"{record_path}")
+        record = load_json(record_path.read_bytes(), f"{record_path}", own_file=True)
         rule = record["rule"]
         ledger = record["ledger"]
         ref = SampleRef(folder, tuple(str(i) for i in ledger["sample_ids"]), str(rule["id"]),
@@ -866,7 +866,8 @@ def read_sample(folder: Path) -> SampleRef:
             code="sample-ledger-changed",
         )
     ledger_ids = {record.get("comment_id") for _, record in
-                  load_json_records(ledger_bytes, f"{folder / ledger['file']}") if isinstance(record, dict)}
+                  load_json_records(ledger_bytes, f"{folder / ledger['file']}", own_file=True)
+                  if isinstance(record, dict)}
     missing = [comment_id for comment_id in ref.ids if comment_id not in ledger_ids]
     if missing:
         raise UsageError(
