@@ -291,10 +291,10 @@ def _check_line_breaks(record: list[str], first_line: int, row: int, header: lis
         if not breaks:
             continue
         swallowed = LINE_BREAK.split(cell)[1:]
-        shaped = [text for text in swallowed
+        shaped = [(line + after, text) for after, text in enumerate(swallowed, start=1)
                   if record_shaped(text, ",", len(header), columns["comment_id"], columns["status"])]
         if at not in text_columns or shaped:
-            looks = f"; {quoted(shaped[0])} there has the shape of an item" if shaped else ""
+            looks = f"; line {shaped[0][0]}, {quoted(shaped[0][1])}, has the shape of an item" if shaped else ""
             raise IrrAuditError(
                 f"dataset {name}: the {header[at]} value of row {row} starts with a quote on line {line} that is "
                 f"not closed until line {line + breaks}, so lines {line + 1}-{line + breaks} would be read as part "

@@ -161,7 +161,7 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = Sh
     coder = _coder(kept[coder_at], rows, path) if coder_at is not None else path.stem
     if _control_at(pa.array([coder])) is not None:
         raise SheetError(
-            f"sheet {name} names its coder {_escaped(coder)!r}, which holds a control character.",
+            f"sheet {name} names its coder '{_escaped(coder)}', which holds a control character.",
             hint="name the coder (the coder column, or the file name) with printable characters.",
             code="sheet-control-character",
         )
@@ -287,7 +287,7 @@ def _check_spanning(table: RawTable, name: str, structural: dict[int, str], id_a
         if found is not None:
             value, later_line, text = found
             entry = int(entries[value])
-            shaped = f"; line {int(spans.first_lines[entry]) + later_line}, {_escaped(text)!r}, is a row of this sheet"
+            shaped = f"; line {int(spans.first_lines[entry]) + later_line}, '{_escaped(text)}', is a row of this sheet"
             raise _swallowed(table, spans, entry, name, shaped)
 
 
@@ -328,9 +328,8 @@ def _swallowed(table: RawTable, spans: SpanningValues, entry: int, name: str, sh
 def _check_control_characters(values: pa.Array, rows: np.ndarray, name: str, what: str) -> None:
     at = _control_at(values)
     if at is not None:
-        shown = _escaped(values[at].as_py())
         raise SheetError(
-            f"sheet {name} row {rows[at]}: {what} {shown!r} holds a control character.",
+            f"sheet {name} row {rows[at]}: {what} '{_escaped(values[at].as_py())}' holds a control character.",
             hint=f"remove it from the {what} (ids are matched as text and written to CSV, XLSX and reports, "
             "where a control character is lost or altered).",
             code="sheet-control-character",
