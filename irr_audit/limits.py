@@ -53,7 +53,9 @@ class Limits:
     - ``xlsx_ratio``: how many times larger a part of an XLSX file may unpack than it is packed
       (a zip bomb unpacks 1,000 times; spreadsheets 5 to 50 times).
     - ``xlsx_cells``: cells of a workbook's worksheets, and the rows x columns of the one read.
-    - ``xlsx_rows``, ``xlsx_columns``: rows and columns of a worksheet (its last used cell).
+    - ``xlsx_rows``: rows of a worksheet (its last used cell).
+    - ``columns``: columns of a sheet (a CSV or TSV header, the keys of a JSON Lines
+      file, a worksheet's last used column); a coding sheet has a handful.
     """
 
     file_bytes: int = 2 * GIB
@@ -66,7 +68,7 @@ class Limits:
     xlsx_ratio: int = 250
     xlsx_cells: int = 10_000_000
     xlsx_rows: int = 1_048_576  # the most a worksheet can have
-    xlsx_columns: int = 1000
+    columns: int = 1000
 
 
 DEFAULT_LIMITS = Limits()

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from irr_audit.errors import IrrAuditError, UsageError
+from irr_audit.limits import check_name
 from irr_audit.revisions import (
     LOCK_FILE_NAME,
     RULE_FILE_NAME,
@@ -103,6 +104,7 @@ def read_rule_files(rules_dir: Path) -> dict[str, bytes]:
         if folder.is_dir() and not folder.name.startswith("."):
             for path in sorted(_children(folder)):
                 if path.is_file() and path.suffix in RULE_SUFFIXES:
+                    check_name(path, "rule file")  # its name goes into messages and the lock file
                     current[f"{folder.name}/{path.name}"] = read_at_most(path, MAX_RULE_BYTES + 1)
     if not current:
         raise UsageError(

@@ -223,7 +223,7 @@ def _find_column(header: list[str], wanted: str, option: str, name: str) -> int:
             code="sheet-duplicate-column",
         )
     if not matches:
-        found = ", ".join(column for column in header if column.strip()) or "(none)"
+        found = ", ".join(_escaped(column, 40) for column in header if column.strip()) or "(none)"
         raise SheetError(
             f'sheet {name} has no column "{wanted}".\n  Columns found: {found}',
             hint=f"pass {option} NAME, or rename the column (if the first row is data, add a header row "

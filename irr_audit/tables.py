@@ -132,7 +132,8 @@ def parse_table(data: bytes, path: Path, worksheet: str | None = None, limits: L
         return _xlsx_table(data, name, worksheet, limits)
     if suffix in JSONL_SUFFIXES:
         return _jsonl_table(_decode(data, name), name, limits)
-    return _delimited_table(data, TEXT_FORMATS[suffix], name)
+    table = _delimited_table(data, TEXT_FORMATS[suffix], name, limits)
+    return table
 
 def _check_suffix(path: Path) -> None:
     suffix = path.suffix.lower()
@@ -197,7 +198,15 @@ def _text_columns(records: Records, width: int) -> list[pa.Array]:
     return [pa.array([record[at] for record in records], type=pa.string()) for at in range(width)]
 
 
-def _delimited_table(data: bytes, delimiter: str, name: str) -> RawTable:
+def _check_columns(count: int, name: str, what: str, limits: Limits) -> None:
+    if count > limits.columns:
+        raise limit_error("columns", limits, f"sheet {name}", f"has {count:,} {what}",
+                          why="A coding sheet has a comment id, a code and a few more columns.")
+
+
+def _delimited_table(data: bytes, delimiter: str, name: str, limits: Limits = DEFAULT_LIMITS) -> RawTable:
+    first_line = data[: data.find(b"\n") if b"\n" in data else len(data)]
+    _check_columns(first_line.count(delimiter.encode()) + 1, name, "columns in its first line", limits)
     if not data.startswith((b"\xff\xfe", b"\xfe\xff")):
         fast = _arrow_table(data[3:] if data.startswith(b"\xef\xbb\xbf") else data, delimiter, name)
         if fast is not None:
@@ -461,6 +470,7 @@ def _jsonl_table(text: str, name: str, limits: Limits) -> RawTable:
                 code="sheet-malformed",
             )
         header.update(dict.fromkeys(item))
+        _check_columns(len(header), name, f"different keys by line {line_number}", limits)
         objects.append(item)
         lines.append(line_number)
     columns = list(header)
@@ -613,8 +623,8 @@ def _check_extent(rows: int, columns: int, cell: str, subject: str, what: str, l
     found = f"{what} {cell} ({rows:,} rows x {columns:,} columns)"
     if rows > limits.xlsx_rows:
         raise limit_error("xlsx_rows", limits, subject, found, why=why)
-    if columns > limits.xlsx_columns:
-        raise limit_error("xlsx_columns", limits, subject, found, why=why)
+    if columns > limits.columns:
+        raise limit_error("columns", limits, subject, found, why=why)
     if rows * columns > limits.xlsx_cells:
         raise limit_error("xlsx_cells", limits, subject, f"{found} = {rows * columns:,} cells", why=why)
 

@@ -455,7 +455,7 @@ def test_a_single_cell_at_the_far_corner_is_refused_fast(tmp_path: Path) -> None
     far = GOOD_ROWS + '<row r="1048576"><c r="XFD1048576" t="inlineStr"><is><t>x</t></is></c></row>'
     started = time.monotonic()
     output = refused(join_with_partner(tmp_path, "far.xlsx", xlsx({"xl/worksheets/sheet1.xml": worksheet(far)})),
-                     "limit-xlsx-columns", "far.xlsx", "XFD1048576", "--limit xlsx_columns=N")
+                     "limit-columns", "far.xlsx", "XFD1048576", "--limit columns=N")
     assert "1,048,576 rows x 16,384 columns" in output
     assert time.monotonic() - started < 10
 
@@ -484,6 +484,14 @@ def test_a_zip_bomb_is_refused_by_its_ratio_and_size(tmp_path: Path) -> None:
     refused(join_with_partner(tmp_path, "bomb.xlsx", bomb), "limit-xlsx-ratio", "sheet1.xml", "zip bomb")
     refused(join_with_partner(tmp_path, "bomb.xlsx", bomb, "--limit", "xlsx_ratio=100000", "--limit",
                               "xlsx_bytes=10M"), "limit-xlsx-bytes", "unpacks to more than 10,000,000 bytes")
+
+
+def test_columns_of_every_format(tmp_path: Path) -> None:
+    wide = ",".join(f"c{at}" for at in range(1001)).replace("c0", "comment_id").replace("c1,", "code,", 1)
+    refused(join_with_partner(tmp_path, "wide.csv", wide + "\n"), "limit-columns", "1,001 columns")
+    keys = "".join(json.dumps({"comment_id": "a", "code": "yes", f"k{line}": 1}) + "\n" for line in range(1000))
+    refused(join_with_partner(tmp_path, "keys.jsonl", keys), "limit-columns", "1,001 different keys by line 999")
+    assert join_with_partner(tmp_path, "keys.jsonl", keys, "--limit", "columns=2000").exit_code == 0
 
 
 def test_too_many_cells_before_openpyxl_builds_them(tmp_path: Path) -> None:

@@ -100,11 +100,11 @@ def test_a_quote_open_to_the_end_names_its_line(data: bytes, line: int) -> None:
 
 def test_comments_over_several_lines_keep_their_rows() -> None:
     text = (
-        'comment_id,code,body\n'
-        'a,yes,"Well, honestly, no.\nI agree, but, still\n\nYes, no, maybe"\n'
-        'b,no,"one line ""quoted"" and\na second, and, a third"\n'
-        'c,yes,plain\n'
-    ).encode()
+        b'comment_id,code,body\n'
+        b'a,yes,"Well, honestly, no.\nI agree, but, still\n\nYes, no, maybe"\n'
+        b'b,no,"one line ""quoted"" and\na second, and, a third"\n'
+        b'c,yes,plain\n'
+    )
     for variant in (text, text.replace(b"\n", b"\r\n"), text.replace(b",", b"\t")):
         sheet = parse_sheet(variant, Path("s.tsv" if b"\t" in variant else "s.csv"))
         assert sheet.comment_ids.to_pylist() == ["a", "b", "c"]
