@@ -26,7 +26,7 @@ from typing import Any
 
 from irr_audit.errors import IrrAuditError
 from irr_audit.limits import DEFAULT_LIMITS, Limits, check_name, json_lines, load_json, load_json_line, read_bounded
-from irr_audit.tables import LINE_BREAK, count_line_breaks, record_shaped, unclosed_quote_line
+from irr_audit.tables import LINE_BREAK, count_line_breaks, record_pattern, unclosed_quote_line
 
 DATASET_FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
 MAX_QUOTED_CHARS = 60
@@ -285,6 +285,7 @@ def _check_line_breaks(record: list[str], first_line: int, row: int, header: lis
     several lines is refused in a field that never holds a line break, and in a text
     field (body, statusReason) when a line it swallowed has the shape of an item."""
     text_columns = {at for field, at in columns.items() if field in TEXT_FIELDS}
+    shape = re.compile(record_pattern(",", len(header), columns["comment_id"], columns["status"]))
     line = first_line
     for at, cell in enumerate(record):
         breaks = count_line_breaks(cell)
@@ -292,7 +293,7 @@ def _check_line_breaks(record: list[str], first_line: int, row: int, header: lis
             continue
         swallowed = LINE_BREAK.split(cell)[1:]
         shaped = [(line + after, text) for after, text in enumerate(swallowed, start=1)
-                  if record_shaped(text, ",", len(header), columns["comment_id"], columns["status"])]
+                  if shape.match(text)]
         if at not in text_columns or shaped:
             looks = f"; line {shaped[0][0]}, {quoted(shaped[0][1])}, has the shape of an item" if shaped else ""
             raise IrrAuditError(

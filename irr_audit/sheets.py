@@ -21,7 +21,7 @@ from irr_audit import prefetch
 from irr_audit.arrowtext import from_numpy, may_have_edge_space
 from irr_audit.errors import SheetError
 from irr_audit.limits import DEFAULT_LIMITS, Limits
-from irr_audit.tables import ParsedFile, RawTable, SpanningValues, parse_file, read_and_parse, record_shaped
+from irr_audit.tables import ParsedFile, RawTable, SpanningValues, parse_file, read_and_parse, record_pattern
 
 VERSION_PATTERN = re.compile(r"[vV]?\s*(\d+)")
 TEXT_COLUMNS = ("body", "text")  # the comment's text, shown beside disagreements when a sheet has it
@@ -294,21 +294,20 @@ def _check_spanning(table: RawTable, name: str, structural: dict[int, str], id_a
 def _record_shaped_line(values: pa.Array, delimiter: str, width: int, id_at: int,
                         code_at: int) -> tuple[int, int, str] | None:
     """(value, its line counted from 0, the line) of the first line but a value's first that has
-    the shape of a record of this sheet (tables.record_shaped). Vectorised: only lines with
-    the header's number of delimiters are looked at one by one."""
+    the shape of a record of this sheet (tables.record_pattern). Vectorised."""
     lines = pc.split_pattern_regex(values, r"\r\n|\r|\n")
     flat = pc.list_flatten(lines)
-    owners = pc.list_parent_indices(lines).to_numpy()
     offsets = lines.offsets.to_numpy()
     later = np.ones(len(flat), dtype=bool)
-    later[offsets[:-1][offsets[:-1] < len(flat)] - offsets[0]] = False  # the first line is the opening line's rest
-    counts = pc.count_substring(flat, delimiter).to_numpy()
-    for at in np.flatnonzero(later & (counts == width - 1)):
-        line = flat[int(at)].as_py()
-        if record_shaped(line, delimiter, width, id_at, code_at):
-            owner = int(owners[at])
-            return owner, int(at + offsets[0] - offsets[owner]), line
-    return None
+    later[offsets[:-1][offsets[:-1] < offsets[-1]] - offsets[0]] = False  # the first line is the opening line's rest
+    shaped = pc.match_substring_regex(flat, record_pattern(delimiter, width, id_at, code_at)).to_numpy(
+        zero_copy_only=False)
+    found = np.flatnonzero(later & shaped)
+    if not len(found):
+        return None
+    at = int(found[0])
+    owner = int(np.searchsorted(offsets, at + offsets[0], side="right") - 1)
+    return owner, int(at + offsets[0] - offsets[owner]), flat[at].as_py()
 
 
 def _swallowed(table: RawTable, spans: SpanningValues, entry: int, name: str, shaped: str) -> SheetError:

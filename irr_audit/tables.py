@@ -303,16 +303,23 @@ def count_line_breaks(text: str) -> int:
     return text.count("\n") + text.count("\r") - text.count("\r\n")
 
 
-def record_shaped(line: str, delimiter: str, width: int, id_at: int, code_at: int) -> bool:
-    """Whether a line has the shape of a record of a sheet: the header's number of fields, a
-    non-blank id without spaces, and no space opening the id or code field after a delimiter
-    (as prose has it: "Well, honestly, no.")."""
-    fields = line.split(delimiter)
-    if len(fields) != width:
-        return False
-    identifier, code = fields[id_at], fields[code_at]
-    return (bool(identifier.strip()) and not any(character.isspace() for character in identifier.strip())
-            and not (id_at and identifier[:1].isspace()) and not (code_at and code[:1].isspace()))
+def record_pattern(delimiter: str, width: int, id_at: int, code_at: int) -> str:
+    """A regular expression (for re and for pyarrow's RE2 alike) matching a line with
+    the shape of a record of a sheet: the header's number of fields, a non-blank id
+    without spaces, and no space opening the id or code field after a delimiter
+    (prose has one there: "Well, honestly, no.")."""
+    separator = "\\t" if delimiter == "\t" else re.escape(delimiter)
+    space, other = "[\\t\\n\\v\\f\\r ]", f"[^{separator}]"
+    word = f"[^{separator}\\t\\n\\v\\f\\r ]"
+    fields = []
+    for at in range(width):
+        if at == id_at:
+            fields.append(f"{space}*{word}+{space}*" if at == 0 else f"{word}+{space}*")
+        elif at == code_at and at > 0:
+            fields.append(f"(?:{word}{other}*)?")
+        else:
+            fields.append(f"{other}*")
+    return "^" + separator.join(fields) + "$"
 
 
 def _record_spans(record: int, cells: list[str], first_line: int) -> list[tuple[int, int, int, int]]:
