@@ -645,6 +645,7 @@ def _column_number(letters: str) -> int:
 
 def _choose_worksheet(workbook: Any, name: str, wanted: str | None) -> tuple[Any, list[str]]:
     titles = [sheet.title for sheet in workbook.worksheets]
+    shown = [repr(_printable(title, 40)) for title in titles]  # titles are the file's text: escaped in messages
     if not titles:
         raise SheetError(
             f"sheet {name} has no worksheet to read: a workbook of only chartsheets, or one whose worksheet part "
@@ -655,7 +656,7 @@ def _choose_worksheet(workbook: Any, name: str, wanted: str | None) -> tuple[Any
     if wanted is not None:
         if wanted not in titles:
             raise SheetError(
-                f"sheet {name} has no worksheet {wanted!r}. Worksheets: {', '.join(titles)}.",
+                f"sheet {name} has no worksheet {_printable(wanted)!r}. Worksheets: {', '.join(shown)}.",
                 hint="pass --worksheet with one of those names.",
                 code="sheet-no-worksheet",
             )
@@ -663,7 +664,7 @@ def _choose_worksheet(workbook: Any, name: str, wanted: str | None) -> tuple[Any
     warnings = []
     if len(titles) > 1:
         warnings.append(
-            f"the workbook has {len(titles)} worksheets ({', '.join(titles)}); read the first, {titles[0]!r}. "
+            f"the workbook has {len(titles)} worksheets ({', '.join(shown)}); read the first, {shown[0]}. "
             "Choose another with --worksheet."
         )
     return workbook.worksheets[0], warnings
