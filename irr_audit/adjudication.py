@@ -37,8 +37,9 @@ from irr_audit.bundle import (
     utc_stamp,
     utc_text,
 )
-from irr_audit.errors import OutputError, UsageError
+from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.join import JoinResult
+from irr_audit.limits import load_json
 from irr_audit.outputs import FORMULA_TRIGGERS, csv_text, spreadsheet_safe
 from irr_audit.rules import CodeStatus, Rule
 
@@ -306,11 +307,13 @@ def read_records(bundle: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[P
     records = []
     for name, data in files:
         try:
-            records.append((name, json.loads(data.decode("utf-8"))))
+            records.append((name, load_json(data, f"{bundle / name}", own_file=True)))
         except UnicodeDecodeError as exc:
             problems.append(Problem("adjudication", name, f"is not UTF-8 text (byte {exc.start})"))
         except ValueError as exc:
             problems.append(Problem("adjudication", name, f"cannot be read as JSON ({_json_error(exc)})"))
+        except IrrAuditError as exc:  # a limit exceeded
+            problems.append(Problem("adjudication", name, exc.message))
     return records, problems
 
 

@@ -43,6 +43,7 @@ from irr_audit import __version__
 from irr_audit.anchor import Anchors, listed_problem, sha256_digest
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.join import JoinResult, join_sheets
+from irr_audit.limits import load_json
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule, parse_rule
 from irr_audit.sheets import ColumnChoice, Sheet, parse_sheet, read_sheets
@@ -526,7 +527,7 @@ def bundle_files(bundle: Path, unlisted: list[OSError] | None = None) -> Iterato
 def load_manifest_json(bundle: Path) -> tuple[bytes, Any]:
     """The manifest's bytes and parsed JSON; raises ValueError when it is not JSON."""
     data = (bundle / MANIFEST).read_bytes()
-    return data, json.loads(data.decode("utf-8"))
+    return data, load_json(data, f"{bundle / MANIFEST}", own_file=True)
 
 
 def read_manifest(bundle: Path) -> dict[str, Any]:
@@ -652,7 +653,7 @@ def collect_source(
     if len(inputs) == 1 and is_join_dir(inputs[0]):
         folder = inputs[0]
         rule, sheets = read_join_dir(folder)
-        summary = json.loads((folder / SUMMARY).read_text(encoding="utf-8"))
+        summary = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True)
         columns = sheet_options(summary.get("columns"))
         sample = sample or _join_dir_sample(folder, summary, read_join_sample_ids(folder))
         rule_data = _read_matching(folder / RULE_COPY, rule.digest.removeprefix("sha256:"))

@@ -86,6 +86,12 @@ CountsOption = Annotated[
 Worksheet = Annotated[
     str | None, typer.Option("--worksheet", help="XLSX sheets: the worksheet to read (default: the first).")
 ]
+LimitOption = Annotated[
+    list[str] | None,
+    typer.Option("--limit", metavar="NAME=VALUE",
+                 help="Change a limit on what is read, e.g. xlsx_cells=50M or file_bytes=8GiB (repeatable; the "
+                 "limits and their defaults are in the README)."),
+]
 
 
 def _version_callback(show: bool) -> None:
@@ -137,7 +143,7 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptio
             hint="add --rule rules/<rule>/v<version>.yaml.",
             code="usage-missing-rule",
         )
-    rule = load_rule(rule_path)
+    rule = load_rule(rule_path, options.limits)
     if progress is not None:
         progress.step(f"reading {len(inputs)} sheets")
     use_lean_memory_pool()
@@ -148,10 +154,12 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptio
     return join_sheets(sheets, rule, sample_ids=sample_ids)
 
 
-def _sheet_options(id_column: str | None, code_column: str | None, worksheet: str | None) -> SheetOptions:
+def _sheet_options(id_column: str | None, code_column: str | None, worksheet: str | None,
+                   limit: list[str] | None = None) -> SheetOptions:
+    from irr_audit.limits import parse_limit_options
     from irr_audit.sheets import SheetOptions
 
-    return SheetOptions(id_column, code_column, worksheet)
+    return SheetOptions(id_column, code_column, worksheet, parse_limit_options(limit))
 
 
 def _check_same_rule(rule_path: Path | None, used: Any, folder: Path) -> None:
@@ -187,6 +195,7 @@ def join(
         bool, typer.Option("--force", help="Replace an --out folder that holds files join did not write "
                            "(they are deleted).")
     ] = False,
+    limit: LimitOption = None,
 ) -> None:
     """Join coding sheets on comment id; route every missing code into the missingness log."""
     from irr_audit.joindir import check_join_out, write_join_dir
@@ -200,7 +209,7 @@ def join(
     strays = check_join_out(out, force)
     reference, notes = sample_ids_for_join(sample, rule) if sample else (None, [])
     sample_ids = list(reference.ids) if reference else None
-    options = _sheet_options(id_column, code_column, worksheet)
+    options = _sheet_options(id_column, code_column, worksheet, limit)
     with steps(wanted(quiet)) as progress:
         result = _join_inputs(sheets, rule, options, sample_ids, progress=progress)
     written = write_join_dir(result, rule.read_bytes(), out, options,
@@ -232,10 +241,11 @@ def score(
     code_column: CodeColumn = None,
     worksheet: Worksheet = None,
     quiet: Quiet = False,
+    limit: LimitOption = None,
 ) -> None:
     """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient."""
     options = dataclasses.replace(_audit_options(bootstrap, seed, group, against), list_disagreements=False)
-    audit = _audit(inputs or [], rule, counts, options, _sheet_options(id_column, code_column, worksheet), quiet)
+    audit = _audit(inputs or [], rule, counts, options, _sheet_options(id_column, code_column, worksheet, limit), quiet)
     _emit(audit.to_dict(include_disagreements=False), output_format.value, None)
 
 
@@ -257,6 +267,7 @@ def report(
     code_column: CodeColumn = None,
     worksheet: Worksheet = None,
     quiet: Quiet = False,
+    limit: LimitOption = None,
 ) -> None:
     """The whole audit in one document: provenance, units, table, coefficients, disagreements."""
     from irr_audit.adjudication import bundle_report_sections
@@ -264,8 +275,8 @@ def report(
     if output is not None:
         check_outputs([*(inputs or []), rule, *(counts or [])], files=[output])
     options = _audit_options(bootstrap, seed, group, against)
-    document = _audit(inputs or [], rule, counts, options, _sheet_options(id_column, code_column, worksheet),
-                      quiet).to_dict()
+    document = _audit(inputs or [], rule, counts, options,
+                      _sheet_options(id_column, code_column, worksheet, limit), quiet).to_dict()
     document.update(bundle_report_sections(inputs or [], document))  # a bundle's adjudication, kept apart
     _emit(document, output_format.value, output)
 
@@ -293,7 +304,7 @@ def _audit(inputs: list[Path], rule: Path | None, counts: list[Path] | None, opt
         from irr_audit.counts import read_counts
         from irr_audit.rules import load_rule
 
-        loaded = load_rule(rule)
+        loaded = load_rule(rule, choice.limits)
         merged = read_counts(counts, loaded)
         audit = build_counts_report(loaded, merged.coders, merged.patterns, merged.units, merged.sources, options)
         if not quiet:

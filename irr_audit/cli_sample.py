@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from irr_audit.cli import app, reports_errors
+from irr_audit.cli import LimitOption, app, reports_errors
 
 
 class SheetFormat(str, Enum):  # mirrors sampling.SheetFormat, so --help need not import sampling
@@ -43,11 +43,13 @@ def sample(
                            "identically (filled sheets too; they are deleted).")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
+    limit: LimitOption = None,
 ) -> None:
     """Build the working ledger and one blank coding sheet per coder from the collector's output."""
     from irr_audit import sampling
     from irr_audit.cli import check_outputs
     from irr_audit.collector import read_dataset, read_run_record
+    from irr_audit.limits import parse_limit_options
     from irr_audit.rules import load_rule
     from irr_audit.sampling import (
         SampleRequest,
@@ -64,9 +66,10 @@ def sample(
         coders=tuple(parse_coders(coders)), size=size, seed=seed, shuffle=shuffle,
         sheet_format=sampling.SheetFormat(sheet_format.value),
     )
-    loaded_rule = load_rule(rule)
-    record = None if run_record is None else read_run_record(run_record)
-    built = build_sample(read_dataset(dataset), record, loaded_rule, rule.read_bytes(), request)
+    limits = parse_limit_options(limit)
+    loaded_rule = load_rule(rule, limits)
+    record = None if run_record is None else read_run_record(run_record, limits)
+    built = build_sample(read_dataset(dataset, limits), record, loaded_rule, rule.read_bytes(), request)
     strays = check_sample_out(out, built, force)
     written = write_sample_dir(built, out, inputs, force)
     if not quiet:

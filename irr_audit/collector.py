@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from irr_audit.errors import IrrAuditError
+from irr_audit.limits import DEFAULT_LIMITS, Limits, check_name, json_lines, load_json, load_json_line, read_bounded
+from irr_audit.tables import LINE_BREAK, count_line_breaks, record_pattern, unclosed_quote_line
 
 DATASET_FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
 MAX_QUOTED_CHARS = 60
@@ -43,6 +45,8 @@ ITEM_FIELDS = {
     "url": ("url", "permalink", "commentUrl", "postUrl"),
 }
 REQUIRED_CSV_FIELDS = ("comment_id", "body", "status")
+TEXT_FIELDS = ("body", "status_reason")  # may hold a line break; the other fields never do
+LARGEST_COUNT = 2**53  # counts above this are not exact as JSON numbers in most readers
 INPUT_URL_KEYS = ("postUrl", "url", "inputUrl", "input")
 REDDIT_POST_ID = re.compile(r"/comments/([A-Za-z0-9]+)")
 
@@ -121,15 +125,16 @@ class RunRecord:
 # --- reading ------------------------------------------------------------------
 
 
-def read_dataset(path: Path) -> Dataset:
-    return parse_dataset(_read_bytes(path, "dataset"), path.name)
+def read_dataset(path: Path, limits: Limits = DEFAULT_LIMITS) -> Dataset:
+    return parse_dataset(_read_bytes(path, "dataset", limits), path.name, limits)
 
 
-def read_run_record(path: Path) -> RunRecord:
-    return parse_run_record(_read_bytes(path, "run record"), path.name)
+def read_run_record(path: Path, limits: Limits = DEFAULT_LIMITS) -> RunRecord:
+    return parse_run_record(_read_bytes(path, "run record", limits), path.name, limits)
 
 
-def _read_bytes(path: Path, what: str) -> bytes:
+def _read_bytes(path: Path, what: str, limits: Limits) -> bytes:
+    check_name(path, what)
     if not path.is_file():
         raise IrrAuditError(
             f"{what} {path} {'is not a file' if path.exists() else 'does not exist'}.",
@@ -137,7 +142,7 @@ def _read_bytes(path: Path, what: str) -> bytes:
             code="collector-not-found",
         )
     try:
-        return path.read_bytes()
+        return read_bounded(path, f"{what} {path}", limits)
     except OSError as exc:
         raise IrrAuditError(f"{what} {path} cannot be read: {exc.strerror}.", code="collector-unreadable") from None
 
@@ -145,7 +150,7 @@ def _read_bytes(path: Path, what: str) -> bytes:
 # --- the dataset ----------------------------------------------------------------
 
 
-def parse_dataset(data: bytes, name: str) -> Dataset:
+def parse_dataset(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> Dataset:
     """Dataset bytes -> items. Pure: ``name`` picks the format by its suffix and names the file."""
     suffix = Path(name).suffix.lower()
     if suffix not in DATASET_FORMATS:
@@ -163,9 +168,9 @@ def parse_dataset(data: bytes, name: str) -> Dataset:
             code="collector-empty",
         )
     if data_format == "json":
-        items = _json_array_items(text, name)
+        items = _json_array_items(text, name, limits)
     elif data_format == "jsonl":
-        items = _json_lines_items(text, name)
+        items = _json_lines_items(text, name, limits)
     else:
         items = _csv_items(text, name)
     return Dataset(name=name, format=data_format, sha256=hashlib.sha256(data).hexdigest(), items=tuple(items))
@@ -183,14 +188,13 @@ def _decode(data: bytes, what: str) -> str:
         ) from None
 
 
-def _load_json(text: str) -> Any:
-    # Numbers stay the text they were written as, so an id is never re-formatted.
-    return json.loads(text, parse_int=JsonNumber, parse_float=JsonNumber, parse_constant=JsonNumber)
+# Numbers stay the text they were written as, so an id is never re-formatted.
+AS_WRITTEN = {"parse_int": JsonNumber, "parse_float": JsonNumber, "parse_constant": JsonNumber}
 
 
-def _json_array_items(text: str, name: str) -> list[Item]:
+def _json_array_items(text: str, name: str, limits: Limits) -> list[Item]:
     try:
-        document = _load_json(text)
+        document = load_json(text, f"dataset {name}", limits, **AS_WRITTEN)
     except json.JSONDecodeError as exc:
         hint = "export the collector's dataset again as JSON."
         if exc.msg == "Extra data":
@@ -217,14 +221,11 @@ def _not_an_array_hint(document: Any) -> str:
     return "pass the collector's dataset file: [ {\"commentId\": ..., \"body\": ...}, ... ]."
 
 
-def _json_lines_items(text: str, name: str) -> list[Item]:
+def _json_lines_items(text: str, name: str, limits: Limits) -> list[Item]:
     items = []
-    # Split on "\n" only: str.splitlines would also split inside a body holding U+2028.
-    for line_number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
+    for line_number, line in json_lines(text, f"dataset {name}", limits):
         try:
-            value = _load_json(line)
+            value = load_json_line(line, f"dataset {name} line {line_number}", limits, **AS_WRITTEN)
         except json.JSONDecodeError as exc:
             raise IrrAuditError(
                 f"dataset {name} line {line_number} is not valid JSON: {exc.msg} (column {exc.colno}).",
@@ -237,17 +238,30 @@ def _json_lines_items(text: str, name: str) -> list[Item]:
 
 def _csv_items(text: str, name: str) -> list[Item]:
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    parsed: list[tuple[int, list[str]]] = []  # (first line, record)
+    ended = 0
     try:
-        header, *records = list(reader)
+        for record in reader:
+            parsed.append((ended + 1, record))
+            ended = reader.line_num
     except csv.Error as exc:
+        opened = unclosed_quote_line(text, ended + 1, ",")
+        if opened is not None:
+            raise IrrAuditError(
+                f"dataset {name}: the quote opened on line {opened} is never closed, so the rest of the file "
+                "would be read as one value.",
+                hint=f"close the quote on line {opened}, or export the collector's dataset again.",
+                code="collector-unclosed-quote",
+            ) from None
         raise IrrAuditError(
             f"dataset {name} is not valid CSV near line {reader.line_num}: {exc}.",
             hint="export the collector's dataset again as CSV.",
             code="collector-malformed",
         ) from None
+    (_, header), *records = parsed
     columns = _csv_columns(header, name)
     items = []
-    for index, record in enumerate(records):
+    for index, (first_line, record) in enumerate(records):
         row = index + 2  # the row a spreadsheet shows; the header is row 1
         if not any(cell.strip() for cell in record):
             continue
@@ -257,11 +271,39 @@ def _csv_items(text: str, name: str) -> list[Item]:
                 hint="a value probably holds an unquoted comma; export the dataset again.",
                 code="collector-malformed",
             )
+        _check_line_breaks(record, first_line, row, header, columns, name)
         # CSV cannot tell null from "": an empty cell is absent.
         fields = {field: (record[at] if at < len(record) and record[at] != "" else None)
                   for field, at in columns.items()}
         items.append(Item(position=row, **_with_id(fields)))
     return items
+
+
+def _check_line_breaks(record: list[str], first_line: int, row: int, header: list[str], columns: dict[str, int],
+                       name: str) -> None:
+    """No item may vanish into another's value through a quote left open: a value over
+    several lines is refused in a field that never holds a line break, and in a text
+    field (body, statusReason) when a line it swallowed has the shape of an item."""
+    text_columns = {at for field, at in columns.items() if field in TEXT_FIELDS}
+    shape = re.compile(record_pattern(",", len(header), columns["comment_id"], columns["status"]))
+    line = first_line
+    for at, cell in enumerate(record):
+        breaks = count_line_breaks(cell)
+        if not breaks:
+            continue
+        swallowed = LINE_BREAK.split(cell)[1:]
+        shaped = [(line + after, text) for after, text in enumerate(swallowed, start=1)
+                  if shape.match(text)]
+        if at not in text_columns or shaped:
+            looks = f"; line {shaped[0][0]}, {quoted(shaped[0][1])}, has the shape of an item" if shaped else ""
+            raise IrrAuditError(
+                f"dataset {name}: the {header[at]} value of row {row} starts with a quote on line {line} that is "
+                f"not closed until line {line + breaks}, so lines {line + 1}-{line + breaks} would be read as part "
+                f"of that value, not as items{looks}.",
+                hint=f"close the quote on line {line}, or export the collector's dataset again.",
+                code="collector-unclosed-quote",
+            )
+        line += breaks
 
 
 def _csv_columns(header: list[str], name: str) -> dict[str, int]:
@@ -346,11 +388,11 @@ def quoted(text: str) -> str:
 # --- the run record ---------------------------------------------------------------
 
 
-def parse_run_record(data: bytes, name: str) -> RunRecord:
+def parse_run_record(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> RunRecord:
     """Run record bytes (the OUTPUT object, or {"OUTPUT": {...}}) -> RunRecord. Pure."""
     text = _decode(data, f"run record {name}")
     try:
-        document = json.loads(text)
+        document = load_json(text, f"run record {name}", limits)
     except json.JSONDecodeError as exc:
         raise IrrAuditError(
             f"run record {name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
@@ -402,6 +444,8 @@ def _count(document: dict[str, Any], key: str, name: str, where: str = "") -> in
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise _bad_key(name, f"{where}.{key}" if where else key, "a whole number of at least 0 or null", value)
+    if value >= LARGEST_COUNT:
+        raise _bad_key(name, f"{where}.{key}" if where else key, "a whole number below 2^53", value)
     return value
 
 

@@ -40,3 +40,9 @@ class UsageError(IrrAuditError):
 
 class OutputError(IrrAuditError):
     code = "output"
+
+
+class LimitError(IrrAuditError):
+    """A file exceeds one of the limits of irr_audit.limits (its code names the limit)."""
+
+    code = "limit-exceeded"

@@ -13,7 +13,6 @@ a run id) that reading it back checks first.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from irr_audit.counts import pattern_counts
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.join import JoinResult
+from irr_audit.limits import load_json
 from irr_audit.outputs import frame_csv_text, refuse_unsafe_outputs
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule
@@ -159,7 +159,7 @@ def is_join_dir(path: Path) -> bool:
 def read_join_dir(folder: Path) -> tuple[Rule, list[Sheet]]:
     """The rule and the original sheets behind a join folder, checked unchanged."""
     try:
-        summary = json.loads((folder / SUMMARY).read_text(encoding="utf-8"))
+        summary = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True)
         records = summary["sheets"]
         columns = ColumnChoice(**summary.get("columns", {}))
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -200,14 +200,14 @@ def check_one_run(folder: Path, summary: Any) -> None:
 
 def read_join_sample_report(folder: Path) -> dict[str, Any] | None:
     """What the report shows of the sample a join folder was restricted to, or None."""
-    sample = json.loads((folder / SUMMARY).read_text(encoding="utf-8")).get("sample")
+    sample = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True).get("sample")
     return None if not sample else sample.get("report") or None
 
 
 def read_join_sample_ids(folder: Path) -> list[str] | None:
     """The sample ids a join folder was restricted to (`join --sample`), or None."""
     try:
-        sample = json.loads((folder / SUMMARY).read_text(encoding="utf-8")).get("sample")
+        sample = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True).get("sample")
         return None if sample is None else [str(comment_id) for comment_id in sample["ids"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(

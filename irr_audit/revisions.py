@@ -25,7 +25,8 @@ from datetime import datetime, timezone
 from pathlib import PurePosixPath
 from typing import Any
 
-from irr_audit.errors import IrrAuditError, RuleError
+from irr_audit.errors import IrrAuditError, LimitError, RuleError
+from irr_audit.limits import load_json
 from irr_audit.rules import MAX_RULE_BYTES, Rule, code_key, parse_rule
 
 RULE_FILE_NAME = re.compile(r"v([1-9][0-9]*)\.yaml")
@@ -423,8 +424,10 @@ def read_bundles(manifests: Mapping[str, bytes]) -> tuple[list[Bundle], list[Pro
 def parse_manifest(data: bytes, shown: str) -> Bundle:
     """The fields of a bundle manifest the check uses. ValueError names what is wrong."""
     try:
-        document = json.loads(data)
-    except (ValueError, RecursionError):
+        document = load_json(data, shown, own_file=True)
+    except LimitError as error:
+        raise ValueError(error.message.removeprefix(f"{shown} ")) from None
+    except ValueError:
         raise ValueError("it is not valid JSON") from None
     if not isinstance(document, dict):
         raise ValueError("the top level is not an object")
@@ -625,7 +628,7 @@ def render_lock(entries: Sequence[LockEntry]) -> str:
 def parse_lock(data: bytes, shown: str) -> Baseline:
     """The lock file as a Baseline. IrrAuditError (exit 2) when it is not one we wrote."""
     try:
-        document = json.loads(data)
+        document = load_json(data, f"the lock file {shown}", own_file=True)
         entries = document["rules"] if document.get("format") == LOCK_FORMAT else None
         if not isinstance(entries, list):
             raise ValueError(f'no "format": "{LOCK_FORMAT}" with a "rules" list')
@@ -635,7 +638,7 @@ def parse_lock(data: bytes, shown: str) -> Baseline:
                     and isinstance(entry.get("sha256"), str) and SHA256_HEX.fullmatch(entry["sha256"])):
                 raise ValueError(f"entry {position} has no file and 64-hex-digit sha256")
             digests[entry["file"]] = "sha256:" + entry["sha256"]
-    except (ValueError, AttributeError, KeyError, TypeError, RecursionError) as error:
+    except (ValueError, AttributeError, KeyError, TypeError) as error:
         raise IrrAuditError(
             f"the lock file {shown} is not a rules lock ({error}).",
             hint="restore it from git, or delete it and run irr-audit rules lock to write it anew.",

@@ -9,6 +9,7 @@ and the YAML 1.1 booleans, so that a code written `yes` stays the string "yes".
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -21,9 +22,11 @@ from typing import Any
 import yaml
 
 from irr_audit.errors import RuleError
+from irr_audit.limits import DEFAULT_LIMITS, Limits, check_name, limit_error, read_bounded
 from irr_audit.scale import Scale
 
-MAX_RULE_BYTES = 1_000_000
+MAX_RULE_BYTES = DEFAULT_LIMITS.rule_bytes
+NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 RULE_ID_PATTERN = re.compile(r"[a-z0-9_]+")
 KNOWN_KEYS = (
     "rule",
@@ -123,8 +126,24 @@ def code_key(text: str) -> str:
 # --- safe YAML ------------------------------------------------------------
 
 
+class _Exceeded(Exception):
+    """A limit reached while composing, before any object is built."""
+
+    def __init__(self, name: str, found: str):
+        super().__init__(name)
+        self.name, self.found = name, found
+
+
 class _RuleLoader(yaml.SafeLoader):
-    """SafeLoader without aliases, duplicate keys or YAML 1.1 booleans (yes/no/on/off)."""
+    """SafeLoader without aliases, duplicate keys or YAML 1.1 booleans (yes/no/on/off),
+    within the limits of nesting depth and digits of a number.
+
+    The composer builds the node tree depth-first from the event stream, one call per
+    level; counting the levels there stops a deep document at the limit, long before
+    Python's recursion limit, and before anything is constructed from it."""
+
+    limits: Limits = DEFAULT_LIMITS
+    _depth = 0
 
     def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
         if self.check_event(yaml.AliasEvent):
@@ -132,7 +151,18 @@ class _RuleLoader(yaml.SafeLoader):
             raise yaml.constructor.ConstructorError(
                 None, None, "aliases (*name) are not allowed in rule files", event.start_mark
             )
-        return super().compose_node(parent, index)
+        if self._depth >= self.limits.depth:
+            raise _Exceeded("depth", f"nests deeper than {self.limits.depth} levels at {_mark(self.peek_event())}")
+        self._depth += 1
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+        if node.tag in NUMBER_TAGS:
+            digits = sum(character.isdigit() for character in node.value)
+            if digits > self.limits.number_digits:
+                raise _Exceeded("number_digits", f"has a number of {digits:,} digits at {_mark(node)}")
+        return node
 
     def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
         seen: set[Any] = set()
@@ -164,9 +194,20 @@ _RuleLoader.add_constructor(
 )
 
 
-def parse_yaml(data: bytes, name: str) -> Any:
+def _mark(event_or_node: Any) -> str:
+    mark = event_or_node.start_mark
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def parse_yaml(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> Any:
+    loader = None
     try:
-        return yaml.load(data, Loader=_RuleLoader)  # noqa: S506 - a SafeLoader subclass
+        loader = _RuleLoader(data)  # (the reader checks the characters here already)
+        loader.limits = limits
+        return loader.get_single_data()
+    except _Exceeded as exceeded:
+        why = "A rule file nests a few levels." if exceeded.name == "depth" else ""
+        raise limit_error(exceeded.name, limits, name, exceeded.found, why=why) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -176,14 +217,18 @@ def parse_yaml(data: bytes, name: str) -> Any:
             hint="fix the YAML at that line (a YAML linter shows it too).",
             code="rule-yaml",
         ) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
 
 
 # --- validation -------------------------------------------------------------
 
 
-def load_rule(path: str | Path) -> Rule:
+def load_rule(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Rule:
     """Read and validate a rule file."""
     rule_path = Path(path)
+    check_name(rule_path, "rule file")
     if not rule_path.is_file():
         raise RuleError(
             f"rule file {rule_path} does not exist.",
@@ -191,17 +236,22 @@ def load_rule(path: str | Path) -> Rule:
             code="rule-not-found",
         )
     size = rule_path.stat().st_size
-    if size > MAX_RULE_BYTES:
+    if size > limits.rule_bytes:
         raise RuleError(
             f"rule file {rule_path} is {size:,} bytes; a rule file is at most "
-            f"{MAX_RULE_BYTES:,} bytes.",
-            hint="check that --rule names the rule file and not a data file.",
+            f"{limits.rule_bytes:,} bytes (the limit rule_bytes).",
+            hint="check that --rule names the rule file and not a data file; if it is, raise the limit: "
+            "--limit rule_bytes=N.",
             code="rule-too-large",
         )
-    return parse_rule(rule_path.read_bytes(), str(rule_path))
+    try:
+        data = read_bounded(rule_path, f"rule file {rule_path}", limits, "rule_bytes")
+    except OSError as exc:
+        raise RuleError(f"rule file {rule_path} cannot be read: {exc.strerror}.", code="rule-unreadable") from None
+    return parse_rule(data, str(rule_path), limits)
 
 
-def parse_rule(data: bytes, name: str) -> Rule:
+def parse_rule(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> Rule:
     """Validate rule-file bytes. Pure: ``name`` is only used in messages."""
     try:
         data.decode("utf-8")
@@ -211,13 +261,14 @@ def parse_rule(data: bytes, name: str) -> Rule:
             hint="save the rule file as UTF-8.",
             code="rule-encoding",
         ) from None
-    document = parse_yaml(data, name)
+    document = parse_yaml(data, name, limits)
     if not isinstance(document, dict):
         raise _invalid(name, "(top level)", "must be a mapping of keys such as rule, version, codes")
     _check_keys(document, name)
     rule_id = _rule_id(document, name)
     version = _version(document, name)
     scale = _scale(document, name)
+    _check_counts(document, name, limits)
     codes = _codes(document, name, scale)
     missing_codes = _missing_codes(document, name, codes)
     aliases = _aliases(document, name, codes, missing_codes)
@@ -234,6 +285,15 @@ def parse_rule(data: bytes, name: str) -> Rule:
         digest="sha256:" + hashlib.sha256(data).hexdigest(),
         source_name=name,
     )
+
+
+def _check_counts(document: dict[str, Any], name: str, limits: Limits) -> None:
+    """Codes, missing codes and aliases within the limit rule_codes, before each is validated."""
+    for key in ("codes", "missing_codes", "aliases"):
+        entries = document.get(key)
+        if isinstance(entries, (list, dict)) and len(entries) > limits.rule_codes:
+            raise limit_error("rule_codes", limits, f"{name}: key {key}", f"has {len(entries):,} entries",
+                              why="Every code is a row and a column of the agreement table.")
 
 
 def _invalid(name: str, key: str, problem: str, hint: str | None = None) -> RuleError:
@@ -363,8 +423,9 @@ def _code(entry: Any, name: str, where: str) -> Code:
     value = entry.get("value")
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
         raise _invalid(name, f"{where}.value", f"must be a number (got {value!r})")
-    if isinstance(value, float) and value != value:
-        raise _invalid(name, f"{where}.value", "must be a finite number (got NaN)")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _invalid(name, f"{where}.value", f"must be a finite number (got {value})",
+                       hint="write a number such as 1 or 2.5; .inf and .nan are no values of a code.")
     return Code(
         code=_code_text(entry["code"], name, f"{where}.code"),
         label=_text_or_none(entry.get("label"), name, f"{where}.label"),
@@ -413,6 +474,7 @@ def _aliases(
         raise _invalid(name, "aliases", "must be a mapping of alias to code, e.g. {y: 'yes'}")
     targets = {code_key(code): code for code in (*(c.code for c in codes), *missing)}
     aliases: dict[str, str] = {}
+    seen: dict[str, str] = {}  # alias as compared -> the alias as written
     for alias, target in entries.items():
         alias_text = _code_text(alias, name, f"aliases ({alias!r})")
         target_text = _code_text(target, name, f"aliases.{alias_text}")
@@ -423,14 +485,27 @@ def _aliases(
                 f"points at {target_text!r}, which is no code of this rule",
                 hint=f"point it at one of: {', '.join(targets.values())}.",
             )
-        if code_key(alias_text) in targets:
+        key = code_key(alias_text)
+        if key in targets:
+            same = "" if alias_text == targets[key] else (
+                f" ({targets[key]!r} once case, spacing and Unicode width are ignored, as codes are compared)")
             raise _invalid(
                 name,
                 f"aliases.{alias_text}",
-                "is already a code of this rule",
+                f"is already a code of this rule{same}",
                 hint="remove the alias; the code itself is matched case-insensitively.",
             )
-        aliases[alias_text] = targets[code_key(target_text)]
+        resolved = targets[code_key(target_text)]
+        if key in seen and aliases[seen[key]] != resolved:
+            raise _invalid(
+                name,
+                f"aliases.{alias_text}",
+                f"points at {resolved!r}, but alias {seen[key]!r}, the same once case, spacing and Unicode width "
+                f"are ignored, points at {aliases[seen[key]]!r}",
+                hint="typed codes are compared that way, so one alias cannot mean two codes: remove one of them.",
+            )
+        seen.setdefault(key, alias_text)
+        aliases[alias_text] = resolved
     return aliases
 
 

@@ -9,12 +9,14 @@ back to the lock file and says so in a note.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from irr_audit.errors import IrrAuditError, UsageError
+from irr_audit.limits import check_name
 from irr_audit.revisions import (
     LOCK_FILE_NAME,
     RULE_FILE_NAME,
@@ -30,6 +32,8 @@ GIT_TIMEOUT_SECONDS = 120
 # repository than the one holding the rules folder.
 GIT_LOCATION_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR")
 RULE_SUFFIXES = (".yaml", ".yml")
+SYMLINK_MODE = "120000"
+MAX_LINKS = 8  # links followed from one path, as a guard against a loop
 
 
 @dataclass(frozen=True)
@@ -68,9 +72,9 @@ def gather_check_inputs(
         else:
             note = no_baseline_note(shown_lock, "no --base given and")
         return CheckInputs(current, [lock] if lock else [], manifests, [note])
-    git, reason = git_baseline(rules_dir, base)
+    git, reason, git_notes = git_baseline(rules_dir, base)
     if git is not None:
-        return CheckInputs(current, [git, *([lock] if lock else [])], manifests)
+        return CheckInputs(current, [git, *([lock] if lock else [])], manifests, git_notes)
     if lock is not None:
         note = (f"{reason}, so --base {base} cannot be read: comparing released versions with the "
                 f"lock file {shown_lock} instead.")
@@ -100,6 +104,7 @@ def read_rule_files(rules_dir: Path) -> dict[str, bytes]:
         if folder.is_dir() and not folder.name.startswith("."):
             for path in sorted(_children(folder)):
                 if path.is_file() and path.suffix in RULE_SUFFIXES:
+                    check_name(path, "rule file")  # its name goes into messages and the lock file
                     current[f"{folder.name}/{path.name}"] = read_at_most(path, MAX_RULE_BYTES + 1)
     if not current:
         raise UsageError(
@@ -172,35 +177,45 @@ def read_manifests(audits_dir: Path) -> dict[str, bytes]:
 # --- git ----------------------------------------------------------------------------
 
 
-def git_baseline(rules_dir: Path, base: str) -> tuple[Baseline | None, str]:
-    """The rule files as they were at ``base``, or (None, why not) when git has no answer.
+def git_baseline(rules_dir: Path, base: str) -> tuple[Baseline | None, str, list[str]]:
+    """The rule files as they were at ``base`` (and notes on what could not be read), or
+    (None, why not, []) when git has no answer.
 
     A ref that does not exist in a repository with history is a usage error, not a
     fallback: a typo in CI must not quietly weaken the check.
+
+    A rule file that is a symlink is compared by what it points to, as the current
+    file is read: git stores a link as the text of its target, which would make an
+    unchanged link look like an edited file.
     """
     if base.startswith("-") or not base.strip():
         raise UsageError(f"--base {base!r} is not a git ref.",
                          hint="pass a branch, tag or commit, e.g. --base origin/main.", code="usage-base")
     found = _git(["rev-parse", "--show-toplevel"], rules_dir)
     if found is None:
-        return None, "git is not installed"
+        return None, "git is not installed", []
     if found.returncode != 0:
         message = _first_line(found.stderr)
         if "not a git repository" in message:
-            return None, f"{label_of(rules_dir)} is not in a git repository"
+            return None, f"{label_of(rules_dir)} is not in a git repository", []
         raise UsageError(f"git cannot read the repository of {label_of(rules_dir)}: {message}",
                          hint="fix what git says (e.g. git config --global --add safe.directory DIR).",
                          code="usage-git")
     root = Path(os.fsdecode(found.stdout.strip()))
     commit = _resolve_commit(root, base)
     if commit is None:
-        return None, "the repository has no commits yet"
+        return None, "the repository has no commits yet", []
     prefix = _relative_posix(rules_dir, root)
-    digests = {
-        key: sha256_digest(_git_show(root, commit, path))
-        for key, path in _released_paths(root, commit, prefix).items()
-    }
-    return Baseline(source=f"git ref {base} ({commit[:12]})", digests=digests), ""
+    digests: dict[str, str] = {}
+    notes: list[str] = []
+    for key, (path, mode) in _released_paths(root, commit, prefix).items():
+        data = _released_bytes(root, commit, path, mode)
+        if data is None:
+            notes.append(f"{path} is a symlink at {base} to a file outside the repository (or to none), so its "
+                         "released content cannot be read from git; it is checked against the lock file only.")
+        else:
+            digests[key] = sha256_digest(data)
+    return Baseline(source=f"git ref {base} ({commit[:12]})", digests=digests), "", notes
 
 
 def _resolve_commit(root: Path, base: str) -> str | None:
@@ -218,20 +233,41 @@ def _resolve_commit(root: Path, base: str) -> str | None:
     )
 
 
-def _released_paths(root: Path, commit: str, prefix: str) -> dict[str, str]:
-    """key (<rule>/v<N>.yaml) -> path in the repository, for each version file at ``commit``."""
-    listed = _git(["ls-tree", "-r", "-z", "--full-tree", "--name-only", commit, "--", prefix or "."], root)
+def _released_paths(root: Path, commit: str, prefix: str) -> dict[str, tuple[str, str]]:
+    """key (<rule>/v<N>.yaml) -> (path in the repository, git mode), for each version file at ``commit``."""
+    listed = _git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", prefix or "."], root)
     if listed is None or listed.returncode != 0:
         raise UsageError(f"git could not list {prefix or '.'} at {commit[:12]}: "
                          f"{_first_line(listed.stderr) if listed else 'git is not installed'}",
                          hint="check the repository with git status.", code="usage-git")
-    paths: dict[str, str] = {}
+    paths: dict[str, tuple[str, str]] = {}
     for raw in listed.stdout.split(b"\0"):
-        path = os.fsdecode(raw)
+        entry, _, raw_path = raw.partition(b"\t")
+        path = os.fsdecode(raw_path)
         inner = PurePosixPath(path[len(prefix) + 1:] if prefix else path)
         if path and len(inner.parts) == 2 and RULE_FILE_NAME.fullmatch(inner.name):
-            paths[inner.as_posix()] = path
+            paths[inner.as_posix()] = (path, os.fsdecode(entry.split(b" ")[0]))
     return paths
+
+
+def _released_bytes(root: Path, commit: str, path: str, mode: str) -> bytes | None:
+    """The bytes of ``path`` at ``commit``, through symlinks inside the repository; None
+    for a link that leaves the repository, dangles, or loops."""
+    for _ in range(MAX_LINKS):
+        data = _git_show(root, commit, path)
+        if mode != SYMLINK_MODE:
+            return data
+        target = os.fsdecode(data)
+        path = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+        if posixpath.isabs(target) or path == ".." or path.startswith("../"):
+            return None
+        listed = _git(["ls-tree", "-z", "--full-tree", commit, "--", path], root)
+        entry = listed.stdout.split(b"\0")[0] if listed is not None and listed.returncode == 0 else b""
+        fields = entry.partition(b"\t")[0].split(b" ")
+        if len(fields) != 3 or fields[1] != b"blob":
+            return None
+        mode = os.fsdecode(fields[0])
+    return None
 
 
 def _git_show(root: Path, commit: str, path: str) -> bytes:

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 from irr_audit import __version__, runfolder
 from irr_audit.collector import Dataset, InputResult, Item, RunRecord, quoted
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
+from irr_audit.limits import json_lines, load_json, load_json_line
 from irr_audit.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.outputs import csv_text, refuse_unsafe_outputs, spreadsheet_safe
 from irr_audit.report import render_json
@@ -884,7 +885,7 @@ def read_sample(folder: Path) -> SampleRef:
             code="usage-not-a-sample-dir",
         )
     try:
-        record = json.loads(record_path.read_text(encoding="utf-8"))
+        record = load_json(record_path.read_bytes(), f"{record_path}", own_file=True)
         rule = record["rule"]
         ledger = record["ledger"]
         ref = SampleRef(folder, tuple(str(i) for i in ledger["sample_ids"]), str(rule["id"]),
@@ -929,17 +930,15 @@ def _ledger_path(folder: Path, name: object) -> Path:
 def _ledger_ids(data: bytes, path: Path) -> set[str]:
     """The comment ids of a sample ledger (one JSON object per line), or a UsageError
     naming the line that is not one."""
-    ids = set()
     try:
-        lines = data.decode("utf-8").split("\n")
+        lines = list(json_lines(data, f"{path}", own_file=True))
     except UnicodeDecodeError as exc:
         raise UsageError(f"sample ledger {path} is not UTF-8 (byte {exc.start}).",
                          hint="run irr-audit sample again into a new folder.", code="sample-dir-invalid") from None
-    for number, line in enumerate(lines, start=1):
-        if not line:
-            continue
+    ids = set()
+    for number, line in lines:
         try:
-            entry = json.loads(line)
+            entry = load_json_line(line, f"{path} line {number}", own_file=True)
         except ValueError:
             entry = None
         if not isinstance(entry, dict) or not isinstance(entry.get("comment_id"), str):

@@ -20,22 +20,33 @@ import pyarrow.compute as pc
 from irr_audit import prefetch
 from irr_audit.arrowtext import from_numpy, may_have_edge_space
 from irr_audit.errors import SheetError
-from irr_audit.tables import ParsedFile, RawTable, parse_file, read_and_parse
+from irr_audit.limits import DEFAULT_LIMITS, Limits
+from irr_audit.tables import ParsedFile, RawTable, SpanningValues, parse_file, read_and_parse, record_pattern
 
 VERSION_PATTERN = re.compile(r"[vV]?\s*(\d+)")
 TEXT_COLUMNS = ("body", "text")  # the comment's text, shown beside disagreements when a sheet has it
 
 
 @dataclass(frozen=True)
-class SheetOptions:
-    """How to read sheets: which columns hold the id and the code, which worksheet."""
+class ColumnChoice:
+    """Which columns hold the id and the code, and which worksheet: what a join
+    summary and a bundle manifest record of how the sheets were read."""
 
     id_column: str | None = None
     code_column: str | None = None
     worksheet: str | None = None
 
 
-ColumnChoice = SheetOptions  # the name used before worksheets could be chosen
+@dataclass(frozen=True)
+class SheetOptions(ColumnChoice):
+    """How to read sheets: the columns, and the limits on what is read (irr_audit.limits).
+    The limits are not recorded with the audit: they change what can be read, never what is read."""
+
+    limits: Limits = DEFAULT_LIMITS
+
+
+def limits_of(options: ColumnChoice) -> Limits:
+    return options.limits if isinstance(options, SheetOptions) else DEFAULT_LIMITS
 
 
 @dataclass(frozen=True)
@@ -70,7 +81,7 @@ class Sheet:
     def row_count(self) -> int:
         return len(self.rows)
 
-def read_sheet(path: str | Path, options: SheetOptions = SheetOptions()) -> Sheet:
+def read_sheet(path: str | Path, options: ColumnChoice = SheetOptions()) -> Sheet:
     """Read one coding sheet from disk (or take it from the command line's prefetch)."""
     sheet_path = Path(path)
     early = prefetch.take(sheet_path)
@@ -79,23 +90,27 @@ def read_sheet(path: str | Path, options: SheetOptions = SheetOptions()) -> Shee
     return sheet_from_parsed(_parsed(sheet_path, early, options), sheet_path, options)
 
 
-def _parsed(path: Path, early: prefetch.Prefetched | None, options: SheetOptions) -> ParsedFile:
-    return early.parsed if early is not None else read_and_parse(path, options.worksheet)
+def _parsed(path: Path, early: prefetch.Prefetched | None, options: ColumnChoice) -> ParsedFile:
+    if early is not None and limits_of(options) == DEFAULT_LIMITS:  # the prefetch parses with the default limits
+        return early.parsed
+    return read_and_parse(path, options.worksheet, limits_of(options))
 
-def read_sheets(paths: list[Path], options: SheetOptions = SheetOptions()) -> list[Sheet]:
+def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> list[Sheet]:
     """Read several sheets, two at a time: each large CSV is parsed on one thread, so
     two keep both cores busy. The first sheet (in order) that cannot be read raises."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         return list(pool.map(lambda path: read_sheet(path, options), paths))
 
-def read_table(path: str | Path, options: SheetOptions = SheetOptions()) -> RawTable:
+def read_table(path: str | Path, options: ColumnChoice = SheetOptions()) -> RawTable:
     """Read any table irr-audit takes (a counts file, say) with the sheets' checks: every cell as text."""
     table_path = Path(path)
-    return _parsed(table_path, prefetch.take(table_path), options).table
+    table = _parsed(table_path, prefetch.take(table_path), options).table
+    _check_spanning(table, table_path.name, dict(enumerate(table.header)))
+    return table
 
-def parse_sheet(data: bytes, path: Path, options: SheetOptions = SheetOptions()) -> Sheet:
+def parse_sheet(data: bytes, path: Path, options: ColumnChoice = SheetOptions()) -> Sheet:
     """Parse sheet bytes. Pure: ``path`` names the sheet and picks its format."""
-    return sheet_from_parsed(parse_file(data, path, options.worksheet), path, options)
+    return sheet_from_parsed(parse_file(data, path, options.worksheet, limits_of(options)), path, options)
 
 def parse_rule_version(text: str) -> int | None:
     """`1`, `v1` or `V1` -> 1; blank -> None; anything else -> ValueError."""
@@ -106,7 +121,7 @@ def parse_rule_version(text: str) -> int | None:
         raise ValueError(text)
     return int(match.group(1))
 
-def sheet_from_parsed(parsed: ParsedFile, path: Path, options: SheetOptions = SheetOptions()) -> Sheet:
+def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = SheetOptions()) -> Sheet:
     """The sheet in a parsed file: its id and code columns chosen, its empty rows dropped. Pure."""
     name = path.name
     table = parsed.table
@@ -125,6 +140,8 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: SheetOptions = Sh
     coder_at = _optional_column(header, "coder")
     text_at = next((at for at in (_optional_column(header, column) for column in TEXT_COLUMNS) if at is not None),
                    None)
+    structural = {at: header[at] for at in (id_at, code_at, version_at, coder_at) if at is not None}
+    _check_spanning(table, name, structural, id_at, code_at)
     ids = table.cells[id_at]
     keys = pc.utf8_trim_whitespace(ids) if may_have_edge_space(ids) else ids
     non_empty = _non_empty_rows(table.cells, keys)
@@ -140,7 +157,14 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: SheetOptions = Sh
         keep = from_numpy(np.flatnonzero(non_empty))
         kept, rows = [column.take(keep) for column in table.cells], table.rows[non_empty]
         keys = kept[id_at] if keys is ids else keys.take(keep)  # one copy when nothing was trimmed
+    _check_control_characters(keys, rows, name, "comment id")
     coder = _coder(kept[coder_at], rows, path) if coder_at is not None else path.stem
+    if _control_at(pa.array([coder])) is not None:
+        raise SheetError(
+            f"sheet {name} names its coder '{_escaped(coder)}', which holds a control character.",
+            hint="name the coder (the coder column, or the file name) with printable characters.",
+            code="sheet-control-character",
+        )
     warnings = list(table.warnings)
     numeric_ids = (table.numeric_cells or {}).get(id_at, [])
     if numeric_ids:
@@ -199,7 +223,7 @@ def _find_column(header: list[str], wanted: str, option: str, name: str) -> int:
             code="sheet-duplicate-column",
         )
     if not matches:
-        found = ", ".join(column for column in header if column.strip()) or "(none)"
+        found = ", ".join(_escaped(column, 40) for column in header if column.strip()) or "(none)"
         raise SheetError(
             f'sheet {name} has no column "{wanted}".\n  Columns found: {found}',
             hint=f"pass {option} NAME, or rename the column (if the first row is data, add a header row "
@@ -229,3 +253,108 @@ def _coder(names: pa.Array, rows: np.ndarray, path: Path) -> str:
             code="sheet-several-coders",
         )
     return named[0] if named else path.stem
+
+
+# --- values over several lines, and control characters ------------------------------------
+
+
+def _check_spanning(table: RawTable, name: str, structural: dict[int, str], id_at: int | None = None,
+                    code_at: int | None = None) -> None:
+    """No row may vanish into a neighbour's value through a quote left open.
+
+    A CSV value holds a line break only inside quotes. In the id, code, coder or
+    rule_version column that is never right: it is a quote left open. In a text
+    column (body, note) it is usually a comment over several lines, and only a
+    swallowed line shaped like a record of this sheet gives the quote away.
+    Either way the sheet is refused, naming the line where the quote opened and
+    the lines it swallowed, rather than read with rows missing: where the quote
+    should have closed cannot be known, so no reading of the rest would be right.
+    Only the values holding a line break are looked at (``table.spanning``)."""
+    spans = table.spanning
+    if spans is None:
+        return
+    at_structural = np.isin(spans.columns, list(structural))
+    if at_structural.any():
+        first = int(np.flatnonzero(at_structural)[0])
+        raise _swallowed(table, spans, first, name, "")
+    if id_at is None or code_at is None:
+        return
+    width = len(table.header)
+    for column in np.unique(spans.columns):
+        entries = np.flatnonzero(spans.columns == column)
+        values = table.cells[int(column)].take(from_numpy(spans.records[entries]))
+        found = _record_shaped_line(values, spans.delimiter, width, id_at, code_at)
+        if found is not None:
+            value, later_line, text = found
+            entry = int(entries[value])
+            shaped = f"; line {int(spans.first_lines[entry]) + later_line}, '{_escaped(text)}', is a row of this sheet"
+            raise _swallowed(table, spans, entry, name, shaped)
+
+
+def _record_shaped_line(values: pa.Array, delimiter: str, width: int, id_at: int,
+                        code_at: int) -> tuple[int, int, str] | None:
+    """(value, its line counted from 0, the line) of the first line but a value's first that has
+    the shape of a record of this sheet (tables.record_pattern). Vectorised."""
+    lines = pc.split_pattern_regex(values, r"\r\n|\r|\n")
+    flat = pc.list_flatten(lines)
+    offsets = lines.offsets.to_numpy()
+    later = np.ones(len(flat), dtype=bool)
+    later[offsets[:-1][offsets[:-1] < offsets[-1]] - offsets[0]] = False  # the first line is the opening line's rest
+    shaped = pc.match_substring_regex(flat, record_pattern(delimiter, width, id_at, code_at)).to_numpy(
+        zero_copy_only=False)
+    found = np.flatnonzero(later & shaped)
+    if not len(found):
+        return None
+    at = int(found[0])
+    owner = int(np.searchsorted(offsets, at + offsets[0], side="right") - 1)
+    return owner, int(at + offsets[0] - offsets[owner]), flat[at].as_py()
+
+
+def _swallowed(table: RawTable, spans: SpanningValues, entry: int, name: str, shaped: str) -> SheetError:
+    column = table.header[int(spans.columns[entry])]
+    first, last = int(spans.first_lines[entry]), int(spans.last_lines[entry])
+    row = int(table.rows[int(spans.records[entry])])
+    swallowed = f"line {last}" if last == first + 1 else f"lines {first + 1}-{last}"
+    return SheetError(
+        f"sheet {name}: the {column!r} value of row {row} starts with a quote on line {first} that is not closed "
+        f"until line {last}, so {swallowed} would be read as part of that value, not as rows{shaped}.",
+        hint=f"close the quote at the end of the value on line {first}; a quote that is part of the text is written "
+        'as two quotes ("") inside a quoted value. Then save the sheet again.',
+        code="sheet-unclosed-quote",
+    )
+
+
+def _check_control_characters(values: pa.Array, rows: np.ndarray, name: str, what: str) -> None:
+    at = _control_at(values)
+    if at is not None:
+        raise SheetError(
+            f"sheet {name} row {rows[at]}: {what} '{_escaped(values[at].as_py())}' holds a control character.",
+            hint=f"remove it from the {what} (ids are matched as text and written to CSV, XLSX and reports, "
+            "where a control character is lost or altered).",
+            code="sheet-control-character",
+        )
+
+
+def _control_at(values: pa.Array) -> int | None:
+    """The first value holding a C0 or C1 control character (or DEL), found in the text
+    buffer without a pass over each value."""
+    if len(values) == 0:
+        return None
+    _, offsets_buffer, data_buffer = values.buffers()
+    if data_buffer is None:
+        return None
+    offset_type = np.int64 if pa.types.is_large_string(values.type) else np.int32
+    offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[values.offset: values.offset + len(values) + 1]
+    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]: offsets[-1]]
+    bad = (data < 0x20) | (data == 0x7F)
+    lead = np.flatnonzero(data[:-1] == 0xC2)  # U+0080-U+009F are C2 80 - C2 9F in UTF-8
+    bad[lead[(data[lead + 1] >= 0x80) & (data[lead + 1] <= 0x9F)]] = True
+    found = np.flatnonzero(bad)
+    if not len(found):
+        return None
+    return int(np.searchsorted(offsets, found[0] + offsets[0], side="right") - 1)
+
+
+def _escaped(text: str, at_most: int = 80) -> str:
+    shown = re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda match: f"\\x{ord(match.group()):02x}", text)
+    return shown if len(shown) <= at_most else shown[: at_most - 3] + "..."

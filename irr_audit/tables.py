@@ -13,10 +13,12 @@ This module does not import pyarrow.compute, so that the command line's prefetch
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as dt
 import hashlib
 import io
 import json
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from irr_audit.errors import SheetError
+from irr_audit.errors import IrrAuditError, SheetError
+from irr_audit.limits import DEFAULT_LIMITS, Limits, check_name, json_lines, limit_error, load_json_line, read_bounded
 
 TEXT_FORMATS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -47,6 +50,23 @@ class RawTable:
     warnings: tuple[str, ...] = ()
     numeric_cells: dict[int, list[int]] | None = None  # XLSX: column -> rows holding a number or date
     worksheets: tuple[str, ...] = ()  # XLSX: every worksheet's title, when there are several
+    spanning: SpanningValues | None = None  # CSV/TSV: the values that run over several lines, if any
+
+
+@dataclass(frozen=True)
+class SpanningValues:
+    """The values of a CSV or TSV file that hold a line break: quoted values over
+    several lines. One entry per value, in file order: the record (0 = the first
+    after the header), the header position, and the file lines the value starts and
+    ends on (where its quote opened and closed). Whether such a value is text with a
+    newline or a quote left open that swallowed rows depends on its column, which
+    the reader of the sheet decides (irr_audit.sheets)."""
+
+    records: np.ndarray
+    columns: np.ndarray
+    first_lines: np.ndarray
+    last_lines: np.ndarray
+    delimiter: str
 
 
 @dataclass(frozen=True)
@@ -57,14 +77,14 @@ class ParsedFile:
     sha256: str
     size: int
 
-def read_and_parse(path: Path, worksheet: str | None = None) -> ParsedFile:
+def read_and_parse(path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS) -> ParsedFile:
     """Read a table file from disk and parse it (on any thread: nothing here is shared)."""
-    return parse_file(_read_bytes(path), path, worksheet)
+    return parse_file(_read_bytes(path, limits), path, worksheet, limits)
 
 
-def parse_file(data: bytes, path: Path, worksheet: str | None = None) -> ParsedFile:
+def parse_file(data: bytes, path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS) -> ParsedFile:
     """Parse table bytes and fingerprint them. Pure."""
-    return ParsedFile(parse_table(data, path, worksheet), hashlib.sha256(data).hexdigest(), len(data))
+    return ParsedFile(parse_table(data, path, worksheet, limits), hashlib.sha256(data).hexdigest(), len(data))
 
 
 def use_lean_memory_pool() -> None:
@@ -79,7 +99,8 @@ def use_lean_memory_pool() -> None:
     except (NotImplementedError, pa.ArrowNotImplementedError):
         pass
 
-def _read_bytes(sheet_path: Path) -> bytes:
+def _read_bytes(sheet_path: Path, limits: Limits) -> bytes:
+    check_name(sheet_path, "sheet")
     if not sheet_path.exists():
         raise SheetError(
             f"sheet {sheet_path} does not exist.",
@@ -90,14 +111,16 @@ def _read_bytes(sheet_path: Path) -> bytes:
         raise SheetError(f"sheet {sheet_path} is not a file.", code="sheet-not-a-file")
     _check_suffix(sheet_path)
     try:
-        return sheet_path.read_bytes()
+        return read_bounded(sheet_path, f"sheet {sheet_path}", limits)
     except OSError as exc:
         raise SheetError(f"sheet {sheet_path} cannot be read: {exc.strerror}.", code="sheet-unreadable") from None
 
-def parse_table(data: bytes, path: Path, worksheet: str | None = None) -> RawTable:
+def parse_table(data: bytes, path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS) -> RawTable:
     """Parse table bytes into header and text cells (an XLSX file: ``worksheet``, or its first). Pure."""
     name = path.name
     _check_suffix(path)
+    if len(data) > limits.file_bytes:
+        raise limit_error("file_bytes", limits, f"sheet {name}", f"is {len(data):,} bytes")
     if not data or data.isspace():  # (no stripped copy of a large file)
         raise SheetError(
             f"sheet {name} is empty.",
@@ -106,10 +129,11 @@ def parse_table(data: bytes, path: Path, worksheet: str | None = None) -> RawTab
         )
     suffix = path.suffix.lower()
     if suffix in XLSX_SUFFIXES:
-        return _xlsx_table(data, name, worksheet)
+        return _xlsx_table(data, name, worksheet, limits)
     if suffix in JSONL_SUFFIXES:
-        return _jsonl_table(_decode(data, name), name)
-    return _delimited_table(data, TEXT_FORMATS[suffix], name)
+        return _jsonl_table(_decode(data, name), name, limits)
+    table = _delimited_table(data, TEXT_FORMATS[suffix], name, limits)
+    return table
 
 def _check_suffix(path: Path) -> None:
     suffix = path.suffix.lower()
@@ -174,16 +198,34 @@ def _text_columns(records: Records, width: int) -> list[pa.Array]:
     return [pa.array([record[at] for record in records], type=pa.string()) for at in range(width)]
 
 
-def _delimited_table(data: bytes, delimiter: str, name: str) -> RawTable:
+def _check_columns(count: int, name: str, what: str, limits: Limits) -> None:
+    if count > limits.columns:
+        raise limit_error("columns", limits, f"sheet {name}", f"has {count:,} {what}",
+                          why="A coding sheet has a comment id, a code and a few more columns.")
+
+
+def _delimited_table(data: bytes, delimiter: str, name: str, limits: Limits = DEFAULT_LIMITS) -> RawTable:
+    first_line = data[: data.find(b"\n") if b"\n" in data else len(data)]
+    _check_columns(first_line.count(delimiter.encode()) + 1, name, "columns in its first line", limits)
     if not data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        fast = _arrow_table(data[3:] if data.startswith(b"\xef\xbb\xbf") else data, delimiter)
+        fast = _arrow_table(data[3:] if data.startswith(b"\xef\xbb\xbf") else data, delimiter, name)
         if fast is not None:
             return fast
     text = _decode(data, name)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    parsed: Records = []
+    spans: list[tuple[int, int, int, int]] = []  # record, column, first line, last line
+    ended = 0  # the line the previous record ended on
     try:
-        parsed = list(reader)
+        for record in reader:
+            if reader.line_num > ended + 1 and parsed:  # a record over several lines (not the header)
+                spans += _record_spans(len(parsed) - 1, record, ended + 1)
+            ended = reader.line_num
+            parsed.append(record)
     except csv.Error as exc:
+        opened = unclosed_quote_line(text, ended + 1, delimiter)
+        if opened is not None:
+            raise _unclosed_quote_error(name, opened, _line_count(text)) from None
         raise SheetError(
             f"sheet {name} is not valid {'TSV' if delimiter == chr(9) else 'CSV'} near line {reader.line_num}: {exc}.",
             hint="open it in a spreadsheet and export it again.",
@@ -192,15 +234,21 @@ def _delimited_table(data: bytes, delimiter: str, name: str) -> RawTable:
     if not parsed:
         raise SheetError(f"sheet {name} is empty.", code="sheet-empty")
     header, *body = parsed
-    return _padded_table(header, body, np.arange(2, len(body) + 2), name)
+    table = _padded_table(header, body, np.arange(2, len(body) + 2), name)
+    return dataclasses.replace(table, spanning=_spanning(spans, delimiter)) if spans else table
 
 
-def _arrow_table(utf8: bytes, delimiter: str) -> RawTable | None:
+def _arrow_table(utf8: bytes, delimiter: str, name: str = "sheet") -> RawTable | None:
     """pyarrow's parser for plain UTF-8 files: no carriage returns or NUL bytes, a
     header first; a blank line is read as a row of empty cells, as the csv module
     reads it, so that record i is spreadsheet row i + 2. Anything else, or any
     doubt (invalid UTF-8, ragged rows): None, and the csv module reads the file
-    and names the problem precisely."""
+    and names the problem precisely.
+
+    pyarrow is lenient where the csv module is strict: a quote left open runs to
+    the end of the file without an error. That is checked here (only the end of
+    the file needs looking at), and the values that hold a line break are found
+    from the text buffers without a pass over every value."""
     if b"\r" in utf8 or utf8.startswith(b"\n") or b"\x00" in utf8:
         return None
     try:
@@ -212,6 +260,7 @@ def _arrow_table(utf8: bytes, delimiter: str) -> RawTable | None:
     if not header_line or '"' in first_line:
         return None
     names = [str(position) for position in range(len(header_line))]
+    quoted = b'"' in utf8
     try:
         table = pacsv.read_csv(
             pa.BufferReader(utf8),  # reads the bytes in place, no copy
@@ -220,7 +269,7 @@ def _arrow_table(utf8: bytes, delimiter: str) -> RawTable | None:
             read_options=pacsv.ReadOptions(column_names=names, skip_rows=1, use_threads=False,
                                            block_size=max(1 << 20, min(len(utf8) + 1, (1 << 31) - 1))),
             # values can hold newlines only inside quotes; without quotes the parser may split blocks freely
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=b'"' in utf8,
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=quoted,
                                              ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
                 column_types=dict.fromkeys(names, pa.string()),
@@ -232,7 +281,159 @@ def _arrow_table(utf8: bytes, delimiter: str) -> RawTable | None:
     except (pa.ArrowInvalid, pa.ArrowException):
         return None
     cells = [_one_array(table.column(name)) for name in names]
-    return RawTable(header=header_line, cells=cells, rows=np.arange(2, table.num_rows + 2, dtype=ROW_TYPE))
+    spanning = None
+    if quoted and table.num_rows:
+        lines_without_values = table.num_rows + 1 - (not utf8.endswith(b"\n"))
+        start = _start_of_last_value(utf8, cells[-1][-1].as_py())
+        if _opens_value(utf8, start, delimiter):
+            raise _unclosed_quote_error(name, _line_of(utf8, start - 1), _line_count_bytes(utf8))
+        if utf8.count(b"\n") > lines_without_values:
+            spanning = _arrow_spanning(cells, delimiter)
+    return RawTable(header=header_line, cells=cells, rows=np.arange(2, table.num_rows + 2, dtype=ROW_TYPE),
+                    spanning=spanning)
+
+
+# --- values over several lines, and quotes left open ---------------------------------
+
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def count_line_breaks(text: str) -> int:
+    """Line breaks as an editor counts them (CRLF is one)."""
+    return text.count("\n") + text.count("\r") - text.count("\r\n")
+
+
+def record_pattern(delimiter: str, width: int, id_at: int, code_at: int) -> str:
+    """A regular expression (for re and for pyarrow's RE2 alike) matching a line with
+    the shape of a record of a sheet: the header's number of fields, a non-blank id
+    without spaces, and no space opening the id or code field after a delimiter
+    (prose has one there: "Well, honestly, no.")."""
+    separator = "\\t" if delimiter == "\t" else re.escape(delimiter)
+    space, other = "[\\t\\n\\v\\f\\r ]", f"[^{separator}]"
+    word = f"[^{separator}\\t\\n\\v\\f\\r ]"
+    fields = []
+    for at in range(width):
+        if at == id_at:
+            fields.append(f"{space}*{word}+{space}*" if at == 0 else f"{word}+{space}*")
+        elif at == code_at and at > 0:
+            fields.append(f"(?:{word}{other}*)?")
+        else:
+            fields.append(f"{other}*")
+    return "^" + separator.join(fields) + "$"
+
+
+def _record_spans(record: int, cells: list[str], first_line: int) -> list[tuple[int, int, int, int]]:
+    spans = []
+    line = first_line
+    for column, cell in enumerate(cells):
+        breaks = count_line_breaks(cell)
+        if breaks:
+            spans.append((record, column, line, line + breaks))
+            line += breaks
+    return spans
+
+
+def _spanning(spans: list[tuple[int, int, int, int]], delimiter: str) -> SpanningValues:
+    records, columns, first, last = (np.asarray(values, dtype=np.int64) for values in zip(*spans))
+    return SpanningValues(records, columns, first, last, delimiter)
+
+
+def _arrow_spanning(cells: list[pa.Array], delimiter: str) -> SpanningValues | None:
+    """The values holding a line feed, found in each column's text buffer (the
+    fast path has no carriage returns): a value's first line is its record's row
+    plus the line feeds inside all values before it."""
+    found = [(column, *_values_with_newlines(array)) for column, array in enumerate(cells)]
+    records = np.concatenate([values for _, values, _ in found])
+    if not len(records):
+        return None
+    columns = np.concatenate([np.full(len(values), column) for column, values, _ in found])
+    breaks = np.concatenate([counts for _, _, counts in found])
+    order = np.lexsort((columns, records))
+    records, columns, breaks = records[order], columns[order], breaks[order]
+    before = np.cumsum(breaks) - breaks
+    first = records + 2 + before
+    return SpanningValues(records, columns, first, first + breaks, delimiter)
+
+
+def _values_with_newlines(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(value indices, line feeds in each) of a string array's values that hold a line feed."""
+    _, offsets_buffer, data_buffer = array.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[array.offset: array.offset + len(array) + 1]
+    if data_buffer is None or offsets[-1] == offsets[0]:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]: offsets[-1]]
+    at = np.flatnonzero(data == 0x0A) + offsets[0]
+    values, counts = np.unique(np.searchsorted(offsets, at, side="right") - 1, return_counts=True)
+    return values.astype(np.int64), counts.astype(np.int64)
+
+
+def _opens_value(utf8: bytes, start: int, delimiter: str) -> bool:
+    """Whether an opening quote is right before ``start``. At the start of the last
+    value: whether the file ends inside that quoted value (pyarrow reads that without
+    an error), the last value being the rest of the file after the quote."""
+    if start < 1 or utf8[start - 1: start] != b'"':
+        return False
+    if start >= 2 and utf8[start - 2: start - 1] not in (delimiter.encode(), b"\n"):
+        return False  # the quote is no opening quote: it follows other text (or another quote)
+    return True
+
+
+def _start_of_last_value(utf8: bytes, last_value: str) -> int:
+    """Where the last value would start if the file ended inside it, or -1."""
+    as_written = last_value.encode("utf-8").replace(b'"', b'""')
+    return len(utf8) - len(as_written) if utf8.endswith(as_written) else -1
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def _line_count_bytes(data: bytes) -> int:
+    return data.count(b"\n") + (not data.endswith(b"\n"))
+
+
+def _line_count(text: str) -> int:
+    return count_line_breaks(text) + (not text.endswith(("\n", "\r")))
+
+
+def unclosed_quote_line(text: str, first_line: int, delimiter: str) -> int | None:
+    """The line of the quote left open at the end of ``text``, looking from the start of
+    ``first_line`` (where the record the csv module failed on began), or None when
+    every quote from there is closed. Looks only at the quote characters."""
+    start = 0
+    for _ in range(first_line - 1):
+        match = LINE_BREAK.search(text, start)
+        if match is None:
+            return None
+        start = match.end()
+    opened = None
+    position = start
+    while True:
+        at = text.find('"', position)
+        if at < 0:
+            break
+        if opened is None:
+            if at == start or text[at - 1] in (delimiter, "\n", "\r"):
+                opened = at
+            position = at + 1
+        elif text.startswith('""', at):
+            position = at + 2
+        else:
+            opened, position = None, at + 1
+    if opened is None:
+        return None
+    return first_line + count_line_breaks(text[start:opened])
+
+
+def _unclosed_quote_error(name: str, line: int, last_line: int) -> SheetError:
+    swallowed = f"lines {line + 1}-{last_line}" if last_line > line + 1 else f"line {last_line}"
+    rest = f": everything after it ({swallowed}) would be read as one value" if last_line > line else ""
+    return SheetError(
+        f"sheet {name}: the quote opened on line {line} is never closed{rest}.",
+        hint=f"close the quote at the end of the value on line {line}; a quote that is part of the text is "
+        'written as two quotes ("") inside a quoted value. Then save the sheet again.',
+        code="sheet-unclosed-quote",
+    )
 
 
 def _one_array(column: pa.ChunkedArray) -> pa.Array:
@@ -255,19 +456,17 @@ def _padded_table(header: list[str], body: Records, rows: np.ndarray, name: str)
     return RawTable(header=header, cells=_text_columns(padded, width), rows=np.asarray(rows, dtype=ROW_TYPE))
 
 
-def _jsonl_table(text: str, name: str) -> RawTable:
+def _jsonl_table(text: str, name: str, limits: Limits) -> RawTable:
     objects: list[dict[str, Any]] = []
     lines: list[int] = []
     header: dict[str, None] = {}
-    # split on "\n" only: str.splitlines() would also split inside a JSON string at U+2028
-    for line_number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
+    for line_number, line in json_lines(text, f"sheet {name}", limits):
         try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
+            # NaN and Infinity (which Python's json writes) are kept as the text they are
+            item = load_json_line(line, f"sheet {name} line {line_number}", limits, parse_constant=str)
+        except ValueError as exc:  # json.JSONDecodeError
             raise SheetError(
-                f"sheet {name} line {line_number} is not valid JSON: {exc.msg}.",
+                f"sheet {name} line {line_number} is not valid JSON: {getattr(exc, 'msg', exc)}.",
                 hint="JSON Lines has one JSON object per line.",
                 code="sheet-malformed",
             ) from None
@@ -278,6 +477,7 @@ def _jsonl_table(text: str, name: str) -> RawTable:
                 code="sheet-malformed",
             )
         header.update(dict.fromkeys(item))
+        _check_columns(len(header), name, f"different keys by line {line_number}", limits)
         objects.append(item)
         lines.append(line_number)
     columns = list(header)
@@ -297,20 +497,18 @@ def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def _xlsx_table(data: bytes, name: str, worksheet_name: str | None) -> RawTable:
+def _xlsx_table(data: bytes, name: str, worksheet_name: str | None, limits: Limits) -> RawTable:
+    _check_xlsx_package(data, name, limits)
     from openpyxl import load_workbook  # heavy: import only when an XLSX sheet is read
 
     try:
         # data_only: a formula cell gives the value the spreadsheet cached; no formula is evaluated.
         workbook = load_workbook(io.BytesIO(data), data_only=True)
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError, TypeError) as exc:
-        raise SheetError(
-            f"sheet {name} is not a readable XLSX workbook ({type(exc).__name__}).",
-            hint="open it in a spreadsheet and save it again as .xlsx, or export CSV UTF-8.",
-            code="sheet-malformed",
-        ) from None
+    except Exception as exc:  # openpyxl raises whatever its parsing hits (KeyError, IndexError, ParseError, ...)
+        raise _unreadable_xlsx(name, exc) from None
     try:
         worksheet, warnings = _choose_worksheet(workbook, name, worksheet_name)
+        _check_worksheet_extent(worksheet, name, limits)
         values = list(worksheet.iter_rows(values_only=True))
         warnings += _worksheet_warnings(worksheet)
     finally:
@@ -329,12 +527,136 @@ def _xlsx_table(data: bytes, name: str, worksheet_name: str | None) -> RawTable:
     return RawTable(table.header, table.cells, table.rows, tuple(warnings), numeric, titles if len(titles) > 1 else ())
 
 
+def _unreadable_xlsx(name: str, exc: BaseException) -> SheetError:
+    detail = _printable(str(exc))
+    return SheetError(
+        f"sheet {name} is not a readable XLSX workbook ({type(exc).__name__}{': ' + detail if detail else ''}).",
+        hint="open it in a spreadsheet and save it again as .xlsx, or export CSV UTF-8.",
+        code="sheet-malformed",
+    )
+
+
+def _printable(text: str, at_most: int = 160) -> str:
+    """Text from a file, fit for one line of a message: control characters escaped, shortened."""
+    shown = re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda match: f"\\x{ord(match.group()):02x}", text)
+    return shown if len(shown) <= at_most else shown[: at_most - 3] + "..."
+
+
+# An XLSX file is a zip of XML parts. Before openpyxl parses it (all its worksheets,
+# into memory), the zip is checked against the limits: declared sizes bound what the
+# zip module unpacks, the ratio catches a zip bomb, and the worksheets' cells and
+# declared dimensions bound what openpyxl would build. XML entities (the "billion
+# laughs") and external entities are refused by defusedxml, which openpyxl uses.
+WORKSHEET_PART = re.compile(r"xl/worksheets/[^/]+\.xml", re.IGNORECASE)
+CELL_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?c[\s/>]")
+DIMENSION = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?dimension\s[^>]*?ref=[\"']([A-Za-z]*)(\d*)(?::([A-Za-z]+)(\d+))?")
+RATIO_CHECKED_FROM = 1 << 20  # smaller parts may pack at any ratio: they cannot be bombs
+STREAM_CHUNK = 1 << 20
+
+
+def _check_xlsx_package(data: bytes, name: str, limits: Limits) -> None:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
+        raise _unreadable_xlsx(name, exc) from None
+    subject = f"sheet {name}"
+    total = 0
+    for member in members:
+        total += member.file_size
+        if total > limits.xlsx_bytes:
+            raise limit_error("xlsx_bytes", limits, subject, f"unpacks to more than {limits.xlsx_bytes:,} bytes "
+                              f"(part {_printable(member.filename)} alone is {member.file_size:,} bytes)",
+                              why="An XLSX file is a zip of XML parts.")
+        packed = max(member.compress_size, 1)
+        if member.file_size > RATIO_CHECKED_FROM and member.file_size > limits.xlsx_ratio * packed:
+            raise limit_error("xlsx_ratio", limits, subject, f"has a part {_printable(member.filename)} that unpacks "
+                              f"{member.file_size // packed:,} times larger than it is packed "
+                              f"({member.file_size:,} bytes)", why="This is how a zip bomb looks.")
+    cells = 0
+    for member in members:
+        if WORKSHEET_PART.fullmatch(member.filename):
+            cells += _worksheet_part_cells(archive, member, subject, limits)
+            if cells > limits.xlsx_cells:
+                raise limit_error("xlsx_cells", limits, subject, f"has more than {limits.xlsx_cells:,} cells in its "
+                                  "worksheets", why="Every worksheet of a workbook is read into memory.")
+
+
+def _worksheet_part_cells(archive: zipfile.ZipFile, member: zipfile.ZipInfo, subject: str, limits: Limits) -> int:
+    """The cells of one worksheet part, counted from its XML as it unpacks (never
+    held whole), after its declared dimension is checked."""
+    cells = 0
+    tail = b""
+    try:
+        with archive.open(member) as stream:
+            while chunk := stream.read(STREAM_CHUNK):
+                if not cells and not tail:
+                    _check_dimension(chunk, member.filename, subject, limits)
+                window = tail + chunk
+                cells += len(CELL_TAG.findall(window)) - len(CELL_TAG.findall(tail))
+                tail = window[-64:]
+                if cells > limits.xlsx_cells:
+                    break
+    except IrrAuditError:
+        raise
+    except Exception as exc:  # a damaged zip raises BadZipFile, zlib.error, EOFError, NotImplementedError, ...
+        raise _unreadable_xlsx(subject.removeprefix("sheet "), exc) from None
+    return cells
+
+
+def _check_dimension(head: bytes, part: str, subject: str, limits: Limits) -> None:
+    match = DIMENSION.search(head)
+    if match is None:
+        return
+    groups = [(group or b"").decode("ascii") for group in match.groups()]
+    column, row = (groups[2], groups[3]) if groups[2] else (groups[0], groups[1])
+    if column and row:
+        _check_extent(int(row[:9]), _column_number(column), f"{column.upper()}{row}", subject,
+                      f"declares (in {_printable(part)}) that it reaches cell", limits)
+
+
+def _check_worksheet_extent(worksheet: Any, name: str, limits: Limits) -> None:
+    """Before the worksheet is read as a grid of rows x columns: its last cell within the limits
+    (a single cell at XFD1048576 would make a grid of 17 billion cells)."""
+    from openpyxl.utils import get_column_letter
+
+    rows, columns = worksheet.max_row, worksheet.max_column
+    _check_extent(rows, columns, f"{get_column_letter(min(columns, 18278))}{rows}", f"sheet {name}",
+                  f"worksheet {_printable(worksheet.title)!r} reaches cell", limits)
+
+
+def _check_extent(rows: int, columns: int, cell: str, subject: str, what: str, limits: Limits) -> None:
+    why = "A worksheet is read as rows x columns; delete what lies beyond your data (Ctrl+End shows the last cell)."
+    found = f"{what} {cell} ({rows:,} rows x {columns:,} columns)"
+    if rows > limits.xlsx_rows:
+        raise limit_error("xlsx_rows", limits, subject, found, why=why)
+    if columns > limits.columns:
+        raise limit_error("columns", limits, subject, found, why=why)
+    if rows * columns > limits.xlsx_cells:
+        raise limit_error("xlsx_cells", limits, subject, f"{found} = {rows * columns:,} cells", why=why)
+
+
+def _column_number(letters: str) -> int:
+    number = 0
+    for letter in letters.upper()[:8]:
+        number = number * 26 + ord(letter) - ord("A") + 1
+    return number
+
+
 def _choose_worksheet(workbook: Any, name: str, wanted: str | None) -> tuple[Any, list[str]]:
     titles = [sheet.title for sheet in workbook.worksheets]
+    shown = [repr(_printable(title, 40)) for title in titles]  # titles are the file's text: escaped in messages
+    if not titles:
+        raise SheetError(
+            f"sheet {name} has no worksheet to read: a workbook of only chartsheets, or one whose worksheet part "
+            "is missing, holds no table.",
+            hint="save the coder's table as a worksheet of a new workbook, or export it as CSV UTF-8.",
+            code="sheet-no-worksheet",
+        )
     if wanted is not None:
         if wanted not in titles:
             raise SheetError(
-                f"sheet {name} has no worksheet {wanted!r}. Worksheets: {', '.join(titles)}.",
+                f"sheet {name} has no worksheet {_printable(wanted)!r}. Worksheets: {', '.join(shown)}.",
                 hint="pass --worksheet with one of those names.",
                 code="sheet-no-worksheet",
             )
@@ -342,7 +664,7 @@ def _choose_worksheet(workbook: Any, name: str, wanted: str | None) -> tuple[Any
     warnings = []
     if len(titles) > 1:
         warnings.append(
-            f"the workbook has {len(titles)} worksheets ({', '.join(titles)}); read the first, {titles[0]!r}. "
+            f"the workbook has {len(titles)} worksheets ({', '.join(shown)}); read the first, {shown[0]}. "
             "Choose another with --worksheet."
         )
     return workbook.worksheets[0], warnings

@@ -538,10 +538,10 @@ def self_hashed_record(fields: dict[str, Any]) -> Callable[[Path], None]:
 
 
 DAMAGE = {
-    "NaN in the score": (replace_text('"po": ', '"po": NaN, "x": '), "manifest: manifest.json: score.",
-                         "is NaN, which JSON does not allow"),
-    "Infinity in the units": (replace_text('"count": 22', '"count": Infinity'), "manifest: manifest.json: units.count",
-                              "is Infinity, which JSON does not allow"),
+    "NaN in the score": (replace_text('"po": ', '"po": NaN, "x": '), "manifest: manifest.json: is not JSON",
+                         "NaN is not a JSON number"),
+    "Infinity in the units": (replace_text('"count": 22', '"count": Infinity'), "manifest: manifest.json: is not JSON",
+                              "Infinity is not a JSON number"),
     "no score": (edit(lambda manifest: manifest.pop("score")), "manifest: manifest.json: score is missing", ""),
     "no summary of units": (edit(lambda manifest: manifest["score"].pop("units")),
                             "manifest: manifest.json: score.units is missing", ""),
@@ -583,8 +583,8 @@ DAMAGE = {
     "a folder for the manifest": (manifest_made_folder, "manifest: manifest.json: is not a file", ""),
     "a folder for the signature": (signature_made_folder, "extra: manifest.json.sig: is not a signature file", ""),
     "a record holding NaN": (record('{"format": "irr-audit-adjudication/1", "x": NaN}'),
-                             "adjudication: adjudication/20240101T000000Z.json: holds a number JSON does not allow "
-                             "(x is NaN)", ""),
+                             "adjudication: adjudication/20240101T000000Z.json: cannot be read as JSON "
+                             "(NaN is not a JSON number", ""),
     "a record that is not JSON": (record("{"), "adjudication: adjudication/20240101T000000Z.json: cannot be read as "
                                   "JSON (Expecting property name", ""),
     "a record of the wrong types": (

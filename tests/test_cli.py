@@ -76,7 +76,8 @@ BAD_SHEETS = {
     "broken xlsx": (
         "alice.xlsx",
         "not a zip",
-        "Error [sheet-malformed]: sheet alice.xlsx is not a readable XLSX workbook (BadZipFile).",
+        "Error [sheet-malformed]: sheet alice.xlsx is not a readable XLSX workbook "
+        "(BadZipFile: File is not a zip file).",
     ),
     "jsonl not an object": (
         "alice.jsonl",
