@@ -7,8 +7,8 @@ import csv
 import io
 import os
 import re
+import secrets
 import stat
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -183,7 +183,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
                           code="output-unwritable")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        handle, temporary = _new_temporary(folder, path.name)
     except OSError as exc:
         raise OutputError(
             f"cannot write into {folder}: {exc.strerror}.",
@@ -191,7 +191,6 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             code="output-unwritable",
         ) from None
     try:
-        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual permissions
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
             stream.flush()
@@ -206,10 +205,17 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         ) from None
 
 
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
+def _new_temporary(folder: Path, name: str) -> tuple[int, str]:
+    """A new, hidden file beside the output, created exclusively with mode 0666 so that the
+    system applies the umask (mkstemp's 0600 would leave outputs unreadable to the group)."""
+    for _ in range(100):
+        temporary = str(folder / f".{name}.{secrets.token_hex(6)}.tmp")
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+            return os.open(temporary, flags, 0o666), temporary
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {name} in {folder}")
 
 
 def write_text_atomic(path: Path, text: str) -> None:
