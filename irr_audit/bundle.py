@@ -43,10 +43,10 @@ from irr_audit import __version__
 from irr_audit.anchor import Anchors, listed_problem, sha256_digest
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.join import JoinResult, join_sheets
-from irr_audit.limits import load_json
+from irr_audit.limits import DEFAULT_LIMITS, Limits, load_json
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule, parse_rule
-from irr_audit.sheets import ColumnChoice, Sheet, parse_sheet, read_sheets
+from irr_audit.sheets import ColumnChoice, Sheet, SheetOptions, parse_sheet, read_sheets
 from irr_audit.signing import SIGNATURE_MAX_BYTES
 
 FORMAT = "irr-audit-bundle/1"
@@ -568,10 +568,10 @@ def _altered(bundle: Path, what: str) -> BundleError:
 # --- reading a bundle as audit input ----------------------------------------------
 
 
-def join_files(bundle: Path, manifest: dict[str, Any]) -> JoinResult:
+def join_files(bundle: Path, manifest: dict[str, Any], limits: Limits = DEFAULT_LIMITS) -> JoinResult:
     """Join the frozen sheets under the frozen rule (and sample), as freeze did."""
-    rule = parse_rule(_member_bytes(bundle, manifest["rule"]["file"]), manifest["rule"]["file"])
-    options = sheet_options(manifest.get("columns"))
+    rule = parse_rule(_member_bytes(bundle, manifest["rule"]["file"]), manifest["rule"]["file"], limits)
+    options = SheetOptions(**asdict(sheet_options(manifest.get("columns"))), limits=limits)
     sheets = [
         parse_sheet(_member_bytes(bundle, record["file"]), member(bundle, record["file"]), options)
         for record in manifest["sheets"]
@@ -602,11 +602,11 @@ def check_frozen_files(bundle: Path, manifest: dict[str, Any]) -> None:
             raise _altered(bundle, f"{record['path']} changed since it was frozen")
 
 
-def join_bundle(bundle: Path) -> JoinResult:
+def join_bundle(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> JoinResult:
     """`score BUNDLE` and `report BUNDLE`: the frozen audit, checked unchanged first."""
     manifest = read_manifest(bundle)
     check_frozen_files(bundle, manifest)
-    return join_files(bundle, manifest)
+    return join_files(bundle, manifest, limits)
 
 
 # --- freeze ------------------------------------------------------------------------
@@ -638,6 +638,7 @@ def collect_source(
     code_column: str | None = None,
     sample: Path | None = None,
     worksheet: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> FreezeSource:
     """Read a join folder, or sheets + rule, keeping the bytes that were parsed. With a
     sample (given, or the one `join --sample` used) the units are the sample's ids."""
@@ -652,7 +653,7 @@ def collect_source(
         )
     if len(inputs) == 1 and is_join_dir(inputs[0]):
         folder = inputs[0]
-        rule, sheets = read_join_dir(folder)
+        rule, sheets = read_join_dir(folder, limits)
         summary = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True)
         columns = sheet_options(summary.get("columns"))
         sample = sample or _join_dir_sample(folder, summary, read_join_sample_ids(folder))
@@ -676,10 +677,10 @@ def collect_source(
                 hint="add --rule rules/<rule>/v<version>.yaml.",
                 code="usage-missing-rule",
             )
-        rule = load_rule(rule_path)
+        rule = load_rule(rule_path, limits)
         rule_data = _read_matching(rule_path, rule.digest.removeprefix("sha256:"))
         columns = ColumnChoice(id_column=id_column, code_column=code_column, worksheet=worksheet)
-        sheets = read_sheets(inputs, columns)
+        sheets = read_sheets(inputs, SheetOptions(**asdict(columns), limits=limits))
     check_sheet_names(sheets)
     sample_ids, notes = _sample_ids(sample, rule)
     join = join_sheets(sheets, rule, sample_ids=sample_ids)
@@ -1073,7 +1074,7 @@ class Verification:
         }
 
 
-def verify_bundle(bundle: Path, anchors: Anchors | None = None) -> Verification:
+def verify_bundle(bundle: Path, anchors: Anchors | None = None, limits: Limits = DEFAULT_LIMITS) -> Verification:
     """Re-hash every file, check the manifest, recompute the score and compare; then
     check the bundle against the anchors kept outside it, if any."""
     if not bundle.is_dir():
@@ -1087,10 +1088,12 @@ def verify_bundle(bundle: Path, anchors: Anchors | None = None) -> Verification:
     except (OSError, ValueError, IrrAuditError) as exc:
         found = _failed(bundle, [Problem("manifest", MANIFEST, manifest_read_problem(exc))])
         return _with_anchors(found, _bytes_or_none(bundle / MANIFEST), anchors or Anchors())
-    return _with_anchors(check_consistency(bundle, manifest_data, manifest), manifest_data, anchors or Anchors())
+    return _with_anchors(check_consistency(bundle, manifest_data, manifest, limits), manifest_data,
+                         anchors or Anchors())
 
 
-def check_consistency(bundle: Path, manifest_data: bytes, manifest: Any) -> Verification:
+def check_consistency(bundle: Path, manifest_data: bytes, manifest: Any,
+                      limits: Limits = DEFAULT_LIMITS) -> Verification:
     """The bundle against its own manifest: structure, integrity hash, files, units, score
     and adjudication records. Anyone who can write the folder can make all of them agree."""
     structure = manifest_problems(manifest)
@@ -1104,7 +1107,7 @@ def check_consistency(bundle: Path, manifest_data: bytes, manifest: Any) -> Veri
     notes = []
     if bundle.resolve().name != manifest["name"]:
         notes.append(f"the folder is named {bundle.resolve().name}; the manifest names the bundle {manifest['name']}")
-    join, score_problems, new_keys = recompute(bundle, manifest)
+    join, score_problems, new_keys = recompute(bundle, manifest, limits)
     problems += score_problems
     if new_keys:
         shown = ", ".join(new_keys[:8]) + (f" and {len(new_keys) - 8} more" if len(new_keys) > 8 else "")
@@ -1328,12 +1331,13 @@ def file_sha256(path: Path) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
-def recompute(bundle: Path, manifest: dict[str, Any]) -> tuple[JoinResult | None, list[Problem], list[str]]:
+def recompute(bundle: Path, manifest: dict[str, Any],
+              limits: Limits = DEFAULT_LIMITS) -> tuple[JoinResult | None, list[Problem], list[str]]:
     """The join and score from the frozen files as they are now, against the frozen ones."""
     from irr_audit.audit import AuditOptions, build_report
 
     try:
-        join = join_files(bundle, manifest)
+        join = join_files(bundle, manifest, limits)
     except IrrAuditError as error:
         why = " ".join(error.message.split())  # one line, whatever the reader's message spans
         return None, [Problem("score", "", f"cannot be recomputed from the bundle's files: {why}")], []

@@ -117,7 +117,7 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptio
     from irr_audit.join import join_sheets
     from irr_audit.joindir import is_join_dir, read_join_dir, read_join_sample_ids
     from irr_audit.rules import load_rule
-    from irr_audit.sheets import read_sheets
+    from irr_audit.sheets import limits_of, read_sheets
     from irr_audit.tables import use_lean_memory_pool
 
     if len(inputs) == 1 and inputs[0].is_dir():
@@ -125,9 +125,9 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptio
         if (folder / "manifest.json").is_file():  # an audit bundle (irr-audit freeze)
             from irr_audit.bundle import join_bundle
 
-            result = join_bundle(folder)
+            result = join_bundle(folder, limits_of(options))
         elif is_join_dir(folder):
-            rule, sheets = read_join_dir(folder)
+            rule, sheets = read_join_dir(folder, limits_of(options))
             result = join_sheets(sheets, rule, sample_ids=read_join_sample_ids(folder))
         else:
             raise UsageError(

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from irr_audit.cli import CodeColumn, IdColumn, Quiet, RuleOption, Worksheet, app, reports_errors
+from irr_audit.cli import CodeColumn, IdColumn, LimitOption, Quiet, RuleOption, Worksheet, app, reports_errors
 from irr_audit.errors import UsageError
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ def freeze(
     digests: DigestsOption = None,
     sign: SignOption = None,
     quiet: Quiet = False,
+    limit: LimitOption = None,
 ) -> None:
     """Freeze an audit: the original sheets, the rule file and the score, in a new read-only bundle.
 
@@ -63,13 +64,15 @@ def freeze(
     from irr_audit.anchor import append_digest, check_list_target, digest_line, sha256_digest
     from irr_audit.bundle import MANIFEST, collect_source, shell_path
     from irr_audit.bundle import freeze as freeze_bundle
+    from irr_audit.limits import parse_limit_options
 
     reads = [*inputs, *(path for path in (rule,) if path is not None)]
     folders = [path for path in (*inputs, sample, recodes) if path is not None and path.is_dir()]
     if digests is not None:
         check_list_target(digests, reads, folders)
     _check_sign_key(sign)
-    source = collect_source(inputs, rule, id_column, code_column, sample, worksheet=worksheet)
+    source = collect_source(inputs, rule, id_column, code_column, sample, worksheet=worksheet,
+                            limits=parse_limit_options(limit))
     result = freeze_bundle(source, into, datetime.now(timezone.utc), recodes=recodes, sign_key=sign)
     digest = sha256_digest((result.path / MANIFEST).read_bytes())
     typer.echo(digest_line(digest, str(result.path)))
@@ -125,6 +128,7 @@ def verify(
         str | None,
         typer.Option("--identity", help="With --allowed-signers: the signer's identity (default: any listed)."),
     ] = None,
+    limit: LimitOption = None,
 ) -> None:
     """Re-hash a bundle and recompute its score. Exit 0 when all match, 1 naming each difference.
 
@@ -132,10 +136,11 @@ def verify(
     whoever can write the bundle could change a file and re-hash the manifest.
     """
     from irr_audit.bundle import INTERNAL_ONLY, verify_bundle
+    from irr_audit.limits import parse_limit_options
     from irr_audit.report import render_json
 
     anchors = _anchors(expect, digests, allowed_signers, identity)
-    result = verify_bundle(bundle, anchors)
+    result = verify_bundle(bundle, anchors, parse_limit_options(limit))
     if output_format is VerifyFormat.JSON:
         typer.echo(render_json(result.to_dict()), nl=False)
     else:
@@ -220,6 +225,7 @@ def adjudicate(
     digests: DigestsOption = None,
     sign: SignOption = None,
     quiet: Quiet = False,
+    limit: LimitOption = None,
 ) -> None:
     """List a bundle's disagreements to decide (a CSV to fill in), or record the decisions taken.
 
@@ -230,6 +236,7 @@ def adjudicate(
     from irr_audit.audit import build_report
     from irr_audit.bundle import MANIFEST, join_bundle, read_manifest, sha256_hex, shell_path
     from irr_audit.cli import check_outputs
+    from irr_audit.limits import parse_limit_options
 
     if decisions is None and (digests is not None or sign is not None):
         raise UsageError("--digests and --sign anchor a new adjudication record; they go with --decisions.",
@@ -242,7 +249,7 @@ def adjudicate(
     if output is not None:
         check_outputs([bundle, decisions], files=[output])
     manifest = read_manifest(bundle)
-    join = join_bundle(bundle)
+    join = join_bundle(bundle, parse_limit_options(limit))
     disagreements = adj.disagreement_codes(build_report(join).disagreements)
     manifest_sha256 = sha256_hex((bundle / MANIFEST).read_bytes())
     records = adj.trusted_records(bundle, manifest_sha256, disagreements, join.rule.categories)

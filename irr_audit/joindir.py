@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from irr_audit.counts import pattern_counts
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.join import JoinResult
-from irr_audit.limits import load_json
+from irr_audit.limits import DEFAULT_LIMITS, Limits, load_json
 from irr_audit.outputs import frame_csv_text, refuse_unsafe_outputs
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule
@@ -38,7 +38,7 @@ from irr_audit.runfolder import (
     replace_folder,
     run_mismatches,
 )
-from irr_audit.sheets import ColumnChoice, Sheet, read_sheet
+from irr_audit.sheets import ColumnChoice, Sheet, SheetOptions, read_sheet
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -156,12 +156,12 @@ def is_join_dir(path: Path) -> bool:
     return path.is_dir() and (path / SUMMARY).is_file()
 
 
-def read_join_dir(folder: Path) -> tuple[Rule, list[Sheet]]:
+def read_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> tuple[Rule, list[Sheet]]:
     """The rule and the original sheets behind a join folder, checked unchanged."""
     try:
         summary = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True)
         records = summary["sheets"]
-        columns = ColumnChoice(**summary.get("columns", {}))
+        columns = SheetOptions(**summary.get("columns", {}), limits=limits)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(
             f"{folder / SUMMARY} is not a join summary ({type(exc).__name__}).",

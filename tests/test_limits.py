@@ -558,3 +558,27 @@ def test_options_carry_limits_to_the_library() -> None:
         parse_sheet(deep, Path("s.jsonl"))
     sheet = parse_sheet(deep, Path("s.jsonl"), SheetOptions(limits=Limits(depth=100)))
     assert sheet.comment_ids.to_pylist() == ["a"]
+
+
+def test_a_raised_limit_reaches_join_folders_and_bundles(tmp_path: Path) -> None:
+    """A sheet that needs a raised limit is read with it everywhere it is read again:
+    score of the join folder, freeze, score and verify of the bundle, adjudicate."""
+    extra = ",".join(f"x{n}" for n in range(DEFAULT_LIMITS.columns))
+    wide = tmp_path / "wide.csv"
+    padding = "," * DEFAULT_LIMITS.columns
+    wide.write_text(f"comment_id,code,{extra}\na,yes{padding}\nb,no{padding}\n")
+    (tmp_path / "partner.csv").write_text(PARTNER)
+    sheets = [wide, tmp_path / "partner.csv"]
+    raised = ("--limit", "columns=2000")
+    refused(run("join", *sheets, "--rule", RULE, "--out", tmp_path / "j"), "limit-columns", "--limit columns=N")
+    assert run("join", *sheets, "--rule", RULE, "--out", tmp_path / "j", *raised).exit_code == 0
+    refused(run("score", tmp_path / "j"), "limit-columns")
+    assert run("score", tmp_path / "j", *raised).exit_code == 0
+    frozen = run("freeze", tmp_path / "j", "--into", tmp_path / "audits", *raised)
+    assert frozen.exit_code == 0, frozen.output
+    bundle = Path(frozen.stdout.strip().split("  ", 1)[1])
+    assert run("score", bundle, *raised).exit_code == 0
+    refused(run("score", bundle), "limit-columns")
+    assert run("verify", bundle, *raised).exit_code == 0
+    assert run("verify", bundle).exit_code == 1  # the sheet cannot be read within the default limits
+    assert run("adjudicate", bundle, *raised).exit_code == 0
