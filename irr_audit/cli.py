@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from irr_audit import __version__
+from irr_audit.display import visible
 from irr_audit.errors import IrrAuditError, UsageError
 
 if TYPE_CHECKING:  # the sheet reader pulls in numpy and pyarrow: only when a command runs
@@ -201,10 +202,10 @@ def join(
                              sample=sample, sample_ids=sample_ids,
                              sample_report=reference.report if reference else None)
     for note in notes:
-        typer.echo(note, err=True)
+        typer.echo(visible(note), err=True)
     if not quiet:
         _tell(result)
-        typer.echo(f"wrote {', '.join(str(path) for path in written)}", err=True)
+        typer.echo(visible(f"wrote {', '.join(str(path) for path in written)}"), err=True)
 
 
 @app.command()
@@ -324,10 +325,10 @@ def _audit_options(bootstrap: int, seed: int | None, group: str | None, against:
 
 
 def _tell(result: Any) -> None:
-    """The one-line summary and any warnings, on stderr."""
-    typer.echo(result.summary_line(), err=True)
+    """The one-line summary and any warnings, on stderr (control characters from the sheets shown as escapes)."""
+    typer.echo(visible(result.summary_line()), err=True)
     for warning in result.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        typer.echo(f"warning: {visible(warning)}", err=True)
 
 
 def _emit(document: dict[str, Any], output_format: str, output: Path | None) -> None:
