@@ -15,10 +15,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from irr_audit.counts import pattern_counts
+from irr_audit.counts import counts_csv_text
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.join import JoinResult
-from irr_audit.outputs import frame_csv_text, refuse_overwriting_inputs, write_bytes_atomic, write_text_atomic
+from irr_audit.outputs import (
+    frame_csv_text,
+    refuse_column_collisions,
+    refuse_overwriting_inputs,
+    write_bytes_atomic,
+    write_text_atomic,
+)
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule
 from irr_audit.sheets import ColumnChoice, Sheet, read_sheet
@@ -41,6 +47,9 @@ def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: Co
     to a sample (`join --sample`) records the sample's ids, so `score DIR` joins the same units."""
     paths = [out / JOINED, out / LOG, out / LOG_JSONL, out / SUMMARY, out / RULE_COPY, out / COUNTS]
     refuse_overwriting_inputs(paths, [sheet.path for sheet in result.sheets])
+    refuse_column_collisions(["comment_id", *result.coders, "fully_coded"],
+                             {sheet.coder: sheet.name for sheet in result.sheets}, JOINED)
+    counts = counts_csv_text(result)  # checks its columns too: before any file is written
     joined = result.joined_frame()
     write_text_atomic(paths[0], frame_csv_text(joined))
     write_text_atomic(paths[1], frame_csv_text(result.log))
@@ -51,8 +60,7 @@ def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: Co
     write_text_atomic(paths[2], log_jsonl(result.log))
     write_text_atomic(paths[3], render_json(summary))
     write_bytes_atomic(paths[4], rule_bytes)
-    counts = pattern_counts(result)
-    write_text_atomic(paths[5], frame_csv_text(counts, for_spreadsheets=False))
+    write_text_atomic(paths[5], counts)
     return paths
 
 

@@ -59,7 +59,8 @@ def hostile_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A frozen audit of sheets full of hostile text, adjudicated with hostile decisions."""
     folder = tmp_path_factory.mktemp("hostile")
     first = write_sheet(folder / "ann.csv", "<b>ann</b> " + TERMINAL, ["yes", "no"] * 6)
-    second = write_sheet(folder / "bob.csv", LINK + " " + UNICODE, ["no", "yes"] * 3 + ["yes"] + ["yes", "no"] * 2 + ["yes"])
+    opposite = ["no", "yes"] * 3 + ["yes"] + ["yes", "no"] * 2 + ["yes"]  # every unit but ok1 disagrees
+    second = write_sheet(folder / "bob.csv", LINK + " " + UNICODE, opposite)
     frozen = run("freeze", first, second, "--rule", RULE, "--into", folder / "audits")
     assert frozen.exit_code == 0, frozen.stderr
     bundle = Path(frozen.stdout.strip())
@@ -274,3 +275,123 @@ def test_html_report_of_a_hostile_bundle_runs_only_its_own_script(hostile_bundle
     assert directives["script-src"] == f"'sha256-{digest}'" and directives["default-src"] == "'none'"
     assert "\\x1b]0;pwned" in page and UNICODE in page
     assert SCRIPT.replace("<", "&lt;").replace(">", "&gt;") in page
+
+
+# --- CSV ------------------------------------------------------------------------------------
+
+FORMULA_RULE = """rule: formulas
+version: 1
+scale: nominal
+codes: ["=SUM(1)", "@cmd", "'quoted", "+2", "plain"]
+missing_codes: [unknown]
+"""
+FORMULA_CODERS = ["=a", "'=a", "@b", "-c"]
+PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def formula_sheets(folder: Path) -> list[Path]:
+    """Four coders whose names and codes start like formulas; ``=a`` and ``'=a`` differ only by the quote."""
+    folder.mkdir(parents=True, exist_ok=True)
+    codes = ["=SUM(1)", "@cmd", "'quoted", "+2", "plain"]
+    paths = []
+    for offset, coder in enumerate(FORMULA_CODERS):
+        path = folder / f"coder{offset}.csv"
+        with path.open("w", newline="", encoding="utf-8") as stream:
+            writer = csv.writer(stream)
+            writer.writerow(["comment_id", "code", "coder", "note"])
+            for unit in range(40):
+                writer.writerow([f"=id{unit}" if unit % 7 == 0 else f"u{unit}", codes[(unit * (offset + 1)) % 5]
+                                 if unit % 9 else "", coder, "=HYPERLINK(\"http://x\")"])
+        paths.append(path)
+    return paths
+
+
+def assert_no_formula(path: Path) -> list[list[str]]:
+    """Every cell of a CSV irr-audit wrote: nothing a spreadsheet would run."""
+    records = list(csv.reader(path.open(newline="", encoding="utf-8-sig")))
+    for record in records:
+        for cell in record:
+            if cell[:1] in ("=", "+", "-", "@", "\t", "\r"):
+                assert PLAIN_NUMBER.fullmatch(cell), (path.name, cell)
+    return records
+
+
+def test_every_csv_of_join_is_neutralised_and_counts_read_back_exactly(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(FORMULA_RULE)
+    sheets = formula_sheets(tmp_path / "sheets")
+    out = tmp_path / "out"
+    assert run("join", *sheets, "--rule", tmp_path / "rule.yaml", "--out", out, "-q").exit_code == 0
+    for name in ("joined.csv", "missingness_log.csv", "counts.csv"):
+        records = assert_no_formula(out / name)
+        assert len(set(records[0])) == len(records[0]), name
+    assert list(csv.reader((out / "joined.csv").open(newline="")))[0] == ["comment_id", "'=a", "''=a", "'@b", "'-c",
+                                                                           "fully_coded"]
+    whole = json.loads(run("score", out, "--format", "json", "-q").stdout)
+    counted = json.loads(run("score", "--counts", out / "counts.csv", "--rule", tmp_path / "rule.yaml",
+                             "--format", "json", "-q").stdout)
+    assert counted["coders"] == whole["coders"] == FORMULA_CODERS
+    for key in ("table", "metrics", "available_case", "pairs", "categories"):
+        assert counted[key] == whole[key], key
+
+
+@pytest.mark.parametrize(("coder", "code"), [("comment_id", "usage-reserved-coder"),
+                                             ("fully_coded", "usage-reserved-coder"),
+                                             ("units", "output-column-collision")])
+def test_a_coder_named_like_a_column_is_refused_before_anything_is_written(tmp_path: Path, coder: str,
+                                                                            code: str) -> None:
+    first = tmp_path / "a.csv"
+    first.write_text(f"comment_id,code,coder\n1,yes,{coder}\n2,no,{coder}\n")
+    second = tmp_path / "b.csv"
+    second.write_text("comment_id,code\n1,yes\n2,yes\n")
+    result = run("join", first, second, "--rule", RULE, "--out", tmp_path / "out")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error [{code}]: ") and "a.csv" in result.stderr
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_adjudication_template_and_decisions_round_trip_formula_text(tmp_path: Path) -> None:
+    from irr_audit.outputs import spreadsheet_original, spreadsheet_safe
+
+    for text in ["=a", "'=a", "''=a", "'ok", "-1", "-x", "@", "'", "", "plain", "\t=x", "+1e5"]:
+        assert spreadsheet_original(spreadsheet_safe(text)) == text
+    assert len({spreadsheet_safe(text) for text in ["=a", "'=a", "''=a"]}) == 3
+
+
+# --- counts files -------------------------------------------------------------------------------
+
+COUNTS_RULE = """rule: level
+version: 1
+scale: nominal
+codes: ["0", "1"]
+"""
+
+
+@pytest.mark.parametrize("units", ["inf", "nan", "1e30", "-1", "2.5", "9007199254740992", "", "0x10", "1_000",
+                                   "\u0661\u0662", "99999999999999999999999"])
+def test_counts_with_absurd_units_are_refused_naming_file_row_and_value(tmp_path: Path, units: str) -> None:
+    (tmp_path / "rule.yaml").write_text(COUNTS_RULE)
+    (tmp_path / "counts.csv").write_text(f"a,b,units\n0,0,3\n1,1,{units}\n", encoding="utf-8")
+    result = run("score", "--counts", tmp_path / "counts.csv", "--rule", tmp_path / "rule.yaml")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error [counts-units]: counts file counts.csv row 3 has units {units!r}")
+
+
+@pytest.mark.parametrize(("units", "total"), [("12", 15), (" 0012 ", 15), ("12.0", 15), ("9007199254740991", None)])
+def test_counts_accept_whole_numbers_below_2_to_the_53(tmp_path: Path, units: str, total: int | None) -> None:
+    (tmp_path / "rule.yaml").write_text(COUNTS_RULE)
+    (tmp_path / "counts.csv").write_text(f"a,b,units\n0,0,3\n1,1,{units}\n", encoding="utf-8")
+    result = run("score", "--counts", tmp_path / "counts.csv", "--rule", tmp_path / "rule.yaml", "--format", "json")
+    if total is None:  # a single pattern count of 2^53 - 1 is whole, but more units than are scored
+        assert result.exit_code == 2 and result.stderr.startswith("Error [counts-too-many-units]: ")
+        return
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["units"]["total"] == total
+
+
+def test_counts_that_add_up_past_the_maximum_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(COUNTS_RULE)
+    rows = "".join(f"{a},{b},2000000000\n" for a in "01" for b in "01")
+    (tmp_path / "counts.csv").write_text("a,b,units\n" + rows)
+    result = run("score", "--counts", tmp_path / "counts.csv", "--rule", tmp_path / "rule.yaml")
+    assert result.exit_code == 2
+    assert "add up to 8,000,000,000 units; irr-audit scores at most 3,000,000,000" in result.stderr

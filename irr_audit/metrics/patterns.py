@@ -17,6 +17,9 @@ from functools import cached_property
 import numpy as np
 
 MISSING = -1
+# At most this many units in all: kappa decides p_e = 1 from sum_k row_k col_k == n^2, exact in
+# 64-bit integers only while n^2 < 2^63.
+MAX_UNITS = 3_000_000_000
 DIRECT_KEYS = 1 << 20  # rows are counted by key directly when there are at most this many possible keys
 
 
