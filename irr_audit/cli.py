@@ -316,11 +316,15 @@ def _sample_section(inputs: list[Path]) -> dict[str, Any] | None:
 
 
 def _audit_options(bootstrap: int, seed: int | None, group: str | None, against: str | None):
-    from irr_audit.audit import AuditOptions, GroupSpec
+    from irr_audit.audit import AuditOptions, GroupSpec, check_audit_size
 
     if against is not None and group is None:
         raise UsageError("--against needs --group.", hint="for example --group humans=ann,ben --against model.",
                          code="usage-group")
+    if seed is not None and seed < 0:
+        raise UsageError(f"--seed {seed} is negative.", hint="the bootstrap's seed is a whole number from 0 up.",
+                         code="usage-seed")
+    check_audit_size(0, 0, bootstrap)  # too many replicates: refused before any sheet is read
     return AuditOptions(n_boot=bootstrap, seed=seed, group=GroupSpec.parse(group, against) if group else None)
 
 

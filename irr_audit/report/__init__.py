@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from typing import Any
@@ -39,8 +40,12 @@ def render_json(document: dict[str, Any]) -> str:
     """Byte-stable JSON: sorted keys, fixed indentation, a trailing newline. Control characters
     (C1 and DEL too, which json leaves raw) and bidi overrides are written as \\u escapes: the
     same values, and nothing a terminal would obey when the JSON is printed."""
-    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
-    return _JSON_RAW_CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    encoder = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    buffer = io.StringIO()  # what json.dumps writes, without holding every piece of it at once
+    for chunk in encoder.iterencode(document):
+        buffer.write(chunk)
+    buffer.write("\n")
+    return _JSON_RAW_CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", buffer.getvalue())
 
 
 def format_number(value: float | None, digits: int = 4) -> str:
