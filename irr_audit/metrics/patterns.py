@@ -211,25 +211,30 @@ class Grouping:
 
     def __init__(self, keys: np.ndarray, n_keys: int) -> None:
         keys = np.asarray(keys)
-        kept = np.flatnonzero(keys >= 0)
         self.n_keys = n_keys
-        self._keys = keys[kept]
+        self._kept = np.flatnonzero(keys >= 0)
+        self._keys = keys[self._kept]
+
+    @cached_property
+    def _sorted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The entries in the order of their keys, where each key's run starts, and those keys
+        (sorted only when a batch is summed: one row of values is counted without sorting)."""
         order = np.argsort(self._keys, kind="stable")
         ordered = self._keys[order]
-        self._take = kept[order]  # entries in the order of their keys
-        self._starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(ordered) else order
-        self._present = ordered[self._starts]
-        self._kept = kept
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(ordered) else order
+        return self._kept[order], starts, ordered[starts]
 
     def sums(self, values: np.ndarray) -> np.ndarray:
         """(..., N) values -> (..., n_keys) sums, float64."""
         values = np.asarray(values, dtype=np.float64)
-        if values.ndim == 1:
-            return np.bincount(self._keys, weights=values[self._kept], minlength=self.n_keys).astype(np.float64)
+        if int(np.prod(values.shape[:-1])) == 1:  # one row (a point estimate): counted, no sort
+            counted = np.bincount(self._keys, weights=values.reshape(-1)[self._kept], minlength=self.n_keys)
+            return counted.astype(np.float64).reshape(*values.shape[:-1], self.n_keys)
         flat = values.reshape(int(np.prod(values.shape[:-1])), values.shape[-1])
         out = np.zeros((flat.shape[0], self.n_keys))
-        if len(self._take):
-            out[:, self._present] = np.add.reduceat(flat[:, self._take], self._starts, axis=1)
+        take, starts, present = self._sorted
+        if len(take):
+            out[:, present] = np.add.reduceat(flat[:, take], starts, axis=1)
         return out.reshape(*values.shape[:-1], self.n_keys)
 
 
