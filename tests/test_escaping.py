@@ -395,3 +395,41 @@ def test_counts_that_add_up_past_the_maximum_are_refused(tmp_path: Path) -> None
     result = run("score", "--counts", tmp_path / "counts.csv", "--rule", tmp_path / "rule.yaml")
     assert result.exit_code == 2
     assert "add up to 8,000,000,000 units; irr-audit scores at most 3,000,000,000" in result.stderr
+
+
+# --- the sheets `sample` writes ---------------------------------------------------------------------
+
+def sample_of(tmp_path: Path, ids: list[str], *extra: object):
+    items = [{"commentId": comment_id, "body": f"=HYPERLINK(\"x\") {comment_id}", "status": "ok"} for comment_id in ids]
+    dataset = tmp_path / "dataset.json"
+    dataset.write_text(json.dumps(items), encoding="utf-8")
+    out = tmp_path / "sample"
+    return run("sample", dataset, "--rule", RULE, "--coders", "alice,bob", "--out", out, *extra), out
+
+
+@pytest.mark.parametrize("comment_id", ["a\x1bb", "cr\rhere", "_x001B_", "nul\x00"])
+def test_an_id_xlsx_would_alter_is_refused_for_xlsx_sheets(tmp_path: Path, comment_id: str) -> None:
+    result, _ = sample_of(tmp_path, [comment_id, "plain"], "--sheet-format", "xlsx")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error [usage-xlsx-id]: comment id {visible(repr(comment_id))} holds ")
+    assert "Hint: pass --sheet-format csv" in result.stderr
+
+
+def test_ids_with_control_characters_round_trip_through_csv_sheets(tmp_path: Path) -> None:
+    from irr_audit.sheets import ColumnChoice, read_sheet
+
+    ids = ["a\x1bb", "cr\rhere", "tab\there", "new\nline", "\u202eabc", "plain"]
+    result, out = sample_of(tmp_path, ids)
+    assert result.exit_code == 0, result.stderr
+    sheet = read_sheet(out / "sheets" / "alice.csv", ColumnChoice())
+    assert sorted(sheet.comment_ids.to_pylist()) == sorted(ids)
+
+
+def test_xlsx_sheets_store_formula_text_as_text(tmp_path: Path) -> None:
+    from openpyxl import load_workbook
+
+    result, out = sample_of(tmp_path, ["=cmd()", "@x", "+1+1", "plain"], "--sheet-format", "xlsx")
+    assert result.exit_code == 0, result.stderr
+    cells = [cell for row in load_workbook(out / "sheets" / "alice.xlsx").worksheets[0].iter_rows() for cell in row]
+    assert not [cell.coordinate for cell in cells if cell.data_type == "f"]
+    assert {"=cmd()", "@x", "+1+1"} <= {cell.value for cell in cells}
