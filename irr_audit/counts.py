@@ -55,7 +55,8 @@ def pattern_counts(join: JoinResult) -> pd.DataFrame:
 def counts_csv_text(join: JoinResult) -> str:
     """counts.csv: coder names and codes neutralised as in every CSV irr-audit writes (read_counts
     undoes it exactly), one column per coder, then units."""
-    refuse_column_collisions([*join.coders, UNITS], {sheet.coder: sheet.name for sheet in join.sheets}, "counts.csv")
+    refuse_column_collisions([*((sheet.coder, f"the coder of sheet {sheet.name}") for sheet in join.sheets),
+                              (UNITS, "the units column")], "counts.csv")
     return frame_csv_text(pattern_counts(join))
 
 

@@ -47,8 +47,9 @@ def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: Co
     to a sample (`join --sample`) records the sample's ids, so `score DIR` joins the same units."""
     paths = [out / JOINED, out / LOG, out / LOG_JSONL, out / SUMMARY, out / RULE_COPY, out / COUNTS]
     refuse_overwriting_inputs(paths, [sheet.path for sheet in result.sheets])
-    refuse_column_collisions(["comment_id", *result.coders, "fully_coded"],
-                             {sheet.coder: sheet.name for sheet in result.sheets}, JOINED)
+    refuse_column_collisions([("comment_id", "the id column"),
+                              *((sheet.coder, f"the coder of sheet {sheet.name}") for sheet in result.sheets),
+                              ("fully_coded", "the fully_coded column")], JOINED)
     counts = counts_csv_text(result)  # checks its columns too: before any file is written
     joined = result.joined_frame()
     write_text_atomic(paths[0], frame_csv_text(joined))

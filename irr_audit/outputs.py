@@ -80,24 +80,23 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return "".join(lines)
 
 
-def refuse_column_collisions(columns: Sequence[str], sources: dict[str, str], output: str) -> None:
+def refuse_column_collisions(columns: Sequence[tuple[str, str]], output: str) -> None:
     """The columns of a CSV, as written (neutralised), must all differ: a coder named like another
-    column (``comment_id``, ``fully_coded``, ``units``) would overwrite or shadow it. ``sources``
-    names the sheet each coder column comes from."""
-    seen: dict[str, str] = {}
-    for column in columns:
-        written = spreadsheet_safe(column)
+    column (``units``, say) would overwrite or shadow it. ``columns`` are (name, where it comes
+    from: a sheet, or irr-audit itself)."""
+    seen: dict[str, tuple[str, str]] = {}
+    for name, origin in columns:
+        written = spreadsheet_safe(name)
         if written in seen:
-            first, second = seen[written], column
-            named = [f"{name!r} ({'from sheet ' + sources[name] if name in sources else 'a column of ' + output})"
-                     for name in (first, second)]
+            first = seen[written]
             raise OutputError(
-                f"{output} would have two columns named {written!r}: {named[0]} and {named[1]}.",
+                f"{output} would have two columns named {written!r}: {first[0]!r} ({first[1]}) "
+                f"and {name!r} ({origin}).",
                 hint="give the coder another name (the sheet's coder column or its file name); "
                 "comment_id, fully_coded and units name columns of irr-audit's files.",
                 code="output-column-collision",
             )
-        seen[written] = column
+        seen[written] = (name, origin)
 
 
 def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str:
