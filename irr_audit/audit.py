@@ -86,7 +86,7 @@ def check_audit_size(n_coders: int, n_categories: int, n_boot: int) -> None:
     if cells > MAX_TABLE_CELLS:
         raise UsageError(
             f"the rule has {n_categories:,} codes and the audit {n_coders} coders: the agreement tables would "
-            f"have {cells:,} cells (K x K for the whole and for each of the {pairs:,} pairs); "
+            f"have {cells:,} cells (K x K for the whole and for each pair of coders, {pairs:,}); "
             f"irr-audit makes at most {MAX_TABLE_CELLS:,}.",
             hint="merge codes into fewer categories in a revised rule, or score fewer coders at once.",
             code="audit-too-many-codes",
@@ -106,7 +106,7 @@ def check_audit_size(n_coders: int, n_categories: int, n_boot: int) -> None:
             f"--bootstrap {n_boot:,} with {n_categories:,} codes and {n_coders} coders would keep {values:,} "
             f"replicate values (every coefficient, per category and per pair); irr-audit keeps at most "
             f"{MAX_REPLICATE_VALUES:,}.",
-            hint=f"use --bootstrap {most:,} or fewer.",
+            hint=f"use --bootstrap {most} or fewer.",
             code="usage-bootstrap",
         )
 

@@ -102,7 +102,8 @@ def _check_total(units: np.ndarray, paths: list[Path]) -> None:
     if total > MAX_UNITS:
         names = ", ".join(path.name for path in paths)
         raise UsageError(
-            f"counts file{'s' if len(paths) > 1 else ''} {names} add up to {total:,} units; irr-audit scores at most "
+            f"counts file{'s' if len(paths) > 1 else ''} {names} add{'' if len(paths) > 1 else 's'} up to {total:,} "
+            f"units; irr-audit scores at most "
             f"{MAX_UNITS:,} (the coefficients decide some cases from exact products of unit counts, "
             "which 64-bit integers hold only that far).",
             hint="score a sample of the units, or shards of at most that many units each.",

@@ -394,7 +394,7 @@ def test_counts_that_add_up_past_the_maximum_are_refused(tmp_path: Path) -> None
     (tmp_path / "counts.csv").write_text("a,b,units\n" + rows)
     result = run("score", "--counts", tmp_path / "counts.csv", "--rule", tmp_path / "rule.yaml")
     assert result.exit_code == 2
-    assert "add up to 8,000,000,000 units; irr-audit scores at most 3,000,000,000" in result.stderr
+    assert "adds up to 8,000,000,000 units; irr-audit scores at most 3,000,000,000" in result.stderr
 
 
 # --- the sheets `sample` writes ---------------------------------------------------------------------
