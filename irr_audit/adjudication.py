@@ -40,7 +40,7 @@ from irr_audit.bundle import (
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.join import JoinResult
 from irr_audit.limits import load_json
-from irr_audit.outputs import FORMULA_TRIGGERS, csv_text, spreadsheet_safe
+from irr_audit.outputs import csv_text, spreadsheet_original
 from irr_audit.rules import CodeStatus, Rule
 
 RECORD_FORMAT = "irr-audit-adjudication/1"
@@ -74,9 +74,7 @@ def disagreement_codes(disagreements: Iterable[dict[str, Any]]) -> dict[str, dic
 
 def unescape_cell(text: str) -> str:
     """Undo the quote that csv_text puts before text a spreadsheet would run as a formula."""
-    if text.startswith("'") and text[1:].startswith(FORMULA_TRIGGERS) and spreadsheet_safe(text[1:]) == text:
-        return text[1:]
-    return text
+    return spreadsheet_original(text)
 
 
 def template_csv(
@@ -439,16 +437,17 @@ def bundle_report_sections(inputs: list[Path], document: dict[str, Any]) -> dict
 
 
 def adjudication_lines(report: dict[str, Any]) -> list[str]:
-    """Markdown for the bundle and adjudication sections; nothing for other reports."""
-    from irr_audit.report.markdown import md_text
+    """Markdown for the bundle and adjudication sections; nothing for other reports. Every value
+    comes from files a user can write (the manifest, the records), so every one is escaped."""
+    from irr_audit.report.markdown import md_digest, md_text
 
     lines: list[str] = []
     bundle = report.get("bundle")
     if bundle:
-        lines += ["", "## Audit bundle", "", f"- Bundle: {md_text(bundle['name'])}, frozen {bundle['created']} "
-                  f"with irr-audit {md_text(bundle['tool_version'])}"]
+        lines += ["", "## Audit bundle", "", f"- Bundle: {md_text(bundle['name'])}, "
+                  f"frozen {md_text(bundle['created'])} with irr-audit {md_text(bundle['tool_version'])}"]
         if bundle.get("digest"):
-            lines.append(f"- Bundle digest: `{bundle['digest']}` (the sha256 of its manifest.json)")
+            lines.append(f"- Bundle digest: {md_digest(bundle['digest'])} (the sha256 of its manifest.json)")
         if bundle.get("recodes"):
             recodes = bundle["recodes"]
             lines.append(f"- Re-coded sample: the units of bundle {md_text(recodes['bundle'])}, coded again")
@@ -457,7 +456,7 @@ def adjudication_lines(report: dict[str, Any]) -> list[str]:
     section = report.get("adjudication")
     if section is None:
         return lines
-    lines += ["", f"## {section['title']}", "", section["statement"], "",
+    lines += ["", f"## {md_text(section['title'])}", "", md_text(section["statement"]), "",
               f"{section['decided']} of {section['disagreements']} disagreements decided."]
     coders = report["coders"]
     if section["decisions"]:
@@ -466,7 +465,7 @@ def adjudication_lines(report: dict[str, Any]) -> list[str]:
         for item in section["decisions"]:
             independent = (md_text(item["codes"].get(coder, "")) for coder in coders)
             cells = [md_text(item["comment_id"]), *independent, md_text(item["final_code"]),
-                     md_text(item["decided_by"]), item["decided_at"], md_text(item["note"])]
+                     md_text(item["decided_by"]), md_text(item["decided_at"]), md_text(item["note"])]
             lines.append("| " + " | ".join(cells) + " |")
     if section["undecided"]:
         lines += ["", "Not yet decided: " + ", ".join(md_text(unit) for unit in section["undecided"]) + "."]

@@ -33,11 +33,90 @@ class GroupSpec:
         coders = tuple(member.strip() for member in members.split(",") if member.strip())
         if not name.strip() or len(coders) < 2 or against is None:
             raise UsageError(
-                f"--group {group!r} is not NAME=CODER,CODER[,...] with --against CODER.",
+                f"--group {_shortened(group)!r} is not NAME=CODER,CODER[,...] with --against CODER.",
                 hint="for example --group humans=ann,ben,cat --against model.",
                 code="usage-group",
             )
+        twice = [coder for coder, n in _counted(coders).items() if n > 1]
+        if twice:  # a coder counted twice would outvote the others: a wrong consensus
+            raise UsageError(
+                f"--group names {_listed(twice)} more than once.",
+                hint="name every coder of the group once.",
+                code="usage-group",
+            )
         return cls(name.strip(), coders, against.strip())
+
+
+def _counted(items: tuple[str, ...]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    return counts
+
+
+def _shortened(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _listed(names: list[str], shown: int = 5) -> str:
+    """A few names of a list that can be long (a --group of thousands): the first ones and how many more."""
+    text = ", ".join(repr(_shortened(name, 60)) for name in names[:shown])
+    return text + (f" and {len(names) - shown:,} more" if len(names) > shown else "")
+
+
+# What one audit scores: every limit names itself in its message (README, "Limits").
+MAX_CODERS = 100  # every pair of coders gets its own table and coefficients: 4,950 pairs
+MAX_TABLE_CELLS = 25_000_000  # K x K cells for the table and each pair's (int64: 200 MB at most)
+MAX_BOOTSTRAP = 100_000  # replicates; the 2.5 and 97.5 percentiles need no more than a few thousand
+MAX_REPLICATE_VALUES = 50_000_000  # replicates x bootstrapped quantities, kept for the percentiles (~450 MB)
+
+
+def check_audit_size(n_coders: int, n_categories: int, n_boot: int) -> None:
+    """Refuse an audit whose memory would not be bounded by the data: too many coders (pairs),
+    categories (K x K tables) or bootstrap replicates. Raises UsageError naming the limit."""
+    pairs = n_coders * (n_coders - 1) // 2
+    if n_coders > MAX_CODERS:
+        raise UsageError(
+            f"the audit has {n_coders:,} coders; irr-audit scores at most {MAX_CODERS} (every pair of coders "
+            f"gets its own table and coefficients: {pairs:,} pairs).",
+            hint="score groups of coders apart, or form a consensus with --group.",
+            code="audit-too-many-coders",
+        )
+    cells = (pairs + 1) * n_categories * n_categories
+    if cells > MAX_TABLE_CELLS:
+        raise UsageError(
+            f"the rule has {n_categories:,} codes and the audit {n_coders} coders: the agreement tables would "
+            f"have {cells:,} cells (K x K for the whole and for each pair of coders, {pairs:,}); "
+            f"irr-audit makes at most {MAX_TABLE_CELLS:,}.",
+            hint="merge codes into fewer categories in a revised rule, or score fewer coders at once.",
+            code="audit-too-many-codes",
+        )
+    if n_boot > MAX_BOOTSTRAP:
+        raise UsageError(
+            f"--bootstrap {n_boot:,} is more than the {MAX_BOOTSTRAP:,} replicates irr-audit draws: every "
+            "replicate's value of every coefficient is kept for the percentile interval, and a few thousand "
+            "replicates already fix the 95% interval to the digits the report shows.",
+            hint="use --bootstrap 2000 (or up to 100000).",
+            code="usage-bootstrap",
+        )
+    values = n_boot * bootstrapped_quantities(n_coders, n_categories)
+    if values > MAX_REPLICATE_VALUES:
+        most = MAX_REPLICATE_VALUES // bootstrapped_quantities(n_coders, n_categories)
+        raise UsageError(
+            f"--bootstrap {n_boot:,} with {n_categories:,} codes and {n_coders} coders would keep {values:,} "
+            f"replicate values (every coefficient, per category and per pair); irr-audit keeps at most "
+            f"{MAX_REPLICATE_VALUES:,}.",
+            hint=f"use --bootstrap {most} or fewer.",
+            code="usage-bootstrap",
+        )
+
+
+def bootstrapped_quantities(n_coders: int, n_categories: int) -> int:
+    """An upper bound of the quantities the bootstrap keeps a value of in every replicate: the
+    coefficients (at most 16) and the per-category ones on both bases, per category, and per pair."""
+    per_basis = 16 + n_categories
+    pairs = n_coders * (n_coders - 1) // 2
+    return 2 * per_basis + 3 * n_categories + 2 * pairs * per_basis
 
 
 @dataclass(frozen=True)
@@ -100,6 +179,7 @@ class AuditReport:
 
 def build_report(join: JoinResult, options: AuditOptions = AuditOptions()) -> AuditReport:
     rule = join.rule
+    check_audit_size(len(join.coders), len(rule.categories), options.n_boot)
     agreement, counted = _agreement(rule, join.coders, join.codes, None, options)
     return AuditReport(
         tool_version=__version__,
@@ -128,6 +208,7 @@ def build_counts_report(
     if options.group is not None:
         raise UsageError("--group needs the sheets, not counts.", hint="run score on the sheets or a join folder.",
                          code="usage-group")
+    check_audit_size(len(coders), len(rule.categories), options.n_boot)
     agreement, counted = _agreement(rule, coders, patterns, counts, options)
     total = int(counts.sum())
     return AuditReport(
@@ -184,7 +265,8 @@ def _group_comparison(join: JoinResult, options: AuditOptions) -> dict[str, Any]
     unknown = [coder for coder in (*spec.members, spec.reference) if coder not in index]
     if unknown:
         raise UsageError(
-            f"--group/--against name {', '.join(map(repr, unknown))}, which is no coder of this audit.",
+            f"--group/--against name {_listed(unknown)}, which {'is' if len(unknown) == 1 else 'are'} "
+            "no coder of this audit.",
             hint=f"the coders are {', '.join(join.coders)}.",
             code="usage-group",
         )

@@ -658,7 +658,7 @@ def collect_source(
         columns = sheet_options(summary.get("columns"))
         sample = sample or _join_dir_sample(folder, summary, read_join_sample_ids(folder))
         rule_data = _read_matching(folder / RULE_COPY, rule.digest.removeprefix("sha256:"))
-        if rule_path is not None and load_rule(rule_path).digest != rule.digest:
+        if rule_path is not None and load_rule(rule_path, limits).digest != rule.digest:
             raise UsageError(
                 f"--rule {rule_path} is not the rule the join in {folder} used ({rule.label}, {rule.digest[:19]}...).",
                 hint="leave out --rule to freeze the join's own rule, or run join again with this rule.",

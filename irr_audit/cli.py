@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from irr_audit import __version__
+from irr_audit.display import visible
 from irr_audit.errors import IrrAuditError, UsageError
 
 if TYPE_CHECKING:  # the sheet reader pulls in numpy and pyarrow: only when a command runs
@@ -135,7 +136,7 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptio
                 hint="pass the folder given to join --out, or the sheets themselves with --rule.",
                 code="usage-not-a-join-dir",
             )
-        _check_same_rule(rule_path, result.rule, folder)
+        _check_same_rule(rule_path, result.rule, folder, limits_of(options))
         return result
     if rule_path is None:
         raise UsageError(
@@ -162,13 +163,13 @@ def _sheet_options(id_column: str | None, code_column: str | None, worksheet: st
     return SheetOptions(id_column, code_column, worksheet, parse_limit_options(limit))
 
 
-def _check_same_rule(rule_path: Path | None, used: Any, folder: Path) -> None:
+def _check_same_rule(rule_path: Path | None, used: Any, folder: Path, limits: Any) -> None:
     """A --rule given with a folder must be the rule the folder was made with."""
     if rule_path is None:
         return
     from irr_audit.rules import load_rule
 
-    given = load_rule(rule_path)
+    given = load_rule(rule_path, limits)
     if given.digest != used.digest:
         raise UsageError(
             f"--rule {rule_path} ({given.label}, {given.digest[:19]}...) is not the rule {folder} was made with "
@@ -216,12 +217,12 @@ def join(
                              sample=sample, sample_ids=sample_ids,
                              sample_report=reference.report if reference else None, force=force, inputs=[rule])
     for note in notes:
-        typer.echo(note, err=True)
+        typer.echo(visible(note), err=True)
     if not quiet:
         _tell(result)
-        typer.echo(f"wrote {', '.join(str(path) for path in written)}", err=True)
+        typer.echo(visible(f"wrote {', '.join(str(path) for path in written)}"), err=True)
         if strays:
-            typer.echo(f"replaced {out} (--force): deleted {', '.join(strays)}", err=True)
+            typer.echo(visible(f"replaced {out} (--force): deleted {', '.join(strays)}"), err=True)
 
 
 @app.command()
@@ -344,19 +345,23 @@ def _sample_section(inputs: list[Path]) -> dict[str, Any] | None:
 
 
 def _audit_options(bootstrap: int, seed: int | None, group: str | None, against: str | None):
-    from irr_audit.audit import AuditOptions, GroupSpec
+    from irr_audit.audit import AuditOptions, GroupSpec, check_audit_size
 
     if against is not None and group is None:
         raise UsageError("--against needs --group.", hint="for example --group humans=ann,ben --against model.",
                          code="usage-group")
+    if seed is not None and seed < 0:
+        raise UsageError(f"--seed {seed} is negative.", hint="the bootstrap's seed is a whole number from 0 up.",
+                         code="usage-seed")
+    check_audit_size(0, 0, bootstrap)  # too many replicates: refused before any sheet is read
     return AuditOptions(n_boot=bootstrap, seed=seed, group=GroupSpec.parse(group, against) if group else None)
 
 
 def _tell(result: Any) -> None:
-    """The one-line summary and any warnings, on stderr."""
-    typer.echo(result.summary_line(), err=True)
+    """The one-line summary and any warnings, on stderr (control characters from the sheets shown as escapes)."""
+    typer.echo(visible(result.summary_line()), err=True)
     for warning in result.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        typer.echo(f"warning: {visible(warning)}", err=True)
 
 
 def _emit(document: dict[str, Any], output_format: str, output: Path | None) -> None:

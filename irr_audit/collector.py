@@ -48,6 +48,7 @@ REQUIRED_CSV_FIELDS = ("comment_id", "body", "status")
 TEXT_FIELDS = ("body", "status_reason")  # may hold a line break; the other fields never do
 LARGEST_COUNT = 2**53  # counts above this are not exact as JSON numbers in most readers
 INPUT_URL_KEYS = ("postUrl", "url", "inputUrl", "input")
+CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1, as the sheet reader refuses in ids
 REDDIT_POST_ID = re.compile(r"/comments/([A-Za-z0-9]+)")
 
 
@@ -340,9 +341,16 @@ def _item(position: int, value: Any) -> Item:
 
 
 def _with_id(fields: dict[str, Any]) -> dict[str, Any]:
-    """Every field as text; an id that cannot be text is kept aside with the reason."""
+    """Every field as text; an id that cannot be text, or holds a control character, is
+    kept aside with the reason. No platform writes a control character into an id: it is
+    damage, and an id that a sheet, a terminal or a spreadsheet would alter cannot be
+    matched back to the ledger (the sheet reader refuses such ids too)."""
     raw_id = fields.pop("comment_id")
     text = {field: _field_text(value) for field, value in fields.items()}
+    control = CONTROL_CHARACTER.search(raw_id) if isinstance(raw_id, str) else None
+    if control is not None:
+        problem = f"commentId holds the control character U+{ord(control.group()):04X}"
+        return {**text, "comment_id": None, "id_problem": problem, "raw": raw_id}
     if raw_id is None or isinstance(raw_id, str):  # a JsonNumber is a str: a number id becomes its text
         return {**text, "comment_id": raw_id}
     problem = f"commentId is a JSON {_json_type(raw_id)}, not text or a number"

@@ -26,6 +26,8 @@ import numpy as np
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.join import JoinResult
 from irr_audit.lazy_pandas import pandas
+from irr_audit.metrics.patterns import MAX_UNITS
+from irr_audit.outputs import frame_csv_text, refuse_column_collisions, spreadsheet_original
 from irr_audit.rules import CodeStatus, Rule
 from irr_audit.sheets import read_table
 
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 UNITS = "units"
+MAX_PATTERN_UNITS = 2**53 - 1  # every count stays exact in a float64 (the coefficients' sums run in BLAS)
+WHOLE_NUMBER = r"[0-9]+(\.0*)?"  # digits, and at most a fraction of zeros ("12.0" from a spreadsheet)
 
 
 def pattern_counts(join: JoinResult) -> pd.DataFrame:
@@ -46,6 +50,14 @@ def pattern_counts(join: JoinResult) -> pd.DataFrame:
     frame = pd.DataFrame({coder: categories[patterns.rows[:, column]] for column, coder in enumerate(join.coders)})
     frame[UNITS] = patterns.counts
     return frame
+
+
+def counts_csv_text(join: JoinResult) -> str:
+    """counts.csv: coder names and codes neutralised as in every CSV irr-audit writes (read_counts
+    undoes it exactly), one column per coder, then units."""
+    refuse_column_collisions([*((sheet.coder, f"the coder of sheet {sheet.name}") for sheet in join.sheets),
+                              (UNITS, "the units column")], "counts.csv")
+    return frame_csv_text(pattern_counts(join))
 
 
 @dataclass(frozen=True)
@@ -73,20 +85,37 @@ def read_counts(paths: list[Path], rule: Rule) -> Counts:
                 code="counts-coders",
             )
     merged = pd.concat(frames, ignore_index=True)
+    units = merged[UNITS].to_numpy(dtype=np.int64)
+    _check_total(units, paths)
     codes = np.column_stack([_category_indices(merged[coder], rule) for coder in coders])
     sources = tuple(
         {"name": path.name, "coder": None, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
          "size": path.stat().st_size, "rows": len(frame), "empty_rows": 0}
         for path, frame in zip(paths, frames)
     )
-    return Counts(coders, codes, merged[UNITS].to_numpy(dtype=np.int64), sources)
+    return Counts(coders, codes, units, sources)
+
+
+def _check_total(units: np.ndarray, paths: list[Path]) -> None:
+    """The units of all files together: at most MAX_UNITS (exact integer arithmetic in the coefficients)."""
+    total = int(units.sum()) if len(units) < 1024 else sum(int(value) for value in units)  # < 2^53 each: no overflow
+    if total > MAX_UNITS:
+        names = ", ".join(path.name for path in paths)
+        raise UsageError(
+            f"counts file{'s' if len(paths) > 1 else ''} {names} add{'' if len(paths) > 1 else 's'} up to {total:,} "
+            f"units; irr-audit scores at most "
+            f"{MAX_UNITS:,} (the coefficients decide some cases from exact products of unit counts, "
+            "which 64-bit integers hold only that far).",
+            hint="score a sample of the units, or shards of at most that many units each.",
+            code="counts-too-many-units",
+        )
 
 
 def _read_one(path: Path) -> pd.DataFrame:
     pd = pandas()
 
     table = read_table(path)
-    columns = [column.strip() for column in table.header]
+    columns = [spreadsheet_original(column.strip()) for column in table.header]
     if len(columns) < 3 or columns[-1] != UNITS or len(set(columns)) != len(columns):
         raise SheetError(
             f"counts file {path.name} must have two or more coder columns and then `{UNITS}`; "
@@ -95,25 +124,36 @@ def _read_one(path: Path) -> pd.DataFrame:
             code="counts-columns",
         )
     frame = pd.DataFrame({name: column.to_numpy(zero_copy_only=False) for name, column in zip(columns, table.cells)})
-    units = pd.to_numeric(frame[UNITS].str.strip(), errors="coerce")
-    bad = (units.isna() | (units < 0) | (units != units.round())).to_numpy()
+    frame[UNITS] = _unit_counts(frame[UNITS], path, table.rows)
+    return frame
+
+
+def _unit_counts(column: pd.Series, path: Path, rows: np.ndarray) -> np.ndarray:
+    """The units column as integers: each a whole number written in digits, from 0 to 2^53 - 1.
+    Anything else (inf, nan, 1e30, -3, 2.5, 2^53) names its file, row and value."""
+    text = column.str.strip()
+    digits = text.str.replace(r"\.0*$", "", regex=True).str.lstrip("0")
+    fits = (text.str.fullmatch(WHOLE_NUMBER) & (digits.str.len() <= len(str(MAX_PATTERN_UNITS)))).fillna(False)
+    values = np.zeros(len(column), dtype=np.int64)
+    values[fits.to_numpy()] = [int(value or 0) for value in digits[fits]]
+    bad = ~fits.to_numpy() | (values > MAX_PATTERN_UNITS)
     if bad.any():
         at = int(np.flatnonzero(bad)[0])
         raise SheetError(
-            f"counts file {path.name} row {table.rows[at]} has units {frame[UNITS].iloc[at]!r}, "
-            "not a whole number of units.",
-            hint="units must be 0 or a positive integer.",
+            f"counts file {path.name} row {rows[at]} has units {column.iloc[at]!r}, "
+            f"not a whole number of units from 0 to {MAX_PATTERN_UNITS:,}.",
+            hint="units must be 0 or a positive integer written in digits, below 2^53.",
             code="counts-units",
         )
-    frame[UNITS] = units.astype(np.int64)
-    return frame
+    return values
 
 
 def _category_indices(column: pd.Series, rule: Rule) -> np.ndarray:
     """Each distinct code text through the rule: its category index, or -1 when not valid."""
     pd = pandas()
 
-    positions, distinct = pd.factorize(column)
+    positions, written = pd.factorize(column)
+    distinct = [spreadsheet_original(code) for code in written]  # as counts_csv_text wrote them
     index_of = {code: index for index, code in enumerate(rule.categories)}
     lookup = np.array(
         [index_of[code] if status is CodeStatus.VALID else -1 for status, code in map(rule.classify, distinct)],

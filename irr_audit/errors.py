@@ -6,6 +6,8 @@ the missingness log. Anything else that goes wrong is a bug and is reported as o
 
 from __future__ import annotations
 
+from irr_audit.display import visible
+
 
 class IrrAuditError(Exception):
     """A problem with the user's input or usage. The CLI prints it and exits with 2."""
@@ -20,10 +22,17 @@ class IrrAuditError(Exception):
             self.code = code
 
     def render(self) -> str:
-        text = f"Error [{self.code}]: {self.message}"
+        """The message for a terminal: any control character in it (from a file name
+        or a cell) shown as an escape, so that it cannot move the cursor or forge a line."""
+        text = f"Error [{self.code}]: {_shown(self.message)}"
         if self.hint:
-            text += f"\n  Hint: {self.hint}"
+            text += f"\n  Hint: {_shown(self.hint)}"
         return text
+
+
+def _shown(text: str) -> str:
+    """``text`` made visible; an indented continuation line ("\\n  ") stays a line of its own."""
+    return "\n  ".join(visible(line) for line in str(text).split("\n  "))
 
 
 class RuleError(IrrAuditError):

@@ -19,11 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from irr_audit.counts import pattern_counts
+from irr_audit.counts import counts_csv_text
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.join import JoinResult
 from irr_audit.limits import DEFAULT_LIMITS, Limits, load_json
-from irr_audit.outputs import frame_csv_text, refuse_unsafe_outputs
+from irr_audit.outputs import frame_csv_text, refuse_column_collisions, refuse_unsafe_outputs
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule
 from irr_audit.runfolder import (
@@ -64,6 +64,10 @@ def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: Co
     the sheets and the sample folder are known from the result."""
     refuse_unsafe_outputs(files_read([*inputs, *(sheet.path for sheet in result.sheets), sample]), folders=[out])
     check_join_out(out, force)
+    refuse_column_collisions([("comment_id", "the id column"),
+                              *((sheet.coder, f"the coder of sheet {sheet.name}") for sheet in result.sheets),
+                              ("fully_coded", "the fully_coded column")], JOINED)
+    counts = counts_csv_text(result)  # checks its columns too: before any file is written
     summary = join_summary(result, out, columns)
     if sample_ids is not None:
         summary["sample"] = {"folder": str(sample.resolve()) if sample else None, "ids": list(sample_ids),
@@ -74,7 +78,7 @@ def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: Co
         yield LOG, frame_csv_text(result.log).encode("utf-8")
         yield LOG_JSONL, log_jsonl(result.log).encode("utf-8")
         yield RULE_COPY, rule_bytes
-        yield COUNTS, frame_csv_text(pattern_counts(result), for_spreadsheets=False).encode("utf-8")
+        yield COUNTS, counts.encode("utf-8")
 
     def with_run_record(digests: dict[str, str]) -> dict[str, bytes]:
         return {SUMMARY: render_json({**summary, RUN_KEY: record_of(digests)}).encode("utf-8")}
@@ -169,7 +173,7 @@ def read_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> tuple[Rule, 
             code="joindir-invalid",
         ) from None
     check_one_run(folder, summary)
-    rule = load_rule(folder / RULE_COPY)
+    rule = load_rule(folder / RULE_COPY, limits)
     with ThreadPoolExecutor(max_workers=2) as pool:  # as read_sheets: two sheets parsed at a time
         return rule, list(pool.map(lambda record: _reread(folder, record, columns), records))
 

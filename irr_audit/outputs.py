@@ -26,29 +26,78 @@ if TYPE_CHECKING:
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 FORMULA_PATTERN = r"[=+\-@\t\r]"
 PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+QUOTE = "'"
 
 
 def spreadsheet_safe(text: str) -> str:
-    """Prefix a quote to text a spreadsheet would read as a formula (OWASP CSV injection).
+    """Prefix a quote to text a spreadsheet would read as a formula (OWASP CSV injection),
+    and to text that already starts with a quote, so that no two texts come out the same
+    (``=a`` and ``'=a`` stay two coders) and :func:`spreadsheet_original` undoes it exactly.
 
     Plain numbers such as "-1" are left alone: they are data, not formulas.
 
-    >>> spreadsheet_safe("=HYPERLINK(1)"), spreadsheet_safe("-1"), spreadsheet_safe("ok")
-    ("'=HYPERLINK(1)", '-1', 'ok')
+    >>> spreadsheet_safe("=HYPERLINK(1)"), spreadsheet_safe("'=a"), spreadsheet_safe("-1"), spreadsheet_safe("ok")
+    ("'=HYPERLINK(1)", "''=a", '-1', 'ok')
     """
-    if text.startswith(FORMULA_TRIGGERS) and not PLAIN_NUMBER.fullmatch(text):
-        return "'" + text
+    if text.startswith(QUOTE) or (text.startswith(FORMULA_TRIGGERS) and not PLAIN_NUMBER.fullmatch(text)):
+        return QUOTE + text
     return text
+
+
+def spreadsheet_original(text: str) -> str:
+    """The text that :func:`spreadsheet_safe` made ``text`` from: its inverse on everything it writes.
+    Text it never writes (a quote before ordinary text) is returned as it is.
+
+    >>> spreadsheet_original("'=HYPERLINK(1)"), spreadsheet_original("''=a"), spreadsheet_original("'ok")
+    ('=HYPERLINK(1)', "'=a", "'ok")
+    """
+    if text.startswith(QUOTE) and spreadsheet_safe(text[1:]) == text:
+        return text[1:]
+    return text
+
+
+# A field holding any of these is quoted. The csv module (Python 3.11) leaves a lone carriage
+# return bare when lines end with "\n", and every CSV reader then splits the row there.
+CSV_SPECIAL = ',"\n\r'
+
+
+def csv_field(text: str) -> str:
+    """One CSV field, quoted only when it must be (as the csv module's QUOTE_MINIMAL, and a lone CR too)."""
+    if any(character in text for character in CSV_SPECIAL):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def csv_line(cells: Sequence[str]) -> str:
+    if len(cells) == 1 and not cells[0]:  # a lone empty field is quoted, or the line would read as blank
+        return '""\n'
+    return ",".join(map(csv_field, cells)) + "\n"
 
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     """CSV for people and spreadsheets: every cell as text, formulas neutralised."""
-    buffer = io.StringIO(newline="")
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([spreadsheet_safe(str(cell)) for cell in header])
-    for row in rows:
-        writer.writerow(["" if cell is None else spreadsheet_safe(str(cell)) for cell in row])
-    return buffer.getvalue()
+    lines = [csv_line([spreadsheet_safe(str(cell)) for cell in header])]
+    lines += [csv_line(["" if cell is None else spreadsheet_safe(str(cell)) for cell in row]) for row in rows]
+    return "".join(lines)
+
+
+def refuse_column_collisions(columns: Sequence[tuple[str, str]], output: str) -> None:
+    """The columns of a CSV, as written (neutralised), must all differ: a coder named like another
+    column (``units``, say) would overwrite or shadow it. ``columns`` are (name, where it comes
+    from: a sheet, or irr-audit itself)."""
+    seen: dict[str, tuple[str, str]] = {}
+    for name, origin in columns:
+        written = spreadsheet_safe(name)
+        if written in seen:
+            first = seen[written]
+            raise OutputError(
+                f"{output} would have two columns named {written!r}: {first[0]!r} ({first[1]}) "
+                f"and {name!r} ({origin}).",
+                hint="give the coder another name (the sheet's coder column or its file name); "
+                "comment_id, fully_coded and units name columns of irr-audit's files.",
+                code="output-column-collision",
+            )
+        seen[written] = (name, origin)
 
 
 def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str:
@@ -75,18 +124,10 @@ def _pandas_csv(frame: pd.DataFrame, for_spreadsheets: bool) -> str:
             elif pd.api.types.is_string_dtype(values) or pd.api.types.is_object_dtype(values):
                 frame[column] = pd.Series(_neutralised(_text(values)).to_numpy(zero_copy_only=False),
                                           index=values.index, dtype=object)
-    return frame.to_csv(index=False, lineterminator="\n")
-
-
-def _quoted_by_csv_module(character: str) -> bool:
-    buffer = io.StringIO(newline="")
-    csv.writer(buffer, lineterminator="\n").writerow([f"a{character}b", "c"])
-    return buffer.getvalue().startswith('"')
-
-
-# What makes Python's csv module (and so pandas) quote a field: asked of the module
-# itself, since versions differ on a lone carriage return.
-CSV_SPECIAL = "".join(c for c in ',"\n\r' if _quoted_by_csv_module(c))
+    # Lines ending "\r\n" make the csv module quote every field with a carriage return;
+    # the fields are then written again with "\n" line ends.
+    text = frame.to_csv(index=False, lineterminator="\r\n")
+    return "".join(csv_line(record) for record in csv.reader(io.StringIO(text, newline="")))
 
 
 def _arrow_csv(frame: pd.DataFrame, for_spreadsheets: bool = False) -> str | None:
@@ -96,10 +137,7 @@ def _arrow_csv(frame: pd.DataFrame, for_spreadsheets: bool = False) -> str | Non
 
     if frame.shape[1] < 2:  # the csv module quotes a lone empty field; leave that to pandas
         return None
-    names = [spreadsheet_safe(str(name)) if for_spreadsheets else str(name) for name in frame.columns]
-    buffer = io.StringIO(newline="")
-    csv.writer(buffer, lineterminator="\n").writerow(names)
-    header = buffer.getvalue()
+    header = csv_line([spreadsheet_safe(str(name)) if for_spreadsheets else str(name) for name in frame.columns])
     if not len(frame):
         return header
     fields = [_csv_fields(frame[name], for_spreadsheets) for name in frame.columns]
@@ -162,11 +200,12 @@ def _neutralised(text: pa.Array) -> pa.Array:
     """spreadsheet_safe on every value."""
     import pyarrow.compute as pc
 
-    if not starts_with_any_byte(text, "".join(FORMULA_TRIGGERS).encode()):
+    if not starts_with_any_byte(text, ("".join(FORMULA_TRIGGERS) + QUOTE).encode()):
         return text
     formula = pc.and_(pc.match_substring_regex(text, "^" + FORMULA_PATTERN),
                       pc.invert(pc.match_substring_regex(text, "^" + PLAIN_NUMBER.pattern + "$")))
-    return pc.if_else(formula, pc.binary_join_element_wise("'", text, ""), text)
+    prefixed = pc.or_(formula, pc.starts_with(text, QUOTE))
+    return pc.if_else(prefixed, pc.binary_join_element_wise(QUOTE, text, ""), text)
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:

@@ -512,6 +512,26 @@ def check_csv_ids(ids: Iterable[str]) -> None:
         )
 
 
+# What an XLSX cell cannot keep exactly: C0 controls but tab and line feed (XML cannot hold
+# them; openpyxl refuses them), a carriage return (XML reads it back as a line feed), and
+# text like "_x001B_", which Excel shows as the character it escapes.
+XLSX_ALTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\r\ufffe\uffff]|_x[0-9A-Fa-f]{4}_")
+
+
+def check_xlsx_ids(ids: Iterable[str]) -> None:
+    """An id an XLSX sheet would not give back exactly could not be matched to the ledger."""
+    altered = [comment_id for comment_id in ids if XLSX_ALTERS.search(comment_id)]
+    if altered:
+        found = XLSX_ALTERS.search(altered[0]).group()  # type: ignore[union-attr]
+        what = f"the character U+{ord(found):04X}" if len(found) == 1 else f"the text {found!r} (an XLSX escape)"
+        raise UsageError(
+            f"comment id {quoted(altered[0])} holds {what}, which an XLSX sheet does not keep exactly, so the "
+            f"filled sheet would no longer match the ledger ({len(altered)} such ids).",
+            hint="pass --sheet-format csv, which keeps every character of an id.",
+            code="usage-xlsx-id",
+        )
+
+
 def render_csv_sheet(rows: Sequence[Sequence[str]]) -> bytes:
     # The byte-order mark makes Excel read UTF-8 (emoji, right-to-left text); read_sheet skips it.
     return ("\ufeff" + csv_text(SHEET_COLUMNS, rows)).encode("utf-8")
@@ -667,6 +687,8 @@ def build_sample(
     draw = draw_sample(ledger.ids, request.size, request.seed)
     if request.sheet_format is SheetFormat.CSV:
         check_csv_ids(draw.ids)
+    else:
+        check_xlsx_ids(draw.ids)
     by_id = {unit.comment_id: unit for unit in ledger.units}
     sampled = set(draw.ids)
     files: dict[str, bytes] = {

@@ -10,16 +10,20 @@ counted and reported, never silently dropped from the count.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
 
 from irr_audit.metrics.result import Metric
 
-# Cap on replicate-by-pattern cells held in memory at once.
+# Cap on replicate-by-pattern cells drawn at once (a chunk; two are drawn ahead of the one scored).
 CELLS_PER_CHUNK = 4_000_000
+# Cap on the cells of one array a coefficient makes for the replicates it scores at once (a piece of
+# a chunk): K x K tables, or a value per pattern and code. A coefficient holds a few such arrays.
+CELLS_PER_PIECE = 1_000_000
 
 
 def replicate_counts(counts: np.ndarray, n_boot: int,
@@ -36,9 +40,19 @@ def replicate_counts(counts: np.ndarray, n_boot: int,
     n = int(counts.sum())
     n_chunks = min(n_boot, max(2, -(-n_boot * len(counts) // CELLS_PER_CHUNK)))  # two at least: one per thread
     sizes = [n_boot // n_chunks + (chunk < n_boot % n_chunks) for chunk in range(n_chunks)]
+
+    def draw(generator: np.random.Generator, size: int) -> np.ndarray:
+        return generator.multinomial(n, counts / n, size=size).astype(np.float64)
+
+    # Two chunks are drawn ahead at most (one per thread): memory is a few chunks, whatever n_boot is.
     with ThreadPoolExecutor(max_workers=2) as pool:
-        yield from pool.map(lambda generator, size: generator.multinomial(n, counts / n, size=size).astype(np.float64),
-                            rng.spawn(len(sizes)), sizes)
+        ahead: deque[Future[np.ndarray]] = deque()
+        for generator, size in zip(rng.spawn(len(sizes)), sizes):
+            ahead.append(pool.submit(draw, generator, size))
+            if len(ahead) == 2:
+                yield ahead.popleft().result()
+        while ahead:
+            yield ahead.popleft().result()
 
 
 Replicated = tuple[Metric, np.ndarray, np.ndarray, tuple[float, float]]

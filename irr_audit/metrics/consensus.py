@@ -42,20 +42,19 @@ def consensus_codes(codes: np.ndarray, n_categories: int, scale: Scale | str,
     ([0, -1, 2], (None, 'tie', None))
     """
     scale = Scale(scale)
-    array = validate_codes(codes, n_categories)[:, list(group)]
-    counts = (array[:, :, None] == np.arange(n_categories)).sum(axis=1)  # (n, K)
-    m = counts.sum(axis=1)
+    # Each unit's codes sorted (missing, -1, first): memory of the codes alone, whatever K is.
+    ordered = np.sort(validate_codes(codes, n_categories)[:, list(group)].astype(np.int64), axis=1)
+    n, size = ordered.shape
+    m = (ordered >= 0).sum(axis=1)
     if scale is Scale.NOMINAL:
-        top = counts.max(axis=1, initial=0)
-        winners = (counts == top[:, None]).sum(axis=1)
-        decided_code = counts.argmax(axis=1) if n_categories else np.zeros(len(m), int)
-        tie = winners > 1
+        decided_code, tie = _mode(ordered)
         method = "majority (modal code; a tie for the top is undecided)"
     else:
-        cumulative = np.cumsum(counts, axis=1)
+        rows = np.arange(n)
+        valid_from = size - m  # the valid codes are the last m, in order
         # The lower and upper middle codes; they differ only for an even count split across two.
-        lower = (cumulative < ((m + 1) // 2)[:, None]).sum(axis=1)
-        upper = (cumulative < (m // 2 + 1)[:, None]).sum(axis=1)
+        lower = ordered[rows, np.minimum(valid_from + np.maximum((m + 1) // 2 - 1, 0), size - 1)] if size else m
+        upper = ordered[rows, np.minimum(valid_from + m // 2, size - 1)] if size else m
         decided_code = lower
         tie = lower != upper
         method = "median (an even split between two codes is undecided)"
@@ -63,6 +62,26 @@ def consensus_codes(codes: np.ndarray, n_categories: int, scale: Scale | str,
     result = np.where(too_few | tie, MISSING, decided_code).astype(np.int64)
     reasons = tuple(TOO_FEW if f else TIE if t else None for f, t in zip(too_few, tie, strict=True))
     return Consensus(result, reasons, method)
+
+
+def _mode(ordered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The most frequent valid code of each row of sorted codes, and whether another code is as
+    frequent (a tie), from the lengths of the runs of equal codes."""
+    n, size = ordered.shape
+    if size == 0:
+        return np.full(n, MISSING, dtype=np.int64), np.zeros(n, dtype=bool)
+    positions = np.arange(size)
+    starts = np.ones(ordered.shape, dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    run_start = np.maximum.accumulate(np.where(starts, positions, 0), axis=1)
+    run_length = positions - run_start + 1  # at the run's last position: its whole length
+    ends = np.ones(ordered.shape, dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    length = np.where(ends & (ordered >= 0), run_length, 0)
+    top = length.max(axis=1)
+    winners = ((length == top[:, None]) & (top[:, None] > 0)).sum(axis=1)
+    code = ordered[np.arange(n), length.argmax(axis=1)]
+    return np.where(top > 0, code, MISSING), winners > 1
 
 
 @dataclass(frozen=True)

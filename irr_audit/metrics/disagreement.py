@@ -42,10 +42,11 @@ def disagreement_profile(matrix: np.ndarray, ordered: bool, unit: str) -> dict[s
     out["confusions"] = sorted(confusions, key=lambda c: (-c["count"], c["cells"]))
     if not ordered or k < 2:
         return out
+    at_distance = np.bincount(distance.ravel(), weights=m.ravel(), minlength=k)  # one pass, not one per distance
     out["by_distance"] = [
-        {"distance": d, "count": _count(m[distance == d].sum()),
-         "share_of_all": float(m[distance == d].sum() / total) if total else None,
-         "share_of_disagreements": (float(m[distance == d].sum() / off_diagonal)
+        {"distance": d, "count": _count(at_distance[d]),
+         "share_of_all": float(at_distance[d] / total) if total else None,
+         "share_of_disagreements": (float(at_distance[d] / off_diagonal)
                                     if off_diagonal else None)}
         for d in range(1, k)
     ]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from irr_audit.metrics.estimates import first_code, metric_from, safe_divide, with_normal_ci
+from irr_audit.metrics.multi_coder import RatingCounts
 from irr_audit.metrics.patterns import Patterns, compress, unit_weights
 from irr_audit.metrics.reasons import Undefined
 from irr_audit.metrics.result import Metric
@@ -51,29 +52,46 @@ def scale_values(scale: Scale | str, n_categories: int, values: object = None) -
     return array
 
 
-def pairable(patterns: Patterns) -> tuple[np.ndarray, np.ndarray]:
-    """n_uk for units with m_u >= 2 (others are unpairable), and m_u."""
-    n_uk = patterns.category_counts()
-    m = n_uk.sum(axis=1)
-    return np.where((m >= 2)[:, None], n_uk, 0), m
-
-
-def coincidence_per_pattern(patterns: Patterns) -> np.ndarray:
-    """(n_uc n_uk - [c = k] n_uc) / (m_u - 1) for every pattern, shape (P, K, K)."""
-    n_uk, m = pairable(patterns)
-    pairs = n_uk[:, :, None] * n_uk[:, None, :] - np.einsum("pk,kl->pkl", n_uk,
-                                                             np.eye(patterns.n_categories))
-    return np.where((m >= 2)[:, None, None], pairs / np.maximum(m - 1, 1)[:, None, None], 0.0)
+def pairable_totals(patterns: Patterns, units: np.ndarray) -> np.ndarray:
+    """n_c = sum_u units_u n_uc over the pairable units (m_u >= 2): (..., K), integer-valued."""
+    return patterns.category_totals(np.asarray(units, dtype=np.float64) * (patterns.n_valid >= 2))
 
 
 def coincidence_matrix(patterns: Patterns, units: np.ndarray | None = None) -> np.ndarray:
-    """o_ck summed over units (weights ``units``, default the observed counts), (..., K, K)."""
+    """o_ck summed over units (weights ``units``, default the observed counts), (..., K, K).
+
+    Each pattern adds (n_uc n_uk - [c = k] n_uc) / (m_u - 1) on the cells of its own codes only
+    (at most coders^2 cells), so the memory is that of the result and the weights."""
     units = patterns.counts if units is None else units
-    per = coincidence_per_pattern(patterns)
+    weights = np.asarray(units, dtype=np.float64)
     k = patterns.n_categories
-    return (np.asarray(units, float) @ per.reshape(len(per), k * k)).reshape(
-        *np.shape(units)[:-1], k, k
-    )
+    m = patterns.n_valid
+    per_unit = np.where(m >= 2, 1.0 / np.maximum(m - 1, 1), 0.0)
+    categories, counts = patterns.slots
+    out = np.zeros((*weights.shape[:-1], k * k))
+    for first in range(categories.shape[1]):
+        for second in range(categories.shape[1]):
+            pairs = counts[:, first] * counts[:, second] - (counts[:, first] if first == second else 0)
+            cells = patterns.grouping(
+                ("coincidence", first, second),
+                lambda first=first, second=second: np.where(counts[:, first] * counts[:, second] > 0,
+                                                             categories[:, first] * k + categories[:, second], -1),
+                k * k)
+            out += cells.sums(weights * (pairs * per_unit))
+    return out.reshape(*weights.shape[:-1], k, k)
+
+
+def coincidence_diagonal(patterns: Patterns, units: np.ndarray) -> np.ndarray:
+    """o_kk alone, (..., K): sum_u units_u n_uk (n_uk - 1) / (m_u - 1) over the pairable units."""
+    weights = np.asarray(units, dtype=np.float64)
+    m = patterns.n_valid
+    per_unit = np.where(m >= 2, 1.0 / np.maximum(m - 1, 1), 0.0)
+    categories, counts = patterns.slots
+    out = np.zeros((*weights.shape[:-1], patterns.n_categories))
+    for slot, grouping in enumerate(patterns.slot_groupings):
+        r = counts[:, slot]
+        out += grouping.sums(weights * (r * (r - 1) * per_unit))
+    return out
 
 
 def difference_batch(scale: Scale, n_c: np.ndarray, values: np.ndarray | None) -> np.ndarray:
@@ -117,12 +135,13 @@ def alpha_batch(patterns: Patterns, units: np.ndarray, scale: Scale | str = Scal
     """Krippendorff's alpha for a batch of unit weights (B, P)."""
     scale = Scale(scale)
     units = unit_weights(units)
-    n_uk, _ = pairable(patterns)
-    n_c = units @ n_uk  # integer-valued
+    n_c = pairable_totals(patterns, units)  # integer-valued
     n_total = n_c.sum(axis=-1)
-    o = coincidence_matrix(patterns, units)
     delta = difference_batch(scale, n_c, values)
-    observed = (o * delta).sum(axis=(-2, -1))
+    if scale is Scale.NOMINAL:  # delta is 1 off the diagonal: the coincidences off it, from the diagonal alone
+        observed = n_total - coincidence_diagonal(patterns, units).sum(axis=-1)
+    else:
+        observed = (coincidence_matrix(patterns, units) * delta).sum(axis=(-2, -1))
     expected = np.einsum("bc,bck,bk->b", n_c.astype(float), delta, n_c.astype(float))
     codes = first_code((n_total == 0, Undefined.NO_PAIRABLE_VALUES),
                        (_distinct_used(n_c, scale, values) <= 1, Undefined.NO_VALUE_VARIATION))
@@ -142,17 +161,18 @@ def gwet_alpha_se(patterns: Patterns, scale: Scale, values: np.ndarray | None) -
     k = patterns.n_categories
     delta = difference_batch(scale, np.zeros(k), values)
     w = 1 - delta / delta.max()
-    n_uk, m = pairable(patterns)
-    keep = m >= 2
-    r, m, f = n_uk[keep], m[keep], patterns.counts[keep]
+    keep = patterns.n_valid >= 2
+    kept = patterns.select(keep)
+    m, f = kept.n_valid, kept.counts
     n = int(f.sum())
     if n < 2:
         return None
+    rated = RatingCounts(kept, m)  # the same sums over each unit's codes as Gwet's coefficients
     r_mean = (f @ m) / n
     eps = 1 / (f @ m)
-    sum_q = (r * (r @ w.T - 1)).sum(axis=1)
+    sum_q = rated.weighted_pairs(w) - m  # sum_k r_ik (r*_ik - 1)
     pa_prime = (f @ (sum_q / (r_mean * (m - 1)))) / n
-    pi = (f @ r) / (n * r_mean)
+    pi = rated.totals(f) / (n * r_mean)
     p_e = pi @ w @ pi
     p_a = (1 - eps) * pa_prime + eps
     if p_e >= 1:
@@ -162,7 +182,7 @@ def gwet_alpha_se(patterns: Patterns, scale: Scale, values: np.ndarray | None) -
     pa_i = sum_q / (r_mean * (m - 1)) - pa_prime * (m - r_mean) / r_mean
     alpha_i = (pa_i - p_e) / (1 - p_e)
     pi_w = (w @ pi + w.T @ pi) / 2
-    pe_i = (r @ pi_w) / r_mean - p_e * (m - r_mean) / r_mean
+    pe_i = rated.at_codes(pi_w) / r_mean - p_e * (m - r_mean) / r_mean
     x = alpha_i - 2 * (1 - alpha_prime) * (pe_i - p_e) / (1 - p_e)
     var = float(f @ (x - alpha_prime) ** 2) / (n * (n - 1))
     return float(np.sqrt(max(var, 0.0)))

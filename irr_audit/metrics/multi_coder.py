@@ -30,7 +30,7 @@ var = (1 / (n (n - 1))) sum_i (x_i - coefficient)^2, from per-unit terms x_i.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -45,30 +45,54 @@ Batch = tuple[np.ndarray, np.ndarray]
 
 @dataclass(frozen=True)
 class RatingCounts:
-    """Per-pattern quantities of Gwet's notation; ``units`` weights every sum."""
+    """Per-pattern quantities of Gwet's notation; ``units`` weights every sum.
+
+    r_ik is kept without its zeros (``patterns.slots``: each pattern's distinct codes and
+    how many coders gave each), so nothing here grows with patterns x categories."""
 
     patterns: Patterns
-    r: np.ndarray  # r_ik, (P, K)
     m: np.ndarray  # r_i, (P,)
+    # p_a|i by weights matrix (kept with the matrix itself): the same for every chunk of replicates
+    _agreement: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, patterns: Patterns) -> RatingCounts:
         rated = patterns if patterns.n_valid.all() else patterns.select(patterns.n_valid >= 1)
-        return cls(rated, rated.category_counts(), rated.n_valid)
+        return cls(rated, rated.n_valid)
 
     @property
     def n_categories(self) -> int:
         return self.patterns.n_categories
 
+    def totals(self, units: np.ndarray) -> np.ndarray:
+        """sum_i units_i r_ik, (B, K)."""
+        return self.patterns.category_totals(units)
+
+    def at_codes(self, per_category: np.ndarray) -> np.ndarray:
+        """sum_k r_ik x_k for a vector x over the categories, (P,)."""
+        categories, counts = self.patterns.slots
+        return (counts * np.asarray(per_category, dtype=np.float64)[categories]).sum(axis=1)  # a pad has count 0
+
+    def weighted_pairs(self, weights: np.ndarray) -> np.ndarray:
+        """sum_kl r_ik w_kl r_il for each pattern, (P,): over its codes, at most coders^2 terms."""
+        categories, counts = self.patterns.slots
+        if weights is identity_weights(self.n_categories):  # the codes of a pattern differ: sum_k r_ik^2
+            return (counts * counts).sum(axis=1).astype(np.float64)
+        total = np.zeros(len(categories))
+        for first in range(categories.shape[1]):
+            for second in range(categories.shape[1]):
+                total += counts[:, first] * counts[:, second] * weights[categories[:, first], categories[:, second]]
+        return total
+
     def agreement_per_unit(self, weights: np.ndarray) -> np.ndarray:
         """p_a|i = sum_k r_ik (r*_ik - 1) / (r_i (r_i - 1)); 0 for units with one code."""
-        r_star = self.r @ weights.T
-        sum_q = (self.r * (r_star - 1)).sum(axis=1)
-        return np.where(self.m >= 2, safe_divide(sum_q, self.m * (self.m - 1)), 0.0)
-
-    def share_per_unit(self) -> np.ndarray:
-        """r_ik / r_i, (P, K)."""
-        return self.r / self.m[:, None]
+        known = self._agreement.get(id(weights))
+        if known is not None and known[0] is weights:
+            return known[1]
+        sum_q = self.weighted_pairs(weights) - self.m
+        agreement = np.where(self.m >= 2, safe_divide(sum_q, self.m * (self.m - 1)), 0.0)
+        self._agreement[id(weights)] = (weights, agreement)
+        return agreement
 
 
 def _as_weights(units: np.ndarray) -> np.ndarray:
@@ -90,11 +114,11 @@ def classification_probabilities(counts: RatingCounts, units: np.ndarray) -> np.
     """pi_k = (1/n) sum_i r_ik / r_i, shape (B, K)."""
     units = _as_weights(units)
     n = units.sum(axis=1)
-    return safe_divide(units @ counts.share_per_unit(), n[:, None])
+    return safe_divide(counts.totals(units / counts.m), n[:, None])  # sum_i units_i r_ik / r_i
 
 
 def _categories_used(counts: RatingCounts, units: np.ndarray) -> np.ndarray:
-    return ((_as_weights(units) @ counts.r) > 0).sum(axis=1)
+    return (counts.totals(_as_weights(units)) > 0).sum(axis=1)
 
 
 def _chance_corrected(p_a: np.ndarray, p_e: np.ndarray, codes: np.ndarray) -> Batch:
@@ -119,10 +143,10 @@ def fleiss_batch(counts: RatingCounts, units: np.ndarray) -> Batch:
 def _coder_probabilities(counts: RatingCounts, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """p_gk = n_gk / n_g for each coder, (B, r, K), and whether the coder coded anything."""
     rows = counts.patterns.rows
+    units = _as_weights(units)
     k = counts.n_categories
-    one_hot = (rows[:, :, None] == np.arange(k)).reshape(len(rows), rows.shape[1] * k)
-    one_hot = one_hot.astype(np.int64)
-    n_gk = (_as_weights(units) @ one_hot).reshape(-1, rows.shape[1], k)
+    n_gk = np.stack([counts.patterns.grouping(("coder", coder), lambda coder=coder: rows[:, coder], k).sums(units)
+                     for coder in range(rows.shape[1])], axis=1)  # (B, r, K)
     n_g = n_gk.sum(axis=2)
     return safe_divide(n_gk, n_g[:, :, None]), n_g > 0
 
@@ -191,16 +215,21 @@ def per_category_fleiss_batch(counts: RatingCounts, units: np.ndarray) -> Batch:
     """
     units = _as_weights(units)
     m = counts.m
-    inside = counts.r
-    outside = m[:, None] - inside
-    agree = inside * (inside - 1) + outside * (outside - 1)
-    per_unit = np.where((m >= 2)[:, None], safe_divide(agree, (m * (m - 1))[:, None]), 0.0)
-    n_paired = units @ (m >= 2)
-    p_a = safe_divide(units @ per_unit, n_paired[:, None])
+    paired = m >= 2
+    # A unit's share of agreeing pairs on k-or-not: 1 where it has no code k, and
+    # 1 + 2 r_ik (r_ik - m) / (m (m - 1)) where it has (r_ik (r_ik - 1) + (m - r_ik)(m - r_ik - 1) agreeing pairs).
+    categories, codes_given = counts.patterns.slots
+    n_paired = units @ paired
+    agreeing = np.repeat(n_paired[:, None], counts.n_categories, axis=1)
+    for slot, grouping in enumerate(counts.patterns.slot_groupings):
+        r = codes_given[:, slot]
+        correction = np.where(paired, safe_divide(2.0 * r * (r - m), m * (m - 1)), 0.0)
+        agreeing += grouping.sums(units * correction)
+    p_a = safe_divide(agreeing, n_paired[:, None])
     pi = classification_probabilities(counts, units)
     p_e = pi**2 + (1 - pi) ** 2
-    used = units @ inside
-    everywhere = units @ outside
+    used = counts.totals(units)
+    everywhere = (units @ m)[:, None] - used
     codes = first_code(
         ((n_paired == 0)[:, None], Undefined.NO_PAIRED_UNITS),
         (used == 0, Undefined.CATEGORY_UNUSED),
@@ -235,7 +264,7 @@ def fleiss_se(counts: RatingCounts, kappa: float, weights: np.ndarray | None = N
     pi = classification_probabilities(counts, f)[0]
     p_e = float(pi @ w @ pi)
     pi_w = (w @ pi + w.T @ pi) / 2
-    p_e_i = (counts.r @ pi_w) / counts.m
+    p_e_i = counts.at_codes(pi_w) / counts.m
     x = _unit_terms(counts, w, p_e) - 2 * (1 - kappa) * (p_e_i - p_e) / (1 - p_e)
     return _linearised_se(counts, x, kappa)
 
@@ -253,7 +282,7 @@ def fleiss_null_se(counts: RatingCounts) -> float | None:
     m = int(m[0])
     f = counts.patterns.counts
     n = int(f.sum())
-    p = (f @ counts.r) / (n * m)
+    p = counts.totals(f) / (n * m)
     pq = p * (1 - p)
     if pq.sum() == 0:
         return None
@@ -291,7 +320,7 @@ def gwet_se(counts: RatingCounts, ac: float, weights: np.ndarray | None = None) 
     pi = classification_probabilities(counts, f)[0]
     scale = w.sum() / (k * (k - 1))
     p_e = float(scale * (pi * (1 - pi)).sum())
-    p_e_i = scale * (counts.r @ (1 - pi)) / counts.m
+    p_e_i = scale * counts.at_codes(1 - pi) / counts.m
     x = _unit_terms(counts, w, p_e) - 2 * (1 - ac) * (p_e_i - p_e) / (1 - p_e)
     return _linearised_se(counts, x, ac)
 

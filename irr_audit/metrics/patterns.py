@@ -11,12 +11,16 @@ category index 0..K-1, or -1 for a missing (not valid) code.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 MISSING = -1
+# At most this many units in all: kappa decides p_e = 1 from sum_k row_k col_k == n^2, exact in
+# 64-bit integers only while n^2 < 2^63.
+MAX_UNITS = 3_000_000_000
 DIRECT_KEYS = 1 << 20  # rows are counted by key directly when there are at most this many possible keys
 
 
@@ -63,14 +67,56 @@ class Patterns:
         """m_p: the number of valid codes in each pattern (computed once, read-only)."""
         return _read_only((self.rows >= 0).sum(axis=1))
 
-    def category_counts(self) -> np.ndarray:
-        """r_pk: how many coders put pattern p in category k, shape (P, K) (computed once, read-only)."""
-        return self._category_counts
+    @cached_property
+    def slots(self) -> tuple[np.ndarray, np.ndarray]:
+        """r_pk without its zeros: each pattern's distinct valid codes (P, s), -1 where a pattern has
+        fewer, and how many coders gave each (P, s), 0 there. s is at most the number of coders, so
+        this is the size of the rows whatever the number of categories (computed once, read-only)."""
+        ordered = np.sort(self.rows, axis=1)
+        n_patterns, width = ordered.shape
+        if width == 0:
+            return _read_only(np.full((n_patterns, 0), MISSING)), _read_only(np.zeros((n_patterns, 0), np.int64))
+        positions = np.arange(width)
+        starts = np.ones(ordered.shape, dtype=bool)
+        starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        ends = np.ones(ordered.shape, dtype=bool)
+        ends[:, :-1] = starts[:, 1:]
+        valid = ordered >= 0
+        slot = np.cumsum(starts & valid, axis=1) - 1  # which distinct code of its pattern a position holds
+        run_start = np.maximum.accumulate(np.where(starts, positions, 0), axis=1)
+        last = ends & valid  # the last position of each run of a valid code: its run is the count
+        size = max(int((starts & valid).sum(axis=1).max(initial=0)), 1)
+        categories = np.full((n_patterns, size), MISSING, dtype=np.int64)
+        counts = np.zeros((n_patterns, size), dtype=np.int64)
+        pattern, position = np.nonzero(last)
+        categories[pattern, slot[pattern, position]] = ordered[pattern, position]
+        counts[pattern, slot[pattern, position]] = position - run_start[pattern, position] + 1
+        return _read_only(categories), _read_only(counts)
+
+    def category_totals(self, weights: np.ndarray) -> np.ndarray:
+        """sum_p weights_p r_pk for weights (..., P): shape (..., K), float64 (exact for integer weights)."""
+        _, counts = self.slots
+        weights = np.asarray(weights, dtype=np.float64)
+        out = np.zeros((*weights.shape[:-1], self.n_categories))
+        for slot, grouping in enumerate(self.slot_groupings):
+            out += grouping.sums(weights * counts[:, slot])
+        return out
 
     @cached_property
-    def _category_counts(self) -> np.ndarray:
-        k = np.arange(self.n_categories)
-        return _read_only((self.rows[:, :, None] == k).sum(axis=1))
+    def slot_groupings(self) -> tuple[Grouping, ...]:
+        """Sums by category of each column of ``slots``."""
+        categories, _ = self.slots
+        return tuple(Grouping(categories[:, slot], self.n_categories) for slot in range(categories.shape[1]))
+
+    @cached_property
+    def _groupings(self) -> dict[object, Grouping]:
+        return {}
+
+    def grouping(self, key: object, keys: Callable[[], np.ndarray], n_keys: int) -> Grouping:
+        """The Grouping of the keys ``keys()`` makes, made once per ``key`` for these patterns."""
+        if key not in self._groupings:
+            self._groupings[key] = Grouping(keys(), n_keys)
+        return self._groupings[key]
 
     def select(self, keep: np.ndarray) -> Patterns:
         """Only the patterns where ``keep`` is true."""
@@ -158,17 +204,59 @@ def unit_weights(units: np.ndarray) -> np.ndarray:
     return np.atleast_2d(np.asarray(units, dtype=np.float64))
 
 
+class Grouping:
+    """Sums of values over the entries of each key 0..n_keys-1 (entries with a negative key left
+    out), with the keys sorted once: a pattern's codes or a table's cells are summed over for
+    every chunk of bootstrap replicates. Memory: the values and the sums, nothing per key x entry."""
+
+    def __init__(self, keys: np.ndarray, n_keys: int) -> None:
+        keys = np.asarray(keys)
+        self.n_keys = n_keys
+        self._kept = np.flatnonzero(keys >= 0)
+        self._keys = keys[self._kept]
+
+    @cached_property
+    def _sorted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The entries in the order of their keys, where each key's run starts, and those keys
+        (sorted only when a batch is summed: one row of values is counted without sorting)."""
+        order = np.argsort(self._keys, kind="stable")
+        ordered = self._keys[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(ordered) else order
+        return self._kept[order], starts, ordered[starts]
+
+    def sums(self, values: np.ndarray) -> np.ndarray:
+        """(..., N) values -> (..., n_keys) sums, float64."""
+        values = np.asarray(values, dtype=np.float64)
+        if int(np.prod(values.shape[:-1])) == 1:  # one row (a point estimate): counted, no sort
+            counted = np.bincount(self._keys, weights=values.reshape(-1)[self._kept], minlength=self.n_keys)
+            return counted.astype(np.float64).reshape(*values.shape[:-1], self.n_keys)
+        flat = values.reshape(int(np.prod(values.shape[:-1])), values.shape[-1])
+        out = np.zeros((flat.shape[0], self.n_keys))
+        take, starts, present = self._sorted
+        if len(take):
+            out[:, present] = np.add.reduceat(flat[:, take], starts, axis=1)
+        return out.reshape(*values.shape[:-1], self.n_keys)
+
+
+def grouped_sums(values: np.ndarray, keys: np.ndarray, n_keys: int) -> np.ndarray:
+    """The sums of ``values`` (..., N) over the entries of each key 0..n_keys-1: (..., n_keys), float64.
+    Entries with a negative key are left out.
+
+    >>> grouped_sums(np.array([[1.0, 2.0, 4.0]]), np.array([2, -1, 2]), 3).tolist()
+    [[0.0, 0.0, 5.0]]
+    """
+    return Grouping(keys, n_keys).sums(values)
+
+
 def pair_tables(patterns: Patterns, a: int, b: int, weights: np.ndarray) -> np.ndarray:
     """K x K tables of coder a (rows) by coder b (columns) for a batch of unit weights.
 
     ``weights`` has shape (..., P): the number of times each pattern is counted.
-    Patterns where either coder is missing contribute nothing.
+    Patterns where either coder is missing contribute nothing. Memory: the tables and the weights.
     """
     k = patterns.n_categories
     rows = patterns.rows
     both = (rows[:, a] >= 0) & (rows[:, b] >= 0)
-    cell = np.where(both, rows[:, a] * k + rows[:, b], 0)
-    indicator = np.zeros((len(rows), k * k), dtype=np.int64)
-    indicator[np.arange(len(rows))[both], cell[both]] = 1
-    tables = np.asarray(weights, dtype=np.float64) @ indicator  # exact integers (see unit_weights)
+    cells = patterns.grouping(("pair", a, b), lambda: np.where(both, rows[:, a] * k + rows[:, b], MISSING), k * k)
+    tables = cells.sums(weights)  # exact integers (see unit_weights)
     return tables.astype(np.int64).reshape(*np.shape(weights)[:-1], k, k)

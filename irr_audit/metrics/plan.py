@@ -20,9 +20,9 @@ from irr_audit.metrics.estimates import first_code, metric_from, safe_divide
 from irr_audit.metrics.krippendorff import (
     Scale,
     alpha_batch,
-    coincidence_matrix,
+    coincidence_diagonal,
     krippendorff_alpha,
-    pairable,
+    pairable_totals,
 )
 from irr_audit.metrics.patterns import Patterns, pair_tables
 from irr_audit.metrics.reasons import Undefined
@@ -68,11 +68,9 @@ def _per_category(values: np.ndarray, codes: np.ndarray, **extra: object) -> Per
 
 def _specific_agreement_batch(patterns: Patterns, units: np.ndarray) -> Batch:
     """o_kk / n_k on the coincidence matrix; 2 n_kk / (row_k + col_k) for two coders."""
-    o = coincidence_matrix(patterns, units)
-    n_uk, _ = pairable(patterns)
-    n_k = np.atleast_2d(units) @ n_uk
+    n_k = pairable_totals(patterns, np.atleast_2d(units))
     codes = first_code((n_k == 0, Undefined.CATEGORY_UNUSED))
-    diagonal = np.diagonal(o, axis1=-2, axis2=-1)
+    diagonal = coincidence_diagonal(patterns, np.atleast_2d(units))
     return np.where(codes == 0, safe_divide(diagonal, n_k), np.nan), codes
 
 
@@ -171,18 +169,14 @@ def per_category_plan(patterns: Patterns) -> list[Coefficient]:
         def kappa_vs_rest(units: np.ndarray) -> Batch:
             t = tables(units)
             used = t.sum(axis=-1) + t.sum(axis=-2)
-            pairs = [tc.kappa_batch(tc.collapse_to_category(t, c)) for c in range(k)]
-            values = np.stack([v for v, _ in pairs], axis=-1)
-            codes = np.stack([c for _, c in pairs], axis=-1)
+            values, codes = tc.kappa_batch(tc.collapse_to_each_category(t))  # (B, K): every category at once
             codes = np.where((used == 0) & (codes != Undefined.NO_UNITS),
                              np.int8(Undefined.CATEGORY_UNUSED), codes)
             return values, codes
 
         def indices(batch_fn: Callable[[np.ndarray], Batch]) -> Callable[[np.ndarray], Batch]:
             def per(units: np.ndarray) -> Batch:
-                t = tables(units)
-                pairs = [batch_fn(tc.collapse_to_category(t, c)) for c in range(k)]
-                return (np.stack([v for v, _ in pairs], -1), np.stack([c for _, c in pairs], -1))
+                return batch_fn(tc.collapse_to_each_category(tables(units)))
             return per
 
         table = tables(patterns.counts)[0]

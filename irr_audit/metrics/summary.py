@@ -16,17 +16,17 @@ With no missing code the two bases hold the same units and give the same numbers
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from irr_audit.metrics.bootstrap import attach_bootstraps, replicate_counts
+from irr_audit.metrics.bootstrap import CELLS_PER_PIECE, attach_bootstraps, replicate_counts
 from irr_audit.metrics.disagreement import disagreement_profile
 from irr_audit.metrics.estimates import metric_from
 from irr_audit.metrics.interpret import kappa_paradox, krippendorff_label, landis_koch_label
 from irr_audit.metrics.krippendorff import Scale, coincidence_matrix, scale_values
-from irr_audit.metrics.patterns import Patterns, compress, merge_coders, pair_tables
+from irr_audit.metrics.patterns import Grouping, Patterns, compress, merge_coders, pair_tables
 from irr_audit.metrics.plan import (
     Coefficient,
     PerCategory,
@@ -160,20 +160,8 @@ NOT_CHANCE_CORRECTED = frozenset({"po", "pe", "specific_agreement", "prevalence_
                                   "bias_index"})
 
 
-@dataclass(frozen=True)
-class Resampling:
-    """Bootstrap replicates of the same units as some patterns: ``draws`` are (b, P)
-    chunks of resampled counts, column j for row j of ``patterns`` (which may list
-    the units' patterns in another order); ``plan`` builds the coefficients for them."""
-
-    patterns: Patterns
-    draws: list[np.ndarray]
-    plan: PlanBuilder
-
-
-def _evaluate(plan: list[Coefficient], patterns: Patterns, resampling: Resampling | None = None) -> MetricMap:
-    """Point Metrics, and percentile bootstrap intervals when ``resampling`` is given
-    (the coefficients that ignore coder identity then run on the patterns merged by their codes).
+def _evaluate(plan: list[Coefficient], patterns: Patterns) -> MetricMap:
+    """Point Metrics (their bootstrap intervals are added by :func:`_bootstrap`).
 
     With a single unit the formulas still produce numbers (0 for one disagreeing
     unit), but no coefficient can separate agreement from chance on one unit, so
@@ -188,17 +176,39 @@ def _evaluate(plan: list[Coefficient], patterns: Patterns, resampling: Resamplin
                 point = one_unit if isinstance(point, Metric) else dict.fromkeys(point, one_unit)
             out[c.name] = point
         return out
-    metrics: MetricMap = {c.name: c.point() for c in plan}
-    if resampling is None or patterns.n_units == 0:
-        return metrics
-    collected: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {c.name: [] for c in plan}
-    batches = _batches(resampling.plan(resampling.patterns), resampling.patterns, resampling.plan)
-    for replicates in resampling.draws:
-        for name, batch in batches(replicates).items():
-            collected[name].append(batch)
-    return _with_intervals(plan, metrics, {name: (np.concatenate([v for v, _ in parts]),
-                                                  np.concatenate([k for _, k in parts]))
-                                           for name, parts in collected.items()})
+    return {c.name: c.point() for c in plan}
+
+
+class Replicates:
+    """Every coefficient of one plan, in every bootstrap replicate: the replicates come in chunks
+    (b, P) of resampled counts, column j for row j of ``patterns`` (which may list the units'
+    patterns in another order than the point estimates); ``plan`` builds the coefficients for them.
+    Each chunk is scored in pieces small enough that no coefficient's temporaries (K x K tables,
+    per-pattern sums) exceed CELLS_PER_PIECE cells per piece, so memory does not grow with the
+    number of categories or replicates; only the values themselves are kept."""
+
+    def __init__(self, patterns: Patterns, plan: PlanBuilder) -> None:
+        self.plan = plan(patterns)
+        self._batches = _batches(self.plan, patterns, plan)
+        self._rows = _rows_per_piece(patterns)
+        self._parts: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {c.name: [] for c in self.plan}
+
+    def add(self, units: np.ndarray) -> None:
+        for start in range(0, len(units), self._rows):
+            for name, batch in self._batches(units[start:start + self._rows]).items():
+                self._parts[name].append(batch)
+
+    def with_intervals(self, metrics: MetricMap) -> MetricMap:
+        return _with_intervals(self.plan, metrics, {name: (np.concatenate([v for v, _ in parts]),
+                                                           np.concatenate([k for _, k in parts]))
+                                                    for name, parts in self._parts.items()})
+
+
+def _rows_per_piece(patterns: Patterns) -> int:
+    """Replicates scored at once: a piece holds at most CELLS_PER_PIECE cells of the largest of
+    its arrays (a K x K table, or a value per pattern and code)."""
+    per_replicate = max(patterns.n_categories ** 2, len(patterns.counts) * max(patterns.slots[0].shape[1], 1), 1)
+    return max(1, CELLS_PER_PIECE // per_replicate)
 
 
 def _with_intervals(plan: list[Coefficient], metrics: MetricMap,
@@ -234,12 +244,11 @@ def _batches(plan: list[Coefficient], patterns: Patterns,
     merged, index = merge_coders(patterns) if rebuild is not None and patterns.n_coders >= 3 else (patterns, None)
     if index is None or len(merged.counts) == len(patterns.counts):
         return lambda units: {c.name: c.batch(units) for c in plan}
-    onto = np.zeros((len(index), len(merged.counts)))
-    onto[np.arange(len(index)), index] = 1.0
     on_merged = {c.name: c for c in rebuild(merged)}
+    onto = Grouping(index, len(merged.counts))
 
     def evaluate(units: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        merged_units = units @ onto  # exact: sums of integer counts
+        merged_units = onto.sums(units)  # exact: sums of integer counts
         return {c.name: c.batch(units) if c.needs_coders else on_merged[c.name].batch(merged_units) for c in plan}
 
     return evaluate
@@ -257,7 +266,7 @@ def _children(seed: int | None, count: int) -> list[np.random.Generator]:
 
 
 def _largest_share(patterns: Patterns) -> float | None:
-    totals = patterns.counts @ patterns.category_counts()
+    totals = patterns.category_totals(patterns.counts)
     return None if totals.sum() == 0 else float(totals.max() / totals.sum())
 
 
@@ -311,29 +320,57 @@ def _pairs(patterns: Patterns, scale: Scale, values: np.ndarray | None, n_boot: 
 
 def _pair_intervals(bases: list[Patterns], evaluated: list[MetricMap], scale: Scale, values: np.ndarray | None,
                     n_boot: int, rngs: list[np.random.Generator]) -> list[MetricMap]:
-    """Bootstrap intervals for every pair on both bases. Each basis is resampled on its
-    own, as _evaluate does, but all are scored in one pass: their replicates are laid on
-    the same K x K cells, so each two-coder coefficient runs once for every pair."""
-    k = bases[0].n_categories
-    cells = np.array([(row, column) for row in range(k) for column in range(k)], dtype=np.int64)
-    plan = two_coder_plan(Patterns(cells, np.ones(k * k, dtype=np.int64), k), scale, values)
+    """Bootstrap intervals for every pair on both bases, each basis resampled on its own, as the
+    overall coefficients are. With few categories all are scored together: their replicates are
+    laid on the same K x K cells, so each two-coder coefficient runs once for many pairs'
+    replicates. With more cells than a basis has patterns, each basis is scored on its own patterns."""
     resampled = [at for at, basis in enumerate(bases) if basis.n_units > 1]  # as _evaluate: none for 0 or 1 unit
     if not resampled:
         return evaluated
-    weights = []
+    k = bases[0].n_categories
+    if k * k > max(len(bases[at].counts) for at in resampled):
+        out = list(evaluated)
+        for at in resampled:
+            replicates = Replicates(bases[at], lambda some: two_coder_plan(some, scale, values))
+            for drawn in replicate_counts(bases[at].counts, n_boot, rngs[at]):
+                replicates.add(drawn)
+            out[at] = replicates.with_intervals(evaluated[at])
+        return out
+    cells = np.array([(row, column) for row in range(k) for column in range(k)], dtype=np.int64).reshape(-1, 2)
+    plan = two_coder_plan(Patterns(cells, np.ones(k * k, dtype=np.int64), k), scale, values)
+    rows_per_batch = max(1, CELLS_PER_PIECE // (k * k))
+    parts: dict[int, dict[str, list[tuple[np.ndarray, np.ndarray]]]] = {
+        at: {c.name: [] for c in plan} for at in resampled}
+    pending: list[tuple[int, np.ndarray]] = []
+
+    def score_pending() -> None:
+        batches = {c.name: c.batch(np.concatenate([weights for _, weights in pending])) for c in plan}
+        start = 0
+        for at, weights in pending:
+            rows = slice(start, start + len(weights))
+            for name, (replicate_values, codes) in batches.items():
+                parts[at][name].append((replicate_values[rows], codes[rows]))
+            start += len(weights)
+        pending.clear()
+
     for at in resampled:
         basis = bases[at]
-        drawn = np.concatenate(list(replicate_counts(basis.counts, n_boot, rngs[at])))
-        on_cells = np.zeros((n_boot, k * k))
-        on_cells[:, basis.rows[:, 0] * k + basis.rows[:, 1]] = drawn
-        weights.append(on_cells)
-    stacked = np.concatenate(weights)
-    batches = {c.name: c.batch(stacked) for c in plan}
+        cell_of = basis.rows[:, 0] * k + basis.rows[:, 1]
+        for drawn in replicate_counts(basis.counts, n_boot, rngs[at]):
+            for start in range(0, len(drawn), rows_per_batch):
+                piece = drawn[start:start + rows_per_batch]
+                on_cells = np.zeros((len(piece), k * k))
+                on_cells[:, cell_of] = piece
+                pending.append((at, on_cells))
+                if sum(len(weights) for _, weights in pending) >= rows_per_batch:
+                    score_pending()
+    if pending:
+        score_pending()
     out = list(evaluated)
-    for order, at in enumerate(resampled):
-        rows = slice(order * n_boot, (order + 1) * n_boot)
-        out[at] = _with_intervals(plan, evaluated[at], {name: (replicate_values[rows], codes[rows])
-                                                        for name, (replicate_values, codes) in batches.items()})
+    for at in resampled:
+        out[at] = _with_intervals(plan, evaluated[at], {
+            name: (np.concatenate([v for v, _ in found]), np.concatenate([c for _, c in found]))
+            for name, found in parts[at].items()})
     return out
 
 
@@ -401,25 +438,15 @@ def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.N
     def plan(some: Patterns) -> list[Coefficient]:
         return _plan(some, scale, checked_values)
 
-    on_available = on_full = None
+    metrics = _evaluate(plan(full), full)
+    available_case = _evaluate(plan(available), available)
+    by_category = _evaluate(per_category_plan(full), full)
     if n_boot > 0 and available.n_units:
-        # One resampling of the units serves both bases, overall and per category: each
-        # replicate resamples the units with two or more valid codes, and its fully coded
-        # units are those of the replicate. Drawing is the costly part when units show
-        # thousands of patterns; the patterns are drawn fully coded first (so those
-        # columns are one block) and largest first (numpy's multinomial is faster so).
-        in_draw_order = available.select(np.lexsort((-available.counts, ~is_full)))
-        draws = list(replicate_counts(in_draw_order.counts, n_boot, rngs[0]))
-        on_available = Resampling(in_draw_order, draws, plan)
-        n_full = int(is_full.sum())
-        if full.n_units:
-            on_full = Resampling(in_draw_order.select(slice(0, n_full)), [d[:, :n_full] for d in draws], plan)
-
-    metrics = _evaluate(plan(full), full, on_full)
-    available_case = _evaluate(plan(available), available, on_available)
+        metrics, available_case, by_category = _bootstrap(available, is_full, plan, (metrics, available_case,
+                                                                                     by_category), n_boot, rngs[0])
     table = (pair_tables(full, 0, 1, full.counts) if not multi
              else coincidence_matrix(full))
-    per_category = _per_category_entries(full, metrics, on_full)
+    per_category = _per_category_entries(full, metrics, by_category)
     pairs = _pairs(patterns, scale, checked_values, n_boot, list(rngs[2:]))
     leave_one_out = _leave_one_out(full, scale, checked_values, metrics) if multi else ()
     warnings = _warnings(metrics, full, multi)
@@ -437,10 +464,36 @@ def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.N
     )
 
 
-def _per_category_entries(full: Patterns, metrics: MetricMap,
-                          resampling: Resampling | None) -> dict[int, dict[str, Metric]]:
-    on_categories = None if resampling is None else replace(resampling, plan=per_category_plan)
-    evaluated = _evaluate(per_category_plan(full), full, on_categories)
+def _bootstrap(available: Patterns, is_full: np.ndarray, plan: PlanBuilder,
+               evaluated: tuple[MetricMap, MetricMap, MetricMap], n_boot: int,
+               rng: np.random.Generator) -> tuple[MetricMap, MetricMap, MetricMap]:
+    """The fully coded metrics, the available-case ones and the per-category ones with their
+    percentile intervals. One resampling of the units serves both bases, overall and per
+    category: each replicate resamples the units with two or more valid codes, and its fully
+    coded units are those of the replicate. Drawing is the costly part when units show
+    thousands of patterns; the patterns are drawn fully coded first (so those columns are one
+    block) and largest first (numpy's multinomial is faster so). Each chunk of replicates is
+    scored as it is drawn and dropped: only the replicate values are kept."""
+    metrics, available_case, by_category = evaluated
+    in_draw_order = available.select(np.lexsort((-available.counts, ~is_full)))
+    n_full = int(is_full.sum())
+    on_full = in_draw_order.select(slice(0, n_full))
+    wanted: dict[str, tuple[Replicates, slice, MetricMap]] = {}
+    if available.n_units > 1:
+        wanted["available"] = (Replicates(in_draw_order, plan), slice(None), available_case)
+    if on_full.n_units > 1:
+        wanted["full"] = (Replicates(on_full, plan), slice(0, n_full), metrics)
+        wanted["category"] = (Replicates(on_full, per_category_plan), slice(0, n_full), by_category)
+    if not wanted:
+        return evaluated
+    for drawn in replicate_counts(in_draw_order.counts, n_boot, rng):
+        for replicates, columns, _ in wanted.values():
+            replicates.add(drawn[:, columns])
+    done = {name: replicates.with_intervals(point) for name, (replicates, _, point) in wanted.items()}
+    return done.get("full", metrics), done.get("available", available_case), done.get("category", by_category)
+
+
+def _per_category_entries(full: Patterns, metrics: MetricMap, evaluated: MetricMap) -> dict[int, dict[str, Metric]]:
     specific = metrics.get("specific_agreement", {})
     out: dict[int, dict[str, Metric]] = {}
     for k in range(full.n_categories):

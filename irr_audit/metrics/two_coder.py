@@ -182,6 +182,18 @@ def collapse_to_category(tables: np.ndarray, category: int) -> np.ndarray:
     return np.stack([np.stack([a, b], -1), np.stack([c, d], -1)], -2)
 
 
+def collapse_to_each_category(tables: np.ndarray) -> np.ndarray:
+    """The 2 x 2 table of every category against the rest at once, (..., K, 2, 2): what
+    ``collapse_to_category`` gives for each category, from the diagonal and the margins."""
+    tables = np.asarray(tables, dtype=np.int64)
+    n, rows, cols = _margins(tables)
+    a = np.diagonal(tables, axis1=-2, axis2=-1)
+    b = rows - a
+    c = cols - a
+    d = n[..., None] - a - b - c
+    return np.stack([np.stack([a, b], -1), np.stack([c, d], -1)], -2)
+
+
 # --- standard errors (point estimate only) -----------------------------------------
 
 

@@ -9,12 +9,18 @@ widens the scale: weights never depend on which categories the data happen to us
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 
+@lru_cache(maxsize=8)
 def identity_weights(n_categories: int) -> np.ndarray:
-    """w_kl = 1 if k == l else 0 (unweighted agreement)."""
-    return np.eye(n_categories)
+    """w_kl = 1 if k == l else 0 (unweighted agreement). One read-only array per K: every
+    coefficient of every bootstrap piece asks for it, and per-pattern sums are kept by it."""
+    weights = np.eye(n_categories)
+    weights.flags.writeable = False
+    return weights
 
 
 def linear_weights(n_categories: int) -> np.ndarray:

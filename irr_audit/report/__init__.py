@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from typing import Any
+
+from irr_audit.display import NOT_WHITESPACE
+
+# json.dumps escapes C0 controls itself; these it would leave raw (outside strings JSON has none of them).
+_JSON_RAW_CONTROL = re.compile(f"[{NOT_WHITESPACE}]")
 
 METRIC_LABELS = {
     "po": "observed agreement (po)",
@@ -30,8 +37,15 @@ LISTED_DISAGREEMENTS = 2000  # Markdown and HTML list this many; JSON lists ever
 
 
 def render_json(document: dict[str, Any]) -> str:
-    """Byte-stable JSON: sorted keys, fixed indentation, a trailing newline."""
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    """Byte-stable JSON: sorted keys, fixed indentation, a trailing newline. Control characters
+    (C1 and DEL too, which json leaves raw) and bidi overrides are written as \\u escapes: the
+    same values, and nothing a terminal would obey when the JSON is printed."""
+    encoder = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    buffer = io.StringIO()  # what json.dumps writes, without holding every piece of it at once
+    for chunk in encoder.iterencode(document):
+        buffer.write(chunk)
+    buffer.write("\n")
+    return _JSON_RAW_CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", buffer.getvalue())
 
 
 def format_number(value: float | None, digits: int = 4) -> str:

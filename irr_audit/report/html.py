@@ -9,11 +9,15 @@ file: the same report gives the same bytes, and the page opens from a USB stick.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 from typing import Any
 
+from irr_audit.display import visible
 from irr_audit.report import LISTED_DISAGREEMENTS, format_metric, format_number, metric_label
 from irr_audit.report.sections import CHANCE_CORRECTED, Section, metric_sections
 
@@ -415,6 +419,7 @@ def _template():
     environment = Environment(
         loader=PackageLoader("irr_audit.report", "templates"),
         autoescape=True,  # every value is user text until proven otherwise
+        finalize=_shown,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -423,6 +428,28 @@ def _template():
     return environment.get_template("report.html.j2")
 
 
+def _shown(value: Any) -> Any:
+    """Every value the template prints, before it is escaped: control characters and bidi overrides
+    from the sheets shown as escapes (white space stays: comment bodies keep their lines)."""
+    from markupsafe import Markup
+
+    if isinstance(value, str) and not isinstance(value, Markup):  # Markup: a macro's output, already shown
+        return visible(value, keep_whitespace=True)
+    return value
+
+
+@lru_cache(maxsize=1)
+def filter_script() -> tuple[Any, str]:
+    """The page's one script (a file of the package, no user text) and its CSP hash: the page runs
+    this script and no other, even if some text were ever to reach the page unescaped."""
+    from markupsafe import Markup
+
+    source = (resources.files("irr_audit.report") / "templates" / "filter.js").read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode("ascii")
+    return Markup(source), f"sha256-{digest}"
+
+
 def render_html(report: dict[str, Any]) -> str:
     """The report as one self-contained HTML page. Byte-stable for the same report."""
-    return _template().render(**page_view(report))
+    script, script_hash = filter_script()
+    return _template().render(**page_view(report), script=script, script_hash=script_hash)

@@ -2,18 +2,46 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from irr_audit.display import visible
 from irr_audit.report import LISTED_DISAGREEMENTS
 from irr_audit.report.sections import Section, metric_sections
 
+# Every ASCII character that starts Markdown (CommonMark and GitHub's extensions) inside a line:
+# code spans, emphasis and strikethrough, links and images, autolinks and raw HTML,
+# entities, table cells, headings, math.
+MARKUP = "\\`*_[]<>#|&~$"
+_MARKUP = re.compile("([" + re.escape(MARKUP) + "])")
+# GitHub's extended autolinks: a scheme before "//" and "www." (an escaped ":" or "." is not one).
+_AUTOLINK = re.compile(r"(:)(?=//)|(?<=www)(\.)", re.IGNORECASE)
+# What would open a list or a thematic break at the start of the text (inside "- ..." it would nest).
+_BLOCK_START = re.compile(r"^([-+])(?= |-|$)|^(\d{1,9})([.)])(?= |$)")
+
 
 def md_text(text: object) -> str:
-    """User text inside Markdown: no markup, no HTML, one line."""
-    escaped = str(text).replace("\\", "\\\\")
-    for char in "|`*_[]<>#":
-        escaped = escaped.replace(char, "\\" + char)
-    return " ".join(escaped.split()) or " "
+    """User text inside Markdown: one line, no markup, no HTML, no link, no control character.
+
+    Every character that could start Markdown is backslash-escaped, so the text shows
+    exactly as written; white space (line breaks included) becomes single spaces, and
+    control characters their visible escapes.
+
+    >>> md_text("[x](javascript:alert(1)) <b>|*em*|")
+    '\\\\[x\\\\](javascript:alert(1)) \\\\<b\\\\>\\\\|\\\\*em\\\\*\\\\|'
+    """
+    flat = visible(" ".join(str(text).split()))
+    escaped = _MARKUP.sub(r"\\\1", flat)
+    escaped = _AUTOLINK.sub(lambda match: "\\" + match.group(), escaped)
+    escaped = _BLOCK_START.sub(lambda match: (f"\\{match.group(1)}" if match.group(1)
+                                               else f"{match.group(2)}\\{match.group(3)}"), escaped)
+    return escaped or " "
+
+
+def md_digest(text: object) -> str:
+    """A digest in a code span; anything that is not a plain digest is written as user text."""
+    value = str(text)
+    return f"`{value}`" if re.fullmatch(r"(sha256:)?[0-9a-f]{1,128}", value) else md_text(value)
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -46,19 +74,20 @@ def section_lines(section: Section) -> list[str]:
 def render_markdown(report: dict[str, Any]) -> str:
     rule = report["rule"]
     lines = [
-        f"# Inter-coder reliability audit: {md_text(rule['id'])} v{rule['version']}",
+        f"# Inter-coder reliability audit: {md_text(rule['id'])} v{md_text(rule['version'])}",
         "",
         "## Provenance",
         "",
-        f"- Tool: irr-audit {report['tool']['version']}",
-        f"- Rule: {md_text(rule['id'])} version {rule['version']} ({rule['scale']} scale)",
-        f"- Rule digest: `{rule['digest']}`",
+        f"- Tool: irr-audit {md_text(report['tool']['version'])}",
+        f"- Rule: {md_text(rule['id'])} version {md_text(rule['version'])} ({md_text(rule['scale'])} scale)",
+        f"- Rule digest: {md_digest(rule['digest'])}",
     ]
     if rule.get("question"):
         lines.append(f"- Question: {md_text(rule['question'])}")
     lines += ["", *_table(
         ["sheet", "coder", "rows", "sha256"],
-        [[md_text(s["name"]), md_text(s["coder"]), str(s["rows"]), f"`{s['sha256']}`"] for s in report["sheets"]],
+        [[md_text(s["name"]), md_text(s["coder"]), md_text(s["rows"]), md_digest(s["sha256"])]
+         for s in report["sheets"]],
     )]
     lines += _unit_lines(report)
     other_warnings = [w for w in report.get("warnings", []) if not w.startswith("kappa paradox")]

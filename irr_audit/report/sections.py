@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from irr_audit.report import format_interval, format_metric, format_number, metric_label
+from irr_audit.report import LISTED_DISAGREEMENTS, format_interval, format_metric, format_number, metric_label
 
 RAW = ("po", "pe")
 CHANCE_CORRECTED = (
@@ -254,15 +254,19 @@ def _where_sections(report: dict[str, Any]) -> list[Section]:
     sections = []
     profile = report.get("disagreement") or {}
     if profile.get("confusions"):
+        listed = profile["confusions"][:LISTED_DISAGREEMENTS]  # the most frequent first
         rows = tuple(
             (f"{first} / {second}", _count(item["count"]))
-            for item in profile["confusions"]
+            for item in listed
             for first, second in [item["categories"]]
         )
+        notes = [f"{_count(profile['disagreements'])} of {_count(profile['total'])} {profile['unit']} disagree."]
+        if len(listed) < len(profile["confusions"]):
+            notes.append(f"The {len(listed)} most frequent of {len(profile['confusions'])} code pairs are listed; "
+                         "the JSON report (--format json) lists all.")
         sections.append(Section(
             "confusions", "Where the disagreement is: code pairs",
-            ("codes (rows / columns)", "count"), rows,
-            (f"{_count(profile['disagreements'])} of {_count(profile['total'])} {profile['unit']} disagree.",),
+            ("codes (rows / columns)", "count"), rows, tuple(notes),
         ))
     if profile.get("by_distance"):
         rows = tuple(
