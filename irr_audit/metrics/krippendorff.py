@@ -57,6 +57,18 @@ def pairable_totals(patterns: Patterns, units: np.ndarray) -> np.ndarray:
     return patterns.category_totals(np.asarray(units, dtype=np.float64) * (patterns.n_valid >= 2))
 
 
+def pairable_sizes(patterns: Patterns) -> np.ndarray:
+    """The distinct numbers of valid codes m_u >= 2 among the patterns (at most the number of coders)."""
+    m = patterns.n_valid
+    return np.unique(m[m >= 2])
+
+
+# The coincidences weigh a unit's pairs by 1 / (m_u - 1). Summing those fractions unit by unit
+# rounds at every step; instead the whole-number pair counts are summed over the units of each
+# size m (exact in float64 below 2^53) and divided by m - 1 once per size, so that alpha stays
+# correct to the last digit or two whatever the number of units.
+
+
 def coincidence_matrix(patterns: Patterns, units: np.ndarray | None = None) -> np.ndarray:
     """o_ck summed over units (weights ``units``, default the observed counts), (..., K, K).
 
@@ -66,18 +78,21 @@ def coincidence_matrix(patterns: Patterns, units: np.ndarray | None = None) -> n
     weights = np.asarray(units, dtype=np.float64)
     k = patterns.n_categories
     m = patterns.n_valid
-    per_unit = np.where(m >= 2, 1.0 / np.maximum(m - 1, 1), 0.0)
     categories, counts = patterns.slots
     out = np.zeros((*weights.shape[:-1], k * k))
-    for first in range(categories.shape[1]):
-        for second in range(categories.shape[1]):
-            pairs = counts[:, first] * counts[:, second] - (counts[:, first] if first == second else 0)
-            cells = patterns.grouping(
-                ("coincidence", first, second),
-                lambda first=first, second=second: np.where(counts[:, first] * counts[:, second] > 0,
-                                                             categories[:, first] * k + categories[:, second], -1),
-                k * k)
-            out += cells.sums(weights * (pairs * per_unit))
+    for size in pairable_sizes(patterns):
+        pairs_of_size = np.zeros_like(out)
+        for first in range(categories.shape[1]):
+            for second in range(categories.shape[1]):
+                pairs = counts[:, first] * counts[:, second] - (counts[:, first] if first == second else 0)
+                cells = patterns.grouping(
+                    ("coincidence", int(size), first, second),
+                    lambda size=size, first=first, second=second: np.where(
+                        (m == size) & (counts[:, first] * counts[:, second] > 0),
+                        categories[:, first] * k + categories[:, second], -1),
+                    k * k)
+                pairs_of_size += cells.sums(weights * pairs)  # whole numbers: exact
+        out += pairs_of_size / (size - 1)
     return out.reshape(*weights.shape[:-1], k, k)
 
 
@@ -85,12 +100,29 @@ def coincidence_diagonal(patterns: Patterns, units: np.ndarray) -> np.ndarray:
     """o_kk alone, (..., K): sum_u units_u n_uk (n_uk - 1) / (m_u - 1) over the pairable units."""
     weights = np.asarray(units, dtype=np.float64)
     m = patterns.n_valid
-    per_unit = np.where(m >= 2, 1.0 / np.maximum(m - 1, 1), 0.0)
     categories, counts = patterns.slots
     out = np.zeros((*weights.shape[:-1], patterns.n_categories))
-    for slot, grouping in enumerate(patterns.slot_groupings):
-        r = counts[:, slot]
-        out += grouping.sums(weights * (r * (r - 1) * per_unit))
+    for size in pairable_sizes(patterns):
+        pairs_of_size = np.zeros_like(out)
+        for slot in range(categories.shape[1]):
+            cells = patterns.grouping(("diagonal", int(size), slot),
+                                      lambda size=size, slot=slot: np.where(m == size, categories[:, slot], -1),
+                                      patterns.n_categories)
+            r = counts[:, slot]
+            pairs_of_size += cells.sums(weights * (r * (r - 1)))  # whole numbers: exact
+        out += pairs_of_size / (size - 1)
+    return out
+
+
+def nominal_disagreement(patterns: Patterns, units: np.ndarray) -> np.ndarray:
+    """The coincidences off the diagonal, summed, (...,): sum_u units_u (m_u^2 - sum_k n_uk^2) / (m_u - 1)."""
+    weights = np.asarray(units, dtype=np.float64)
+    m = patterns.n_valid
+    _, counts = patterns.slots
+    unlike_pairs = (m * m - (counts * counts).sum(axis=1)).astype(np.float64)
+    out = np.zeros(weights.shape[:-1])
+    for size in pairable_sizes(patterns):
+        out += (weights @ np.where(m == size, unlike_pairs, 0.0)) / (size - 1)  # whole numbers: exact
     return out
 
 
@@ -138,8 +170,8 @@ def alpha_batch(patterns: Patterns, units: np.ndarray, scale: Scale | str = Scal
     n_c = pairable_totals(patterns, units)  # integer-valued
     n_total = n_c.sum(axis=-1)
     delta = difference_batch(scale, n_c, values)
-    if scale is Scale.NOMINAL:  # delta is 1 off the diagonal: the coincidences off it, from the diagonal alone
-        observed = n_total - coincidence_diagonal(patterns, units).sum(axis=-1)
+    if scale is Scale.NOMINAL:  # delta is 1 off the diagonal: the coincidences off it, summed
+        observed = nominal_disagreement(patterns, units)
     else:
         observed = (coincidence_matrix(patterns, units) * delta).sum(axis=(-2, -1))
     expected = np.einsum("bc,bck,bk->b", n_c.astype(float), delta, n_c.astype(float))
