@@ -285,8 +285,10 @@ def _arrow_table(utf8: bytes, delimiter: str, name: str = "sheet") -> RawTable |
     if quoted and table.num_rows:
         lines_without_values = table.num_rows + 1 - (not utf8.endswith(b"\n"))
         start = _start_of_last_value(utf8, cells[-1][-1].as_py())
-        if _opens_value(utf8, start, delimiter):
-            raise _unclosed_quote_error(name, _line_of(utf8, start - 1), _line_count_bytes(utf8))
+        if _opens_value(utf8, start, delimiter):  # a quote may be open to the end: read every quote to know
+            opened = unclosed_quote_line(utf8.decode("utf-8"), 1, delimiter)
+            if opened is not None:
+                raise _unclosed_quote_error(name, opened, _line_count_bytes(utf8))
         if utf8.count(b"\n") > lines_without_values:
             spanning = _arrow_spanning(cells, delimiter)
     return RawTable(header=header_line, cells=cells, rows=np.arange(2, table.num_rows + 2, dtype=ROW_TYPE),

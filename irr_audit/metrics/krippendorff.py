@@ -59,8 +59,8 @@ def pairable_totals(patterns: Patterns, units: np.ndarray) -> np.ndarray:
 
 def pairable_sizes(patterns: Patterns) -> np.ndarray:
     """The distinct numbers of valid codes m_u >= 2 among the patterns (at most the number of coders)."""
-    m = patterns.n_valid
-    return np.unique(m[m >= 2])
+    present = np.bincount(patterns.n_valid, minlength=2)
+    return np.flatnonzero(present[2:]) + 2
 
 
 # The coincidences weigh a unit's pairs by 1 / (m_u - 1). Summing those fractions unit by unit
