@@ -95,6 +95,12 @@ LimitOption = Annotated[
 ]
 
 
+def say(text: str, *, err: bool = True) -> None:
+    """A line for people, on stderr unless asked: text from files and paths shown with its
+    control characters as escapes (irr_audit.display), so that no file can drive the terminal."""
+    typer.echo(visible(text), err=err)
+
+
 def _version_callback(show: bool) -> None:
     if show:
         typer.echo(f"irr-audit {__version__}")
@@ -217,12 +223,12 @@ def join(
                              sample=sample, sample_ids=sample_ids,
                              sample_report=reference.report if reference else None, force=force, inputs=[rule])
     for note in notes:
-        typer.echo(visible(note), err=True)
+        say(note)
     if not quiet:
         _tell(result)
-        typer.echo(visible(f"wrote {', '.join(str(path) for path in written)}"), err=True)
+        say(f"wrote {', '.join(str(path) for path in written)}")
         if strays:
-            typer.echo(visible(f"replaced {out} (--force): deleted {', '.join(strays)}"), err=True)
+            say(f"replaced {out} (--force): deleted {', '.join(strays)}")
 
 
 @app.command()
@@ -310,7 +316,7 @@ def _audit(inputs: list[Path], rule: Path | None, counts: list[Path] | None, opt
         audit = build_counts_report(loaded, merged.coders, merged.patterns, merged.units, merged.sources, options)
         if not quiet:
             units = audit.units
-            typer.echo(f"{units['total']} units from {len(merged.coders)} coders in {len(counts)} counts file(s): "
+            say(f"{units['total']} units from {len(merged.coders)} coders in {len(counts)} counts file(s): "
                        f"{units['fully_coded']} fully coded.", err=True)
         return audit
     if not inputs:
@@ -359,9 +365,9 @@ def _audit_options(bootstrap: int, seed: int | None, group: str | None, against:
 
 def _tell(result: Any) -> None:
     """The one-line summary and any warnings, on stderr (control characters from the sheets shown as escapes)."""
-    typer.echo(visible(result.summary_line()), err=True)
+    say(result.summary_line())
     for warning in result.warnings:
-        typer.echo(f"warning: {visible(warning)}", err=True)
+        say(f"warning: {warning}")
 
 
 def _emit(document: dict[str, Any], output_format: str, output: Path | None) -> None:

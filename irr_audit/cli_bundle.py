@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from irr_audit.cli import CodeColumn, IdColumn, LimitOption, Quiet, RuleOption, Worksheet, app, reports_errors
+from irr_audit.cli import CodeColumn, IdColumn, LimitOption, Quiet, RuleOption, Worksheet, app, reports_errors, say
 from irr_audit.errors import UsageError
 
 if TYPE_CHECKING:
@@ -75,22 +75,22 @@ def freeze(
                             limits=parse_limit_options(limit))
     result = freeze_bundle(source, into, datetime.now(timezone.utc), recodes=recodes, sign_key=sign)
     digest = sha256_digest((result.path / MANIFEST).read_bytes())
-    typer.echo(digest_line(digest, str(result.path)))
+    say(digest_line(digest, str(result.path)), err=False)
     listed = append_digest(digests, digest, result.path.name) if digests is not None else None
     if not quiet:
-        typer.echo(source.join.summary_line(), err=True)
+        say(source.join.summary_line())
         for warning in source.join.warnings:
-            typer.echo(f"warning: {warning}", err=True)
-        typer.echo(f"froze {len(result.manifest['files'])} files and the score into {result.path}", err=True)
+            say(f"warning: {warning}")
+        say(f"froze {len(result.manifest['files'])} files and the score into {result.path}")
         for note in result.notes:
-            typer.echo(note if note.startswith("warning:") else f"note: {note}", err=True)
+            say(note if note.startswith("warning:") else f"note: {note}")
         if sign is not None:
-            typer.echo(f"signed the manifest with {sign}: {result.path / MANIFEST}.sig", err=True)
+            say(f"signed the manifest with {sign}: {result.path / MANIFEST}.sig")
         if listed is not None:
-            typer.echo(f"anchored: {digests} line {listed} lists {digest} for {result.path.name}; commit it", err=True)
+            say(f"anchored: {digests} line {listed} lists {digest} for {result.path.name}; commit it")
         else:
-            typer.echo(f"keep the digest outside the bundle: irr-audit verify {shell_path(result.path)} "
-                       f"--expect {digest} proves the bundle is this one", err=True)
+            say(f"keep the digest outside the bundle: irr-audit verify {shell_path(result.path)} "
+                       f"--expect {digest} proves the bundle is this one")
 
 
 def _check_sign_key(key: Path | None) -> None:
@@ -145,16 +145,16 @@ def verify(
         typer.echo(render_json(result.to_dict()), nl=False)
     else:
         for problem in result.problems:
-            typer.echo(printable(problem.line()))
+            say(problem.line(), err=False)
         if result.digest is not None:
-            typer.echo(f"digest: {result.digest}")
+            say(f"digest: {result.digest}", err=False)
         if result.anchors:
-            typer.echo(printable("anchored: " + "; ".join(result.anchors) + "."))
+            say("anchored: " + "; ".join(result.anchors) + ".", err=False)
         if not anchors.given:
-            typer.echo(f"checked: {INTERNAL_ONLY}")
-        typer.echo(printable(_verdict(result)))  # last: a script may read the verdict with tail -n 1
+            say(f"checked: {INTERNAL_ONLY}", err=False)
+        say(_verdict(result), err=False)  # last: a script may read the verdict with tail -n 1
         for note in result.notes:
-            typer.echo(printable(f"note: {note}"), err=True)
+            say(f"note: {note}")
     if not result.ok:
         raise typer.Exit(1)
 
@@ -177,22 +177,6 @@ def _anchors(expect: str | None, digests: Path | None, allowed_signers: Path | N
         allowed_signers=allowed_signers,
         identity=identity,
     )
-
-
-def printable(text: str) -> str:
-    """Text from a bundle (file names, manifest values) as a terminal shows it safely:
-    control characters and undecodable bytes become escapes."""
-    return "".join(char if char.isprintable() and not 0xDC80 <= ord(char) <= 0xDCFF else _escape(char)
-                   for char in text)
-
-
-def _escape(char: str) -> str:
-    code = ord(char)
-    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 in a file name
-        return f"\\x{code - 0xDC00:02x}"
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _verdict(result) -> str:  # type: ignore[no-untyped-def]
@@ -258,11 +242,8 @@ def adjudicate(
         _list_disagreements(bundle, adj.template_csv(disagreements, list(join.coders), current), output, by)
         if not quiet:
             decided = sum(unit in current for unit in disagreements)
-            typer.echo(
-                f"{len(disagreements)} disagreements, {decided} decided. Fill in code and note, then run: "
-                f"irr-audit adjudicate {shell_path(bundle)} --decisions FILE.csv --by NAME",
-                err=True,
-            )
+            say(f"{len(disagreements)} disagreements, {decided} decided. Fill in code and note, then run: "
+                f"irr-audit adjudicate {shell_path(bundle)} --decisions FILE.csv --by NAME")
         return
     if output is not None:
         raise UsageError("--output is for the list of disagreements, not with --decisions.",
@@ -278,7 +259,7 @@ def adjudicate(
     found = adj.parse_decisions(text, str(decisions), join.rule, disagreements)
     new = adj.changed_decisions(found, current)
     if not new:
-        typer.echo(f"nothing new to record: the {len(found)} decisions in {decisions} are already on record.", err=True)
+        say(f"nothing new to record: the {len(found)} decisions in {decisions} are already on record.")
         return
     now = datetime.now(timezone.utc)
     record = adj.build_record(
@@ -291,15 +272,15 @@ def adjudicate(
     signature = _signature(record_data, sign)
     path = adj.write_record(bundle, record_data, now, signature)
     digest = sha256_digest(record_data)
-    typer.echo(digest_line(digest, str(path)))
+    say(digest_line(digest, str(path)), err=False)
     listed_as = f"{manifest['name']}/{adj.ADJUDICATION_DIR}/{path.name}"
     listed = append_digest(digests, digest, listed_as) if digests is not None else None
     if not quiet:
         if listed is not None:
-            typer.echo(f"anchored: {digests} line {listed} lists {digest} for {listed_as}; commit it", err=True)
+            say(f"anchored: {digests} line {listed} lists {digest} for {listed_as}; commit it")
         decided = len(set(current) | {decision.comment_id for decision in new})
-        typer.echo(f"recorded {len(new)} decisions by {by.strip()}; {decided} of {len(disagreements)} "
-                   "disagreements decided. The independent statistics are unchanged.", err=True)
+        say(f"recorded {len(new)} decisions by {by.strip()}; {decided} of {len(disagreements)} "
+                   "disagreements decided. The independent statistics are unchanged.")
 
 
 def _signature(data: bytes, key: Path | None) -> bytes | None:

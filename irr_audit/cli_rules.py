@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from irr_audit.cli import app, reports_errors
+from irr_audit.cli import app, reports_errors, say
 from irr_audit.errors import UsageError
 
 if TYPE_CHECKING:
@@ -77,15 +77,15 @@ def check(
     label = label_of(rules_dir)
     result = check_rules(inputs.current, inputs.baselines, inputs.manifests, gates, label)
     for note in [*inputs.notes, *result.notes]:
-        typer.echo(f"note: {note}", err=True)
+        say(f"note: {note}")
     for problem in result.problems:
-        typer.echo(problem.render())
+        say(problem.render(), err=False)
     where = f"{result.files_checked} rule file{'s' if result.files_checked != 1 else ''}; {inputs.compared_with}"
     if result.clean:
-        typer.echo(f"rules check: {label} is clean ({where}).", err=True)
+        say(f"rules check: {label} is clean ({where}).")
         return
     count = len(result.problems)
-    typer.echo(f"rules check: {count} problem{'s' if count != 1 else ''} in {label} ({where}).", err=True)
+    say(f"rules check: {count} problem{'s' if count != 1 else ''} in {label} ({where}).")
     raise typer.Exit(1)
 
 
@@ -127,20 +127,19 @@ def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None) -> None:
     result = check_rules(current, [existing] if existing else [], rules_label=label_of(rules_dir))
     if not result.clean:
         for problem in result.problems:
-            typer.echo(problem.render())
-        typer.echo(f"rules lock: {label_of(lock_path)} not written: a version is locked only once "
-                   f"`irr-audit rules check` passes; fix the {len(result.problems)} problem(s) above.",
-                   err=True)
+            say(problem.render(), err=False)
+        say(f"rules lock: {label_of(lock_path)} not written: a version is locked only once "
+                   f"`irr-audit rules check` passes; fix the {len(result.problems)} problem(s) above.")
         raise typer.Exit(1)
     entries = lock_entries(current)
     newly = [entry for entry in entries if existing is None or entry.file not in existing.digests]
     versions = f"{len(entries)} version{'s' if len(entries) != 1 else ''} of " \
                f"{len({e.rule for e in entries})} rule{'s' if len({e.rule for e in entries}) != 1 else ''}"
     if not write_lock(lock_path, render_lock(entries)):
-        typer.echo(f"rules lock: {label_of(lock_path)} is up to date ({versions}).", err=True)
+        say(f"rules lock: {label_of(lock_path)} is up to date ({versions}).")
         return
     added = ", ".join(f"{entry.rule} v{entry.version}" for entry in newly) or "none"
-    typer.echo(f"rules lock: wrote {label_of(lock_path)} ({versions}; newly recorded: {added}).", err=True)
+    say(f"rules lock: wrote {label_of(lock_path)} ({versions}; newly recorded: {added}).")
 
 
 @rules_app.command("diff")

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from irr_audit.cli import LimitOption, app, reports_errors
+from irr_audit.cli import LimitOption, app, reports_errors, say
 
 
 class SheetFormat(str, Enum):  # mirrors sampling.SheetFormat, so --help need not import sampling
@@ -74,7 +74,7 @@ def sample(
     written = write_sample_dir(built, out, inputs, force)
     if not quiet:
         for line in summary_lines(built):
-            typer.echo(line, err=True)
-        typer.echo(f"wrote {len(written)} files into {out}", err=True)
+            say(line)
+        say(f"wrote {len(written)} files into {out}")
         if strays:
-            typer.echo(f"replaced {out} (--force): replaced or deleted {', '.join(strays)}", err=True)
+            say(f"replaced {out} (--force): replaced or deleted {', '.join(strays)}")

@@ -16,7 +16,11 @@ import re
 # C0 controls other than tab, line feed and carriage return; DEL and the C1
 # controls; the Unicode Bidi_Control characters; the line and paragraph
 # separators, which some programs break lines on.
-NOT_WHITESPACE = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+# Lone surrogates are the bytes of a file name that were not UTF-8 (os.fsdecode keeps them
+# as U+DC80-U+DCFF); no terminal or file can show them as they are.
+NOT_WHITESPACE = (
+    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff"
+)
 _CONTROL = re.compile(f"[\t\n\r{NOT_WHITESPACE}]")
 _CONTROL_NOT_WHITESPACE = re.compile(f"[{NOT_WHITESPACE}]")
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
@@ -29,6 +33,8 @@ def escape_control(character: str) -> str:
     ('\\\\x1b', '\\\\u202e', '\\\\n')
     """
     code = ord(character)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte of a file name that was not UTF-8
+        return f"\\x{code - 0xDC00:02x}"
     return _NAMED.get(character) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 

@@ -684,7 +684,7 @@ def test_verify_shows_file_names_without_running_their_control_characters(sheets
     result = run("verify", bundle)
 
     assert result.exit_code == 1
-    assert "extra: sheets/\\x1b]0;owned\\x07\\x1b[2J\\x0aOK: fake: not in the manifest" in result.stdout
+    assert "extra: sheets/\\x1b]0;owned\\x07\\x1b[2J\\nOK: fake: not in the manifest" in result.stdout
     assert "\x1b" not in result.stdout and not any(line.startswith("OK") for line in result.stdout.splitlines())
 
 
