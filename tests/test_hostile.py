@@ -49,7 +49,7 @@ def test_hostile_case(case: kit.Case, tmp_path: Path, standard_digest: str) -> N
     if case.copies > 1:
         outcomes = run_together(argv, folder, case.copies)
     elif case.process:
-        outcomes = [run_child(argv, folder, case.memory_mb)]
+        outcomes = [run_child(argv, folder, case.memory_mb, case.seconds)]
     else:
         outcomes = [checks.run_here(argv, folder)]
     for outcome in outcomes:
@@ -84,7 +84,7 @@ def make_files(folder: Path, files: dict) -> None:
         path.write_bytes(kit.materialise(content))
 
 
-def run_child(argv: list[str], folder: Path, memory_mb: int) -> kit.Outcome:
+def run_child(argv: list[str], folder: Path, memory_mb: int, seconds: int) -> kit.Outcome:
     """`python -m irr_audit` (the console command, with its prefetch) in a child process
     capped in memory and time, for cases that would otherwise take the machine down."""
     cap = memory_mb * 1024**2
@@ -94,9 +94,9 @@ def run_child(argv: list[str], folder: Path, memory_mb: int) -> kit.Outcome:
 
     try:
         done = subprocess.run([sys.executable, "-m", "irr_audit", *argv], cwd=folder, capture_output=True,
-                              timeout=TIME_CAP, preexec_fn=capped, stdin=subprocess.DEVNULL)
+                              timeout=seconds, preexec_fn=capped, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
-        return kit.Outcome(-9, "", f"killed after {TIME_CAP} s", folder)
+        return kit.Outcome(-9, "", f"killed after {seconds} s", folder)
     decode = lambda data: data.decode("utf-8", "backslashreplace")  # noqa: E731
     return kit.Outcome(done.returncode, decode(done.stdout), decode(done.stderr), folder)
 
@@ -159,6 +159,8 @@ def check_inputs_unchanged(case: kit.Case, before: dict[str, tuple[str, str]], f
 
 
 def check_never(case: kit.Case, outcome: kit.Outcome, before: dict[str, tuple[str, str]]) -> None:
+    for bad in case.never_shown:
+        assert bad not in outcome.stdout + outcome.stderr, f"the terminal is sent {bad!r}"
     if not case.never:
         return
     texts = {"stdout": outcome.stdout, "stderr": outcome.stderr}

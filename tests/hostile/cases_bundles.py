@@ -19,6 +19,7 @@ from kit import (
     chain,
     deep_json,
     edit_bundle,
+    fifo,
     forge,
     freeze_fixed,
     frozen,
@@ -158,7 +159,8 @@ CASES = [
          exit=1, stdout=("changed: sheets/alice.csv",)),
     Case("verify: a sheet deleted", VERIFY, setup=edit_bundle(lambda bundle: (bundle / "sheets/bob.csv").unlink()),
          exit=1, stdout=("missing: sheets/bob.csv",)),
-    Case("verify: an extra file", VERIFY, setup=edit_bundle(lambda bundle: (bundle / "sheets/carol.csv").write_text("x")),
+    Case("verify: an extra file", VERIFY,
+         setup=edit_bundle(lambda bundle: (bundle / "sheets/carol.csv").write_text("x")),
          exit=1, stdout=("extra: sheets/carol.csv",)),
     Case("verify: a sheet replaced by a symlink to its copy", VERIFY,
          setup=edit_bundle(lambda bundle: _symlink_member(bundle, "sheets/alice.csv")), exit=1,
@@ -197,7 +199,8 @@ CASES = [
     Case("verify: no manifest", VERIFY, setup=edit_bundle(lambda bundle: (bundle / "manifest.json").unlink()), exit=1,
          stdout=("manifest",)),
     Case("verify: a manifest whose sample has no summary", VERIFY,
-         {"ann.csv": ANN, "ben.csv": BEN}, setup=sampled_bundle(lambda bundle, manifest: manifest["sample"].pop("summary")),
+         {"ann.csv": ANN, "ben.csv": BEN}, setup=sampled_bundle(lambda bundle,
+         manifest: manifest["sample"].pop("summary")),
          exit=(1, 2), stdout=("manifest",), says=("manifest",), pending="readers"),
     Case("verify: a sampled bundle as frozen", VERIFY, {"ann.csv": ANN, "ben.csv": BEN}, setup=sampled_bundle(),
          stdout=("OK",)),
@@ -207,6 +210,9 @@ CASES = [
     Case("verify: a re-hashed sample ledger with a line that is not JSON", VERIFY, {"ann.csv": ANN, "ben.csv": BEN},
          setup=sampled_bundle(lambda bundle, manifest: _forge_ledger(bundle, "not json\n")),
          exit=1, stdout=("ledger",), pending="readers"),
+    Case("verify: a frozen sheet replaced by a named pipe", VERIFY,
+         setup=edit_bundle(lambda bundle: _fifo_member(bundle, "sheets/alice.csv")), exit=1,
+         stdout=("sheets/alice.csv",), process=True, seconds=8, pending="unowned"),
     Case("verify: a folder that is no bundle", "verify audits", setup=frozen, exit=2, code="bundle-not-found"),
     Case("verify: a file", "verify alice.csv", exit=2, code="bundle-not-found"),
     Case("verify: an unfinished bundle", "verify audits/.x.partial-1",
@@ -219,7 +225,8 @@ CASES = [
          setup=record_text(lambda text: text.replace('"final_code": "yes"', '"final_code": NaN', 1)), exit=1,
          stdout=("adjudication",), pending="readers"),
     Case("verify: an adjudication record nested 100,000 deep", VERIFY,
-         setup=record_text(lambda text: text.replace('"decisions": [', '"x": ' + deep_json(100_000) + ', "decisions": [', 1)),
+         setup=record_text(lambda text: text.replace('"decisions": [',
+         '"x": ' + deep_json(100_000) + ', "decisions": [', 1)),
          exit=1, stdout=("adjudication",), pending="readers"),
     Case("verify: an adjudication record edited", VERIFY,
          setup=record_text(lambda text: text.replace('"final_code": "yes"', '"final_code": "no"', 1)), exit=1,
@@ -233,9 +240,11 @@ CASES = [
     Case("adjudicate: --by blank", "adjudicate {bundle} --decisions decisions.csv --by ' '",
          {"decisions.csv": DECISIONS}, setup=frozen, exit=2, code="usage-adjudicate-by"),
     Case("adjudicate: --by with a terminal escape", "adjudicate {bundle} --decisions decisions.csv --by "
-         "'ann\x1b]0;pwned\x07\x1b[2J'", {"decisions.csv": DECISIONS}, setup=frozen, never=("\x1b[2J", "\x1b]0;"),
+         "'ann\x1b]0;pwned\x07\x1b[2J'", {"decisions.csv": DECISIONS}, setup=frozen,
+         never_shown=("\x1b[2J", "\x1b]0;"),
          pending="render"),
-    Case("adjudicate: --by of 100,000 characters", "adjudicate {bundle} --decisions decisions.csv --by " + "b" * 100_000,
+    Case("adjudicate: --by of 100,000 characters",
+         "adjudicate {bundle} --decisions decisions.csv --by " + "b" * 100_000,
          {"decisions.csv": DECISIONS}, setup=frozen, exit=(0, 2)),
     Case("adjudicate: decisions not UTF-8", ADJUDICATE, {"decisions.csv": DECISIONS.encode("utf-16")}, setup=frozen,
          exit=2, code="adjudication-decisions", says=("decisions.csv",)),
@@ -244,7 +253,8 @@ CASES = [
          says=("decisions.csv", "line 2"), pending="readers"),
     Case("adjudicate: a decision for a unit that is no disagreement", ADJUDICATE,
          {"decisions.csv": "comment_id,code,note\na,yes,\n"}, setup=frozen, exit=2, says=("decisions.csv", "row 2")),
-    Case("adjudicate: a decision with a code of no rule", ADJUDICATE, {"decisions.csv": "comment_id,code,note\nc,maybe,\n"},
+    Case("adjudicate: a decision with a code of no rule", ADJUDICATE,
+         {"decisions.csv": "comment_id,code,note\nc,maybe,\n"},
          setup=frozen, exit=2, says=("decisions.csv", "row 2")),
     Case("adjudicate: a unit decided twice", ADJUDICATE, {"decisions.csv": "comment_id,code,note\nc,yes,\nc,no,\n"},
          setup=frozen, exit=2, says=("decisions.csv", "row 3")),
@@ -253,6 +263,10 @@ CASES = [
     Case("adjudicate: an empty decisions file", ADJUDICATE, {"decisions.csv": ""}, setup=frozen, exit=2,
          says=("decisions.csv",)),
     Case("adjudicate: a missing decisions file", ADJUDICATE, setup=frozen, exit=2, code="adjudication-decisions"),
+    Case("adjudicate: a named pipe as decisions", ADJUDICATE, setup=chain(frozen, fifo("decisions.csv")), exit=2,
+         says=("decisions.csv",), process=True, seconds=8, pending="unowned"),
+    Case("adjudicate: /dev/zero as decisions", ADJUDICATE, setup=chain(frozen, link("decisions.csv", "/dev/zero")),
+         exit=2, says=("decisions.csv",), process=True, memory_mb=512, seconds=30, pending="unowned"),
     Case("adjudicate: a folder as decisions", ADJUDICATE, setup=chain(frozen, lambda f: (f / "decisions.csv").mkdir()),
          exit=2, code="adjudication-decisions"),
     Case("adjudicate: a frozen sheet as decisions", "adjudicate {bundle} --decisions {bundle}/sheets/alice.csv --by x",
@@ -305,6 +319,11 @@ def _symlink_member(bundle: Path, member: str) -> None:
     copy.write_bytes(original.read_bytes())
     original.unlink()
     os.symlink(copy, original)
+
+
+def _fifo_member(bundle: Path, member: str) -> None:
+    (bundle / member).unlink()
+    os.mkfifo(bundle / member)
 
 
 def _symlink_folder(bundle: Path, member: str) -> None:

@@ -102,7 +102,8 @@ CASES = [
          code="counts-columns"),
     Case("counts: a coder twice", COUNTS, {"counts.csv": counts("yes,yes,3", header="alice,alice,units")}, exit=2,
          code="counts-columns"),
-    Case("counts: coders equal but for spaces", COUNTS, {"counts.csv": counts("yes,yes,3", header="alice, alice,units")},
+    Case("counts: coders equal but for spaces", COUNTS, {"counts.csv": counts("yes,yes,3",
+         header="alice, alice,units")},
          exit=2, code="counts-columns"),
     Case("counts: a header only", COUNTS, {"counts.csv": counts()}, exit=(0, 2), says=("counts.csv",),
          check=total_units(0)),
@@ -126,7 +127,8 @@ CASES = [
     Case("counts: join's own counts.csv scored", "score --counts out/counts.csv --rule rule.yaml --format json",
          setup=joined(), check=total_units(4)),
     Case("counts: a folder", "score --counts d --rule rule.yaml", setup=folder_of("d"), exit=2, says=("d",)),
-    Case("counts: coders named like formulas round trip", "score --counts out/counts.csv --rule rule.yaml --format json",
+    Case("counts: coders named like formulas round trip",
+         "score --counts out/counts.csv --rule rule.yaml --format json",
          {"=a.csv": "comment_id,code\na,yes\nb,no\n", "'=a.csv": "comment_id,code\na,yes\nb,yes\n"},
          setup=joined(command="join =a.csv \\'=a.csv --rule rule.yaml"), exit=(0, 2), check=total_units(2)),
     Case("counts: a hundred thousand patterns", "score --counts big.csv --rule many.yaml --format json",
@@ -160,7 +162,8 @@ CASES = [
     Case("score: --group against one of its members", "score alice.csv bob.csv carol.csv --rule rule.yaml --format json"
          " --group h=alice,bob --against alice", {"carol.csv": "comment_id,code\na,yes\nb,no\n"}, exit=2,
          says=("alice",)),
-    Case("score: --group of three against one", "score alice.csv bob.csv carol.csv dan.csv --rule rule.yaml --format json"
+    Case("score: --group of three against one",
+         "score alice.csv bob.csv carol.csv dan.csv --rule rule.yaml --format json"
          " --group h=alice,bob,carol --against dan",
          {"carol.csv": "comment_id,code\na,yes\nb,no\nc,yes\n", "dan.csv": "comment_id,code\na,no\nb,no\nc,yes\n"}),
     Case("score: --against without --group", SCORE + " --against bob", exit=2, code="usage-group"),

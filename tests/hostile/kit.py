@@ -61,12 +61,14 @@ class Case:
     shows: tuple[str, ...] = ()  # text stdout or stderr holds, when it does not (exit 0 or 1)
     stdout: tuple[str, ...] = ()  # text stdout holds
     never: tuple[str, ...] = ()  # text no output holds: stdout, stderr, or a file the command wrote
+    never_shown: tuple[str, ...] = ()  # text stdout and stderr do not hold (a terminal's escape sequences)
     pending: str | None = None  # the area whose fix makes it pass (AREAS)
     setup: Callable[[Path], None] | None = None
     check: Callable[[Outcome], None] | None = None  # more assertions
     process: bool = False  # run `python -m irr_audit` in a child process, capped in memory and time
     memory_mb: int = 1024  # the child's cap: a case that fails today by exhausting it fails sooner with less
     copies: int = 1  # start this many child processes at once (a race); each must end as the case says
+    seconds: int = 60  # the child's time limit (a command that hangs today fails sooner with less)
     changes: tuple[str, ...] = ()  # glob patterns of existing files the command may replace
 
     @property
