@@ -77,7 +77,7 @@ CASES = [
     Case("rule: interval values that are equal", SCORE, {"rule.yaml": INTERVAL.format(yes="1", no="1")}, exit=(0, 2),
          says=("rule.yaml",)),
     Case("rule: a version of 5,000 digits", SCORE, {"rule.yaml": rule(version=big_int(5000))}, exit=2,
-         says=("rule.yaml", "version"), pending="readers"),
+         says=("rule.yaml", "digits"), pending="readers"),
     Case("rule: a version of 30 digits", SCORE, {"rule.yaml": rule(version=big_int(30))}, exit=(0, 2),
          says=("rule.yaml", "version")),
     Case("rule: version true", SCORE, {"rule.yaml": rule(version="true")}, exit=2, code="rule-invalid",
@@ -129,9 +129,10 @@ CASES = [
     Case("rule: 200 codes on a small audit", SCORE, {"rule.yaml": nominal(['"yes"', '"no"',
          *(f"c{i}" for i in range(198))])}),
     Case("rule: 20,000 codes", SCORE, {"rule.yaml": nominal(['"yes"', '"no"', *(f"c{i}" for i in range(19_998))])},
-         exit=(0, 2), says=("rule.yaml",), process=True, pending="render"),
+         exit=(0, 2), says=("rule.yaml",), process=True, pending="readers"),
     Case("rule: 5,000 aliases", SCORE, {"rule.yaml": rule(aliases="{" + ", ".join(f"a{i}: yes" for i in range(5000))
-                                                     .replace("yes", '"yes"') + "}")}),
+                                                     .replace("yes", '"yes"') + "}")},
+         exit=(0, 2), says=("rule.yaml", "aliases")),
     # --- YAML features ----------------------------------------------------------------------------
     Case("rule: a billion-laughs alias bomb", SCORE,
          {"rule.yaml": RULE + "x_a: &a [x, x, x, x, x, x, x, x, x]\nx_b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
@@ -235,7 +236,7 @@ CASES = [
          says=("rules.lock",)),
     Case("rules check: a lock with a 5,000-digit number", CHECK,
          {**RULES, "rules/rules.lock": '{"format": "irr-audit-rules-lock/1", "rules": [], "x": ' + big_int(5000) + "}"},
-         exit=2, code="lock-invalid", says=("rules.lock",)),
+         exit=2, says=("rules.lock",)),
     Case("rules check: a lock file that is a folder", CHECK, RULES, setup=folder_of("rules/rules.lock"), exit=2,
          code="usage-lock"),
     Case("rules lock: a lock written", "rules lock rules", RULES,

@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import stat
 import traceback
 from pathlib import Path
@@ -39,8 +40,8 @@ def no_crash(outcome: kit.Outcome, allowed: tuple[int, ...] = (0, 1, 2)) -> None
     shown = f"exit {outcome.exit}\n--- stdout\n{outcome.stdout[-3000:]}\n--- stderr\n{outcome.stderr[-3000:]}"
     assert "Traceback (most recent call last)" not in outcome.stdout + outcome.stderr, shown
     assert outcome.exit in allowed, shown
-    if outcome.exit == 2:  # one message: ours, or the option parser's
-        messages = sum(outcome.stderr.count(mark) for mark in ("Error [", "Error: ", "\u2500 Error \u2500"))
+    if outcome.exit == 2:  # one message: ours ("Error [code]: ..."), or the option parser's
+        messages = len(re.findall(r"^(?:Error \[|Error: )|\u2500 Error \u2500", outcome.stderr, re.MULTILINE))
         assert messages == 1, f"exit 2 must give one message\n{shown}"
 
 
