@@ -6,7 +6,7 @@ import csv
 import io
 from pathlib import Path
 
-from kit import BOB, BUNDLE, RULE, SHEETS, Case, Outcome, edit_bundle, frozen, joined, run_cli
+from kit import BOB, BUNDLE, ORDINAL_RULE, RULE, SHEETS, Case, Outcome, edit_bundle, frozen, joined, run_cli
 
 
 def alice_with(body: str = "Broken again.", comment_id: str = "c") -> str:
@@ -116,6 +116,26 @@ CASES = [
                     '"status": "ok\u001b[2J"}]'}, never_shown=NEVER_ESCAPES, exit=(0, 2)),
     Case("json: terminal escapes stay escaped", f"report {SHEETS} --format json", {"alice.csv": alice_with(ESCAPES)},
          never_shown=NEVER_ESCAPES),
+    # --- every format of every input ---------------------------------------------------------------------
+    *(Case(f"{fmt}: a report of sheets", f"report {SHEETS} --format {fmt}") for fmt in ("md", "html", "json", "text")),
+    *(Case(f"{fmt}: a report of a bundle", f"report {{bundle}} --format {fmt}", setup=frozen)
+      for fmt in ("md", "html", "json", "text")),
+    *(Case(f"{fmt}: a report of a join folder", f"report out --format {fmt}", setup=joined())
+      for fmt in ("md", "html", "json", "text")),
+    *(Case(f"{fmt}: a report of counts", f"report --counts c.csv --rule rule.yaml --format {fmt}",
+           {"c.csv": "alice,bob,units\nyes,yes,3\nno,yes,1\n"}) for fmt in ("md", "html", "json", "text")),
+    *(Case(f"{fmt}: a report with a bootstrap and a group", f"report alice.csv bob.csv carol.csv --rule rule.yaml "
+           f"--format {fmt} --bootstrap 50 --seed 1 --group h=alice,bob --against carol",
+           {"carol.csv": "comment_id,code\na,yes\nb,no\nc,yes\nd,yes\n"}) for fmt in ("md", "html", "json", "text")),
+    Case("report: --format pdf", f"report {SHEETS} --format pdf", exit=2, says=("--format",)),
+    Case("report: an ordinal audit in every section", "report a.csv b.csv --rule ordinal.yaml --format md",
+         {"ordinal.yaml": ORDINAL_RULE, "a.csv": "comment_id,code\na,low\nb,mid\nc,high\nd,mid\n",
+          "b.csv": "comment_id,code\na,low\nb,high\nc,high\nd,unknown\n"}),
+    Case("report: every coder codes one category (kappa undefined)", f"report {SHEETS} --format json",
+         {"alice.csv": "comment_id,code\na,yes\nb,yes\n", "bob.csv": "comment_id,code\na,yes\nb,yes\n"},
+         stdout=('"defined": false',)),
+    Case("report: no unit fully coded", f"report {SHEETS} --format md",
+         {"alice.csv": "comment_id,code\na,yes\nb,unknown\n", "bob.csv": "comment_id,code\na,\nb,no\n"}),
     # --- CSV written for spreadsheets ----------------------------------------------------------------------
     Case("csv: coders =a and '=a stay two columns", "join =a.csv \\'=a.csv --rule rule.yaml --out out",
          {"=a.csv": "comment_id,code\na,yes\nb,no\n", "'=a.csv": "comment_id,code\na,yes\nb,yes\n"},

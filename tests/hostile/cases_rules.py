@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from kit import RULE, Case, big_int, chain, deep_json, fifo, folder_of, frozen, has_file, link, no_file, write
+from kit import RULE, Case, big_int, chain, deep_json, fifo, folder_of, frozen, has_file, link, no_file, run_cli, write
 
 SCORE = "score alice.csv bob.csv --rule rule.yaml --format json"
 INTERVAL = """\
@@ -249,6 +249,20 @@ CASES = [
     Case("rules lock: --lock naming a folder", "rules lock rules --lock rules", RULES, exit=2),
     Case("rules lock: a lock that is a symlink to the rule", "rules lock rules", RULES,
          setup=link("rules/rules.lock", "demo/v1.yaml"), exit=(0, 2), changes=("rules/rules.lock",)),
+    Case("rules lock: a folder with problems is not locked", "rules lock rules",
+         {"rules/demo/v1.yaml": rule(version="2")}, exit=1, shows=("not written",)),
+    Case("rules lock: a lock already up to date", "rules lock rules", RULES,
+         setup=lambda folder: run_cli(folder, "rules lock rules"), shows=("up to date",)),
+    Case("rules lock: --lock in a folder that does not exist", "rules lock rules --lock new/rules.lock", RULES,
+         check=has_file("new/rules.lock")),
+    Case("rules lock: an edited released rule is not locked", "rules lock rules", RULES,
+         setup=chain(lambda folder: run_cli(folder, "rules lock rules"),
+                     write("rules/demo/v1.yaml", RULE + "x_note: edited\n")), exit=1, changes=()),
+    Case("rules diff: broken YAML", "rules diff rule.yaml bad.yaml", {"bad.yaml": "rule: [\n"}, exit=2,
+         code="rule-yaml", says=("bad.yaml",)),
+    Case("rules diff: an ordinal rule against a nominal one", "rules diff rule.yaml ordinal.yaml",
+         {"ordinal.yaml": "rule: demo\nversion: 2\nscale: ordinal\ncodes: [\"no\", \"yes\"]\nchangelog: ordered\n"}),
+    Case("rules diff: a folder", "rules diff rule.yaml rules", RULES, exit=2, code="rule-not-found"),
     Case("rules diff: a rule and itself", "rules diff rule.yaml rule.yaml"),
     Case("rules diff: two different rules", "rules diff rule.yaml other.yaml", {"other.yaml": nominal(["a", "b"])}),
     Case("rules diff: a missing rule", "rules diff rule.yaml nope.yaml", exit=2, code="rule-not-found",
