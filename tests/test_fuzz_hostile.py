@@ -100,7 +100,6 @@ SHEETS: dict[str, tuple[bytes, Callable[[bytes], bytes]]] = {
 # --- sheets ----------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="pending: readers (a quote left open swallows the rows after it)")
 @BOUNDED
 @given(st.sampled_from(["bob.csv", "bob.tsv", "bob.jsonl"]), st.data())
 @example("bob.csv", None)
@@ -120,7 +119,6 @@ def test_fuzz_damaged_text_sheets_never_crash(name: str, data: st.DataObject) ->
     run_in_copy(files, f"score alice.csv {name} --rule rule.yaml", exits=(0, 2))
 
 
-@pytest.mark.xfail(strict=True, reason="pending: readers (malformed worksheet XML crashes the XLSX reader)")
 @BOUNDED
 @given(st.data())
 @example(None)
