@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
+from irr_audit.limits import resolved
 
 DIGEST_PREFIX = "sha256:"
 DIGEST_TEXT = re.compile(r"(?:sha256:)?([0-9a-fA-F]{64})")
@@ -173,14 +174,14 @@ def check_list_target(path: Path, reads: Iterable[Path], inside: Iterable[Path] 
     bundle. Returns the list."""
     from irr_audit.bundle import is_bundle  # the bundle module builds on this one
 
-    target = path.resolve()
+    target = resolved(path)
     inside = [*inside, *(folder for folder in target.parents if is_bundle(folder))]
     for read in reads:
-        if target == read.resolve():
+        if target == resolved(read):
             raise UsageError(f"--digests {path} is a file this command reads.",
                              hint="keep the digest list apart, e.g. --digests audits/DIGESTS.", code="usage-digests")
     for folder in inside:
-        if target.is_relative_to(folder.resolve()):
+        if target.is_relative_to(resolved(folder)):
             raise UsageError(f"--digests {path} is inside {folder}, which this command reads.",
                              hint="keep the digest list beside the bundles, e.g. --digests audits/DIGESTS.",
                              code="usage-digests")

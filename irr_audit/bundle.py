@@ -43,7 +43,7 @@ from irr_audit import __version__
 from irr_audit.anchor import Anchors, listed_problem, sha256_digest
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.join import JoinResult, join_sheets
-from irr_audit.limits import DEFAULT_LIMITS, Limits, load_json
+from irr_audit.limits import DEFAULT_LIMITS, Limits, load_json, resolved
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule, parse_rule
 from irr_audit.sheets import ColumnChoice, Sheet, SheetOptions, parse_sheet, read_sheets
@@ -816,7 +816,7 @@ def same_audit(files: list[FrozenFile], audits_dir: Path) -> Path | None:
 
 def check_audits_dir(audits_dir: Path) -> None:
     """Bundles go into a plain folder of bundles, never into a bundle."""
-    for folder in (audits_dir, *audits_dir.resolve().parents):
+    for folder in (audits_dir, *resolved(audits_dir).parents):
         if is_bundle(folder):
             raise UsageError(
                 f"--into {audits_dir} is inside the audit bundle {folder}.",
@@ -847,7 +847,7 @@ def freeze(
     With ``sign_key`` the manifest is signed (ssh-keygen) before anything is written."""
     check_audits_dir(audits_dir)
     sample = source.sample
-    if sample is not None and audits_dir.resolve().is_relative_to(sample.resolve()):
+    if sample is not None and resolved(audits_dir).is_relative_to(resolved(sample)):
         raise UsageError(f"--into {audits_dir} is inside --sample {sample}.",
                          hint="keep the audits folder apart from the sample folder.", code="usage-into")
     join = source.join
@@ -1105,8 +1105,8 @@ def check_consistency(bundle: Path, manifest_data: bytes, manifest: Any,
     problems += [Problem("manifest", MANIFEST, text) for text in manifest_consistency_problems(manifest)]
     problems += file_problems(bundle, manifest)
     notes = []
-    if bundle.resolve().name != manifest["name"]:
-        notes.append(f"the folder is named {bundle.resolve().name}; the manifest names the bundle {manifest['name']}")
+    if resolved(bundle).name != manifest["name"]:
+        notes.append(f"the folder is named {resolved(bundle).name}; the manifest names the bundle {manifest['name']}")
     join, score_problems, new_keys = recompute(bundle, manifest, limits)
     problems += score_problems
     if new_keys:
@@ -1172,7 +1172,7 @@ def _failed(bundle: Path, problems: list[Problem]) -> Verification:
 def _with_anchors(found: Verification, manifest_data: bytes | None, anchors: Anchors) -> Verification:
     """The verification, with the bundle's digest and the checks against each anchor given."""
     digest = sha256_digest(manifest_data) if manifest_data is not None else None
-    name = found.name or found.bundle.resolve().name
+    name = found.name or resolved(found.bundle).name
     problems: list[Problem] = []
     held: list[str] = []
     notes: list[str] = []

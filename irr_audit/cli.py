@@ -212,7 +212,7 @@ def join(
     if rule is None:
         raise UsageError("join needs the rule the sheets were coded under.", hint="add --rule RULE.",
                          code="usage-missing-rule")
-    check_outputs([*sheets, rule, sample], folders=[out])
+    check_outputs([*sheets, rule, sample], "--out", folders=[out])
     strays = check_join_out(out, force)
     reference, notes = sample_ids_for_join(sample, rule) if sample else (None, [])
     sample_ids = list(reference.ids) if reference else None
@@ -280,7 +280,7 @@ def report(
     from irr_audit.adjudication import bundle_report_sections
 
     if output is not None:
-        check_outputs([*(inputs or []), rule, *(counts or [])], files=[output])
+        check_outputs([*(inputs or []), rule, *(counts or [])], "--output", files=[output])
     options = _audit_options(bootstrap, seed, group, against)
     document = _audit(inputs or [], rule, counts, options,
                       _sheet_options(id_column, code_column, worksheet, limit), quiet).to_dict()
@@ -288,12 +288,20 @@ def report(
     _emit(document, output_format.value, output)
 
 
-def check_outputs(inputs: Sequence[Path | None], files: Sequence[Path] = (), folders: Sequence[Path] = ()) -> None:
-    """Refuse, before the command reads anything, an output that would write an input or a bundle."""
+def check_outputs(inputs: Sequence[Path | None], option: str, files: Sequence[Path] = (),
+                  folders: Sequence[Path] = ()) -> None:
+    """Refuse, before the command reads anything, an output that would write an input or a
+    bundle; the message starts with the option that named the output."""
+    from irr_audit.errors import OutputError
     from irr_audit.outputs import refuse_unsafe_outputs
     from irr_audit.runfolder import files_read
 
-    refuse_unsafe_outputs(files_read(inputs), files=files, folders=folders)
+    try:
+        refuse_unsafe_outputs(files_read(inputs), files=files, folders=folders)
+    except OutputError as error:
+        if error.message.startswith(option):
+            raise
+        raise OutputError(f"{option}: {error.message}", hint=error.hint, code=error.code) from None
 
 
 def _audit(inputs: list[Path], rule: Path | None, counts: list[Path] | None, options: Any, choice: SheetOptions,

@@ -13,6 +13,7 @@ import typer
 
 from irr_audit.cli import CodeColumn, IdColumn, LimitOption, Quiet, RuleOption, Worksheet, app, reports_errors, say
 from irr_audit.errors import UsageError
+from irr_audit.limits import resolved
 
 if TYPE_CHECKING:
     from irr_audit.anchor import Anchors
@@ -231,7 +232,7 @@ def adjudicate(
         check_list_target(digests, [path for path in (decisions,) if path is not None], [bundle])
     _check_sign_key(sign)
     if output is not None:
-        check_outputs([bundle, decisions], files=[output])
+        check_outputs([bundle, decisions], "--output", files=[output])
     manifest = read_manifest(bundle)
     join = join_bundle(bundle, parse_limit_options(limit))
     disagreements = adj.disagreement_codes(build_report(join).disagreements)
@@ -302,7 +303,7 @@ def _list_disagreements(bundle: Path, text: str, output: Path | None, by: str | 
     if output is None:
         typer.echo(text, nl=False)
         return
-    if output.resolve().is_relative_to(bundle.resolve()):
+    if resolved(output).is_relative_to(resolved(bundle)):
         raise UsageError(f"--output {output} is inside the bundle {bundle}.",
                          hint="write the list elsewhere; a bundle only gains adjudication records.",
                          code="usage-adjudicate")

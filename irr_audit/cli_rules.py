@@ -121,7 +121,8 @@ def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None) -> None:
     from irr_audit.rules_io import default_lock_path, label_of, read_lock, read_rule_files, write_lock
 
     lock_path = lock or default_lock_path(rules_dir)
-    check_outputs(sorted(rules_dir.glob("*/*")), files=[lock_path])  # the rule files, as read_rule_files reads them
+    # the rule files, as read_rule_files reads them
+    check_outputs(sorted(rules_dir.glob("*/*")), "--lock", files=[lock_path])
     current = read_rule_files(rules_dir)
     existing = read_lock(lock_path)
     result = check_rules(current, [existing] if existing else [], rules_label=label_of(rules_dir))

@@ -61,7 +61,7 @@ def sample(
     )
 
     inputs = [dataset, rule, *([run_record] if run_record else [])]
-    check_outputs(inputs, folders=[out])
+    check_outputs(inputs, "--out", folders=[out])
     request = SampleRequest(
         coders=tuple(parse_coders(coders)), size=size, seed=seed, shuffle=shuffle,
         sheet_format=sampling.SheetFormat(sheet_format.value),

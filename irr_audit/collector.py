@@ -136,16 +136,7 @@ def read_run_record(path: Path, limits: Limits = DEFAULT_LIMITS) -> RunRecord:
 
 def _read_bytes(path: Path, what: str, limits: Limits) -> bytes:
     check_name(path, what)
-    if not path.is_file():
-        raise IrrAuditError(
-            f"{what} {path} {'is not a file' if path.exists() else 'does not exist'}.",
-            hint="check the path.",
-            code="collector-not-found",
-        )
-    try:
-        return read_bounded(path, f"{what} {path}", limits)
-    except OSError as exc:
-        raise IrrAuditError(f"{what} {path} cannot be read: {exc.strerror}.", code="collector-unreadable") from None
+    return read_bounded(path, f"{what} {path}", limits, code="collector")
 
 
 # --- the dataset ----------------------------------------------------------------

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from irr_audit.counts import counts_csv_text
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.join import JoinResult
-from irr_audit.limits import DEFAULT_LIMITS, Limits, load_json
+from irr_audit.limits import DEFAULT_LIMITS, Limits, load_json, resolved
 from irr_audit.outputs import frame_csv_text, refuse_column_collisions, refuse_unsafe_outputs
 from irr_audit.report import render_json
 from irr_audit.rules import Rule, load_rule
@@ -70,7 +70,7 @@ def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: Co
     counts = counts_csv_text(result)  # checks its columns too: before any file is written
     summary = join_summary(result, out, columns)
     if sample_ids is not None:
-        summary["sample"] = {"folder": str(sample.resolve()) if sample else None, "ids": list(sample_ids),
+        summary["sample"] = {"folder": str(resolved(sample)) if sample else None, "ids": list(sample_ids),
                              "report": sample_report or {}}
 
     def files() -> Iterator[tuple[str, bytes]]:  # one at a time: a million units' joined.csv is large
@@ -144,13 +144,13 @@ def join_summary(result: JoinResult, out: Path, columns: ColumnChoice) -> dict[s
 
 
 def _sheet_record(sheet: Sheet, out: Path) -> dict[str, Any]:
-    absolute = sheet.path.resolve()
+    absolute = resolved(sheet.path)
     return {
         "name": sheet.name,
         "coder": sheet.coder,
         "sha256": sheet.sha256,
         "path": str(absolute),
-        "relative_path": os.path.relpath(absolute, out.resolve()),
+        "relative_path": os.path.relpath(absolute, resolved(out)),
         "rows": sheet.row_count,
         "empty_rows": sheet.empty_rows,
     }

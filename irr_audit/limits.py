@@ -20,11 +20,13 @@ line's prefetch can parse sheets before the heavy modules are loaded.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import functools
 import json
 import math
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,6 +152,15 @@ def shown_name(path: Path | str) -> str:
         return raw.decode("utf-8", "backslashreplace")
 
 
+def resolved(path: Path) -> Path:
+    """``path`` with its symbolic links followed as far as they go: a link that loops, or a
+    name too long for the system, is left as it is (made absolute) for the reader to refuse."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
+        return Path(os.path.abspath(path))
+
+
 def check_name(path: Path, subject: str) -> None:
     """Refuse a path that is not UTF-8: it could not be shown, nor written into a summary or a report."""
     for candidate in (path, path.absolute()):
@@ -164,19 +175,54 @@ def check_name(path: Path, subject: str) -> None:
             ) from None
 
 
-def read_bounded(path: Path, subject: str, limits: Limits = DEFAULT_LIMITS, limit_name: str = "file_bytes") -> bytes:
-    """The bytes of ``path``, refused (before reading) when larger than the limit.
+def read_bounded(path: Path, subject: str, limits: Limits = DEFAULT_LIMITS, limit_name: str = "file_bytes",
+                 code: str = "input", missing_hint: str = "check the path.") -> bytes:
+    """The bytes of the regular file ``path``, within a size limit.
 
-    OSError is left to the caller, which knows what the file is for."""
+    The file is opened once, without following it blindly: a named pipe (which would
+    block), a device such as /dev/zero (which never ends), a folder, a symbolic link
+    that loops and a name too long for the system are each refused by name, with the
+    error codes ``<code>-not-found``, ``<code>-not-a-file`` and ``<code>-unreadable``.
+    Only the file's own size is ever allocated, and a file larger than the limit is
+    refused before it is read."""
     limit = getattr(limits, limit_name)
-    size = path.stat().st_size
-    if size > limit:
-        raise limit_error(limit_name, limits, subject, f"is {size:,} bytes")
-    with path.open("rb") as stream:
-        data = stream.read(limit + 1)  # one byte more tells a file that grew while read
+    try:
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise _unreadable(subject, exc, code, missing_hint) from None
+    try:
+        status = os.fstat(handle)
+        if not stat.S_ISREG(status.st_mode):
+            raise IrrAuditError(f"{subject} is {_kind_of(status.st_mode)}, not a file.",
+                                hint="pass a regular file.", code=f"{code}-not-a-file")
+        if status.st_size > limit:
+            raise limit_error(limit_name, limits, subject, f"is {status.st_size:,} bytes")
+        with os.fdopen(handle, "rb", closefd=False) as stream:
+            data = stream.read(status.st_size + 1)  # one byte more tells a file that grew while read
+    except OSError as exc:
+        raise _unreadable(subject, exc, code, missing_hint) from None
+    finally:
+        os.close(handle)
     if len(data) > limit:
         raise limit_error(limit_name, limits, subject, f"is more than {limit:,} bytes")
     return data
+
+
+def _kind_of(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a device"),
+             (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def _unreadable(subject: str, error: OSError, code: str, missing_hint: str) -> IrrAuditError:
+    if error.errno in (errno.ENOENT, errno.ENOTDIR):
+        return IrrAuditError(f"{subject} does not exist.", hint=missing_hint, code=f"{code}-not-found")
+    if error.errno == errno.EISDIR:
+        return IrrAuditError(f"{subject} is a folder, not a file.", hint="pass a file.", code=f"{code}-not-a-file")
+    why = {errno.ELOOP: "it is a symbolic link that leads back to itself",
+           errno.ENAMETOOLONG: "its name is longer than the file system allows"}.get(error.errno, error.strerror)
+    return IrrAuditError(f"{subject} cannot be read: {why}.", hint="check the path and the file's permissions.",
+                         code=f"{code}-unreadable")
 
 
 # --- JSON and JSON Lines ------------------------------------------------------------

@@ -19,6 +19,7 @@ import pyarrow as pa
 from irr_audit.arrowtext import contains_any_byte, starts_with_any_byte
 from irr_audit.errors import OutputError
 from irr_audit.lazy_pandas import pandas
+from irr_audit.limits import resolved
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -290,7 +291,7 @@ class _Inputs:
         by_path: dict[Path, Path] = {}
         by_inode: dict[tuple[int, int], Path] = {}
         for path in inputs:
-            by_path.setdefault(path.resolve(), path)
+            by_path.setdefault(resolved(path), path)
             identity = _identity(path)
             if identity is not None:
                 by_inode.setdefault(identity, path)
@@ -298,14 +299,14 @@ class _Inputs:
 
     def same_as(self, path: Path) -> Path | None:
         """The input that ``path`` is (the same file, by any name), or None."""
-        found = self.by_path.get(path.resolve())
+        found = self.by_path.get(resolved(path))
         identity = _identity(path)
         return found if found is not None else self.by_inode.get(identity) if identity else None
 
     def inside(self, folder: Path) -> Path | None:
         """An input that lies inside ``folder`` (after following symlinks), or None."""
-        resolved = folder.resolve()
-        return next((given for path, given in self.by_path.items() if path.is_relative_to(resolved)), None)
+        real = resolved(folder)
+        return next((given for path, given in self.by_path.items() if path.is_relative_to(real)), None)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -323,7 +324,7 @@ def _check_output_file(path: Path, inputs: _Inputs) -> None:
         raise OutputError(f"writing {path} would overwrite an input file{also}.",
                           hint="choose another output path; irr-audit never writes the files it reads.",
                           code="output-overwrites-input")
-    _refuse_bundle(path, path.resolve().parent)
+    _refuse_bundle(path, resolved(path).parent)
     _refuse_run_file(path)
     _refuse_symlink(path)
     if path.is_dir():
@@ -356,10 +357,10 @@ def _check_output_folder(folder: Path, inputs: _Inputs) -> None:
             "writes the files it reads.",
             code="output-overwrites-input",
         )
-    _refuse_bundle(folder, folder.resolve())
+    _refuse_bundle(folder, resolved(folder))
     _refuse_symlink(folder)
     working = _working_folder()
-    if working is not None and working.is_relative_to(folder.resolve()):
+    if working is not None and working.is_relative_to(resolved(folder)):
         raise OutputError(
             f"--out {folder} is the folder you are working in (or holds it); the output folder is replaced "
             "as a whole.",
@@ -371,7 +372,7 @@ def _check_output_folder(folder: Path, inputs: _Inputs) -> None:
 
 def _working_folder() -> Path | None:
     try:
-        return Path.cwd().resolve()
+        return resolved(Path.cwd())
     except OSError:  # the folder we run in was deleted: no output folder holds it
         return None
 
@@ -400,7 +401,7 @@ def _refuse_bundle(path: Path, start: Path) -> None:
     """An audit bundle (manifest.json beside sheets/ or rule/) at or above ``start`` is never written."""
     for folder in (start, *start.parents):
         if (folder / "manifest.json").is_file() and any((folder / part).is_dir() for part in ("sheets", "rule")):
-            where = "is the audit bundle" if path.resolve() == folder else "is inside the audit bundle"
+            where = "is the audit bundle" if resolved(path) == folder else "is inside the audit bundle"
             raise OutputError(
                 f"{path} {where} {folder}; a bundle's files are never changed.",
                 hint="write it outside the bundle (a bundle only gains adjudication records, "
@@ -414,12 +415,12 @@ def _refuse_run_file(path: Path) -> None:
     whole folder: replacing it alone would mix two runs."""
     from irr_audit.runfolder import RECORD_FILES, read_record, recorded_files
 
-    resolved = path.resolve()
-    for folder in resolved.parents[:2]:  # sample sheets live one folder down
+    real = resolved(path)
+    for folder in real.parents[:2]:  # sample sheets live one folder down
         for record_name, command in RECORD_FILES.items():
             if not (folder / record_name).is_file():
                 continue
-            relative = resolved.relative_to(folder).as_posix()
+            relative = real.relative_to(folder).as_posix()
             files = recorded_files(read_record(folder / record_name)) or {}
             if relative == record_name or relative in files:
                 raise OutputError(

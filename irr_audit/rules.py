@@ -28,6 +28,10 @@ from irr_audit.scale import Scale
 MAX_RULE_BYTES = DEFAULT_LIMITS.rule_bytes
 NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 RULE_ID_PATTERN = re.compile(r"[a-z0-9_]+")
+# A rule id and version name folders and files (rules/<rule>/v<version>.yaml, bundles named
+# <time>_<rule>_v<version>), which file systems cap at 255 bytes a name.
+MAX_RULE_ID = 100
+MAX_VERSION = 999_999
 KNOWN_KEYS = (
     "rule",
     "version",
@@ -229,13 +233,10 @@ def load_rule(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Rule:
     """Read and validate a rule file."""
     rule_path = Path(path)
     check_name(rule_path, "rule file")
-    if not rule_path.is_file():
-        raise RuleError(
-            f"rule file {rule_path} does not exist.",
-            hint="pass --rule rules/<rule>/v<version>.yaml.",
-            code="rule-not-found",
-        )
-    size = rule_path.stat().st_size
+    try:
+        size = rule_path.stat().st_size
+    except OSError:
+        size = 0  # read_bounded says why the file cannot be read
     if size > limits.rule_bytes:
         raise RuleError(
             f"rule file {rule_path} is {size:,} bytes; a rule file is at most "
@@ -244,10 +245,8 @@ def load_rule(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Rule:
             "--limit rule_bytes=N.",
             code="rule-too-large",
         )
-    try:
-        data = read_bounded(rule_path, f"rule file {rule_path}", limits, "rule_bytes")
-    except OSError as exc:
-        raise RuleError(f"rule file {rule_path} cannot be read: {exc.strerror}.", code="rule-unreadable") from None
+    data = read_bounded(rule_path, f"rule file {rule_path}", limits, "rule_bytes", code="rule",
+                        missing_hint="pass --rule rules/<rule>/v<version>.yaml.")
     return parse_rule(data, str(rule_path), limits)
 
 
@@ -320,19 +319,27 @@ def _rule_id(document: dict[str, Any], name: str) -> str:
         raise _invalid(
             name,
             "rule",
-            f"must be an id of lower-case letters, digits and _ (got {rule_id!r})",
+            f"must be an id of lower-case letters, digits and _ (got {_shortened(rule_id)})",
             hint="for example `rule: explicit_current_failure`.",
         )
+    if len(rule_id) > MAX_RULE_ID:
+        raise _invalid(name, "rule", f"is {len(rule_id)} characters long; a rule id has at most {MAX_RULE_ID}",
+                       hint="choose a shorter id: it names the rule's folder and every audit bundle.")
     return rule_id
+
+
+def _shortened(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _version(document: dict[str, Any], name: str) -> int:
     version = document["version"]
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= MAX_VERSION:
         raise _invalid(
             name,
             "version",
-            f"must be a positive integer (got {version!r})",
+            f"must be a whole number from 1 to {MAX_VERSION:,} (got {_shortened(version)})",
             hint="write `version: 1` and bump it by one for every revision.",
         )
     return version

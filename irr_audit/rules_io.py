@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from irr_audit.errors import IrrAuditError, UsageError
-from irr_audit.limits import check_name
+from irr_audit.limits import check_name, resolved
 from irr_audit.revisions import (
     LOCK_FILE_NAME,
     RULE_FILE_NAME,
@@ -280,7 +280,7 @@ def _git_show(root: Path, commit: str, path: str) -> bytes:
 
 def _relative_posix(rules_dir: Path, root: Path) -> str:
     try:
-        relative = rules_dir.resolve().relative_to(root.resolve())
+        relative = resolved(rules_dir).relative_to(resolved(root))
     except ValueError:
         raise UsageError(f"{label_of(rules_dir)} is not inside the git repository at {label_of(root)}.",
                          hint="run the check from inside the repository.", code="usage-git") from None

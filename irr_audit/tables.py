@@ -101,19 +101,8 @@ def use_lean_memory_pool() -> None:
 
 def _read_bytes(sheet_path: Path, limits: Limits) -> bytes:
     check_name(sheet_path, "sheet")
-    if not sheet_path.exists():
-        raise SheetError(
-            f"sheet {sheet_path} does not exist.",
-            hint="check the path; sheets are CSV, TSV, XLSX or JSON Lines files.",
-            code="sheet-not-found",
-        )
-    if not sheet_path.is_file():
-        raise SheetError(f"sheet {sheet_path} is not a file.", code="sheet-not-a-file")
     _check_suffix(sheet_path)
-    try:
-        return read_bounded(sheet_path, f"sheet {sheet_path}", limits)
-    except OSError as exc:
-        raise SheetError(f"sheet {sheet_path} cannot be read: {exc.strerror}.", code="sheet-unreadable") from None
+    return read_bounded(sheet_path, f"sheet {sheet_path}", limits, code="sheet")
 
 def parse_table(data: bytes, path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS) -> RawTable:
     """Parse table bytes into header and text cells (an XLSX file: ``worksheet``, or its first). Pure."""
@@ -552,7 +541,7 @@ def _printable(text: str, at_most: int = 160) -> str:
 WORKSHEET_PART = re.compile(r"xl/worksheets/[^/]+\.xml", re.IGNORECASE)
 CELL_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?c[\s/>]")
 DIMENSION = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?dimension\s[^>]*?ref=[\"']([A-Za-z]*)(\d*)(?::([A-Za-z]+)(\d+))?")
-RATIO_CHECKED_FROM = 1 << 20  # smaller parts may pack at any ratio: they cannot be bombs
+RATIO_CHECKED_FROM = 64 << 20  # smaller parts may pack at any ratio: a long cell of one repeated text is no bomb
 STREAM_CHUNK = 1 << 20
 
 

@@ -183,7 +183,7 @@ def test_output_into_the_inputs_folder_leaves_inputs_alone(tmp_path: Path) -> No
     before = alice.read_bytes(), bob.read_bytes()
     result = run_join(alice, bob, out=tmp_path)  # join replaces its folder as a whole: never one holding inputs
     assert result.exit_code == 2
-    assert result.stderr.startswith(f"Error [output-overwrites-input]: writing {tmp_path} would overwrite an input "
+    assert result.stderr.startswith(f"Error [output-overwrites-input]: --out: writing {tmp_path} would overwrite an input "
                                     f"file: the folder holds {alice}.")
     assert (alice.read_bytes(), bob.read_bytes()) == before
     assert not (tmp_path / "joined.csv").exists()
@@ -225,7 +225,7 @@ def test_output_that_is_a_folder_or_inside_a_file(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["report", *sheets, "--rule", str(RULE), "--format", "md", "-o", str(tmp_path)],
                                 catch_exceptions=False)
     assert result.exit_code == 2
-    assert f"Error [output-is-a-folder]: cannot write {tmp_path}: it is a folder." in result.stderr
+    assert f"Error [output-is-a-folder]: --output: cannot write {tmp_path}: it is a folder." in result.stderr
     result = run_join(*map(Path, sheets), out=FILES / "partner.csv")
     assert result.exit_code == 2
     assert "it is a file, not a folder" in result.stderr

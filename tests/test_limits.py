@@ -478,12 +478,18 @@ def test_cells_and_extent_can_be_raised(tmp_path: Path) -> None:
 
 
 def test_a_zip_bomb_is_refused_by_its_ratio_and_size(tmp_path: Path) -> None:
-    padding = "<!--" + "0" * 30_000_000 + "-->"
+    padding = "<!--" + "0" * 80_000_000 + "-->"  # past the size from which the ratio is checked
     bomb = xlsx({"xl/worksheets/sheet1.xml": worksheet(GOOD_ROWS, prolog=padding)})
-    assert len(bomb) < 100_000
+    assert len(bomb) < 200_000
     refused(join_with_partner(tmp_path, "bomb.xlsx", bomb), "limit-xlsx-ratio", "sheet1.xml", "zip bomb")
     refused(join_with_partner(tmp_path, "bomb.xlsx", bomb, "--limit", "xlsx_ratio=100000", "--limit",
                               "xlsx_bytes=10M"), "limit-xlsx-bytes", "unpacks to more than 10,000,000 bytes")
+
+
+def test_a_long_cell_of_repeated_text_is_no_zip_bomb(tmp_path: Path) -> None:
+    long_cell = GOOD_ROWS + inline_row(4, "d", "yes").replace("<t>d</t>", "<t>" + "d" * 20_000_000 + "</t>", 1)
+    data = xlsx({"xl/worksheets/sheet1.xml": worksheet(long_cell)})
+    assert join_with_partner(tmp_path, "long.xlsx", data).exit_code == 0
 
 
 def test_columns_of_every_format(tmp_path: Path) -> None:

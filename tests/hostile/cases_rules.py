@@ -188,7 +188,7 @@ CASES = [
          exit=2, code="rule-invalid", says=("changelog",)),
     # --- the rule file's path --------------------------------------------------------------------
     Case("rule: a folder given as the rule", "score alice.csv bob.csv --rule rules", setup=folder_of("rules"), exit=2,
-         code="rule-not-found", says=("rules",)),
+         code="rule-not-a-file", says=("rules", "a folder")),
     Case("rule: a missing rule", "score alice.csv bob.csv --rule nope.yaml", exit=2, code="rule-not-found",
          says=("nope.yaml",)),
     Case("rule: a symlink to /dev/zero", "score alice.csv bob.csv --rule zero.yaml", setup=link("zero.yaml",
@@ -261,7 +261,7 @@ CASES = [
          code="rule-yaml", says=("bad.yaml",)),
     Case("rules diff: an ordinal rule against a nominal one", "rules diff rule.yaml ordinal.yaml",
          {"ordinal.yaml": "rule: demo\nversion: 2\nscale: ordinal\ncodes: [\"no\", \"yes\"]\nchangelog: ordered\n"}),
-    Case("rules diff: a folder", "rules diff rule.yaml rules", RULES, exit=2, code="rule-not-found"),
+    Case("rules diff: a folder", "rules diff rule.yaml rules", RULES, exit=2, code="rule-not-a-file"),
     Case("rules diff: a rule and itself", "rules diff rule.yaml rule.yaml"),
     Case("rules diff: two different rules", "rules diff rule.yaml other.yaml", {"other.yaml": nominal(["a", "b"])}),
     Case("rules diff: a missing rule", "rules diff rule.yaml nope.yaml", exit=2, code="rule-not-found",

@@ -50,7 +50,7 @@ CASES = [
          says=("bob.csv", "line 3")),
     Case("csv: a quote left open, scored", SCORE, {"bob.csv": OPEN_QUOTE}, exit=(0, 2), says=("bob.csv", "line 3")),
     Case("csv: a quote left open, through the console command", JOIN, {"bob.csv": OPEN_QUOTE}, exit=(0, 2),
-         says=("bob.csv", "line 3"), process=True, pending="readers"),
+         says=("bob.csv", "line 3"), process=True),
     Case("csv: a quote left open in the last row", JOIN, {"bob.csv": 'comment_id,code\na,yes\nb,no\nc,no\nd,"no\n'},
          exit=(0, 2), says=("bob.csv", "line 5")),
     Case("csv: a quote left open in the header", JOIN, {"bob.csv": '"comment_id,code\na,yes\nb,no\n'},
@@ -164,7 +164,7 @@ CASES = [
     Case("sheets: a file name longer than the system allows", "join alice.csv " + "b" * 300 + ".csv --rule rule.yaml "
          "--out out", exit=2, says=("bbbb",), pending="unowned"),
     Case("sheets: a file name that is not UTF-8", "join alice.csv 'b\udce9.csv' --rule rule.yaml --out out",
-         {"b\udce9.csv": sheet("a,yes", "b,no")}, exit=(0, 2), process=True, pending="readers"),
+         {"b\udce9.csv": sheet("a,yes", "b,no")}, exit=(0, 2), process=True),
     Case("sheets: a file name with a line break", "join alice.csv 'bo\nb.csv' --rule rule.yaml --out out",
          {"bo\nb.csv": sheet("a,yes", "b,no")}, exit=(0, 2)),
     Case("sheets: a file name with a terminal escape", "join alice.csv '\x1b[2Jbob.csv' --rule rule.yaml --out out",
@@ -252,7 +252,7 @@ CASES = [
         HEADER_ROW + b'<row r="2"><c r="A2" t="inlineStr"><is><t>&lol9;</t></is></c></row>',
         before=b'<!DOCTYPE worksheet [<!ENTITY lol "lol">' + b"".join(
             f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">'.encode() for i in range(1, 10))
-        + b"]>")})}, exit=2, says=("bob.xlsx",), process=True, pending="readers"),
+        + b"]>")})}, exit=2, says=("bob.xlsx",), process=True),
     Case("xlsx: an external entity", JOIN_XLSX, {"bob.xlsx": patched_xlsx({"xl/worksheets/sheet1.xml": sheet_xml(
         HEADER_ROW + b'<row r="2"><c r="A2" t="inlineStr"><is><t>&x;</t></is></c>'
         b'<c r="B2" t="inlineStr"><is><t>yes</t></is></c></row>',
@@ -269,9 +269,9 @@ CASES = [
         "xl/worksheets/sheet1.xml": sheet_xml(HEADER_ROW + inline_row(2, "a", "yes")
                                               + b'<row r="1048576"><c r="XFD1048576" t="inlineStr"><is><t>x</t></is>'
                                                 b"</c></row>")})},
-         exit=2, says=("bob.xlsx",), process=True, memory_mb=512, pending="readers"),
+         exit=2, says=("bob.xlsx",), process=True, memory_mb=512),
     Case("xlsx: a zip bomb of 2 GB in one cell", JOIN_XLSX, {"bob.xlsx": xlsx_bomb_cell(2 * 1024**3)}, exit=2,
-         says=("bob.xlsx",), process=True, memory_mb=512, pending="readers"),
+         says=("bob.xlsx",), process=True, memory_mb=512),
     Case("xlsx: a cell of 20 MB", JOIN_XLSX, {"bob.xlsx": xlsx_bomb_cell(20 * 1024**2)}, process=True),
     Case("xlsx: a dimension that claims a million rows", JOIN_XLSX, {"bob.xlsx": patched_xlsx({
         "xl/worksheets/sheet1.xml": sheet_xml(HEADER_ROW + inline_row(2, "a", "yes"),
