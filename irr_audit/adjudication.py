@@ -42,6 +42,7 @@ from irr_audit.join import JoinResult
 from irr_audit.limits import load_json
 from irr_audit.outputs import csv_text, spreadsheet_original
 from irr_audit.rules import CodeStatus, Rule
+from irr_audit.tables import record_pattern, unclosed_quote_line
 
 RECORD_FORMAT = "irr-audit-adjudication/1"
 RECORD_NAME = re.compile(r"\d{8}T\d{6}Z(?:_\d+)?\.json")
@@ -94,10 +95,15 @@ def template_csv(
 def parse_decisions(text: str, source: str, rule: Rule, disagreements: dict[str, dict[str, str]]) -> list[Decision]:
     """The filled rows of a decisions file (comment_id, code, optional note). Rows with
     an empty code are left undecided. Raises UsageError naming the file and row."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
-        records = list(csv.reader(io.StringIO(text, newline="")))
+        records = list(reader)
     except csv.Error as exc:
-        raise _bad_file(source, f"is not valid CSV: {exc}", "save it again as CSV UTF-8.") from None
+        opened = unclosed_quote_line(text, 1, ",")
+        problem = (f"has a quote opened on line {opened} that is never closed" if opened is not None
+                   else f"is not valid CSV near line {reader.line_num}: {exc}")
+        raise _bad_file(source, problem, "close the quote (a quote inside a value is written twice), or save the "
+                        "file again as CSV UTF-8.") from None
     if not records:
         raise _bad_file(source, "is empty", "fill in the CSV that irr-audit adjudicate BUNDLE prints.")
     header = [column.strip().casefold() for column in records[0]]
@@ -109,8 +115,10 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: dict[str,
     at_id, at_code = header.index("comment_id"), header.index("code")
     at_note = header.index("note") if "note" in header else None
     decisions: dict[str, Decision] = {}
+    row_shape = re.compile(record_pattern(",", len(header), at_id, at_code))
     for row, record in enumerate(records[1:], start=2):
         cells = record + [""] * (len(header) - len(record))
+        _refuse_swallowed_rows(cells, row, (at_id, at_code), row_shape, source)
         unit = _known_unit(cells[at_id].strip(), disagreements)
         raw_code = cells[at_code].strip()
         if not raw_code:
@@ -127,6 +135,18 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: dict[str,
         note = unescape_cell(cells[at_note].strip()) if at_note is not None else ""
         decisions[unit] = Decision(unit, _final_code(raw_code, rule, source, row), note, row)
     return list(decisions.values())
+
+
+def _refuse_swallowed_rows(cells: list[str], row: int, keys: tuple[int, ...], row_shape: re.Pattern[str],
+                           source: str) -> None:
+    """A value over several lines where none belongs (an id, a code) or holding a line shaped
+    like a row of the file: a quote left open has swallowed the rows after it."""
+    for at, cell in enumerate(cells):
+        lines = cell.splitlines()
+        if len(lines) > 1 and (at in keys or any(row_shape.match(line) for line in lines[1:])):
+            raise _bad_file(source, f"row {row} has a value over {len(lines)} lines that swallows what looks like "
+                            "further rows: a quote was opened and not closed where the value ends",
+                            "close the quote at the end of the value (a quote inside a value is written twice).")
 
 
 def _known_unit(text: str, disagreements: dict[str, dict[str, str]]) -> str:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from irr_audit.cli import CodeColumn, IdColumn, LimitOption, Quiet, RuleOption, Worksheet, app, reports_errors, say
-from irr_audit.errors import UsageError
+from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.limits import resolved
 
 if TYPE_CHECKING:
@@ -311,11 +311,15 @@ def _list_disagreements(bundle: Path, text: str, output: Path | None, by: str | 
 
 
 def _read_decisions_file(path: Path) -> tuple[str, bytes]:
+    from irr_audit.errors import LimitError
+    from irr_audit.limits import read_bounded
+
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"decisions file {path} cannot be read ({exc.strerror}).",
-                         hint="pass the CSV you filled in with --decisions FILE.csv.",
+        data = read_bounded(path, f"decisions file {path}")
+    except LimitError:
+        raise
+    except IrrAuditError as error:  # missing, a folder, a pipe, a device
+        raise UsageError(error.message, hint="pass the CSV you filled in with --decisions FILE.csv.",
                          code="adjudication-decisions") from None
     try:
         return data.decode("utf-8-sig"), data

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from irr_audit.cli import app, reports_errors, say
+from irr_audit.display import visible
 from irr_audit.errors import UsageError
 
 if TYPE_CHECKING:
@@ -156,4 +157,5 @@ def diff(
     from irr_audit.revisions import render_rule_diff
     from irr_audit.rules import load_rule
 
-    sys.stdout.write(render_rule_diff(load_rule(old), load_rule(new)))
+    diff = render_rule_diff(load_rule(old), load_rule(new))
+    sys.stdout.write("\n".join(visible(line) for line in diff.split("\n")))  # the rules' text, shown safely

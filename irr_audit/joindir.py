@@ -164,7 +164,7 @@ def read_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> tuple[Rule, 
     """The rule and the original sheets behind a join folder, checked unchanged."""
     try:
         summary = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True)
-        records = summary["sheets"]
+        records = _sheet_records(summary["sheets"])
         columns = SheetOptions(**summary.get("columns", {}), limits=limits)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(
@@ -219,6 +219,16 @@ def read_join_sample_ids(folder: Path) -> list[str] | None:
             hint="run irr-audit join again to recreate the folder.",
             code="joindir-invalid",
         ) from None
+
+
+def _sheet_records(records: Any) -> list[dict[str, str]]:
+    """The summary's sheet records, each with the text fields _reread uses (TypeError if not)."""
+    fields = ("name", "path", "relative_path", "sha256")
+    if not isinstance(records, list) or not all(
+            isinstance(record, dict) and all(isinstance(record.get(field), str) for field in fields)
+            for record in records):
+        raise TypeError("a sheet record lacks its name, paths or sha256")
+    return records
 
 
 def _reread(folder: Path, record: dict[str, Any], columns: ColumnChoice) -> Sheet:

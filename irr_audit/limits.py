@@ -307,7 +307,8 @@ def _where(raw: bytes, offset: int) -> str:
 
 def _loads(text: str, subject: str, limits: Limits, check_numbers: bool, hooks: dict[str, Any],
            own_file: bool = False) -> Any:
-    options: dict[str, Any] = {"parse_constant": hooks.get("parse_constant") or _refuse_constant(text)}
+    options: dict[str, Any] = {"parse_constant": hooks.get("parse_constant") or _refuse_constant(text),
+                               "object_pairs_hook": hooks.get("object_pairs_hook")}
     if check_numbers:
         for key, convert in (("parse_int", int), ("parse_float", float)):
             options[key] = _checked_number(hooks.get(key) or convert, text, subject, limits, own_file)

@@ -56,7 +56,7 @@ LEDGER_COLUMNS = (
     "comment_id", "in_sample", "post_id", "url", "author", "status", "status_reason", "observed_at",
     "item", "copies", "body",
 )
-CODER_NAME = re.compile(r"[^\W][\w.-]*")
+CODER_NAME = re.compile(r"[^\W][\w.-]{0,99}")  # a sheet file name: at most 100 characters and .xlsx
 RESERVED_CODERS = ("comment_id", "fully_coded")
 # A fixed time for the workbook's metadata: the same sample gives the same bytes.
 FIXED_TIMESTAMP = "2000-01-01T00:00:00Z"
@@ -470,7 +470,7 @@ def parse_coders(text: str) -> list[str]:
         if not CODER_NAME.fullmatch(name) or name.casefold() in RESERVED_CODERS:
             raise UsageError(
                 f"coder name {quoted(name)} cannot name a sheet file.",
-                hint="use letters, digits, '_', '-' and '.', starting with a letter or digit "
+                hint="use at most 100 letters, digits, '_', '-' and '.', starting with a letter or digit "
                 "(and not comment_id or fully_coded).",
                 code="usage-coders",
             )

@@ -453,8 +453,11 @@ def _jsonl_table(text: str, name: str, limits: Limits) -> RawTable:
     header: dict[str, None] = {}
     for line_number, line in json_lines(text, f"sheet {name}", limits):
         try:
-            # NaN and Infinity (which Python's json writes) are kept as the text they are
-            item = load_json_line(line, f"sheet {name} line {line_number}", limits, parse_constant=str)
+            # A number is kept as the text it is written as (an id 1.10 stays "1.10", 1e2 stays
+            # "1e2"), and so are NaN and Infinity, which Python's json writes.
+            item = load_json_line(line, f"sheet {name} line {line_number}", limits, parse_constant=str,
+                                  parse_int=str, parse_float=str,
+                                  object_pairs_hook=lambda pairs, at=line_number: _unique_keys(pairs, name, at))
         except ValueError as exc:  # json.JSONDecodeError
             raise SheetError(
                 f"sheet {name} line {line_number} is not valid JSON: {getattr(exc, 'msg', exc)}.",
@@ -473,7 +476,32 @@ def _jsonl_table(text: str, name: str, limits: Limits) -> RawTable:
         lines.append(line_number)
     columns = list(header)
     records = [[_json_text(item.get(key)) for key in columns] for item in objects]
+    for record, line_number in zip(records, lines):
+        _refuse_surrogates(record, name, line_number)
     return RawTable(header=columns, cells=_text_columns(records, len(columns)), rows=np.asarray(lines, dtype=ROW_TYPE))
+
+
+def _unique_keys(pairs: list[tuple[str, Any]], name: str, line: int) -> dict[str, Any]:
+    """A JSON object whose keys are all different: json.loads would keep the last of two."""
+    item: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in item:
+            raise SheetError(f"sheet {name} line {line} gives the key {_printable(key)!r} twice.",
+                             hint="keep one of the two values; JSON Lines has one value per key.",
+                             code="sheet-duplicate-column")
+        item[key] = value
+    return item
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_surrogates(record: list[str], name: str, line: int) -> None:
+    """A lone surrogate (an escape such as \\ud800 that is half of a character) is no text."""
+    if any(SURROGATE.search(cell) for cell in record):
+        raise SheetError(f"sheet {name} line {line} holds a lone surrogate escape (such as \\ud800), which is "
+                         "half of a character, not text.",
+                         hint="write the whole character, or remove the escape.", code="sheet-malformed")
 
 
 def _json_text(value: Any) -> str:

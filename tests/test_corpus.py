@@ -183,8 +183,8 @@ def test_output_into_the_inputs_folder_leaves_inputs_alone(tmp_path: Path) -> No
     before = alice.read_bytes(), bob.read_bytes()
     result = run_join(alice, bob, out=tmp_path)  # join replaces its folder as a whole: never one holding inputs
     assert result.exit_code == 2
-    assert result.stderr.startswith(f"Error [output-overwrites-input]: --out: writing {tmp_path} would overwrite an input "
-                                    f"file: the folder holds {alice}.")
+    assert result.stderr.startswith(f"Error [output-overwrites-input]: --out: writing {tmp_path} would overwrite "
+                                    f"an input file: the folder holds {alice}.")
     assert (alice.read_bytes(), bob.read_bytes()) == before
     assert not (tmp_path / "joined.csv").exists()
 

@@ -208,7 +208,7 @@ CASES = [
     Case("sample: a coder named like a formula", SAMPLE.replace("ann,ben", "ann,=cmd"), {"dataset.json": DATASET},
          exit=2, code="usage-coders"),
     Case("sample: a coder name of 300 characters", SAMPLE.replace("ann,ben", "ann," + "b" * 300),
-         {"dataset.json": DATASET}, exit=2, says=("b" * 20,), pending="unowned"),
+         {"dataset.json": DATASET}, exit=2, says=("b" * 20,)),
     Case("sample: two hundred coders", SAMPLE.replace("ann,ben", ",".join(f"c{i}" for i in range(200))),
          {"dataset.json": DATASET}),
     Case("sample: --sheet-format ods", SAMPLE + " --sheet-format ods", {"dataset.json": DATASET}, exit=2,

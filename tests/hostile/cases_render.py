@@ -109,8 +109,10 @@ CASES = [
     Case("text: terminal escapes in a rule folder's name", "rules check rules",
          {"rules/x\x1b[2J/v1.yaml": RULE}, exit=(1, 2), never_shown=NEVER_ESCAPES),
     Case("text: terminal escapes in the list of disagreements", "adjudicate {bundle}",
-         {"alice.csv": alice_with(comment_id="c" + ESCAPES), "bob.csv": bob_with("c" + ESCAPES)}, setup=frozen,
-         never_shown=NEVER_ESCAPES, pending="render"),
+         {"alice.csv": alice_with(body=ESCAPES)}, setup=frozen, never_shown=NEVER_ESCAPES),
+    Case("text: an id holding terminal escapes is refused", f"freeze {SHEETS} --into audits",
+         {"alice.csv": alice_with(comment_id="c" + ESCAPES), "bob.csv": bob_with("c" + ESCAPES)}, exit=2,
+         code="sheet-control-character", says=("alice.csv", "row 4"), never_shown=NEVER_ESCAPES),
     Case("text: terminal escapes in a sample's summary", "sample d.json --rule rule.yaml --coders ann,ben --out s",
          {"d.json": '[{"commentId": "c1", "body": "x", "status": "ok"}, {"commentId": "c1", "body": "y", '
                     '"status": "ok\u001b[2J"}]'}, never_shown=NEVER_ESCAPES, exit=(0, 2)),
