@@ -1,3 +1,3 @@
-from irr_audit.console import run
+from irr_audit.cli import main
 
-run()
+main()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import io
+import os
 import sys
 from collections.abc import Callable, Sequence
 from enum import Enum
@@ -133,12 +134,10 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptio
                  sample_ids: list[str] | None = None, progress: Any = None):
     """Sheets + rule (restricted to a sample's ids when given), a folder written by
     `join`, or an audit bundle, joined in memory."""
-    from irr_audit import lazy_pandas
     from irr_audit.join import join_sheets
     from irr_audit.joindir import is_join_dir, read_join_dir, read_join_sample_ids
     from irr_audit.rules import load_rule
     from irr_audit.sheets import limits_of, read_sheets
-    from irr_audit.tables import use_lean_memory_pool
 
     if len(inputs) == 1 and inputs[0].is_dir():
         folder = inputs[0]
@@ -166,8 +165,6 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptio
     rule = load_rule(rule_path, options.limits)
     if progress is not None:
         progress.step(f"reading {len(inputs)} sheets")
-    use_lean_memory_pool()
-    lazy_pandas.defer()
     sheets = read_sheets(inputs, options)
     if progress is not None:
         progress.step(f"joining {len(sheets)} sheets")
@@ -438,9 +435,15 @@ INTERNAL_ERROR = 70  # EX_SOFTWARE: not 1 (a check failed) and not 2 (bad input)
 def main() -> None:
     try:
         app()
+        sys.stdout.flush()
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(130)
+    except BrokenPipeError:
+        # The reader went away (`| head`): the output could not all be written. As Python's
+        # documentation advises, stdout is pointed at devnull so the final flush stays quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     except Exception:  # a bug: say so, show the details, exit with a code of its own
         import traceback
 

@@ -25,7 +25,6 @@ import numpy as np
 
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.join import JoinResult
-from irr_audit.lazy_pandas import pandas
 from irr_audit.metrics.patterns import MAX_UNITS
 from irr_audit.outputs import frame_csv_text, refuse_column_collisions, spreadsheet_original
 from irr_audit.rules import CodeStatus, Rule
@@ -41,7 +40,7 @@ WHOLE_NUMBER = r"[0-9]+(\.0*)?"  # digits, and at most a fraction of zeros ("12.
 
 def pattern_counts(join: JoinResult) -> pd.DataFrame:
     """The join's units as distinct patterns of codes with their counts."""
-    pd = pandas()
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
 
     from irr_audit.metrics.patterns import compress
 
@@ -72,7 +71,7 @@ class Counts:
 
 def read_counts(paths: list[Path], rule: Rule) -> Counts:
     """Read and merge counts files (shards add up)."""
-    pd = pandas()
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
 
     frames = [_read_one(path) for path in paths]
     coders = tuple(frames[0].columns[:-1])
@@ -112,7 +111,7 @@ def _check_total(units: np.ndarray, paths: list[Path]) -> None:
 
 
 def _read_one(path: Path) -> pd.DataFrame:
-    pd = pandas()
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
 
     table = read_table(path)
     columns = [spreadsheet_original(column.strip()) for column in table.header]
@@ -150,7 +149,7 @@ def _unit_counts(column: pd.Series, path: Path, rows: np.ndarray) -> np.ndarray:
 
 def _category_indices(column: pd.Series, rule: Rule) -> np.ndarray:
     """Each distinct code text through the rule: its category index, or -1 when not valid."""
-    pd = pandas()
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
 
     positions, written = pd.factorize(column)
     distinct = [spreadsheet_original(code) for code in written]  # as counts_csv_text wrote them

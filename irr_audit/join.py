@@ -23,11 +23,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irr_audit import prefetch
 from irr_audit.arrowtext import ColumnPacking, agreed_keys, from_numpy, packed_keys
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.idcheck import suspicious_id_warnings
-from irr_audit.lazy_pandas import pandas
 from irr_audit.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.rules import CodeStatus, Rule
 from irr_audit.sheets import Sheet, parse_rule_version
@@ -151,7 +149,7 @@ class JoinResult:
 
     def joined_frame(self) -> pd.DataFrame:
         """One row per unit, one column per coder (the code, or empty), and fully_coded."""
-        pd = pandas()  # only for writing files: `score` never needs it
+        import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
 
         categories = [*self.rule.categories, ""]
         frame = pd.DataFrame({"comment_id": self.unit_ids})
@@ -261,7 +259,7 @@ def _units(trimmed: list[pa.Array], sample_ids: list[str] | None
         units = pc.unique(pc.utf8_trim_whitespace(pa.array(sample_ids, type=pa.string())))
         units = units.filter(pc.not_equal(units, ""))
         return len(units), _look_up(trimmed, units), lambda: units
-    packed, indices, dictionary = prefetch.early_result("match_ids", *trimmed) or match_ids(trimmed)
+    packed, indices, dictionary = match_ids(trimmed)
     blank = pc.index(dictionary, 0 if packed else "").as_py()  # packed keys: 0 is the empty id
     first_indices = indices
     if blank >= 0:  # the empty id is no unit: renumber the others
@@ -346,7 +344,7 @@ def distinct_codes(raw_codes: pa.Array) -> pa.DictionaryArray:
 
 def _classify(raw_codes: pa.Array, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
     """Classify each distinct raw code once, then spread the result to the rows."""
-    encoded = prefetch.early_result("distinct_codes", raw_codes) or distinct_codes(raw_codes)
+    encoded = distinct_codes(raw_codes)
     category_of = {code: index for index, code in enumerate(rule.categories)}
     distinct = encoded.dictionary.to_pylist()
     status = np.empty(len(distinct), dtype=np.int8)
@@ -506,14 +504,14 @@ def _check_rule_version(sheet: Sheet, rule: Rule) -> None:
 
 
 def _log_frame(join: JoinResult) -> pd.DataFrame:
-    pd = pandas()  # the log becomes text only when someone reads it
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
 
     frames = [_sheet_log(join, column) for column in range(len(join.sheets))]
     return pd.concat(frames, ignore_index=True)[list(LOG_COLUMNS)] if frames else pd.DataFrame(columns=LOG_COLUMNS)
 
 
 def _sheet_log(join: JoinResult, column: int) -> pd.DataFrame:
-    pd = pandas()
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
 
     sheet = join.sheets[column]
     mine = join.entries.sheet == column

@@ -18,7 +18,6 @@ import pyarrow as pa
 
 from irr_audit.arrowtext import contains_any_byte, starts_with_any_byte
 from irr_audit.errors import OutputError
-from irr_audit.lazy_pandas import pandas
 from irr_audit.limits import resolved
 
 if TYPE_CHECKING:
@@ -114,7 +113,7 @@ def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str
 
 
 def _pandas_csv(frame: pd.DataFrame, for_spreadsheets: bool) -> str:
-    pd = pandas()
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
     if for_spreadsheets:
         frame = frame.copy()
         frame.columns = [spreadsheet_safe(str(column)) for column in frame.columns]
@@ -153,9 +152,8 @@ def _arrow_csv(frame: pd.DataFrame, for_spreadsheets: bool = False) -> str | Non
 
 def _csv_fields(values: pd.Series, for_spreadsheets: bool) -> pa.Array | None:
     """One column's CSV fields (text, neutralised when asked, quoted where needed)."""
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
     import pyarrow.compute as pc
-
-    pd = pandas()
     if isinstance(values.dtype, pd.CategoricalDtype):  # the few categories, not every row
         labels = _csv_fields(pd.Series(values.cat.categories, dtype=object), for_spreadsheets)
         codes = values.cat.codes.to_numpy()

@@ -17,7 +17,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irr_audit import prefetch
 from irr_audit.arrowtext import from_numpy, may_have_edge_space
 from irr_audit.errors import SheetError
 from irr_audit.limits import DEFAULT_LIMITS, Limits
@@ -82,18 +81,9 @@ class Sheet:
         return len(self.rows)
 
 def read_sheet(path: str | Path, options: ColumnChoice = SheetOptions()) -> Sheet:
-    """Read one coding sheet from disk (or take it from the command line's prefetch)."""
+    """Read one coding sheet from disk."""
     sheet_path = Path(path)
-    early = prefetch.take(sheet_path)
-    if early is not None and early.sheet is not None and options == SheetOptions():
-        return early.sheet  # read in the background, with these same (the default) columns
-    return sheet_from_parsed(_parsed(sheet_path, early, options), sheet_path, options)
-
-
-def _parsed(path: Path, early: prefetch.Prefetched | None, options: ColumnChoice) -> ParsedFile:
-    if early is not None and limits_of(options) == DEFAULT_LIMITS:  # the prefetch parses with the default limits
-        return early.parsed
-    return read_and_parse(path, options.worksheet, limits_of(options))
+    return sheet_from_parsed(read_and_parse(sheet_path, options.worksheet, limits_of(options)), sheet_path, options)
 
 def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> list[Sheet]:
     """Read several sheets, two at a time: each large CSV is parsed on one thread, so
@@ -104,7 +94,7 @@ def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> li
 def read_table(path: str | Path, options: ColumnChoice = SheetOptions()) -> RawTable:
     """Read any table irr-audit takes (a counts file, say) with the sheets' checks: every cell as text."""
     table_path = Path(path)
-    table = _parsed(table_path, prefetch.take(table_path), options).table
+    table = read_and_parse(table_path, options.worksheet, limits_of(options)).table
     _check_spanning(table, table_path.name, dict(enumerate(table.header)))
     return table
 

@@ -85,7 +85,7 @@ def make_files(folder: Path, files: dict) -> None:
 
 
 def run_child(argv: list[str], folder: Path, memory_mb: int, seconds: int) -> kit.Outcome:
-    """`python -m irr_audit` (the console command, with its prefetch) in a child process
+    """`python -m irr_audit` (the console command) in a child process
     capped in memory and time, for cases that would otherwise take the machine down."""
     cap = memory_mb * 1024**2
 
@@ -103,13 +103,13 @@ def run_child(argv: list[str], folder: Path, memory_mb: int, seconds: int) -> ki
 
 START_TOGETHER = """
 import os, sys, time
-import irr_audit.audit, irr_audit.bundle, irr_audit.cli, irr_audit.console  # imported before the start
+import irr_audit.audit, irr_audit.bundle, irr_audit.cli  # imported before the start
 ready, go = sys.argv[1:3]
 open(ready, "w").close()
 while not os.path.exists(go):
     time.sleep(0.001)
 sys.argv = ["irr-audit", *sys.argv[3:]]
-irr_audit.console.run()
+irr_audit.cli.main()
 """
 
 

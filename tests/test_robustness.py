@@ -164,10 +164,10 @@ def test_internal_error_exits_70_and_asks_for_a_report(monkeypatch: pytest.Monke
         (["--version"], 0, "irr-audit", ""),
     ],
 )
-def test_the_console_command_ends_with_the_status_and_output_of_main(
+def test_the_console_command_ends_with_the_status_and_output_of_the_command(
     arguments: list[str], status: int, stdout_part: str, stderr_part: str
 ) -> None:
-    """`irr-audit` (console.run) ends the process at once after main: same exit status, all output flushed."""
+    """`python -m irr_audit` exits with the command's status, all its output written."""
     root = Path(__file__).resolve().parents[1]
     filled = [argument.format(sheets=root / "examples" / "sheets",
                               rule=root / "rules" / "explicit_current_failure" / "v1.yaml") for argument in arguments]
