@@ -85,8 +85,12 @@ def template_csv(
     independent codes beside it, and code and note (prefilled with the current decision)."""
     header = ["comment_id", *(CODER_COLUMN_PREFIX + coder for coder in coders), "code", "note"]
     rows = [
-        [unit, *(codes[coder] for coder in coders), current.get(unit, {}).get("final_code", ""),
-         current.get(unit, {}).get("note", "")]
+        [
+            unit,
+            *(codes[coder] for coder in coders),
+            current.get(unit, {}).get("final_code", ""),
+            current.get(unit, {}).get("note", ""),
+        ]
         for unit, codes in disagreements.items()
     ]
     return csv_text(header, rows)
@@ -100,18 +104,27 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: dict[str,
         records = list(reader)
     except csv.Error as exc:
         opened = unclosed_quote_line(text, 1, ",")
-        problem = (f"has a quote opened on line {opened} that is never closed" if opened is not None
-                   else f"is not valid CSV near line {reader.line_num}: {exc}")
-        raise _bad_file(source, problem, "close the quote (a quote inside a value is written twice), or save the "
-                        "file again as CSV UTF-8.") from None
+        problem = (
+            f"has a quote opened on line {opened} that is never closed"
+            if opened is not None
+            else f"is not valid CSV near line {reader.line_num}: {exc}"
+        )
+        raise _bad_file(
+            source,
+            problem,
+            "close the quote (a quote inside a value is written twice), or save the file again as CSV UTF-8.",
+        ) from None
     if not records:
         raise _bad_file(source, "is empty", "fill in the CSV that irr-audit adjudicate BUNDLE prints.")
     header = [column.strip().casefold() for column in records[0]]
     for required in ("comment_id", "code"):
         if required not in header:
             found = ", ".join(column for column in records[0] if column.strip()) or "(none)"
-            raise _bad_file(source, f'has no column "{required}" (columns found: {found})',
-                            "use the columns comment_id, code and note.")
+            raise _bad_file(
+                source,
+                f'has no column "{required}" (columns found: {found})',
+                "use the columns comment_id, code and note.",
+            )
     at_id, at_code = header.index("comment_id"), header.index("code")
     at_note = header.index("note") if "note" in header else None
     decisions: dict[str, Decision] = {}
@@ -130,23 +143,30 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: dict[str,
         if unit not in disagreements:
             raise _not_a_disagreement(source, row, unit)
         if unit in decisions:
-            raise _bad_file(source, f"row {row} decides {unit!r} again (first in row {decisions[unit].row})",
-                            "keep one row per comment_id.")
+            raise _bad_file(
+                source,
+                f"row {row} decides {unit!r} again (first in row {decisions[unit].row})",
+                "keep one row per comment_id.",
+            )
         note = unescape_cell(cells[at_note].strip()) if at_note is not None else ""
         decisions[unit] = Decision(unit, _final_code(raw_code, rule, source, row), note, row)
     return list(decisions.values())
 
 
-def _refuse_swallowed_rows(cells: list[str], row: int, keys: tuple[int, ...], row_shape: re.Pattern[str],
-                           source: str) -> None:
+def _refuse_swallowed_rows(
+    cells: list[str], row: int, keys: tuple[int, ...], row_shape: re.Pattern[str], source: str
+) -> None:
     """A value over several lines where none belongs (an id, a code) or holding a line shaped
     like a row of the file: a quote left open has swallowed the rows after it."""
     for at, cell in enumerate(cells):
         lines = cell.splitlines()
         if len(lines) > 1 and (at in keys or any(row_shape.match(line) for line in lines[1:])):
-            raise _bad_file(source, f"row {row} has a value over {len(lines)} lines that swallows what looks like "
-                            "further rows: a quote was opened and not closed where the value ends",
-                            "close the quote at the end of the value (a quote inside a value is written twice).")
+            raise _bad_file(
+                source,
+                f"row {row} has a value over {len(lines)} lines that swallows what looks like "
+                "further rows: a quote was opened and not closed where the value ends",
+                "close the quote at the end of the value (a quote inside a value is written twice).",
+            )
 
 
 def _known_unit(text: str, disagreements: dict[str, dict[str, str]]) -> str:
@@ -250,8 +270,10 @@ def record_problems(
         elif not isinstance(unit, str) or unit not in disagreements:
             problems.append(f"decisions[{position}] names {unit!r}, which is not a disagreement of this audit")
         elif decision.get("final_code") not in categories:
-            problems.append(f"decisions[{position}] has the final code {decision.get('final_code')!r}, "
-                            f"not a code of the rule ({', '.join(categories)})")
+            problems.append(
+                f"decisions[{position}] has the final code {decision.get('final_code')!r}, "
+                f"not a code of the rule ({', '.join(categories)})"
+            )
         elif decision.get("codes") != disagreements[unit]:
             problems.append(f"decisions[{position}] quotes other independent codes for {unit!r} than the sheets hold")
     return problems
@@ -309,8 +331,11 @@ def record_files(bundle: Path) -> tuple[list[tuple[str, bytes]], list[Problem]]:
                 files.append((name, path.read_bytes()))
             except OSError as exc:
                 problems.append(Problem("adjudication", name, f"cannot be read ({exc.strerror})"))
-        elif not (path.name.endswith(SIGNATURE_SUFFIX) and path.name.removesuffix(SIGNATURE_SUFFIX) in records
-                  and _is_plain_file(path)):
+        elif not (
+            path.name.endswith(SIGNATURE_SUFFIX)
+            and path.name.removesuffix(SIGNATURE_SUFFIX) in records
+            and _is_plain_file(path)
+        ):
             problems.append(Problem("extra", name, "not an adjudication record"))
     return files, problems
 
@@ -390,8 +415,11 @@ def write_record(bundle: Path, data: bytes, created: datetime, signature: bytes 
     name no other record has, then made read-only; its signature, if any, goes beside it."""
     folder = bundle / ADJUDICATION_DIR
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
-        raise BundleError(f"bundle {bundle}: {ADJUDICATION_DIR} is not a folder.",
-                          hint=f"run irr-audit verify {shell_path(bundle)}.", code="bundle-adjudication")
+        raise BundleError(
+            f"bundle {bundle}: {ADJUDICATION_DIR} is not a folder.",
+            hint=f"run irr-audit verify {shell_path(bundle)}.",
+            code="bundle-adjudication",
+        )
     try:
         folder.mkdir(exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=".record.", suffix=".tmp", dir=folder)
@@ -464,8 +492,13 @@ def adjudication_lines(report: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     bundle = report.get("bundle")
     if bundle:
-        lines += ["", "## Audit bundle", "", f"- Bundle: {md_text(bundle['name'])}, "
-                  f"frozen {md_text(bundle['created'])} with irr-audit {md_text(bundle['tool_version'])}"]
+        lines += [
+            "",
+            "## Audit bundle",
+            "",
+            f"- Bundle: {md_text(bundle['name'])}, "
+            f"frozen {md_text(bundle['created'])} with irr-audit {md_text(bundle['tool_version'])}",
+        ]
         if bundle.get("digest"):
             lines.append(f"- Bundle digest: {md_digest(bundle['digest'])} (the sha256 of its manifest.json)")
         if bundle.get("recodes"):
@@ -476,16 +509,28 @@ def adjudication_lines(report: dict[str, Any]) -> list[str]:
     section = report.get("adjudication")
     if section is None:
         return lines
-    lines += ["", f"## {md_text(section['title'])}", "", md_text(section["statement"]), "",
-              f"{section['decided']} of {section['disagreements']} disagreements decided."]
+    lines += [
+        "",
+        f"## {md_text(section['title'])}",
+        "",
+        md_text(section["statement"]),
+        "",
+        f"{section['decided']} of {section['disagreements']} disagreements decided.",
+    ]
     coders = report["coders"]
     if section["decisions"]:
         header = ["comment_id", *map(md_text, coders), "final code", "decided by", "decided at", "note"]
         lines += ["", "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         for item in section["decisions"]:
             independent = (md_text(item["codes"].get(coder, "")) for coder in coders)
-            cells = [md_text(item["comment_id"]), *independent, md_text(item["final_code"]),
-                     md_text(item["decided_by"]), md_text(item["decided_at"]), md_text(item["note"])]
+            cells = [
+                md_text(item["comment_id"]),
+                *independent,
+                md_text(item["final_code"]),
+                md_text(item["decided_by"]),
+                md_text(item["decided_at"]),
+                md_text(item["note"]),
+            ]
             lines.append("| " + " | ".join(cells) + " |")
     if section["undecided"]:
         lines += ["", "Not yet decided: " + ", ".join(md_text(unit) for unit in section["undecided"]) + "."]

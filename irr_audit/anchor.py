@@ -137,8 +137,9 @@ def read_digest_list(path: Path, *, missing_ok: bool = False) -> DigestList:
         with open(path, "rb") as stream:
             data = stream.read(DIGEST_LIST_MAX_BYTES + 1)
     except OSError as exc:
-        raise DigestListError(f"digest list {path} cannot be read ({exc.strerror}).",
-                              hint="check the file's permissions.") from None
+        raise DigestListError(
+            f"digest list {path} cannot be read ({exc.strerror}).", hint="check the file's permissions."
+        ) from None
     if len(data) > DIGEST_LIST_MAX_BYTES:
         raise DigestListError(
             f"digest list {path} is larger than the digest list limit of {DIGEST_LIST_MAX_BYTES // 2**20} MiB.",
@@ -147,8 +148,9 @@ def read_digest_list(path: Path, *, missing_ok: bool = False) -> DigestList:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DigestListError(f"digest list {path} is not UTF-8 (byte {exc.start}).",
-                              hint="pass the list freeze --digests writes.") from None
+        raise DigestListError(
+            f"digest list {path} is not UTF-8 (byte {exc.start}).", hint="pass the list freeze --digests writes."
+        ) from None
     return parse_digest_list(text, str(path))
 
 
@@ -159,11 +161,15 @@ def listed_problem(digests: DigestList, name: str, digest: str) -> str | None:
         return f"{name} is not in the digest list {digests.source}"
     if len({entry.digest for entry in entries}) > 1:
         lines = ", ".join(str(entry.line) for entry in entries)
-        return (f"the digest list {digests.source} gives {name} different digests (lines {lines}); "
-                "a line was added later: see the list's history")
+        return (
+            f"the digest list {digests.source} gives {name} different digests (lines {lines}); "
+            "a line was added later: see the list's history"
+        )
     if entries[0].digest != digest:
-        return (f"its digest {digest} is not the one anchored for {name} in {digests.source} "
-                f"(line {entries[0].line}: {entries[0].digest})")
+        return (
+            f"its digest {digest} is not the one anchored for {name} in {digests.source} "
+            f"(line {entries[0].line}: {entries[0].digest})"
+        )
     return None
 
 
@@ -178,13 +184,18 @@ def check_list_target(path: Path, reads: Iterable[Path], inside: Iterable[Path] 
     inside = [*inside, *(folder for folder in target.parents if is_bundle(folder))]
     for read in reads:
         if target == resolved(read):
-            raise UsageError(f"--digests {path} is a file this command reads.",
-                             hint="keep the digest list apart, e.g. --digests audits/DIGESTS.", code="usage-digests")
+            raise UsageError(
+                f"--digests {path} is a file this command reads.",
+                hint="keep the digest list apart, e.g. --digests audits/DIGESTS.",
+                code="usage-digests",
+            )
     for folder in inside:
         if target.is_relative_to(resolved(folder)):
-            raise UsageError(f"--digests {path} is inside {folder}, which this command reads.",
-                             hint="keep the digest list beside the bundles, e.g. --digests audits/DIGESTS.",
-                             code="usage-digests")
+            raise UsageError(
+                f"--digests {path} is inside {folder}, which this command reads.",
+                hint="keep the digest list beside the bundles, e.g. --digests audits/DIGESTS.",
+                code="usage-digests",
+            )
     return read_digest_list(path, missing_ok=True)
 
 
@@ -196,9 +207,11 @@ def append_digest(path: Path, digest: str, name: str) -> int:
     if current.lookup(name) and problem is None:
         return current.lookup(name)[0].line  # already anchored with this very digest
     if current.lookup(name):
-        raise DigestListError(f"{problem}; the line for the new one was not added.",
-                              hint=f"add it by hand if it is right: {digest_line(digest, name)}",
-                              code="digests-conflict")
+        raise DigestListError(
+            f"{problem}; the line for the new one was not added.",
+            hint=f"add it by hand if it is right: {digest_line(digest, name)}",
+            code="digests-conflict",
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -28,7 +28,7 @@ def string_buffers(column: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
     if offsets_buffer is None:
         return None
     offset_type = np.int32 if column.type == pa.string() else np.int64
-    offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[column.offset: column.offset + len(column) + 1]
+    offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[column.offset : column.offset + len(column) + 1]
     data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.empty(0, np.uint8)
     return offsets, data
 
@@ -51,7 +51,7 @@ def may_have_edge_space(column: pa.Array) -> bool:
         return True
     offsets, data = buffers
     if len(offsets) > 1 and offsets[1] > offsets[0] and _one_length(offsets):  # the usual ids: a byte matrix
-        matrix = data[offsets[0]: offsets[-1]].reshape(len(offsets) - 1, int(offsets[1] - offsets[0]))
+        matrix = data[offsets[0] : offsets[-1]].reshape(len(offsets) - 1, int(offsets[1] - offsets[0]))
         first, last = matrix[:, 0], matrix[:, -1]
     else:
         starts, ends = offsets[:-1], offsets[1:]
@@ -78,7 +78,7 @@ def contains_any_byte(column: pa.Array, characters: bytes) -> bool:
     if buffers is None:
         return True
     offsets, data = buffers
-    used = data[offsets[0]: offsets[-1]] if len(offsets) else data[:0]
+    used = data[offsets[0] : offsets[-1]] if len(offsets) else data[:0]
     return any(character in used for character in characters)
 
 
@@ -161,7 +161,7 @@ def _pack_column(view: tuple[np.ndarray, np.ndarray], length: np.ndarray, prefix
     if _has_nul(data, offsets):
         return None
     if len(length) and length.min() == length.max() > len(prefix):  # one length (the usual): a byte matrix
-        return _pack_matrix(data[offsets[0]: offsets[-1]].reshape(len(length), int(length[0])), prefix)
+        return _pack_matrix(data[offsets[0] : offsets[-1]].reshape(len(length), int(length[0])), prefix)
     return _pack_checked(data, offsets, length, prefix)
 
 
@@ -172,9 +172,9 @@ def _pack_matrix(matrix: np.ndarray, prefix: np.ndarray) -> np.ndarray | None:
     if not (matrix[:, : len(prefix)] == prefix).all():
         return None
     if matrix.shape[1] - len(prefix) == PACKED_BYTES:  # each key is one (unaligned) word of the matrix
-        return np.ascontiguousarray(matrix[:, len(prefix):].view("<u8")[:, 0])
+        return np.ascontiguousarray(matrix[:, len(prefix) :].view("<u8")[:, 0])
     padded = np.zeros((len(matrix), PACKED_BYTES), dtype=np.uint8)
-    padded[:, : matrix.shape[1] - len(prefix)] = matrix[:, len(prefix):]
+    padded[:, : matrix.shape[1] - len(prefix)] = matrix[:, len(prefix) :]
     return padded.view("<u8").ravel()
 
 
@@ -194,12 +194,12 @@ def _first_value(views: list[tuple[np.ndarray, np.ndarray]], lengths: list[np.nd
         filled = np.flatnonzero(length)
         if len(filled):
             start = offsets[filled[0]]
-            return data[start: start + length[filled[0]]]
+            return data[start : start + length[filled[0]]]
     return np.empty(0, np.uint8)
 
 
 def _has_nul(data: np.ndarray, offsets: np.ndarray) -> bool:
-    return not data[offsets[0]: offsets[-1]].all()
+    return not data[offsets[0] : offsets[-1]].all()
 
 
 def _shares_prefix(data: np.ndarray, starts: np.ndarray, prefix: np.ndarray) -> bool:

@@ -206,8 +206,11 @@ def build_counts_report(
 ) -> AuditReport:
     """The report from unit-pattern counts (`score --counts`): every coefficient, no unit-level lists."""
     if options.group is not None:
-        raise UsageError("--group needs the sheets, not counts.", hint="run score on the sheets or a join folder.",
-                         code="usage-group")
+        raise UsageError(
+            "--group needs the sheets, not counts.",
+            hint="run score on the sheets or a join folder.",
+            code="usage-group",
+        )
     check_audit_size(len(coders), len(rule.categories), options.n_boot)
     agreement, counted = _agreement(rule, coders, patterns, counts, options)
     total = int(counts.sum())
@@ -216,10 +219,18 @@ def build_counts_report(
         rule=rule,
         sheets=sources,
         coders=coders,
-        units={"total": total, "fully_coded": counted["fully_coded"], "missing": total - counted["fully_coded"],
-               "available_case": counted["available_case"]},
-        missingness={"log_rows": None, "by_reason": {}, "by_coder": {},
-                     "note": "scored from unit-pattern counts: the missingness log stays with the sheets"},
+        units={
+            "total": total,
+            "fully_coded": counted["fully_coded"],
+            "missing": total - counted["fully_coded"],
+            "available_case": counted["available_case"],
+        },
+        missingness={
+            "log_rows": None,
+            "by_reason": {},
+            "by_coder": {},
+            "note": "scored from unit-pattern counts: the missingness log stays with the sheets",
+        },
         agreement=agreement,
         disagreements=(),
         disagreement_count=0,
@@ -230,8 +241,15 @@ def build_counts_report(
 def _agreement(
     rule: Rule, coders: tuple[str, ...], codes: np.ndarray, counts: np.ndarray | None, options: AuditOptions
 ) -> tuple[dict[str, Any], dict[str, int]]:
-    summary = summarise(codes, len(rule.categories), rule.scale.value, _values(rule), n_boot=options.n_boot,
-                        seed=options.seed, counts=counts)
+    summary = summarise(
+        codes,
+        len(rule.categories),
+        rule.scale.value,
+        _values(rule),
+        n_boot=options.n_boot,
+        seed=options.seed,
+        counts=counts,
+    )
     agreement = summary.to_dict(list(rule.categories), list(coders))
     counted = agreement.pop("units")
     agreement.pop("scale", None)
@@ -271,13 +289,23 @@ def _group_comparison(join: JoinResult, options: AuditOptions) -> dict[str, Any]
             code="usage-group",
         )
     if spec.reference in spec.members:
-        raise UsageError(f"--against {spec.reference!r} is also in the group.", code="usage-group",
-                         hint="the reference must be a coder outside the group.")
+        raise UsageError(
+            f"--against {spec.reference!r} is also in the group.",
+            code="usage-group",
+            hint="the reference must be a coder outside the group.",
+        )
     rule = join.rule
     members = [index[coder] for coder in spec.members]
-    comparison = group_vs_reference(join.codes, len(rule.categories), rule.scale.value, members,
-                                    index[spec.reference], _values(rule), n_boot=options.n_boot,
-                                    seed=options.seed)
+    comparison = group_vs_reference(
+        join.codes,
+        len(rule.categories),
+        rule.scale.value,
+        members,
+        index[spec.reference],
+        _values(rule),
+        n_boot=options.n_boot,
+        seed=options.seed,
+    )
     out = comparison.to_dict(list(rule.categories), list(spec.members), spec.reference)
     out["name"] = spec.name
     out["undecided_units"] = [

@@ -70,8 +70,16 @@ SCORE_ABS_TOL = 1e-15
 NOT_COMPARED = ("tool",)  # the tool's version may differ at verify time; that is not a changed score
 # The score keys every bundle has had, with their JSON types: a frozen score without
 # them would leave nothing to compare (a key only recomputed is not compared).
-REQUIRED_SCORE = {"rule": dict, "coders": list, "categories": list, "units": dict, "table": list,
-                  "metrics": dict, "available_case": dict, "pairs": list}
+REQUIRED_SCORE = {
+    "rule": dict,
+    "coders": list,
+    "categories": list,
+    "units": dict,
+    "table": list,
+    "metrics": dict,
+    "available_case": dict,
+    "pairs": list,
+}
 JSON_KINDS = {dict: "an object", list: "a list"}
 # Bytes hashed at a time: a file replaced by a huge one is hashed, not loaded whole.
 HASH_CHUNK = 1024 * 1024
@@ -767,13 +775,19 @@ def collect_sample(folder: Path) -> list[FrozenFile]:
         if not path.is_file():
             continue
         if plain_file_name_problem(path.name) is not None:
-            raise UsageError(f"--sample {folder}: the file name {path.name!r} cannot be stored.",
-                             hint="rename the file.", code="usage-sample-name")
+            raise UsageError(
+                f"--sample {folder}: the file name {path.name!r} cannot be stored.",
+                hint="rename the file.",
+                code="usage-sample-name",
+            )
         try:
             files.append(FrozenFile(f"{SAMPLE_DIR}/{path.name}", path.read_bytes()))
         except OSError as exc:
-            raise UsageError(f"--sample {folder}: {path.name} cannot be read ({exc.strerror}).",
-                             hint="check the file's permissions.", code="usage-sample-unreadable") from None
+            raise UsageError(
+                f"--sample {folder}: {path.name} cannot be read ({exc.strerror}).",
+                hint="check the file's permissions.",
+                code="usage-sample-unreadable",
+            ) from None
     return files
 
 
@@ -838,8 +852,13 @@ def check_audits_dir(audits_dir: Path) -> None:
 
 
 def freeze(
-    source: FreezeSource, audits_dir: Path, created: datetime, *, recodes: Path | None = None,
-    sign_key: Path | None = None, lock_timeout: float = LOCK_TIMEOUT,
+    source: FreezeSource,
+    audits_dir: Path,
+    created: datetime,
+    *,
+    recodes: Path | None = None,
+    sign_key: Path | None = None,
+    lock_timeout: float = LOCK_TIMEOUT,
 ) -> FreezeResult:
     """Freeze an audit into a new bundle under ``audits_dir``; never replaces one, and never
     makes a second bundle of the same audit: the check and the write hold the audits
@@ -848,8 +867,11 @@ def freeze(
     check_audits_dir(audits_dir)
     sample = source.sample
     if sample is not None and resolved(audits_dir).is_relative_to(resolved(sample)):
-        raise UsageError(f"--into {audits_dir} is inside --sample {sample}.",
-                         hint="keep the audits folder apart from the sample folder.", code="usage-into")
+        raise UsageError(
+            f"--into {audits_dir} is inside --sample {sample}.",
+            hint="keep the audits folder apart from the sample folder.",
+            code="usage-into",
+        )
     join = source.join
     sample_files = collect_sample(sample) if sample is not None else []
     files = frozen_files(source, sample_files)
@@ -857,8 +879,10 @@ def freeze(
     notes = list(source.notes)
     recodes_entry = recodes_reference(recodes, join.rule) if recodes is not None else None
     if recodes_entry is not None and recodes_entry["ids_sha256"] != units_digest(join.unit_ids):
-        notes.append(f"the units differ from those of {recodes_entry['bundle']}; a re-coded sample "
-                     "normally re-codes the same units")
+        notes.append(
+            f"the units differ from those of {recodes_entry['bundle']}; a re-coded sample "
+            "normally re-codes the same units"
+        )
     from irr_audit.audit import AuditOptions, build_report
 
     score = build_report(join, AuditOptions(list_disagreements=False)).to_dict(include_disagreements=False)
@@ -954,8 +978,9 @@ def write_bundle(audits_dir: Path, name: str, files: list[FrozenFile], manifest:
         _make_read_only(building)
         _fsync_folders(building)
         if final.exists():
-            raise UsageError(f"bundle {final} appeared while freezing.", hint="run freeze again.",
-                             code="usage-already-frozen")
+            raise UsageError(
+                f"bundle {final} appeared while freezing.", hint="run freeze again.", code="usage-already-frozen"
+            )
         os.rename(building, final)
         _fsync_folder(audits_dir)
     except OSError as exc:
@@ -1078,8 +1103,9 @@ def verify_bundle(bundle: Path, anchors: Anchors | None = None, limits: Limits =
     """Re-hash every file, check the manifest, recompute the score and compare; then
     check the bundle against the anchors kept outside it, if any."""
     if not bundle.is_dir():
-        raise BundleError(f"{bundle} is not a folder.", hint="pass a bundle folder made by irr-audit freeze.",
-                          code="bundle-not-found")
+        raise BundleError(
+            f"{bundle} is not a folder.", hint="pass a bundle folder made by irr-audit freeze.", code="bundle-not-found"
+        )
     early = _unfinished_or_missing_manifest(bundle)
     if early is not None:
         return _with_anchors(early, None, anchors or Anchors())
@@ -1088,12 +1114,14 @@ def verify_bundle(bundle: Path, anchors: Anchors | None = None, limits: Limits =
     except (OSError, ValueError, IrrAuditError) as exc:
         found = _failed(bundle, [Problem("manifest", MANIFEST, manifest_read_problem(exc))])
         return _with_anchors(found, _bytes_or_none(bundle / MANIFEST), anchors or Anchors())
-    return _with_anchors(check_consistency(bundle, manifest_data, manifest, limits), manifest_data,
-                         anchors or Anchors())
+    return _with_anchors(
+        check_consistency(bundle, manifest_data, manifest, limits), manifest_data, anchors or Anchors()
+    )
 
 
-def check_consistency(bundle: Path, manifest_data: bytes, manifest: Any,
-                      limits: Limits = DEFAULT_LIMITS) -> Verification:
+def check_consistency(
+    bundle: Path, manifest_data: bytes, manifest: Any, limits: Limits = DEFAULT_LIMITS
+) -> Verification:
     """The bundle against its own manifest: structure, integrity hash, files, units, score
     and adjudication records. Anyone who can write the folder can make all of them agree."""
     structure = manifest_problems(manifest)
@@ -1178,8 +1206,14 @@ def _with_anchors(found: Verification, manifest_data: bytes | None, anchors: Anc
     notes: list[str] = []
     if anchors.expect is not None:
         if digest != anchors.expect:
-            problems.append(Problem("anchor", MANIFEST, f"the bundle's digest {digest or '(no manifest)'} is not "
-                                    f"the expected {anchors.expect}: this is not the bundle that was anchored"))
+            problems.append(
+                Problem(
+                    "anchor",
+                    MANIFEST,
+                    f"the bundle's digest {digest or '(no manifest)'} is not "
+                    f"the expected {anchors.expect}: this is not the bundle that was anchored",
+                )
+            )
         else:
             held.append("its digest is the one expected (--expect)")
     if anchors.digests is not None:
@@ -1268,8 +1302,14 @@ def _record_anchor_problems(
     count = len(files)
     records = f"{count} adjudication record{'s' if count != 1 else ''}"
     if anchors.digests is None and anchors.allowed_signers is None:
-        return problems, [], [f"{records} {'are' if count != 1 else 'is'} not covered by --expect, which anchors "
-                              "the frozen audit only; anchor records with adjudicate --digests or --sign"]
+        return (
+            problems,
+            [],
+            [
+                f"{records} {'are' if count != 1 else 'is'} not covered by --expect, which anchors "
+                "the frozen audit only; anchor records with adjudicate --digests or --sign"
+            ],
+        )
     ways = [way for way, given in (("listed", anchors.digests), ("signed", anchors.allowed_signers)) if given]
     verb = "are" if count != 1 else "is"
     return problems, [f"its {records} {verb} {' and '.join(ways)}"] if not problems else [], []
@@ -1316,8 +1356,11 @@ def _file_problem(bundle: Path, path: str, record: dict[str, Any]) -> Problem | 
     except OSError as exc:
         return Problem("changed", path, f"cannot be read ({exc.strerror})")
     if digest != record["sha256"] or size != record["size"]:
-        return Problem("changed", path, f"sha256 {digest[:12]}... ({size} bytes), "
-                       f"frozen {record['sha256'][:12]}... ({record['size']} bytes)")
+        return Problem(
+            "changed",
+            path,
+            f"sha256 {digest[:12]}... ({size} bytes), frozen {record['sha256'][:12]}... ({record['size']} bytes)",
+        )
     return None
 
 
@@ -1331,8 +1374,9 @@ def file_sha256(path: Path) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
-def recompute(bundle: Path, manifest: dict[str, Any],
-              limits: Limits = DEFAULT_LIMITS) -> tuple[JoinResult | None, list[Problem], list[str]]:
+def recompute(
+    bundle: Path, manifest: dict[str, Any], limits: Limits = DEFAULT_LIMITS
+) -> tuple[JoinResult | None, list[Problem], list[str]]:
     """The join and score from the frozen files as they are now, against the frozen ones."""
     from irr_audit.audit import AuditOptions, build_report
 
@@ -1344,11 +1388,18 @@ def recompute(bundle: Path, manifest: dict[str, Any],
     problems = []
     units = manifest["units"]
     if units["count"] != len(join.unit_ids) or units["ids_sha256"] != units_digest(join.unit_ids):
-        problems.append(Problem("units", "", f"the frozen sheets hold {len(join.unit_ids)} units, "
-                                f"the manifest says {units['count']} (or their ids differ)"))
+        problems.append(
+            Problem(
+                "units",
+                "",
+                f"the frozen sheets hold {len(join.unit_ids)} units, "
+                f"the manifest says {units['count']} (or their ids differ)",
+            )
+        )
     # Through JSON, as the frozen score went: tuples become lists, exactly as in the manifest.
-    score = json.loads(render_json(build_report(join, AuditOptions(list_disagreements=False))
-                                   .to_dict(include_disagreements=False)))
+    score = json.loads(
+        render_json(build_report(join, AuditOptions(list_disagreements=False)).to_dict(include_disagreements=False))
+    )
     differences, new_keys = compare_scores(manifest["score"], score)
     problems += [Problem("score", *text.split(": ", 1)) for text in differences]
     return join, problems, new_keys

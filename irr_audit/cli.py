@@ -58,9 +58,11 @@ def reports_errors(command: F) -> F:
 def unusable_path(error: OSError) -> IrrAuditError:
     """A path the system refused to look at (a name too long, a link that loops, a folder that
     cannot be entered): bad input, named, rather than a crash."""
-    return IrrAuditError(f"{error.filename} cannot be used: {error.strerror}.",
-                         hint="check the path, its length and the permissions of the folders on it.",
-                         code="path-unusable")
+    return IrrAuditError(
+        f"{error.filename} cannot be used: {error.strerror}.",
+        hint="check the path, its length and the permissions of the folders on it.",
+        code="path-unusable",
+    )
 
 
 class ScoreFormat(str, Enum):
@@ -75,15 +77,11 @@ class ReportFormat(str, Enum):
     TEXT = "text"
 
 
-RuleOption = Annotated[
-    Path | None, typer.Option("--rule", help="The rule file the sheets were coded under.")
-]
+RuleOption = Annotated[Path | None, typer.Option("--rule", help="The rule file the sheets were coded under.")]
 IdColumn = Annotated[
     str | None, typer.Option("--id-column", help="Column holding the comment id (default comment_id).")
 ]
-CodeColumn = Annotated[
-    str | None, typer.Option("--code-column", help="Column holding the code (default code).")
-]
+CodeColumn = Annotated[str | None, typer.Option("--code-column", help="Column holding the code (default code).")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No summary line on stderr.")]
 Bootstrap = Annotated[
     int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates over units for every coefficient (0: none).")
@@ -103,9 +101,12 @@ Worksheet = Annotated[
 ]
 LimitOption = Annotated[
     list[str] | None,
-    typer.Option("--limit", metavar="NAME=VALUE",
-                 help="Change a limit on what is read, e.g. xlsx_cells=50M or file_bytes=8GiB (repeatable; the "
-                 "limits and their defaults are in the README)."),
+    typer.Option(
+        "--limit",
+        metavar="NAME=VALUE",
+        help="Change a limit on what is read, e.g. xlsx_cells=50M or file_bytes=8GiB (repeatable; the "
+        "limits and their defaults are in the README).",
+    ),
 ]
 
 
@@ -130,8 +131,13 @@ def main_options(
     """Audit inter-coder reliability of hand-coded comment samples, honestly."""
 
 
-def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptions,
-                 sample_ids: list[str] | None = None, progress: Any = None):
+def _join_inputs(
+    inputs: list[Path],
+    rule_path: Path | None,
+    options: SheetOptions,
+    sample_ids: list[str] | None = None,
+    progress: Any = None,
+):
     """Sheets + rule (restricted to a sample's ids when given), a folder written by
     `join`, or an audit bundle, joined in memory."""
     from irr_audit.join import join_sheets
@@ -171,8 +177,9 @@ def _join_inputs(inputs: list[Path], rule_path: Path | None, options: SheetOptio
     return join_sheets(sheets, rule, sample_ids=sample_ids)
 
 
-def _sheet_options(id_column: str | None, code_column: str | None, worksheet: str | None,
-                   limit: list[str] | None = None) -> SheetOptions:
+def _sheet_options(
+    id_column: str | None, code_column: str | None, worksheet: str | None, limit: list[str] | None = None
+) -> SheetOptions:
     from irr_audit.limits import parse_limit_options
     from irr_audit.sheets import SheetOptions
 
@@ -209,8 +216,8 @@ def join(
         Path | None, typer.Option("--sample", help="The folder irr-audit sample wrote: join exactly its units.")
     ] = None,
     force: Annotated[
-        bool, typer.Option("--force", help="Replace an --out folder that holds files join did not write "
-                           "(they are deleted).")
+        bool,
+        typer.Option("--force", help="Replace an --out folder that holds files join did not write (they are deleted)."),
     ] = False,
     limit: LimitOption = None,
 ) -> None:
@@ -220,8 +227,9 @@ def join(
     from irr_audit.sampling import sample_ids_for_join
 
     if rule is None:
-        raise UsageError("join needs the rule the sheets were coded under.", hint="add --rule RULE.",
-                         code="usage-missing-rule")
+        raise UsageError(
+            "join needs the rule the sheets were coded under.", hint="add --rule RULE.", code="usage-missing-rule"
+        )
     check_outputs([*sheets, rule, sample], "--out", folders=[out])
     strays = check_join_out(out, force)
     reference, notes = sample_ids_for_join(sample, rule) if sample else (None, [])
@@ -229,9 +237,17 @@ def join(
     options = _sheet_options(id_column, code_column, worksheet, limit)
     with steps(wanted(quiet)) as progress:
         result = _join_inputs(sheets, rule, options, sample_ids, progress=progress)
-    written = write_join_dir(result, rule.read_bytes(), out, options,
-                             sample=sample, sample_ids=sample_ids,
-                             sample_report=reference.report if reference else None, force=force, inputs=[rule])
+    written = write_join_dir(
+        result,
+        rule.read_bytes(),
+        out,
+        options,
+        sample=sample,
+        sample_ids=sample_ids,
+        sample_report=reference.report if reference else None,
+        force=force,
+        inputs=[rule],
+    )
     for note in notes:
         say(note)
     if not quiet:
@@ -292,14 +308,16 @@ def report(
     if output is not None:
         check_outputs([*(inputs or []), rule, *(counts or [])], "--output", files=[output])
     options = _audit_options(bootstrap, seed, group, against)
-    document = _audit(inputs or [], rule, counts, options,
-                      _sheet_options(id_column, code_column, worksheet, limit), quiet).to_dict()
+    document = _audit(
+        inputs or [], rule, counts, options, _sheet_options(id_column, code_column, worksheet, limit), quiet
+    ).to_dict()
     document.update(bundle_report_sections(inputs or [], document))  # a bundle's adjudication, kept apart
     _emit(document, output_format.value, output)
 
 
-def check_outputs(inputs: Sequence[Path | None], option: str, files: Sequence[Path] = (),
-                  folders: Sequence[Path] = ()) -> None:
+def check_outputs(
+    inputs: Sequence[Path | None], option: str, files: Sequence[Path] = (), folders: Sequence[Path] = ()
+) -> None:
     """Refuse, before the command reads anything, an output that would write an input or a
     bundle; the message starts with the option that named the output."""
     from irr_audit.errors import OutputError
@@ -314,18 +332,23 @@ def check_outputs(inputs: Sequence[Path | None], option: str, files: Sequence[Pa
         raise OutputError(f"{option}: {error.message}", hint=error.hint, code=error.code) from None
 
 
-def _audit(inputs: list[Path], rule: Path | None, counts: list[Path] | None, options: Any, choice: SheetOptions,
-           quiet: bool):
+def _audit(
+    inputs: list[Path], rule: Path | None, counts: list[Path] | None, options: Any, choice: SheetOptions, quiet: bool
+):
     """The audit report from sheets, a join folder, a bundle, or unit-pattern counts."""
     from irr_audit.audit import build_counts_report, build_report
 
     if counts:
         if inputs:
-            raise UsageError("give sheets (or a folder) or --counts, not both.", code="usage-counts",
-                             hint="--counts scores unit-pattern counts on their own.")
+            raise UsageError(
+                "give sheets (or a folder) or --counts, not both.",
+                code="usage-counts",
+                hint="--counts scores unit-pattern counts on their own.",
+            )
         if rule is None:
-            raise UsageError("--counts needs the rule the codes belong to.", hint="add --rule RULE.",
-                             code="usage-missing-rule")
+            raise UsageError(
+                "--counts needs the rule the codes belong to.", hint="add --rule RULE.", code="usage-missing-rule"
+            )
         from irr_audit.counts import read_counts
         from irr_audit.rules import load_rule
 
@@ -334,12 +357,18 @@ def _audit(inputs: list[Path], rule: Path | None, counts: list[Path] | None, opt
         audit = build_counts_report(loaded, merged.coders, merged.patterns, merged.units, merged.sources, options)
         if not quiet:
             units = audit.units
-            say(f"{units['total']} units from {len(merged.coders)} coders in {len(counts)} counts file(s): "
-                       f"{units['fully_coded']} fully coded.", err=True)
+            say(
+                f"{units['total']} units from {len(merged.coders)} coders in {len(counts)} counts file(s): "
+                f"{units['fully_coded']} fully coded.",
+                err=True,
+            )
         return audit
     if not inputs:
-        raise UsageError("nothing to score.", hint="pass a join folder, two or more sheets with --rule, or --counts.",
-                         code="usage-no-input")
+        raise UsageError(
+            "nothing to score.",
+            hint="pass a join folder, two or more sheets with --rule, or --counts.",
+            code="usage-no-input",
+        )
     from irr_audit.progress import steps, wanted
 
     with steps(wanted(quiet)) as progress:
@@ -372,11 +401,13 @@ def _audit_options(bootstrap: int, seed: int | None, group: str | None, against:
     from irr_audit.audit import AuditOptions, GroupSpec, check_audit_size
 
     if against is not None and group is None:
-        raise UsageError("--against needs --group.", hint="for example --group humans=ann,ben --against model.",
-                         code="usage-group")
+        raise UsageError(
+            "--against needs --group.", hint="for example --group humans=ann,ben --against model.", code="usage-group"
+        )
     if seed is not None and seed < 0:
-        raise UsageError(f"--seed {seed} is negative.", hint="the bootstrap's seed is a whole number from 0 up.",
-                         code="usage-seed")
+        raise UsageError(
+            f"--seed {seed} is negative.", hint="the bootstrap's seed is a whole number from 0 up.", code="usage-seed"
+        )
     check_audit_size(0, 0, bootstrap)  # too many replicates: refused before any sheet is read
     return AuditOptions(n_boot=bootstrap, seed=seed, group=GroupSpec.parse(group, against) if group else None)
 

@@ -21,8 +21,11 @@ if TYPE_CHECKING:
 BundleArgument = Annotated[Path, typer.Argument(help="An audit bundle folder made by irr-audit freeze.")]
 DigestsOption = Annotated[
     Path | None,
-    typer.Option("--digests", help="A digest list kept in the repository (e.g. audits/DIGESTS): append this "
-                 "bundle's digest to it (created if missing; earlier lines are never rewritten)."),
+    typer.Option(
+        "--digests",
+        help="A digest list kept in the repository (e.g. audits/DIGESTS): append this "
+        "bundle's digest to it (created if missing; earlier lines are never rewritten).",
+    ),
 ]
 SignOption = Annotated[
     Path | None,
@@ -72,8 +75,9 @@ def freeze(
     if digests is not None:
         check_list_target(digests, reads, folders)
     _check_sign_key(sign)
-    source = collect_source(inputs, rule, id_column, code_column, sample, worksheet=worksheet,
-                            limits=parse_limit_options(limit))
+    source = collect_source(
+        inputs, rule, id_column, code_column, sample, worksheet=worksheet, limits=parse_limit_options(limit)
+    )
     result = freeze_bundle(source, into, datetime.now(timezone.utc), recodes=recodes, sign_key=sign)
     digest = sha256_digest((result.path / MANIFEST).read_bytes())
     say(digest_line(digest, str(result.path)), err=False)
@@ -90,8 +94,10 @@ def freeze(
         if listed is not None:
             say(f"anchored: {digests} line {listed} lists {digest} for {result.path.name}; commit it")
         else:
-            say(f"keep the digest outside the bundle: irr-audit verify {shell_path(result.path)} "
-                       f"--expect {digest} proves the bundle is this one")
+            say(
+                f"keep the digest outside the bundle: irr-audit verify {shell_path(result.path)} "
+                f"--expect {digest} proves the bundle is this one"
+            )
 
 
 def _check_sign_key(key: Path | None) -> None:
@@ -102,8 +108,11 @@ def _check_sign_key(key: Path | None) -> None:
 
     ssh_keygen()
     if not key.is_file():
-        raise SigningError(f"--sign {key} is not a key file.",
-                           hint="pass an SSH private key, e.g. ~/.ssh/id_ed25519.", code="usage-sign-key")
+        raise SigningError(
+            f"--sign {key} is not a key file.",
+            hint="pass an SSH private key, e.g. ~/.ssh/id_ed25519.",
+            code="usage-sign-key",
+        )
 
 
 @app.command()
@@ -117,13 +126,19 @@ def verify(
     ] = None,
     digests: Annotated[
         Path | None,
-        typer.Option("--digests", help="A digest list (e.g. audits/DIGESTS): fail unless it lists this bundle's "
-                     "digest under its name, and its adjudication records' digests."),
+        typer.Option(
+            "--digests",
+            help="A digest list (e.g. audits/DIGESTS): fail unless it lists this bundle's "
+            "digest under its name, and its adjudication records' digests.",
+        ),
     ] = None,
     allowed_signers: Annotated[
         Path | None,
-        typer.Option("--allowed-signers", help="An SSH allowed signers file: fail unless the manifest (and each "
-                     "adjudication record) has a good signature by a key in it."),
+        typer.Option(
+            "--allowed-signers",
+            help="An SSH allowed signers file: fail unless the manifest (and each "
+            "adjudication record) has a good signature by a key in it.",
+        ),
     ] = None,
     identity: Annotated[
         str | None,
@@ -165,8 +180,11 @@ def _anchors(expect: str | None, digests: Path | None, allowed_signers: Path | N
     from irr_audit.anchor import Anchors, parse_digest, read_digest_list
 
     if identity is not None and allowed_signers is None:
-        raise UsageError("--identity names the signer to check; it goes with --allowed-signers FILE.",
-                         hint="add --allowed-signers FILE, or leave out --identity.", code="usage-identity")
+        raise UsageError(
+            "--identity names the signer to check; it goes with --allowed-signers FILE.",
+            hint="add --allowed-signers FILE, or leave out --identity.",
+            code="usage-identity",
+        )
     if allowed_signers is not None:
         from irr_audit.signing import check_allowed_signers, ssh_keygen
 
@@ -224,8 +242,11 @@ def adjudicate(
     from irr_audit.limits import parse_limit_options
 
     if decisions is None and (digests is not None or sign is not None):
-        raise UsageError("--digests and --sign anchor a new adjudication record; they go with --decisions.",
-                         hint="add --decisions FILE.csv --by NAME, or leave them out.", code="usage-adjudicate")
+        raise UsageError(
+            "--digests and --sign anchor a new adjudication record; they go with --decisions.",
+            hint="add --decisions FILE.csv --by NAME, or leave them out.",
+            code="usage-adjudicate",
+        )
     if digests is not None:
         from irr_audit.anchor import check_list_target
 
@@ -243,12 +264,17 @@ def adjudicate(
         _list_disagreements(bundle, adj.template_csv(disagreements, list(join.coders), current), output, by)
         if not quiet:
             decided = sum(unit in current for unit in disagreements)
-            say(f"{len(disagreements)} disagreements, {decided} decided. Fill in code and note, then run: "
-                f"irr-audit adjudicate {shell_path(bundle)} --decisions FILE.csv --by NAME")
+            say(
+                f"{len(disagreements)} disagreements, {decided} decided. Fill in code and note, then run: "
+                f"irr-audit adjudicate {shell_path(bundle)} --decisions FILE.csv --by NAME"
+            )
         return
     if output is not None:
-        raise UsageError("--output is for the list of disagreements, not with --decisions.",
-                         hint="leave out --output.", code="usage-adjudicate")
+        raise UsageError(
+            "--output is for the list of disagreements, not with --decisions.",
+            hint="leave out --output.",
+            code="usage-adjudicate",
+        )
     if by is None or not by.strip():
         raise UsageError(
             "adjudicate --decisions needs --by: who decided.",
@@ -264,8 +290,14 @@ def adjudicate(
         return
     now = datetime.now(timezone.utc)
     record = adj.build_record(
-        bundle_name=manifest["name"], manifest_sha256=manifest_sha256, by=by.strip(), created=now,
-        source_name=decisions.name, source_sha256=sha256_hex(data), decisions=new, disagreements=disagreements,
+        bundle_name=manifest["name"],
+        manifest_sha256=manifest_sha256,
+        by=by.strip(),
+        created=now,
+        source_name=decisions.name,
+        source_sha256=sha256_hex(data),
+        decisions=new,
+        disagreements=disagreements,
     )
     from irr_audit.anchor import append_digest, digest_line, sha256_digest
 
@@ -280,8 +312,10 @@ def adjudicate(
         if listed is not None:
             say(f"anchored: {digests} line {listed} lists {digest} for {listed_as}; commit it")
         decided = len(set(current) | {decision.comment_id for decision in new})
-        say(f"recorded {len(new)} decisions by {by.strip()}; {decided} of {len(disagreements)} "
-                   "disagreements decided. The independent statistics are unchanged.")
+        say(
+            f"recorded {len(new)} decisions by {by.strip()}; {decided} of {len(disagreements)} "
+            "disagreements decided. The independent statistics are unchanged."
+        )
 
 
 def _signature(data: bytes, key: Path | None) -> bytes | None:
@@ -297,16 +331,20 @@ def _list_disagreements(bundle: Path, text: str, output: Path | None, by: str | 
     from irr_audit.outputs import write_text_atomic
 
     if by is not None:
-        raise UsageError("--by names who decided; it goes with --decisions FILE.",
-                         hint=f"irr-audit adjudicate {shell_path(bundle)} --decisions FILE.csv --by NAME",
-                         code="usage-adjudicate")
+        raise UsageError(
+            "--by names who decided; it goes with --decisions FILE.",
+            hint=f"irr-audit adjudicate {shell_path(bundle)} --decisions FILE.csv --by NAME",
+            code="usage-adjudicate",
+        )
     if output is None:
         typer.echo(text, nl=False)
         return
     if resolved(output).is_relative_to(resolved(bundle)):
-        raise UsageError(f"--output {output} is inside the bundle {bundle}.",
-                         hint="write the list elsewhere; a bundle only gains adjudication records.",
-                         code="usage-adjudicate")
+        raise UsageError(
+            f"--output {output} is inside the bundle {bundle}.",
+            hint="write the list elsewhere; a bundle only gains adjudication records.",
+            code="usage-adjudicate",
+        )
     write_text_atomic(output, text)
 
 
@@ -319,10 +357,14 @@ def _read_decisions_file(path: Path) -> tuple[str, bytes]:
     except LimitError:
         raise
     except IrrAuditError as error:  # missing, a folder, a pipe, a device
-        raise UsageError(error.message, hint="pass the CSV you filled in with --decisions FILE.csv.",
-                         code="adjudication-decisions") from None
+        raise UsageError(
+            error.message, hint="pass the CSV you filled in with --decisions FILE.csv.", code="adjudication-decisions"
+        ) from None
     try:
         return data.decode("utf-8-sig"), data
     except UnicodeDecodeError as exc:
-        raise UsageError(f"decisions file {path} is not UTF-8 (byte {exc.start}).",
-                         hint="save it as CSV UTF-8.", code="adjudication-decisions") from None
+        raise UsageError(
+            f"decisions file {path} is not UTF-8 (byte {exc.start}).",
+            hint="save it as CSV UTF-8.",
+            code="adjudication-decisions",
+        ) from None

@@ -28,12 +28,8 @@ rules_app = typer.Typer(
 )
 app.add_typer(rules_app, name="rules")
 
-RulesDir = Annotated[
-    Path, typer.Argument(metavar="RULES_DIR", help="The folder holding <rule>/v<version>.yaml files.")
-]
-LockOption = Annotated[
-    Path | None, typer.Option("--lock", help="The lock file (default RULES_DIR/rules.lock).")
-]
+RulesDir = Annotated[Path, typer.Argument(metavar="RULES_DIR", help="The folder holding <rule>/v<version>.yaml files.")]
+LockOption = Annotated[Path | None, typer.Option("--lock", help="The lock file (default RULES_DIR/rules.lock).")]
 
 
 @rules_app.command("check")
@@ -42,24 +38,31 @@ def check(
     rules_dir: RulesDir = Path("rules"),
     base: Annotated[
         str | None,
-        typer.Option("--base", help="Git ref holding the released versions, e.g. origin/main in a pull "
-                     "request. Without it the lock file is used."),
+        typer.Option(
+            "--base",
+            help="Git ref holding the released versions, e.g. origin/main in a pull "
+            "request. Without it the lock file is used.",
+        ),
     ] = None,
     audits: Annotated[
         Path | None, typer.Option("--audits", help="Folder of audit bundles (irr-audit freeze --into).")
     ] = None,
     lock: LockOption = None,
     min_kappa: Annotated[
-        float | None, typer.Option("--min-kappa", help="Fail when the newest validation audit's kappa "
-                                   "is below this (needs --audits).")
+        float | None,
+        typer.Option(
+            "--min-kappa", help="Fail when the newest validation audit's kappa is below this (needs --audits)."
+        ),
     ] = None,
     min_alpha: Annotated[
-        float | None, typer.Option("--min-alpha", help="Fail when the newest validation audit's "
-                                   "Krippendorff's alpha is below this (needs --audits).")
+        float | None,
+        typer.Option(
+            "--min-alpha",
+            help="Fail when the newest validation audit's Krippendorff's alpha is below this (needs --audits).",
+        ),
     ] = None,
     use_ci_lower: Annotated[
-        bool, typer.Option("--use-ci-lower", help="Apply the gates to the lower end of the confidence "
-                           "interval.")
+        bool, typer.Option("--use-ci-lower", help="Apply the gates to the lower end of the confidence interval.")
     ] = False,
 ) -> None:
     """Check rule revisions (read-only; exit 1 with one line per problem).
@@ -97,16 +100,24 @@ def gates_from_options(
 
     for option, value in (("--min-kappa", min_kappa), ("--min-alpha", min_alpha)):
         if value is not None and not (math.isfinite(value) and -1 <= value <= 1):
-            raise UsageError(f"{option} {value:g} is outside -1 to 1, where kappa and alpha live.",
-                             hint=f"pass a threshold such as {option} 0.667.", code="usage-gate")
+            raise UsageError(
+                f"{option} {value:g} is outside -1 to 1, where kappa and alpha live.",
+                hint=f"pass a threshold such as {option} 0.667.",
+                code="usage-gate",
+            )
     gates = Gates(min_kappa=min_kappa, min_alpha=min_alpha, use_ci_lower=use_ci_lower)
     if use_ci_lower and not gates.active:
-        raise UsageError("--use-ci-lower changes how a gate is applied, and no gate was given.",
-                         hint="add --min-kappa X or --min-alpha X.", code="usage-gate")
+        raise UsageError(
+            "--use-ci-lower changes how a gate is applied, and no gate was given.",
+            hint="add --min-kappa X or --min-alpha X.",
+            code="usage-gate",
+        )
     if gates.active and audits is None:
-        raise UsageError("a score gate needs the audit bundles to read the scores from.",
-                         hint="add --audits DIR (the folder given to irr-audit freeze --into).",
-                         code="usage-gate")
+        raise UsageError(
+            "a score gate needs the audit bundles to read the scores from.",
+            hint="add --audits DIR (the folder given to irr-audit freeze --into).",
+            code="usage-gate",
+        )
     return gates
 
 
@@ -130,13 +141,17 @@ def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None) -> None:
     if not result.clean:
         for problem in result.problems:
             say(problem.render(), err=False)
-        say(f"rules lock: {label_of(lock_path)} not written: a version is locked only once "
-                   f"`irr-audit rules check` passes; fix the {len(result.problems)} problem(s) above.")
+        say(
+            f"rules lock: {label_of(lock_path)} not written: a version is locked only once "
+            f"`irr-audit rules check` passes; fix the {len(result.problems)} problem(s) above."
+        )
         raise typer.Exit(1)
     entries = lock_entries(current)
     newly = [entry for entry in entries if existing is None or entry.file not in existing.digests]
-    versions = f"{len(entries)} version{'s' if len(entries) != 1 else ''} of " \
-               f"{len({e.rule for e in entries})} rule{'s' if len({e.rule for e in entries}) != 1 else ''}"
+    versions = (
+        f"{len(entries)} version{'s' if len(entries) != 1 else ''} of "
+        f"{len({e.rule for e in entries})} rule{'s' if len({e.rule for e in entries}) != 1 else ''}"
+    )
     if not write_lock(lock_path, render_lock(entries)):
         say(f"rules lock: {label_of(lock_path)} is up to date ({versions}).")
         return

@@ -39,8 +39,12 @@ def sample(
         SheetFormat, typer.Option("--sheet-format", help="csv, or xlsx with a code list in the sheet.")
     ] = SheetFormat.CSV,
     force: Annotated[
-        bool, typer.Option("--force", help="Replace an --out folder holding files this sample would not write "
-                           "identically (filled sheets too; they are deleted).")
+        bool,
+        typer.Option(
+            "--force",
+            help="Replace an --out folder holding files this sample would not write "
+            "identically (filled sheets too; they are deleted).",
+        ),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
     limit: LimitOption = None,
@@ -63,7 +67,10 @@ def sample(
     inputs = [dataset, rule, *([run_record] if run_record else [])]
     check_outputs(inputs, "--out", folders=[out])
     request = SampleRequest(
-        coders=tuple(parse_coders(coders)), size=size, seed=seed, shuffle=shuffle,
+        coders=tuple(parse_coders(coders)),
+        size=size,
+        seed=seed,
+        shuffle=shuffle,
         sheet_format=sampling.SheetFormat(sheet_format.value),
     )
     limits = parse_limit_options(limit)

@@ -210,7 +210,7 @@ def _not_an_array_hint(document: Any) -> str:
         return "this looks like the run record (OUTPUT): pass it with --run-record, and the dataset as DATASET."
     if isinstance(document, dict) and "commentId" in document:
         return "a file with one item per line is JSON Lines: name it .jsonl, or wrap the items in [ ]."
-    return "pass the collector's dataset file: [ {\"commentId\": ..., \"body\": ...}, ... ]."
+    return 'pass the collector\'s dataset file: [ {"commentId": ..., "body": ...}, ... ].'
 
 
 def _json_lines_items(text: str, name: str, limits: Limits) -> list[Item]:
@@ -265,14 +265,16 @@ def _csv_items(text: str, name: str) -> list[Item]:
             )
         _check_line_breaks(record, first_line, row, header, columns, name)
         # CSV cannot tell null from "": an empty cell is absent.
-        fields = {field: (record[at] if at < len(record) and record[at] != "" else None)
-                  for field, at in columns.items()}
+        fields = {
+            field: (record[at] if at < len(record) and record[at] != "" else None) for field, at in columns.items()
+        }
         items.append(Item(position=row, **_with_id(fields)))
     return items
 
 
-def _check_line_breaks(record: list[str], first_line: int, row: int, header: list[str], columns: dict[str, int],
-                       name: str) -> None:
+def _check_line_breaks(
+    record: list[str], first_line: int, row: int, header: list[str], columns: dict[str, int], name: str
+) -> None:
     """No item may vanish into another's value through a quote left open: a value over
     several lines is refused in a field that never holds a line break, and in a text
     field (body, statusReason) when a line it swallowed has the shape of an item."""
@@ -284,8 +286,7 @@ def _check_line_breaks(record: list[str], first_line: int, row: int, header: lis
         if not breaks:
             continue
         swallowed = LINE_BREAK.split(cell)[1:]
-        shaped = [(line + after, text) for after, text in enumerate(swallowed, start=1)
-                  if shape.match(text)]
+        shaped = [(line + after, text) for after, text in enumerate(swallowed, start=1) if shape.match(text)]
         if at not in text_columns or shaped:
             looks = f"; line {shaped[0][0]}, {quoted(shaped[0][1])}, has the shape of an item" if shaped else ""
             raise IrrAuditError(

@@ -54,8 +54,10 @@ def pattern_counts(join: JoinResult) -> pd.DataFrame:
 def counts_csv_text(join: JoinResult) -> str:
     """counts.csv: coder names and codes neutralised as in every CSV irr-audit writes (read_counts
     undoes it exactly), one column per coder, then units."""
-    refuse_column_collisions([*((sheet.coder, f"the coder of sheet {sheet.name}") for sheet in join.sheets),
-                              (UNITS, "the units column")], "counts.csv")
+    refuse_column_collisions(
+        [*((sheet.coder, f"the coder of sheet {sheet.name}") for sheet in join.sheets), (UNITS, "the units column")],
+        "counts.csv",
+    )
     return frame_csv_text(pattern_counts(join))
 
 
@@ -88,8 +90,14 @@ def read_counts(paths: list[Path], rule: Rule) -> Counts:
     _check_total(units, paths)
     codes = np.column_stack([_category_indices(merged[coder], rule) for coder in coders])
     sources = tuple(
-        {"name": path.name, "coder": None, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-         "size": path.stat().st_size, "rows": len(frame), "empty_rows": 0}
+        {
+            "name": path.name,
+            "coder": None,
+            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "size": path.stat().st_size,
+            "rows": len(frame),
+            "empty_rows": 0,
+        }
         for path, frame in zip(paths, frames)
     )
     return Counts(coders, codes, units, sources)

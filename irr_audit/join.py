@@ -42,8 +42,11 @@ REASONS = tuple(Reason)  # a log entry's reason is stored as its index in this t
 REASON_INDEX = {reason: index for index, reason in enumerate(REASONS)}
 REASON_VALUES = np.array([reason.value for reason in REASONS], dtype=object)
 CELL_REASON = np.full(len(STATUSES), -1, dtype=np.int8)  # a kept row's status -> its log reason
-for _status, _reason in ((CodeStatus.UNKNOWN, Reason.UNKNOWN), (CodeStatus.BLANK, Reason.BLANK),
-                         (CodeStatus.INVALID, Reason.INVALID)):
+for _status, _reason in (
+    (CodeStatus.UNKNOWN, Reason.UNKNOWN),
+    (CodeStatus.BLANK, Reason.BLANK),
+    (CodeStatus.INVALID, Reason.INVALID),
+):
     CELL_REASON[STATUS_INDEX[_status]] = REASON_INDEX[_reason]
 RESERVED_COLUMNS = ("comment_id", "fully_coded")
 NOT_IN_SAMPLE = "comment id is not in the sample's ledger"
@@ -75,8 +78,14 @@ class LogEntries:
         return len(self.reason)
 
 
-def _entries(sheet: int, position: np.ndarray, unit: np.ndarray, reason: int | np.ndarray,
-             ref: np.ndarray | None = None, status: np.ndarray | None = None) -> LogEntries:
+def _entries(
+    sheet: int,
+    position: np.ndarray,
+    unit: np.ndarray,
+    reason: int | np.ndarray,
+    ref: np.ndarray | None = None,
+    status: np.ndarray | None = None,
+) -> LogEntries:
     size = len(position)
     return LogEntries(
         sheet=np.full(size, sheet, dtype=np.int32),
@@ -142,8 +151,11 @@ class JoinResult:
         width = len(REASONS)
         counts = np.bincount(self.entries.sheet * width + self.entries.reason, minlength=len(self.sheets) * width)
         return {
-            coder: {reason.value: int(counts[column * width + index]) for index, reason in enumerate(REASONS)
-                    if counts[column * width + index]}
+            coder: {
+                reason.value: int(counts[column * width + index])
+                for index, reason in enumerate(REASONS)
+                if counts[column * width + index]
+            }
             for column, coder in enumerate(self.coders)
         }
 
@@ -189,8 +201,7 @@ class JoinResult:
     def summary_line(self) -> str:
         total, fully = len(self.units), int(self.fully_coded.sum())
         line = (
-            f"{total} units from {len(self.coders)} coders: "
-            f"{fully} fully coded, {total - fully} in the missingness log"
+            f"{total} units from {len(self.coders)} coders: {fully} fully coded, {total - fully} in the missingness log"
         )
         reasons = count_phrase(self.log_counts())
         return line + (f" ({reasons})." if reasons else ".")
@@ -205,9 +216,7 @@ def across_columns(matrix: np.ndarray, test: Callable[[np.ndarray], np.ndarray],
     return result
 
 
-def join_sheets(
-    sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule, sample_ids: list[str] | None = None
-) -> JoinResult:
+def join_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule, sample_ids: list[str] | None = None) -> JoinResult:
     """Join two or more sheets under ``rule``. Pure.
 
     With ``sample_ids`` (the ledger of `irr-audit sample`) the units are exactly
@@ -230,8 +239,9 @@ def join_sheets(
         status = np.full((n_units, n_sheets), ABSENT, dtype=np.int8, order="F")
         parts, cell_rows = [], []
         for column, (row_status, row_category) in enumerate(classified):
-            entries, cells = _place_sheet(column, units_of[column], trimmed[column], row_status, row_category,
-                                          len(rule.categories), codes, status)
+            entries, cells = _place_sheet(
+                column, units_of[column], trimmed[column], row_status, row_category, len(rule.categories), codes, status
+            )
             parts.append(entries)
             cell_rows.append(cells)
             absent = np.flatnonzero(status[:, column] == ABSENT)
@@ -250,8 +260,9 @@ def join_sheets(
     )
 
 
-def _units(trimmed: list[pa.Array], sample_ids: list[str] | None
-           ) -> tuple[int, list[np.ndarray], Callable[[], pa.Array]]:
+def _units(
+    trimmed: list[pa.Array], sample_ids: list[str] | None
+) -> tuple[int, list[np.ndarray], Callable[[], pa.Array]]:
     """How many units there are, each sheet's rows as unit indices (-1: no id, or
     outside the sample), and a function that makes the units' ids (in order of first
     appearance, or the sample's), to run while the sheets are placed."""
@@ -267,13 +278,14 @@ def _units(trimmed: list[pa.Array], sample_ids: list[str] | None
 
     def unit_ids() -> pa.Array:
         units = _first_values(trimmed, first_indices) if packed else dictionary
-        return pa.concat_arrays([units[:blank], units[blank + 1:]]) if blank >= 0 else units
+        return pa.concat_arrays([units[:blank], units[blank + 1 :]]) if blank >= 0 else units
 
     return len(dictionary) - (blank >= 0), indices, unit_ids
 
 
-def match_ids(trimmed: list[pa.Array], packings: list[ColumnPacking | None] | None = None
-              ) -> tuple[bool, list[np.ndarray], pa.Array]:
+def match_ids(
+    trimmed: list[pa.Array], packings: list[ColumnPacking | None] | None = None
+) -> tuple[bool, list[np.ndarray], pa.Array]:
     """Every sheet's ids as indices into one dictionary of the distinct ids (the empty
     one included), in order of first appearance; and whether the ids were packed into
     integers (the dictionary then holds the packed keys, 0 for the empty id).
@@ -358,9 +370,16 @@ def _classify(raw_codes: pa.Array, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
     return status[rows], category[rows]
 
 
-def _place_sheet(column: int, unit: np.ndarray, ids: pa.Array, row_status: np.ndarray, row_category: np.ndarray,
-                 n_categories: int, codes: np.ndarray, status: np.ndarray
-                 ) -> tuple[LogEntries, tuple[np.ndarray, np.ndarray | None]]:
+def _place_sheet(
+    column: int,
+    unit: np.ndarray,
+    ids: pa.Array,
+    row_status: np.ndarray,
+    row_category: np.ndarray,
+    n_categories: int,
+    codes: np.ndarray,
+    status: np.ndarray,
+) -> tuple[LogEntries, tuple[np.ndarray, np.ndarray | None]]:
     """Put one sheet's rows into the cells of its column; return its row-level log
     entries and its cell rows (the units that got a cell, and the row behind each, None
     when unit i is row i). ``row_category`` is -1 wherever ``row_status`` is not valid."""
@@ -387,8 +406,9 @@ def _place_sheet(column: int, unit: np.ndarray, ids: pa.Array, row_status: np.nd
         status[:, column][unit[conflicts]] = CONFLICT
     parts = [
         _entries(column, missing_id, np.full(len(missing_id), -1), REASON_INDEX[Reason.MISSING_ID]),
-        _entries(column, outside, np.full(len(outside), -1), REASON_INDEX[Reason.NOT_IN_SAMPLE],
-                 status=row_status[outside]),
+        _entries(
+            column, outside, np.full(len(outside), -1), REASON_INDEX[Reason.NOT_IN_SAMPLE], status=row_status[outside]
+        ),
         _entries(column, duplicates, unit[duplicates], REASON_INDEX[Reason.DUPLICATE], ref=duplicate_of),
         _entries(column, conflicts, unit[conflicts], REASON_INDEX[Reason.CONFLICT]),
         _entries(column, logged, unit[logged], CELL_REASON[row_status[logged]]),
@@ -399,8 +419,13 @@ def _place_sheet(column: int, unit: np.ndarray, ids: pa.Array, row_status: np.nd
     return in_row_order, (cell_units, cell_rows)
 
 
-def _place_distinct(unit: np.ndarray, row_status: np.ndarray, row_category: np.ndarray,
-                    codes_column: np.ndarray, status_column: np.ndarray) -> bool:
+def _place_distinct(
+    unit: np.ndarray,
+    row_status: np.ndarray,
+    row_category: np.ndarray,
+    codes_column: np.ndarray,
+    status_column: np.ndarray,
+) -> bool:
     """Make each row its unit's cell when every row has a unit of its own (the usual
     sheet). False, with nothing placed, when some row has no unit or a unit repeats.
     A repeat is seen without counting rows per unit: the column, absent everywhere
@@ -415,8 +440,9 @@ def _place_distinct(unit: np.ndarray, row_status: np.ndarray, row_category: np.n
     return True
 
 
-def _repeats(inside: np.ndarray, unit: np.ndarray, row_status: np.ndarray, row_category: np.ndarray,
-             n_categories: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _repeats(
+    inside: np.ndarray, unit: np.ndarray, row_status: np.ndarray, row_category: np.ndarray, n_categories: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rows of ids that appear more than once in a sheet: the same code again is a
     duplicate (the first row is used), different codes are a conflict (no row is used).
 
@@ -540,8 +566,15 @@ def _sheet_log(join: JoinResult, column: int) -> pd.DataFrame:
     )
 
 
-def _details(join: JoinResult, sheet: Sheet, reason: np.ndarray, position: np.ndarray, unit: np.ndarray,
-             ref: np.ndarray, own_status: np.ndarray) -> np.ndarray:
+def _details(
+    join: JoinResult,
+    sheet: Sheet,
+    reason: np.ndarray,
+    position: np.ndarray,
+    unit: np.ndarray,
+    ref: np.ndarray,
+    own_status: np.ndarray,
+) -> np.ndarray:
     """Each log row's detail: a fixed text per reason, and the rows behind duplicates and conflicts."""
     rule = join.rule
     fixed = {
@@ -552,17 +585,21 @@ def _details(join: JoinResult, sheet: Sheet, reason: np.ndarray, position: np.nd
     }
     details = np.array([fixed.get(kind, "") for kind in REASONS], dtype=object)[reason]
     duplicates = np.flatnonzero(reason == REASON_INDEX[Reason.DUPLICATE])
-    details[duplicates] = [f"repeats row {row} with the same code; that row is used"
-                           for row in sheet.rows[ref[duplicates]].tolist()]
+    details[duplicates] = [
+        f"repeats row {row} with the same code; that row is used" for row in sheet.rows[ref[duplicates]].tolist()
+    ]
     conflicts = np.flatnonzero(reason == REASON_INDEX[Reason.CONFLICT])
     if len(conflicts):
         listed = _rows_by_unit(unit[conflicts], sheet.rows[position[conflicts]])
-        details[conflicts] = [f"comment id is in rows {listed[conflict_unit]} of this sheet with different codes"
-                              for conflict_unit in unit[conflicts].tolist()]
+        details[conflicts] = [
+            f"comment id is in rows {listed[conflict_unit]} of this sheet with different codes"
+            for conflict_unit in unit[conflicts].tolist()
+        ]
     outside = np.flatnonzero(reason == REASON_INDEX[Reason.NOT_IN_SAMPLE])
-    details[outside] = [NOT_IN_SAMPLE + ("" if STATUSES[status] is CodeStatus.VALID
-                                         else f" (also {STATUSES[status].value})")
-                        for status in own_status[outside].tolist()]
+    details[outside] = [
+        NOT_IN_SAMPLE + ("" if STATUSES[status] is CodeStatus.VALID else f" (also {STATUSES[status].value})")
+        for status in own_status[outside].tolist()
+    ]
     return details
 
 
@@ -571,5 +608,7 @@ def _rows_by_unit(units: np.ndarray, rows: np.ndarray) -> dict[int, str]:
     order = np.lexsort((rows, units))
     grouped, sorted_rows = units[order], rows[order]
     starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
-    return {int(grouped[start]): ", ".join(map(str, part.tolist()))
-            for start, part in zip(starts, np.split(sorted_rows, starts[1:]))}
+    return {
+        int(grouped[start]): ", ".join(map(str, part.tolist()))
+        for start, part in zip(starts, np.split(sorted_rows, starts[1:]))
+    }

@@ -54,24 +54,40 @@ RULE_COPY = "rule.yaml"
 JOIN_FILES = (JOINED, LOG, LOG_JSONL, COUNTS, RULE_COPY, SUMMARY)
 
 
-def write_join_dir(result: JoinResult, rule_bytes: bytes, out: Path, columns: ColumnChoice,
-                   sample: Path | None = None, sample_ids: list[str] | None = None,
-                   sample_report: dict[str, Any] | None = None, *, force: bool = False,
-                   inputs: Sequence[Path] = ()) -> list[Path]:
+def write_join_dir(
+    result: JoinResult,
+    rule_bytes: bytes,
+    out: Path,
+    columns: ColumnChoice,
+    sample: Path | None = None,
+    sample_ids: list[str] | None = None,
+    sample_report: dict[str, Any] | None = None,
+    *,
+    force: bool = False,
+    inputs: Sequence[Path] = (),
+) -> list[Path]:
     """Write the join's outputs as the whole of folder ``out``; returns the paths written.
     A join restricted to a sample (`join --sample`) records the sample's ids, so `score DIR`
     joins the same units. ``inputs`` are the other files the command read (the rule);
     the sheets and the sample folder are known from the result."""
     refuse_unsafe_outputs(files_read([*inputs, *(sheet.path for sheet in result.sheets), sample]), folders=[out])
     check_join_out(out, force)
-    refuse_column_collisions([("comment_id", "the id column"),
-                              *((sheet.coder, f"the coder of sheet {sheet.name}") for sheet in result.sheets),
-                              ("fully_coded", "the fully_coded column")], JOINED)
+    refuse_column_collisions(
+        [
+            ("comment_id", "the id column"),
+            *((sheet.coder, f"the coder of sheet {sheet.name}") for sheet in result.sheets),
+            ("fully_coded", "the fully_coded column"),
+        ],
+        JOINED,
+    )
     counts = counts_csv_text(result)  # checks its columns too: before any file is written
     summary = join_summary(result, out, columns)
     if sample_ids is not None:
-        summary["sample"] = {"folder": str(resolved(sample)) if sample else None, "ids": list(sample_ids),
-                             "report": sample_report or {}}
+        summary["sample"] = {
+            "folder": str(resolved(sample)) if sample else None,
+            "ids": list(sample_ids),
+            "report": sample_report or {},
+        }
 
     def files() -> Iterator[tuple[str, bytes]]:  # one at a time: a million units' joined.csv is large
         yield JOINED, frame_csv_text(result.joined_frame()).encode("utf-8")
@@ -135,8 +151,7 @@ def join_summary(result: JoinResult, out: Path, columns: ColumnChoice) -> dict[s
         "rule": {"id": rule.id, "version": rule.version, "scale": rule.scale.value, "digest": rule.digest},
         "coders": list(result.coders),
         "sheets": [_sheet_record(sheet, out) for sheet in result.sheets],
-        "columns": {"id_column": columns.id_column, "code_column": columns.code_column,
-                    "worksheet": columns.worksheet},
+        "columns": {"id_column": columns.id_column, "code_column": columns.code_column, "worksheet": columns.worksheet},
         **result.summary(),
         "summary": result.summary_line(),
         "warnings": list(result.warnings),
@@ -188,8 +203,9 @@ def check_one_run(folder: Path, summary: Any) -> None:
             hint=f"run irr-audit join again with --out {folder}; it replaces the folder as a whole.",
             code="joindir-no-run-record",
         )
-    unlisted = [Mismatch(name, "is not in the run record") for name in JOIN_FILES
-                if name != SUMMARY and name not in files]
+    unlisted = [
+        Mismatch(name, "is not in the run record") for name in JOIN_FILES if name != SUMMARY and name not in files
+    ]
     mismatches = unlisted + run_mismatches(folder, files)
     if mismatches:
         first, more = mismatches[0], len(mismatches) - 1
@@ -225,8 +241,8 @@ def _sheet_records(records: Any) -> list[dict[str, str]]:
     """The summary's sheet records, each with the text fields _reread uses (TypeError if not)."""
     fields = ("name", "path", "relative_path", "sha256")
     if not isinstance(records, list) or not all(
-            isinstance(record, dict) and all(isinstance(record.get(field), str) for field in fields)
-            for record in records):
+        isinstance(record, dict) and all(isinstance(record.get(field), str) for field in fields) for record in records
+    ):
         raise TypeError("a sheet record lacks its name, paths or sha256")
     return records
 

@@ -127,8 +127,9 @@ def _limit_value(name: str, text: str) -> int:
 OWN_FILE = "irr-audit writes this file, never this large or deep: it was altered. Restore it from a copy."
 
 
-def limit_error(name: str, limits: Limits, subject: str, found: str, why: str = "",
-                own_file: bool = False) -> LimitError:
+def limit_error(
+    name: str, limits: Limits, subject: str, found: str, why: str = "", own_file: bool = False
+) -> LimitError:
     """The one message for an exceeded limit: the file, what it holds, the limit, how to raise it
     (or, for a file irr-audit wrote, that it was altered)."""
     value = getattr(limits, name)
@@ -175,8 +176,14 @@ def check_name(path: Path, subject: str) -> None:
             ) from None
 
 
-def read_bounded(path: Path, subject: str, limits: Limits = DEFAULT_LIMITS, limit_name: str = "file_bytes",
-                 code: str = "input", missing_hint: str = "check the path.") -> bytes:
+def read_bounded(
+    path: Path,
+    subject: str,
+    limits: Limits = DEFAULT_LIMITS,
+    limit_name: str = "file_bytes",
+    code: str = "input",
+    missing_hint: str = "check the path.",
+) -> bytes:
     """The bytes of the regular file ``path``, within a size limit.
 
     The file is opened once, without following it blindly: a named pipe (which would
@@ -193,8 +200,11 @@ def read_bounded(path: Path, subject: str, limits: Limits = DEFAULT_LIMITS, limi
     try:
         status = os.fstat(handle)
         if not stat.S_ISREG(status.st_mode):
-            raise IrrAuditError(f"{subject} is {_kind_of(status.st_mode)}, not a file.",
-                                hint="pass a regular file.", code=f"{code}-not-a-file")
+            raise IrrAuditError(
+                f"{subject} is {_kind_of(status.st_mode)}, not a file.",
+                hint="pass a regular file.",
+                code=f"{code}-not-a-file",
+            )
         if status.st_size > limit:
             raise limit_error(limit_name, limits, subject, f"is {status.st_size:,} bytes")
         with os.fdopen(handle, "rb", closefd=False) as stream:
@@ -209,8 +219,13 @@ def read_bounded(path: Path, subject: str, limits: Limits = DEFAULT_LIMITS, limi
 
 
 def _kind_of(mode: int) -> str:
-    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a device"),
-             (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+    kinds = (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
     return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
@@ -219,10 +234,15 @@ def _unreadable(subject: str, error: OSError, code: str, missing_hint: str) -> I
         return IrrAuditError(f"{subject} does not exist.", hint=missing_hint, code=f"{code}-not-found")
     if error.errno == errno.EISDIR:
         return IrrAuditError(f"{subject} is a folder, not a file.", hint="pass a file.", code=f"{code}-not-a-file")
-    why = {errno.ELOOP: "it is a symbolic link that leads back to itself",
-           errno.ENAMETOOLONG: "its name is longer than the file system allows"}.get(error.errno, error.strerror)
-    return IrrAuditError(f"{subject} cannot be read: {why}.", hint="check the path and the file's permissions.",
-                         code=f"{code}-unreadable")
+    why = {
+        errno.ELOOP: "it is a symbolic link that leads back to itself",
+        errno.ENAMETOOLONG: "its name is longer than the file system allows",
+    }.get(error.errno, error.strerror)
+    return IrrAuditError(
+        f"{subject} cannot be read: {why}.",
+        hint="check the path and the file's permissions.",
+        code=f"{code}-unreadable",
+    )
 
 
 # --- JSON and JSON Lines ------------------------------------------------------------
@@ -230,8 +250,13 @@ def _unreadable(subject: str, error: OSError, code: str, missing_hint: str) -> I
 Hooks = dict[str, Callable[[str], Any]]
 
 
-def load_json(data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS, own_file: bool = False,
-              **hooks: Callable[[str], Any]) -> Any:
+def load_json(
+    data: bytes | str,
+    subject: str,
+    limits: Limits = DEFAULT_LIMITS,
+    own_file: bool = False,
+    **hooks: Callable[[str], Any],
+) -> Any:
     """``json.loads`` within the limits. A syntax error is json.JSONDecodeError (a
     ValueError) as from json.loads, and so are NaN and Infinity, which JSON does not
     have (pass ``parse_constant`` to accept them); a limit exceeded is LimitError.
@@ -242,13 +267,20 @@ def load_json(data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS, 
         raise limit_error("file_bytes", limits, subject, f"is {len(raw):,} bytes", own_file=own_file)
     deep = _first_too_deep(raw, limits.depth, per_line=False)
     if deep is not None:
-        raise limit_error("depth", limits, subject, f"nests deeper than {limits.depth} levels at "
-                          f"{_where(raw, deep)}", why=_DEPTH_WHY, own_file=own_file)
+        raise limit_error(
+            "depth",
+            limits,
+            subject,
+            f"nests deeper than {limits.depth} levels at {_where(raw, deep)}",
+            why=_DEPTH_WHY,
+            own_file=own_file,
+        )
     return _loads(text, subject, limits, _has_long_number(raw, limits), hooks, own_file)
 
 
-def json_lines(data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS,
-               own_file: bool = False) -> Iterator[tuple[int, str]]:
+def json_lines(
+    data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS, own_file: bool = False
+) -> Iterator[tuple[int, str]]:
     """(line number, line) of each non-blank line of a JSON Lines file, once the whole
     file is checked against the limits (line size, depth). Lines are split on "\\n"
     only: str.splitlines would also split inside a JSON string at U+2028. Decode each
@@ -257,24 +289,38 @@ def json_lines(data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS,
     deep = _first_too_deep(raw, limits.depth, per_line=True)
     if deep is not None:
         line = raw.count(b"\n", 0, deep) + 1
-        raise limit_error("depth", limits, subject, f"line {line} nests deeper than {limits.depth} levels",
-                          why=_DEPTH_WHY, own_file=own_file)
+        raise limit_error(
+            "depth",
+            limits,
+            subject,
+            f"line {line} nests deeper than {limits.depth} levels",
+            why=_DEPTH_WHY,
+            own_file=own_file,
+        )
     for number, line in enumerate(text.split("\n"), start=1):
         if len(line) > limits.line_bytes // 4 and len(line.encode("utf-8")) > limits.line_bytes:
-            raise limit_error("line_bytes", limits, subject, f"line {number} is {len(line.encode('utf-8')):,} bytes",
-                              why="A JSON Lines file holds one record per line.", own_file=own_file)
+            raise limit_error(
+                "line_bytes",
+                limits,
+                subject,
+                f"line {number} is {len(line.encode('utf-8')):,} bytes",
+                why="A JSON Lines file holds one record per line.",
+                own_file=own_file,
+            )
         if line.strip():
             yield number, line
 
 
-def load_json_line(line: str, subject: str, limits: Limits = DEFAULT_LIMITS, own_file: bool = False,
-                   **hooks: Callable[[str], Any]) -> Any:
+def load_json_line(
+    line: str, subject: str, limits: Limits = DEFAULT_LIMITS, own_file: bool = False, **hooks: Callable[[str], Any]
+) -> Any:
     """One line of a file already passed through ``json_lines`` (its depth is checked)."""
     return _loads(line, subject, limits, _has_long_number(line.encode("utf-8"), limits), hooks, own_file)
 
 
-def load_json_records(data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS,
-                      own_file: bool = False) -> list[tuple[int, Any]]:
+def load_json_records(
+    data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS, own_file: bool = False
+) -> list[tuple[int, Any]]:
     """(line number, value) of every line of a JSON Lines file; a line that is not JSON
     is an IrrAuditError naming the file and the line."""
     records = []
@@ -305,10 +351,13 @@ def _where(raw: bytes, offset: int) -> str:
     return f"line {line}, column {column}"
 
 
-def _loads(text: str, subject: str, limits: Limits, check_numbers: bool, hooks: dict[str, Any],
-           own_file: bool = False) -> Any:
-    options: dict[str, Any] = {"parse_constant": hooks.get("parse_constant") or _refuse_constant(text),
-                               "object_pairs_hook": hooks.get("object_pairs_hook")}
+def _loads(
+    text: str, subject: str, limits: Limits, check_numbers: bool, hooks: dict[str, Any], own_file: bool = False
+) -> Any:
+    options: dict[str, Any] = {
+        "parse_constant": hooks.get("parse_constant") or _refuse_constant(text),
+        "object_pairs_hook": hooks.get("object_pairs_hook"),
+    }
     if check_numbers:
         for key, convert in (("parse_int", int), ("parse_float", float)):
             options[key] = _checked_number(hooks.get(key) or convert, text, subject, limits, own_file)
@@ -324,15 +373,17 @@ def _refuse_constant(text: str) -> Callable[[str], Any]:
     return refuse
 
 
-def _checked_number(convert: Callable[[str], Any], text: str, subject: str, limits: Limits,
-                    own_file: bool) -> Callable[[str], Any]:
+def _checked_number(
+    convert: Callable[[str], Any], text: str, subject: str, limits: Limits, own_file: bool
+) -> Callable[[str], Any]:
     def checked(token: str) -> Any:
         digits = sum(character.isdigit() for character in token)
         if digits > limits.number_digits:
             at = text.find(token)
             where = f" at {_where(text.encode('utf-8'), len(text[:at].encode('utf-8')))}" if at >= 0 else ""
-            raise limit_error("number_digits", limits, subject, f"has a number of {digits:,} digits{where}",
-                              own_file=own_file)
+            raise limit_error(
+                "number_digits", limits, subject, f"has a number of {digits:,} digits{where}", own_file=own_file
+            )
         value = convert(token)
         if isinstance(value, float) and math.isinf(value):
             raise json.JSONDecodeError(f"the number {token[:20]}... is too large", text, max(text.find(token), 0))

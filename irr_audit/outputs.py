@@ -114,6 +114,7 @@ def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str
 
 def _pandas_csv(frame: pd.DataFrame, for_spreadsheets: bool) -> str:
     import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
+
     if for_spreadsheets:
         frame = frame.copy()
         frame.columns = [spreadsheet_safe(str(column)) for column in frame.columns]
@@ -122,8 +123,9 @@ def _pandas_csv(frame: pd.DataFrame, for_spreadsheets: bool) -> str:
             if isinstance(values.dtype, pd.CategoricalDtype):
                 frame[column] = values.cat.rename_categories([spreadsheet_safe(str(c)) for c in values.cat.categories])
             elif pd.api.types.is_string_dtype(values) or pd.api.types.is_object_dtype(values):
-                frame[column] = pd.Series(_neutralised(_text(values)).to_numpy(zero_copy_only=False),
-                                          index=values.index, dtype=object)
+                frame[column] = pd.Series(
+                    _neutralised(_text(values)).to_numpy(zero_copy_only=False), index=values.index, dtype=object
+                )
     # Lines ending "\r\n" make the csv module quote every field with a carriage return;
     # the fields are then written again with "\n" line ends.
     text = frame.to_csv(index=False, lineterminator="\r\n")
@@ -146,7 +148,7 @@ def _arrow_csv(frame: pd.DataFrame, for_spreadsheets: bool = False) -> str | Non
     lines = pc.binary_join_element_wise(*fields, ",")
     lines = pc.binary_join_element_wise(lines, "", "\n").cast(pa.large_string())  # each line ends with "\n"
     _, offsets, data = lines.buffers()
-    bounds = np.frombuffer(offsets, dtype=np.int64)[lines.offset: lines.offset + len(lines) + 1]
+    bounds = np.frombuffer(offsets, dtype=np.int64)[lines.offset : lines.offset + len(lines) + 1]
     return header + data.slice(int(bounds[0]), int(bounds[-1] - bounds[0])).to_pybytes().decode("utf-8")
 
 
@@ -154,6 +156,7 @@ def _csv_fields(values: pd.Series, for_spreadsheets: bool) -> pa.Array | None:
     """One column's CSV fields (text, neutralised when asked, quoted where needed)."""
     import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
     import pyarrow.compute as pc
+
     if isinstance(values.dtype, pd.CategoricalDtype):  # the few categories, not every row
         labels = _csv_fields(pd.Series(values.cat.categories, dtype=object), for_spreadsheets)
         codes = values.cat.codes.to_numpy()
@@ -201,8 +204,10 @@ def _neutralised(text: pa.Array) -> pa.Array:
 
     if not starts_with_any_byte(text, ("".join(FORMULA_TRIGGERS) + QUOTE).encode()):
         return text
-    formula = pc.and_(pc.match_substring_regex(text, "^" + FORMULA_PATTERN),
-                      pc.invert(pc.match_substring_regex(text, "^" + PLAIN_NUMBER.pattern + "$")))
+    formula = pc.and_(
+        pc.match_substring_regex(text, "^" + FORMULA_PATTERN),
+        pc.invert(pc.match_substring_regex(text, "^" + PLAIN_NUMBER.pattern + "$")),
+    )
     prefixed = pc.or_(formula, pc.starts_with(text, QUOTE))
     return pc.if_else(prefixed, pc.binary_join_element_wise(QUOTE, text, ""), text)
 
@@ -213,12 +218,17 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     folder = path.parent
     _refuse_symlink(path)
     if path.is_dir():
-        raise OutputError(f"cannot write {path}: it is a folder.", hint="give a file name, e.g. audit.html.",
-                          code="output-is-a-folder")
+        raise OutputError(
+            f"cannot write {path}: it is a folder.",
+            hint="give a file name, e.g. audit.html.",
+            code="output-is-a-folder",
+        )
     if folder.exists() and not folder.is_dir():
-        raise OutputError(f"cannot write into {folder}: it is a file, not a folder.",
-                          hint="choose an output folder that does not exist yet or is a folder.",
-                          code="output-unwritable")
+        raise OutputError(
+            f"cannot write into {folder}: it is a file, not a folder.",
+            hint="choose an output folder that does not exist yet or is a folder.",
+            code="output-unwritable",
+        )
     try:
         folder.mkdir(parents=True, exist_ok=True)
         handle, temporary = _new_temporary(folder, path.name)
@@ -319,32 +329,44 @@ def _check_output_file(path: Path, inputs: _Inputs) -> None:
     same = inputs.same_as(path)
     if same is not None:
         also = "" if str(same) == str(path) else f" ({same})"
-        raise OutputError(f"writing {path} would overwrite an input file{also}.",
-                          hint="choose another output path; irr-audit never writes the files it reads.",
-                          code="output-overwrites-input")
+        raise OutputError(
+            f"writing {path} would overwrite an input file{also}.",
+            hint="choose another output path; irr-audit never writes the files it reads.",
+            code="output-overwrites-input",
+        )
     _refuse_bundle(path, resolved(path).parent)
     _refuse_run_file(path)
     _refuse_symlink(path)
     if path.is_dir():
-        raise OutputError(f"cannot write {path}: it is a folder.", hint="give a file name, e.g. audit.html.",
-                          code="output-is-a-folder")
+        raise OutputError(
+            f"cannot write {path}: it is a folder.",
+            hint="give a file name, e.g. audit.html.",
+            code="output-is-a-folder",
+        )
     if path.exists():
         mode = path.stat().st_mode
         if not stat.S_ISREG(mode):
-            raise OutputError(f"cannot write {path}: it is not a regular file.",
-                              hint="give the name of a new or an ordinary file.", code="output-not-a-file")
+            raise OutputError(
+                f"cannot write {path}: it is not a regular file.",
+                hint="give the name of a new or an ordinary file.",
+                code="output-not-a-file",
+            )
         if not mode & stat.S_IWUSR:
-            raise OutputError(f"{path} is read-only; irr-audit does not replace a file that was made read-only.",
-                              hint="choose another file, or make it writable (chmod u+w) if it may be replaced.",
-                              code="output-read-only")
+            raise OutputError(
+                f"{path} is read-only; irr-audit does not replace a file that was made read-only.",
+                hint="choose another file, or make it writable (chmod u+w) if it may be replaced.",
+                code="output-read-only",
+            )
     _refuse_unwritable(path.parent)
 
 
 def _check_output_folder(folder: Path, inputs: _Inputs) -> None:
     if folder.exists() and not folder.is_dir():
-        raise OutputError(f"cannot write into {folder}: it is a file, not a folder.",
-                          hint="choose an output folder that does not exist yet or is a folder.",
-                          code="output-unwritable")
+        raise OutputError(
+            f"cannot write into {folder}: it is a file, not a folder.",
+            hint="choose an output folder that does not exist yet or is a folder.",
+            code="output-unwritable",
+        )
     inside = inputs.inside(folder)
     if inside is None:
         inside = next((found for entry in _entries(folder) if (found := inputs.same_as(entry)) is not None), None)
@@ -360,8 +382,7 @@ def _check_output_folder(folder: Path, inputs: _Inputs) -> None:
     working = _working_folder()
     if working is not None and working.is_relative_to(resolved(folder)):
         raise OutputError(
-            f"--out {folder} is the folder you are working in (or holds it); the output folder is replaced "
-            "as a whole.",
+            f"--out {folder} is the folder you are working in (or holds it); the output folder is replaced as a whole.",
             hint="choose another --out folder, e.g. a new folder inside this one.",
             code="output-folder-in-use",
         )
@@ -432,8 +453,7 @@ def _refuse_run_file(path: Path) -> None:
 def _refuse_symlink(path: Path) -> None:
     if path.is_symlink():
         raise OutputError(
-            f"{path} is a symbolic link (to {os.readlink(path)}); irr-audit does not write through "
-            "or replace a link.",
+            f"{path} is a symbolic link (to {os.readlink(path)}); irr-audit does not write through or replace a link.",
             hint="give the path of a real file or folder, or remove the link.",
             code="output-symlink",
         )
@@ -445,9 +465,14 @@ def _refuse_unwritable(folder: Path) -> None:
     if existing is None:
         return
     if not existing.is_dir():
-        raise OutputError(f"cannot write into {folder}: {existing} is a file, not a folder.",
-                          hint="choose an output folder that does not exist yet or is a folder.",
-                          code="output-unwritable")
+        raise OutputError(
+            f"cannot write into {folder}: {existing} is a file, not a folder.",
+            hint="choose an output folder that does not exist yet or is a folder.",
+            code="output-unwritable",
+        )
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise OutputError(f"cannot write into {folder}: {existing} is not writable (permission denied).",
-                          hint="choose an output folder you can write to.", code="output-unwritable")
+        raise OutputError(
+            f"cannot write into {folder}: {existing} is not writable (permission denied).",
+            hint="choose an output folder you can write to.",
+            code="output-unwritable",
+        )

@@ -181,28 +181,34 @@ def layout_problems(files: Sequence[RuleFile]) -> list[Problem]:
     problems: list[Problem] = []
     for file in files:
         if file.name_version is None:
-            problems.append(Problem(
-                "rule-file-name",
-                file.shown,
-                f"is not named v<version>.yaml, so it is no version of rule {file.folder!r}.",
-                "name each version of a rule v1.yaml, v2.yaml, ... inside the rule's folder.",
-            ))
+            problems.append(
+                Problem(
+                    "rule-file-name",
+                    file.shown,
+                    f"is not named v<version>.yaml, so it is no version of rule {file.folder!r}.",
+                    "name each version of a rule v1.yaml, v2.yaml, ... inside the rule's folder.",
+                )
+            )
         if file.rule is None:
             continue
         if file.rule.id != file.folder:
-            problems.append(Problem(
-                "rule-folder-mismatch",
-                file.shown,
-                f"says rule: {file.rule.id} but sits in the folder {file.folder!r}.",
-                f"move it to {file.rule.id}/{file.name}, or set rule: {file.folder}.",
-            ))
+            problems.append(
+                Problem(
+                    "rule-folder-mismatch",
+                    file.shown,
+                    f"says rule: {file.rule.id} but sits in the folder {file.folder!r}.",
+                    f"move it to {file.rule.id}/{file.name}, or set rule: {file.folder}.",
+                )
+            )
         if file.name_version is not None and file.rule.version != file.name_version:
-            problems.append(Problem(
-                "version-mismatch",
-                file.shown,
-                f"says version: {file.rule.version} but its file name says {file.name_version}.",
-                f"set version: {file.name_version}, or rename the file v{file.rule.version}.yaml.",
-            ))
+            problems.append(
+                Problem(
+                    "version-mismatch",
+                    file.shown,
+                    f"says version: {file.rule.version} but its file name says {file.name_version}.",
+                    f"set version: {file.name_version}, or rename the file v{file.rule.version}.yaml.",
+                )
+            )
     return problems
 
 
@@ -211,38 +217,38 @@ def sequence_problems(files: Sequence[RuleFile]) -> list[Problem]:
     problems: list[Problem] = []
     for folder in sorted({file.folder for file in files}):
         declared = sorted(
-            (file.version, file.shown)
-            for file in files
-            if file.folder == folder and file.version is not None
+            (file.version, file.shown) for file in files if file.folder == folder and file.version is not None
         )
         seen: dict[int, str] = {}
         expected = 1
         for version, shown in declared:
             if version in seen:
-                problems.append(Problem(
-                    "version-repeated",
-                    shown,
-                    f"repeats version {version} of rule {folder!r}, already in {seen[version]}.",
-                    "give every revision the next version number, in a file of its own.",
-                ))
+                problems.append(
+                    Problem(
+                        "version-repeated",
+                        shown,
+                        f"repeats version {version} of rule {folder!r}, already in {seen[version]}.",
+                        "give every revision the next version number, in a file of its own.",
+                    )
+                )
                 continue
             seen[version] = shown
             if version > expected:
                 missing = f"v{expected}" if version == expected + 1 else f"v{expected} to v{version - 1}"
-                problems.append(Problem(
-                    "version-skipped",
-                    shown,
-                    f"is version {version} of rule {folder!r}, but {missing} does not exist.",
-                    f"number versions without gaps: make this v{expected}.yaml with version: {expected}"
-                    + ("." if expected > 1 else ", or restore v1.yaml."),
-                ))
+                problems.append(
+                    Problem(
+                        "version-skipped",
+                        shown,
+                        f"is version {version} of rule {folder!r}, but {missing} does not exist.",
+                        f"number versions without gaps: make this v{expected}.yaml with version: {expected}"
+                        + ("." if expected > 1 else ", or restore v1.yaml."),
+                    )
+                )
             expected = version + 1
     return problems
 
 
-def released_problems(
-    files: Sequence[RuleFile], baselines: Sequence[Baseline], rules_label: str
-) -> list[Problem]:
+def released_problems(files: Sequence[RuleFile], baselines: Sequence[Baseline], rules_label: str) -> list[Problem]:
     """A released version stays byte-for-byte what was released, and stays present."""
     problems: list[Problem] = []
     by_key = {file.key: file for file in files}
@@ -251,22 +257,26 @@ def released_problems(
             shown = shown_path(rules_label, key)
             file = by_key.get(key)
             if file is None:
-                problems.append(Problem(
-                    "released-removed",
-                    shown,
-                    f"is a released version (in {baseline.source}) and has been removed.",
-                    "restore it unchanged; released versions stay readable. Retire a rule by "
-                    "adding a new version, not by deleting old ones.",
-                ))
+                problems.append(
+                    Problem(
+                        "released-removed",
+                        shown,
+                        f"is a released version (in {baseline.source}) and has been removed.",
+                        "restore it unchanged; released versions stay readable. Retire a rule by "
+                        "adding a new version, not by deleting old ones.",
+                    )
+                )
             elif file.digest != digest:
-                problems.append(Problem(
-                    "released-edited",
-                    shown,
-                    f"is a released version and differs from {baseline.source} "
-                    f"({_short(digest)} there, {_short(file.digest)} now).",
-                    f"restore it as released and put the change in a new version, "
-                    f"{next_version_name(file, files)}, with a changelog.",
-                ))
+                problems.append(
+                    Problem(
+                        "released-edited",
+                        shown,
+                        f"is a released version and differs from {baseline.source} "
+                        f"({_short(digest)} there, {_short(file.digest)} now).",
+                        f"restore it as released and put the change in a new version, "
+                        f"{next_version_name(file, files)}, with a changelog.",
+                    )
+                )
     return problems
 
 
@@ -280,7 +290,8 @@ def previous_version(file: RuleFile, files: Sequence[RuleFile]) -> RuleFile | No
     if file.rule is None:
         return None
     earlier = [
-        other for other in files
+        other
+        for other in files
         if other.folder == file.folder and other.rule is not None and other.rule.version < file.rule.version
     ]
     # Highest version first; a correctly named file wins over one that merely declares it.
@@ -298,22 +309,26 @@ def changelog_problems(file: RuleFile) -> list[Problem]:
     if isinstance(changelog, str) and changelog.strip():
         return []
     if not isinstance(changelog, Mapping) or not changelog:
-        return [Problem(
-            "changelog-missing",
-            file.shown,
-            f"is new version {rule.version} of {rule.id} and has no changelog saying what changed and why.",
-            f"add `{example}`.",
-        )]
+        return [
+            Problem(
+                "changelog-missing",
+                file.shown,
+                f"is new version {rule.version} of {rule.id} and has no changelog saying what changed and why.",
+                f"add `{example}`.",
+            )
+        ]
     missing = [key for key in ("summary", "why") if not _filled_text(changelog.get(key))]
     if not missing:
         return []
     meaning = {"summary": "what changed", "why": "why it changed"}
-    return [Problem(
-        "changelog-incomplete",
-        file.shown,
-        "has a changelog without " + " or ".join(f"{key} ({meaning[key]})" for key in missing) + ".",
-        f"add {' and '.join(f'changelog.{key}' for key in missing)} as text.",
-    )]
+    return [
+        Problem(
+            "changelog-incomplete",
+            file.shown,
+            "has a changelog without " + " or ".join(f"{key} ({meaning[key]})" for key in missing) + ".",
+            f"add {' and '.join(f'changelog.{key}' for key in missing)} as text.",
+        )
+    ]
 
 
 def code_map_problems(file: RuleFile, previous: RuleFile | None) -> list[Problem]:
@@ -329,15 +344,17 @@ def code_map_problems(file: RuleFile, previous: RuleFile | None) -> list[Problem
         if not changed:
             return []
         pairs = ", ".join(f"{json.dumps(code)}: ..." for code in old_codes)
-        return [Problem(
-            "code-map-missing",
-            file.shown,
-            f"changes the codes of {rule.id} (v{previous.rule.version} -> v{rule.version}: "
-            f"{describe_code_change(old_codes, new_codes)}) and the changelog does not say how "
-            "old codes map to new ones.",
-            f"add changelog.code_map: {{{pairs}}} mapping every v{previous.rule.version} code to a "
-            f"v{rule.version} code, or to null when it has none.",
-        )]
+        return [
+            Problem(
+                "code-map-missing",
+                file.shown,
+                f"changes the codes of {rule.id} (v{previous.rule.version} -> v{rule.version}: "
+                f"{describe_code_change(old_codes, new_codes)}) and the changelog does not say how "
+                "old codes map to new ones.",
+                f"add changelog.code_map: {{{pairs}}} mapping every v{previous.rule.version} code to a "
+                f"v{rule.version} code, or to null when it has none.",
+            )
+        ]
     return code_map_entry_problems(file, code_map, old_codes, new_codes, previous.rule.version)
 
 
@@ -345,11 +362,19 @@ def code_map_entry_problems(
     file: RuleFile, code_map: Any, old_codes: Sequence[str], new_codes: Sequence[str], old_version: int
 ) -> list[Problem]:
     version = file.rule.version if file.rule else "?"
-    fix_shape = (f"map every v{old_version} code ({', '.join(old_codes)}) to a v{version} code "
-                 f"({', '.join(new_codes)}) or to null.")
+    fix_shape = (
+        f"map every v{old_version} code ({', '.join(old_codes)}) to a v{version} code "
+        f"({', '.join(new_codes)}) or to null."
+    )
     if not isinstance(code_map, Mapping):
-        return [Problem("code-map-invalid", file.shown,
-                        "has a changelog.code_map that is not a mapping of old code to new code.", fix_shape)]
+        return [
+            Problem(
+                "code-map-invalid",
+                file.shown,
+                "has a changelog.code_map that is not a mapping of old code to new code.",
+                fix_shape,
+            )
+        ]
     old_keys = {code_key(code) for code in old_codes}
     new_keys = {code_key(code) for code in new_codes}
     mapped: set[str] = set()
@@ -357,24 +382,36 @@ def code_map_entry_problems(
     for old, new in code_map.items():
         old_text, new_text = _code_ref(old), _code_ref(new)
         if old_text is None or code_key(old_text) not in old_keys:
-            problems.append(Problem("code-map-invalid", file.shown,
-                                    f"maps {old!r} in changelog.code_map, which is no v{old_version} code.",
-                                    fix_shape))
+            problems.append(
+                Problem(
+                    "code-map-invalid",
+                    file.shown,
+                    f"maps {old!r} in changelog.code_map, which is no v{old_version} code.",
+                    fix_shape,
+                )
+            )
             continue
         mapped.add(code_key(old_text))
         if new is not None and (new_text is None or code_key(new_text) not in new_keys):
-            problems.append(Problem("code-map-invalid", file.shown,
-                                    f"maps {old_text!r} to {new!r} in changelog.code_map, which is no "
-                                    f"v{version} code.", fix_shape))
+            problems.append(
+                Problem(
+                    "code-map-invalid",
+                    file.shown,
+                    f"maps {old_text!r} to {new!r} in changelog.code_map, which is no v{version} code.",
+                    fix_shape,
+                )
+            )
     unmapped = [code for code in old_codes if code_key(code) not in mapped]
     if unmapped:
-        problems.append(Problem(
-            "code-map-incomplete",
-            file.shown,
-            f"has a changelog.code_map that does not say where v{old_version} "
-            f"code{'s' if len(unmapped) > 1 else ''} {', '.join(map(repr, unmapped))} went.",
-            fix_shape,
-        ))
+        problems.append(
+            Problem(
+                "code-map-incomplete",
+                file.shown,
+                f"has a changelog.code_map that does not say where v{old_version} "
+                f"code{'s' if len(unmapped) > 1 else ''} {', '.join(map(repr, unmapped))} went.",
+                fix_shape,
+            )
+        )
     return problems
 
 
@@ -412,12 +449,14 @@ def read_bundles(manifests: Mapping[str, bytes]) -> tuple[list[Bundle], list[Pro
         try:
             bundles.append(parse_manifest(data, shown))
         except ValueError as error:
-            problems.append(Problem(
-                "bundle-manifest-invalid",
-                shown,
-                f"is not a readable {BUNDLE_FORMAT} manifest: {error}.",
-                "run irr-audit verify on the bundle; re-freeze it if it was damaged.",
-            ))
+            problems.append(
+                Problem(
+                    "bundle-manifest-invalid",
+                    shown,
+                    f"is not a readable {BUNDLE_FORMAT} manifest: {error}.",
+                    "run irr-audit verify on the bundle; re-freeze it if it was damaged.",
+                )
+            )
     return bundles, problems
 
 
@@ -475,23 +514,27 @@ def frozen_rule_problems(bundles: Sequence[Bundle], files: Sequence[RuleFile]) -
     for bundle in bundles:
         file = by_version.get((bundle.rule_id, bundle.version))
         if file is None:
-            problems.append(Problem(
-                "bundle-rule-missing",
-                bundle.shown,
-                f"audit bundle {bundle.name!r} was frozen with {bundle.rule_id} v{bundle.version}, "
-                "which has no rule file any more.",
-                f"restore {bundle.rule_id}/v{bundle.version}.yaml from the copy frozen in the bundle.",
-            ))
+            problems.append(
+                Problem(
+                    "bundle-rule-missing",
+                    bundle.shown,
+                    f"audit bundle {bundle.name!r} was frozen with {bundle.rule_id} v{bundle.version}, "
+                    "which has no rule file any more.",
+                    f"restore {bundle.rule_id}/v{bundle.version}.yaml from the copy frozen in the bundle.",
+                )
+            )
         elif file.digest != bundle.rule_digest and (file.key, bundle.rule_digest) not in reported:
             reported.add((file.key, bundle.rule_digest))
-            problems.append(Problem(
-                "bundle-rule-edited",
-                file.shown,
-                f"differs from the version audit bundle {bundle.name!r} was frozen with "
-                f"({_short(bundle.rule_digest)} there, {_short(file.digest)} now).",
-                f"restore it from the copy frozen in the bundle and put the change in "
-                f"{next_version_name(file, files)}.",
-            ))
+            problems.append(
+                Problem(
+                    "bundle-rule-edited",
+                    file.shown,
+                    f"differs from the version audit bundle {bundle.name!r} was frozen with "
+                    f"({_short(bundle.rule_digest)} there, {_short(file.digest)} now).",
+                    f"restore it from the copy frozen in the bundle and put the change in "
+                    f"{next_version_name(file, files)}.",
+                )
+            )
     return problems
 
 
@@ -502,30 +545,32 @@ def recoding_problems(bundles: Sequence[Bundle]) -> list[Problem]:
         if bundle.recodes is not None:
             continue
         earlier = [
-            other for other in bundles
-            if other.rule_id == bundle.rule_id and other.version < bundle.version
+            other
+            for other in bundles
+            if other.rule_id == bundle.rule_id
+            and other.version < bundle.version
             and other.ids_sha256 == bundle.ids_sha256
         ]
         if not earlier:
             continue
         source = max(earlier, key=lambda other: (other.version, other.created, other.name))
-        problems.append(Problem(
-            "same-units-not-recoded",
-            bundle.shown,
-            f"audit bundle {bundle.name!r} validates {bundle.rule_id} v{bundle.version} on the same units "
-            f"as bundle {source.name!r} (v{source.version}) and is not marked as a re-coding.",
-            f"validate v{bundle.version} on a new sample, or freeze it as an explicit re-coding: "
-            f"irr-audit freeze ... --recodes {PurePosixPath(source.shown).parent}.",
-        ))
+        problems.append(
+            Problem(
+                "same-units-not-recoded",
+                bundle.shown,
+                f"audit bundle {bundle.name!r} validates {bundle.rule_id} v{bundle.version} on the same units "
+                f"as bundle {source.name!r} (v{source.version}) and is not marked as a re-coding.",
+                f"validate v{bundle.version} on a new sample, or freeze it as an explicit re-coding: "
+                f"irr-audit freeze ... --recodes {PurePosixPath(source.shown).parent}.",
+            )
+        )
     return problems
 
 
 # --- score gates --------------------------------------------------------------
 
 
-def gate_results(
-    bundles: Sequence[Bundle], files: Sequence[RuleFile], gates: Gates
-) -> tuple[list[Problem], list[str]]:
+def gate_results(bundles: Sequence[Bundle], files: Sequence[RuleFile], gates: Gates) -> tuple[list[Problem], list[str]]:
     """Gate the newest validation audit of each rule's newest version.
 
     Only the newest version is gated: the versions before it were revised, often
@@ -542,8 +587,7 @@ def gate_results(
     for rule_id, version in sorted(newest.items()):
         audits = [b for b in bundles if b.rule_id == rule_id and b.version == version]
         if not audits:
-            notes.append(f"{rule_id} v{version} has no validation audit yet; the score gates "
-                         "were not applied to it.")
+            notes.append(f"{rule_id} v{version} has no validation audit yet; the score gates were not applied to it.")
             continue
         latest = max(audits, key=lambda bundle: (bundle.created, bundle.name))
         for option, threshold, names in (
@@ -565,32 +609,44 @@ def gate_problem(
     metrics = bundle.score.get("metrics") if isinstance(bundle.score, dict) else None
     found = [name for name in names if isinstance(metrics, dict) and isinstance(metrics.get(name), dict)]
     if not found:
-        return Problem("gate-no-metric", bundle.shown,
-                       f"{subject} has no {' or '.join(names)} in its score, so {option} cannot pass.",
-                       "freeze an audit whose score reports that coefficient, or drop the gate.")
+        return Problem(
+            "gate-no-metric",
+            bundle.shown,
+            f"{subject} has no {' or '.join(names)} in its score, so {option} cannot pass.",
+            "freeze an audit whose score reports that coefficient, or drop the gate.",
+        )
     name = found[0]
     metric = metrics[name]  # type: ignore[index]
     value = metric.get("value")
     if metric.get("defined") is not True or not _finite_number(value):
         reason = metric.get("reason") or "no reason given"
-        return Problem("gate-undefined", bundle.shown,
-                       f"{subject} has {name} undefined ({reason}), which fails {option} {threshold:g}.",
-                       "an undefined coefficient shows nothing about agreement: validate on a sample "
-                       "where the coders use more than one category.")
+        return Problem(
+            "gate-undefined",
+            bundle.shown,
+            f"{subject} has {name} undefined ({reason}), which fails {option} {threshold:g}.",
+            "an undefined coefficient shows nothing about agreement: validate on a sample "
+            "where the coders use more than one category.",
+        )
     measured, what = float(value), f"{name} = {float(value):.4f}"
     if use_ci_lower:
         interval = metric.get("ci")
         if not (isinstance(interval, list) and len(interval) == 2 and _finite_number(interval[0])):
-            return Problem("gate-no-ci", bundle.shown,
-                           f"{subject} has no confidence interval for {name}, which --use-ci-lower needs.",
-                           "freeze an audit whose score reports the interval, or drop --use-ci-lower.")
+            return Problem(
+                "gate-no-ci",
+                bundle.shown,
+                f"{subject} has no confidence interval for {name}, which --use-ci-lower needs.",
+                "freeze an audit whose score reports the interval, or drop --use-ci-lower.",
+            )
         measured, what = float(interval[0]), f"the lower end of the {name} interval = {float(interval[0]):.4f}"
     if measured >= threshold:
         return None
-    return Problem("gate-below", bundle.shown,
-                   f"{subject}: {what} is below {option} {threshold:g}.",
-                   "review the disagreements, revise the rule as a new version and validate it on a "
-                   "new sample (the gate is this project's convention, not a law).")
+    return Problem(
+        "gate-below",
+        bundle.shown,
+        f"{subject}: {what} is below {option} {threshold:g}.",
+        "review the disagreements, revise the rule as a new version and validate it on a "
+        "new sample (the gate is this project's convention, not a law).",
+    )
 
 
 # --- the lock file ------------------------------------------------------------
@@ -618,9 +674,7 @@ def render_lock(entries: Sequence[LockEntry]) -> str:
     document = {
         "format": LOCK_FORMAT,
         "note": "Released rule versions. Written by `irr-audit rules lock`; do not edit by hand.",
-        "rules": [
-            {"file": e.file, "rule": e.rule, "version": e.version, "sha256": e.sha256} for e in entries
-        ],
+        "rules": [{"file": e.file, "rule": e.rule, "version": e.version, "sha256": e.sha256} for e in entries],
     }
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -634,8 +688,12 @@ def parse_lock(data: bytes, shown: str) -> Baseline:
             raise ValueError(f'no "format": "{LOCK_FORMAT}" with a "rules" list')
         digests: dict[str, str] = {}
         for position, entry in enumerate(entries):
-            if not (isinstance(entry, dict) and isinstance(entry.get("file"), str)
-                    and isinstance(entry.get("sha256"), str) and SHA256_HEX.fullmatch(entry["sha256"])):
+            if not (
+                isinstance(entry, dict)
+                and isinstance(entry.get("file"), str)
+                and isinstance(entry.get("sha256"), str)
+                and SHA256_HEX.fullmatch(entry["sha256"])
+            ):
                 raise ValueError(f"entry {position} has no file and 64-hex-digit sha256")
             digests[entry["file"]] = "sha256:" + entry["sha256"]
     except (ValueError, AttributeError, KeyError, TypeError) as error:
@@ -664,8 +722,9 @@ def render_rule_diff(old: Rule, new: Rule) -> str:
         _codes_section(old, new),
         *_code_detail_sections(old, new),
         _list_section("missing codes", old.missing_codes, new.missing_codes),
-        _list_section("aliases", [f"{a} -> {t}" for a, t in old.aliases.items()],
-                      [f"{a} -> {t}" for a, t in new.aliases.items()]),
+        _list_section(
+            "aliases", [f"{a} -> {t}" for a, t in old.aliases.items()], [f"{a} -> {t}" for a, t in new.aliases.items()]
+        ),
         *(
             _list_section(f"examples: {kind}", old.examples.get(kind, ()), new.examples.get(kind, ()))
             for kind in sorted(set(old.examples) | set(new.examples))
@@ -675,10 +734,12 @@ def render_rule_diff(old: Rule, new: Rule) -> str:
     for section in changed:
         lines += ["", *section]
     if not changed:
-        same = "the files are identical" if old.digest == new.digest else (
-            "the files differ only in formatting, comments or the changelog")
-        lines += ["", f"no change to codes, definitions, examples, scale, missing codes or aliases "
-                      f"({same})."]
+        same = (
+            "the files are identical"
+            if old.digest == new.digest
+            else ("the files differ only in formatting, comments or the changelog")
+        )
+        lines += ["", f"no change to codes, definitions, examples, scale, missing codes or aliases ({same})."]
     lines += _changelog_section(new)
     return "\n".join(lines) + "\n"
 
@@ -712,15 +773,18 @@ def _code_detail_sections(old: Rule, new: Rule) -> list[list[str]]:
     new_by_key = {code_key(code.code): code for code in new.codes}
     sections = []
     for before in old.codes:
-        after = new_by_key.get(code_key(before.code)) or new_by_key.get(code_key(renamed.get(
-            code_key(before.code), "")))
+        after = new_by_key.get(code_key(before.code)) or new_by_key.get(
+            code_key(renamed.get(code_key(before.code), ""))
+        )
         if after is None:
             continue
         title = before.code if before.code == after.code else f"{before.code} -> {after.code}"
         body = []
-        for aspect, was, now in (("label", before.label, after.label),
-                                 ("definition", before.definition, after.definition),
-                                 ("value", _number(before.value), _number(after.value))):
+        for aspect, was, now in (
+            ("label", before.label, after.label),
+            ("definition", before.definition, after.definition),
+            ("value", _number(before.value), _number(after.value)),
+        ):
             if _normalised(was) != _normalised(now):
                 body += [f"  {aspect}", *_wrapped("-", was), *_wrapped("+", now)]
         if body:
@@ -776,8 +840,9 @@ def _wrapped(marker: str, text: str | None, first: str = "") -> list[str]:
     """Text wrapped for reading, every line starting with the diff marker."""
     if text is None:
         return [f"{marker} {first}(none)"]
-    body = textwrap.wrap(" ".join(text.split()), width=88, initial_indent=first,
-                         subsequent_indent=" " * len(first)) or [first]
+    body = textwrap.wrap(
+        " ".join(text.split()), width=88, initial_indent=first, subsequent_indent=" " * len(first)
+    ) or [first]
     return [f"{marker} {line}" for line in body]
 
 
@@ -840,7 +905,7 @@ def _without_prefix(message: str, name: str) -> str:
     """The loader's messages start with the file name, which the problem line already shows."""
     for prefix in (f"{name}: ", f"{name} "):
         if message.startswith(prefix):
-            return message[len(prefix):]
+            return message[len(prefix) :]
     return message
 
 

@@ -177,9 +177,7 @@ class _RuleLoader(yaml.SafeLoader):
                     None, None, "a mapping key must be plain text or a number", key_node.start_mark
                 )
             if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
@@ -193,9 +191,7 @@ _RuleLoader.add_implicit_resolver(
     re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
     list("tTfF"),
 )
-_RuleLoader.add_constructor(
-    "tag:yaml.org,2002:map", lambda loader, node: loader.construct_mapping(node)
-)
+_RuleLoader.add_constructor("tag:yaml.org,2002:map", lambda loader, node: loader.construct_mapping(node))
 
 
 def _mark(event_or_node: Any) -> str:
@@ -245,8 +241,14 @@ def load_rule(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Rule:
             "--limit rule_bytes=N.",
             code="rule-too-large",
         )
-    data = read_bounded(rule_path, f"rule file {rule_path}", limits, "rule_bytes", code="rule",
-                        missing_hint="pass --rule rules/<rule>/v<version>.yaml.")
+    data = read_bounded(
+        rule_path,
+        f"rule file {rule_path}",
+        limits,
+        "rule_bytes",
+        code="rule",
+        missing_hint="pass --rule rules/<rule>/v<version>.yaml.",
+    )
     return parse_rule(data, str(rule_path), limits)
 
 
@@ -291,8 +293,13 @@ def _check_counts(document: dict[str, Any], name: str, limits: Limits) -> None:
     for key in ("codes", "missing_codes", "aliases"):
         entries = document.get(key)
         if isinstance(entries, (list, dict)) and len(entries) > limits.rule_codes:
-            raise limit_error("rule_codes", limits, f"{name}: key {key}", f"has {len(entries):,} entries",
-                              why="Every code is a row and a column of the agreement table.")
+            raise limit_error(
+                "rule_codes",
+                limits,
+                f"{name}: key {key}",
+                f"has {len(entries):,} entries",
+                why="Every code is a row and a column of the agreement table.",
+            )
 
 
 def _invalid(name: str, key: str, problem: str, hint: str | None = None) -> RuleError:
@@ -323,8 +330,12 @@ def _rule_id(document: dict[str, Any], name: str) -> str:
             hint="for example `rule: explicit_current_failure`.",
         )
     if len(rule_id) > MAX_RULE_ID:
-        raise _invalid(name, "rule", f"is {len(rule_id)} characters long; a rule id has at most {MAX_RULE_ID}",
-                       hint="choose a shorter id: it names the rule's folder and every audit bundle.")
+        raise _invalid(
+            name,
+            "rule",
+            f"is {len(rule_id)} characters long; a rule id has at most {MAX_RULE_ID}",
+            hint="choose a shorter id: it names the rule's folder and every audit bundle.",
+        )
     return rule_id
 
 
@@ -387,8 +398,7 @@ def _codes(document: dict[str, Any], name: str, scale: Scale) -> tuple[Code, ...
             raise _invalid(
                 name,
                 "codes",
-                f"has duplicate code {code.code!r} (same as {seen[key]!r} once case and "
-                "spacing are ignored)",
+                f"has duplicate code {code.code!r} (same as {seen[key]!r} once case and spacing are ignored)",
                 hint="every code must be distinct; merge or rename one of them.",
             )
         seen[key] = code.code
@@ -399,8 +409,7 @@ def _codes(document: dict[str, Any], name: str, scale: Scale) -> tuple[Code, ...
                     name,
                     f"codes ({code.code!r})",
                     f"has no numeric value, which the {scale.value} scale needs",
-                    hint=f"give every code a number, e.g. {{code: {code.code!r}, value: 1}}, "
-                    "or use scale: ordinal.",
+                    hint=f"give every code a number, e.g. {{code: {code.code!r}, value: 1}}, or use scale: ordinal.",
                 )
     if scale is Scale.RATIO:
         for code in codes:
@@ -431,8 +440,12 @@ def _code(entry: Any, name: str, where: str) -> Code:
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
         raise _invalid(name, f"{where}.value", f"must be a number (got {value!r})")
     if isinstance(value, float) and not math.isfinite(value):
-        raise _invalid(name, f"{where}.value", f"must be a finite number (got {value})",
-                       hint="write a number such as 1 or 2.5; .inf and .nan are no values of a code.")
+        raise _invalid(
+            name,
+            f"{where}.value",
+            f"must be a finite number (got {value})",
+            hint="write a number such as 1 or 2.5; .inf and .nan are no values of a code.",
+        )
     return Code(
         code=_code_text(entry["code"], name, f"{where}.code"),
         label=_text_or_none(entry.get("label"), name, f"{where}.label"),
@@ -464,8 +477,7 @@ def _missing_codes(document: dict[str, Any], name: str, codes: tuple[Code, ...])
                 name,
                 "missing_codes",
                 f"lists {text!r}, which is also a valid code",
-                hint="a missing code means 'cannot tell'; it cannot also be a category. "
-                "Rename one of them.",
+                hint="a missing code means 'cannot tell'; it cannot also be a category. Rename one of them.",
             )
         if code_key(text) in map(code_key, missing):
             raise _invalid(name, "missing_codes", f"lists {text!r} twice")
@@ -473,9 +485,7 @@ def _missing_codes(document: dict[str, Any], name: str, codes: tuple[Code, ...])
     return tuple(missing)
 
 
-def _aliases(
-    document: dict[str, Any], name: str, codes: tuple[Code, ...], missing: tuple[str, ...]
-) -> dict[str, str]:
+def _aliases(document: dict[str, Any], name: str, codes: tuple[Code, ...], missing: tuple[str, ...]) -> dict[str, str]:
     entries = document.get("aliases") or {}
     if not isinstance(entries, dict):
         raise _invalid(name, "aliases", "must be a mapping of alias to code, e.g. {y: 'yes'}")
@@ -494,8 +504,11 @@ def _aliases(
             )
         key = code_key(alias_text)
         if key in targets:
-            same = "" if alias_text == targets[key] else (
-                f" ({targets[key]!r} once case, spacing and Unicode width are ignored, as codes are compared)")
+            same = (
+                ""
+                if alias_text == targets[key]
+                else (f" ({targets[key]!r} once case, spacing and Unicode width are ignored, as codes are compared)")
+            )
             raise _invalid(
                 name,
                 f"aliases.{alias_text}",

@@ -76,16 +76,20 @@ def gather_check_inputs(
     if git is not None:
         return CheckInputs(current, [git, *([lock] if lock else [])], manifests, git_notes)
     if lock is not None:
-        note = (f"{reason}, so --base {base} cannot be read: comparing released versions with the "
-                f"lock file {shown_lock} instead.")
+        note = (
+            f"{reason}, so --base {base} cannot be read: comparing released versions with the "
+            f"lock file {shown_lock} instead."
+        )
     else:
         note = no_baseline_note(shown_lock, f"{reason}, so --base {base} cannot be read, and")
     return CheckInputs(current, [lock] if lock else [], manifests, [note])
 
 
 def no_baseline_note(shown_lock: str, why: str) -> str:
-    return (f"{why} there is no lock file ({shown_lock}): every version counts as new and no released "
-            "version is protected. Run `irr-audit rules lock` to record the released versions.")
+    return (
+        f"{why} there is no lock file ({shown_lock}): every version counts as new and no released "
+        "version is protected. Run `irr-audit rules lock` to record the released versions."
+    )
 
 
 # --- rule files -----------------------------------------------------------------
@@ -121,16 +125,22 @@ def read_at_most(path: Path, limit: int) -> bytes:
         with path.open("rb") as stream:
             return stream.read(limit)
     except OSError as exc:
-        raise UsageError(f"cannot read {label_of(path)}: {exc.strerror}.",
-                         hint="check the file's permissions.", code="usage-unreadable") from None
+        raise UsageError(
+            f"cannot read {label_of(path)}: {exc.strerror}.",
+            hint="check the file's permissions.",
+            code="usage-unreadable",
+        ) from None
 
 
 def _children(folder: Path) -> list[Path]:
     try:
         return list(folder.iterdir())
     except OSError as exc:
-        raise UsageError(f"cannot list {label_of(folder)}: {exc.strerror}.",
-                         hint="check the folder's permissions.", code="usage-unreadable") from None
+        raise UsageError(
+            f"cannot list {label_of(folder)}: {exc.strerror}.",
+            hint="check the folder's permissions.",
+            code="usage-unreadable",
+        ) from None
 
 
 # --- the lock file ---------------------------------------------------------------
@@ -140,8 +150,9 @@ def read_lock(lock_path: Path) -> Baseline | None:
     if not lock_path.exists():
         return None
     if not lock_path.is_file():
-        raise UsageError(f"the lock file {label_of(lock_path)} is not a file.",
-                         hint="pass --lock FILE.", code="usage-lock")
+        raise UsageError(
+            f"the lock file {label_of(lock_path)} is not a file.", hint="pass --lock FILE.", code="usage-lock"
+        )
     return parse_lock(read_at_most(lock_path, MAX_MANIFEST_BYTES), label_of(lock_path))
 
 
@@ -189,8 +200,11 @@ def git_baseline(rules_dir: Path, base: str) -> tuple[Baseline | None, str, list
     unchanged link look like an edited file.
     """
     if base.startswith("-") or not base.strip():
-        raise UsageError(f"--base {base!r} is not a git ref.",
-                         hint="pass a branch, tag or commit, e.g. --base origin/main.", code="usage-base")
+        raise UsageError(
+            f"--base {base!r} is not a git ref.",
+            hint="pass a branch, tag or commit, e.g. --base origin/main.",
+            code="usage-base",
+        )
     found = _git(["rev-parse", "--show-toplevel"], rules_dir)
     if found is None:
         return None, "git is not installed", []
@@ -198,9 +212,11 @@ def git_baseline(rules_dir: Path, base: str) -> tuple[Baseline | None, str, list
         message = _first_line(found.stderr)
         if "not a git repository" in message:
             return None, f"{label_of(rules_dir)} is not in a git repository", []
-        raise UsageError(f"git cannot read the repository of {label_of(rules_dir)}: {message}",
-                         hint="fix what git says (e.g. git config --global --add safe.directory DIR).",
-                         code="usage-git")
+        raise UsageError(
+            f"git cannot read the repository of {label_of(rules_dir)}: {message}",
+            hint="fix what git says (e.g. git config --global --add safe.directory DIR).",
+            code="usage-git",
+        )
     root = Path(os.fsdecode(found.stdout.strip()))
     commit = _resolve_commit(root, base)
     if commit is None:
@@ -211,8 +227,10 @@ def git_baseline(rules_dir: Path, base: str) -> tuple[Baseline | None, str, list
     for key, (path, mode) in _released_paths(root, commit, prefix).items():
         data = _released_bytes(root, commit, path, mode)
         if data is None:
-            notes.append(f"{path} is a symlink at {base} to a file outside the repository (or to none), so its "
-                         "released content cannot be read from git; it is checked against the lock file only.")
+            notes.append(
+                f"{path} is a symlink at {base} to a file outside the repository (or to none), so its "
+                "released content cannot be read from git; it is checked against the lock file only."
+            )
         else:
             digests[key] = sha256_digest(data)
     return Baseline(source=f"git ref {base} ({commit[:12]})", digests=digests), "", notes
@@ -237,14 +255,17 @@ def _released_paths(root: Path, commit: str, prefix: str) -> dict[str, tuple[str
     """key (<rule>/v<N>.yaml) -> (path in the repository, git mode), for each version file at ``commit``."""
     listed = _git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", prefix or "."], root)
     if listed is None or listed.returncode != 0:
-        raise UsageError(f"git could not list {prefix or '.'} at {commit[:12]}: "
-                         f"{_first_line(listed.stderr) if listed else 'git is not installed'}",
-                         hint="check the repository with git status.", code="usage-git")
+        raise UsageError(
+            f"git could not list {prefix or '.'} at {commit[:12]}: "
+            f"{_first_line(listed.stderr) if listed else 'git is not installed'}",
+            hint="check the repository with git status.",
+            code="usage-git",
+        )
     paths: dict[str, tuple[str, str]] = {}
     for raw in listed.stdout.split(b"\0"):
         entry, _, raw_path = raw.partition(b"\t")
         path = os.fsdecode(raw_path)
-        inner = PurePosixPath(path[len(prefix) + 1:] if prefix else path)
+        inner = PurePosixPath(path[len(prefix) + 1 :] if prefix else path)
         if path and len(inner.parts) == 2 and RULE_FILE_NAME.fullmatch(inner.name):
             paths[inner.as_posix()] = (path, os.fsdecode(entry.split(b" ")[0]))
     return paths
@@ -273,8 +294,11 @@ def _released_bytes(root: Path, commit: str, path: str, mode: str) -> bytes | No
 def _git_show(root: Path, commit: str, path: str) -> bytes:
     shown = _git(["show", f"{commit}:{path}"], root)
     if shown is None or shown.returncode != 0:
-        raise UsageError(f"git could not show {path} at {commit[:12]}.",
-                         hint="check the repository with git status.", code="usage-git")
+        raise UsageError(
+            f"git could not show {path} at {commit[:12]}.",
+            hint="check the repository with git status.",
+            code="usage-git",
+        )
     return shown.stdout
 
 
@@ -282,8 +306,11 @@ def _relative_posix(rules_dir: Path, root: Path) -> str:
     try:
         relative = resolved(rules_dir).relative_to(resolved(root))
     except ValueError:
-        raise UsageError(f"{label_of(rules_dir)} is not inside the git repository at {label_of(root)}.",
-                         hint="run the check from inside the repository.", code="usage-git") from None
+        raise UsageError(
+            f"{label_of(rules_dir)} is not inside the git repository at {label_of(root)}.",
+            hint="run the check from inside the repository.",
+            code="usage-git",
+        ) from None
     text = relative.as_posix()
     return "" if text == "." else text
 
@@ -303,8 +330,9 @@ def _git(arguments: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes] 
     except FileNotFoundError:
         return None
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise IrrAuditError(f"git failed in {label_of(cwd)}: {exc}.",
-                            hint="check that git works here (git status).", code="usage-git") from None
+        raise IrrAuditError(
+            f"git failed in {label_of(cwd)}: {exc}.", hint="check that git works here (git status).", code="usage-git"
+        ) from None
 
 
 def _first_line(data: bytes) -> str:

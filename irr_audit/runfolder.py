@@ -80,8 +80,10 @@ def recorded_files(record: Any) -> dict[str, str] | None:
     files = run.get("files") if isinstance(run, dict) else None
     if not (isinstance(run, dict) and isinstance(run.get("id"), str) and isinstance(files, dict)):
         return None
-    if not all(member_problem(name) is None and isinstance(digest, str) and SHA256.fullmatch(digest)
-               for name, digest in files.items()):
+    if not all(
+        member_problem(name) is None and isinstance(digest, str) and SHA256.fullmatch(digest)
+        for name, digest in files.items()
+    ):
         return None
     return dict(files)
 
@@ -186,8 +188,11 @@ def listed(names: Iterable[str], limit: int = 5) -> str:
 # --- writing a folder as one run ----------------------------------------------------------
 
 
-def replace_folder(out: Path, files: Mapping[str, bytes] | Iterable[tuple[str, bytes]],
-                   record: Callable[[dict[str, str]], Mapping[str, bytes]] | None = None) -> list[Path]:
+def replace_folder(
+    out: Path,
+    files: Mapping[str, bytes] | Iterable[tuple[str, bytes]],
+    record: Callable[[dict[str, str]], Mapping[str, bytes]] | None = None,
+) -> list[Path]:
     """Make ``out`` hold exactly ``files`` (relative POSIX path -> bytes, or pairs made one
     at a time so that only one is in memory), replacing any folder there as a whole.
     ``record``, when given, makes the last files (the run record) from the sha256 of
@@ -235,8 +240,11 @@ def leftovers(out: Path) -> list[Path]:
     if not out.parent.is_dir():
         return []
     prefix = f".{out.name}."
-    return sorted(path for path in out.parent.iterdir() if path.name.startswith(prefix)
-                  and (PARTIAL_MARK in path.name or REPLACED_MARK in path.name))
+    return sorted(
+        path
+        for path in out.parent.iterdir()
+        if path.name.startswith(prefix) and (PARTIAL_MARK in path.name or REPLACED_MARK in path.name)
+    )
 
 
 def _write_new_file(path: Path, data: bytes) -> None:
@@ -317,8 +325,11 @@ def _join_folder_sources(folder: Path) -> list[Path]:
     found = []
     for record in summary.get("sheets") if isinstance(summary.get("sheets"), list) else []:
         if isinstance(record, dict):
-            found += [Path(record[key]) if key == "path" else folder / record[key]
-                      for key in ("path", "relative_path") if isinstance(record.get(key), str)]
+            found += [
+                Path(record[key]) if key == "path" else folder / record[key]
+                for key in ("path", "relative_path")
+                if isinstance(record.get(key), str)
+            ]
     sample = summary.get("sample")
     if isinstance(sample, dict) and isinstance(sample.get("folder"), str) and Path(sample["folder"]).is_dir():
         found += _files_below(Path(sample["folder"]))

@@ -50,11 +50,29 @@ PLACEHOLDER_BODY = re.compile(
 )
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"  # zero-width characters that str.strip() keeps
 SHEET_COLUMNS = (
-    "comment_id", "post_id", "url", "body", "code", "note", "rule", "rule_version", "allowed_codes", "coder",
+    "comment_id",
+    "post_id",
+    "url",
+    "body",
+    "code",
+    "note",
+    "rule",
+    "rule_version",
+    "allowed_codes",
+    "coder",
 )
 LEDGER_COLUMNS = (
-    "comment_id", "in_sample", "post_id", "url", "author", "status", "status_reason", "observed_at",
-    "item", "copies", "body",
+    "comment_id",
+    "in_sample",
+    "post_id",
+    "url",
+    "author",
+    "status",
+    "status_reason",
+    "observed_at",
+    "item",
+    "copies",
+    "body",
 )
 CODER_NAME = re.compile(r"[^\W][\w.-]{0,99}")  # a sheet file name: at most 100 characters and .xlsx
 RESERVED_CODERS = ("comment_id", "fully_coded")
@@ -142,9 +160,7 @@ def exclusion(item: Item) -> tuple[Reason, str, str] | None:
     status = (item.status or "").strip().casefold()
     raw_status = item.status or ""
     if status not in PLATFORM_STATUSES:
-        detail = (
-            "status is missing" if not status else f"status {quoted(raw_status)} is not one the collector writes"
-        )
+        detail = "status is missing" if not status else f"status {quoted(raw_status)} is not one the collector writes"
         return Reason.INVALID_STATUS, raw_status, detail + "; expected ok, deleted or removed"
     if status == "deleted":
         return Reason.DELETED, raw_status, _status_detail("deleted", item)
@@ -196,8 +212,7 @@ def _conflict_rows(sheet: str, comment_id: str, group: list[Item]) -> list[LogRo
         "none is used: check the collection, then keep the right copy"
     )
     return [
-        LogRow(sheet, "", item.position, comment_id, item.body or "", Reason.CONFLICT.value, detail)
-        for item in group
+        LogRow(sheet, "", item.position, comment_id, item.body or "", Reason.CONFLICT.value, detail) for item in group
     ]
 
 
@@ -242,8 +257,9 @@ def collection_failures(run_record: RunRecord | None) -> list[LogRow]:
         if input_state(entry) is InputState.FAILED:
             detail = f"{entry.label} failed to collect: status {quoted(entry.status or '')}"
             detail += f", reason {quoted(entry.reason)}" if entry.reason else ""
-            rows.append(LogRow(run_record.name, "", entry.position, "", entry.url or "",
-                               Reason.COLLECTION_FAILED.value, detail))
+            rows.append(
+                LogRow(run_record.name, "", entry.position, "", entry.url or "", Reason.COLLECTION_FAILED.value, detail)
+            )
     return rows
 
 
@@ -324,12 +340,15 @@ def assess_completeness(run_record: RunRecord | None) -> Completeness:
         elif state is InputState.UNKNOWN:
             unknown.append(f"{entry.label} has {said}, which does not say whether its thread is complete")
     if run_record.hidden_branches_remaining:
-        cut.append(f"hiddenBranchesRemaining is {run_record.hidden_branches_remaining}: "
-                   "branches of the thread were never loaded")
+        cut.append(
+            f"hiddenBranchesRemaining is {run_record.hidden_branches_remaining}: "
+            "branches of the thread were never loaded"
+        )
     if run_record.is_complete is False:
-        cut.append("the run reports isComplete: false"
-                   + (f" (completionReason {quoted(run_record.completion_reason)})"
-                      if run_record.completion_reason else ""))
+        cut.append(
+            "the run reports isComplete: false"
+            + (f" (completionReason {quoted(run_record.completion_reason)})" if run_record.completion_reason else "")
+        )
     if run_record.is_complete is None:
         unknown.append("the run record has no isComplete")
     if not inputs:
@@ -377,19 +396,25 @@ def count_checks(dataset: Dataset, run_record: RunRecord | None) -> list[dict[st
     inputs = run_record.inputs or ()
     saved = [entry.comments_saved for entry in inputs]
     if inputs and None not in saved and run_record.comments_saved is not None:
-        checks.append({
-            "check": "commentsSaved vs the sum of inputResults[].commentsSaved",
-            "record": run_record.comments_saved, "tool": sum(saved),  # type: ignore[arg-type]
-            "agrees": run_record.comments_saved == sum(saved),  # type: ignore[arg-type]
-        })
+        checks.append(
+            {
+                "check": "commentsSaved vs the sum of inputResults[].commentsSaved",
+                "record": run_record.comments_saved,
+                "tool": sum(saved),  # type: ignore[arg-type]
+                "agrees": run_record.comments_saved == sum(saved),  # type: ignore[arg-type]
+            }
+        )
     per_post: dict[str, int] = {}
     for item in dataset.items:
         post_id = (item.post_id or "").strip()
         per_post[post_id] = per_post.get(post_id, 0) + 1
     for entry in inputs:
         if entry.post_id:
-            check(f"{entry.label} commentsSaved vs items with postId {entry.post_id}",
-                  entry.comments_saved, per_post.get(entry.post_id, 0))
+            check(
+                f"{entry.label} commentsSaved vs items with postId {entry.post_id}",
+                entry.comments_saved,
+                per_post.get(entry.post_id, 0),
+            )
     return checks
 
 
@@ -415,8 +440,13 @@ def draw_sample(population: Sequence[str], size: int | None, seed: int | None) -
     Without ``size`` every unit is taken (no draw).
     """
     if size is None:
-        record = {"method": "all usable units (no draw)", "seed": seed, "size_requested": None,
-                  "size": len(population), "population": len(population)}
+        record = {
+            "method": "all usable units (no draw)",
+            "seed": seed,
+            "size_requested": None,
+            "size": len(population),
+            "population": len(population),
+        }
         return Draw(tuple(population), record)
     if seed is None:
         raise UsageError(
@@ -425,8 +455,9 @@ def draw_sample(population: Sequence[str], size: int | None, seed: int | None) -
             code="usage-size-needs-seed",
         )
     if size < 1:
-        raise UsageError(f"--size must be at least 1 (got {size}).", hint="pass --size N with N >= 1.",
-                         code="usage-size")
+        raise UsageError(
+            f"--size must be at least 1 (got {size}).", hint="pass --size N with N >= 1.", code="usage-size"
+        )
     chosen = set(sorted(population, key=lambda comment_id: _rank(seed, comment_id))[:size])
     record = {
         "method": "simple random sample without replacement: units ranked by sha256(seed, comment_id), "
@@ -620,8 +651,9 @@ def _reproducible_zip(data: bytes) -> bytes:
         for info in source.infolist():
             content = source.read(info.filename)
             if info.filename == "docProps/core.xml":
-                content = re.sub(rb"(<dcterms:(created|modified)[^>]*>)[^<]*", rb"\g<1>" + FIXED_TIMESTAMP.encode(),
-                                 content)
+                content = re.sub(
+                    rb"(<dcterms:(created|modified)[^>]*>)[^<]*", rb"\g<1>" + FIXED_TIMESTAMP.encode(), content
+                )
             fixed = zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0))
             fixed.external_attr = 0o644 << 16
             target.writestr(fixed, content)
@@ -677,13 +709,15 @@ def build_sample(
         raise IrrAuditError(
             f"dataset {dataset.name} has no usable unit: all {ledger.items} items are unusable "
             f"({count_phrase(_reason_counts(log)) or 'no items'}).",
-            hint="check that DATASET is the collector's dataset and that its items have commentId, "
-            "body and status ok.",
+            hint="check that DATASET is the collector's dataset and that its items have commentId, body and status ok.",
             code="sample-no-units",
         )
     if request.shuffle and request.seed is None:
-        raise UsageError("--shuffle needs --seed so that every coder's order can be reproduced.",
-                         hint="add --seed with any whole number.", code="usage-shuffle-needs-seed")
+        raise UsageError(
+            "--shuffle needs --seed so that every coder's order can be reproduced.",
+            hint="add --seed with any whole number.",
+            code="usage-shuffle-needs-seed",
+        )
     draw = draw_sample(ledger.ids, request.size, request.seed)
     if request.sheet_format is SheetFormat.CSV:
         check_csv_ids(draw.ids)
@@ -693,8 +727,9 @@ def build_sample(
     sampled = set(draw.ids)
     files: dict[str, bytes] = {
         LEDGER_JSONL: _jsonl(unit.record(unit.comment_id in sampled) for unit in ledger.units),
-        LEDGER_CSV: csv_text(LEDGER_COLUMNS, (_ledger_csv_row(unit, unit.comment_id in sampled)
-                                              for unit in ledger.units)).encode("utf-8"),
+        LEDGER_CSV: csv_text(
+            LEDGER_COLUMNS, (_ledger_csv_row(unit, unit.comment_id in sampled) for unit in ledger.units)
+        ).encode("utf-8"),
         LOG_JSONL: _jsonl(row._asdict() for row in log),
         LOG_CSV: csv_text(LOG_COLUMNS, log).encode("utf-8"),
         RULE_COPY: rule_bytes,
@@ -712,7 +747,8 @@ def build_sample(
         sheet = {"coder": coder, "file": path, "sha256": hashlib.sha256(files[path]).hexdigest()}
         if replaced:
             sheet["bodies_with_characters_xlsx_cannot_hold"] = {
-                "replaced_by": "U+FFFD", "comment_ids": replaced,
+                "replaced_by": "U+FFFD",
+                "comment_ids": replaced,
                 "note": "the exact text is in ledger.jsonl",
             }
         sheets.append(sheet)
@@ -738,8 +774,13 @@ def _sample_record(
     checks = count_checks(dataset, run_record)
     return {
         "tool": {"name": "irr-audit", "version": __version__},
-        "rule": {"id": rule.id, "version": rule.version, "scale": rule.scale.value, "digest": rule.digest,
-                 "allowed_codes": list(allowed_codes(rule))},
+        "rule": {
+            "id": rule.id,
+            "version": rule.version,
+            "scale": rule.scale.value,
+            "digest": rule.digest,
+            "allowed_codes": list(allowed_codes(rule)),
+        },
         "dataset": {"file": dataset.name, "format": dataset.format, "sha256": dataset.sha256},
         "run_record": None if run_record is None else {"file": run_record.name, "sha256": run_record.sha256},
         "counts": {
@@ -757,8 +798,11 @@ def _sample_record(
         "coders": list(request.coders),
         "sheets": sheets,
         "sheet_format": request.sheet_format.value,
-        "ledger": {"file": LEDGER_JSONL, "sha256": hashlib.sha256(files[LEDGER_JSONL]).hexdigest(),
-                   "sample_ids": list(draw.ids)},
+        "ledger": {
+            "file": LEDGER_JSONL,
+            "sha256": hashlib.sha256(files[LEDGER_JSONL]).hexdigest(),
+            "sample_ids": list(draw.ids),
+        },
         "missingness_log": {"file": LOG_JSONL, "rows": len(log)},
     }
 
@@ -808,8 +852,10 @@ def summary_lines(sample: Sample) -> list[str]:
     if "note" in record["draw"]:
         lines.append(f"note: {record['draw']['note']}.")
     for check in record["count_mismatches"]:
-        lines.append(f"count mismatch: {check['check']}: the run record says {check['record']}, "
-                     f"the tool counted {check['tool']}.")
+        lines.append(
+            f"count mismatch: {check['check']}: the run record says {check['record']}, "
+            f"the tool counted {check['tool']}."
+        )
     return lines
 
 
@@ -817,7 +863,6 @@ def _completeness_line(completeness: Completeness) -> str:
     statement = completeness.verdict.statement
     prefix = statement if completeness.verdict is Verdict.UNKNOWN else f"thread completeness: {statement}"
     return f"{prefix}: {'; '.join(completeness.reasons)}."
-
 
 
 # --- the sample folder (I/O) ----------------------------------------------------------------
@@ -853,7 +898,8 @@ def check_sample_out(out: Path, sample: Sample, force: bool) -> list[str]:
         raise OutputError(
             f"{out / name} exists and differs from what this sample would write"
             + (" (a coder may have filled it)" if name.startswith(SHEETS) else "")
-            + (f"; {more} more file{'s' if more != 1 else ''} differ too" if more else "") + ".",
+            + (f"; {more} more file{'s' if more != 1 else ''} differ too" if more else "")
+            + ".",
             hint="choose a new --out folder, or pass --force to replace the whole sample folder.",
             code="output-sample-exists",
         )
@@ -910,9 +956,15 @@ def read_sample(folder: Path) -> SampleRef:
         record = load_json(record_path.read_bytes(), f"{record_path}", own_file=True)
         rule = record["rule"]
         ledger = record["ledger"]
-        ref = SampleRef(folder, tuple(str(i) for i in ledger["sample_ids"]), str(rule["id"]),
-                        int(rule["version"]), str(rule["digest"]), str(ledger["sha256"]),
-                        sample_report_section(record))
+        ref = SampleRef(
+            folder,
+            tuple(str(i) for i in ledger["sample_ids"]),
+            str(rule["id"]),
+            int(rule["version"]),
+            str(rule["digest"]),
+            str(ledger["sha256"]),
+            sample_report_section(record),
+        )
         ledger_bytes = _ledger_path(folder, ledger["file"]).read_bytes()
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(
@@ -955,8 +1007,11 @@ def _ledger_ids(data: bytes, path: Path) -> set[str]:
     try:
         lines = list(json_lines(data, f"{path}", own_file=True))
     except UnicodeDecodeError as exc:
-        raise UsageError(f"sample ledger {path} is not UTF-8 (byte {exc.start}).",
-                         hint="run irr-audit sample again into a new folder.", code="sample-dir-invalid") from None
+        raise UsageError(
+            f"sample ledger {path} is not UTF-8 (byte {exc.start}).",
+            hint="run irr-audit sample again into a new folder.",
+            code="sample-dir-invalid",
+        ) from None
     ids = set()
     for number, line in lines:
         try:
@@ -964,8 +1019,11 @@ def _ledger_ids(data: bytes, path: Path) -> set[str]:
         except ValueError:
             entry = None
         if not isinstance(entry, dict) or not isinstance(entry.get("comment_id"), str):
-            raise UsageError(f"sample ledger {path}, line {number}, is not a JSON object with a comment_id.",
-                             hint="run irr-audit sample again into a new folder.", code="sample-dir-invalid")
+            raise UsageError(
+                f"sample ledger {path}, line {number}, is not a JSON object with a comment_id.",
+                hint="run irr-audit sample again into a new folder.",
+                code="sample-dir-invalid",
+            )
         ids.add(entry["comment_id"])
     return ids
 
@@ -977,8 +1035,9 @@ def check_one_sample_run(folder: Path, record: dict[str, Any]) -> None:
     files = recorded_files(record)
     if files is None:
         return
-    mismatches = run_mismatches(folder, {name: digest for name, digest in files.items()
-                                         if not name.startswith(f"{SHEETS}/")})
+    mismatches = run_mismatches(
+        folder, {name: digest for name, digest in files.items() if not name.startswith(f"{SHEETS}/")}
+    )
     if mismatches:
         first = mismatches[0]
         raise UsageError(
@@ -1000,8 +1059,10 @@ def check_sample_rule(ref: SampleRef, rule: Rule) -> list[str]:
             code="usage-sample-rule",
         )
     if ref.rule_digest != rule.digest:
-        return [f"warning: {rule.source_name} is {rule.label} but its bytes differ from the rule file the "
-                f"sample was drawn with ({ref.folder / RULE_COPY}); a released rule version should not change."]
+        return [
+            f"warning: {rule.source_name} is {rule.label} but its bytes differ from the rule file the "
+            f"sample was drawn with ({ref.folder / RULE_COPY}); a released rule version should not change."
+        ]
     return []
 
 

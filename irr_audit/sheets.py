@@ -80,16 +80,19 @@ class Sheet:
     def row_count(self) -> int:
         return len(self.rows)
 
+
 def read_sheet(path: str | Path, options: ColumnChoice = SheetOptions()) -> Sheet:
     """Read one coding sheet from disk."""
     sheet_path = Path(path)
     return sheet_from_parsed(read_and_parse(sheet_path, options.worksheet, limits_of(options)), sheet_path, options)
+
 
 def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> list[Sheet]:
     """Read several sheets, two at a time: each large CSV is parsed on one thread, so
     two keep both cores busy. The first sheet (in order) that cannot be read raises."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         return list(pool.map(lambda path: read_sheet(path, options), paths))
+
 
 def read_table(path: str | Path, options: ColumnChoice = SheetOptions()) -> RawTable:
     """Read any table irr-audit takes (a counts file, say) with the sheets' checks: every cell as text."""
@@ -98,9 +101,11 @@ def read_table(path: str | Path, options: ColumnChoice = SheetOptions()) -> RawT
     _check_spanning(table, table_path.name, dict(enumerate(table.header)))
     return table
 
+
 def parse_sheet(data: bytes, path: Path, options: ColumnChoice = SheetOptions()) -> Sheet:
     """Parse sheet bytes. Pure: ``path`` names the sheet and picks its format."""
     return sheet_from_parsed(parse_file(data, path, options.worksheet, limits_of(options)), path, options)
+
 
 def parse_rule_version(text: str) -> int | None:
     """`1`, `v1` or `V1` -> 1; blank -> None; anything else -> ValueError."""
@@ -110,6 +115,7 @@ def parse_rule_version(text: str) -> int | None:
     if not match:
         raise ValueError(text)
     return int(match.group(1))
+
 
 def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = SheetOptions()) -> Sheet:
     """The sheet in a parsed file: its id and code columns chosen, its empty rows dropped. Pure."""
@@ -128,8 +134,7 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = Sh
         raise
     version_at = _optional_column(header, "rule_version")
     coder_at = _optional_column(header, "coder")
-    text_at = next((at for at in (_optional_column(header, column) for column in TEXT_COLUMNS) if at is not None),
-                   None)
+    text_at = next((at for at in (_optional_column(header, column) for column in TEXT_COLUMNS) if at is not None), None)
     structural = {at: header[at] for at in (id_at, code_at, version_at, coder_at) if at is not None}
     _check_spanning(table, name, structural, id_at, code_at)
     ids = table.cells[id_at]
@@ -197,6 +202,7 @@ def _filled(column: pa.Array) -> np.ndarray:
     """Values with a character other than whitespace (utf8_is_space is false for the empty string)."""
     return (pc.binary_length(column).to_numpy() > 0) & ~pc.utf8_is_space(column).to_numpy(zero_copy_only=False)
 
+
 # --- columns -----------------------------------------------------------------
 
 
@@ -248,8 +254,9 @@ def _coder(names: pa.Array, rows: np.ndarray, path: Path) -> str:
 # --- values over several lines, and control characters ------------------------------------
 
 
-def _check_spanning(table: RawTable, name: str, structural: dict[int, str], id_at: int | None = None,
-                    code_at: int | None = None) -> None:
+def _check_spanning(
+    table: RawTable, name: str, structural: dict[int, str], id_at: int | None = None, code_at: int | None = None
+) -> None:
     """No row may vanish into a neighbour's value through a quote left open.
 
     A CSV value holds a line break only inside quotes. In the id, code, coder or
@@ -281,8 +288,9 @@ def _check_spanning(table: RawTable, name: str, structural: dict[int, str], id_a
             raise _swallowed(table, spans, entry, name, shaped)
 
 
-def _record_shaped_line(values: pa.Array, delimiter: str, width: int, id_at: int,
-                        code_at: int) -> tuple[int, int, str] | None:
+def _record_shaped_line(
+    values: pa.Array, delimiter: str, width: int, id_at: int, code_at: int
+) -> tuple[int, int, str] | None:
     """(value, its line counted from 0, the line) of the first line but a value's first that has
     the shape of a record of this sheet (tables.record_pattern). Vectorised."""
     lines = pc.split_pattern_regex(values, r"\r\n|\r|\n")
@@ -291,7 +299,8 @@ def _record_shaped_line(values: pa.Array, delimiter: str, width: int, id_at: int
     later = np.ones(len(flat), dtype=bool)
     later[offsets[:-1][offsets[:-1] < offsets[-1]] - offsets[0]] = False  # the first line is the opening line's rest
     shaped = pc.match_substring_regex(flat, record_pattern(delimiter, width, id_at, code_at)).to_numpy(
-        zero_copy_only=False)
+        zero_copy_only=False
+    )
     found = np.flatnonzero(later & shaped)
     if not len(found):
         return None
@@ -334,8 +343,8 @@ def _control_at(values: pa.Array) -> int | None:
     if data_buffer is None:
         return None
     offset_type = np.int64 if pa.types.is_large_string(values.type) else np.int32
-    offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[values.offset: values.offset + len(values) + 1]
-    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]: offsets[-1]]
+    offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[values.offset : values.offset + len(values) + 1]
+    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]]
     bad = (data < 0x20) | (data == 0x7F)
     lead = np.flatnonzero(data[:-1] == 0xC2)  # U+0080-U+009F are C2 80 - C2 9F in UTF-8
     bad[lead[(data[lead + 1] >= 0x80) & (data[lead + 1] <= 0x9F)]] = True

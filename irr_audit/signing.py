@@ -58,17 +58,24 @@ def _run(arguments: list[str], data: bytes, timeout: int, what: str) -> subproce
     try:
         return subprocess.run(arguments, input=data, capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
-        raise SigningError(f"ssh-keygen did not finish {what} within {timeout} s.",
-                           hint="check the key (a passphrase prompt that nobody answers waits forever).") from None
+        raise SigningError(
+            f"ssh-keygen did not finish {what} within {timeout} s.",
+            hint="check the key (a passphrase prompt that nobody answers waits forever).",
+        ) from None
     except OSError as exc:
-        raise SigningError(f"ssh-keygen could not be run ({exc.strerror}).",
-                           hint="check the OpenSSH installation.", code="signing-unavailable") from None
+        raise SigningError(
+            f"ssh-keygen could not be run ({exc.strerror}).",
+            hint="check the OpenSSH installation.",
+            code="signing-unavailable",
+        ) from None
 
 
 def said(completed: subprocess.CompletedProcess[bytes]) -> str:
     """What ssh-keygen said, on one line of printable text (it may quote a file's bytes)."""
-    text = (completed.stderr or b"").decode("utf-8", "replace") + "\n" + (completed.stdout or b"").decode(
-        "utf-8", "replace"
+    text = (
+        (completed.stderr or b"").decode("utf-8", "replace")
+        + "\n"
+        + (completed.stdout or b"").decode("utf-8", "replace")
     )
     lines = (" ".join("".join(ch if ch.isprintable() else " " for ch in line).split()) for line in text.splitlines())
     words = "; ".join(line for line in lines if line and not re.fullmatch(r"@+", line))
@@ -80,24 +87,31 @@ def sign(data: bytes, key: Path) -> bytes:
     """An SSH signature of ``data`` with the private key in ``key`` (or the agent's key
     for a public key file), under the irr-audit namespace."""
     if not key.is_file():
-        raise SigningError(f"--sign {key} is not a key file.",
-                           hint="pass an SSH private key, e.g. ~/.ssh/id_ed25519.", code="usage-sign-key")
-    completed = _run([ssh_keygen(), "-Y", "sign", "-f", str(key), "-n", NAMESPACE], data, SIGN_TIMEOUT_SECONDS,
-                     "signing")
+        raise SigningError(
+            f"--sign {key} is not a key file.",
+            hint="pass an SSH private key, e.g. ~/.ssh/id_ed25519.",
+            code="usage-sign-key",
+        )
+    completed = _run(
+        [ssh_keygen(), "-Y", "sign", "-f", str(key), "-n", NAMESPACE], data, SIGN_TIMEOUT_SECONDS, "signing"
+    )
     signature = completed.stdout
     if completed.returncode != 0 or not signature.startswith(b"-----BEGIN SSH SIGNATURE-----"):
-        raise SigningError(f"ssh-keygen could not sign with {key}: {said(completed)}.",
-                           hint="pass an SSH private key readable only by you (chmod 600), "
-                           "e.g. one made with ssh-keygen -t ed25519.")
+        raise SigningError(
+            f"ssh-keygen could not sign with {key}: {said(completed)}.",
+            hint="pass an SSH private key readable only by you (chmod 600), e.g. one made with ssh-keygen -t ed25519.",
+        )
     return signature
 
 
 def check_allowed_signers(path: Path) -> None:
     """Before anything runs: the allowed signers file must be a readable file."""
     if not path.is_file():
-        raise SigningError(f"--allowed-signers {path} is not a file.",
-                           hint="pass a file of lines '<identity> <key type> <public key>', as git uses.",
-                           code="usage-allowed-signers")
+        raise SigningError(
+            f"--allowed-signers {path} is not a file.",
+            hint="pass a file of lines '<identity> <key type> <public key>', as git uses.",
+            code="usage-allowed-signers",
+        )
 
 
 def check_signature(data: bytes, signature: bytes, allowed_signers: Path, identity: str | None) -> SignatureCheck:
@@ -119,13 +133,16 @@ def check_signature(data: bytes, signature: bytes, allowed_signers: Path, identi
             identity = names[0]
         checked = _run(
             [program, "-Y", "verify", "-f", str(allowed_signers), "-I", identity, "-n", NAMESPACE, "-s", str(copy)],
-            data, VERIFY_TIMEOUT_SECONDS, "checking a signature",
+            data,
+            VERIFY_TIMEOUT_SECONDS,
+            "checking a signature",
         )
         if checked.returncode != 0 and wanted is not None:
             signers, _ = _principals(program, copy, allowed_signers)
             if signers and wanted not in signers:
-                return SignatureCheck(None, f"is signed by the key of {', '.join(signers)} in {allowed_signers}, "
-                                      f"not by {wanted}'s")
+                return SignatureCheck(
+                    None, f"is signed by the key of {', '.join(signers)} in {allowed_signers}, not by {wanted}'s"
+                )
     if checked.returncode != 0:
         return SignatureCheck(None, f"does not verify as signed by {identity} in {allowed_signers} ({said(checked)})")
     return SignatureCheck(identity)
@@ -136,7 +153,11 @@ def _principals(
 ) -> tuple[list[str], subprocess.CompletedProcess[bytes]]:
     """The identities in allowed_signers whose key made ``signature`` (not yet checked
     against any data), and what ssh-keygen said."""
-    found = _run([program, "-Y", "find-principals", "-s", str(signature), "-f", str(allowed_signers)], b"",
-                 VERIFY_TIMEOUT_SECONDS, "looking up the signer")
+    found = _run(
+        [program, "-Y", "find-principals", "-s", str(signature), "-f", str(allowed_signers)],
+        b"",
+        VERIFY_TIMEOUT_SECONDS,
+        "looking up the signer",
+    )
     names = [line.strip() for line in found.stdout.decode("utf-8", "replace").splitlines() if line.strip()]
     return (names if found.returncode == 0 else []), found

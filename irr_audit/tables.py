@@ -77,6 +77,7 @@ class ParsedFile:
     sha256: str
     size: int
 
+
 def read_and_parse(path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS) -> ParsedFile:
     """Read a table file from disk and parse it (on any thread: nothing here is shared)."""
     return parse_file(_read_bytes(path, limits), path, worksheet, limits)
@@ -99,10 +100,12 @@ def use_lean_memory_pool() -> None:
     except (NotImplementedError, pa.ArrowNotImplementedError):
         pass
 
+
 def _read_bytes(sheet_path: Path, limits: Limits) -> bytes:
     check_name(sheet_path, "sheet")
     _check_suffix(sheet_path)
     return read_bounded(sheet_path, f"sheet {sheet_path}", limits, code="sheet")
+
 
 def parse_table(data: bytes, path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS) -> RawTable:
     """Parse table bytes into header and text cells (an XLSX file: ``worksheet``, or its first). Pure."""
@@ -124,6 +127,7 @@ def parse_table(data: bytes, path: Path, worksheet: str | None = None, limits: L
     table = _delimited_table(data, TEXT_FORMATS[suffix], name, limits)
     return table
 
+
 def _check_suffix(path: Path) -> None:
     suffix = path.suffix.lower()
     if suffix not in (*TEXT_FORMATS, *JSONL_SUFFIXES, *XLSX_SUFFIXES):
@@ -132,6 +136,7 @@ def _check_suffix(path: Path) -> None:
             hint=f"save it as one of {SUPPORTED}.",
             code="sheet-unsupported-type",
         )
+
 
 # --- decoding ------------------------------------------------------------------
 
@@ -189,8 +194,13 @@ def _text_columns(records: Records, width: int) -> list[pa.Array]:
 
 def _check_columns(count: int, name: str, what: str, limits: Limits) -> None:
     if count > limits.columns:
-        raise limit_error("columns", limits, f"sheet {name}", f"has {count:,} {what}",
-                          why="A coding sheet has a comment id, a code and a few more columns.")
+        raise limit_error(
+            "columns",
+            limits,
+            f"sheet {name}",
+            f"has {count:,} {what}",
+            why="A coding sheet has a comment id, a code and a few more columns.",
+        )
 
 
 def _delimited_table(data: bytes, delimiter: str, name: str, limits: Limits = DEFAULT_LIMITS) -> RawTable:
@@ -255,11 +265,14 @@ def _arrow_table(utf8: bytes, delimiter: str, name: str = "sheet") -> RawTable |
             pa.BufferReader(utf8),  # reads the bytes in place, no copy
             # one block, parsed on this thread: one chunk per column, no copy to combine them
             # (sheets are read two at a time, so both cores still parse)
-            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1, use_threads=False,
-                                           block_size=max(1 << 20, min(len(utf8) + 1, (1 << 31) - 1))),
+            read_options=pacsv.ReadOptions(
+                column_names=names,
+                skip_rows=1,
+                use_threads=False,
+                block_size=max(1 << 20, min(len(utf8) + 1, (1 << 31) - 1)),
+            ),
             # values can hold newlines only inside quotes; without quotes the parser may split blocks freely
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=quoted,
-                                             ignore_empty_lines=False),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=quoted, ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
                 column_types=dict.fromkeys(names, pa.string()),
                 strings_can_be_null=False,
@@ -280,8 +293,9 @@ def _arrow_table(utf8: bytes, delimiter: str, name: str = "sheet") -> RawTable |
                 raise _unclosed_quote_error(name, opened, _line_count_bytes(utf8))
         if utf8.count(b"\n") > lines_without_values:
             spanning = _arrow_spanning(cells, delimiter)
-    return RawTable(header=header_line, cells=cells, rows=np.arange(2, table.num_rows + 2, dtype=ROW_TYPE),
-                    spanning=spanning)
+    return RawTable(
+        header=header_line, cells=cells, rows=np.arange(2, table.num_rows + 2, dtype=ROW_TYPE), spanning=spanning
+    )
 
 
 # --- values over several lines, and quotes left open ---------------------------------
@@ -349,10 +363,10 @@ def _arrow_spanning(cells: list[pa.Array], delimiter: str) -> SpanningValues | N
 def _values_with_newlines(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(value indices, line feeds in each) of a string array's values that hold a line feed."""
     _, offsets_buffer, data_buffer = array.buffers()
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[array.offset: array.offset + len(array) + 1]
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[array.offset : array.offset + len(array) + 1]
     if data_buffer is None or offsets[-1] == offsets[0]:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]: offsets[-1]]
+    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]]
     at = np.flatnonzero(data == 0x0A) + offsets[0]
     values, counts = np.unique(np.searchsorted(offsets, at, side="right") - 1, return_counts=True)
     return values.astype(np.int64), counts.astype(np.int64)
@@ -362,9 +376,9 @@ def _opens_value(utf8: bytes, start: int, delimiter: str) -> bool:
     """Whether an opening quote is right before ``start``. At the start of the last
     value: whether the file ends inside that quoted value (pyarrow reads that without
     an error), the last value being the rest of the file after the quote."""
-    if start < 1 or utf8[start - 1: start] != b'"':
+    if start < 1 or utf8[start - 1 : start] != b'"':
         return False
-    if start >= 2 and utf8[start - 2: start - 1] not in (delimiter.encode(), b"\n"):
+    if start >= 2 and utf8[start - 2 : start - 1] not in (delimiter.encode(), b"\n"):
         return False  # the quote is no opening quote: it follows other text (or another quote)
     return True
 
@@ -455,9 +469,15 @@ def _jsonl_table(text: str, name: str, limits: Limits) -> RawTable:
         try:
             # A number is kept as the text it is written as (an id 1.10 stays "1.10", 1e2 stays
             # "1e2"), and so are NaN and Infinity, which Python's json writes.
-            item = load_json_line(line, f"sheet {name} line {line_number}", limits, parse_constant=str,
-                                  parse_int=str, parse_float=str,
-                                  object_pairs_hook=lambda pairs, at=line_number: _unique_keys(pairs, name, at))
+            item = load_json_line(
+                line,
+                f"sheet {name} line {line_number}",
+                limits,
+                parse_constant=str,
+                parse_int=str,
+                parse_float=str,
+                object_pairs_hook=lambda pairs, at=line_number: _unique_keys(pairs, name, at),
+            )
         except ValueError as exc:  # json.JSONDecodeError
             raise SheetError(
                 f"sheet {name} line {line_number} is not valid JSON: {getattr(exc, 'msg', exc)}.",
@@ -486,9 +506,11 @@ def _unique_keys(pairs: list[tuple[str, Any]], name: str, line: int) -> dict[str
     item: dict[str, Any] = {}
     for key, value in pairs:
         if key in item:
-            raise SheetError(f"sheet {name} line {line} gives the key {_printable(key)!r} twice.",
-                             hint="keep one of the two values; JSON Lines has one value per key.",
-                             code="sheet-duplicate-column")
+            raise SheetError(
+                f"sheet {name} line {line} gives the key {_printable(key)!r} twice.",
+                hint="keep one of the two values; JSON Lines has one value per key.",
+                code="sheet-duplicate-column",
+            )
         item[key] = value
     return item
 
@@ -499,9 +521,12 @@ SURROGATE = re.compile("[\ud800-\udfff]")
 def _refuse_surrogates(record: list[str], name: str, line: int) -> None:
     """A lone surrogate (an escape such as \\ud800 that is half of a character) is no text."""
     if any(SURROGATE.search(cell) for cell in record):
-        raise SheetError(f"sheet {name} line {line} holds a lone surrogate escape (such as \\ud800), which is "
-                         "half of a character, not text.",
-                         hint="write the whole character, or remove the escape.", code="sheet-malformed")
+        raise SheetError(
+            f"sheet {name} line {line} holds a lone surrogate escape (such as \\ud800), which is "
+            "half of a character, not text.",
+            hint="write the whole character, or remove the escape.",
+            code="sheet-malformed",
+        )
 
 
 def _json_text(value: Any) -> str:
@@ -584,21 +609,37 @@ def _check_xlsx_package(data: bytes, name: str, limits: Limits) -> None:
     for member in members:
         total += member.file_size
         if total > limits.xlsx_bytes:
-            raise limit_error("xlsx_bytes", limits, subject, f"unpacks to more than {limits.xlsx_bytes:,} bytes "
-                              f"(part {_printable(member.filename)} alone is {member.file_size:,} bytes)",
-                              why="An XLSX file is a zip of XML parts.")
+            raise limit_error(
+                "xlsx_bytes",
+                limits,
+                subject,
+                f"unpacks to more than {limits.xlsx_bytes:,} bytes "
+                f"(part {_printable(member.filename)} alone is {member.file_size:,} bytes)",
+                why="An XLSX file is a zip of XML parts.",
+            )
         packed = max(member.compress_size, 1)
         if member.file_size > RATIO_CHECKED_FROM and member.file_size > limits.xlsx_ratio * packed:
-            raise limit_error("xlsx_ratio", limits, subject, f"has a part {_printable(member.filename)} that unpacks "
-                              f"{member.file_size // packed:,} times larger than it is packed "
-                              f"({member.file_size:,} bytes)", why="This is how a zip bomb looks.")
+            raise limit_error(
+                "xlsx_ratio",
+                limits,
+                subject,
+                f"has a part {_printable(member.filename)} that unpacks "
+                f"{member.file_size // packed:,} times larger than it is packed "
+                f"({member.file_size:,} bytes)",
+                why="This is how a zip bomb looks.",
+            )
     cells = 0
     for member in members:
         if WORKSHEET_PART.fullmatch(member.filename):
             cells += _worksheet_part_cells(archive, member, subject, limits)
             if cells > limits.xlsx_cells:
-                raise limit_error("xlsx_cells", limits, subject, f"has more than {limits.xlsx_cells:,} cells in its "
-                                  "worksheets", why="Every worksheet of a workbook is read into memory.")
+                raise limit_error(
+                    "xlsx_cells",
+                    limits,
+                    subject,
+                    f"has more than {limits.xlsx_cells:,} cells in its worksheets",
+                    why="Every worksheet of a workbook is read into memory.",
+                )
 
 
 def _worksheet_part_cells(archive: zipfile.ZipFile, member: zipfile.ZipInfo, subject: str, limits: Limits) -> int:
@@ -630,8 +671,14 @@ def _check_dimension(head: bytes, part: str, subject: str, limits: Limits) -> No
     groups = [(group or b"").decode("ascii") for group in match.groups()]
     column, row = (groups[2], groups[3]) if groups[2] else (groups[0], groups[1])
     if column and row:
-        _check_extent(int(row[:9]), _column_number(column), f"{column.upper()}{row}", subject,
-                      f"declares (in {_printable(part)}) that it reaches cell", limits)
+        _check_extent(
+            int(row[:9]),
+            _column_number(column),
+            f"{column.upper()}{row}",
+            subject,
+            f"declares (in {_printable(part)}) that it reaches cell",
+            limits,
+        )
 
 
 def _check_worksheet_extent(worksheet: Any, name: str, limits: Limits) -> None:
@@ -640,8 +687,14 @@ def _check_worksheet_extent(worksheet: Any, name: str, limits: Limits) -> None:
     from openpyxl.utils import get_column_letter
 
     rows, columns = worksheet.max_row, worksheet.max_column
-    _check_extent(rows, columns, f"{get_column_letter(min(columns, 18278))}{rows}", f"sheet {name}",
-                  f"worksheet {_printable(worksheet.title)!r} reaches cell", limits)
+    _check_extent(
+        rows,
+        columns,
+        f"{get_column_letter(min(columns, 18278))}{rows}",
+        f"sheet {name}",
+        f"worksheet {_printable(worksheet.title)!r} reaches cell",
+        limits,
+    )
 
 
 def _check_extent(rows: int, columns: int, cell: str, subject: str, what: str, limits: Limits) -> None:

@@ -118,14 +118,17 @@ def test_a_rehashed_forgery_passes_only_the_consistency_check(sheets: list[Path]
     assert expected.exit_code == 1
     assert expected.stdout.splitlines()[0] == (
         f"anchor: manifest.json: the bundle's digest {sha256_file(bundle / 'manifest.json')} is not the expected "
-        f"{digest}: this is not the bundle that was anchored")
+        f"{digest}: this is not the bundle that was anchored"
+    )
     assert expected.stdout.splitlines()[-1].startswith(f"FAILED: bundle {bundle.name} does not verify")
     assert INTERNAL_ONLY not in expected.stdout
 
     listed = run("verify", bundle, "--digests", tmp_path / "audits" / "DIGESTS")
     assert listed.exit_code == 1
-    assert f"is not the one anchored for {bundle.name} in {tmp_path / 'audits' / 'DIGESTS'} (line 1: {digest})" \
+    assert (
+        f"is not the one anchored for {bundle.name} in {tmp_path / 'audits' / 'DIGESTS'} (line 1: {digest})"
         in listed.stdout
+    )
 
 
 def test_the_genuine_bundle_verifies_against_its_anchors(sheets: list[Path], tmp_path: Path) -> None:
@@ -160,10 +163,13 @@ def test_freeze_prints_the_digest_of_the_manifest(sheets: list[Path], tmp_path: 
     document = json.loads(run("report", bundle, "--format", "json", "--quiet").stdout)
     assert document["bundle"]["digest"] == digest
     assert f"- Bundle digest: `{digest}`" in run("report", bundle, "--format", "md", "--quiet").stdout
-    assert f'<dt>Bundle digest</dt><dd class="digest">{digest}</dd>' in run(
-        "report", bundle, "--format", "html", "--quiet").stdout
+    assert (
+        f'<dt>Bundle digest</dt><dd class="digest">{digest}</dd>'
+        in run("report", bundle, "--format", "html", "--quiet").stdout
+    )
     assert "digest" not in json.loads(run("report", *sheets, "--rule", RULE, "--format", "json").stdout).get(
-        "bundle", {})
+        "bundle", {}
+    )
 
 
 def test_the_digest_list_is_only_appended_to(sheets: list[Path], tmp_path: Path) -> None:
@@ -175,8 +181,10 @@ def test_the_digest_list_is_only_appended_to(sheets: list[Path], tmp_path: Path)
     kept = digests.read_bytes() + b"# no newline at the end"
     digests.write_bytes(kept)
     (tmp_path / "other").mkdir()
-    other = [Path(shutil.copy(EXAMPLES / "alice.csv", tmp_path / "other" / "ann.csv")),
-             Path(shutil.copy(EXAMPLES / "bob.csv", tmp_path / "other" / "ben.csv"))]
+    other = [
+        Path(shutil.copy(EXAMPLES / "alice.csv", tmp_path / "other" / "ann.csv")),
+        Path(shutil.copy(EXAMPLES / "bob.csv", tmp_path / "other" / "ben.csv")),
+    ]
     result = run("freeze", *other, "--rule", RULE, "--into", tmp_path / "repo" / "audits", "--digests", digests)
 
     assert result.exit_code == 0, result.stderr
@@ -198,8 +206,9 @@ def test_the_digest_list_is_only_appended_to(sheets: list[Path], tmp_path: Path)
     ],
     ids=["short digest", "no name", "a sheet", "not UTF-8"],
 )
-def test_a_damaged_digest_list_is_refused(sheets: list[Path], tmp_path: Path, content: str, code: str,
-                                          message: str) -> None:
+def test_a_damaged_digest_list_is_refused(
+    sheets: list[Path], tmp_path: Path, content: str, code: str, message: str
+) -> None:
     _, bundle = freeze(sheets, tmp_path / "audits")
     digests = tmp_path / "DIGESTS"
     digests.write_bytes(content.encode("latin-1"))
@@ -262,7 +271,8 @@ def test_digest_parsing() -> None:
         parse_digest("sha256:" + "a" * 63)
     listed = parse_digest_list("# comment\r\n\n" + "A" * 64 + "\tname_v1\r\n", "DIGESTS")
     assert [(entry.digest, entry.name, entry.line) for entry in listed.entries] == [
-        ("sha256:" + "a" * 64, "name_v1", 3)]
+        ("sha256:" + "a" * 64, "name_v1", 3)
+    ]
 
 
 # --- adjudication records are anchored on their own ---------------------------------------
@@ -297,7 +307,8 @@ def test_adjudication_records_are_listed_and_a_forged_one_is_caught(sheets: list
 
     assert record_digest == sha256_file(record)
     assert digests.read_text(encoding="utf-8").splitlines()[1] == (
-        f"{record_digest}  {bundle.name}/adjudication/{record.name}")
+        f"{record_digest}  {bundle.name}/adjudication/{record.name}"
+    )
     good = run("verify", bundle, "--digests", digests)
     assert good.exit_code == 0 and "its 1 adjudication record is listed" in good.stdout
 
@@ -305,8 +316,10 @@ def test_adjudication_records_are_listed_and_a_forged_one_is_caught(sheets: list
     assert run("verify", bundle).exit_code == 0  # consistent: a self-hash again
     caught = run("verify", bundle, "--digests", digests)
     assert caught.exit_code == 1
-    assert (f"anchor: adjudication/{forged.name}: {bundle.name}/adjudication/{forged.name} is not in the digest "
-            f"list {digests}: this record was not anchored") in caught.stdout
+    assert (
+        f"anchor: adjudication/{forged.name}: {bundle.name}/adjudication/{forged.name} is not in the digest "
+        f"list {digests}: this record was not anchored"
+    ) in caught.stdout
     expected = run("verify", bundle, "--expect", bundle_digest)
     assert expected.exit_code == 0
     assert "2 adjudication records are not covered by --expect" in expected.stderr
@@ -316,8 +329,7 @@ def test_anchoring_options_of_adjudicate_need_decisions(sheets: list[Path], tmp_
     _, bundle = freeze(sheets, tmp_path / "audits")
     result = run("adjudicate", bundle, "--digests", tmp_path / "DIGESTS")
     assert result.exit_code == 2 and "Error [usage-adjudicate]: --digests and --sign" in result.stderr
-    inside = run("adjudicate", bundle, "--decisions", tmp_path / "x.csv", "--by", "a", "--digests",
-                 bundle / "DIGESTS")
+    inside = run("adjudicate", bundle, "--decisions", tmp_path / "x.csv", "--by", "a", "--digests", bundle / "DIGESTS")
     assert inside.exit_code == 2 and "Error [usage-digests]" in inside.stderr
 
 
@@ -332,8 +344,7 @@ def ssh_key(tmp_path: Path) -> tuple[Path, Path]:
     folder = tmp_path / "keys"
     folder.mkdir()
     key = folder / "id_ed25519"
-    subprocess.run([SSH_KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", str(key)], check=True,
-                   timeout=60)
+    subprocess.run([SSH_KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", str(key)], check=True, timeout=60)
     public = key.with_suffix(".pub").read_text(encoding="utf-8").split()
     allowed = folder / "allowed_signers"
     allowed.write_text(f"alice@example.org {public[0]} {public[1]}\n", encoding="utf-8")
@@ -341,8 +352,9 @@ def ssh_key(tmp_path: Path) -> tuple[Path, Path]:
 
 
 @needs_ssh_keygen
-def test_a_signed_bundle_verifies_and_its_forgery_does_not(sheets: list[Path], tmp_path: Path,
-                                                           ssh_key: tuple[Path, Path]) -> None:
+def test_a_signed_bundle_verifies_and_its_forgery_does_not(
+    sheets: list[Path], tmp_path: Path, ssh_key: tuple[Path, Path]
+) -> None:
     key, allowed = ssh_key
     digest, bundle = freeze(sheets, tmp_path / "audits", "--sign", key)
 
@@ -358,8 +370,10 @@ def test_a_signed_bundle_verifies_and_its_forgery_does_not(sheets: list[Path], t
 
     other = run("verify", bundle, "--allowed-signers", allowed, "--identity", "mallory@example.org")
     assert other.exit_code == 1
-    assert (f"signature: manifest.json.sig: is signed by the key of alice@example.org in {allowed}, not by "
-            "mallory@example.org's") in other.stdout
+    assert (
+        f"signature: manifest.json.sig: is signed by the key of alice@example.org in {allowed}, not by "
+        "mallory@example.org's"
+    ) in other.stdout
 
     forge(bundle)
     assert run("verify", bundle).exit_code == 0
@@ -369,8 +383,9 @@ def test_a_signed_bundle_verifies_and_its_forgery_does_not(sheets: list[Path], t
 
 
 @needs_ssh_keygen
-def test_an_unsigned_bundle_fails_a_signature_check(sheets: list[Path], tmp_path: Path,
-                                                    ssh_key: tuple[Path, Path]) -> None:
+def test_an_unsigned_bundle_fails_a_signature_check(
+    sheets: list[Path], tmp_path: Path, ssh_key: tuple[Path, Path]
+) -> None:
     _, allowed = ssh_key
     _, bundle = freeze(sheets, tmp_path / "audits")
     result = run("verify", bundle, "--allowed-signers", allowed)
@@ -415,15 +430,17 @@ def test_signing_failures_leave_no_bundle(sheets: list[Path], tmp_path: Path) ->
     bad = run("freeze", *sheets, "--rule", RULE, "--into", tmp_path / "audits", "--sign", not_a_key)
     missing = run("freeze", *sheets, "--rule", RULE, "--into", tmp_path / "audits", "--sign", tmp_path / "none")
 
-    assert bad.exit_code == 2 and bad.stderr.startswith(f"Error [signing-failed]: ssh-keygen could not sign with "
-                                                         f"{not_a_key}: ")
+    assert bad.exit_code == 2 and bad.stderr.startswith(
+        f"Error [signing-failed]: ssh-keygen could not sign with {not_a_key}: "
+    )
     assert missing.exit_code == 2 and missing.stderr.startswith(f"Error [usage-sign-key]: --sign {tmp_path / 'none'}")
     audits = tmp_path / "audits"
     assert not audits.exists() or [path.name for path in audits.iterdir()] == [FREEZE_LOCK]
 
 
-def test_without_ssh_keygen_signing_options_are_refused(sheets: list[Path], tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_ssh_keygen_signing_options_are_refused(
+    sheets: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _, bundle = freeze(sheets, tmp_path / "audits")
     allowed = tmp_path / "allowed_signers"
     allowed.write_text("alice@example.org ssh-ed25519 AAAA\n", encoding="utf-8")
@@ -538,67 +555,126 @@ def self_hashed_record(fields: dict[str, Any]) -> Callable[[Path], None]:
 
 
 DAMAGE = {
-    "NaN in the score": (replace_text('"po": ', '"po": NaN, "x": '), "manifest: manifest.json: is not JSON",
-                         "NaN is not a JSON number"),
-    "Infinity in the units": (replace_text('"count": 22', '"count": Infinity'), "manifest: manifest.json: is not JSON",
-                              "Infinity is not a JSON number"),
+    "NaN in the score": (
+        replace_text('"po": ', '"po": NaN, "x": '),
+        "manifest: manifest.json: is not JSON",
+        "NaN is not a JSON number",
+    ),
+    "Infinity in the units": (
+        replace_text('"count": 22', '"count": Infinity'),
+        "manifest: manifest.json: is not JSON",
+        "Infinity is not a JSON number",
+    ),
     "no score": (edit(lambda manifest: manifest.pop("score")), "manifest: manifest.json: score is missing", ""),
-    "no summary of units": (edit(lambda manifest: manifest["score"].pop("units")),
-                            "manifest: manifest.json: score.units is missing", ""),
-    "an empty score": (edit(lambda manifest: manifest.__setitem__("score", {})),
-                       "manifest: manifest.json: score.rule is missing", ""),
-    "metrics of the wrong type": (edit(lambda manifest: manifest["score"].__setitem__("metrics", [])),
-                                  "manifest: manifest.json: score.metrics is not an object", ""),
+    "no summary of units": (
+        edit(lambda manifest: manifest["score"].pop("units")),
+        "manifest: manifest.json: score.units is missing",
+        "",
+    ),
+    "an empty score": (
+        edit(lambda manifest: manifest.__setitem__("score", {})),
+        "manifest: manifest.json: score.rule is missing",
+        "",
+    ),
+    "metrics of the wrong type": (
+        edit(lambda manifest: manifest["score"].__setitem__("metrics", [])),
+        "manifest: manifest.json: score.metrics is not an object",
+        "",
+    ),
     "a manifest that is a list": (in_a_list, "manifest: manifest.json: is not a JSON object", ""),
-    "files of the wrong type": (edit(lambda manifest: manifest.__setitem__("files", [1, "x"])),
-                                "manifest: manifest.json: files[0] needs a path, a sha256 and a size", ""),
-    "sheets of the wrong type": (edit(lambda manifest: manifest.__setitem__("sheets", {"a": 1})),
-                                 "manifest: manifest.json: sheets must list two or more sheets", ""),
-    "a sample without its summary": (edit(lambda manifest: manifest.__setitem__("sample", {"files": []})),
-                                     "manifest: manifest.json: sample.summary must be sample/sample.json", ""),
+    "files of the wrong type": (
+        edit(lambda manifest: manifest.__setitem__("files", [1, "x"])),
+        "manifest: manifest.json: files[0] needs a path, a sha256 and a size",
+        "",
+    ),
+    "sheets of the wrong type": (
+        edit(lambda manifest: manifest.__setitem__("sheets", {"a": 1})),
+        "manifest: manifest.json: sheets must list two or more sheets",
+        "",
+    ),
+    "a sample without its summary": (
+        edit(lambda manifest: manifest.__setitem__("sample", {"files": []})),
+        "manifest: manifest.json: sample.summary must be sample/sample.json",
+        "",
+    ),
     "a sample summary out of the bundle": (
         edit(lambda manifest: manifest.__setitem__("sample", {"files": ["../x"], "summary": "../x"})),
-        "manifest: manifest.json: sample.files[0] '../x' has a '..'", ""),
-    "a huge number in the score": (edit(lambda manifest: manifest["score"]["metrics"]["po"].__setitem__(
-        "value", 10**400)), "score: metrics.po.value: frozen 1000", "recomputed 0.85"),
+        "manifest: manifest.json: sample.files[0] '../x' has a '..'",
+        "",
+    ),
+    "a huge number in the score": (
+        edit(lambda manifest: manifest["score"]["metrics"]["po"].__setitem__("value", 10**400)),
+        "score: metrics.po.value: frozen 1000",
+        "recomputed 0.85",
+    ),
     "a signature listed as a frozen file": (
         edit(lambda manifest: manifest["files"].append({"path": "manifest.json.sig", "sha256": "0" * 64, "size": 0})),
-        "manifest: manifest.json: files[3].path 'manifest.json.sig' is not a frozen file", ""),
-    "an empty manifest": (lambda bundle: (bundle / "manifest.json").write_bytes(b""),
-                          "manifest: manifest.json: is empty", ""),
-    "a manifest that is not UTF-8": (lambda bundle: (bundle / "manifest.json").write_bytes(b"{\xff}"),
-                                     "manifest: manifest.json: is not UTF-8 text (byte 1)", ""),
-    "a manifest cut short": (lambda bundle: (bundle / "manifest.json").write_bytes(b'{"format": "irr'),
-                             "manifest: manifest.json: is not JSON (Unterminated string", ""),
+        "manifest: manifest.json: files[3].path 'manifest.json.sig' is not a frozen file",
+        "",
+    ),
+    "an empty manifest": (
+        lambda bundle: (bundle / "manifest.json").write_bytes(b""),
+        "manifest: manifest.json: is empty",
+        "",
+    ),
+    "a manifest that is not UTF-8": (
+        lambda bundle: (bundle / "manifest.json").write_bytes(b"{\xff}"),
+        "manifest: manifest.json: is not UTF-8 text (byte 1)",
+        "",
+    ),
+    "a manifest cut short": (
+        lambda bundle: (bundle / "manifest.json").write_bytes(b'{"format": "irr'),
+        "manifest: manifest.json: is not JSON (Unterminated string",
+        "",
+    ),
     "every file empty": (emptied, "manifest: manifest.json: is empty", ""),
     "empty sheets": (sheets_emptied, "changed: sheets/alice.csv: sha256 e3b0c44298fc... (0 bytes)", ""),
-    "empty sheets, re-hashed": (rehashed_after(sheets_emptied),
-                                "score: cannot be recomputed from the bundle's files: sheet alice.csv is empty", ""),
-    "a symlinked sheet": (symlinked_sheet, "changed: sheets/alice.csv: passes through the symlink sheets/alice.csv",
-                          ""),
+    "empty sheets, re-hashed": (
+        rehashed_after(sheets_emptied),
+        "score: cannot be recomputed from the bundle's files: sheet alice.csv is empty",
+        "",
+    ),
+    "a symlinked sheet": (
+        symlinked_sheet,
+        "changed: sheets/alice.csv: passes through the symlink sheets/alice.csv",
+        "",
+    ),
     "a folder for a sheet": (sheet_made_folder, "changed: sheets/alice.csv: is not a file", ""),
-    "a folder for a sheet, re-hashed": (rehashed_after(sheet_made_folder), "changed: sheets/alice.csv: is not a file",
-                                        "sheets/alice.csv' is not a file"),
+    "a folder for a sheet, re-hashed": (
+        rehashed_after(sheet_made_folder),
+        "changed: sheets/alice.csv: is not a file",
+        "sheets/alice.csv' is not a file",
+    ),
     "a pipe for a sheet": (sheet_made_pipe, "changed: sheets/alice.csv: is not a file", ""),
     "a folder for the manifest": (manifest_made_folder, "manifest: manifest.json: is not a file", ""),
     "a folder for the signature": (signature_made_folder, "extra: manifest.json.sig: is not a signature file", ""),
-    "a record holding NaN": (record('{"format": "irr-audit-adjudication/1", "x": NaN}'),
-                             "adjudication: adjudication/20240101T000000Z.json: cannot be read as JSON "
-                             "(NaN is not a JSON number", ""),
-    "a record that is not JSON": (record("{"), "adjudication: adjudication/20240101T000000Z.json: cannot be read as "
-                                  "JSON (Expecting property name", ""),
+    "a record holding NaN": (
+        record('{"format": "irr-audit-adjudication/1", "x": NaN}'),
+        "adjudication: adjudication/20240101T000000Z.json: cannot be read as JSON (NaN is not a JSON number",
+        "",
+    ),
+    "a record that is not JSON": (
+        record("{"),
+        "adjudication: adjudication/20240101T000000Z.json: cannot be read as JSON (Expecting property name",
+        "",
+    ),
     "a record of the wrong types": (
         self_hashed_record({"bundle": "x", "by": 1, "created": 2, "decisions": [1, {"comment_id": []}]}),
-        "adjudication: adjudication/20240101T000000Z.json: was recorded for another manifest", ""),
+        "adjudication: adjudication/20240101T000000Z.json: was recorded for another manifest",
+        "",
+    ),
     "a record deciding a list": (
         self_hashed_record({"bundle": {}, "by": "a", "created": "b", "decisions": [{"comment_id": ["x"]}]}),
-        "adjudication: adjudication/20240101T000000Z.json: decisions[0] names ['x']", ""),
+        "adjudication: adjudication/20240101T000000Z.json: decisions[0] names ['x']",
+        "",
+    ),
 }
 
 
 @pytest.mark.parametrize(("tamper", "first", "also"), DAMAGE.values(), ids=DAMAGE.keys())
-def test_verify_names_the_damage_and_never_crashes(sheets: list[Path], tmp_path: Path, tamper, first: str,
-                                                   also: str) -> None:
+def test_verify_names_the_damage_and_never_crashes(
+    sheets: list[Path], tmp_path: Path, tamper, first: str, also: str
+) -> None:
     _, bundle = freeze(sheets, tmp_path / "audits")
     writable(bundle)
     tamper(bundle)
@@ -645,12 +721,21 @@ def ledger_out_of_the_bundle(bundle: Path) -> None:
 
 
 SAMPLE_DAMAGE = {
-    "sample.json deleted": (lambda bundle: (bundle / "sample" / "sample.json").unlink(),
-                            "missing: sample/sample.json", "is not a folder written by irr-audit sample"),
-    "a ledger line that is not JSON": (rehashed_after(ledger_line_broken), "sample ledger ",
-                                       "ledger.jsonl, line 19, is not a JSON object with a comment_id"),
-    "a ledger named out of the bundle": (rehashed_after(ledger_out_of_the_bundle), "score: cannot be recomputed",
-                                         "is not a readable sample record"),
+    "sample.json deleted": (
+        lambda bundle: (bundle / "sample" / "sample.json").unlink(),
+        "missing: sample/sample.json",
+        "is not a folder written by irr-audit sample",
+    ),
+    "a ledger line that is not JSON": (
+        rehashed_after(ledger_line_broken),
+        "sample ledger ",
+        "ledger.jsonl, line 19, is not a JSON object with a comment_id",
+    ),
+    "a ledger named out of the bundle": (
+        rehashed_after(ledger_out_of_the_bundle),
+        "score: cannot be recomputed",
+        "is not a readable sample record",
+    ),
 }
 
 
@@ -669,14 +754,16 @@ def test_verify_names_a_damaged_sample(sheets: list[Path], tmp_path: Path, tampe
 def test_what_is_not_a_bundle_is_refused(sheets: list[Path], tmp_path: Path) -> None:
     a_file = tmp_path / "bundle.zip"
     a_file.write_bytes(b"PK")
-    for path, code in ((a_file, "bundle-not-found"), (tmp_path / "absent", "bundle-not-found"),
-                       (sheets[0].parent, "bundle-not-found")):
+    for path, code in (
+        (a_file, "bundle-not-found"),
+        (tmp_path / "absent", "bundle-not-found"),
+        (sheets[0].parent, "bundle-not-found"),
+    ):
         result = run("verify", path)
         assert result.exit_code == 2 and result.stderr.startswith(f"Error [{code}]: {path} is not"), result.stderr
 
 
-def test_verify_shows_file_names_without_running_their_control_characters(sheets: list[Path],
-                                                                          tmp_path: Path) -> None:
+def test_verify_shows_file_names_without_running_their_control_characters(sheets: list[Path], tmp_path: Path) -> None:
     _, bundle = freeze(sheets, tmp_path / "audits")
     os.chmod(bundle / "sheets", stat.S_IRWXU)
     (bundle / "sheets" / "\x1b]0;owned\x07\x1b[2J\nOK: fake").write_text("x", encoding="utf-8")
@@ -689,16 +776,21 @@ def test_verify_shows_file_names_without_running_their_control_characters(sheets
 
 
 def test_scores_compare_counts_exactly_and_survive_huge_numbers() -> None:
-    assert compare_scores({"n": 10**13}, {"n": 10**13 + 1}) == (["n: frozen 10000000000000, recomputed "
-                                                                  "10000000000001"], [])
+    assert compare_scores({"n": 10**13}, {"n": 10**13 + 1}) == (
+        ["n: frozen 10000000000000, recomputed 10000000000001"],
+        [],
+    )
     assert compare_scores({"k": 10**400}, {"k": 0.7})[0][0].startswith("k: frozen 1000")
     assert compare_scores({"k": 0.7}, {"k": 0.7 + 1e-15}) == ([], [])
-    assert non_finite_numbers({"a": [1.0, {"b": float("inf")}], "c": float("nan")}) == ["a[1].b is Infinity",
-                                                                                         "c is NaN"]
+    assert non_finite_numbers({"a": [1.0, {"b": float("inf")}], "c": float("nan")}) == [
+        "a[1].b is Infinity",
+        "c is NaN",
+    ]
 
 
-def test_a_folder_that_cannot_be_listed_is_reported(sheets: list[Path], tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_folder_that_cannot_be_listed_is_reported(
+    sheets: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _, bundle = freeze(sheets, tmp_path / "audits")
     os.chmod(bundle, stat.S_IRWXU)
     (bundle / "hidden").mkdir()

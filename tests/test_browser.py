@@ -49,8 +49,10 @@ class WebSocket:
         host, _, port = host_port.partition(":")
         self.sock = socket.create_connection((host, int(port)), timeout=TIMEOUT)
         key = base64.b64encode(os.urandom(16)).decode()
-        request = (f"GET /{path} HTTP/1.1\r\nHost: {host_port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                   f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        request = (
+            f"GET /{path} HTTP/1.1\r\nHost: {host_port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
         self.sock.sendall(request.encode())
         response = b""
         while b"\r\n\r\n" not in response:
@@ -163,10 +165,23 @@ class DevTools:
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Headless Chromium with remote debugging on a free port; yields the debugging address."""
     profile = tmp_path_factory.mktemp("chromium-profile")
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               "--disable-dev-shm-usage", "--hide-scrollbars", "--window-size=1100,1400",
-               f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"]
+    command = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--hide-scrollbars",
+        "--window-size=1100,1400",
+        f"--user-data-dir={profile}",
+        "--remote-debugging-port=0",
+        "about:blank",
+    ]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         port_file = profile / "DevToolsActivePort"
@@ -199,8 +214,12 @@ def open_page(browser: str, path: Path) -> DevTools:
 
 def screenshot(tools: DevTools, name: str) -> Path:
     metrics = tools.call("Page.getLayoutMetrics")["cssContentSize"]
-    shot = tools.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
-                      clip={"x": 0, "y": 0, "width": metrics["width"], "height": metrics["height"], "scale": 1})
+    shot = tools.call(
+        "Page.captureScreenshot",
+        format="png",
+        captureBeyondViewport=True,
+        clip={"x": 0, "y": 0, "width": metrics["width"], "height": metrics["height"], "scale": 1},
+    )
     ARTIFACTS.mkdir(exist_ok=True)
     target = ARTIFACTS / name
     target.write_bytes(base64.b64decode(shot["data"]))
@@ -215,8 +234,11 @@ def write_report(folder: Path, sheets: list[Path], rule: Path) -> Path:
 
 
 def test_example_report_renders_without_errors(browser: str, tmp_path: Path) -> None:
-    page = write_report(tmp_path, [ROOT / "examples/sheets/alice.csv", ROOT / "examples/sheets/bob.csv"],
-                        ROOT / "rules/explicit_current_failure/v1.yaml")
+    page = write_report(
+        tmp_path,
+        [ROOT / "examples/sheets/alice.csv", ROOT / "examples/sheets/bob.csv"],
+        ROOT / "rules/explicit_current_failure/v1.yaml",
+    )
     tools = open_page(browser, page)
     try:
         dom = tools.evaluate("""({
@@ -274,10 +296,13 @@ def test_three_coder_report_renders_its_heatmaps(browser: str, tmp_path: Path) -
 def test_the_error_check_sees_errors(browser: str, tmp_path: Path) -> None:
     """A control: a page that logs an error and asks for an external image fails the check above."""
     page = tmp_path / "broken.html"
-    page.write_text("""<!DOCTYPE html><html><head><meta charset="utf-8">
+    page.write_text(
+        """<!DOCTYPE html><html><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'">
 <title>broken</title></head><body><img src="http://example.invalid/x.png" alt="">
-<script>console.error("deliberate");</script></body></html>""", encoding="utf-8")
+<script>console.error("deliberate");</script></body></html>""",
+        encoding="utf-8",
+    )
     tools = open_page(browser, page)
     try:
         tools.evaluate("1")  # let pending events arrive

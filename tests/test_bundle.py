@@ -214,8 +214,9 @@ def test_freezing_twice_into_the_same_place_is_refused(sheets: list[Path], tmp_p
     into_bundle = run("freeze", *sheets, "--rule", RULE, "--into", bundle)
 
     assert again.exit_code == 2
-    assert again.stderr.startswith(f"Error [usage-already-frozen]: these sheets and this rule are already frozen "
-                                   f"in {bundle}.")
+    assert again.stderr.startswith(
+        f"Error [usage-already-frozen]: these sheets and this rule are already frozen in {bundle}."
+    )
     assert into_bundle.exit_code == 2
     assert "Error [usage-into-bundle]" in into_bundle.stderr
     assert list_bundles(audits) == [bundle] and sorted(os.listdir(audits)) == [bundle_module.FREEZE_LOCK, bundle.name]
@@ -378,8 +379,9 @@ def test_recoding_an_audit_of_another_rule_is_refused(sheets: list[Path], tmp_pa
     first = freeze(sheets, tmp_path / "audits")
     other_rule = revised_rule(tmp_path, "another_rule")
 
-    result = run("freeze", *recoded_sheets(tmp_path), "--rule", other_rule, "--into", tmp_path / "audits",
-                 "--recodes", first)
+    result = run(
+        "freeze", *recoded_sheets(tmp_path), "--rule", other_rule, "--into", tmp_path / "audits", "--recodes", first
+    )
 
     assert result.exit_code == 2
     assert "Error [usage-recodes-rule]" in result.stderr and "not another_rule" in result.stderr
@@ -470,8 +472,9 @@ def test_a_failed_freeze_leaves_nothing(sheets: list[Path], tmp_path: Path, monk
     result = run("freeze", *sheets, "--rule", RULE, "--into", audits)
 
     assert result.exit_code == 2
-    assert result.stderr.startswith(f"Error [output-unwritable]: cannot write a bundle into {audits}: "
-                                    "No space left on device.")
+    assert result.stderr.startswith(
+        f"Error [output-unwritable]: cannot write a bundle into {audits}: No space left on device."
+    )
     assert os.listdir(audits) == [bundle_module.FREEZE_LOCK]  # the lock's file, not a bundle
 
 
@@ -530,7 +533,7 @@ def test_adjudication_is_kept_apart_from_the_independent_statistics(sheets: list
     frozen = {path: path.read_bytes() for path in bundle.rglob("*") if path.is_file()}
     score_before = score_json(bundle)
     decisions = decisions_file(
-        tmp_path, "comment_id,code,note\nkq3z1q7,yes,\"crash is current | per rule\"\nkq40r2s,N,\nkq41s6t,,\n"
+        tmp_path, 'comment_id,code,note\nkq3z1q7,yes,"crash is current | per rule"\nkq40r2s,N,\nkq41s6t,,\n'
     )
 
     result = run("adjudicate", bundle, "--decisions", decisions, "--by", "alice and bob")
@@ -541,8 +544,12 @@ def test_adjudication_is_kept_apart_from_the_independent_statistics(sheets: list
     record = json.loads(record_path.read_text(encoding="utf-8"))
     assert record["by"] == "alice and bob" and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", record["created"])
     assert record["decisions"] == [
-        {"comment_id": "kq3z1q7", "codes": {"alice": "yes", "bob": "no"}, "final_code": "yes",
-         "note": "crash is current | per rule"},
+        {
+            "comment_id": "kq3z1q7",
+            "codes": {"alice": "yes", "bob": "no"},
+            "final_code": "yes",
+            "note": "crash is current | per rule",
+        },
         {"comment_id": "kq40r2s", "codes": {"alice": "no", "bob": "yes"}, "final_code": "no", "note": ""},
     ]
     assert {path: path.read_bytes() for path in frozen} == frozen  # sheets, rule and manifest untouched
@@ -568,7 +575,8 @@ def test_adjudication_is_kept_apart_from_the_independent_statistics(sheets: list
 
     text = run("report", bundle, "--format", "text", "--quiet").stdout
     assert text.index("Chance-corrected coefficients") < text.index(
-        "Adjudicated labels (post-hoc consensus, not independent codes)")
+        "Adjudicated labels (post-hoc consensus, not independent codes)"
+    )
     assert "alice and bob" in text and "Not yet decided: kq41s6t." in text
 
     again = run("adjudicate", bundle, "--decisions", decisions, "--by", "carol")
@@ -594,10 +602,11 @@ def test_a_later_decision_supersedes_an_earlier_one(sheets: list[Path], tmp_path
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("comment_id,code\nkq3m1x0,yes\n",
-         "row 2 names comment 'kq3m1x0', which is not a disagreement of this audit"),
-        ("comment_id,code\nkq3z1q7,maybe\n",
-         "row 2 has the final code 'maybe', which is not a code of explicit_current_failure v1 (yes, no)"),
+        ("comment_id,code\nkq3m1x0,yes\n", "row 2 names comment 'kq3m1x0', which is not a disagreement of this audit"),
+        (
+            "comment_id,code\nkq3z1q7,maybe\n",
+            "row 2 has the final code 'maybe', which is not a code of explicit_current_failure v1 (yes, no)",
+        ),
         ("comment_id,code\nkq3z1q7,unknown\n", "row 2 has the final code 'unknown'"),
         ("comment_id,code\nkq3z1q7,yes\nkq3z1q7,no\n", "row 3 decides 'kq3z1q7' again (first in row 2)"),
         ("id,final\nkq3z1q7,yes\n", 'has no column "comment_id" (columns found: id, final)'),
@@ -636,8 +645,9 @@ def test_verify_checks_adjudication_records(sheets: list[Path], tmp_path: Path) 
 
     assert result.exit_code == 1
     assert "extra: adjudication/notes.txt: not an adjudication record" in result.stdout
-    assert (f"adjudication: adjudication/{record.name}: was edited after it was recorded "
-            "(its record_sha256 does not match)") in result.stdout
+    assert (
+        f"adjudication: adjudication/{record.name}: was edited after it was recorded (its record_sha256 does not match)"
+    ) in result.stdout
     assert report.exit_code == 2 and "Error [bundle-adjudication]" in report.stderr
 
 
@@ -654,8 +664,9 @@ def test_verify_of_a_folder_that_is_not_a_bundle(tmp_path: Path) -> None:
     result = run("verify", tmp_path)
 
     assert result.exit_code == 2
-    assert result.stderr.startswith(f"Error [bundle-not-found]: {tmp_path} is not an audit bundle (it has no "
-                                    "manifest.json).")
+    assert result.stderr.startswith(
+        f"Error [bundle-not-found]: {tmp_path} is not an audit bundle (it has no manifest.json)."
+    )
 
 
 def test_verify_json(sheets: list[Path], tmp_path: Path) -> None:

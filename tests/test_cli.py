@@ -101,8 +101,13 @@ def test_bad_sheet_exits_2_with_a_message(case: str, tmp_path: Path) -> None:
 
 
 def test_missing_column_lists_the_columns_found(tmp_path: Path) -> None:
-    result = run("score", sheet(tmp_path, "alice.csv", "id,code,note\na,yes,\n"),
-                 sheet(tmp_path, "bob.csv", GOOD), "--rule", RULE)
+    result = run(
+        "score",
+        sheet(tmp_path, "alice.csv", "id,code,note\na,yes,\n"),
+        sheet(tmp_path, "bob.csv", GOOD),
+        "--rule",
+        RULE,
+    )
     assert result.stderr.splitlines()[1:] == [
         "  Columns found: id, code, note",
         "  Hint: pass --id-column NAME, or rename the column (if the first row is data, add a header row "
@@ -111,9 +116,19 @@ def test_missing_column_lists_the_columns_found(tmp_path: Path) -> None:
 
 
 def test_id_column_option(tmp_path: Path) -> None:
-    result = run("score", sheet(tmp_path, "alice.csv", "ID ,Label\na,yes\nb,no\n"),
-                 sheet(tmp_path, "bob.csv", "id,label\na,yes\nb,no\n"), "--rule", RULE, "--id-column", "id",
-                 "--code-column", "label", "--format", "json")
+    result = run(
+        "score",
+        sheet(tmp_path, "alice.csv", "ID ,Label\na,yes\nb,no\n"),
+        sheet(tmp_path, "bob.csv", "id,label\na,yes\nb,no\n"),
+        "--rule",
+        RULE,
+        "--id-column",
+        "id",
+        "--code-column",
+        "label",
+        "--format",
+        "json",
+    )
     assert result.exit_code == 0, result.output
     assert '"fully_coded": 2' in result.stdout
 
@@ -164,8 +179,9 @@ def test_user_text_is_not_read_as_markup(tmp_path: Path) -> None:
     result = run("score", marked, sheet(tmp_path, "bob.csv", text), "--rule", RULE)
     assert result.exit_code == 0
     assert "[bold]ann" in result.stdout
-    result = run("report", marked, sheet(tmp_path, "bob.csv", text.replace(",no", ",yes")),
-                 "--rule", RULE, "--format", "md")
+    result = run(
+        "report", marked, sheet(tmp_path, "bob.csv", text.replace(",no", ",yes")), "--rule", RULE, "--format", "md"
+    )
     assert "| \\[red\\] | no | yes |" in result.stdout
 
 
@@ -176,8 +192,10 @@ def test_report_json_and_markdown_are_byte_stable(tmp_path: Path) -> None:
         second = run("report", *sheets, "--rule", RULE, "--format", fmt, "--output", str(tmp_path / f"r.{fmt}"))
         assert second.exit_code == 0
         assert (tmp_path / f"r.{fmt}").read_text() == first
-        assert hashlib.sha256(first.encode()).hexdigest() == hashlib.sha256(
-            run("report", *sheets, "--rule", RULE, "--format", fmt).stdout.encode()).hexdigest()
+        assert (
+            hashlib.sha256(first.encode()).hexdigest()
+            == hashlib.sha256(run("report", *sheets, "--rule", RULE, "--format", fmt).stdout.encode()).hexdigest()
+        )
 
 
 def test_python_dash_m_works() -> None:

@@ -69,8 +69,9 @@ CASES = {
     ),
     "several worksheets: --worksheet chooses": Case("several_worksheets.xlsx", fully=3, args=("--worksheet", "Codes")),
     "several worksheets: a warning names them": Case("first_worksheet.xlsx", fully=3, warning="has 2 worksheets"),
-    "merged cells": Case("merged.xlsx", fully=2, reasons={"blank": 1}, warning="merged cells B2:B3",
-                         log=(("3", "", "blank"),)),
+    "merged cells": Case(
+        "merged.xlsx", fully=2, reasons={"blank": 1}, warning="merged cells B2:B3", log=(("3", "", "blank"),)
+    ),
     "formulas: cached value, never evaluated": Case("formulas.xlsx", fully=3),
     "numbers as ids": Case("numbers_as_ids.xlsx", fully=1, reasons={"absent": 4}, warning="stored as numbers"),
     "dates as ids": Case("dates_as_ids.xlsx", fully=2, reasons={"absent": 2}, warning="stored as numbers or dates"),
@@ -125,7 +126,8 @@ def test_corpus_member(name: str, corpus: Path, tmp_path: Path) -> None:
     before = hashlib.sha256(sheet.read_bytes()).hexdigest()
     out = tmp_path / "out"
     result = CliRunner().invoke(
-        app, ["join", str(sheet), str(partner), "--rule", str(RULE), "--out", str(out), *case.args],
+        app,
+        ["join", str(sheet), str(partner), "--rule", str(RULE), "--out", str(out), *case.args],
         catch_exceptions=False,
     )
     assert hashlib.sha256(sheet.read_bytes()).hexdigest() == before, "an input was modified"
@@ -152,8 +154,11 @@ def test_corpus_member(name: str, corpus: Path, tmp_path: Path) -> None:
 
 def test_formula_text_is_verbatim_in_json(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    CliRunner().invoke(app, ["join", str(FILES / "code_formula.csv"), str(FILES / "partner.csv"), "--rule",
-                             str(RULE), "--out", str(out)], catch_exceptions=False)
+    CliRunner().invoke(
+        app,
+        ["join", str(FILES / "code_formula.csv"), str(FILES / "partner.csv"), "--rule", str(RULE), "--out", str(out)],
+        catch_exceptions=False,
+    )
     raw = [json.loads(line)["raw_value"] for line in (out / "missingness_log.jsonl").read_text().splitlines()]
     assert raw == ["=1+1", "@SUM(A1)", "-yes"]
 
@@ -162,8 +167,9 @@ def test_huge_rule_file_is_refused(tmp_path: Path) -> None:
     rule = tmp_path / "v1.yaml"
     with open(rule, "wb") as stream:
         stream.truncate(50 * 1024 * 1024)
-    result = CliRunner().invoke(app, ["score", str(FILES / "partner.csv"), str(FILES / "crlf.csv"), "--rule",
-                                      str(rule)], catch_exceptions=False)
+    result = CliRunner().invoke(
+        app, ["score", str(FILES / "partner.csv"), str(FILES / "crlf.csv"), "--rule", str(rule)], catch_exceptions=False
+    )
     assert result.exit_code == 2
     assert result.stderr.startswith(f"Error [rule-too-large]: rule file {rule} is 52,428,800 bytes")
 
@@ -172,8 +178,9 @@ def test_huge_rule_file_is_refused(tmp_path: Path) -> None:
 
 
 def run_join(*sheets: Path, out: Path):
-    return CliRunner().invoke(app, ["join", *map(str, sheets), "--rule", str(RULE), "--out", str(out)],
-                              catch_exceptions=False)
+    return CliRunner().invoke(
+        app, ["join", *map(str, sheets), "--rule", str(RULE), "--out", str(out)], catch_exceptions=False
+    )
 
 
 def test_output_into_the_inputs_folder_leaves_inputs_alone(tmp_path: Path) -> None:
@@ -183,8 +190,10 @@ def test_output_into_the_inputs_folder_leaves_inputs_alone(tmp_path: Path) -> No
     before = alice.read_bytes(), bob.read_bytes()
     result = run_join(alice, bob, out=tmp_path)  # join replaces its folder as a whole: never one holding inputs
     assert result.exit_code == 2
-    assert result.stderr.startswith(f"Error [output-overwrites-input]: --out: writing {tmp_path} would overwrite "
-                                    f"an input file: the folder holds {alice}.")
+    assert result.stderr.startswith(
+        f"Error [output-overwrites-input]: --out: writing {tmp_path} would overwrite "
+        f"an input file: the folder holds {alice}."
+    )
     assert (alice.read_bytes(), bob.read_bytes()) == before
     assert not (tmp_path / "joined.csv").exists()
 
@@ -222,8 +231,9 @@ def test_symlinked_sheet_is_read(tmp_path: Path) -> None:
 
 def test_output_that_is_a_folder_or_inside_a_file(tmp_path: Path) -> None:
     sheets = [str(FILES / "partner.csv"), str(FILES / "crlf.csv")]
-    result = CliRunner().invoke(app, ["report", *sheets, "--rule", str(RULE), "--format", "md", "-o", str(tmp_path)],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        app, ["report", *sheets, "--rule", str(RULE), "--format", "md", "-o", str(tmp_path)], catch_exceptions=False
+    )
     assert result.exit_code == 2
     assert f"Error [output-is-a-folder]: --output: cannot write {tmp_path}: it is a folder." in result.stderr
     result = run_join(*map(Path, sheets), out=FILES / "partner.csv")

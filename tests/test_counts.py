@@ -121,8 +121,15 @@ def test_counts_of_different_coders_do_not_merge(tmp_path: Path) -> None:
     (tmp_path / "rule.yaml").write_text(RULE)
     (tmp_path / "one.csv").write_text("a,b,units\n0,0,1\n")
     (tmp_path / "two.csv").write_text("a,c,units\n0,0,1\n")
-    result = run("score", "--counts", str(tmp_path / "one.csv"), "--counts", str(tmp_path / "two.csv"),
-                 "--rule", str(tmp_path / "rule.yaml"))
+    result = run(
+        "score",
+        "--counts",
+        str(tmp_path / "one.csv"),
+        "--counts",
+        str(tmp_path / "two.csv"),
+        "--rule",
+        str(tmp_path / "rule.yaml"),
+    )
     assert result.exit_code == 2
     assert "Error [counts-coders]" in result.stderr
 

@@ -65,10 +65,26 @@ def test_readme_sql_makes_counts_that_score_like_the_sheets(tmp_path) -> None:
     (tmp_path / "carol.csv").write_text(sheets["alice"].read_text())  # carol coded exactly as alice
     rule = str(ROOT / "rules" / "explicit_current_failure" / "v1.yaml")
     runner = CliRunner()
-    from_sql = runner.invoke(app, ["score", "--counts", str(tmp_path / "counts.csv"), "--rule", rule,
-                                   "--format", "json", "-q"], catch_exceptions=False)
-    from_sheets = runner.invoke(app, ["score", str(sheets["alice"]), str(sheets["bob"]), str(tmp_path / "carol.csv"),
-                                      "--rule", rule, "--format", "json", "-q"], catch_exceptions=False)
+    from_sql = runner.invoke(
+        app,
+        ["score", "--counts", str(tmp_path / "counts.csv"), "--rule", rule, "--format", "json", "-q"],
+        catch_exceptions=False,
+    )
+    from_sheets = runner.invoke(
+        app,
+        [
+            "score",
+            str(sheets["alice"]),
+            str(sheets["bob"]),
+            str(tmp_path / "carol.csv"),
+            "--rule",
+            rule,
+            "--format",
+            "json",
+            "-q",
+        ],
+        catch_exceptions=False,
+    )
     counted, joined = json.loads(from_sql.stdout), json.loads(from_sheets.stdout)
     assert counted["metrics"] == joined["metrics"] and counted["pairs"] == joined["pairs"]
     assert counted["units"]["fully_coded"] == joined["units"]["fully_coded"] == 20

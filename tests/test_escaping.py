@@ -39,8 +39,20 @@ BIDI = "\u202etxt.exe\u2066"  # not a control character: an id may hold it, and 
 # Ids cannot hold control characters or line breaks, nor codes line breaks (the sheet reader
 # refuses them); bodies, notes and file names can, and carry TERMINAL.
 TERMINAL_CODE = TERMINAL.replace("\r", "")
-HOSTILE_IDS = [LINK, SCRIPT, "a|b c", "*em* _em_ ~~del~~", AUTOLINK, BIDI, "ok1", IMAGE,
-               "https://example.invalid/x www.example.invalid", "`code` &lt;b&gt; $x$", "# heading", "- item"]
+HOSTILE_IDS = [
+    LINK,
+    SCRIPT,
+    "a|b c",
+    "*em* _em_ ~~del~~",
+    AUTOLINK,
+    BIDI,
+    "ok1",
+    IMAGE,
+    "https://example.invalid/x www.example.invalid",
+    "`code` &lt;b&gt; $x$",
+    "# heading",
+    "- item",
+]
 UNICODE = "café 漢字 😀 עברית"
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -122,8 +134,10 @@ def test_a_missing_sheet_named_with_escapes_is_reported_with_visible_escapes(tmp
 def test_summary_line_and_warnings_show_escapes(tmp_path: Path) -> None:
     first = write_sheet(tmp_path / "ann.csv", "ann", ["yes"] * 12)
     second = tmp_path / "bob.csv"
-    second.write_text("comment_id,code\n" + "".join(f"{n},yes\n" for n in range(5)) + f"{BIDI}\u200b,{TERMINAL_CODE}\n",
-                      encoding="utf-8")
+    second.write_text(
+        "comment_id,code\n" + "".join(f"{n},yes\n" for n in range(5)) + f"{BIDI}\u200b,{TERMINAL_CODE}\n",
+        encoding="utf-8",
+    )
     result = run("score", first, second, "--rule", RULE)
     assert result.exit_code == 0
     assert "warning:" in result.stderr and not CONTROL.search(result.stderr)
@@ -142,7 +156,6 @@ def test_json_keeps_every_value_and_prints_no_control_character(hostile_bundle: 
     document = json.loads(result.stdout)
     assert {item["comment_id"] for item in document["disagreements"]} <= set(HOSTILE_IDS)
     assert BIDI in {item["comment_id"] for item in document["disagreements"]}
-
 
 
 # --- Markdown -------------------------------------------------------------------------------
@@ -181,8 +194,30 @@ class Tree(HTMLParser):
             part.append(data)
 
 
-MARKUP_TAGS = {"a", "img", "script", "em", "strong", "del", "code", "h1", "h2", "h3", "ul", "ol", "li", "hr",
-               "b", "blockquote", "pre", "span", "math-renderer", "input", "sup", "section"}
+MARKUP_TAGS = {
+    "a",
+    "img",
+    "script",
+    "em",
+    "strong",
+    "del",
+    "code",
+    "h1",
+    "h2",
+    "h3",
+    "ul",
+    "ol",
+    "li",
+    "hr",
+    "b",
+    "blockquote",
+    "pre",
+    "span",
+    "math-renderer",
+    "input",
+    "sup",
+    "section",
+}
 
 
 def shown(text: str) -> str:
@@ -244,9 +279,23 @@ def test_markdown_of_values_from_an_edited_record_and_manifest_is_escaped() -> N
     report = {
         "coders": ["a", "b"],
         "bundle": {"name": "n", "created": SCRIPT, "tool_version": LINK, "recodes": None, "sample": None},
-        "adjudication": {"title": "t", "statement": "s", "decided": 1, "disagreements": 1, "undecided": [],
-                         "decisions": [{"comment_id": "1", "codes": {"a": "yes", "b": "no"}, "final_code": "yes",
-                                        "decided_by": "x", "decided_at": AUTOLINK, "note": ""}]},
+        "adjudication": {
+            "title": "t",
+            "statement": "s",
+            "decided": 1,
+            "disagreements": 1,
+            "undecided": [],
+            "decisions": [
+                {
+                    "comment_id": "1",
+                    "codes": {"a": "yes", "b": "no"},
+                    "final_code": "yes",
+                    "decided_by": "x",
+                    "decided_at": AUTOLINK,
+                    "note": "",
+                }
+            ],
+        },
     }
     tree = Tree(github_html("\n".join(adjudication_lines(report))))
     assert not {"a", "script"} & {tag for tag, _ in tree.elements}
@@ -257,10 +306,50 @@ def test_markdown_of_values_from_an_edited_record_and_manifest_is_escaped() -> N
 
 # --- HTML -----------------------------------------------------------------------------------
 
-HTML_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "p", "main", "section",
-             "dl", "dt", "dd", "table", "thead", "tbody", "tr", "th", "td", "ul", "li", "svg", "rect", "text", "line",
-             "circle", "figure", "figcaption", "span", "br", "form", "label", "input", "select", "option", "strong",
-             "footer", "script", "div"}
+HTML_TAGS = {
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "header",
+    "h1",
+    "h2",
+    "h3",
+    "p",
+    "main",
+    "section",
+    "dl",
+    "dt",
+    "dd",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "ul",
+    "li",
+    "svg",
+    "rect",
+    "text",
+    "line",
+    "circle",
+    "figure",
+    "figcaption",
+    "span",
+    "br",
+    "form",
+    "label",
+    "input",
+    "select",
+    "option",
+    "strong",
+    "footer",
+    "script",
+    "div",
+}
 
 
 def test_html_report_of_a_hostile_bundle_runs_only_its_own_script(hostile_bundle: Path) -> None:
@@ -305,8 +394,14 @@ def formula_sheets(folder: Path) -> list[Path]:
             writer = csv.writer(stream)
             writer.writerow(["comment_id", "code", "coder", "note"])
             for unit in range(40):
-                writer.writerow([f"=id{unit}" if unit % 7 == 0 else f"u{unit}", codes[(unit * (offset + 1)) % 5]
-                                 if unit % 9 else "", coder, "=HYPERLINK(\"http://x\")"])
+                writer.writerow(
+                    [
+                        f"=id{unit}" if unit % 7 == 0 else f"u{unit}",
+                        codes[(unit * (offset + 1)) % 5] if unit % 9 else "",
+                        coder,
+                        '=HYPERLINK("http://x")',
+                    ]
+                )
         paths.append(path)
     return paths
 
@@ -329,21 +424,34 @@ def test_every_csv_of_join_is_neutralised_and_counts_read_back_exactly(tmp_path:
     for name in ("joined.csv", "missingness_log.csv", "counts.csv"):
         records = assert_no_formula(out / name)
         assert len(set(records[0])) == len(records[0]), name
-    assert list(csv.reader((out / "joined.csv").open(newline="")))[0] == ["comment_id", "'=a", "''=a", "'@b", "'-c",
-                                                                           "fully_coded"]
+    assert list(csv.reader((out / "joined.csv").open(newline="")))[0] == [
+        "comment_id",
+        "'=a",
+        "''=a",
+        "'@b",
+        "'-c",
+        "fully_coded",
+    ]
     whole = json.loads(run("score", out, "--format", "json", "-q").stdout)
-    counted = json.loads(run("score", "--counts", out / "counts.csv", "--rule", tmp_path / "rule.yaml",
-                             "--format", "json", "-q").stdout)
+    counted = json.loads(
+        run("score", "--counts", out / "counts.csv", "--rule", tmp_path / "rule.yaml", "--format", "json", "-q").stdout
+    )
     assert counted["coders"] == whole["coders"] == FORMULA_CODERS
     for key in ("table", "metrics", "available_case", "pairs", "categories"):
         assert counted[key] == whole[key], key
 
 
-@pytest.mark.parametrize(("coder", "code"), [("comment_id", "usage-reserved-coder"),
-                                             ("fully_coded", "usage-reserved-coder"),
-                                             ("units", "output-column-collision")])
-def test_a_coder_named_like_a_column_is_refused_before_anything_is_written(tmp_path: Path, coder: str,
-                                                                            code: str) -> None:
+@pytest.mark.parametrize(
+    ("coder", "code"),
+    [
+        ("comment_id", "usage-reserved-coder"),
+        ("fully_coded", "usage-reserved-coder"),
+        ("units", "output-column-collision"),
+    ],
+)
+def test_a_coder_named_like_a_column_is_refused_before_anything_is_written(
+    tmp_path: Path, coder: str, code: str
+) -> None:
     first = tmp_path / "a.csv"
     first.write_text(f"comment_id,code,coder\n1,yes,{coder}\n2,no,{coder}\n")
     second = tmp_path / "b.csv"
@@ -371,8 +479,22 @@ codes: ["0", "1"]
 """
 
 
-@pytest.mark.parametrize("units", ["inf", "nan", "1e30", "-1", "2.5", "9007199254740992", "", "0x10", "1_000",
-                                   "\u0661\u0662", "99999999999999999999999"])
+@pytest.mark.parametrize(
+    "units",
+    [
+        "inf",
+        "nan",
+        "1e30",
+        "-1",
+        "2.5",
+        "9007199254740992",
+        "",
+        "0x10",
+        "1_000",
+        "\u0661\u0662",
+        "99999999999999999999999",
+    ],
+)
 def test_counts_with_absurd_units_are_refused_naming_file_row_and_value(tmp_path: Path, units: str) -> None:
     (tmp_path / "rule.yaml").write_text(COUNTS_RULE)
     (tmp_path / "counts.csv").write_text(f"a,b,units\n0,0,3\n1,1,{units}\n", encoding="utf-8")
@@ -404,8 +526,9 @@ def test_counts_that_add_up_past_the_maximum_are_refused(tmp_path: Path) -> None
 
 # --- the sheets `sample` writes ---------------------------------------------------------------------
 
+
 def sample_of(tmp_path: Path, ids: list[str], *extra: object):
-    items = [{"commentId": comment_id, "body": f"=HYPERLINK(\"x\") {comment_id}", "status": "ok"} for comment_id in ids]
+    items = [{"commentId": comment_id, "body": f'=HYPERLINK("x") {comment_id}', "status": "ok"} for comment_id in ids]
     dataset = tmp_path / "dataset.json"
     dataset.write_text(json.dumps(items), encoding="utf-8")
     out = tmp_path / "sample"

@@ -21,7 +21,8 @@ CASES = sorted(path for path in (Path(__file__).parent / "examples").iterdir() i
 def score_json(case: Path, *extra: str) -> dict:
     sheets = sorted(str(path) for path in (case / "sheets").iterdir())
     result = CliRunner().invoke(
-        app, ["score", *sheets, "--rule", str(case / "rule.yaml"), "--format", "json", *extra],
+        app,
+        ["score", *sheets, "--rule", str(case / "rule.yaml"), "--format", "json", *extra],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
@@ -61,7 +62,8 @@ def test_undefined_kappa_is_never_shown_as_a_number() -> None:
     sheets = sorted(str(path) for path in (case / "sheets").iterdir())
     for output_format in ("text", "json"):
         result = CliRunner().invoke(
-            app, ["score", *sheets, "--rule", str(case / "rule.yaml"), "--format", output_format],
+            app,
+            ["score", *sheets, "--rule", str(case / "rule.yaml"), "--format", output_format],
             catch_exceptions=False,
         )
         assert result.exit_code == 0

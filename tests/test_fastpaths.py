@@ -65,8 +65,9 @@ def join_outcome(result) -> dict:
 
 
 def run_python(script: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
 
 
 # --- strategies ------------------------------------------------------------------------
@@ -144,7 +145,8 @@ def test_packed_keys_declines_only_what_cannot_be_packed(data: tuple[list[list[s
 @example(([["xxabcdefg1"], ["yyabcdefg1"]], [pa.array(["xxabcdefg1"]), pa.array(["yyabcdefg1"])]))
 @example(([["abc"], [""]], [pa.array(["abc"]), pa.array([""])]))
 def test_columns_packed_alone_agree_only_with_packing_them_together(
-        data: tuple[list[list[str]], list[pa.Array]]) -> None:
+    data: tuple[list[list[str]], list[pa.Array]],
+) -> None:
     """Columns packed one by one (each sheet while the others are read) give exactly the
     keys of packing them together, or nothing; and they do give them for one id format."""
     _, arrays = data
@@ -216,11 +218,18 @@ def test_edge_space_check_never_misses_whitespace(values: list[str], large: bool
         assert pc.utf8_trim_whitespace(column).equals(column), values
 
 
-@given(st.integers(1, 4).flatmap(lambda size: st.lists(st.text(st.sampled_from(["a", "\u00e9", " ", "\t", "\u3000"]),
-                                                                 min_size=size, max_size=size), max_size=6)),
-       st.booleans(), st.booleans())
-def test_edge_space_check_never_misses_whitespace_in_ids_of_one_length(values: list[str], large: bool,
-                                                                        sliced: bool) -> None:
+@given(
+    st.integers(1, 4).flatmap(
+        lambda size: st.lists(
+            st.text(st.sampled_from(["a", "\u00e9", " ", "\t", "\u3000"]), min_size=size, max_size=size), max_size=6
+        )
+    ),
+    st.booleans(),
+    st.booleans(),
+)
+def test_edge_space_check_never_misses_whitespace_in_ids_of_one_length(
+    values: list[str], large: bool, sliced: bool
+) -> None:
     """Ids of one length (in bytes, too, when ASCII) are looked at as a byte matrix: same promise."""
     column = as_array(values, large=large, sliced=sliced)
     if not may_have_edge_space(column):

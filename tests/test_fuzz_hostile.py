@@ -32,8 +32,35 @@ BOUNDED = settings(
 )
 # Bytes that matter to the formats: quotes and separators, line ends, NUL, a BOM,
 # invalid UTF-8, YAML and JSON syntax, formula prefixes, an escape sequence.
-TOKENS = [b'"', b",", b"\t", b";", b"\n", b"\r", b"\r\n", b"\x00", b"\xef\xbb\xbf", b"\xff", b"\xc3", b" ", b":",
-          b"- ", b"{", b"}", b"[", b"]", b"&a ", b"*a", b"!!", b"=", b"@", b"\x1b[2J", b"9" * 30, b"NaN", b".inf"]
+TOKENS = [
+    b'"',
+    b",",
+    b"\t",
+    b";",
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"\x00",
+    b"\xef\xbb\xbf",
+    b"\xff",
+    b"\xc3",
+    b" ",
+    b":",
+    b"- ",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b"&a ",
+    b"*a",
+    b"!!",
+    b"=",
+    b"@",
+    b"\x1b[2J",
+    b"9" * 30,
+    b"NaN",
+    b".inf",
+]
 
 
 @st.composite
@@ -44,20 +71,21 @@ def damaged(draw: st.DrawFn, data: bytes) -> bytes:
         at = draw(st.integers(0, len(data)))
         kind = draw(st.sampled_from(["flip", "insert", "delete", "repeat", "cut"]))
         if kind == "flip" and at < len(data):
-            data = data[:at] + bytes([data[at] ^ draw(st.integers(1, 255))]) + data[at + 1:]
+            data = data[:at] + bytes([data[at] ^ draw(st.integers(1, 255))]) + data[at + 1 :]
         elif kind == "insert":
             data = data[:at] + draw(st.sampled_from(TOKENS)) + data[at:]
         elif kind == "delete":
-            data = data[:at] + data[at + draw(st.integers(1, 8)):]
+            data = data[:at] + data[at + draw(st.integers(1, 8)) :]
         elif kind == "repeat":
-            data = data[:at] + data[at:at + draw(st.integers(1, 40))] * 2 + data[at + 40:]
+            data = data[:at] + data[at : at + draw(st.integers(1, 40))] * 2 + data[at + 40 :]
         elif kind == "cut":
             data = data[:at]
     return data
 
 
-def run_in_copy(files: dict[str, bytes], command: str, template: Path | None = None,
-                exits: tuple[int, ...] = (0, 1, 2)) -> kit.Outcome:
+def run_in_copy(
+    files: dict[str, bytes], command: str, template: Path | None = None, exits: tuple[int, ...] = (0, 1, 2)
+) -> kit.Outcome:
     """Run ``command`` in a fresh folder holding ``files`` (over a copy of ``template``) and
     check what every run must hold: no crash, inputs unchanged, units conserved."""
     with tempfile.TemporaryDirectory() as temporary:
@@ -151,11 +179,16 @@ COLLECTOR = {
 @BOUNDED
 @given(st.sampled_from(sorted(COLLECTOR)), st.data())
 def test_fuzz_damaged_collector_files(name: str, data: st.DataObject) -> None:
-    files = {"rule.yaml": kit.RULE.encode(), "dataset.json": kit.DATASET.encode(), "run.json": kit.RUN_RECORD.encode(),
-             name: data.draw(damaged(COLLECTOR[name]))}
+    files = {
+        "rule.yaml": kit.RULE.encode(),
+        "dataset.json": kit.DATASET.encode(),
+        "run.json": kit.RUN_RECORD.encode(),
+        name: data.draw(damaged(COLLECTOR[name])),
+    }
     dataset = name if name.startswith("dataset") else "dataset.json"
-    run_in_copy(files, f"sample {dataset} --run-record run.json --rule rule.yaml --coders ann,ben --out s",
-                exits=(0, 2))
+    run_in_copy(
+        files, f"sample {dataset} --run-record run.json --rule rule.yaml --coders ann,ben --out s", exits=(0, 2)
+    )
 
 
 # --- a frozen bundle --------------------------------------------------------------------------------
@@ -185,8 +218,11 @@ def test_fuzz_damaged_bundles(frozen_example: Path, data: st.DataObject, command
     changed = {member: data.draw(damaged((frozen_example / member).read_bytes()))}
     if rehash:
         changed = rehashed(frozen_example, changed)
-    argv = {"verify": f"verify {kit.BUNDLE}", "score": f"score {kit.BUNDLE} --format json",
-            "report": f"report {kit.BUNDLE} --format md"}[command]
+    argv = {
+        "verify": f"verify {kit.BUNDLE}",
+        "score": f"score {kit.BUNDLE} --format json",
+        "report": f"report {kit.BUNDLE} --format md",
+    }[command]
     run_in_copy(changed, argv, template=frozen_example, exits=(0, 1, 2) if command == "verify" else (0, 2))
 
 

@@ -24,8 +24,14 @@ TIME_CAP = 60
 
 
 def params() -> list:
-    return [pytest.param(case, id=case.name, marks=[pytest.mark.xfail(strict=True, reason=f"pending: {case.pending}")]
-                         if case.pending else []) for case in CASES]
+    return [
+        pytest.param(
+            case,
+            id=case.name,
+            marks=[pytest.mark.xfail(strict=True, reason=f"pending: {case.pending}")] if case.pending else [],
+        )
+        for case in CASES
+    ]
 
 
 @pytest.fixture(scope="session")
@@ -93,8 +99,14 @@ def run_child(argv: list[str], folder: Path, memory_mb: int, seconds: int) -> ki
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     try:
-        done = subprocess.run([sys.executable, "-m", "irr_audit", *argv], cwd=folder, capture_output=True,
-                              timeout=seconds, preexec_fn=capped, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [sys.executable, "-m", "irr_audit", *argv],
+            cwd=folder,
+            capture_output=True,
+            timeout=seconds,
+            preexec_fn=capped,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         return kit.Outcome(-9, "", f"killed after {seconds} s", folder)
     decode = lambda data: data.decode("utf-8", "backslashreplace")  # noqa: E731
@@ -119,9 +131,16 @@ def run_together(argv: list[str], folder: Path, copies: int) -> list[kit.Outcome
     signals = folder.parent / "start"
     signals.mkdir()
     go = signals / "go"
-    children = [subprocess.Popen([sys.executable, "-c", START_TOGETHER, str(signals / f"ready{n}"), str(go), *argv],
-                                 cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-                for n in range(copies)]
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", START_TOGETHER, str(signals / f"ready{n}"), str(go), *argv],
+            cwd=folder,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+        )
+        for n in range(copies)
+    ]
     try:
         while len(list(signals.glob("ready*"))) < copies and all(child.poll() is None for child in children):
             time.sleep(0.01)
@@ -131,8 +150,9 @@ def run_together(argv: list[str], folder: Path, copies: int) -> list[kit.Outcome
         for child in children:
             child.kill()
     decode = lambda data: data.decode("utf-8", "backslashreplace")  # noqa: E731
-    return [kit.Outcome(child.returncode, decode(out), decode(err), folder)
-            for child, (out, err) in zip(children, results)]
+    return [
+        kit.Outcome(child.returncode, decode(out), decode(err), folder) for child, (out, err) in zip(children, results)
+    ]
 
 
 # --- the checks ----------------------------------------------------------------------------

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
 EXAMPLE_SHEETS = [ROOT / "examples" / "sheets" / "alice.csv", ROOT / "examples" / "sheets" / "bob.csv"]
 CASES = ROOT / "tests" / "examples"
-HOSTILE = "<script>alert(\"x\")</script></td></table>' & \"quoted\""
+HOSTILE = '<script>alert("x")</script></td></table>\' & "quoted"'
 
 
 def report_of(sheets: list[Path], rule: Path, **options) -> dict:
@@ -99,8 +99,20 @@ class Page(HTMLParser):
 
 def test_sections_present_in_reading_order(example_html: str) -> None:
     ids = Page(example_html).ids
-    expected = ["provenance", "units", "missingness", "table", "raw", "per-category", "coefficient-bars",
-                "chance-corrected", "paradox", "uncertainty", "confusions", "disagreements"]
+    expected = [
+        "provenance",
+        "units",
+        "missingness",
+        "table",
+        "raw",
+        "per-category",
+        "coefficient-bars",
+        "chance-corrected",
+        "paradox",
+        "uncertainty",
+        "confusions",
+        "disagreements",
+    ]
     assert [section for section in ids if section in expected] == expected
 
 
@@ -137,8 +149,10 @@ def test_missingness_by_reason_and_by_coder(example_html: str) -> None:
     page = Page(example_html)
     header, *rows = page.tables["missingness-table"]
     counts = {row[0]: dict(zip(header[1:], row[1:])) for row in rows}
-    assert counts == {"alice": {"blank": "0", "unknown": "1", "total": "1"},
-                      "bob": {"blank": "1", "unknown": "0", "total": "1"}}
+    assert counts == {
+        "alice": {"blank": "0", "unknown": "1", "total": "1"},
+        "bob": {"blank": "1", "unknown": "0", "total": "1"},
+    }
     assert ["units joined", "22"] == page.tables["flow-table"][1][:2]
 
 
@@ -182,8 +196,13 @@ def test_bootstrap_and_group_comparison_draw_their_intervals(tmp_path: Path) -> 
     folder = CASES / "E_three_raters"
     from irr_audit.audit import GroupSpec
 
-    report = report_of(sorted((folder / "sheets").glob("*.csv")), folder / "rule.yaml", n_boot=50, seed=1,
-                       group=GroupSpec("pair", ("r1", "r2"), "r3"))
+    report = report_of(
+        sorted((folder / "sheets").glob("*.csv")),
+        folder / "rule.yaml",
+        n_boot=50,
+        seed=1,
+        group=GroupSpec("pair", ("r1", "r2"), "r3"),
+    )
     html = render_html(report)
     assert 'class="bootstrap"' in html and "bootstrap percentile 95% CI" in html
     assert 'id="group-bars"' in html and "Consensus of pair vs r3" in html
@@ -193,17 +212,32 @@ def test_byte_stable(example: dict, example_html: str, tmp_path: Path) -> None:
     assert render_html(copy.deepcopy(example)) == example_html
     outputs = []
     for name in ("one.html", "two.html"):
-        result = CliRunner().invoke(app, ["report", *map(str, EXAMPLE_SHEETS), "--rule", str(EXAMPLE_RULE),
-                                          "--format", "html", "--output", str(tmp_path / name), "-q"],
-                                    catch_exceptions=False)
+        result = CliRunner().invoke(
+            app,
+            [
+                "report",
+                *map(str, EXAMPLE_SHEETS),
+                "--rule",
+                str(EXAMPLE_RULE),
+                "--format",
+                "html",
+                "--output",
+                str(tmp_path / name),
+                "-q",
+            ],
+            catch_exceptions=False,
+        )
         assert result.exit_code == 0, result.output
         outputs.append((tmp_path / name).read_bytes())
     assert outputs[0] == outputs[1] == example_html.encode()
 
 
 def test_cli_writes_html_to_stdout_without_output(example_html: str) -> None:
-    result = CliRunner().invoke(app, ["report", *map(str, EXAMPLE_SHEETS), "--rule", str(EXAMPLE_RULE),
-                                      "--format", "html", "-q"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        app,
+        ["report", *map(str, EXAMPLE_SHEETS), "--rule", str(EXAMPLE_RULE), "--format", "html", "-q"],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0
     assert result.stdout == example_html
 
@@ -236,7 +270,7 @@ def hostile_report(example: dict) -> dict:
 def test_hostile_text_is_escaped_and_shows_literally(example: dict) -> None:
     html = render_html(hostile_report(example))
     assert html.count("<script") == 1  # only the page's own filter script
-    assert "</td></table>'" not in html and "alert(\"x\")" not in html
+    assert "</td></table>'" not in html and 'alert("x")' not in html
     escaped = "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&lt;/td&gt;&lt;/table&gt;&#39; &amp; &#34;quoted&#34;"
     assert escaped in html
     page = Page(html)
@@ -253,9 +287,22 @@ def test_hostile_comment_body_from_a_sheet_end_to_end(tmp_path: Path) -> None:
     (tmp_path / "ann.csv").write_text(f'comment_id,body,code\nc1,"{body}",yes\nc2,fine,no\nc3,ok,yes\n')
     (tmp_path / "ben.csv").write_text(f'comment_id,body,code\nc1,"{body}",no\nc2,fine,no\nc3,ok,yes\n')
     out = tmp_path / "audit.html"
-    result = CliRunner().invoke(app, ["report", str(tmp_path / "ann.csv"), str(tmp_path / "ben.csv"), "--rule",
-                                      str(EXAMPLE_RULE), "--format", "html", "-o", str(out), "-q"],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        app,
+        [
+            "report",
+            str(tmp_path / "ann.csv"),
+            str(tmp_path / "ben.csv"),
+            "--rule",
+            str(EXAMPLE_RULE),
+            "--format",
+            "html",
+            "-o",
+            str(out),
+            "-q",
+        ],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0
     html = out.read_text()
     assert html.count("<script") == 1
@@ -264,15 +311,30 @@ def test_hostile_comment_body_from_a_sheet_end_to_end(tmp_path: Path) -> None:
 
 def test_adjudication_comes_after_the_independent_statistics_and_apart(example: dict) -> None:
     report = copy.deepcopy(example)
-    report["bundle"] = {"name": "pilot", "created": "2024-05-01T10:00:00Z", "tool_version": "0.1.0",
-                        "recodes": None, "sample": {"files": ["sample/sample.json"], "ids": {"count": 22}}}
+    report["bundle"] = {
+        "name": "pilot",
+        "created": "2024-05-01T10:00:00Z",
+        "tool_version": "0.1.0",
+        "recodes": None,
+        "sample": {"files": ["sample/sample.json"], "ids": {"count": 22}},
+    }
     report["adjudication"] = {
         "title": "Adjudicated labels (after the independent coding; not part of the agreement statistics)",
         "statement": "These final codes were decided after the coders disagreed; they do not change any "
-                     "coefficient above.",
-        "decided": 1, "disagreements": 3, "undecided": ["kq40r2s", "kq41s6t"],
-        "decisions": [{"comment_id": "kq3z1q7", "codes": {"alice": "yes", "bob": "no"}, "final_code": "yes",
-                       "decided_by": "carol", "decided_at": "2024-05-02T09:00:00Z", "note": HOSTILE}],
+        "coefficient above.",
+        "decided": 1,
+        "disagreements": 3,
+        "undecided": ["kq40r2s", "kq41s6t"],
+        "decisions": [
+            {
+                "comment_id": "kq3z1q7",
+                "codes": {"alice": "yes", "bob": "no"},
+                "final_code": "yes",
+                "decided_by": "carol",
+                "decided_at": "2024-05-02T09:00:00Z",
+                "note": HOSTILE,
+            }
+        ],
     }
     html = render_html(report)
     page = Page(html)
@@ -285,11 +347,17 @@ def test_adjudication_comes_after_the_independent_statistics_and_apart(example: 
 
 def test_flow_starts_at_collection_when_the_report_carries_sample_counts(example: dict) -> None:
     report = copy.deepcopy(example)
-    report["sample"] = {"counts": {"items": 30, "usable_units": 25, "sampled_units": 22,
-                                   "log_rows": {"deleted": 3, "duplicate": 2}}}
+    report["sample"] = {
+        "counts": {"items": 30, "usable_units": 25, "sampled_units": 22, "log_rows": {"deleted": 3, "duplicate": 2}}
+    }
     rows = Page(render_html(report)).tables["flow-table"]
-    assert [row[:2] for row in rows[1:]] == [["collected", "30"], ["sampled", "22"], ["units joined", "22"],
-                                            ["missingness log", "2"], ["fully coded", "20"]]
+    assert [row[:2] for row in rows[1:]] == [
+        ["collected", "30"],
+        ["sampled", "22"],
+        ["units joined", "22"],
+        ["missingness log", "2"],
+        ["fully coded", "20"],
+    ]
     assert "3 excluded: deleted" in rows[1][3] and "2 excluded: duplicate" in rows[1][3]
 
 
@@ -313,8 +381,12 @@ def test_long_disagreement_lists_are_cut_in_html_and_markdown_not_json(tmp_path)
     bob.write_text("comment_id,code\n" + "".join(f"u{i},no\n" for i in range(total)))
     rule = str(Path(__file__).resolve().parents[1] / "rules" / "explicit_current_failure" / "v1.yaml")
     runner = CliRunner()
-    outputs = {fmt: runner.invoke(app, ["report", str(alice), str(bob), "--rule", rule, "--format", fmt, "-q"],
-                                  catch_exceptions=False).stdout for fmt in ("json", "md", "html")}
+    outputs = {
+        fmt: runner.invoke(
+            app, ["report", str(alice), str(bob), "--rule", rule, "--format", fmt, "-q"], catch_exceptions=False
+        ).stdout
+        for fmt in ("json", "md", "html")
+    }
     assert len(json.loads(outputs["json"])["disagreements"]) == total
     assert f"The first {LISTED_DISAGREEMENTS} are listed" in outputs["md"]
     assert len(re.findall(r"^\| u\d+ \|", outputs["md"], re.MULTILINE)) == LISTED_DISAGREEMENTS

@@ -87,8 +87,7 @@ def test_every_cell_status_is_classified_and_logged(tmp_path: Path) -> None:
 
 def test_log_details_name_the_rows_behind_duplicates_and_conflicts(tmp_path: Path) -> None:
     """Each duplicate names the row it repeats; each conflict lists every row of its id, in order."""
-    alice = write(tmp_path / "alice.csv",
-                  "comment_id,code\nb,no\na,yes\nb,yes\na,yes\nc,yes\nb,no\na,yes\nc,no\n")
+    alice = write(tmp_path / "alice.csv", "comment_id,code\nb,no\na,yes\nb,yes\na,yes\nc,yes\nb,no\na,yes\nc,no\n")
     bob = write(tmp_path / "bob.csv", "comment_id,code\na,no\nb,no\nc,yes\n")
     log = join_sheets([read_sheet(alice), read_sheet(bob)], load_rule(RULE)).log
     details = [(row.row, row.reason, row.detail) for row in log.itertuples() if row.coder == "alice"]
@@ -118,8 +117,7 @@ def test_positions_point_at_the_row_behind_each_cell(tmp_path: Path, sample: lis
     """positions[u, c] is the row (0-based, among the sheet's rows) whose code fills the
     cell, and -1 for an absent or conflicting cell; with repeats, blank ids and ids
     outside the sample around."""
-    alice = write(tmp_path / "alice.csv",
-                  "comment_id,code\nb,no\na,yes\nb,yes\n,no\na,yes\nd,maybe\nzz,yes\nc,no\n")
+    alice = write(tmp_path / "alice.csv", "comment_id,code\nb,no\na,yes\nb,yes\n,no\na,yes\nd,maybe\nzz,yes\nc,no\n")
     bob = write(tmp_path / "bob.csv", "comment_id,code\nc,yes\na,no\nd,no\n")
     result = join_sheets([read_sheet(alice), read_sheet(bob)], load_rule(RULE), sample_ids=sample)
     units = result.unit_ids.tolist()

@@ -129,9 +129,11 @@ def reference_depth(raw: bytes, per_line: bool) -> list[int]:
 
 
 JSON_TEXT = st.text(alphabet='[]{}"\\\n,: ab', max_size=6)
-JSON_VALUES = st.recursive(st.none() | st.integers() | JSON_TEXT,
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(JSON_TEXT, inner, max_size=3),
-                           max_leaves=30)
+JSON_VALUES = st.recursive(
+    st.none() | st.integers() | JSON_TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(JSON_TEXT, inner, max_size=3),
+    max_leaves=30,
+)
 
 
 @settings(derandomize=True, max_examples=400, deadline=None)
@@ -224,20 +226,41 @@ def test_collector_files_within_limits() -> None:
     [
         (RULE_HEAD + "x_deep: " + "[" * 2000 + "]" * 2000 + "\n", "limit-depth", "nests deeper than 64 levels"),
         (RULE_HEAD + "x_big: " + "1" * 5000 + "\n", "limit-number-digits", "a number of 5,000 digits at line 5"),
-        ("rule: r\nversion: 1\nscale: nominal\ncodes: [" + ", ".join(f"c{i}" for i in range(1001)) + "]\n",
-         "limit-rule-codes", "key codes has 1,001 entries"),
-        ("rule: r\nversion: 1\nscale: interval\ncodes: [{code: a, value: .inf}, {code: b, value: 1}]\n",
-         "rule-invalid", "codes[0].value must be a finite number (got inf)"),
-        ("rule: r\nversion: 1\nscale: interval\ncodes: [{code: a, value: 0}, {code: b, value: .nan}]\n",
-         "rule-invalid", "codes[1].value must be a finite number (got nan)"),
-        ("rule: r\nversion: 1\nscale: interval\ncodes: [{code: a, value: 0}, {code: b, value: 1.0e+999}]\n",
-         "rule-invalid", "codes[1].value must be a finite number"),
+        (
+            "rule: r\nversion: 1\nscale: nominal\ncodes: [" + ", ".join(f"c{i}" for i in range(1001)) + "]\n",
+            "limit-rule-codes",
+            "key codes has 1,001 entries",
+        ),
+        (
+            "rule: r\nversion: 1\nscale: interval\ncodes: [{code: a, value: .inf}, {code: b, value: 1}]\n",
+            "rule-invalid",
+            "codes[0].value must be a finite number (got inf)",
+        ),
+        (
+            "rule: r\nversion: 1\nscale: interval\ncodes: [{code: a, value: 0}, {code: b, value: .nan}]\n",
+            "rule-invalid",
+            "codes[1].value must be a finite number (got nan)",
+        ),
+        (
+            "rule: r\nversion: 1\nscale: interval\ncodes: [{code: a, value: 0}, {code: b, value: 1.0e+999}]\n",
+            "rule-invalid",
+            "codes[1].value must be a finite number",
+        ),
         (RULE_HEAD + "aliases: {Y: a, y: b}\n", "rule-invalid", "alias 'Y', the same once case"),
         (RULE_HEAD + "aliases: {'Ａ': b}\n", "rule-invalid", "is already a code of this rule ('a' once case"),
         (RULE_HEAD + "aliases: {' A ': b}\n", "rule-invalid", "is already a code of this rule"),
     ],
-    ids=["deep", "digits", "codes", "inf", "nan", "overflow", "aliases collide", "alias is a code (NFKC)",
-         "alias is a code (spaces)"],
+    ids=[
+        "deep",
+        "digits",
+        "codes",
+        "inf",
+        "nan",
+        "overflow",
+        "aliases collide",
+        "alias is a code (NFKC)",
+        "alias is a code (spaces)",
+    ],
 )
 def test_rule_limits_and_finite_numbers(text: str, code: str, fragment: str) -> None:
     with pytest.raises(IrrAuditError) as caught:
@@ -283,8 +306,9 @@ def rewrite(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-@pytest.mark.parametrize("content", ["[" * 5000 + "]" * 5000, '{"format": NaN}', '{"n": ' + "1" * 5000 + "}"],
-                         ids=["deep", "nan", "digits"])
+@pytest.mark.parametrize(
+    "content", ["[" * 5000 + "]" * 5000, '{"format": NaN}', '{"n": ' + "1" * 5000 + "}"], ids=["deep", "nan", "digits"]
+)
 def test_hostile_manifest_is_no_traceback(bundle: Path, content: str) -> None:
     rewrite(bundle / "manifest.json", content)
     no_traceback(run("verify", bundle))
@@ -363,15 +387,18 @@ MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 
 
 def inline_row(number: int, *values: str) -> str:
-    cells = "".join(f'<c r="{chr(65 + at)}{number}" t="inlineStr"><is><t>{value}</t></is></c>'
-                    for at, value in enumerate(values))
+    cells = "".join(
+        f'<c r="{chr(65 + at)}{number}" t="inlineStr"><is><t>{value}</t></is></c>' for at, value in enumerate(values)
+    )
     return f'<row r="{number}">{cells}</row>'
 
 
 def worksheet(rows: str, dimension: str = "", prolog: str = "") -> str:
     dimension_tag = f'<dimension ref="{dimension}"/>' if dimension else ""
-    return (f'<?xml version="1.0" encoding="UTF-8"?>{prolog}<worksheet xmlns="{MAIN}">{dimension_tag}'
-            f"<sheetData>{rows}</sheetData></worksheet>")
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?>{prolog}<worksheet xmlns="{MAIN}">{dimension_tag}'
+        f"<sheetData>{rows}</sheetData></worksheet>"
+    )
 
 
 GOOD_ROWS = inline_row(1, "comment_id", "code") + inline_row(2, "a", "yes") + inline_row(3, "b", "no")
@@ -420,22 +447,35 @@ HOSTILE_XLSX = {
     "malformed xml": ({"xl/worksheets/sheet1.xml": "<worksheet><sheetData><row>"}, (), "sheet-malformed"),
     "entity expansion bomb": (
         {"xl/worksheets/sheet1.xml": worksheet(inline_row(1, "comment_id", "&lol4;"), prolog=BILLION_LAUGHS)},
-        (), "sheet-malformed"),
+        (),
+        "sheet-malformed",
+    ),
     "external entity": (
         {"xl/worksheets/sheet1.xml": worksheet(inline_row(1, "comment_id", "&ext;"), prolog=EXTERNAL)},
-        (), "sheet-malformed"),
+        (),
+        "sheet-malformed",
+    ),
     "chartsheet only": (
-        {"xl/workbook.xml": WORKBOOK.replace("<sheet ", '<sheet state="visible" '),
-         "xl/_rels/workbook.xml.rels": CHARTSHEET_RELS,
-         "xl/chartsheets/sheet1.xml": f'<chartsheet xmlns="{MAIN}"/>'},
-        ("xl/worksheets/sheet1.xml",), "sheet-no-worksheet"),
+        {
+            "xl/workbook.xml": WORKBOOK.replace("<sheet ", '<sheet state="visible" '),
+            "xl/_rels/workbook.xml.rels": CHARTSHEET_RELS,
+            "xl/chartsheets/sheet1.xml": f'<chartsheet xmlns="{MAIN}"/>',
+        },
+        ("xl/worksheets/sheet1.xml",),
+        "sheet-no-worksheet",
+    ),
     "missing worksheet part": ({}, ("xl/worksheets/sheet1.xml",), "sheet-no-worksheet"),
     "shared string out of range": (
-        {"xl/sharedStrings.xml": SHARED_STRINGS,
-         "xl/_rels/workbook.xml.rels": WORKBOOK_RELS.format(extra=SHARED_RELATION),
-         "xl/worksheets/sheet1.xml": worksheet(
-             '<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>99</v></c></row>')},
-        (), "sheet-malformed"),
+        {
+            "xl/sharedStrings.xml": SHARED_STRINGS,
+            "xl/_rels/workbook.xml.rels": WORKBOOK_RELS.format(extra=SHARED_RELATION),
+            "xl/worksheets/sheet1.xml": worksheet(
+                '<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>99</v></c></row>'
+            ),
+        },
+        (),
+        "sheet-malformed",
+    ),
     "not a zip at all": (None, (), "sheet-malformed"),
 }
 
@@ -454,16 +494,26 @@ def test_hostile_xlsx_exits_2(tmp_path: Path, case: str) -> None:
 def test_a_single_cell_at_the_far_corner_is_refused_fast(tmp_path: Path) -> None:
     far = GOOD_ROWS + '<row r="1048576"><c r="XFD1048576" t="inlineStr"><is><t>x</t></is></c></row>'
     started = time.monotonic()
-    output = refused(join_with_partner(tmp_path, "far.xlsx", xlsx({"xl/worksheets/sheet1.xml": worksheet(far)})),
-                     "limit-columns", "far.xlsx", "XFD1048576", "--limit columns=N")
+    output = refused(
+        join_with_partner(tmp_path, "far.xlsx", xlsx({"xl/worksheets/sheet1.xml": worksheet(far)})),
+        "limit-columns",
+        "far.xlsx",
+        "XFD1048576",
+        "--limit columns=N",
+    )
     assert "1,048,576 rows x 16,384 columns" in output
     assert time.monotonic() - started < 10
 
 
 def test_a_declared_dimension_is_checked_before_parsing(tmp_path: Path) -> None:
     declared = xlsx({"xl/worksheets/sheet1.xml": worksheet(GOOD_ROWS, dimension="A1:ZZ900000")})
-    refused(join_with_partner(tmp_path, "dim.xlsx", declared), "limit-xlsx-cells", "declares", "ZZ900000",
-            "900,000 rows x 702 columns")
+    refused(
+        join_with_partner(tmp_path, "dim.xlsx", declared),
+        "limit-xlsx-cells",
+        "declares",
+        "ZZ900000",
+        "900,000 rows x 702 columns",
+    )
     # a real sheet with a true dimension reads
     honest = xlsx({"xl/worksheets/sheet1.xml": worksheet(GOOD_ROWS, dimension="A1:B3")})
     assert join_with_partner(tmp_path, "ok.xlsx", honest).exit_code == 0
@@ -472,8 +522,11 @@ def test_a_declared_dimension_is_checked_before_parsing(tmp_path: Path) -> None:
 def test_cells_and_extent_can_be_raised(tmp_path: Path) -> None:
     wide = GOOD_ROWS + '<row r="4"><c r="E4" t="inlineStr"><is><t></t></is></c></row>'
     data = xlsx({"xl/worksheets/sheet1.xml": worksheet(wide)})
-    refused(join_with_partner(tmp_path, "w.xlsx", data, "--limit", "xlsx_cells=12"), "limit-xlsx-cells",
-            "4 rows x 5 columns) = 20 cells")
+    refused(
+        join_with_partner(tmp_path, "w.xlsx", data, "--limit", "xlsx_cells=12"),
+        "limit-xlsx-cells",
+        "4 rows x 5 columns) = 20 cells",
+    )
     assert join_with_partner(tmp_path, "w.xlsx", data, "--limit", "xlsx_cells=20").exit_code == 0
 
 
@@ -482,8 +535,11 @@ def test_a_zip_bomb_is_refused_by_its_ratio_and_size(tmp_path: Path) -> None:
     bomb = xlsx({"xl/worksheets/sheet1.xml": worksheet(GOOD_ROWS, prolog=padding)})
     assert len(bomb) < 200_000
     refused(join_with_partner(tmp_path, "bomb.xlsx", bomb), "limit-xlsx-ratio", "sheet1.xml", "zip bomb")
-    refused(join_with_partner(tmp_path, "bomb.xlsx", bomb, "--limit", "xlsx_ratio=100000", "--limit",
-                              "xlsx_bytes=10M"), "limit-xlsx-bytes", "unpacks to more than 10,000,000 bytes")
+    refused(
+        join_with_partner(tmp_path, "bomb.xlsx", bomb, "--limit", "xlsx_ratio=100000", "--limit", "xlsx_bytes=10M"),
+        "limit-xlsx-bytes",
+        "unpacks to more than 10,000,000 bytes",
+    )
 
 
 def test_a_long_cell_of_repeated_text_is_no_zip_bomb(tmp_path: Path) -> None:
@@ -503,8 +559,11 @@ def test_columns_of_every_format(tmp_path: Path) -> None:
 def test_too_many_cells_before_openpyxl_builds_them(tmp_path: Path) -> None:
     rows = GOOD_ROWS + "".join(inline_row(number, f"x{number}", "yes") for number in range(4, 60))
     data = xlsx({"xl/worksheets/sheet1.xml": worksheet(rows)})
-    refused(join_with_partner(tmp_path, "many.xlsx", data, "--limit", "xlsx_cells=50"), "limit-xlsx-cells",
-            "more than 50 cells in its worksheets")
+    refused(
+        join_with_partner(tmp_path, "many.xlsx", data, "--limit", "xlsx_cells=50"),
+        "limit-xlsx-cells",
+        "more than 50 cells in its worksheets",
+    )
 
 
 # --- file names that are not UTF-8 ------------------------------------------------------
@@ -541,8 +600,11 @@ def test_a_rule_and_dataset_name_that_is_not_utf8(tmp_path: Path) -> None:
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_rules_check_follows_an_unchanged_symlink(tmp_path: Path) -> None:
     def git(*args: str) -> None:
-        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.email=t@t", "-c", "user.name=t", *args],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(tmp_path), "-c", "user.email=t@t", "-c", "user.name=t", *args],
+            check=True,
+            capture_output=True,
+        )
 
     git("init", "-q")
     (tmp_path / "shared").mkdir()

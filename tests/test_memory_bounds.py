@@ -73,6 +73,7 @@ def test_consensus_from_sorted_codes_equals_the_dense_definition(data, scale: st
 
 # --- the sparse forms equal the dense definitions ------------------------------------------------
 
+
 @st.composite
 def patterns_data(draw, max_coders: int = 5):
     k = draw(st.integers(1, 6))
@@ -112,9 +113,12 @@ def test_sparse_sums_equal_the_dense_ones(patterns: Patterns, batch: int, random
     assert np.allclose(coincidence_matrix(patterns, units), expected, rtol=1e-12, atol=1e-9)
     assert np.allclose(coincidence_diagonal(patterns, units), np.diagonal(expected, axis1=1, axis2=2), atol=1e-9)
     if patterns.n_coders >= 2:
-        cells = np.where((patterns.rows[:, 0] >= 0) & (patterns.rows[:, 1] >= 0),
-                         patterns.rows[:, 0] * patterns.n_categories + patterns.rows[:, 1], -1)
-        indicator = np.zeros((len(cells), patterns.n_categories ** 2))
+        cells = np.where(
+            (patterns.rows[:, 0] >= 0) & (patterns.rows[:, 1] >= 0),
+            patterns.rows[:, 0] * patterns.n_categories + patterns.rows[:, 1],
+            -1,
+        )
+        indicator = np.zeros((len(cells), patterns.n_categories**2))
         indicator[np.flatnonzero(cells >= 0), cells[cells >= 0]] = 1
         dense_tables = (units @ indicator).reshape(batch, patterns.n_categories, patterns.n_categories)
         assert np.array_equal(pair_tables(patterns, 0, 1, units), dense_tables)
@@ -136,16 +140,22 @@ def test_agreement_per_unit_equals_the_dense_definition(patterns: Patterns, rand
     assert np.allclose(counts.at_codes(np.arange(k, dtype=float)), r @ np.arange(k))
 
 
-@given(st.integers(1, 5).flatmap(lambda k: arrays(np.int64, st.tuples(st.integers(1, 3), st.just(k), st.just(k)),
-                                                   elements=st.integers(0, 20))))
+@given(
+    st.integers(1, 5).flatmap(
+        lambda k: arrays(np.int64, st.tuples(st.integers(1, 3), st.just(k), st.just(k)), elements=st.integers(0, 20))
+    )
+)
 def test_every_category_collapsed_at_once_equals_one_at_a_time(tables: np.ndarray) -> None:
     each = collapse_to_each_category(tables)
     for category in range(tables.shape[-1]):
         assert np.array_equal(each[:, category], collapse_to_category(tables, category))
 
 
-@given(arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(0, 30)), elements=st.integers(0, 9)),
-       st.integers(1, 6), st.randoms(use_true_random=False))
+@given(
+    arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(0, 30)), elements=st.integers(0, 9)),
+    st.integers(1, 6),
+    st.randoms(use_true_random=False),
+)
 def test_grouped_sums_equal_adding_one_at_a_time(values: np.ndarray, n_keys: int, random) -> None:
     keys = np.array([random.randint(-1, n_keys - 1) for _ in range(values.shape[1])], dtype=np.int64)
     expected = np.zeros((values.shape[0], n_keys))
@@ -164,11 +174,18 @@ CAP_BYTES = 2_500_000_000  # what the imports reserve (~0.6 GB) and the data; th
 def run_capped(script: str, cap_bytes: int = CAP_BYTES) -> subprocess.CompletedProcess:
     """``script`` in a fresh interpreter that cannot map more than ``cap_bytes``: an allocation the
     data does not justify fails there (MemoryError), not on the machine."""
+
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (cap_bytes, cap_bytes))
 
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
-                          preexec_fn=cap, timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        preexec_fn=cap,
+        timeout=600,
+        check=False,
+    )
 
 
 def test_a_thousand_codes_on_many_units_stay_within_the_cap() -> None:
@@ -201,7 +218,8 @@ def test_a_thousand_codes_on_many_units_stay_within_the_cap() -> None:
 def test_many_replicates_are_drawn_and_scored_in_bounded_memory() -> None:
     """Chunks of replicates are scored as they are drawn and dropped: 20,000 replicates of 900
     patterns in 1.3 GB (holding every draw, and every pair's replicates on the 900 cells, did not fit)."""
-    result = run_capped("""
+    result = run_capped(
+        """
         import numpy as np
         from irr_audit.audit import MAX_BOOTSTRAP
         from irr_audit.metrics import summarise
@@ -214,7 +232,9 @@ def test_many_replicates_are_drawn_and_scored_in_bounded_memory() -> None:
         example = np.array([[0, 0]] * 8 + [[0, 1]] * 2 + [[1, 0]] + [[1, 1]] * 9 + [[-1, 0], [1, -1]])
         assert summarise(example, 2, n_boot=MAX_BOOTSTRAP, seed=3).metrics["po"].extra["bootstrap"]["defined"]
         print("ok")
-    """, cap_bytes=1_300_000_000)
+    """,
+        cap_bytes=1_300_000_000,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "ok"
 
@@ -238,26 +258,33 @@ def test_counts_of_more_coders_than_scored_are_refused(tmp_path: Path) -> None:
     (tmp_path / "counts.csv").write_text(",".join([*coders, "units"]) + "\n" + ",".join(["a"] * len(coders)) + ",5\n")
     result = run("score", "--counts", tmp_path / "counts.csv", "--rule", tmp_path / "rule.yaml")
     assert result.exit_code == 2
-    assert result.stderr.startswith(f"Error [audit-too-many-coders]: the audit has {MAX_CODERS + 1} coders; "
-                                    f"irr-audit scores at most {MAX_CODERS}")
+    assert result.stderr.startswith(
+        f"Error [audit-too-many-coders]: the audit has {MAX_CODERS + 1} coders; irr-audit scores at most {MAX_CODERS}"
+    )
 
 
 def test_a_rule_with_more_codes_than_tables_hold_is_refused(tmp_path: Path) -> None:
     k = int(MAX_TABLE_CELLS**0.5 / 1.4) + 1  # two coders: the table and the one pair's
     (tmp_path / "rule.yaml").write_text(RULE.format(codes=", ".join(f'"c{n}"' for n in range(k))))
     (tmp_path / "counts.csv").write_text("a,b,units\nc0,c1,3\n")
-    result = run("score", "--counts", tmp_path / "counts.csv", "--rule", tmp_path / "rule.yaml",
-                 "--limit", f"rule_codes={k}")  # past the rule reader's own limit on codes
+    result = run(
+        "score", "--counts", tmp_path / "counts.csv", "--rule", tmp_path / "rule.yaml", "--limit", f"rule_codes={k}"
+    )  # past the rule reader's own limit on codes
     assert result.exit_code == 2
     assert result.stderr.startswith(f"Error [audit-too-many-codes]: the rule has {k:,} codes")
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    (["--bootstrap", "1000000"], "Error [usage-bootstrap]: --bootstrap 1,000,000 is more than the 100,000"),
-    (["--bootstrap", "10", "--seed", "-1"], "Error [usage-seed]: --seed -1 is negative."),
-    (["--group", "g=alice,alice,bob", "--against", "bob"],
-     "Error [usage-group]: --group names 'alice' more than once."),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--bootstrap", "1000000"], "Error [usage-bootstrap]: --bootstrap 1,000,000 is more than the 100,000"),
+        (["--bootstrap", "10", "--seed", "-1"], "Error [usage-seed]: --seed -1 is negative."),
+        (
+            ["--group", "g=alice,alice,bob", "--against", "bob"],
+            "Error [usage-group]: --group names 'alice' more than once.",
+        ),
+    ],
+)
 def test_options_that_would_be_wrong_or_unbounded_are_refused(options: list[str], message: str) -> None:
     result = run("score", *EXAMPLE_SHEETS, "--rule", EXAMPLE_RULE, *options)
     assert result.exit_code == 2
@@ -276,7 +303,16 @@ def test_a_large_bootstrap_keeps_fewer_values_than_the_limit(tmp_path: Path) -> 
     k = 1000
     (tmp_path / "rule.yaml").write_text(RULE.format(codes=", ".join(f'"c{n}"' for n in range(k))))
     (tmp_path / "counts.csv").write_text("a,b,units\nc0,c1,3\nc1,c1,4\n")
-    result = run("score", "--counts", tmp_path / "counts.csv", "--rule", tmp_path / "rule.yaml",
-                 "--bootstrap", "20000", "--seed", "1")
+    result = run(
+        "score",
+        "--counts",
+        tmp_path / "counts.csv",
+        "--rule",
+        tmp_path / "rule.yaml",
+        "--bootstrap",
+        "20000",
+        "--seed",
+        "1",
+    )
     assert result.exit_code == 2
     assert "replicate values" in result.stderr and "Hint: use --bootstrap" in result.stderr

@@ -29,9 +29,20 @@ from irr_audit.metrics.krippendorff import Scale
 from irr_audit.metrics.patterns import compress, merge_coders, pair_tables
 from irr_audit.metrics.plan import multi_coder_plan, per_category_plan, two_coder_plan
 
-CHANCE_CORRECTED = ("cohen_kappa", "scott_pi", "fleiss_kappa", "conger_kappa", "gwet_ac1",
-                    "gwet_ac2", "brennan_prediger", "krippendorff_alpha",
-                    "weighted_kappa_linear", "weighted_kappa_quadratic", "pabak", "max_kappa")
+CHANCE_CORRECTED = (
+    "cohen_kappa",
+    "scott_pi",
+    "fleiss_kappa",
+    "conger_kappa",
+    "gwet_ac1",
+    "gwet_ac2",
+    "brennan_prediger",
+    "krippendorff_alpha",
+    "weighted_kappa_linear",
+    "weighted_kappa_quadratic",
+    "pabak",
+    "max_kappa",
+)
 
 
 @st.composite
@@ -40,8 +51,7 @@ def coded(draw, min_coders=2, max_coders=5, missing=False, min_units=2, max_unit
     r = draw(st.integers(min_coders, max_coders))
     n = draw(st.integers(min_units, max_units))
     cells = st.integers(-1 if missing else 0, k - 1)
-    codes = np.array(draw(st.lists(st.lists(cells, min_size=r, max_size=r),
-                                   min_size=n, max_size=n)), dtype=np.int64)
+    codes = np.array(draw(st.lists(st.lists(cells, min_size=r, max_size=r), min_size=n, max_size=n)), dtype=np.int64)
     return codes, k
 
 
@@ -61,8 +71,11 @@ def test_cohen_kappa_matches_sklearn(data):
     labels = list(range(k))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name, weights in (("cohen_kappa", None), ("weighted_kappa_linear", "linear"),
-                              ("weighted_kappa_quadratic", "quadratic")):
+        for name, weights in (
+            ("cohen_kappa", None),
+            ("weighted_kappa_linear", "linear"),
+            ("weighted_kappa_quadratic", "quadratic"),
+        ):
             expected = cohen_kappa_score(codes[:, 0], codes[:, 1], labels=labels, weights=weights)
             metric = s.metrics[name]
             if metric.defined:
@@ -79,8 +92,11 @@ def test_fleiss_matches_statsmodels(data):
     assert fleiss_kappa(codes, k).value == pytest.approx(sm_fleiss_kappa(table), abs=1e-9)
 
 
-@given(coded(2, 5, missing=True), st.sampled_from(["nominal", "ordinal", "interval", "ratio"]),
-       st.randoms(use_true_random=False))
+@given(
+    coded(2, 5, missing=True),
+    st.sampled_from(["nominal", "ordinal", "interval", "ratio"]),
+    st.randoms(use_true_random=False),
+)
 def test_alpha_matches_krippendorff_package(data, level, random):
     codes, k = data
     values = np.array(sorted(random.sample(range(1, 50), k)), dtype=float)
@@ -100,8 +116,7 @@ def test_alpha_matches_krippendorff_package(data, level, random):
 
 
 def defined_values(metrics: dict) -> dict[str, float]:
-    return {name: m.value for name, m in metrics.items()
-            if not isinstance(m, dict) and m.defined}
+    return {name: m.value for name, m in metrics.items() if not isinstance(m, dict) and m.defined}
 
 
 def same_values(a: dict, b: dict) -> None:
@@ -119,8 +134,7 @@ def test_symmetric_in_coders_and_invariant_to_unit_order(data, random):
     units = list(range(len(codes)))
     random.shuffle(units)
     moved = summarise(codes[units][:, order], k, "nominal")
-    for before, after in ((base.metrics, moved.metrics),
-                          (base.available_case, moved.available_case)):
+    for before, after in ((base.metrics, moved.metrics), (base.available_case, moved.available_case)):
         # The bias index is signed: (b - c) / n changes sign when the two coders swap.
         a = {n: v for n, v in defined_values(before).items() if n != "bias_index"}
         b = {n: v for n, v in defined_values(after).items() if n != "bias_index"}
@@ -133,8 +147,19 @@ def test_nominal_coefficients_invariant_to_renaming_categories(data, random):
     permutation = list(range(k))
     random.shuffle(permutation)
     renamed = np.where(codes >= 0, np.array(permutation)[np.clip(codes, 0, None)], -1)
-    invariant = ("po", "pe", "cohen_kappa", "scott_pi", "fleiss_kappa", "conger_kappa",
-                 "gwet_ac1", "brennan_prediger", "krippendorff_alpha", "max_kappa", "pabak")
+    invariant = (
+        "po",
+        "pe",
+        "cohen_kappa",
+        "scott_pi",
+        "fleiss_kappa",
+        "conger_kappa",
+        "gwet_ac1",
+        "brennan_prediger",
+        "krippendorff_alpha",
+        "max_kappa",
+        "pabak",
+    )
     a = summarise(codes, k, "nominal").metrics
     b = summarise(renamed, k, "nominal").metrics
     for name in invariant:
@@ -149,8 +174,16 @@ def test_unused_category_changes_no_unweighted_kappa(data):
     codes, k = data
     a = summarise(codes, k, "nominal").metrics
     b = summarise(codes, k + 1, "nominal").metrics
-    for name in ("po", "pe", "cohen_kappa", "scott_pi", "fleiss_kappa", "conger_kappa",
-                 "krippendorff_alpha", "max_kappa"):
+    for name in (
+        "po",
+        "pe",
+        "cohen_kappa",
+        "scott_pi",
+        "fleiss_kappa",
+        "conger_kappa",
+        "krippendorff_alpha",
+        "max_kappa",
+    ):
         if name in a:
             assert a[name].defined == b[name].defined
             if a[name].defined:
@@ -237,7 +270,8 @@ def test_fleiss_fast_path_equals_per_unit_formula(data):
     codes, k = data
     assume(len(np.unique(codes)) >= 2)
     assert summarise(codes, k, "nominal").metrics["fleiss_kappa"].value == pytest.approx(
-        naive_fleiss(codes, k), abs=1e-9)
+        naive_fleiss(codes, k), abs=1e-9
+    )
 
 
 @given(coded(3, 5, missing=True))
@@ -254,8 +288,7 @@ def test_batched_estimators_equal_point_estimates_on_resampled_units(data, seed,
     patterns = compress(codes, k)
     patterns = patterns.select(patterns.n_valid >= 2)
     assume(patterns.n_units >= 2)
-    plan = (two_coder_plan if patterns.n_coders == 2 else multi_coder_plan)(
-        patterns, Scale(scale), None)
+    plan = (two_coder_plan if patterns.n_coders == 2 else multi_coder_plan)(patterns, Scale(scale), None)
     draws = next(replicate_counts(patterns.counts, 3, np.random.default_rng(seed)))
     for row in draws:
         assert np.array_equal(row, np.rint(row))  # float64 draws hold exact integers
@@ -293,8 +326,10 @@ def test_coefficients_blind_to_coders_agree_on_merged_patterns(data, seed, scale
     weights = np.random.default_rng(seed).integers(0, 4, size=(3, len(patterns.counts))).astype(float)
     onto = np.zeros((len(index), len(merged.counts)))
     onto[np.arange(len(index)), index] = 1.0
-    plans = ((multi_coder_plan(patterns, Scale(scale), None), multi_coder_plan(merged, Scale(scale), None)),
-             (per_category_plan(patterns), per_category_plan(merged)))
+    plans = (
+        (multi_coder_plan(patterns, Scale(scale), None), multi_coder_plan(merged, Scale(scale), None)),
+        (per_category_plan(patterns), per_category_plan(merged)),
+    )
     for plan, merged_plan in plans:
         on_merged = {c.name: c for c in merged_plan}
         for c in plan:
@@ -326,9 +361,11 @@ def test_replicate_counts_are_chunks_of_spawned_generators() -> None:
 def test_bootstrap_reproducible_with_same_seed(data, seed):
     codes, k = data
     a = summarise(codes, k, "nominal", n_boot=30, seed=seed).to_dict(
-        [str(i) for i in range(k)], [str(i) for i in range(codes.shape[1])])
+        [str(i) for i in range(k)], [str(i) for i in range(codes.shape[1])]
+    )
     b = summarise(codes, k, "nominal", n_boot=30, seed=seed).to_dict(
-        [str(i) for i in range(k)], [str(i) for i in range(codes.shape[1])])
+        [str(i) for i in range(k)], [str(i) for i in range(codes.shape[1])]
+    )
     assert a == b
 
 
@@ -346,8 +383,7 @@ def test_bootstrap_counts_undefined_replicates_and_differs_by_seed():
 
 def test_bootstrap_interval_is_clipped_and_says_so():
     codes = np.array([[0, 0]] * 10 + [[1, 1]] * 9 + [[0, 1]])
-    boot = summarise(codes, 2, "nominal", n_boot=400, seed=1).metrics["cohen_kappa"].extra[
-        "bootstrap"]
+    boot = summarise(codes, 2, "nominal", n_boot=400, seed=1).metrics["cohen_kappa"].extra["bootstrap"]
     assert boot["ci"][1] <= 1.0 and boot["ci_method"].startswith("percentile bootstrap")
 
 
@@ -358,8 +394,10 @@ def test_distance_profile_and_far_corners():
     codes = np.array([[0, 0], [0, 1], [1, 2], [0, 3], [3, 0], [2, 2]])
     d = summarise(codes, 4, "ordinal").to_dict(["0", "1", "2", "3"], ["a", "b"])["disagreement"]
     assert [x["count"] for x in d["by_distance"]] == [2, 0, 2]
-    assert d["far_corners"] == [{"cells": [0, 3], "count": 1, "categories": ["0", "3"]},
-                                {"cells": [3, 0], "count": 1, "categories": ["3", "0"]}]
+    assert d["far_corners"] == [
+        {"cells": [0, 3], "count": 1, "categories": ["0", "3"]},
+        {"cells": [3, 0], "count": 1, "categories": ["3", "0"]},
+    ]
     assert d["max_distance_observed"] == 3
 
 
@@ -389,5 +427,6 @@ def test_group_vs_reference_scores_the_consensus():
     d = result.to_dict(["low", "mid", "high"], ["ann", "ben", "cat"], "model")
     assert d["against_reference"]["units"]["fully_coded"] == 6
     assert d["against_reference"]["metrics"]["cohen_kappa"]["value"] == pytest.approx(
-        cohen_kappa(np.array([[1, 0, 0], [1, 2, 0], [0, 0, 2]])).value)
+        cohen_kappa(np.array([[1, 0, 0], [1, 2, 0], [0, 0, 2]])).value
+    )
     assert d["group_agreement"]["metrics"]["fleiss_kappa"]["defined"] is True

@@ -118,16 +118,79 @@ def test_sas_weighted_kappa_linear_weights():
 
 # R irr::kappa2(anxiety[, 2:3], ...) printouts in statsmodels' test_inter_rater.py;
 # irr drops the unused level 5, so the table has the 5 observed levels 1, 2, 3, 4, 6.
-ANXIETY = np.array([3, 3, 3, 4, 5, 5, 2, 3, 5, 2, 2, 6, 1, 5, 2, 2, 1, 2, 4, 3,
-                    3, 6, 4, 6, 2, 4, 2, 4, 3, 3, 2, 3, 3, 3, 2, 2, 1, 3, 3, 4,
-                    2, 1, 4, 4, 3, 2, 1, 6, 1, 1, 1, 2, 3, 3, 1, 1, 3, 3, 2, 2]).reshape(20, 3, order="F")
+ANXIETY = np.array(
+    [
+        3,
+        3,
+        3,
+        4,
+        5,
+        5,
+        2,
+        3,
+        5,
+        2,
+        2,
+        6,
+        1,
+        5,
+        2,
+        2,
+        1,
+        2,
+        4,
+        3,
+        3,
+        6,
+        4,
+        6,
+        2,
+        4,
+        2,
+        4,
+        3,
+        3,
+        2,
+        3,
+        3,
+        3,
+        2,
+        2,
+        1,
+        3,
+        3,
+        4,
+        2,
+        1,
+        4,
+        4,
+        3,
+        2,
+        1,
+        6,
+        1,
+        1,
+        1,
+        2,
+        3,
+        3,
+        1,
+        1,
+        3,
+        3,
+        2,
+        2,
+    ]
+).reshape(20, 3, order="F")
 
 
 @pytest.mark.parametrize(
     ("weights", "kappa", "z"),
-    [(None, -0.006289308, -0.0604067),
-     (linear_weights(5), 0.1459075, 1.282472),
-     (quadratic_weights(5), 0.2520325, 1.437451)],
+    [
+        (None, -0.006289308, -0.0604067),
+        (linear_weights(5), 0.1459075, 1.282472),
+        (quadratic_weights(5), 0.2520325, 1.437451),
+    ],
 )
 def test_irr_kappa2_anxiety(weights, kappa, z):
     level = {1: 0, 2: 1, 3: 2, 4: 3, 6: 4}
@@ -144,15 +207,43 @@ def test_irr_kappa2_anxiety(weights, kappa, z):
 # Data as in statsmodels' test_inter_rater.py and R irr::diagnoses. Fleiss (1971) prints
 # kappa = .430; irr::kappam.fleiss gives 0.4302445 with z = 17.65183 (null SE of
 # Fleiss, Nee & Landis 1979).
-DIAGNOSES = np.array([
-    [4, 4, 4, 4, 4, 4], [2, 2, 2, 5, 5, 5], [2, 3, 3, 3, 3, 5], [5, 5, 5, 5, 5, 5],
-    [2, 2, 2, 4, 4, 4], [1, 1, 3, 3, 3, 3], [3, 3, 3, 3, 5, 5], [1, 1, 3, 3, 3, 4],
-    [1, 1, 4, 4, 4, 4], [5, 5, 5, 5, 5, 5], [1, 4, 4, 4, 4, 4], [1, 2, 4, 4, 4, 4],
-    [2, 2, 2, 3, 3, 3], [1, 4, 4, 4, 4, 4], [2, 2, 4, 4, 4, 5], [3, 3, 3, 3, 3, 5],
-    [1, 1, 1, 4, 5, 5], [1, 1, 1, 1, 1, 2], [2, 2, 4, 4, 4, 4], [1, 3, 3, 5, 5, 5],
-    [5, 5, 5, 5, 5, 5], [2, 4, 4, 4, 4, 4], [2, 2, 4, 5, 5, 5], [1, 1, 4, 4, 4, 4],
-    [1, 4, 4, 4, 4, 5], [2, 2, 2, 2, 2, 4], [1, 1, 1, 1, 5, 5], [2, 2, 4, 4, 4, 4],
-    [1, 3, 3, 3, 3, 3], [5, 5, 5, 5, 5, 5]]) - 1
+DIAGNOSES = (
+    np.array(
+        [
+            [4, 4, 4, 4, 4, 4],
+            [2, 2, 2, 5, 5, 5],
+            [2, 3, 3, 3, 3, 5],
+            [5, 5, 5, 5, 5, 5],
+            [2, 2, 2, 4, 4, 4],
+            [1, 1, 3, 3, 3, 3],
+            [3, 3, 3, 3, 5, 5],
+            [1, 1, 3, 3, 3, 4],
+            [1, 1, 4, 4, 4, 4],
+            [5, 5, 5, 5, 5, 5],
+            [1, 4, 4, 4, 4, 4],
+            [1, 2, 4, 4, 4, 4],
+            [2, 2, 2, 3, 3, 3],
+            [1, 4, 4, 4, 4, 4],
+            [2, 2, 4, 4, 4, 5],
+            [3, 3, 3, 3, 3, 5],
+            [1, 1, 1, 4, 5, 5],
+            [1, 1, 1, 1, 1, 2],
+            [2, 2, 4, 4, 4, 4],
+            [1, 3, 3, 5, 5, 5],
+            [5, 5, 5, 5, 5, 5],
+            [2, 4, 4, 4, 4, 4],
+            [2, 2, 4, 5, 5, 5],
+            [1, 1, 4, 4, 4, 4],
+            [1, 4, 4, 4, 4, 5],
+            [2, 2, 2, 2, 2, 4],
+            [1, 1, 1, 1, 5, 5],
+            [2, 2, 4, 4, 4, 4],
+            [1, 3, 3, 3, 3, 3],
+            [5, 5, 5, 5, 5, 5],
+        ]
+    )
+    - 1
+)
 
 
 def test_fleiss_1971_diagnoses():
@@ -167,15 +258,32 @@ def test_fleiss_1971_diagnoses():
 # AC1 0.77544 (se 0.14295, pe 0.1903212); Fleiss 0.76117 (se 0.15302, pe 0.2387153);
 # Conger 0.76282 (se 0.14917, pe 0.2334252); BP 0.77273 (se 0.14472);
 # Krippendorff's alpha 0.74342 (se 0.14557).
-RAW4 = np.array([
-    [0, 0, -1, 0], [1, 1, 2, 1], [2, 2, 2, 2], [2, 2, 2, 2], [1, 1, 1, 1], [0, 1, 2, 3],
-    [3, 3, 3, 3], [0, 0, 1, 0], [1, 1, 1, 1], [-1, 4, 4, 4], [-1, -1, 0, 0], [-1, -1, 2, -1]])
+RAW4 = np.array(
+    [
+        [0, 0, -1, 0],
+        [1, 1, 2, 1],
+        [2, 2, 2, 2],
+        [2, 2, 2, 2],
+        [1, 1, 1, 1],
+        [0, 1, 2, 3],
+        [3, 3, 3, 3],
+        [0, 0, 1, 0],
+        [1, 1, 1, 1],
+        [-1, 4, 4, 4],
+        [-1, -1, 0, 0],
+        [-1, -1, 2, -1],
+    ]
+)
 
 
 @pytest.mark.parametrize(
     ("coefficient", "value", "se"),
-    [(gwet_ac, 0.77544, 0.14295), (fleiss_kappa, 0.76117, 0.15302),
-     (conger_kappa, 0.76282, 0.14917), (brennan_prediger, 0.77273, 0.14472)],
+    [
+        (gwet_ac, 0.77544, 0.14295),
+        (fleiss_kappa, 0.76117, 0.15302),
+        (conger_kappa, 0.76282, 0.14917),
+        (brennan_prediger, 0.77273, 0.14472),
+    ],
 )
 def test_irrcac_raw4raters(coefficient, value, se):
     m = coefficient(RAW4, 5)
@@ -193,9 +301,9 @@ def test_irrcac_raw4raters_percent_agreement_and_alpha():
 
 
 # --- Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the same data --
-@pytest.mark.parametrize(("scale", "alpha"),
-                         [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849),
-                          ("ratio", 0.797)])
+@pytest.mark.parametrize(
+    ("scale", "alpha"), [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849), ("ratio", 0.797)]
+)
 def test_krippendorff_2011_all_levels_with_missing_data(scale, alpha):
     m = krippendorff_alpha(RAW4, 5, scale, values=[1, 2, 3, 4, 5])
     assert round(m.value, 3) == alpha
@@ -205,10 +313,13 @@ def test_krippendorff_three_coders_fifteen_units():
     # Krippendorff's alpha Wikipedia worked example, as in the `krippendorff` package
     # docstring (values 1..5 -> 0..4): nominal 0.691358, interval 0.810845.
     nan = -1
-    data = np.array([
-        [nan, nan, nan, nan, nan, 3, 4, 1, 2, 1, 1, 3, 3, nan, 3],
-        [1, nan, 2, 1, 3, 3, 4, 3, nan, nan, nan, nan, nan, nan, nan],
-        [nan, nan, 2, 1, 3, 4, 4, nan, 2, 1, 1, 3, 3, nan, 4]]).T
+    data = np.array(
+        [
+            [nan, nan, nan, nan, nan, 3, 4, 1, 2, 1, 1, 3, 3, nan, 3],
+            [1, nan, 2, 1, 3, 3, 4, 3, nan, nan, nan, nan, nan, nan, nan],
+            [nan, nan, 2, 1, 3, 4, 4, nan, 2, 1, 1, 3, 3, nan, 4],
+        ]
+    ).T
     codes = np.where(data > 0, data - 1, -1)
     assert krippendorff_alpha(codes, 5).value == pytest.approx(0.691358, abs=5e-7)
     interval = krippendorff_alpha(codes, 5, "interval", [1, 2, 3, 4, 5])
@@ -247,10 +358,23 @@ def test_irrcac_contingency_table_ac1_and_bp():
 
 
 # --- irrCAC README, distrib.6raters (15 patients, 6 raters, counts per category) --------
-DISTRIB_6 = [[0, 0, 0, 6, 0], [0, 3, 0, 0, 3], [0, 1, 4, 0, 1], [0, 0, 0, 0, 6],
-             [0, 3, 0, 3, 0], [2, 0, 4, 0, 0], [0, 0, 4, 0, 2], [2, 0, 3, 1, 0],
-             [2, 0, 0, 4, 0], [0, 0, 0, 0, 6], [1, 0, 0, 5, 0], [1, 1, 0, 4, 0],
-             [0, 3, 3, 0, 0], [1, 0, 0, 5, 0], [0, 2, 0, 3, 1]]
+DISTRIB_6 = [
+    [0, 0, 0, 6, 0],
+    [0, 3, 0, 0, 3],
+    [0, 1, 4, 0, 1],
+    [0, 0, 0, 0, 6],
+    [0, 3, 0, 3, 0],
+    [2, 0, 4, 0, 0],
+    [0, 0, 4, 0, 2],
+    [2, 0, 3, 1, 0],
+    [2, 0, 0, 4, 0],
+    [0, 0, 0, 0, 6],
+    [1, 0, 0, 5, 0],
+    [1, 1, 0, 4, 0],
+    [0, 3, 3, 0, 0],
+    [1, 0, 0, 5, 0],
+    [0, 2, 0, 3, 1],
+]
 
 
 def test_irrcac_distribution_of_six_raters():

@@ -40,8 +40,11 @@ def run(*args: object):
 
 def digests(folder: Path) -> dict[str, str]:
     """Every file under ``folder`` (relative path -> sha256): what a test compares before and after."""
-    return {path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted(folder.rglob("*")) if path.is_file()}
+    return {
+        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
 
 
 @pytest.fixture
@@ -58,8 +61,9 @@ def join(work: Path, out: Path, *extra: object, sheets: tuple[str, ...] = ("alic
 
 
 def frozen(work: Path) -> Path:
-    result = run("freeze", work / "alice.csv", work / "bob.csv", "--rule", work / "rule.yaml",
-                 "--into", work / "audits", "-q")
+    result = run(
+        "freeze", work / "alice.csv", work / "bob.csv", "--rule", work / "rule.yaml", "--into", work / "audits", "-q"
+    )
     assert result.exit_code == 0, result.stderr
     return Path(result.stdout.strip().split("  ", 1)[1])  # sha256:<digest>  <bundle>
 
@@ -77,8 +81,11 @@ def refused(result, code: str, *phrases: str) -> None:
 
 @pytest.mark.parametrize("output", ["alice.csv", "rule.yaml", "hard link", "symlink", "through a linked folder"])
 def test_report_never_writes_an_input(work: Path, output: str) -> None:
-    target = {"hard link": work / "hard.csv", "symlink": work / "soft.csv",
-              "through a linked folder": work / "linked" / "bob.csv"}.get(output, work / output)
+    target = {
+        "hard link": work / "hard.csv",
+        "symlink": work / "soft.csv",
+        "through a linked folder": work / "linked" / "bob.csv",
+    }.get(output, work / output)
     if output == "hard link":
         os.link(work / "alice.csv", target)
     elif output == "symlink":
@@ -86,28 +93,49 @@ def test_report_never_writes_an_input(work: Path, output: str) -> None:
     elif output == "through a linked folder":
         (work / "linked").symlink_to(work)
     before = digests(work)
-    result = run("report", work / "alice.csv", work / "bob.csv", "--rule", work / "rule.yaml",
-                 "--output", target, "--format", "md")
+    result = run(
+        "report",
+        work / "alice.csv",
+        work / "bob.csv",
+        "--rule",
+        work / "rule.yaml",
+        "--output",
+        target,
+        "--format",
+        "md",
+    )
     refused(result, "output-overwrites-input", f"writing {target} would overwrite an input file")
     assert digests(work) == before
 
 
 def test_the_refusal_comes_before_any_sheet_is_read(work: Path) -> None:
     (work / "broken.csv").write_bytes(b"\xff\xfe\x00not a sheet")
-    result = run("report", work / "broken.csv", work / "bob.csv", "--rule", work / "rule.yaml",
-                 "--output", work / "bob.csv")
+    result = run(
+        "report", work / "broken.csv", work / "bob.csv", "--rule", work / "rule.yaml", "--output", work / "bob.csv"
+    )
     refused(result, "output-overwrites-input")  # not the sheet's encoding error: nothing was read
 
 
 def test_report_of_a_bundle_never_writes_into_it(work: Path) -> None:
     bundle = frozen(work)
     before = digests(bundle)
-    for target in (bundle / "sheets" / "x.csv", bundle / "sheets" / "alice.csv", bundle / "report.md",
-                   bundle / "adjudication" / "x.md"):
+    for target in (
+        bundle / "sheets" / "x.csv",
+        bundle / "sheets" / "alice.csv",
+        bundle / "report.md",
+        bundle / "adjudication" / "x.md",
+    ):
         result = run("report", bundle, "--output", target, "--format", "md")
         refused(result, "output-overwrites-input" if target.exists() else "output-in-bundle")
-    result = run("report", work / "alice.csv", work / "bob.csv", "--rule", work / "rule.yaml",
-                 "--output", bundle / "sheets" / "new.md")
+    result = run(
+        "report",
+        work / "alice.csv",
+        work / "bob.csv",
+        "--rule",
+        work / "rule.yaml",
+        "--output",
+        bundle / "sheets" / "new.md",
+    )
     refused(result, "output-in-bundle", f"is inside the audit bundle {bundle}")
     assert digests(bundle) == before
 
@@ -129,8 +157,9 @@ def test_report_of_a_join_folder_never_writes_its_files_or_sheets(work: Path) ->
     for target in (out / "summary.json", out / "joined.csv", work / "alice.csv"):
         refused(run("report", out, "--output", target), "output-overwrites-input")
     # another command's output that would replace one file of the join's run
-    result = run("report", work / "alice.csv", work / "bob.csv", "--rule", work / "rule.yaml",
-                 "--output", out / "counts.csv")
+    result = run(
+        "report", work / "alice.csv", work / "bob.csv", "--rule", work / "rule.yaml", "--output", out / "counts.csv"
+    )
     refused(result, "output-in-run-folder", "of the join run in")
     assert digests(work) == before
     assert run("report", out, "--output", out / "report.md", "-q").exit_code == 0  # a new file beside them is fine
@@ -148,8 +177,10 @@ def test_join_never_writes_into_a_folder_holding_an_input(work: Path) -> None:
     os.link(work / "alice.csv", out / "joined.csv")  # an input by another name (a hard link)
     result = join(work, out, "--force")
     refused(result, "output-overwrites-input", f"the folder holds {work / 'alice.csv'}")
-    assert digests(work) == {**{k: v for k, v in before.items() if k != "out/counts.csv"},
-                             "out/joined.csv": before["alice.csv"]}
+    assert digests(work) == {
+        **{k: v for k, v in before.items() if k != "out/counts.csv"},
+        "out/joined.csv": before["alice.csv"],
+    }
 
 
 def test_join_never_writes_into_a_bundle(work: Path) -> None:
@@ -165,8 +196,9 @@ def test_sample_never_writes_over_its_dataset(tmp_path: Path) -> None:
     out.mkdir()
     dataset = out / "ledger.jsonl"
     shutil.copy(COLLECTOR / "thread.jsonl", dataset)
-    result = run("sample", dataset, "--rule", COLLECTOR / "rule_v1.yaml", "--coders", "alice,bob", "--out", out,
-                 "--force")
+    result = run(
+        "sample", dataset, "--rule", COLLECTOR / "rule_v1.yaml", "--coders", "alice,bob", "--out", out, "--force"
+    )
     refused(result, "output-overwrites-input", f"the folder holds {dataset}")
     assert dataset.read_bytes() == (COLLECTOR / "thread.jsonl").read_bytes()
 
@@ -234,8 +266,14 @@ def test_join_replaces_its_own_folder_and_refuses_others(work: Path) -> None:
     (out / "notes.txt").write_text("mine")
     (out / "joined.csv").write_text("edited")
     result = join(work, out)
-    refused(result, "output-folder-not-ours", "holds 2 files join did not write",
-            "joined.csv (changed since join wrote it)", "notes.txt", "--force")
+    refused(
+        result,
+        "output-folder-not-ours",
+        "holds 2 files join did not write",
+        "joined.csv (changed since join wrote it)",
+        "notes.txt",
+        "--force",
+    )
     assert (out / "notes.txt").read_text() == "mine"
     result = run("join", work / "alice.csv", work / "bob.csv", "--rule", work / "rule.yaml", "--out", out, "--force")
     assert result.exit_code == 0, result.stderr
@@ -331,8 +369,11 @@ def test_a_kill_at_any_step_leaves_the_old_folder_the_new_one_or_none_and_a_left
         runfolder.replace_folder(out, old)
         done = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(out), str(steps)], cwd=ROOT)
         assert done.returncode == (9 if steps < 5 else 0)
-        found = {path.relative_to(out).as_posix(): path.read_bytes()
-                 for path in out.rglob("*") if path.is_file()} if out.exists() else None
+        found = (
+            {path.relative_to(out).as_posix(): path.read_bytes() for path in out.rglob("*") if path.is_file()}
+            if out.exists()
+            else None
+        )
         leftovers = runfolder.leftovers(out)
         assert found in (old, new, None), (steps, found)
         if found is None:  # killed between the two renames: the old folder waits, whole, beside
@@ -341,8 +382,9 @@ def test_a_kill_at_any_step_leaves_the_old_folder_the_new_one_or_none_and_a_left
             assert {path.name: path.read_bytes() for path in aside[0].iterdir()} == old
         assert all(path.name.startswith(".out.") for path in leftovers)
         outcomes.add("old" if found == old else "new" if found == new else "none")
-        assert sorted(path.name for path in case.iterdir() if path not in leftovers) == ([] if found is None
-                                                                                       else ["out"])
+        assert sorted(path.name for path in case.iterdir() if path not in leftovers) == (
+            [] if found is None else ["out"]
+        )
     assert outcomes == {"old", "none", "new"}
 
 
@@ -370,8 +412,12 @@ def test_a_folder_mixing_two_joins_is_refused(work: Path) -> None:
     run_id = json.loads((work / "one" / "summary.json").read_text())["run"]["id"]
     for command in (["score"], ["report"], ["freeze", "--into", work / "audits"]):
         result = run(command[0], work / "one", *command[1:])
-        refused(result, "joindir-not-one-run", f"{work / 'one'} does not hold one join run: joined.csv has sha256",
-                f"summary.json records run {run_id[:12]}")
+        refused(
+            result,
+            "joindir-not-one-run",
+            f"{work / 'one'} does not hold one join run: joined.csv has sha256",
+            f"summary.json records run {run_id[:12]}",
+        )
     assert not (work / "audits").exists()
     (work / "one" / "joined.csv").unlink()
     refused(run("score", work / "one"), "joindir-not-one-run", "joined.csv is missing")
@@ -383,8 +429,21 @@ def test_a_sample_folder_mixing_two_draws_is_refused(tmp_path: Path) -> None:
     rule = COLLECTOR / "rule_v1.yaml"
 
     def draw(out: str, seed: int):
-        return run("sample", COLLECTOR / "dataset.json", "--rule", rule, "--coders", "alice,bob",
-                   "--size", 5, "--seed", seed, "--out", tmp_path / out, "-q")
+        return run(
+            "sample",
+            COLLECTOR / "dataset.json",
+            "--rule",
+            rule,
+            "--coders",
+            "alice,bob",
+            "--size",
+            5,
+            "--seed",
+            seed,
+            "--out",
+            tmp_path / out,
+            "-q",
+        )
 
     assert draw("one", 1).exit_code == 0 and draw("two", 2).exit_code == 0
     one = tmp_path / "one"
@@ -397,8 +456,21 @@ def test_a_sample_folder_mixing_two_draws_is_refused(tmp_path: Path) -> None:
     refused(result, "sample-dir-not-one-run", "ledger.csv has sha256")
     (one / "notes.txt").write_text("mine")
     refused(draw("one", 1), "output-sample-exists")
-    result = run("sample", COLLECTOR / "dataset.json", "--rule", rule, "--coders", "alice,bob",
-                 "--size", 5, "--seed", 1, "--out", one, "--force")
+    result = run(
+        "sample",
+        COLLECTOR / "dataset.json",
+        "--rule",
+        rule,
+        "--coders",
+        "alice,bob",
+        "--size",
+        5,
+        "--seed",
+        1,
+        "--out",
+        one,
+        "--force",
+    )
     assert result.exit_code == 0, result.stderr
     assert "replaced or deleted ledger.csv, notes.txt" in result.stderr
     assert digests(one) == {name: sha for name, sha in digests(tmp_path / "one").items() if name != "notes.txt"}
@@ -414,10 +486,20 @@ def test_a_sample_folder_mixing_two_draws_is_refused(tmp_path: Path) -> None:
 
 def test_freezes_started_together_make_one_bundle(work: Path) -> None:
     audits = work / "audits"
-    command = [sys.executable, "-m", "irr_audit", "freeze", str(work / "alice.csv"), str(work / "bob.csv"),
-               "--rule", str(work / "rule.yaml"), "--into", str(audits), "-q"]
-    processes = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for _ in range(3)]
+    command = [
+        sys.executable,
+        "-m",
+        "irr_audit",
+        "freeze",
+        str(work / "alice.csv"),
+        str(work / "bob.csv"),
+        "--rule",
+        str(work / "rule.yaml"),
+        "--into",
+        str(audits),
+        "-q",
+    ]
+    processes = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
     results = [(*process.communicate(timeout=300),) for process in processes]
     results = [(process.returncode, stdout, stderr) for process, (stdout, stderr) in zip(processes, results)]
     bundles = list_bundles(audits)
@@ -426,8 +508,9 @@ def test_freezes_started_together_make_one_bundle(work: Path) -> None:
     assert [stdout.strip().split("  ", 1)[1] for code, stdout, _ in results if code == 0] == [str(bundles[0])]
     for code, _, stderr in results:
         if code == 2:
-            assert stderr.startswith(f"Error [usage-already-frozen]: these sheets and this rule are already frozen "
-                                     f"in {bundles[0]}.")
+            assert stderr.startswith(
+                f"Error [usage-already-frozen]: these sheets and this rule are already frozen in {bundles[0]}."
+            )
 
 
 def source_of(work: Path):
@@ -472,10 +555,12 @@ def test_a_freeze_never_writes_while_another_holds_the_lock(work: Path) -> None:
 def test_refuse_unsafe_outputs_is_the_one_decision(work: Path) -> None:
     inputs = [work / "alice.csv", work / "rule.yaml"]
     refuse_unsafe_outputs(inputs, files=[work / "report.md"], folders=[work / "out"])  # nothing to refuse
-    for files, folders, code in (([work / "alice.csv"], [], "output-overwrites-input"),
-                                 ([], [work], "output-overwrites-input"),
-                                 ([work], [], "output-is-a-folder"),
-                                 ([], [work / "rule.yaml"], "output-unwritable")):
+    for files, folders, code in (
+        ([work / "alice.csv"], [], "output-overwrites-input"),
+        ([], [work], "output-overwrites-input"),
+        ([work], [], "output-is-a-folder"),
+        ([], [work / "rule.yaml"], "output-unwritable"),
+    ):
         with pytest.raises(OutputError) as error:
             refuse_unsafe_outputs(inputs, files=files, folders=folders)
         assert error.value.code == code

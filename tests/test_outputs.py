@@ -9,15 +9,17 @@ from hypothesis import strategies as st
 from irr_audit.outputs import _arrow_csv, _pandas_csv, frame_csv_text
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=8) | st.sampled_from(
-    ["", ",", '"', "\n", "\r", "\r\n", 'a"b,c', " lead", "trail ", "=SUM(A1)", "-1", "é,漢"])
+    ["", ",", '"', "\n", "\r", "\r\n", 'a"b,c', " lead", "trail ", "=SUM(A1)", "-1", "é,漢"]
+)
 
 
 @st.composite
 def frames(draw) -> pd.DataFrame:
     rows = draw(st.integers(0, 12))
     columns: dict[str, object] = {}
-    for at, kind in enumerate(draw(st.lists(st.sampled_from(["text", "category", "bool", "int", "Int64"]),
-                                            min_size=2, max_size=5))):
+    for at, kind in enumerate(
+        draw(st.lists(st.sampled_from(["text", "category", "bool", "int", "Int64"]), min_size=2, max_size=5))
+    ):
         name = draw(TEXT) + f"_{at}"
         if kind == "text":
             columns[name] = pd.Series(draw(st.lists(st.none() | TEXT, min_size=rows, max_size=rows)), dtype=object)
@@ -26,11 +28,13 @@ def frames(draw) -> pd.DataFrame:
         elif kind == "bool":
             columns[name] = draw(st.lists(st.booleans(), min_size=rows, max_size=rows))
         elif kind == "int":
-            columns[name] = pd.Series(draw(st.lists(st.integers(-10**12, 10**12), min_size=rows, max_size=rows)),
-                                      dtype="int64")
+            columns[name] = pd.Series(
+                draw(st.lists(st.integers(-(10**12), 10**12), min_size=rows, max_size=rows)), dtype="int64"
+            )
         else:
-            columns[name] = pd.array(draw(st.lists(st.none() | st.integers(-99, 99), min_size=rows, max_size=rows)),
-                                     dtype="Int64")
+            columns[name] = pd.array(
+                draw(st.lists(st.none() | st.integers(-99, 99), min_size=rows, max_size=rows)), dtype="Int64"
+            )
     return pd.DataFrame(columns)
 
 
@@ -65,8 +69,9 @@ def test_arrow_csv_leaves_other_columns_to_pandas() -> None:
     """Floats and single-column frames are not covered: pandas writes them."""
     assert _arrow_csv(pd.DataFrame({"a": ["x"], "b": [0.5]})) is None
     assert _arrow_csv(pd.DataFrame({"a": [""]})) is None
-    assert frame_csv_text(pd.DataFrame({"a": [""]})) == pd.DataFrame({"a": [""]}).to_csv(index=False,
-                                                                                         lineterminator="\n")
+    assert frame_csv_text(pd.DataFrame({"a": [""]})) == pd.DataFrame({"a": [""]}).to_csv(
+        index=False, lineterminator="\n"
+    )
 
 
 def test_frame_csv_text_neutralises_formulas_in_text_and_codes() -> None:

@@ -43,13 +43,24 @@ def refusal(data: bytes, name: str = "a.csv") -> IrrAuditError:
 def test_the_issue_is_refused_through_the_cli(tmp_path: Path) -> None:
     (tmp_path / "a.csv").write_bytes(ISSUE)
     (tmp_path / "b.csv").write_bytes(PARTNER)
-    result = CliRunner().invoke(app, ["join", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--rule",
-                                      str(RULE_PATH), "--out", str(tmp_path / "out")])
+    result = CliRunner().invoke(
+        app,
+        [
+            "join",
+            str(tmp_path / "a.csv"),
+            str(tmp_path / "b.csv"),
+            "--rule",
+            str(RULE_PATH),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
     assert result.exit_code == 2
     assert result.stderr.startswith(
         "Error [sheet-unclosed-quote]: sheet a.csv: the 'body' value of row 3 starts with a quote on line 3 that "
         "is not closed until line 5, so lines 4-5 would be read as part of that value, not as rows; line 4, "
-        "'c3,yes,ok', is a row of this sheet.\n  Hint: close the quote at the end of the value on line 3")
+        "'c3,yes,ok', is a row of this sheet.\n  Hint: close the quote at the end of the value on line 3"
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -100,10 +111,10 @@ def test_a_quote_open_to_the_end_names_its_line(data: bytes, line: int) -> None:
 
 def test_comments_over_several_lines_keep_their_rows() -> None:
     text = (
-        b'comment_id,code,body\n'
+        b"comment_id,code,body\n"
         b'a,yes,"Well, honestly, no.\nI agree, but, still\n\nYes, no, maybe"\n'
         b'b,no,"one line ""quoted"" and\na second, and, a third"\n'
-        b'c,yes,plain\n'
+        b"c,yes,plain\n"
     )
     for variant in (text, text.replace(b"\n", b"\r\n"), text.replace(b",", b"\t")):
         sheet = parse_sheet(variant, Path("s.tsv" if b"\t" in variant else "s.csv"))
@@ -173,8 +184,9 @@ def test_spanning_values_are_the_same_on_both_paths(rows: list[tuple[str, str, s
 
 IDS = [f"u{number}" for number in range(12)]
 CODES = st.sampled_from(["yes", "no", "unknown", "", "maybe", "YES "])
-BODIES = st.sampled_from(["fine", "", "a, b", 'he said "no"', "two\nlines", "x\r\ny", "Well, honestly, no.",
-                          "tab\there", "end,", '"'])
+BODIES = st.sampled_from(
+    ["fine", "", "a, b", 'he said "no"', "two\nlines", "x\r\ny", "Well, honestly, no.", "tab\there", "end,", '"']
+)
 DAMAGE = st.tuples(
     # anywhere: insert, delete a byte, cut the file; aimed: open a quote at a field's start, drop a quote
     st.sampled_from(["insert", "delete", "truncate", "open quote", "drop quote"]),
@@ -198,16 +210,19 @@ def damaged(data: bytes, operations: list[tuple[str, float, bytes]]) -> bytes:
     for operation, where, text in operations:
         at = int(where * len(data))
         if operation in ("open quote", "drop quote"):
-            places = ([at + 1 for at, byte in enumerate(data) if byte in b",\n"] if operation == "open quote"
-                      else [at for at, byte in enumerate(data) if byte == ord('"')])
+            places = (
+                [at + 1 for at, byte in enumerate(data) if byte in b",\n"]
+                if operation == "open quote"
+                else [at for at, byte in enumerate(data) if byte == ord('"')]
+            )
             if not places:
                 continue
             at = places[min(int(where * len(places)), len(places) - 1)]
-            data = data[:at] + b'"' + data[at:] if operation == "open quote" else data[:at] + data[at + 1:]
+            data = data[:at] + b'"' + data[at:] if operation == "open quote" else data[:at] + data[at + 1 :]
         elif operation == "insert":
             data = data[:at] + text + data[at:]
         elif operation == "delete":
-            data = data[:at] + data[at + 1:]
+            data = data[:at] + data[at + 1 :]
         else:
             data = data[:at]
     return data
@@ -215,7 +230,7 @@ def damaged(data: bytes, operations: list[tuple[str, float, bytes]]) -> bytes:
 
 def intact(data: bytes, header: bytes, record: bytes) -> bool:
     """The record's bytes are in the file as a line of their own, and the header is unchanged."""
-    starts = (data.startswith(header) or data.startswith(b"\xef\xbb\xbf" + header))
+    starts = data.startswith(header) or data.startswith(b"\xef\xbb\xbf" + header)
     return starts and (b"\n" + record) in data
 
 

@@ -47,8 +47,7 @@ def rule_text(
         "version": version,
         "question": "Does the comment explicitly state a current product failure?",
         "scale": "nominal",
-        "codes": [{"code": code, "label": code.title(), "definition": f"{definition} ({code})"}
-                  for code in codes],
+        "codes": [{"code": code, "label": code.title(), "definition": f"{definition} ({code})"} for code in codes],
         "missing_codes": ["unknown"],
         "examples": {"positive": ["It crashes on start."], "negative": ["Love it."]},
     }
@@ -78,19 +77,25 @@ def manifest(
     created: str = "2024-05-01T10:00:00Z",
     metrics: dict[str, Any] | None = None,
 ) -> bytes:
-    metrics = metrics if metrics is not None else {
-        "cohen_kappa": {"value": 0.7, "defined": True, "ci": [0.41, 0.99]},
-        "krippendorff_alpha": {"value": 0.71, "defined": True, "ci": [0.45, 0.95]},
-    }
-    return json.dumps({
-        "format": "irr-audit-bundle/1",
-        "name": name,
-        "created": created,
-        "rule": {"id": RULE, "version": version, "digest": digest(rule_bytes), "file": "rule.yaml"},
-        "units": {"count": 20, "ids_sha256": units},
-        "recodes": recodes,
-        "score": {"metrics": metrics},
-    }).encode("utf-8")
+    metrics = (
+        metrics
+        if metrics is not None
+        else {
+            "cohen_kappa": {"value": 0.7, "defined": True, "ci": [0.41, 0.99]},
+            "krippendorff_alpha": {"value": 0.71, "defined": True, "ci": [0.45, 0.95]},
+        }
+    )
+    return json.dumps(
+        {
+            "format": "irr-audit-bundle/1",
+            "name": name,
+            "created": created,
+            "rule": {"id": RULE, "version": version, "digest": digest(rule_bytes), "file": "rule.yaml"},
+            "units": {"count": 20, "ids_sha256": units},
+            "recodes": recodes,
+            "score": {"metrics": metrics},
+        }
+    ).encode("utf-8")
 
 
 UNDEFINED_KAPPA = {
@@ -328,11 +333,11 @@ def test_fleiss_kappa_is_gated_when_there_is_no_cohen_kappa():
 
 
 def test_the_newest_validation_audit_is_gated():
-    newer = manifest("a0", rule_text(), 1, units="units-b", created="2025-01-01T00:00:00+00:00",
-                     metrics=UNDEFINED_KAPPA)
+    newer = manifest(
+        "a0", rule_text(), 1, units="units-b", created="2025-01-01T00:00:00+00:00", metrics=UNDEFINED_KAPPA
+    )
     assert codes_of(gated(None, Gates(min_kappa=0.5), newer)) == ["gate-undefined"]
-    older = manifest("a0", rule_text(), 1, units="units-b", created="2020-01-01T00:00:00",
-                     metrics=UNDEFINED_KAPPA)
+    older = manifest("a0", rule_text(), 1, units="units-b", created="2020-01-01T00:00:00", metrics=UNDEFINED_KAPPA)
     assert gated(None, Gates(min_kappa=0.5), older).clean
 
 
@@ -351,7 +356,10 @@ def test_the_lock_file_round_trips():
     files = {key(1): rule_text(), key(2): rule_text(2, changelog=SECOND)}
     text = render_lock(lock_entries(files))
     assert json.loads(text)["rules"][1] == {
-        "file": key(2), "rule": RULE, "version": 2, "sha256": hashlib.sha256(files[key(2)]).hexdigest(),
+        "file": key(2),
+        "rule": RULE,
+        "version": 2,
+        "sha256": hashlib.sha256(files[key(2)]).hexdigest(),
     }
     baseline = parse_lock(text.encode(), "rules/rules.lock")
     assert baseline.digests == {name: digest(data) for name, data in files.items()}
@@ -359,8 +367,16 @@ def test_the_lock_file_round_trips():
     assert render_lock(lock_entries(files)) == text
 
 
-@pytest.mark.parametrize("data", [b"", b"[]", b'{"format": "irr-audit-rules-lock/1"}',
-                                  b'{"format": "irr-audit-rules-lock/1", "rules": [{"file": 1}]}', b"\xff"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"[]",
+        b'{"format": "irr-audit-rules-lock/1"}',
+        b'{"format": "irr-audit-rules-lock/1", "rules": [{"file": 1}]}',
+        b"\xff",
+    ],
+)
 def test_a_damaged_lock_file_is_a_usage_error(data):
     with pytest.raises(IrrAuditError) as caught:
         parse_lock(data, "rules/rules.lock")
@@ -378,8 +394,9 @@ def test_the_diff_shows_codes_definitions_examples_and_changelog():
     assert text.startswith(f"{RULE} v1 -> v2\n  old: v1.yaml  sha256:")
     assert "@@ scale @@\n- nominal\n+ ordinal\n" in text
     assert "@@ codes @@\n  yes\n- no    (renamed to nope, per code_map)\n+ nope\n+ past\n" in text
-    assert ("@@ code yes @@\n  definition\n- The comment says the product fails now. (yes)\n"
-            "+ Fails today. (yes)\n") in text
+    assert (
+        "@@ code yes @@\n  definition\n- The comment says the product fails now. (yes)\n+ Fails today. (yes)\n"
+    ) in text
     assert "@@ code no -> nope @@\n  label\n- No\n+ Nope\n" in text
     assert "@@ examples: negative @@\n+ It crashed last year; fixed now.\n" in text
     assert "  code_map: yes -> yes, no -> nope\n" in text
@@ -400,9 +417,11 @@ def clean_environment() -> dict[str, str]:
 
 def git(repo: Path, *arguments: str) -> str:
     done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false",
-         "-C", str(repo), *arguments],
-        capture_output=True, text=True, check=True, env=clean_environment(),
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "-C", str(repo), *arguments],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=clean_environment(),
     )
     return done.stdout
 
@@ -445,8 +464,9 @@ def test_cli_editing_a_released_version_fails(repo: Path):
     result = rules("check", str(repo / "rules"), "--base", "main")
     assert result.exit_code == 1
     [line] = result.stdout.splitlines()
-    assert line.startswith(f"{repo / 'rules' / RULE / 'v1.yaml'}: [released-edited] is a released version "
-                           "and differs from git ref main (")
+    assert line.startswith(
+        f"{repo / 'rules' / RULE / 'v1.yaml'}: [released-edited] is a released version and differs from git ref main ("
+    )
     assert f"Fix: restore it as released and put the change in a new version, {RULE}/v2.yaml" in line
     assert "1 problem in" in result.stderr
 
@@ -521,8 +541,10 @@ def test_cli_a_repository_with_no_history_falls_back_and_says_so(tmp_path: Path,
     write(root, 1, rule_text())
     result = rules("check", str(root / "rules"), "--base", "HEAD")
     assert result.exit_code == 0, result.output
-    assert "note: the repository has no commits yet, so --base HEAD cannot be read, and there is no lock " \
-           "file" in result.stderr
+    assert (
+        "note: the repository has no commits yet, so --base HEAD cannot be read, and there is no lock "
+        "file" in result.stderr
+    )
     assert rules("lock", str(root / "rules")).exit_code == 0
     write(root, 1, rule_text(definition="Edited."))
     result = rules("check", str(root / "rules"), "--base", "HEAD")
@@ -537,13 +559,16 @@ def test_cli_not_a_git_repository_falls_back_to_the_lock_file(tmp_path: Path, mo
     write(root, 1, rule_text())
     lock_result = rules("lock", str(root / "rules"))
     assert lock_result.exit_code == 0
-    assert f"wrote {root / 'rules' / 'rules.lock'} (1 version of 1 rule; newly recorded: {RULE} v1)" \
-        in lock_result.stderr
+    assert (
+        f"wrote {root / 'rules' / 'rules.lock'} (1 version of 1 rule; newly recorded: {RULE} v1)" in lock_result.stderr
+    )
     write(root, 1, rule_text(definition="Edited."))
     result = rules("check", str(root / "rules"), "--base", "main")
     assert result.exit_code == 1
-    assert f"note: {root / 'rules'} is not in a git repository, so --base main cannot be read: comparing " \
-           f"released versions with the lock file {root / 'rules' / 'rules.lock'} instead." in result.stderr
+    assert (
+        f"note: {root / 'rules'} is not in a git repository, so --base main cannot be read: comparing "
+        f"released versions with the lock file {root / 'rules' / 'rules.lock'} instead." in result.stderr
+    )
     assert "differs from the lock file" in result.stdout
     result = rules("check", str(root / "rules"))
     assert "note: no --base given: comparing released versions with the lock file" in result.stderr

@@ -98,10 +98,22 @@ YAMLISH = st.recursive(
 
 
 @FUZZ
-@given(st.fixed_dictionaries({}, optional={
-    "rule": YAMLISH, "version": YAMLISH, "scale": YAMLISH, "codes": YAMLISH, "missing_codes": YAMLISH,
-    "aliases": YAMLISH, "examples": YAMLISH, "changelog": YAMLISH, "question": YAMLISH,
-}))
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "rule": YAMLISH,
+            "version": YAMLISH,
+            "scale": YAMLISH,
+            "codes": YAMLISH,
+            "missing_codes": YAMLISH,
+            "aliases": YAMLISH,
+            "examples": YAMLISH,
+            "changelog": YAMLISH,
+            "question": YAMLISH,
+        },
+    )
+)
 def test_fuzz_rule_structures_raise_only_clean_errors(document: dict) -> None:
     import json
 
@@ -143,9 +155,18 @@ def test_internal_error_exits_70_and_asks_for_a_report(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(irr_audit.audit, "build_report", broken)
     root = Path(__file__).resolve().parents[1]
-    monkeypatch.setattr(sys, "argv", ["irr-audit", "score", str(root / "examples/sheets/alice.csv"),
-                                      str(root / "examples/sheets/bob.csv"), "--rule",
-                                      str(root / "rules/explicit_current_failure/v1.yaml")])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "irr-audit",
+            "score",
+            str(root / "examples/sheets/alice.csv"),
+            str(root / "examples/sheets/bob.csv"),
+            "--rule",
+            str(root / "rules/explicit_current_failure/v1.yaml"),
+        ],
+    )
     with pytest.raises(SystemExit) as caught:
         cli.main()
     assert caught.value.code == cli.INTERNAL_ERROR == 70
@@ -157,8 +178,12 @@ def test_internal_error_exits_70_and_asks_for_a_report(monkeypatch: pytest.Monke
 @pytest.mark.parametrize(
     ("arguments", "status", "stdout_part", "stderr_part"),
     [
-        (["score", "{sheets}/alice.csv", "{sheets}/bob.csv", "--rule", "{rule}", "--format", "json"], 0,
-         '"cohen_kappa"', "22 units"),
+        (
+            ["score", "{sheets}/alice.csv", "{sheets}/bob.csv", "--rule", "{rule}", "--format", "json"],
+            0,
+            '"cohen_kappa"',
+            "22 units",
+        ),
         (["score", "{sheets}/missing.csv", "{sheets}/bob.csv", "--rule", "{rule}"], 2, "", "sheet-not-found"),
         (["score", "--no-such-option"], 2, "", "No such option"),
         (["--version"], 0, "irr-audit", ""),
@@ -169,8 +194,12 @@ def test_the_console_command_ends_with_the_status_and_output_of_the_command(
 ) -> None:
     """`python -m irr_audit` exits with the command's status, all its output written."""
     root = Path(__file__).resolve().parents[1]
-    filled = [argument.format(sheets=root / "examples" / "sheets",
-                              rule=root / "rules" / "explicit_current_failure" / "v1.yaml") for argument in arguments]
+    filled = [
+        argument.format(
+            sheets=root / "examples" / "sheets", rule=root / "rules" / "explicit_current_failure" / "v1.yaml"
+        )
+        for argument in arguments
+    ]
     done = subprocess.run([sys.executable, "-m", "irr_audit", *filled], capture_output=True, text=True, timeout=120)
     assert done.returncode == status, done.stderr
     assert stdout_part in done.stdout and stderr_part in done.stderr
@@ -196,7 +225,8 @@ def test_fast_csv_reader_equals_the_csv_module(rows: list[tuple[str, str, str] |
 
     body = "comment_id,code,body\n" + "".join(
         ",".join('"' + cell.replace('"', '""') + '"' if any(c in cell for c in ',"\n') else cell for cell in row or ())
-        + "\n" for row in rows
+        + "\n"
+        for row in rows
     )
     data = body.encode("utf-8")
     fast = _arrow_table(data, ",")

@@ -74,8 +74,10 @@ BROKEN = {
     "version text": (GOOD.replace("version: 1", "version: v1"), "from 1 to 999,999 (got 'v1')"),
     "version float": (GOOD.replace("version: 1", "version: 1.5"), "from 1 to 999,999 (got 1.5)"),
     "version too large": (GOOD.replace("version: 1", "version: 1000000"), "from 1 to 999,999 (got 1000000)"),
-    "rule id too long": (GOOD.replace("rule: demo", "rule: " + "r" * 101),
-                         "key rule is 101 characters long; a rule id has at most 100"),
+    "rule id too long": (
+        GOOD.replace("rule: demo", "rule: " + "r" * 101),
+        "key rule is 101 characters long; a rule id has at most 100",
+    ),
     "malformed yaml": (GOOD.replace("codes:\n", "codes: [\n"), "malformed YAML at line"),
     "duplicate key": (GOOD + "scale: ordinal\n", "duplicate key 'scale'"),
     "alias bomb": ('a: &a ["x"]\nb: [*a, *a]\n' + GOOD, "aliases (*name) are not allowed"),
@@ -96,9 +98,7 @@ def test_broken_rule_is_refused_with_exit_2_naming_the_key(case: str, tmp_path: 
     with pytest.raises(RuleError) as caught:
         load_rule(rule_file)
     assert message in caught.value.message
-    result = CliRunner().invoke(
-        app, ["score", *EXAMPLE_SHEETS, "--rule", str(rule_file)], catch_exceptions=False
-    )
+    result = CliRunner().invoke(app, ["score", *EXAMPLE_SHEETS, "--rule", str(rule_file)], catch_exceptions=False)
     assert result.exit_code == 2
     assert message in result.stderr
     assert str(rule_file) in result.stderr

@@ -154,8 +154,10 @@ def test_ledger_keeps_context_and_the_source_url(partial):
 
 def test_partial_input_in_a_complete_run_is_a_trial_sample(partial):
     result, folder = partial
-    assert "thread completeness: a trial sample, not the whole thread: the run reports isComplete: true, " \
+    assert (
+        "thread completeness: a trial sample, not the whole thread: the run reports isComplete: true, "
         "but input 2 (https://www.reddit.com/r/testapp/comments/p2/sync/) says status 'partial'" in result.stderr
+    )
     completeness = json.loads((folder / "sample.json").read_text())["completeness"]
     assert completeness["verdict"] == "partial"
     assert completeness["statement"] == "a trial sample, not the whole thread"
@@ -167,25 +169,32 @@ def test_partial_input_in_a_complete_run_is_a_trial_sample(partial):
 def test_failed_input_is_logged_as_collection_failed(partial):
     _, folder = partial
     failed = [row for row in jsonl(folder / "missingness_log.jsonl") if row["reason"] == "collection_failed"]
-    assert failed == [{
-        "sheet": "run_partial.json", "coder": "", "row": 3, "comment_id": "",
-        "raw_value": "https://www.reddit.com/r/testapp/comments/p3/gone/", "reason": "collection_failed",
-        "detail": "input 3 (https://www.reddit.com/r/testapp/comments/p3/gone/) failed to collect: "
-                  "status 'failed', reason 'HTTP 403'",
-    }]
+    assert failed == [
+        {
+            "sheet": "run_partial.json",
+            "coder": "",
+            "row": 3,
+            "comment_id": "",
+            "raw_value": "https://www.reddit.com/r/testapp/comments/p3/gone/",
+            "reason": "collection_failed",
+            "detail": "input 3 (https://www.reddit.com/r/testapp/comments/p3/gone/) failed to collect: "
+            "status 'failed', reason 'HTTP 403'",
+        }
+    ]
 
 
 def test_run_record_counts_are_checked_and_mismatches_shown(partial):
     result, folder = partial
-    assert "count mismatch: commentsSaved vs items in the dataset: the run record says 28, " \
+    assert (
+        "count mismatch: commentsSaved vs items in the dataset: the run record says 28, "
         "the tool counted 26." in result.stderr
+    )
     record = json.loads((folder / "sample.json").read_text())
     mismatches = {check["check"]: (check["record"], check["tool"]) for check in record["count_mismatches"]}
     assert mismatches == {
         "commentsSaved vs items in the dataset": (28, 26),
         "commentsSaved vs the sum of inputResults[].commentsSaved": (28, 26),
-        "input 2 (https://www.reddit.com/r/testapp/comments/p2/sync/) commentsSaved vs items with postId p2":
-            (12, 11),
+        "input 2 (https://www.reddit.com/r/testapp/comments/p2/sync/) commentsSaved vs items with postId p2": (12, 11),
     }
     assert record["counts"]["duplicates_skipped_by_collector"] == 2
 
@@ -205,7 +214,13 @@ def test_complete_run_and_json_lines_input(tmp_path):
     ledger = jsonl(folder / "ledger.jsonl")
     # JSON Lines positions are line numbers; line 4 of the file is blank
     assert [(unit["comment_id"], unit["item"]) for unit in ledger] == [
-        ("t01", 1), ("t02", 2), ("t03", 3), ("t04", 5), ("t05", 6), ("t06", 7)]
+        ("t01", 1),
+        ("t02", 2),
+        ("t03", 3),
+        ("t04", 5),
+        ("t05", 6),
+        ("t06", 7),
+    ]
     assert ledger[0]["url"] == "https://www.reddit.com/r/testapp/comments/p9/update/"
 
 
@@ -232,8 +247,14 @@ def test_csv_dataset(tmp_path):
 def test_draw_is_recorded_and_reproducible(tmp_path, partial):
     _, first = partial
     _, second = sample(tmp_path, DATASET, "--run-record", RUN_PARTIAL, "--size", 10, "--seed", 3)
-    for name in ("sample.json", "ledger.jsonl", "ledger.csv", "missingness_log.csv", "sheets/alice.csv",
-                 "sheets/bob.csv"):
+    for name in (
+        "sample.json",
+        "ledger.jsonl",
+        "ledger.csv",
+        "missingness_log.csv",
+        "sheets/alice.csv",
+        "sheets/bob.csv",
+    ):
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
     draw = json.loads((first / "sample.json").read_text())["draw"]
     assert (draw["seed"], draw["size"], draw["size_requested"], draw["population"]) == (3, 10, 10, 12)
@@ -277,8 +298,9 @@ def test_sheets_are_blank_the_same_for_every_coder_and_private(partial):
     other = {"alice": "bob", "bob": "alice"}
     for coder in sheets:
         assert other[coder] not in (folder / f"sheets/{coder}.csv").read_text(encoding="utf-8")
-    assert [(r["comment_id"], r["body"], r["url"]) for r in sheets["alice"]] == \
-        [(r["comment_id"], r["body"], r["url"]) for r in sheets["bob"]]
+    assert [(r["comment_id"], r["body"], r["url"]) for r in sheets["alice"]] == [
+        (r["comment_id"], r["body"], r["url"]) for r in sheets["bob"]
+    ]
 
 
 def test_formula_bodies_are_neutralised_in_csv_and_kept_exactly_in_the_ledger(tmp_path):
@@ -346,12 +368,23 @@ def test_filled_sheets_join_and_score_within_the_sample(tmp_path):
     outside = [{"comment_id": "c99", "code": "yes"}, {"comment_id": "c03", "code": "no"}]  # c03 was deleted
     fill_csv(folder / "sheets/bob.csv", BOB, outside)
     joined = tmp_path / "joined"
-    result = run("join", folder / "sheets/alice.csv", folder / "sheets/bob.csv", "--rule", RULE,
-                 "--sample", folder, "--out", joined)
+    result = run(
+        "join",
+        folder / "sheets/alice.csv",
+        folder / "sheets/bob.csv",
+        "--rule",
+        RULE,
+        "--sample",
+        folder,
+        "--out",
+        joined,
+    )
     assert result.exit_code == 0, result.output
     log = csv_rows(joined / "missingness_log.csv")
     assert [(row["coder"], row["comment_id"], row["reason"]) for row in log] == [
-        ("bob", "c99", "not_in_sample"), ("bob", "c03", "not_in_sample")]
+        ("bob", "c99", "not_in_sample"),
+        ("bob", "c03", "not_in_sample"),
+    ]
 
     for inputs in ([joined], [folder / "sheets/alice.csv", folder / "sheets/bob.csv", "--rule", RULE]):
         result = run("score", *inputs, "--format", "json")
@@ -374,8 +407,20 @@ def test_report_shows_where_the_units_came_from(tmp_path):
     fill_csv(folder / "sheets/alice.csv", ALICE)
     fill_csv(folder / "sheets/bob.csv", BOB)
     joined = tmp_path / "joined"
-    assert run("join", folder / "sheets/alice.csv", folder / "sheets/bob.csv", "--rule", RULE, "--sample", folder,
-               "--out", joined).exit_code == 0
+    assert (
+        run(
+            "join",
+            folder / "sheets/alice.csv",
+            folder / "sheets/bob.csv",
+            "--rule",
+            RULE,
+            "--sample",
+            folder,
+            "--out",
+            joined,
+        ).exit_code
+        == 0
+    )
     report = json.loads(run("report", joined, "--format", "json").stdout)
     assert report["sample"]["counts"]["items"] == 26 and report["sample"]["counts"]["sampled_units"] == 10
     assert report["sample"]["completeness"]["statement"] == "a trial sample, not the whole thread"
@@ -398,8 +443,17 @@ def test_filled_xlsx_sheets_join_with_the_sample(tmp_path):
             row[SHEET_COLUMNS.index("code")].value = codes[row[0].value]
         workbook.save(path)
     joined = tmp_path / "joined"
-    result = run("join", folder / "sheets/alice.xlsx", folder / "sheets/bob.xlsx", "--rule", RULE,
-                 "--sample", folder, "--out", joined)
+    result = run(
+        "join",
+        folder / "sheets/alice.xlsx",
+        folder / "sheets/bob.xlsx",
+        "--rule",
+        RULE,
+        "--sample",
+        folder,
+        "--out",
+        joined,
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(run("score", joined, "--format", "json").stdout)
     assert report["table"] == [[4, 1], [1, 4]]
@@ -407,20 +461,39 @@ def test_filled_xlsx_sheets_join_with_the_sample(tmp_path):
 
 def test_join_sample_refuses_another_rule_version(tmp_path, partial):
     _, folder = partial
-    result = run("join", folder / "sheets/alice.csv", folder / "sheets/bob.csv", "--rule", RULE_V2,
-                 "--sample", folder, "--out", tmp_path / "joined")
+    result = run(
+        "join",
+        folder / "sheets/alice.csv",
+        folder / "sheets/bob.csv",
+        "--rule",
+        RULE_V2,
+        "--sample",
+        folder,
+        "--out",
+        tmp_path / "joined",
+    )
     assert result.exit_code == 2
     assert result.stderr.startswith(
         f"Error [usage-sample-rule]: the sample in {folder} was drawn for rule explicit_current_failure v1, "
-        "but --rule is explicit_current_failure v2.")
+        "but --rule is explicit_current_failure v2."
+    )
 
 
 def test_join_sample_refuses_a_changed_ledger(tmp_path):
     _, folder = sample(tmp_path, THREAD)
     ledger = folder / "ledger.jsonl"
     ledger.write_text(ledger.read_text().replace("t01", "t99"))
-    result = run("join", folder / "sheets/alice.csv", folder / "sheets/bob.csv", "--rule", RULE,
-                 "--sample", folder, "--out", tmp_path / "joined")
+    result = run(
+        "join",
+        folder / "sheets/alice.csv",
+        folder / "sheets/bob.csv",
+        "--rule",
+        RULE,
+        "--sample",
+        folder,
+        "--out",
+        tmp_path / "joined",
+    )
     assert result.exit_code == 2
     assert f"Error [sample-ledger-changed]: the ledger in {folder} changed" in result.stderr
 
@@ -460,36 +533,60 @@ def test_an_input_is_never_overwritten(tmp_path):
 # --- bad input: exit 2, one message naming the file and the fix ---------------------------------
 
 BAD_DATASETS = {
-    "not json": ("dataset.json", "{not json",
-                 "Error [collector-not-json]: dataset dataset.json is not valid JSON: Expecting property name "
-                 "enclosed in double quotes at line 1, column 2."),
-    "run record as dataset": ("dataset.json", '{"commentsSaved": 3, "isComplete": true}',
-                              "Error [collector-not-an-array]: dataset dataset.json is a JSON object; "
-                              "the dataset is a JSON array of items.\n  Hint: this looks like the run record "
-                              "(OUTPUT): pass it with --run-record, and the dataset as DATASET."),
-    "one object": ("dataset.json", '{"commentId": "a", "body": "x", "status": "ok"}',
-                   "Error [collector-not-an-array]: dataset dataset.json is a JSON object; "
-                   "the dataset is a JSON array of items.\n  Hint: a file with one item per line is JSON Lines"),
-    "json lines named json": ("dataset.json", '{"commentId": "a"}\n{"commentId": "b"}\n',
-                              "Hint: it looks like JSON Lines (one item per line): name the file .jsonl."),
+    "not json": (
+        "dataset.json",
+        "{not json",
+        "Error [collector-not-json]: dataset dataset.json is not valid JSON: Expecting property name "
+        "enclosed in double quotes at line 1, column 2.",
+    ),
+    "run record as dataset": (
+        "dataset.json",
+        '{"commentsSaved": 3, "isComplete": true}',
+        "Error [collector-not-an-array]: dataset dataset.json is a JSON object; "
+        "the dataset is a JSON array of items.\n  Hint: this looks like the run record "
+        "(OUTPUT): pass it with --run-record, and the dataset as DATASET.",
+    ),
+    "one object": (
+        "dataset.json",
+        '{"commentId": "a", "body": "x", "status": "ok"}',
+        "Error [collector-not-an-array]: dataset dataset.json is a JSON object; "
+        "the dataset is a JSON array of items.\n  Hint: a file with one item per line is JSON Lines",
+    ),
+    "json lines named json": (
+        "dataset.json",
+        '{"commentId": "a"}\n{"commentId": "b"}\n',
+        "Hint: it looks like JSON Lines (one item per line): name the file .jsonl.",
+    ),
     "a number": ("dataset.json", "42", "Error [collector-not-an-array]: dataset dataset.json is a JSON number;"),
-    "bad json line": ("dataset.jsonl", '{"commentId": "a", "body": "x", "status": "ok"}\n{"commentId": \n',
-                      "Error [collector-not-json]: dataset dataset.jsonl line 2 is not valid JSON: Expecting "
-                      "value (column 15).\n  Hint: repair or remove line 2;"),
+    "bad json line": (
+        "dataset.jsonl",
+        '{"commentId": "a", "body": "x", "status": "ok"}\n{"commentId": \n',
+        "Error [collector-not-json]: dataset dataset.jsonl line 2 is not valid JSON: Expecting "
+        "value (column 15).\n  Hint: repair or remove line 2;",
+    ),
     "empty": ("dataset.json", "  \n", "Error [collector-empty]: dataset dataset.json is empty."),
     "no items": ("dataset.json", "[]", "Error [sample-no-units]: dataset dataset.json has no items."),
-    "nothing usable": ("dataset.json", '[{"commentId": "a", "body": "[removed]", "status": "removed"}, 7]',
-                       "Error [sample-no-units]: dataset dataset.json has no usable unit: all 2 items are "
-                       "unusable (1 missing_id, 1 removed)."),
-    "csv without body": ("dataset.csv", "commentId,status\na,ok\n",
-                         "Error [collector-missing-column]: dataset dataset.csv has no column body.\n"
-                         "  Columns found: commentId, status"),
-    "unsupported type": ("dataset.txt", "[]",
-                         "Error [collector-unsupported-type]: dataset dataset.txt has an unsupported file "
-                         "type '.txt'."),
-    "not utf-8": ("dataset.json", '[{"body": "caf\u00e9"}]'.encode("cp1252"),
-                  "Error [collector-encoding]: dataset dataset.json is not UTF-8 text: byte 14 (line 1) "
-                  "cannot be decoded."),
+    "nothing usable": (
+        "dataset.json",
+        '[{"commentId": "a", "body": "[removed]", "status": "removed"}, 7]',
+        "Error [sample-no-units]: dataset dataset.json has no usable unit: all 2 items are "
+        "unusable (1 missing_id, 1 removed).",
+    ),
+    "csv without body": (
+        "dataset.csv",
+        "commentId,status\na,ok\n",
+        "Error [collector-missing-column]: dataset dataset.csv has no column body.\n  Columns found: commentId, status",
+    ),
+    "unsupported type": (
+        "dataset.txt",
+        "[]",
+        "Error [collector-unsupported-type]: dataset dataset.txt has an unsupported file type '.txt'.",
+    ),
+    "not utf-8": (
+        "dataset.json",
+        '[{"body": "caf\u00e9"}]'.encode("cp1252"),
+        "Error [collector-encoding]: dataset dataset.json is not UTF-8 text: byte 14 (line 1) cannot be decoded.",
+    ),
 }
 
 
@@ -504,14 +601,19 @@ def test_bad_dataset(tmp_path, case):
 
 BAD_RUN_RECORDS = {
     "not json": ("oops", "Error [run-record-not-json]: run record run.json is not valid JSON:"),
-    "an array": ("[1, 2]", "Error [run-record-not-an-object]: run record run.json is a JSON array; "
-                           "the run record is a JSON object."),
-    "count as text": ('{"commentsSaved": "many"}',
-                      "Error [run-record-invalid]: run record run.json: key commentsSaved must be a whole number "
-                      "of at least 0 or null (got '\"many\"')."),
-    "input not an object": ('{"inputResults": ["https://x"]}',
-                            "Error [run-record-invalid]: run record run.json: key inputResults[0] must be an "
-                            "object"),
+    "an array": (
+        "[1, 2]",
+        "Error [run-record-not-an-object]: run record run.json is a JSON array; the run record is a JSON object.",
+    ),
+    "count as text": (
+        '{"commentsSaved": "many"}',
+        "Error [run-record-invalid]: run record run.json: key commentsSaved must be a whole number "
+        "of at least 0 or null (got '\"many\"').",
+    ),
+    "input not an object": (
+        '{"inputResults": ["https://x"]}',
+        "Error [run-record-invalid]: run record run.json: key inputResults[0] must be an object",
+    ),
     "isComplete as text": ('{"isComplete": "yes"}', "key isComplete must be true, false or null"),
 }
 
@@ -525,22 +627,35 @@ def test_bad_run_record(tmp_path, case):
 
 
 def test_run_record_with_nulls_and_an_output_wrapper_is_tolerated(tmp_path):
-    record = {"OUTPUT": {"commentsSaved": None, "isComplete": None, "inputResults": [
-        {"postUrl": None, "commentsFound": None, "commentsSaved": None, "status": None, "reason": None}]}}
+    record = {
+        "OUTPUT": {
+            "commentsSaved": None,
+            "isComplete": None,
+            "inputResults": [
+                {"postUrl": None, "commentsFound": None, "commentsSaved": None, "status": None, "reason": None}
+            ],
+        }
+    }
     result, folder = sample(tmp_path, THREAD, "--run-record", write_file(tmp_path, "run.json", json.dumps(record)))
     assert result.exit_code == 0, result.output
     assert "completeness unknown: input 1 has status ''" in result.stderr
 
 
 BAD_USAGE = {
-    "size without seed": (["--size", "3"], "Error [usage-size-needs-seed]: --size draws a random sample, "
-                                           "which needs --seed to be reproducible."),
+    "size without seed": (
+        ["--size", "3"],
+        "Error [usage-size-needs-seed]: --size draws a random sample, which needs --seed to be reproducible.",
+    ),
     "size zero": (["--size", "0", "--seed", "1"], "Error [usage-size]: --size must be at least 1 (got 0)."),
     "shuffle without seed": (["--shuffle"], "Error [usage-shuffle-needs-seed]"),
-    "one coder": (["--coders", "alice"], "Error [usage-coders]: --coders needs two or more names separated "
-                                         "by commas (got 'alice')."),
-    "path in a coder name": (["--coders", "alice,../bob"], "Error [usage-coders]: coder name '../bob' cannot "
-                                                           "name a sheet file."),
+    "one coder": (
+        ["--coders", "alice"],
+        "Error [usage-coders]: --coders needs two or more names separated by commas (got 'alice').",
+    ),
+    "path in a coder name": (
+        ["--coders", "alice,../bob"],
+        "Error [usage-coders]: coder name '../bob' cannot name a sheet file.",
+    ),
     "same coder twice": (["--coders", "alice,Alice"], "Error [usage-coders]: --coders names 'alice' and 'Alice'"),
     "reserved coder name": (["--coders", "alice,comment_id"], "Error [usage-coders]: coder name 'comment_id'"),
 }
@@ -564,15 +679,20 @@ def test_missing_dataset_file(tmp_path):
 
 
 def test_items_that_are_not_objects_and_ids_that_cannot_be_text_are_logged(tmp_path):
-    items = [{"commentId": "a", "body": "fine", "status": "ok"}, ["a", "list"], None,
-             {"commentId": {"id": 1}, "body": "object id", "status": "ok"},
-             {"commentId": True, "body": "boolean id", "status": "ok"},
-             {"commentId": 7.50, "body": "float id", "status": "ok"}]
+    items = [
+        {"commentId": "a", "body": "fine", "status": "ok"},
+        ["a", "list"],
+        None,
+        {"commentId": {"id": 1}, "body": "object id", "status": "ok"},
+        {"commentId": True, "body": "boolean id", "status": "ok"},
+        {"commentId": 7.50, "body": "float id", "status": "ok"},
+    ]
     result, folder = sample(tmp_path, write_file(tmp_path, "dataset.json", json.dumps(items).replace("7.5", "7.50")))
     assert result.exit_code == 0, result.output
     assert [unit["comment_id"] for unit in jsonl(folder / "ledger.jsonl")] == ["a", "7.50"]  # as written
-    log = [(row["row"], row["reason"], row["raw_value"], row["detail"]) for row in
-           jsonl(folder / "missingness_log.jsonl")]
+    log = [
+        (row["row"], row["reason"], row["raw_value"], row["detail"]) for row in jsonl(folder / "missingness_log.jsonl")
+    ]
     assert log == [
         (2, "missing_id", '["a", "list"]', "item is a JSON array, not an object, so it has no commentId"),
         (3, "missing_id", "null", "item is a JSON null, not an object, so it has no commentId"),
@@ -586,8 +706,7 @@ def test_formula_looking_id_needs_xlsx_sheets(tmp_path):
     dataset = write_file(tmp_path, "dataset.json", json.dumps(items))
     result, _ = sample(tmp_path, dataset)
     assert result.exit_code == 2
-    assert result.stderr.startswith("Error [usage-csv-formula-id]: comment id '=cmd' starts like a spreadsheet "
-                                    "formula")
+    assert result.stderr.startswith("Error [usage-csv-formula-id]: comment id '=cmd' starts like a spreadsheet formula")
     assert "Hint: pass --sheet-format xlsx" in result.stderr
     result, folder = sample(tmp_path, dataset, "--sheet-format", "xlsx")
     assert result.exit_code == 0, result.output
@@ -595,10 +714,11 @@ def test_formula_looking_id_needs_xlsx_sheets(tmp_path):
 
 
 def test_control_characters_xlsx_cannot_hold_are_replaced_and_recorded(tmp_path):
-    items = [{"commentId": "a", "body": "bell\x07here", "status": "ok"}, {"commentId": "b", "body": "b",
-                                                                         "status": "ok"}]
-    result, folder = sample(tmp_path, write_file(tmp_path, "dataset.json", json.dumps(items)),
-                            "--sheet-format", "xlsx")
+    items = [
+        {"commentId": "a", "body": "bell\x07here", "status": "ok"},
+        {"commentId": "b", "body": "b", "status": "ok"},
+    ]
+    result, folder = sample(tmp_path, write_file(tmp_path, "dataset.json", json.dumps(items)), "--sheet-format", "xlsx")
     assert result.exit_code == 0, result.output
     assert load_workbook(folder / "sheets/alice.xlsx").worksheets[0]["D2"].value == "bell\ufffdhere"
     assert jsonl(folder / "ledger.jsonl")[0]["body"] == "bell\x07here"

@@ -46,16 +46,36 @@ def panel(tmp_path: Path) -> tuple[list[str], str]:
 
 def test_text_output_fits_80_columns_and_is_grouped(panel) -> None:
     sheets, rule = panel
-    result = run("score", *sheets, "--rule", rule, "--bootstrap", "200", "--seed", "1",
-                 "--group", "humans=ann,ben,cat", "--against", "model")
+    result = run(
+        "score",
+        *sheets,
+        "--rule",
+        rule,
+        "--bootstrap",
+        "200",
+        "--seed",
+        "1",
+        "--group",
+        "humans=ann,ben,cat",
+        "--against",
+        "model",
+    )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert max(map(len, lines)) <= 80
     titles = [line for line in lines if line and not line.startswith(" ")]
-    order = ["Coincidence matrix", "Raw agreement", "By category", "Chance-corrected coefficients",
-             "Uncertainty", "Where the disagreement is: code pairs",
-             "Where the disagreement is: distance", "Which coder moves the result", "Pairwise Cohen's kappa",
-             "Group humans against model"]
+    order = [
+        "Coincidence matrix",
+        "Raw agreement",
+        "By category",
+        "Chance-corrected coefficients",
+        "Uncertainty",
+        "Where the disagreement is: code pairs",
+        "Where the disagreement is: distance",
+        "Which coder moves the result",
+        "Pairwise Cohen's kappa",
+        "Group humans against model",
+    ]
     positions = [next(i for i, title in enumerate(titles) if title.startswith(name)) for name in order]
     assert positions == sorted(positions)
 
@@ -79,8 +99,21 @@ def test_bootstrap_is_reproducible_with_a_seed(panel) -> None:
 
 def test_group_against_reference(panel) -> None:
     sheets, rule = panel
-    document = json.loads(run("score", *sheets, "--rule", rule, "--format", "json", "-q",
-                              "--group", "humans=ann,ben,cat", "--against", "model").stdout)
+    document = json.loads(
+        run(
+            "score",
+            *sheets,
+            "--rule",
+            rule,
+            "--format",
+            "json",
+            "-q",
+            "--group",
+            "humans=ann,ben,cat",
+            "--against",
+            "model",
+        ).stdout
+    )
     group = document["group_comparison"]
     assert group["group"] == ["ann", "ben", "cat"] and group["reference"] == "model"
     assert group["consensus_method"].startswith("median")
@@ -120,8 +153,18 @@ def test_no_shared_fully_coded_unit_is_undefined_not_zero(tmp_path: Path) -> Non
     (tmp_path / "rule.yaml").write_text(LEVELS)
     (tmp_path / "a.csv").write_text("comment_id,code\nx,1\ny,2\n")
     (tmp_path / "b.csv").write_text("comment_id,code\nz,1\nw,2\n")
-    document = json.loads(run("score", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--rule",
-                              str(tmp_path / "rule.yaml"), "--format", "json", "-q").stdout)
+    document = json.loads(
+        run(
+            "score",
+            str(tmp_path / "a.csv"),
+            str(tmp_path / "b.csv"),
+            "--rule",
+            str(tmp_path / "rule.yaml"),
+            "--format",
+            "json",
+            "-q",
+        ).stdout
+    )
     assert document["units"]["fully_coded"] == 0
     for name in ("po", "cohen_kappa", "krippendorff_alpha", "gwet_ac1"):
         assert document["metrics"][name]["defined"] is False and document["metrics"][name]["value"] is None
@@ -132,8 +175,18 @@ def test_a_single_unit_is_undefined_with_its_reason(tmp_path: Path) -> None:
     (tmp_path / "rule.yaml").write_text(LEVELS)
     (tmp_path / "a.csv").write_text("comment_id,code\nx,1\n")
     (tmp_path / "b.csv").write_text("comment_id,code\nx,2\n")
-    document = json.loads(run("score", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--rule",
-                              str(tmp_path / "rule.yaml"), "--format", "json", "-q").stdout)
+    document = json.loads(
+        run(
+            "score",
+            str(tmp_path / "a.csv"),
+            str(tmp_path / "b.csv"),
+            "--rule",
+            str(tmp_path / "rule.yaml"),
+            "--format",
+            "json",
+            "-q",
+        ).stdout
+    )
     kappa = document["metrics"]["cohen_kappa"]
     assert kappa["defined"] is False and "single unit" in kappa["reason"]
     assert document["metrics"]["po"]["value"] == 0.0
@@ -148,17 +201,23 @@ def test_paradox_warning_on_example_b() -> None:
 
 def test_interval_rule_uses_the_codes_values(tmp_path: Path) -> None:
     rule = tmp_path / "rule.yaml"
-    rule.write_text("rule: severity\nversion: 1\nscale: interval\ncodes:\n"
-                    "  - {code: low, value: 1}\n  - {code: mid, value: 2}\n  - {code: high, value: 10}\n")
+    rule.write_text(
+        "rule: severity\nversion: 1\nscale: interval\ncodes:\n"
+        "  - {code: low, value: 1}\n  - {code: mid, value: 2}\n  - {code: high, value: 10}\n"
+    )
     (tmp_path / "a.csv").write_text("comment_id,code\n1,low\n2,mid\n3,high\n4,low\n")
     (tmp_path / "b.csv").write_text("comment_id,code\n1,mid\n2,mid\n3,high\n4,low\n")
-    document = json.loads(run("score", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--rule", str(rule),
-                              "--format", "json", "-q").stdout)
+    document = json.loads(
+        run(
+            "score", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--rule", str(rule), "--format", "json", "-q"
+        ).stdout
+    )
     import krippendorff
     import numpy as np
 
-    expected = krippendorff.alpha(np.array([[1, 2, 10, 1], [2, 2, 10, 1]], dtype=float),
-                                  level_of_measurement="interval")
+    expected = krippendorff.alpha(
+        np.array([[1, 2, 10, 1], [2, 2, 10, 1]], dtype=float), level_of_measurement="interval"
+    )
     assert document["metrics"]["krippendorff_alpha"]["value"] == pytest.approx(expected, abs=1e-12)
     assert document["metrics"]["krippendorff_alpha"]["level"] == "interval"
 

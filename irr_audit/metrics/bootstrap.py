@@ -26,8 +26,7 @@ CELLS_PER_CHUNK = 4_000_000
 CELLS_PER_PIECE = 1_000_000
 
 
-def replicate_counts(counts: np.ndarray, n_boot: int,
-                     rng: np.random.Generator) -> Iterator[np.ndarray]:
+def replicate_counts(counts: np.ndarray, n_boot: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
     """Yield (b, P) matrices of resampled pattern counts, n_boot rows in all: integers,
     held as float64 once here (exact, see patterns.unit_weights) rather than in every
     estimator. numpy draws a fifth faster when the largest counts come first.
@@ -64,8 +63,9 @@ def attach_bootstraps(items: list[Replicated]) -> list[Metric]:
     Metrics defined in every replicate share one percentile pass (row by row, the same
     numbers as one call each)."""
     out: list[Metric | None] = [None] * len(items)
-    whole = [at for at, (metric, _, codes, _) in enumerate(items)
-             if metric.defined and len(codes) >= 2 and not codes.any()]
+    whole = [
+        at for at, (metric, _, codes, _) in enumerate(items) if metric.defined and len(codes) >= 2 and not codes.any()
+    ]
     if whole:
         stacked = np.stack([items[at][1] for at in whole])
         lows, highs = np.percentile(stacked, [2.5, 97.5], axis=1)
@@ -87,18 +87,26 @@ def attach_bootstraps(items: list[Replicated]) -> list[Metric]:
     return out  # type: ignore[return-value]
 
 
-def _with_interval(metric: Metric, n_boot: int, n_undefined: int,
-                   interval: tuple[float, float, float] | None, bounds: tuple[float, float]) -> Metric:
+def _with_interval(
+    metric: Metric,
+    n_boot: int,
+    n_undefined: int,
+    interval: tuple[float, float, float] | None,
+    bounds: tuple[float, float],
+) -> Metric:
     """The metric with its bootstrap summary: the interval (low, high, SE), or why there is none."""
     summary: dict[str, object] = {"n_boot": n_boot, "n_undefined": n_undefined}
     if interval is None:
         summary["defined"] = False
-        summary["reason"] = (metric.reason if not metric.defined
-                             else "fewer than two bootstrap replicates were defined")
+        summary["reason"] = metric.reason if not metric.defined else "fewer than two bootstrap replicates were defined"
     else:
         low, high, se = interval
         with_ci = Metric.of(metric.value).with_ci(
-            float(low), float(high), f"percentile bootstrap over units, {n_boot} replicates",
-            se=float(se), bounds=bounds)
+            float(low),
+            float(high),
+            f"percentile bootstrap over units, {n_boot} replicates",
+            se=float(se),
+            bounds=bounds,
+        )
         summary.update({k: v for k, v in with_ci.to_dict().items() if k != "value"})
     return replace(metric, extra={**metric.extra, "bootstrap": summary})

@@ -33,8 +33,9 @@ class Consensus:
         return {str(v): int(c) for v, c in zip(values, counts, strict=True)}
 
 
-def consensus_codes(codes: np.ndarray, n_categories: int, scale: Scale | str,
-                    group: list[int] | tuple[int, ...], *, min_codes: int = 2) -> Consensus:
+def consensus_codes(
+    codes: np.ndarray, n_categories: int, scale: Scale | str, group: list[int] | tuple[int, ...], *, min_codes: int = 2
+) -> Consensus:
     """One code per unit from the ``group`` columns.
 
     >>> c = consensus_codes(np.array([[0, 0, 1], [0, 1, -1], [2, 2, 2]]), 3, "nominal", [0, 1, 2])
@@ -96,16 +97,23 @@ class GroupComparison:
             "reference": reference,
             "consensus_method": self.consensus.method,
             "undecided": self.consensus.reason_counts(),
-            "against_reference": self.against_reference.to_dict(categories,
-                                                                ["consensus", reference]),
+            "against_reference": self.against_reference.to_dict(categories, ["consensus", reference]),
             "group_agreement": self.group_agreement.to_dict(categories, group),
         }
 
 
-def group_vs_reference(codes: np.ndarray, n_categories: int, scale: Scale | str,
-                       group: list[int] | tuple[int, ...], reference: int, values: object = None,
-                       *, min_codes: int = 2, n_boot: int = 0,
-                       seed: int | None = None) -> GroupComparison:
+def group_vs_reference(
+    codes: np.ndarray,
+    n_categories: int,
+    scale: Scale | str,
+    group: list[int] | tuple[int, ...],
+    reference: int,
+    values: object = None,
+    *,
+    min_codes: int = 2,
+    n_boot: int = 0,
+    seed: int | None = None,
+) -> GroupComparison:
     """The group's consensus scored against ``reference``, and the group's own agreement."""
     array = validate_codes(codes, n_categories)
     consensus = consensus_codes(array, n_categories, scale, group, min_codes=min_codes)

@@ -33,8 +33,7 @@ def disagreement_profile(matrix: np.ndarray, ordered: bool, unit: str) -> dict[s
     off_diagonal = total - np.trace(m)
     i, j = np.indices((k, k))
     distance = np.abs(i - j)
-    out: dict[str, Any] = {"unit": unit, "total": _count(total),
-                           "disagreements": _count(off_diagonal)}
+    out: dict[str, Any] = {"unit": unit, "total": _count(total), "disagreements": _count(off_diagonal)}
     confusions = [
         {"cells": [int(a), int(b)], "count": _count(m[a, b])}
         for a, b in zip(*np.nonzero((distance > 0) & (m > 0)), strict=True)
@@ -44,14 +43,18 @@ def disagreement_profile(matrix: np.ndarray, ordered: bool, unit: str) -> dict[s
         return out
     at_distance = np.bincount(distance.ravel(), weights=m.ravel(), minlength=k)  # one pass, not one per distance
     out["by_distance"] = [
-        {"distance": d, "count": _count(at_distance[d]),
-         "share_of_all": float(at_distance[d] / total) if total else None,
-         "share_of_disagreements": (float(at_distance[d] / off_diagonal)
-                                    if off_diagonal else None)}
+        {
+            "distance": d,
+            "count": _count(at_distance[d]),
+            "share_of_all": float(at_distance[d] / total) if total else None,
+            "share_of_disagreements": (float(at_distance[d] / off_diagonal) if off_diagonal else None),
+        }
         for d in range(1, k)
     ]
-    out["far_corners"] = [{"cells": [0, k - 1], "count": _count(m[0, k - 1])},
-                          {"cells": [k - 1, 0], "count": _count(m[k - 1, 0])}]
+    out["far_corners"] = [
+        {"cells": [0, k - 1], "count": _count(m[0, k - 1])},
+        {"cells": [k - 1, 0], "count": _count(m[k - 1, 0])},
+    ]
     observed = distance[m > 0]
     out["max_distance_observed"] = int(observed.max()) if observed.size else None
     return out

@@ -27,15 +27,12 @@ def metric_from(value: float, code: int, **extra: object) -> Metric:
     return Metric.of(float(value), extra=dict(extra))
 
 
-def with_normal_ci(
-    metric: Metric, se: float | None, bounds: tuple[float, float] = (-1.0, 1.0)
-) -> Metric:
+def with_normal_ci(metric: Metric, se: float | None, bounds: tuple[float, float] = (-1.0, 1.0)) -> Metric:
     """Attach estimate +/- 1.96 SE, clipped to ``bounds``; no-op when undefined."""
     if not metric.defined or se is None or not math.isfinite(se) or metric.value is None:
         return metric
     half = Z_95 * se
-    return metric.with_ci(metric.value - half, metric.value + half, ANALYTIC_CI,
-                          se=se, bounds=bounds)
+    return metric.with_ci(metric.value - half, metric.value + half, ANALYTIC_CI, se=se, bounds=bounds)
 
 
 def safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:

@@ -37,8 +37,7 @@ def landis_koch_label(value: float) -> Label:
     >>> landis_koch_label(-0.0526).label
     'poor'
     """
-    bands = ((0.0, "poor"), (0.20, "slight"), (0.40, "fair"), (0.60, "moderate"),
-             (0.80, "substantial"))
+    bands = ((0.0, "poor"), (0.20, "slight"), (0.40, "fair"), (0.60, "moderate"), (0.80, "substantial"))
     for upper, name in bands:
         if value < upper or (upper > 0 and value <= upper):
             return Label(name, LANDIS_KOCH)

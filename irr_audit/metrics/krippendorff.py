@@ -44,9 +44,7 @@ def scale_values(scale: Scale | str, n_categories: int, values: object = None) -
         raise ValueError(f"a {scale.value} scale needs a numeric value for every category")
     array = np.asarray(values, dtype=float)
     if array.shape != (n_categories,) or not np.all(np.isfinite(array)):
-        raise ValueError(
-            f"a {scale.value} scale needs {n_categories} finite category values, got {values!r}"
-        )
+        raise ValueError(f"a {scale.value} scale needs {n_categories} finite category values, got {values!r}")
     if scale is Scale.RATIO and np.any(array < 0):
         raise ValueError("a ratio scale needs non-negative category values")
     return array
@@ -89,8 +87,11 @@ def coincidence_matrix(patterns: Patterns, units: np.ndarray | None = None) -> n
                     ("coincidence", int(size), first, second),
                     lambda size=size, first=first, second=second: np.where(
                         (m == size) & (counts[:, first] * counts[:, second] > 0),
-                        categories[:, first] * k + categories[:, second], -1),
-                    k * k)
+                        categories[:, first] * k + categories[:, second],
+                        -1,
+                    ),
+                    k * k,
+                )
                 pairs_of_size += cells.sums(weights * pairs)  # whole numbers: exact
         out += pairs_of_size / (size - 1)
     return out.reshape(*weights.shape[:-1], k, k)
@@ -105,9 +106,11 @@ def coincidence_diagonal(patterns: Patterns, units: np.ndarray) -> np.ndarray:
     for size in pairable_sizes(patterns):
         pairs_of_size = np.zeros_like(out)
         for slot in range(categories.shape[1]):
-            cells = patterns.grouping(("diagonal", int(size), slot),
-                                      lambda size=size, slot=slot: np.where(m == size, categories[:, slot], -1),
-                                      patterns.n_categories)
+            cells = patterns.grouping(
+                ("diagonal", int(size), slot),
+                lambda size=size, slot=slot: np.where(m == size, categories[:, slot], -1),
+                patterns.n_categories,
+            )
             r = counts[:, slot]
             pairs_of_size += cells.sums(weights * (r * (r - 1)))  # whole numbers: exact
         out += pairs_of_size / (size - 1)
@@ -138,8 +141,7 @@ def difference_batch(scale: Scale, n_c: np.ndarray, values: np.ndarray | None) -
         low = np.minimum(index[:, None], index[None, :])
         high = np.maximum(index[:, None], index[None, :])
         # sum_{g=low}^{high} n_g - (n_low + n_high) / 2
-        between = (cumulative[..., high] - cumulative[..., low]
-                   + (n_c[..., low] - n_c[..., high]) / 2)
+        between = cumulative[..., high] - cumulative[..., low] + (n_c[..., low] - n_c[..., high]) / 2
         return between**2
     v = np.asarray(values, dtype=float)
     if scale is Scale.INTERVAL:
@@ -162,8 +164,9 @@ def _distinct_used(n_c: np.ndarray, scale: Scale, values: np.ndarray | None) -> 
     return used.sum(axis=-1)
 
 
-def alpha_batch(patterns: Patterns, units: np.ndarray, scale: Scale | str = Scale.NOMINAL,
-                values: np.ndarray | None = None) -> Batch:
+def alpha_batch(
+    patterns: Patterns, units: np.ndarray, scale: Scale | str = Scale.NOMINAL, values: np.ndarray | None = None
+) -> Batch:
     """Krippendorff's alpha for a batch of unit weights (B, P)."""
     scale = Scale(scale)
     units = unit_weights(units)
@@ -175,8 +178,10 @@ def alpha_batch(patterns: Patterns, units: np.ndarray, scale: Scale | str = Scal
     else:
         observed = (coincidence_matrix(patterns, units) * delta).sum(axis=(-2, -1))
     expected = np.einsum("bc,bck,bk->b", n_c.astype(float), delta, n_c.astype(float))
-    codes = first_code((n_total == 0, Undefined.NO_PAIRABLE_VALUES),
-                       (_distinct_used(n_c, scale, values) <= 1, Undefined.NO_VALUE_VARIATION))
+    codes = first_code(
+        (n_total == 0, Undefined.NO_PAIRABLE_VALUES),
+        (_distinct_used(n_c, scale, values) <= 1, Undefined.NO_VALUE_VARIATION),
+    )
     alpha = 1 - (n_total - 1) * safe_divide(observed, expected)
     return np.where(codes == 0, alpha, np.nan), codes
 
@@ -220,8 +225,12 @@ def gwet_alpha_se(patterns: Patterns, scale: Scale, values: np.ndarray | None) -
     return float(np.sqrt(max(var, 0.0)))
 
 
-def krippendorff_alpha(codes: np.ndarray | Patterns, n_categories: int | None = None,
-                       scale: Scale | str = Scale.NOMINAL, values: object = None) -> Metric:
+def krippendorff_alpha(
+    codes: np.ndarray | Patterns,
+    n_categories: int | None = None,
+    scale: Scale | str = Scale.NOMINAL,
+    values: object = None,
+) -> Metric:
     """Krippendorff's alpha; Gwet's SE where the metric is fixed (not ordinal).
 
     Krippendorff (2011), the 4 coders x 12 units example with missing values:

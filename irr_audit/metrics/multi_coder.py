@@ -99,8 +99,7 @@ def _as_weights(units: np.ndarray) -> np.ndarray:
     return unit_weights(units)
 
 
-def percent_agreement_batch(counts: RatingCounts, units: np.ndarray,
-                            weights: np.ndarray | None = None) -> Batch:
+def percent_agreement_batch(counts: RatingCounts, units: np.ndarray, weights: np.ndarray | None = None) -> Batch:
     """p_a (Fleiss' P-bar when nothing is missing) for a batch of unit weights."""
     w = identity_weights(counts.n_categories) if weights is None else weights
     units = _as_weights(units)
@@ -125,8 +124,7 @@ def _chance_corrected(p_a: np.ndarray, p_e: np.ndarray, codes: np.ndarray) -> Ba
     return np.where(codes == 0, safe_divide(p_a - p_e, 1 - p_e), np.nan), codes
 
 
-def fleiss_chance(counts: RatingCounts, units: np.ndarray,
-                  weights: np.ndarray | None = None) -> np.ndarray:
+def fleiss_chance(counts: RatingCounts, units: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     pi = classification_probabilities(counts, units)
     w = identity_weights(counts.n_categories) if weights is None else weights
     return np.einsum("bk,kl,bl->b", pi, w, pi)
@@ -135,8 +133,9 @@ def fleiss_chance(counts: RatingCounts, units: np.ndarray,
 def fleiss_batch(counts: RatingCounts, units: np.ndarray) -> Batch:
     """Fleiss' kappa; undefined when no unit has two codes or one category is all there is."""
     p_a, codes = percent_agreement_batch(counts, units)
-    codes = first_code((codes != 0, Undefined.NO_PAIRED_UNITS),
-                       (_categories_used(counts, units) <= 1, Undefined.ONE_CATEGORY_USED))
+    codes = first_code(
+        (codes != 0, Undefined.NO_PAIRED_UNITS), (_categories_used(counts, units) <= 1, Undefined.ONE_CATEGORY_USED)
+    )
     return _chance_corrected(p_a, fleiss_chance(counts, units), codes)
 
 
@@ -145,8 +144,13 @@ def _coder_probabilities(counts: RatingCounts, units: np.ndarray) -> tuple[np.nd
     rows = counts.patterns.rows
     units = _as_weights(units)
     k = counts.n_categories
-    n_gk = np.stack([counts.patterns.grouping(("coder", coder), lambda coder=coder: rows[:, coder], k).sums(units)
-                     for coder in range(rows.shape[1])], axis=1)  # (B, r, K)
+    n_gk = np.stack(
+        [
+            counts.patterns.grouping(("coder", coder), lambda coder=coder: rows[:, coder], k).sums(units)
+            for coder in range(rows.shape[1])
+        ],
+        axis=1,
+    )  # (B, r, K)
     n_g = n_gk.sum(axis=2)
     return safe_divide(n_gk, n_g[:, :, None]), n_g > 0
 
@@ -167,8 +171,9 @@ def conger_chance(counts: RatingCounts, units: np.ndarray) -> np.ndarray:
 
 def conger_batch(counts: RatingCounts, units: np.ndarray) -> Batch:
     p_a, codes = percent_agreement_batch(counts, units)
-    codes = first_code((codes != 0, Undefined.NO_PAIRED_UNITS),
-                       (_categories_used(counts, units) <= 1, Undefined.ONE_CATEGORY_USED))
+    codes = first_code(
+        (codes != 0, Undefined.NO_PAIRED_UNITS), (_categories_used(counts, units) <= 1, Undefined.ONE_CATEGORY_USED)
+    )
     return _chance_corrected(p_a, conger_chance(counts, units), codes)
 
 
@@ -186,8 +191,7 @@ def gwet_batch(counts: RatingCounts, units: np.ndarray, weights: np.ndarray | No
     return _chance_corrected(p_a, gwet_chance(counts, units, w), codes)
 
 
-def brennan_prediger_batch(counts: RatingCounts, units: np.ndarray,
-                           weights: np.ndarray | None = None) -> Batch:
+def brennan_prediger_batch(counts: RatingCounts, units: np.ndarray, weights: np.ndarray | None = None) -> Batch:
     w, p_a, codes = _weighted_agreement(counts, units, weights)
     k = counts.n_categories
     if k < 2:
@@ -195,15 +199,17 @@ def brennan_prediger_batch(counts: RatingCounts, units: np.ndarray,
     return _chance_corrected(p_a, np.full(p_a.shape, w.sum() / k**2), codes)
 
 
-def _weighted_agreement(counts: RatingCounts, units: np.ndarray,
-                        weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _weighted_agreement(
+    counts: RatingCounts, units: np.ndarray, weights: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The weights, p_a and the undefined codes shared by AC1/AC2 and Brennan-Prediger:
     undefined with fewer than two declared categories or no unit with two codes."""
     k = counts.n_categories
     w = identity_weights(k) if weights is None else weights
     p_a, codes = percent_agreement_batch(counts, units, w)
-    codes = first_code((np.full(codes.shape, k < 2), Undefined.ONE_CATEGORY_DECLARED),
-                       (codes != 0, Undefined.NO_PAIRED_UNITS))
+    codes = first_code(
+        (np.full(codes.shape, k < 2), Undefined.ONE_CATEGORY_DECLARED), (codes != 0, Undefined.NO_PAIRED_UNITS)
+    )
     return w, p_a, codes
 
 
@@ -325,8 +331,7 @@ def gwet_se(counts: RatingCounts, ac: float, weights: np.ndarray | None = None) 
     return _linearised_se(counts, x, ac)
 
 
-def brennan_prediger_se(counts: RatingCounts, bp: float,
-                        weights: np.ndarray | None = None) -> float | None:
+def brennan_prediger_se(counts: RatingCounts, bp: float, weights: np.ndarray | None = None) -> float | None:
     k = counts.n_categories
     w = identity_weights(k) if weights is None else weights
     return _linearised_se(counts, _unit_terms(counts, w, w.sum() / k**2), bp)
@@ -380,8 +385,7 @@ def conger_kappa(codes: np.ndarray | Patterns, n_categories: int | None = None) 
     return _estimate(_counts(codes, n_categories), conger_batch, conger_se)
 
 
-def gwet_ac(codes: np.ndarray | Patterns, n_categories: int | None = None,
-            weights: np.ndarray | None = None) -> Metric:
+def gwet_ac(codes: np.ndarray | Patterns, n_categories: int | None = None, weights: np.ndarray | None = None) -> Metric:
     """Gwet's AC1 (no weights) or AC2 (agreement weights), with Gwet's SE.
 
     Gwet (2014) / irrCAC README, cac.raw4raters (Krippendorff's 4 x 12 data): AC1 = 0.77544.
@@ -393,12 +397,14 @@ def gwet_ac(codes: np.ndarray | Patterns, n_categories: int | None = None,
     0.77544
     """
     w = None if weights is None else np.asarray(weights, dtype=float)
-    return _estimate(_counts(codes, n_categories), lambda c, units: gwet_batch(c, units, w),
-                     lambda c, value: gwet_se(c, value, w))
+    return _estimate(
+        _counts(codes, n_categories), lambda c, units: gwet_batch(c, units, w), lambda c, value: gwet_se(c, value, w)
+    )
 
 
-def brennan_prediger(codes: np.ndarray | Patterns, n_categories: int | None = None,
-                     weights: np.ndarray | None = None) -> Metric:
+def brennan_prediger(
+    codes: np.ndarray | Patterns, n_categories: int | None = None, weights: np.ndarray | None = None
+) -> Metric:
     """Brennan & Prediger's (1981) coefficient, p_e = 1/K, with Gwet's SE.
 
     DOMAIN.md example A: p_o 0.85, K = 2, so (0.85 - 0.5) / 0.5 = 0.7.
@@ -408,12 +414,18 @@ def brennan_prediger(codes: np.ndarray | Patterns, n_categories: int | None = No
     0.7
     """
     w = None if weights is None else np.asarray(weights, dtype=float)
-    return _estimate(_counts(codes, n_categories), lambda c, units: brennan_prediger_batch(c, units, w),
-                     lambda c, value: brennan_prediger_se(c, value, w))
+    return _estimate(
+        _counts(codes, n_categories),
+        lambda c, units: brennan_prediger_batch(c, units, w),
+        lambda c, value: brennan_prediger_se(c, value, w),
+    )
 
 
-def _estimate(counts: RatingCounts, batch: Callable[[RatingCounts, np.ndarray], Batch],
-              se: Callable[[RatingCounts, float], float | None]) -> Metric:
+def _estimate(
+    counts: RatingCounts,
+    batch: Callable[[RatingCounts, np.ndarray], Batch],
+    se: Callable[[RatingCounts, float], float | None],
+) -> Metric:
     """The batch formula at the observed counts, with its normal interval when defined."""
     values, codes = batch(counts, counts.patterns.counts)
     metric = metric_from(values[0], codes[0])

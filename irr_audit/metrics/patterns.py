@@ -147,9 +147,7 @@ def _row_keys(codes: np.ndarray, n_categories: int) -> np.ndarray | None:
     return keys
 
 
-def compress(
-    codes: np.ndarray, n_categories: int, counts: np.ndarray | None = None
-) -> Patterns:
+def compress(codes: np.ndarray, n_categories: int, counts: np.ndarray | None = None) -> Patterns:
     """Group identical rows of ``codes``; ``counts`` weights rows (default 1 each).
 
     >>> p = compress(np.array([[0, 1], [0, 1], [1, 1]]), 2)
@@ -158,15 +156,13 @@ def compress(
     """
     codes = validate_codes(codes, n_categories)
     if len(codes) == 0:
-        return Patterns(codes.reshape(0, codes.shape[1]).astype(np.int64), np.zeros(0, dtype=np.int64),
-                        n_categories)
+        return Patterns(codes.reshape(0, codes.shape[1]).astype(np.int64), np.zeros(0, dtype=np.int64), n_categories)
     keys = _row_keys(codes, n_categories)
     if keys is not None and (n_categories + 1) ** codes.shape[1] <= max(DIRECT_KEYS, 2 * len(codes)):
         # Few possible rows: count every key directly, no sort. Keys ascend, as np.unique's do.
         by_key = np.bincount(keys, weights=None if counts is None else np.asarray(counts))
         present = np.flatnonzero(by_key)
-        return Patterns(_rows_of(present, n_categories, codes.shape[1]), by_key[present].astype(np.int64),
-                        n_categories)
+        return Patterns(_rows_of(present, n_categories, codes.shape[1]), by_key[present].astype(np.int64), n_categories)
     if keys is None:
         _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
     else:

@@ -78,22 +78,32 @@ def _gwet_family(patterns: Patterns, scale: Scale, values: np.ndarray | None) ->
     counts = mc.RatingCounts.of(patterns)
     k = patterns.n_categories
     plan = [
-        Coefficient("gwet_ac1", lambda u: mc.gwet_batch(counts, u),
-                    lambda: mc.gwet_ac(patterns)),
+        Coefficient("gwet_ac1", lambda u: mc.gwet_batch(counts, u), lambda: mc.gwet_ac(patterns)),
     ]
     if scale.is_ordered:
         w2 = ac2_weights(scale, k, values)
-        plan.append(Coefficient(
-            "gwet_ac2", lambda u: mc.gwet_batch(counts, u, w2),
-            lambda: _named(mc.gwet_ac(patterns, weights=w2), weights="quadratic")))
+        plan.append(
+            Coefficient(
+                "gwet_ac2",
+                lambda u: mc.gwet_batch(counts, u, w2),
+                lambda: _named(mc.gwet_ac(patterns, weights=w2), weights="quadratic"),
+            )
+        )
     plan += [
-        Coefficient("brennan_prediger", lambda u: mc.brennan_prediger_batch(counts, u),
-                    lambda: mc.brennan_prediger(patterns)),
-        Coefficient("krippendorff_alpha", lambda u: alpha_batch(patterns, u, scale, values),
-                    lambda: krippendorff_alpha(patterns, scale=scale, values=values)),
-        Coefficient("specific_agreement", lambda u: _specific_agreement_batch(patterns, u),
-                    lambda: _per_category(*(a[0] for a in _specific_agreement_batch(
-                        patterns, patterns.counts))), (0.0, 1.0)),
+        Coefficient(
+            "brennan_prediger", lambda u: mc.brennan_prediger_batch(counts, u), lambda: mc.brennan_prediger(patterns)
+        ),
+        Coefficient(
+            "krippendorff_alpha",
+            lambda u: alpha_batch(patterns, u, scale, values),
+            lambda: krippendorff_alpha(patterns, scale=scale, values=values),
+        ),
+        Coefficient(
+            "specific_agreement",
+            lambda u: _specific_agreement_batch(patterns, u),
+            lambda: _per_category(*(a[0] for a in _specific_agreement_batch(patterns, patterns.counts))),
+            (0.0, 1.0),
+        ),
     ]
     return plan
 
@@ -112,27 +122,26 @@ def two_coder_plan(patterns: Patterns, scale: Scale, values: np.ndarray | None) 
 
     table = tables(patterns.counts)[0]
     plan = [
-        Coefficient("po", lambda u: tc.po_batch(tables(u)),
-                    lambda: tc.observed_agreement(table), (0.0, 1.0)),
-        Coefficient("pe", lambda u: tc.pe_batch(tables(u)),
-                    lambda: tc.chance_agreement(table), (0.0, 1.0)),
-        Coefficient("cohen_kappa", lambda u: tc.kappa_batch(tables(u)),
-                    lambda: tc.cohen_kappa(table)),
+        Coefficient("po", lambda u: tc.po_batch(tables(u)), lambda: tc.observed_agreement(table), (0.0, 1.0)),
+        Coefficient("pe", lambda u: tc.pe_batch(tables(u)), lambda: tc.chance_agreement(table), (0.0, 1.0)),
+        Coefficient("cohen_kappa", lambda u: tc.kappa_batch(tables(u)), lambda: tc.cohen_kappa(table)),
         Coefficient("scott_pi", lambda u: tc.scott_batch(tables(u)), lambda: tc.scott_pi(table)),
     ]
     if scale.is_ordered:
-        for name, w in (("weighted_kappa_linear", linear_weights(k)),
-                        ("weighted_kappa_quadratic", quadratic_weights(k))):
-            plan.append(Coefficient(name, lambda u, w=w: tc.kappa_batch(tables(u), w),
-                                    lambda w=w: tc.weighted_kappa(table, w)))
+        for name, w in (
+            ("weighted_kappa_linear", linear_weights(k)),
+            ("weighted_kappa_quadratic", quadratic_weights(k)),
+        ):
+            plan.append(
+                Coefficient(name, lambda u, w=w: tc.kappa_batch(tables(u), w), lambda w=w: tc.weighted_kappa(table, w))
+            )
     plan += [
         Coefficient("pabak", lambda u: tc.pabak_batch(tables(u)), lambda: tc.pabak(table)),
-        Coefficient("prevalence_index", lambda u: tc.prevalence_index_batch(tables(u)),
-                    lambda: tc.prevalence_index(table)),
-        Coefficient("bias_index", lambda u: tc.bias_index_batch(tables(u)),
-                    lambda: tc.bias_index(table)),
-        Coefficient("max_kappa", lambda u: tc.max_kappa_batch(tables(u)),
-                    lambda: tc.max_kappa(table)),
+        Coefficient(
+            "prevalence_index", lambda u: tc.prevalence_index_batch(tables(u)), lambda: tc.prevalence_index(table)
+        ),
+        Coefficient("bias_index", lambda u: tc.bias_index_batch(tables(u)), lambda: tc.bias_index(table)),
+        Coefficient("max_kappa", lambda u: tc.max_kappa_batch(tables(u)), lambda: tc.max_kappa(table)),
     ]
     return plan + _gwet_family(patterns, scale, values)
 
@@ -146,14 +155,14 @@ def multi_coder_plan(patterns: Patterns, scale: Scale, values: np.ndarray | None
         return np.where(codes == 0, mc.fleiss_chance(counts, np.atleast_2d(units)), np.nan), codes
 
     plan = [
-        Coefficient("po", lambda u: mc.percent_agreement_batch(counts, u),
-                    lambda: mc.percent_agreement(patterns), (0.0, 1.0)),
-        Coefficient("pe", fleiss_pe, lambda: metric_from(*(a[0] for a in fleiss_pe(patterns.counts))),
-                    (0.0, 1.0)),
-        Coefficient("fleiss_kappa", lambda u: mc.fleiss_batch(counts, u),
-                    lambda: mc.fleiss_kappa(patterns)),
-        Coefficient("conger_kappa", lambda u: mc.conger_batch(counts, u),
-                    lambda: mc.conger_kappa(patterns), needs_coders=True),
+        Coefficient(
+            "po", lambda u: mc.percent_agreement_batch(counts, u), lambda: mc.percent_agreement(patterns), (0.0, 1.0)
+        ),
+        Coefficient("pe", fleiss_pe, lambda: metric_from(*(a[0] for a in fleiss_pe(patterns.counts))), (0.0, 1.0)),
+        Coefficient("fleiss_kappa", lambda u: mc.fleiss_batch(counts, u), lambda: mc.fleiss_kappa(patterns)),
+        Coefficient(
+            "conger_kappa", lambda u: mc.conger_batch(counts, u), lambda: mc.conger_kappa(patterns), needs_coders=True
+        ),
     ]
     return plan + _gwet_family(patterns, scale, values)
 
@@ -162,6 +171,7 @@ def per_category_plan(patterns: Patterns) -> list[Coefficient]:
     """Each category against the rest: Cohen's kappa (two coders) or Fleiss' kappa."""
     k = patterns.n_categories
     if patterns.n_coders == 2:
+
         @_reuse_last
         def tables(units: np.ndarray) -> np.ndarray:
             return pair_tables(patterns, 0, 1, np.atleast_2d(units))
@@ -170,30 +180,36 @@ def per_category_plan(patterns: Patterns) -> list[Coefficient]:
             t = tables(units)
             used = t.sum(axis=-1) + t.sum(axis=-2)
             values, codes = tc.kappa_batch(tc.collapse_to_each_category(t))  # (B, K): every category at once
-            codes = np.where((used == 0) & (codes != Undefined.NO_UNITS),
-                             np.int8(Undefined.CATEGORY_UNUSED), codes)
+            codes = np.where((used == 0) & (codes != Undefined.NO_UNITS), np.int8(Undefined.CATEGORY_UNUSED), codes)
             return values, codes
 
         def indices(batch_fn: Callable[[np.ndarray], Batch]) -> Callable[[np.ndarray], Batch]:
             def per(units: np.ndarray) -> Batch:
                 return batch_fn(tc.collapse_to_each_category(tables(units)))
+
             return per
 
         table = tables(patterns.counts)[0]
 
         def kappa_point() -> PerCategory:
             _, codes = kappa_vs_rest(patterns.counts)
-            return {c: (tc.cohen_kappa(tc.collapse_to_category(table, c)) if codes[0][c] == 0
-                        else metric_from(np.nan, codes[0][c])) for c in range(k)}
+            return {
+                c: (
+                    tc.cohen_kappa(tc.collapse_to_category(table, c))
+                    if codes[0][c] == 0
+                    else metric_from(np.nan, codes[0][c])
+                )
+                for c in range(k)
+            }
 
         prevalence = indices(tc.prevalence_index_batch)
         bias = indices(tc.bias_index_batch)
         return [
             Coefficient("kappa", kappa_vs_rest, kappa_point),
-            Coefficient("prevalence_index", prevalence,
-                        lambda: _per_category(*(a[0] for a in prevalence(patterns.counts)))),
-            Coefficient("bias_index", bias,
-                        lambda: _per_category(*(a[0] for a in bias(patterns.counts)))),
+            Coefficient(
+                "prevalence_index", prevalence, lambda: _per_category(*(a[0] for a in prevalence(patterns.counts)))
+            ),
+            Coefficient("bias_index", bias, lambda: _per_category(*(a[0] for a in bias(patterns.counts)))),
         ]
     counts = mc.RatingCounts.of(patterns)
 

@@ -27,18 +27,10 @@ class Undefined(IntEnum):
 REASON_TEXT: dict[Undefined, str] = {
     Undefined.NO_UNITS: "n = 0: no unit was coded by both coders",
     Undefined.NO_PAIRED_UNITS: "no unit has two or more valid codes",
-    Undefined.ONE_CATEGORY_USED: (
-        "pe = 1: every coder used one and the same category for every unit"
-    ),
-    Undefined.ONE_CATEGORY_DECLARED: (
-        "the rule declares fewer than two categories, so chance agreement is certain"
-    ),
-    Undefined.NO_PAIRABLE_VALUES: (
-        "no pairable values: no unit has two or more valid codes"
-    ),
-    Undefined.NO_VALUE_VARIATION: (
-        "expected disagreement = 0: every pairable value is the same"
-    ),
+    Undefined.ONE_CATEGORY_USED: ("pe = 1: every coder used one and the same category for every unit"),
+    Undefined.ONE_CATEGORY_DECLARED: ("the rule declares fewer than two categories, so chance agreement is certain"),
+    Undefined.NO_PAIRABLE_VALUES: ("no pairable values: no unit has two or more valid codes"),
+    Undefined.NO_VALUE_VARIATION: ("expected disagreement = 0: every pairable value is the same"),
     Undefined.NOT_TWO_CATEGORIES: (
         "defined for two categories only (Byrt, Bishop & Carlin 1993); "
         "see per_category for each category against the rest"

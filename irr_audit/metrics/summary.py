@@ -87,17 +87,22 @@ class AgreementSummary:
             raise ValueError("to_dict needs one name per category and one per coder")
         return {
             "scale": self.scale.value,
-            "units": {"total": self.n_units, "fully_coded": self.n_fully_coded,
-                      "available_case": self.n_available},
+            "units": {"total": self.n_units, "fully_coded": self.n_fully_coded, "available_case": self.n_available},
             "table": _matrix(self.table),
             "table_kind": "pair" if self.n_coders == 2 else "coincidence",
             "metrics": _metric_map(self.metrics, categories),
             "available_case": _metric_map(self.available_case, categories),
             "pairs": [
-                {"coders": [coders[a], coders[b]], "n": p.n, "n_available": p.n_available,
-                 "table": _matrix(p.table), "metrics": _metric_map(p.metrics, categories),
-                 "available_case": _metric_map(p.available_case, categories)}
-                for p in self.pairs for a, b in [p.coders]
+                {
+                    "coders": [coders[a], coders[b]],
+                    "n": p.n,
+                    "n_available": p.n_available,
+                    "table": _matrix(p.table),
+                    "metrics": _metric_map(p.metrics, categories),
+                    "available_case": _metric_map(p.available_case, categories),
+                }
+                for p in self.pairs
+                for a, b in [p.coders]
             ],
             "per_category": {
                 categories[k]: {name: m.to_dict() for name, m in entry.items()}
@@ -105,9 +110,11 @@ class AgreementSummary:
             },
             "disagreement": _name_disagreement(self.disagreement, categories),
             "leave_one_out": [
-                {"left_out": coders[e.coder],
-                 "metrics": {name: m.to_dict() for name, m in e.metrics.items()},
-                 "change": e.change}
+                {
+                    "left_out": coders[e.coder],
+                    "metrics": {name: m.to_dict() for name, m in e.metrics.items()},
+                    "change": e.change,
+                }
                 for e in self.leave_one_out
             ],
             "interpretation": self.interpretation,
@@ -156,8 +163,7 @@ def _plan(patterns: Patterns, scale: Scale, values: np.ndarray | None) -> list[C
 
 
 # Raw shares and indices stay reported for a single unit; chance-corrected ones do not.
-NOT_CHANCE_CORRECTED = frozenset({"po", "pe", "specific_agreement", "prevalence_index",
-                                  "bias_index"})
+NOT_CHANCE_CORRECTED = frozenset({"po", "pe", "specific_agreement", "prevalence_index", "bias_index"})
 
 
 def _evaluate(plan: list[Coefficient], patterns: Patterns) -> MetricMap:
@@ -195,24 +201,30 @@ class Replicates:
 
     def add(self, units: np.ndarray) -> None:
         for start in range(0, len(units), self._rows):
-            for name, batch in self._batches(units[start:start + self._rows]).items():
+            for name, batch in self._batches(units[start : start + self._rows]).items():
                 self._parts[name].append(batch)
 
     def with_intervals(self, metrics: MetricMap) -> MetricMap:
-        return _with_intervals(self.plan, metrics, {name: (np.concatenate([v for v, _ in parts]),
-                                                           np.concatenate([k for _, k in parts]))
-                                                    for name, parts in self._parts.items()})
+        return _with_intervals(
+            self.plan,
+            metrics,
+            {
+                name: (np.concatenate([v for v, _ in parts]), np.concatenate([k for _, k in parts]))
+                for name, parts in self._parts.items()
+            },
+        )
 
 
 def _rows_per_piece(patterns: Patterns) -> int:
     """Replicates scored at once: a piece holds at most CELLS_PER_PIECE cells of the largest of
     its arrays (a K x K table, or a value per pattern and code)."""
-    per_replicate = max(patterns.n_categories ** 2, len(patterns.counts) * max(patterns.slots[0].shape[1], 1), 1)
+    per_replicate = max(patterns.n_categories**2, len(patterns.counts) * max(patterns.slots[0].shape[1], 1), 1)
     return max(1, CELLS_PER_PIECE // per_replicate)
 
 
-def _with_intervals(plan: list[Coefficient], metrics: MetricMap,
-                    replicated: dict[str, tuple[np.ndarray, np.ndarray]]) -> MetricMap:
+def _with_intervals(
+    plan: list[Coefficient], metrics: MetricMap, replicated: dict[str, tuple[np.ndarray, np.ndarray]]
+) -> MetricMap:
     """The metrics with the percentile intervals of their replicates (values, undefined codes)."""
     keys: list[tuple[str, int | None]] = []
     items = []
@@ -235,8 +247,9 @@ def _with_intervals(plan: list[Coefficient], metrics: MetricMap,
     return out
 
 
-def _batches(plan: list[Coefficient], patterns: Patterns,
-             rebuild: PlanBuilder | None) -> Callable[[np.ndarray], dict[str, tuple[np.ndarray, np.ndarray]]]:
+def _batches(
+    plan: list[Coefficient], patterns: Patterns, rebuild: PlanBuilder | None
+) -> Callable[[np.ndarray], dict[str, tuple[np.ndarray, np.ndarray]]]:
     """Every coefficient's values for a chunk of replicates. With three or more coders,
     those that ignore which coder gave which code run on the patterns merged by their
     codes (a few hundred rows where units show thousands of patterns), each chunk
@@ -255,9 +268,11 @@ def _batches(plan: list[Coefficient], patterns: Patterns,
 
 
 def _one_coder_metrics(multi: bool) -> MetricMap:
-    names = (["po", "pe", "fleiss_kappa", "conger_kappa"] if multi
-             else ["po", "pe", "cohen_kappa"]) + ["gwet_ac1", "brennan_prediger",
-                                                  "krippendorff_alpha"]
+    names = (["po", "pe", "fleiss_kappa", "conger_kappa"] if multi else ["po", "pe", "cohen_kappa"]) + [
+        "gwet_ac1",
+        "brennan_prediger",
+        "krippendorff_alpha",
+    ]
     return {name: Metric.undefined(REASON_TEXT[Undefined.ONE_CODER]) for name in names}
 
 
@@ -287,21 +302,23 @@ def _warnings(metrics: MetricMap, patterns: Patterns, multi: bool) -> list[str]:
     warnings = []
     po, kappa = metrics.get("po"), metrics.get("fleiss_kappa" if multi else "cohen_kappa")
     share = _largest_share(patterns)
-    if (isinstance(po, Metric) and isinstance(kappa, Metric) and po.defined and kappa.defined
-            and share is not None):
+    if isinstance(po, Metric) and isinstance(kappa, Metric) and po.defined and kappa.defined and share is not None:
         message = kappa_paradox(po.value, kappa.value, share)  # type: ignore[arg-type]
         if message:
             warnings.append(message)
     for name, metric in metrics.items():
         boot = metric.extra.get("bootstrap") if isinstance(metric, Metric) else None
         if boot and boot["n_undefined"]:
-            warnings.append(f"{name}: {boot['n_undefined']} of {boot['n_boot']} bootstrap "
-                            "replicates were undefined and are left out of the interval")
+            warnings.append(
+                f"{name}: {boot['n_undefined']} of {boot['n_boot']} bootstrap "
+                "replicates were undefined and are left out of the interval"
+            )
     return warnings
 
 
-def _pairs(patterns: Patterns, scale: Scale, values: np.ndarray | None, n_boot: int,
-           rngs: list[np.random.Generator]) -> tuple[PairSummary, ...]:
+def _pairs(
+    patterns: Patterns, scale: Scale, values: np.ndarray | None, n_boot: int, rngs: list[np.random.Generator]
+) -> tuple[PairSummary, ...]:
     full = patterns.select(patterns.n_valid == patterns.n_coders)
     coder_pairs = [(a, b) for a in range(patterns.n_coders) for b in range(a + 1, patterns.n_coders)]
     bases: list[Patterns] = []  # each pair on the fully coded units, then on the units both coded
@@ -312,14 +329,26 @@ def _pairs(patterns: Patterns, scale: Scale, values: np.ndarray | None, n_boot: 
     if n_boot > 0:
         evaluated = _pair_intervals(bases, evaluated, scale, values, n_boot, rngs)
     return tuple(
-        PairSummary((a, b), bases[2 * at].n_units, pair_tables(bases[2 * at], 0, 1, bases[2 * at].counts),
-                    evaluated[2 * at], evaluated[2 * at + 1], bases[2 * at + 1].n_units)
+        PairSummary(
+            (a, b),
+            bases[2 * at].n_units,
+            pair_tables(bases[2 * at], 0, 1, bases[2 * at].counts),
+            evaluated[2 * at],
+            evaluated[2 * at + 1],
+            bases[2 * at + 1].n_units,
+        )
         for at, (a, b) in enumerate(coder_pairs)
     )
 
 
-def _pair_intervals(bases: list[Patterns], evaluated: list[MetricMap], scale: Scale, values: np.ndarray | None,
-                    n_boot: int, rngs: list[np.random.Generator]) -> list[MetricMap]:
+def _pair_intervals(
+    bases: list[Patterns],
+    evaluated: list[MetricMap],
+    scale: Scale,
+    values: np.ndarray | None,
+    n_boot: int,
+    rngs: list[np.random.Generator],
+) -> list[MetricMap]:
     """Bootstrap intervals for every pair on both bases, each basis resampled on its own, as the
     overall coefficients are. With few categories all are scored together: their replicates are
     laid on the same K x K cells, so each two-coder coefficient runs once for many pairs'
@@ -340,7 +369,8 @@ def _pair_intervals(bases: list[Patterns], evaluated: list[MetricMap], scale: Sc
     plan = two_coder_plan(Patterns(cells, np.ones(k * k, dtype=np.int64), k), scale, values)
     rows_per_batch = max(1, CELLS_PER_PIECE // (k * k))
     parts: dict[int, dict[str, list[tuple[np.ndarray, np.ndarray]]]] = {
-        at: {c.name: [] for c in plan} for at in resampled}
+        at: {c.name: [] for c in plan} for at in resampled
+    }
     pending: list[tuple[int, np.ndarray]] = []
 
     def score_pending() -> None:
@@ -358,7 +388,7 @@ def _pair_intervals(bases: list[Patterns], evaluated: list[MetricMap], scale: Sc
         cell_of = basis.rows[:, 0] * k + basis.rows[:, 1]
         for drawn in replicate_counts(basis.counts, n_boot, rngs[at]):
             for start in range(0, len(drawn), rows_per_batch):
-                piece = drawn[start:start + rows_per_batch]
+                piece = drawn[start : start + rows_per_batch]
                 on_cells = np.zeros((len(piece), k * k))
                 on_cells[:, cell_of] = piece
                 pending.append((at, on_cells))
@@ -368,14 +398,20 @@ def _pair_intervals(bases: list[Patterns], evaluated: list[MetricMap], scale: Sc
         score_pending()
     out = list(evaluated)
     for at in resampled:
-        out[at] = _with_intervals(plan, evaluated[at], {
-            name: (np.concatenate([v for v, _ in found]), np.concatenate([c for _, c in found]))
-            for name, found in parts[at].items()})
+        out[at] = _with_intervals(
+            plan,
+            evaluated[at],
+            {
+                name: (np.concatenate([v for v, _ in found]), np.concatenate([c for _, c in found]))
+                for name, found in parts[at].items()
+            },
+        )
     return out
 
 
-def _leave_one_out(full: Patterns, scale: Scale, values: np.ndarray | None,
-                   overall: MetricMap) -> tuple[LeaveOneOut, ...]:
+def _leave_one_out(
+    full: Patterns, scale: Scale, values: np.ndarray | None, overall: MetricMap
+) -> tuple[LeaveOneOut, ...]:
     names = ("po", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
     out = []
     for coder in range(full.n_coders):
@@ -387,16 +423,25 @@ def _leave_one_out(full: Patterns, scale: Scale, values: np.ndarray | None,
             value, code = c.batch(rest.counts)
             metrics[c.name] = metric_from(value[0], code[0])
             before = overall.get(c.name)
-            change[c.name] = (metrics[c.name].value - before.value
-                              if isinstance(before, Metric) and before.defined
-                              and metrics[c.name].defined else None)
+            change[c.name] = (
+                metrics[c.name].value - before.value
+                if isinstance(before, Metric) and before.defined and metrics[c.name].defined
+                else None
+            )
         out.append(LeaveOneOut(coder, metrics, change))
     return tuple(out)
 
 
-def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.NOMINAL,
-              values: object = None, *, n_boot: int = 0,
-              seed: int | None = None, counts: np.ndarray | None = None) -> AgreementSummary:
+def summarise(
+    codes: np.ndarray,
+    n_categories: int,
+    scale: Scale | str = Scale.NOMINAL,
+    values: object = None,
+    *,
+    n_boot: int = 0,
+    seed: int | None = None,
+    counts: np.ndarray | None = None,
+) -> AgreementSummary:
     """Every coefficient that applies, on both bases, with uncertainty and diagnostics.
 
     ``codes`` is (n_units, n_coders), category index 0..K-1 or -1 for missing.
@@ -430,10 +475,22 @@ def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.N
     if n_coders < 2:
         k = n_categories
         return AgreementSummary(
-            n_coders, k, scale, patterns.n_units, patterns.n_units if n_coders else 0, 0,
-            np.zeros((k, k), dtype=np.int64), _one_coder_metrics(False),
-            _one_coder_metrics(False), (), {}, {}, (), {},
-            (REASON_TEXT[Undefined.ONE_CODER],))
+            n_coders,
+            k,
+            scale,
+            patterns.n_units,
+            patterns.n_units if n_coders else 0,
+            0,
+            np.zeros((k, k), dtype=np.int64),
+            _one_coder_metrics(False),
+            _one_coder_metrics(False),
+            (),
+            {},
+            {},
+            (),
+            {},
+            (REASON_TEXT[Undefined.ONE_CODER],),
+        )
 
     def plan(some: Patterns) -> list[Coefficient]:
         return _plan(some, scale, checked_values)
@@ -442,21 +499,27 @@ def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.N
     available_case = _evaluate(plan(available), available)
     by_category = _evaluate(per_category_plan(full), full)
     if n_boot > 0 and available.n_units:
-        metrics, available_case, by_category = _bootstrap(available, is_full, plan, (metrics, available_case,
-                                                                                     by_category), n_boot, rngs[0])
-    table = (pair_tables(full, 0, 1, full.counts) if not multi
-             else coincidence_matrix(full))
+        metrics, available_case, by_category = _bootstrap(
+            available, is_full, plan, (metrics, available_case, by_category), n_boot, rngs[0]
+        )
+    table = pair_tables(full, 0, 1, full.counts) if not multi else coincidence_matrix(full)
     per_category = _per_category_entries(full, metrics, by_category)
     pairs = _pairs(patterns, scale, checked_values, n_boot, list(rngs[2:]))
     leave_one_out = _leave_one_out(full, scale, checked_values, metrics) if multi else ()
     warnings = _warnings(metrics, full, multi)
     return AgreementSummary(
-        n_coders=n_coders, n_categories=n_categories, scale=scale,
-        n_units=patterns.n_units, n_fully_coded=full.n_units, n_available=available.n_units,
-        table=table, metrics=metrics, available_case=available_case, pairs=pairs,
+        n_coders=n_coders,
+        n_categories=n_categories,
+        scale=scale,
+        n_units=patterns.n_units,
+        n_fully_coded=full.n_units,
+        n_available=available.n_units,
+        table=table,
+        metrics=metrics,
+        available_case=available_case,
+        pairs=pairs,
         per_category=per_category,
-        disagreement=disagreement_profile(table, scale.is_ordered,
-                                          "units" if not multi else "pairable values"),
+        disagreement=disagreement_profile(table, scale.is_ordered, "units" if not multi else "pairable values"),
         leave_one_out=leave_one_out,
         interpretation=_interpretation(metrics, multi),
         warnings=tuple(warnings),
@@ -464,9 +527,14 @@ def summarise(codes: np.ndarray, n_categories: int, scale: Scale | str = Scale.N
     )
 
 
-def _bootstrap(available: Patterns, is_full: np.ndarray, plan: PlanBuilder,
-               evaluated: tuple[MetricMap, MetricMap, MetricMap], n_boot: int,
-               rng: np.random.Generator) -> tuple[MetricMap, MetricMap, MetricMap]:
+def _bootstrap(
+    available: Patterns,
+    is_full: np.ndarray,
+    plan: PlanBuilder,
+    evaluated: tuple[MetricMap, MetricMap, MetricMap],
+    n_boot: int,
+    rng: np.random.Generator,
+) -> tuple[MetricMap, MetricMap, MetricMap]:
     """The fully coded metrics, the available-case ones and the per-category ones with their
     percentile intervals. One resampling of the units serves both bases, overall and per
     category: each replicate resamples the units with two or more valid codes, and its fully

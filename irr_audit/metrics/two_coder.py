@@ -76,9 +76,7 @@ def kappa_batch(tables: np.ndarray, weights: np.ndarray | None = None) -> Batch:
         possible = n * n - chance
     else:
         # Both terms multiplied by n^2: n * sum w_ij n_ij - sum w_ij row_i col_j.
-        above_chance = n * (tables * weights).sum(axis=(-2, -1)) - np.einsum(
-            "...i,ij,...j->...", rows, weights, cols
-        )
+        above_chance = n * (tables * weights).sum(axis=(-2, -1)) - np.einsum("...i,ij,...j->...", rows, weights, cols)
         possible = n * n - np.einsum("...i,ij,...j->...", rows, weights, cols)
     values = np.where(codes == 0, safe_divide(above_chance, possible), np.nan)
     return values, codes
@@ -110,8 +108,7 @@ def pabak_batch(tables: np.ndarray) -> Batch:
     k = tables.shape[-1]
     n, _, _ = _margins(tables)
     diagonal = np.trace(tables, axis1=-2, axis2=-1)
-    codes = first_code((np.full(n.shape, k < 2), Undefined.ONE_CATEGORY_DECLARED),
-                       (n == 0, Undefined.NO_UNITS))
+    codes = first_code((np.full(n.shape, k < 2), Undefined.ONE_CATEGORY_DECLARED), (n == 0, Undefined.NO_UNITS))
     values = safe_divide(k * diagonal - n, n * (k - 1)) if k >= 2 else np.full(n.shape, np.nan)
     return np.where(codes == 0, values, np.nan), codes
 
@@ -220,9 +217,7 @@ def fleiss_cohen_everitt_se(table: np.ndarray, weights: np.ndarray | None = None
     wbar_row = w @ p_col
     wbar_col = p_row @ w
     spread = wbar_row[:, None] + wbar_col[None, :]
-    var = ((p * (w - spread * (1 - kappa)) ** 2).sum() - (kappa - p_e * (1 - kappa)) ** 2) / (
-        n * (1 - p_e) ** 2
-    )
+    var = ((p * (w - spread * (1 - kappa)) ** 2).sum() - (kappa - p_e * (1 - kappa)) ** 2) / (n * (1 - p_e) ** 2)
     var0 = ((np.outer(p_row, p_col) * (w - spread) ** 2).sum() - p_e**2) / (n * (1 - p_e) ** 2)
     return float(np.sqrt(max(var, 0.0))), float(np.sqrt(max(var0, 0.0)))
 

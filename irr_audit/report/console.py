@@ -30,8 +30,10 @@ def render_console(report: dict[str, Any]) -> Group:
     rule = report["rule"]
     units = report["units"]
     parts: list[Any] = [
-        Text.assemble((f"{visible(rule['id'])} v{rule['version']}", "bold"),
-                      visible(f" ({rule['scale']}), coders: {', '.join(report['coders'])}")),
+        Text.assemble(
+            (f"{visible(rule['id'])} v{rule['version']}", "bold"),
+            visible(f" ({rule['scale']}), coders: {', '.join(report['coders'])}"),
+        ),
         Text(
             f"{units['total']} units: {units['fully_coded']} fully coded, "
             f"{units['missing']} in the missingness log (not counted as disagreements)"

@@ -31,13 +31,23 @@ KEPT = "#0072B2"
 LOGGED = "#999999"
 NEUTRAL = "#eeeeee"
 
-LANDIS_KOCH_BANDS = ((-1.0, 0.0, "poor"), (0.0, 0.2, "slight"), (0.2, 0.4, "fair"), (0.4, 0.6, "moderate"),
-                     (0.6, 0.8, "substantial"), (0.8, 1.0, "almost perfect"))
+LANDIS_KOCH_BANDS = (
+    (-1.0, 0.0, "poor"),
+    (0.0, 0.2, "slight"),
+    (0.2, 0.4, "fair"),
+    (0.4, 0.6, "moderate"),
+    (0.6, 0.8, "substantial"),
+    (0.8, 1.0, "almost perfect"),
+)
 KRIPPENDORFF_BANDS = ((-1.0, 0.667, "below 0.667"), (0.667, 0.8, "tentative"), (0.8, 1.0, "reliable"))
-LANDIS_KOCH_NOTE = ("Landis & Koch (1977) bands: poor < 0, slight 0-0.20, fair 0.21-0.40, moderate 0.41-0.60, "
-                    "substantial 0.61-0.80, almost perfect 0.81-1. A convention, not a test.")
-KRIPPENDORFF_NOTE = ("Krippendorff (2004) guideline: rely on data with alpha >= 0.800; 0.667-0.800 for tentative "
-                     "conclusions only. A convention, not a test.")
+LANDIS_KOCH_NOTE = (
+    "Landis & Koch (1977) bands: poor < 0, slight 0-0.20, fair 0.21-0.40, moderate 0.41-0.60, "
+    "substantial 0.61-0.80, almost perfect 0.81-1. A convention, not a test."
+)
+KRIPPENDORFF_NOTE = (
+    "Krippendorff (2004) guideline: rely on data with alpha >= 0.800; 0.667-0.800 for tentative "
+    "conclusions only. A convention, not a test."
+)
 
 # Geometry of a coefficient chart (SVG user units).
 CHART_WIDTH = 900
@@ -126,8 +136,15 @@ def count_heatmap(section: Section, corner: str) -> HeatMap:
             fraction = value / largest if largest > 0 else 0.0
             cells.append(_coloured(text, ramp_colour(SEQUENTIAL, fraction), "diagonal" if index == column else "cell"))
         rows.append((row[0], tuple(cells)))
-    return HeatMap(section.key, section.title, corner, section.columns[1:], tuple(rows), section.notes,
-                   f"Colour: count, from light (0) to dark ({format_count(largest)}); the diagonal is outlined.")
+    return HeatMap(
+        section.key,
+        section.title,
+        corner,
+        section.columns[1:],
+        tuple(rows),
+        section.notes,
+        f"Colour: count, from light (0) to dark ({format_count(largest)}); the diagonal is outlined.",
+    )
 
 
 def kappa_heatmap(section: Section) -> HeatMap:
@@ -143,8 +160,15 @@ def kappa_heatmap(section: Section) -> HeatMap:
             else:
                 cells.append(_coloured(text, ramp_colour(DIVERGING, (value + 1) / 2), "cell"))
         rows.append((row[0], tuple(cells)))
-    return HeatMap(section.key, section.title, "", section.columns[1:], tuple(rows), section.notes,
-                   "Colour: kappa, orange below 0, white at 0, purple towards 1.")
+    return HeatMap(
+        section.key,
+        section.title,
+        "",
+        section.columns[1:],
+        tuple(rows),
+        section.notes,
+        "Colour: kappa, orange below 0, white at 0, purple towards 1.",
+    )
 
 
 def pair_heatmaps(report: dict[str, Any]) -> list[HeatMap]:
@@ -156,14 +180,21 @@ def pair_heatmaps(report: dict[str, Any]) -> list[HeatMap]:
     for pair in report.get("pairs") or []:
         first, second = pair["coders"]
         table = pair["table"]
-        rows = [(category, *map(format_count, counts), format_count(sum(counts)))
-                for category, counts in zip(categories, table)]
+        rows = [
+            (category, *map(format_count, counts), format_count(sum(counts)))
+            for category, counts in zip(categories, table)
+        ]
         totals = [sum(column) for column in zip(*table)]
         rows.append(("total", *map(format_count, totals), format_count(sum(totals))))
         kappa = format_metric(pair["metrics"].get("cohen_kappa", {}))
-        section = Section("pair", f"{first} (rows) x {second} (columns), n = {pair['n']}", ("", *categories, "total"),
-                          tuple(rows), (f"Cohen's kappa: {kappa}",),
-                          matrix=tuple(tuple(float(v) for v in row) for row in table))
+        section = Section(
+            "pair",
+            f"{first} (rows) x {second} (columns), n = {pair['n']}",
+            ("", *categories, "total"),
+            tuple(rows),
+            (f"Cohen's kappa: {kappa}",),
+            matrix=tuple(tuple(float(v) for v in row) for row in table),
+        )
         maps.append(count_heatmap(section, f"{first} \\ {second}"))
     return maps
 
@@ -245,8 +276,9 @@ def _bootstrap_interval(metric: dict[str, Any]) -> tuple[float, float] | None:
     return _interval(bootstrap) if bootstrap.get("defined") else None
 
 
-def coefficient_charts(metrics: dict[str, Any], interpretation: dict[str, Any],
-                       prefix: str = "") -> list[CoefficientChart]:
+def coefficient_charts(
+    metrics: dict[str, Any], interpretation: dict[str, Any], prefix: str = ""
+) -> list[CoefficientChart]:
     """Every chance-corrected coefficient, its interval(s) and its band, in two charts: Krippendorff's alpha
     against Krippendorff's guideline, the kappa-like coefficients against Landis & Koch."""
     names = [name for name in CHANCE_CORRECTED if name in metrics]
@@ -254,16 +286,38 @@ def coefficient_charts(metrics: dict[str, Any], interpretation: dict[str, Any],
     alpha = [name for name in names if name == "krippendorff_alpha"]
     charts = []
     if kappa_like:
-        charts.append(_chart(f"{prefix}Kappa-like coefficients against Landis & Koch's bands", LANDIS_KOCH_NOTE,
-                             LANDIS_KOCH_BANDS, kappa_like, metrics, interpretation))
+        charts.append(
+            _chart(
+                f"{prefix}Kappa-like coefficients against Landis & Koch's bands",
+                LANDIS_KOCH_NOTE,
+                LANDIS_KOCH_BANDS,
+                kappa_like,
+                metrics,
+                interpretation,
+            )
+        )
     if alpha:
-        charts.append(_chart(f"{prefix}Krippendorff's alpha against Krippendorff's guideline", KRIPPENDORFF_NOTE,
-                             KRIPPENDORFF_BANDS, alpha, metrics, interpretation))
+        charts.append(
+            _chart(
+                f"{prefix}Krippendorff's alpha against Krippendorff's guideline",
+                KRIPPENDORFF_NOTE,
+                KRIPPENDORFF_BANDS,
+                alpha,
+                metrics,
+                interpretation,
+            )
+        )
     return charts
 
 
-def _chart(title: str, note: str, bands: tuple[tuple[float, float, str], ...], names: list[str],
-           metrics: dict[str, Any], interpretation: dict[str, Any]) -> CoefficientChart:
+def _chart(
+    title: str,
+    note: str,
+    bands: tuple[tuple[float, float, str], ...],
+    names: list[str],
+    metrics: dict[str, Any],
+    interpretation: dict[str, Any],
+) -> CoefficientChart:
     lows = []
     for name in names:
         metric = metrics[name]
@@ -272,19 +326,36 @@ def _chart(title: str, note: str, bands: tuple[tuple[float, float, str], ...], n
             lows += [interval[0] for interval in (_interval(metric), _bootstrap_interval(metric)) if interval]
     low = axis_low(lows)
     drawn_bands = tuple(
-        Band(axis_x(max(start, low), low), round(axis_x(end, low) - axis_x(max(start, low), low), 2), label,
-             "#f3f3f3" if position % 2 == 0 else "#e2e2e2")
+        Band(
+            axis_x(max(start, low), low),
+            round(axis_x(end, low) - axis_x(max(start, low), low), 2),
+            label,
+            "#f3f3f3" if position % 2 == 0 else "#e2e2e2",
+        )
         for position, (start, end, label) in enumerate(bands)
         if end > low
     )
     steps = round((1.0 - low) / 0.2)
-    ticks = tuple(Tick(axis_x(low + 0.2 * step, low), f"{low + 0.2 * step:.1f}".replace("-0.0", "0.0"))
-                  for step in range(steps + 1))
-    bars = tuple(_bar(name, metrics[name], interpretation.get(name, {}), HEAD_HEIGHT + ROW_HEIGHT * (row + 0.5), low)
-                 for row, name in enumerate(names))
+    ticks = tuple(
+        Tick(axis_x(low + 0.2 * step, low), f"{low + 0.2 * step:.1f}".replace("-0.0", "0.0"))
+        for step in range(steps + 1)
+    )
+    bars = tuple(
+        _bar(name, metrics[name], interpretation.get(name, {}), HEAD_HEIGHT + ROW_HEIGHT * (row + 0.5), low)
+        for row, name in enumerate(names)
+    )
     described = "; ".join(f"{bar.label}: {bar.text}" for bar in bars)
-    return CoefficientChart(title, note, HEAD_HEIGHT + ROW_HEIGHT * len(names) + FOOT_HEIGHT, drawn_bands, ticks,
-                            bars, _has_whisker(bars, "analytic"), _has_whisker(bars, "bootstrap"), described)
+    return CoefficientChart(
+        title,
+        note,
+        HEAD_HEIGHT + ROW_HEIGHT * len(names) + FOOT_HEIGHT,
+        drawn_bands,
+        ticks,
+        bars,
+        _has_whisker(bars, "analytic"),
+        _has_whisker(bars, "bootstrap"),
+        described,
+    )
 
 
 def _has_whisker(bars: tuple[Bar, ...], kind: str) -> bool:
@@ -335,26 +406,53 @@ def unit_flow(report: dict[str, Any]) -> list[FlowStep]:
     counts = sample.get("counts") or {}
     if counts:
         excluded = counts.get("log_rows") or {}
-        parts = [("usable", counts["usable_units"], KEPT),
-                 *((f"excluded: {reason}", n, CATEGORICAL[i % len(CATEGORICAL)])
-                   for i, (reason, n) in enumerate(excluded.items()))]
+        parts = [
+            ("usable", counts["usable_units"], KEPT),
+            *(
+                (f"excluded: {reason}", n, CATEGORICAL[i % len(CATEGORICAL)])
+                for i, (reason, n) in enumerate(excluded.items())
+            ),
+        ]
         steps.append(("collected", counts["items"], parts, "Exclusions count rows of the sample's log."))
-        steps.append(("sampled", counts["sampled_units"], [("sampled", counts["sampled_units"], KEPT)],
-                      f"drawn from {counts['usable_units']} usable units"))
+        steps.append(
+            (
+                "sampled",
+                counts["sampled_units"],
+                [("sampled", counts["sampled_units"], KEPT)],
+                f"drawn from {counts['usable_units']} usable units",
+            )
+        )
     bundle_sample = (report.get("bundle") or {}).get("sample") or {}
     if not counts and bundle_sample.get("ids"):
         sampled = bundle_sample["ids"]["count"]
         steps.append(("sampled", sampled, [("sampled", sampled, KEPT)], "the audit bundle's frozen sample"))
-    steps.append(("units joined", units["total"],
-                  [("fully coded", units["fully_coded"], KEPT), ("in the missingness log", units["missing"], LOGGED)],
-                  ""))
+    steps.append(
+        (
+            "units joined",
+            units["total"],
+            [("fully coded", units["fully_coded"], KEPT), ("in the missingness log", units["missing"], LOGGED)],
+            "",
+        )
+    )
     by_reason = report["missingness"]["by_reason"]
     if by_reason:
         reasons = [(reason, n, CATEGORICAL[i % len(CATEGORICAL)]) for i, (reason, n) in enumerate(by_reason.items())]
-        steps.append(("missingness log", sum(by_reason.values()), reasons,
-                      "rows of the log, by reason (a unit can have several)"))
-    steps.append(("fully coded", units["fully_coded"], [("fully coded", units["fully_coded"], KEPT)],
-                  "the audit's basis: every coder coded it validly"))
+        steps.append(
+            (
+                "missingness log",
+                sum(by_reason.values()),
+                reasons,
+                "rows of the log, by reason (a unit can have several)",
+            )
+        )
+    steps.append(
+        (
+            "fully coded",
+            units["fully_coded"],
+            [("fully coded", units["fully_coded"], KEPT)],
+            "the audit's basis: every coder coded it validly",
+        )
+    )
     largest = max(count for _, count, _, _ in steps) or 1
     return [FlowStep(label, count, _segments(parts, largest), note) for label, count, parts, note in steps]
 
@@ -384,8 +482,14 @@ def page_view(report: dict[str, Any]) -> dict[str, Any]:
             blocks.append({"kind": "heatmap", "id": "pairwise", "map": kappa_heatmap(section)})
         elif section.key == "chance_corrected":
             charts = coefficient_charts(report.get("metrics") or {}, report.get("interpretation") or {})
-            blocks.append({"kind": "charts", "id": "coefficient-bars", "charts": charts,
-                           "title": "Coefficients and their 95% intervals against the convention bands"})
+            blocks.append(
+                {
+                    "kind": "charts",
+                    "id": "coefficient-bars",
+                    "charts": charts,
+                    "title": "Coefficients and their 95% intervals against the convention bands",
+                }
+            )
             blocks.append({"kind": "table", "id": section.key.replace("_", "-"), "section": section})
         elif section.key == "group":
             blocks.append({"kind": "table", "id": section.key.replace("_", "-"), "section": section})
@@ -405,7 +509,8 @@ def page_view(report: dict[str, Any]) -> dict[str, Any]:
         "blocks": blocks,
         "pairs": pair_heatmaps(report),
         "disagreements": (report.get("disagreements") or [])[:LISTED_DISAGREEMENTS]
-        if report.get("disagreements") is not None else None,
+        if report.get("disagreements") is not None
+        else None,
         "disagreement_total": len(report.get("disagreements") or []),
         "chart_width": CHART_WIDTH,
         "plot": {"left": PLOT_LEFT, "right": PLOT_RIGHT, "head": HEAD_HEIGHT, "row": ROW_HEIGHT},

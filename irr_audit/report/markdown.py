@@ -33,8 +33,9 @@ def md_text(text: object) -> str:
     flat = visible(" ".join(str(text).split()))
     escaped = _MARKUP.sub(r"\\\1", flat)
     escaped = _AUTOLINK.sub(lambda match: "\\" + match.group(), escaped)
-    escaped = _BLOCK_START.sub(lambda match: (f"\\{match.group(1)}" if match.group(1)
-                                               else f"{match.group(2)}\\{match.group(3)}"), escaped)
+    escaped = _BLOCK_START.sub(
+        lambda match: f"\\{match.group(1)}" if match.group(1) else f"{match.group(2)}\\{match.group(3)}", escaped
+    )
     return escaped or " "
 
 
@@ -52,10 +53,7 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def agreement_table_lines(table: list[list[int]], categories: list[str], row_coder: str, col_coder: str) -> list[str]:
     header = [f"{md_text(row_coder)} \\\\ {md_text(col_coder)}", *map(md_text, categories), "total"]
-    rows = [
-        [md_text(category), *map(str, counts), str(sum(counts))]
-        for category, counts in zip(categories, table)
-    ]
+    rows = [[md_text(category), *map(str, counts), str(sum(counts))] for category, counts in zip(categories, table)]
     column_totals = [sum(column) for column in zip(*table)] if table else []
     rows.append(["total", *map(str, column_totals), str(sum(column_totals))])
     return _table(header, rows)
@@ -64,8 +62,10 @@ def agreement_table_lines(table: list[list[int]], categories: list[str], row_cod
 def section_lines(section: Section) -> list[str]:
     lines = ["", f"## {md_text(section.title)}", ""]
     if section.rows:
-        lines += _table([md_text(column) if column else " " for column in section.columns],
-                        [[md_text(cell) for cell in row] for row in section.rows])
+        lines += _table(
+            [md_text(column) if column else " " for column in section.columns],
+            [[md_text(cell) for cell in row] for row in section.rows],
+        )
     if section.notes:
         lines += ["", *(f"- {md_text(note)}" for note in section.notes)]
     return lines
@@ -84,11 +84,16 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     if rule.get("question"):
         lines.append(f"- Question: {md_text(rule['question'])}")
-    lines += ["", *_table(
-        ["sheet", "coder", "rows", "sha256"],
-        [[md_text(s["name"]), md_text(s["coder"]), md_text(s["rows"]), md_digest(s["sha256"])]
-         for s in report["sheets"]],
-    )]
+    lines += [
+        "",
+        *_table(
+            ["sheet", "coder", "rows", "sha256"],
+            [
+                [md_text(s["name"]), md_text(s["coder"]), md_text(s["rows"]), md_digest(s["sha256"])]
+                for s in report["sheets"]
+            ],
+        ),
+    ]
     lines += _unit_lines(report)
     other_warnings = [w for w in report.get("warnings", []) if not w.startswith("kappa paradox")]
     if other_warnings:
@@ -151,13 +156,19 @@ def _disagreement_section(report: dict[str, Any]) -> list[str]:
     if not disagreements:
         return lines + ["No fully coded unit has differing codes."]
     if len(disagreements) > LISTED_DISAGREEMENTS:
-        lines += [f"The first {LISTED_DISAGREEMENTS} are listed; the JSON report (--format json) lists all "
-                  f"{len(disagreements)}.", ""]
+        lines += [
+            f"The first {LISTED_DISAGREEMENTS} are listed; the JSON report (--format json) lists all "
+            f"{len(disagreements)}.",
+            "",
+        ]
         disagreements = disagreements[:LISTED_DISAGREEMENTS]
     with_text = any(item.get("text") for item in disagreements)
     rows = [
-        [md_text(item["comment_id"]), *(md_text(item["codes"][c]) for c in coders),
-         *([md_text(_short(item.get("text") or ""))] if with_text else [])]
+        [
+            md_text(item["comment_id"]),
+            *(md_text(item["codes"][c]) for c in coders),
+            *([md_text(_short(item.get("text") or ""))] if with_text else []),
+        ]
         for item in disagreements
     ]
     return lines + _table(["comment_id", *map(md_text, coders), *(["text"] if with_text else [])], rows)

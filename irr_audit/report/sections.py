@@ -68,13 +68,18 @@ def sample_section(report: dict[str, Any]) -> Section | None:
     counts = sample.get("counts", {})
     rows = [("items collected", str(counts.get("items", "")))]
     rows += [(f"unusable: {reason}", str(n)) for reason, n in (counts.get("log_rows") or {}).items()]
-    rows += [("unique usable units", str(counts.get("usable_units", ""))),
-             ("units in the sample", str(counts.get("sampled_units", "")))]
+    rows += [
+        ("unique usable units", str(counts.get("usable_units", ""))),
+        ("units in the sample", str(counts.get("sampled_units", ""))),
+    ]
     completeness = sample.get("completeness") or {}
     notes = [f"Thread completeness: {completeness.get('statement', 'completeness unknown')}."]
     notes += [f"- {reason}" for reason in completeness.get("reasons") or []]
-    notes += [f"Count mismatch: {item['check']}: the run record says {item['record']}, the tool counted {item['tool']}."
-              for item in sample.get("count_mismatches", []) if not item.get("agrees", False)]
+    notes += [
+        f"Count mismatch: {item['check']}: the run record says {item['record']}, the tool counted {item['tool']}."
+        for item in sample.get("count_mismatches", [])
+        if not item.get("agrees", False)
+    ]
     draw = sample.get("draw") or {}
     if draw.get("seed") is not None:
         notes.append(f"Draw: {draw.get('size')} of {draw.get('population')} usable units, seed {draw['seed']}.")
@@ -92,9 +97,13 @@ def missingness_section(report: dict[str, Any]) -> Section | None:
         (coder, *(str(counts.get(reason, 0)) for reason in reasons), str(sum(counts.values())))
         for coder, counts in missingness["by_coder"].items()
     )
-    return Section("missingness", "Missingness log by coder", ("coder", *reasons, "total"), rows,
-                   ("Rows of the log; these units are left out of the agreement table, never counted as "
-                    "disagreements.",))
+    return Section(
+        "missingness",
+        "Missingness log by coder",
+        ("coder", *reasons, "total"),
+        rows,
+        ("Rows of the log; these units are left out of the agreement table, never counted as disagreements.",),
+    )
 
 
 def _basis_note(report: dict[str, Any]) -> str:
@@ -118,14 +127,17 @@ def _table_section(report: dict[str, Any]) -> Section | None:
     else:
         title = "Coincidence matrix (all coders, fully coded units)"
         notes = ("Within a unit coded by m coders, each ordered pair of codes counts 1/(m - 1) (Krippendorff).",)
-    rows = [
-        (category, *map(_count, counts), _count(sum(counts)))
-        for category, counts in zip(categories, table)
-    ]
+    rows = [(category, *map(_count, counts), _count(sum(counts))) for category, counts in zip(categories, table)]
     totals = [sum(column) for column in zip(*table)]
     rows.append(("total", *map(_count, totals), _count(sum(totals))))
-    return Section("table", title, ("", *categories, "total"), tuple(rows), notes,
-                   matrix=tuple(tuple(float(v) for v in row) for row in table))
+    return Section(
+        "table",
+        title,
+        ("", *categories, "total"),
+        tuple(rows),
+        notes,
+        matrix=tuple(tuple(float(v) for v in row) for row in table),
+    )
 
 
 def _count(value: float) -> str:
@@ -234,9 +246,7 @@ def _uncertainty_section(report: dict[str, Any], metrics: dict) -> Section:
         )
     notes = [f"Analytic interval: {method}." for method in methods]
     if boot.get("n_boot"):
-        notes.append(
-            f"Bootstrap: {boot['n_boot']} resamples of units, seed {boot.get('seed')}, percentile interval."
-        )
+        notes.append(f"Bootstrap: {boot['n_boot']} resamples of units, seed {boot.get('seed')}, percentile interval.")
     else:
         notes.append("No bootstrap was run; add --bootstrap N --seed S for intervals on every coefficient.")
     notes.append("Intervals are clipped to [-1, 1]; * marks those that were.")
@@ -256,45 +266,71 @@ def _where_sections(report: dict[str, Any]) -> list[Section]:
     if profile.get("confusions"):
         listed = profile["confusions"][:LISTED_DISAGREEMENTS]  # the most frequent first
         rows = tuple(
-            (f"{first} / {second}", _count(item["count"]))
-            for item in listed
-            for first, second in [item["categories"]]
+            (f"{first} / {second}", _count(item["count"])) for item in listed for first, second in [item["categories"]]
         )
         notes = [f"{_count(profile['disagreements'])} of {_count(profile['total'])} {profile['unit']} disagree."]
         if len(listed) < len(profile["confusions"]):
-            notes.append(f"The {len(listed)} most frequent of {len(profile['confusions'])} code pairs are listed; "
-                         "the JSON report (--format json) lists all.")
-        sections.append(Section(
-            "confusions", "Where the disagreement is: code pairs",
-            ("codes (rows / columns)", "count"), rows, tuple(notes),
-        ))
+            notes.append(
+                f"The {len(listed)} most frequent of {len(profile['confusions'])} code pairs are listed; "
+                "the JSON report (--format json) lists all."
+            )
+        sections.append(
+            Section(
+                "confusions",
+                "Where the disagreement is: code pairs",
+                ("codes (rows / columns)", "count"),
+                rows,
+                tuple(notes),
+            )
+        )
     if profile.get("by_distance"):
         rows = tuple(
-            (f"{item['distance']} step{'s' if item['distance'] > 1 else ''}", _count(item["count"]),
-             format_number(item["share_of_disagreements"]))
+            (
+                f"{item['distance']} step{'s' if item['distance'] > 1 else ''}",
+                _count(item["count"]),
+                format_number(item["share_of_disagreements"]),
+            )
             for item in profile["by_distance"]
         )
         far = profile.get("far_corners", [])
-        corners = ", ".join(f"{a} / {b} ({_count(item['count'])})" for item in far if item["count"]
-                            for a, b in [item["categories"]])
+        corners = ", ".join(
+            f"{a} / {b} ({_count(item['count'])})" for item in far if item["count"] for a, b in [item["categories"]]
+        )
         if far and not corners:
             corners = "none used (" + ", ".join(" / ".join(item["categories"]) for item in far) + ")"
-        notes = ["Mass next to the diagonal points to a boundary to sharpen in the rule; mass in the far corners "
-                 "means coders read the task differently."]
+        notes = [
+            "Mass next to the diagonal points to a boundary to sharpen in the rule; mass in the far corners "
+            "means coders read the task differently."
+        ]
         if corners:
             notes.append(f"Far corners: {corners}.")
-        sections.append(Section("by_distance", "Where the disagreement is: distance on the scale",
-                                ("distance", "count", "share of disagreements"), rows, tuple(notes)))
-    if report.get("leave_one_out"):
-        names = [name for name in ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "po")
-                 if name in report["leave_one_out"][0]["metrics"]]
-        rows = tuple(
-            (entry["left_out"], *(_change(entry, name) for name in names))
-            for entry in report["leave_one_out"]
+        sections.append(
+            Section(
+                "by_distance",
+                "Where the disagreement is: distance on the scale",
+                ("distance", "count", "share of disagreements"),
+                rows,
+                tuple(notes),
+            )
         )
-        sections.append(Section("leave_one_out", "Which coder moves the result: each coder left out",
-                                ("left out", *(metric_label(name) for name in names)), rows,
-                                ("Each cell: the coefficient without that coder (change from all coders).",)))
+    if report.get("leave_one_out"):
+        names = [
+            name
+            for name in ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "po")
+            if name in report["leave_one_out"][0]["metrics"]
+        ]
+        rows = tuple(
+            (entry["left_out"], *(_change(entry, name) for name in names)) for entry in report["leave_one_out"]
+        )
+        sections.append(
+            Section(
+                "leave_one_out",
+                "Which coder moves the result: each coder left out",
+                ("left out", *(metric_label(name) for name in names)),
+                rows,
+                ("Each cell: the coefficient without that coder (change from all coders).",),
+            )
+        )
     if len(report["coders"]) > 2 and report.get("pairs"):
         sections.append(_pairwise_matrix(report))
     return sections
@@ -325,8 +361,14 @@ def _pairwise_matrix(report: dict[str, Any]) -> Section:
         rows.append((first, *cells))
         matrix.append(tuple(numbers))
     n = {pair["n"] for pair in report["pairs"]}
-    return Section("pairwise", "Pairwise Cohen's kappa", ("", *coders), tuple(rows),
-                   (f"On the fully coded units (n = {', '.join(map(str, sorted(n)))}).",), matrix=tuple(matrix))
+    return Section(
+        "pairwise",
+        "Pairwise Cohen's kappa",
+        ("", *coders),
+        tuple(rows),
+        (f"On the fully coded units (n = {', '.join(map(str, sorted(n)))}).",),
+        matrix=tuple(matrix),
+    )
 
 
 def _group_sections(group: dict[str, Any], categories: list[str]) -> list[Section]:
@@ -337,17 +379,36 @@ def _group_sections(group: dict[str, Any], categories: list[str]) -> list[Sectio
     if undecided:
         counts = ", ".join(f"{n} {reason}" for reason, n in undecided.items())
         notes.append(f"Units left undecided (not guessed): {counts}.")
-    names = [name for name in ("po", "cohen_kappa", "weighted_kappa_linear", "weighted_kappa_quadratic",
-                               "krippendorff_alpha", "gwet_ac1", "fleiss_kappa") if name in against["metrics"]
-             or name in own["metrics"]]
+    names = [
+        name
+        for name in (
+            "po",
+            "cohen_kappa",
+            "weighted_kappa_linear",
+            "weighted_kappa_quadratic",
+            "krippendorff_alpha",
+            "gwet_ac1",
+            "fleiss_kappa",
+        )
+        if name in against["metrics"] or name in own["metrics"]
+    ]
     rows = tuple(
-        (metric_label(name),
-         format_metric(against["metrics"][name]) if name in against["metrics"] else "",
-         format_metric(own["metrics"][name]) if name in own["metrics"] else "")
+        (
+            metric_label(name),
+            format_metric(against["metrics"][name]) if name in against["metrics"] else "",
+            format_metric(own["metrics"][name]) if name in own["metrics"] else "",
+        )
         for name in names
     )
-    return [Section("group", f"Group {group['name']} against {group['reference']}",
-                    ("coefficient", f"consensus vs {group['reference']}", "within the group"), rows, tuple(notes))]
+    return [
+        Section(
+            "group",
+            f"Group {group['name']} against {group['reference']}",
+            ("coefficient", f"consensus vs {group['reference']}", "within the group"),
+            rows,
+            tuple(notes),
+        )
+    ]
 
 
 def adjudication_section(report: dict[str, Any]) -> Section | None:
@@ -357,13 +418,25 @@ def adjudication_section(report: dict[str, Any]) -> Section | None:
         return None
     coders = report["coders"]
     rows = tuple(
-        (item["comment_id"], *(item["codes"].get(coder, "") for coder in coders), item["final_code"],
-         item["decided_by"], item["note"] or "")
+        (
+            item["comment_id"],
+            *(item["codes"].get(coder, "") for coder in coders),
+            item["final_code"],
+            item["decided_by"],
+            item["note"] or "",
+        )
         for item in adjudication["decisions"]
     )
-    notes = [adjudication["statement"],
-             f"{adjudication['decided']} of {adjudication['disagreements']} disagreements decided."]
+    notes = [
+        adjudication["statement"],
+        f"{adjudication['decided']} of {adjudication['disagreements']} disagreements decided.",
+    ]
     if adjudication["undecided"]:
         notes.append("Not yet decided: " + ", ".join(adjudication["undecided"]) + ".")
-    return Section("adjudication", adjudication["title"], ("comment_id", *coders, "final code", "decided by", "note"),
-                   rows, tuple(notes))
+    return Section(
+        "adjudication",
+        adjudication["title"],
+        ("comment_id", *coders, "final code", "decided by", "note"),
+        rows,
+        tuple(notes),
+    )

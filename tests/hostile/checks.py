@@ -98,7 +98,8 @@ def units_conserved(argv: list[str], outcome: kit.Outcome) -> None:
             mine = [entry for entry in log if entry["coder"] == record["coder"] and entry["row"] is not None]
             if rows is None:
                 assert any("quote" in f"{entry['reason']} {entry['detail']}" for entry in mine), (
-                    f"{record['name']} is not well-formed, yet nothing about it was refused or logged")
+                    f"{record['name']} is not well-formed, yet nothing about it was refused or logged"
+                )
                 continue
             valid = sum(1 for unit in joined if unit[column])
             assert record["rows"] == rows, f"{record['name']}: read {record['rows']} rows of {rows}"
@@ -106,8 +107,11 @@ def units_conserved(argv: list[str], outcome: kit.Outcome) -> None:
             assert len({entry["row"] for entry in mine}) == len(mine), "a row is logged twice"
     elif argv[0] in ("score", "report") and option(argv, "--format") == "json" and "--output" not in argv:
         document = json.loads(outcome.stdout)
-        given = {Path(word).name: outcome.folder / word for word in argv[1:]
-                 if word.lower().endswith(SHEET_SUFFIXES) and (outcome.folder / word).is_file()}
+        given = {
+            Path(word).name: outcome.folder / word
+            for word in argv[1:]
+            if word.lower().endswith(SHEET_SUFFIXES) and (outcome.folder / word).is_file()
+        }
         for record in document.get("sheets", []):
             path = given.get(record["name"])
             if path is None or record.get("coder") is None:
@@ -115,7 +119,8 @@ def units_conserved(argv: list[str], outcome: kit.Outcome) -> None:
             rows = oracle_rows(path, worksheet)
             if rows is None:
                 assert any("quote" in reason for reason in document["missingness"]["by_reason"]), (
-                    f"{record['name']} is not well-formed, yet nothing about it was refused or logged")
+                    f"{record['name']} is not well-formed, yet nothing about it was refused or logged"
+                )
             else:
                 assert record["rows"] == rows, f"{record['name']}: read {record['rows']} rows of {rows}"
 

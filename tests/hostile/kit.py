@@ -120,8 +120,13 @@ def sheet(*rows: str, header: str = "comment_id,code") -> str:
 # --- builders of binary or large files -------------------------------------------------
 
 
-def xlsx(rows: list[list[object]], *, title: str = "Codes", more: Mapping[str, list[list[object]]] | None = None,
-         hidden_first: bool = False) -> Callable[[], bytes]:
+def xlsx(
+    rows: list[list[object]],
+    *,
+    title: str = "Codes",
+    more: Mapping[str, list[list[object]]] | None = None,
+    hidden_first: bool = False,
+) -> Callable[[], bytes]:
     """A workbook made by openpyxl: ``rows`` in the first worksheet, ``more`` after it."""
 
     def build() -> bytes:
@@ -176,8 +181,10 @@ def zip_bytes(members: Mapping[str, bytes], compression: int = zipfile.ZIP_DEFLA
     return buffer.getvalue()
 
 
-SHEET_XML_HEAD = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-                  b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">')
+SHEET_XML_HEAD = (
+    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+)
 
 
 def sheet_xml(body: bytes, *, before: bytes = b"", dimension: bytes = b"") -> bytes:
@@ -188,8 +195,9 @@ def sheet_xml(body: bytes, *, before: bytes = b"", dimension: bytes = b"") -> by
 
 def inline_row(number: int, *cells: str) -> bytes:
     columns = "ABCDEFGHIJ"
-    inner = "".join(f'<c r="{columns[i]}{number}" t="inlineStr"><is><t>{cell}</t></is></c>'
-                    for i, cell in enumerate(cells))
+    inner = "".join(
+        f'<c r="{columns[i]}{number}" t="inlineStr"><is><t>{cell}</t></is></c>' for i, cell in enumerate(cells)
+    )
     return f'<row r="{number}">{inner}</row>'.encode()
 
 
@@ -203,8 +211,10 @@ def xlsx_bomb_cell(size: int) -> Callable[[], bytes]:
 
     def build() -> bytes:
         chunk = 1 << 20
-        head = SHEET_XML_HEAD + b"<sheetData>" + HEADER_ROW + b'<row r="2"><c r="A2" t="inlineStr"><is><t>a</t>' \
+        head = (
+            SHEET_XML_HEAD + b"<sheetData>" + HEADER_ROW + b'<row r="2"><c r="A2" t="inlineStr"><is><t>a</t>'
             b'</is></c><c r="B2" t="inlineStr"><is><t>'
+        )
         tail = b"</t></is></c></row></sheetData></worksheet>"
         deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
         start = deflate.compress(head) + deflate.flush(zlib.Z_FULL_FLUSH)
@@ -216,11 +226,15 @@ def xlsx_bomb_cell(size: int) -> Callable[[], bytes]:
         for _ in range(count):
             crc = zlib.crc32(ys, crc)
         crc = zlib.crc32(tail, crc)
-        members = [(name, data) for name, data in zip_members(xlsx(GOOD_XLSX_ROWS)()).items()
-                   if name != "xl/worksheets/sheet1.xml"]
+        members = [
+            (name, data)
+            for name, data in zip_members(xlsx(GOOD_XLSX_ROWS)()).items()
+            if name != "xl/worksheets/sheet1.xml"
+        ]
         bomb = ("xl/worksheets/sheet1.xml", start + block * count + end, crc, len(head) + chunk * count + len(tail))
-        return raw_zip([*((name, zlib.compress(data, 9)[2:-4], zlib.crc32(data), len(data)) for name, data in members),
-                        bomb])
+        return raw_zip(
+            [*((name, zlib.compress(data, 9)[2:-4], zlib.crc32(data), len(data)) for name, data in members), bomb]
+        )
 
     return build
 
@@ -233,8 +247,12 @@ def raw_zip(members: list[tuple[str, bytes, int, int]]) -> bytes:
         offset = body.tell()
         fields = struct.pack("<HHHHHIII", 20, 0, 8, 0, 0x21, crc, len(data), size)
         body.write(struct.pack("<I", 0x04034B50) + fields + struct.pack("<HH", len(encoded), 0) + encoded + data)
-        directory.write(struct.pack("<IH", 0x02014B50, 20) + fields
-                        + struct.pack("<HHHHHII", len(encoded), 0, 0, 0, 0, 0, offset) + encoded)
+        directory.write(
+            struct.pack("<IH", 0x02014B50, 20)
+            + fields
+            + struct.pack("<HHHHHII", len(encoded), 0, 0, 0, 0, 0, offset)
+            + encoded
+        )
     listing = directory.getvalue()
     end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members), len(members), len(listing), body.tell(), 0)
     return body.getvalue() + listing + end
@@ -279,16 +297,22 @@ def run_cli(folder: Path, command: str) -> None:
     assert result.exit_code == 0, f"setup `{command}` failed: {result.stderr}"
 
 
-def freeze_fixed(folder: Path, sheets: tuple[str, ...] = ("alice.csv", "bob.csv"), rule: str = "rule.yaml",
-                 into: str = "audits", sample: str | None = None) -> Path:
+def freeze_fixed(
+    folder: Path,
+    sheets: tuple[str, ...] = ("alice.csv", "bob.csv"),
+    rule: str = "rule.yaml",
+    into: str = "audits",
+    sample: str | None = None,
+) -> Path:
     """Freeze at a fixed time, so the bundle's name and manifest bytes are the same every run."""
     from irr_audit.bundle import collect_source, freeze
 
     here = Path.cwd()
     os.chdir(folder)
     try:
-        source = collect_source([Path(name) for name in sheets], Path(rule), None, None,
-                                Path(sample) if sample else None)
+        source = collect_source(
+            [Path(name) for name in sheets], Path(rule), None, None, Path(sample) if sample else None
+        )
         return folder / freeze(source, Path(into), FROZEN_AT).path
     finally:
         os.chdir(here)
@@ -451,21 +475,43 @@ def has_file(name: str) -> Callable[[Outcome], None]:
 
 
 def item(comment_id: object, body: str = "It crashes.", status: str = "ok", post: str = "p1", **more: object) -> dict:
-    return {"postId": post, "commentId": comment_id, "body": body, "authorName": "u", "status": status,
-            "statusReason": None, "observedAt": "2024-05-01T10:00:00Z", **more}
+    return {
+        "postId": post,
+        "commentId": comment_id,
+        "body": body,
+        "authorName": "u",
+        "status": status,
+        "statusReason": None,
+        "observedAt": "2024-05-01T10:00:00Z",
+        **more,
+    }
 
 
 DATASET_ITEMS = [item("c1"), item("c2", "Love it."), item("c3", "Export fails."), item("c4", "Fine.")]
 DATASET = json.dumps(DATASET_ITEMS, indent=1)
 DATASET_JSONL = "".join(json.dumps(entry) + "\n" for entry in DATASET_ITEMS)
 DATASET_CSV = "postId,commentId,body,authorName,status,statusReason,observedAt\n" + "".join(
-    f"p1,{entry['commentId']},{entry['body']},u,ok,,2024-05-01T10:00:00Z\n" for entry in DATASET_ITEMS)
-RUN_RECORD = json.dumps({
-    "commentsSaved": 4, "duplicatesSkipped": 0, "hiddenBranchesRemaining": 0,
-    "completionReason": "all inputs processed", "status": "SUCCEEDED", "isComplete": True,
-    "inputResults": [{"postUrl": "https://www.reddit.com/r/x/comments/p1/t/", "commentsFound": 4,
-                      "commentsSaved": 4, "status": "complete", "reason": None}],
-})
+    f"p1,{entry['commentId']},{entry['body']},u,ok,,2024-05-01T10:00:00Z\n" for entry in DATASET_ITEMS
+)
+RUN_RECORD = json.dumps(
+    {
+        "commentsSaved": 4,
+        "duplicatesSkipped": 0,
+        "hiddenBranchesRemaining": 0,
+        "completionReason": "all inputs processed",
+        "status": "SUCCEEDED",
+        "isComplete": True,
+        "inputResults": [
+            {
+                "postUrl": "https://www.reddit.com/r/x/comments/p1/t/",
+                "commentsFound": 4,
+                "commentsSaved": 4,
+                "status": "complete",
+                "reason": None,
+            }
+        ],
+    }
+)
 SAMPLE = "sample dataset.json --rule rule.yaml --coders ann,ben --out s"
 
 
