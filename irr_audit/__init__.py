@@ -1,3 +1,5 @@
 """irr-audit: honest inter-coder reliability audits of hand-coded comment samples."""
 
-__version__ = "0.1.0"
+from irr_audit._version import __version__
+
+__all__ = ["__version__"]

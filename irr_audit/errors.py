@@ -6,7 +6,7 @@ the missingness log. Anything else that goes wrong is a bug and is reported as o
 
 from __future__ import annotations
 
-from irr_audit.display import visible
+from irr_audit.io.display import visible
 
 
 class IrrAuditError(Exception):
@@ -52,6 +52,6 @@ class OutputError(IrrAuditError):
 
 
 class LimitError(IrrAuditError):
-    """A file exceeds one of the limits of irr_audit.limits (its code names the limit)."""
+    """A file exceeds one of the limits of irr_audit.io.limits (its code names the limit)."""
 
     code = "limit-exceeded"

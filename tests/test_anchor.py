@@ -23,11 +23,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from irr_audit.anchor import parse_digest, parse_digest_list
-from irr_audit.bundle import FREEZE_LOCK, canonical_sha256, compare_scores, join_files, non_finite_numbers
+from irr_audit.bundle.anchor import parse_digest, parse_digest_list
+from irr_audit.bundle.freeze import FREEZE_LOCK
+from irr_audit.bundle.manifest import canonical_sha256, non_finite_numbers
+from irr_audit.bundle.read import join_files
+from irr_audit.bundle.verify import compare_scores
 from irr_audit.cli import app
 from irr_audit.errors import UsageError
-from irr_audit.report import render_json
+from irr_audit.io.outputs import render_json
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
@@ -75,7 +78,7 @@ def manifest_of(bundle: Path) -> dict[str, Any]:
 def rehash(bundle: Path, manifest: dict[str, Any] | None = None, *, score: bool = False) -> None:
     """What a forger with write access does: every file's sha256 and size, the rule's
     digest, (optionally) the score, and the manifest's own integrity hash, recomputed."""
-    from irr_audit.audit import AuditOptions, build_report
+    from irr_audit.report.model import AuditOptions, build_report
 
     manifest = manifest if manifest is not None else manifest_of(bundle)
     for record in manifest["files"]:

@@ -26,11 +26,11 @@ from typing import Any
 
 import pytest
 
-from irr_audit.audit import build_report
-from irr_audit.join import join_sheets
+from irr_audit.io.sheets import ColumnChoice, read_sheet
+from irr_audit.join.join import join_sheets
 from irr_audit.report.html import render_html
-from irr_audit.rules import load_rule
-from irr_audit.sheets import ColumnChoice, read_sheet
+from irr_audit.report.model import build_report
+from irr_audit.rules.load import load_rule
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts"

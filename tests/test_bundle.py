@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from irr_audit import bundle as bundle_module
-from irr_audit.bundle import canonical_sha256, list_bundles, units_digest
+from irr_audit.bundle import freeze as freeze_module
+from irr_audit.bundle.manifest import canonical_sha256, list_bundles, units_digest
 from irr_audit.cli import app
-from irr_audit.report import render_json
+from irr_audit.io.outputs import render_json
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
@@ -219,7 +219,7 @@ def test_freezing_twice_into_the_same_place_is_refused(sheets: list[Path], tmp_p
     )
     assert into_bundle.exit_code == 2
     assert "Error [usage-into-bundle]" in into_bundle.stderr
-    assert list_bundles(audits) == [bundle] and sorted(os.listdir(audits)) == [bundle_module.FREEZE_LOCK, bundle.name]
+    assert list_bundles(audits) == [bundle] and sorted(os.listdir(audits)) == [freeze_module.FREEZE_LOCK, bundle.name]
 
 
 def test_a_copied_bundle_still_verifies(sheets: list[Path], tmp_path: Path) -> None:
@@ -256,7 +256,7 @@ def test_a_sheet_path_with_dot_dot_lands_inside_the_bundle(sheets: list[Path], t
     bundle = freeze([detour, sheets[1]], audits)
 
     assert sorted(path.name for path in (bundle / "sheets").iterdir()) == ["alice.csv", "bob.csv"]
-    assert sorted(os.listdir(audits)) == [bundle_module.FREEZE_LOCK, bundle.name]
+    assert sorted(os.listdir(audits)) == [freeze_module.FREEZE_LOCK, bundle.name]
 
 
 @pytest.mark.parametrize("path", ["../outside.csv", "/etc/passwd", "sheets/../../outside.csv", "sheets\\..\\x.csv"])
@@ -467,7 +467,7 @@ def failing_on_call(number: int, real: Callable[..., Any]) -> Callable[..., Any]
 
 def test_a_failed_freeze_leaves_nothing(sheets: list[Path], tmp_path: Path, monkeypatch) -> None:
     audits = tmp_path / "audits"
-    monkeypatch.setattr(bundle_module, "_write_new_file", failing_on_call(2, bundle_module._write_new_file))
+    monkeypatch.setattr(freeze_module, "_write_new_file", failing_on_call(2, freeze_module._write_new_file))
 
     result = run("freeze", *sheets, "--rule", RULE, "--into", audits)
 
@@ -475,26 +475,26 @@ def test_a_failed_freeze_leaves_nothing(sheets: list[Path], tmp_path: Path, monk
     assert result.stderr.startswith(
         f"Error [output-unwritable]: cannot write a bundle into {audits}: No space left on device."
     )
-    assert os.listdir(audits) == [bundle_module.FREEZE_LOCK]  # the lock's file, not a bundle
+    assert os.listdir(audits) == [freeze_module.FREEZE_LOCK]  # the lock's file, not a bundle
 
 
 def test_a_killed_freeze_leaves_no_bundle_that_looks_whole(sheets: list[Path], tmp_path: Path, monkeypatch) -> None:
     """A kill gives no chance to clean up: the half-built folder stays, hidden and unfinished."""
     audits = tmp_path / "audits"
-    monkeypatch.setattr(bundle_module, "_discard", lambda building: None)
-    monkeypatch.setattr(bundle_module, "_write_new_file", failing_on_call(2, bundle_module._write_new_file))
+    monkeypatch.setattr(freeze_module, "_discard", lambda building: None)
+    monkeypatch.setattr(freeze_module, "_write_new_file", failing_on_call(2, freeze_module._write_new_file))
     assert run("freeze", *sheets, "--rule", RULE, "--into", audits).exit_code == 2
     monkeypatch.undo()
-    monkeypatch.setattr(bundle_module, "_discard", lambda building: None)
+    monkeypatch.setattr(freeze_module, "_discard", lambda building: None)
 
     def killed(*args: Any) -> None:
         raise KeyboardInterrupt  # after the manifest is written, before the rename
 
-    monkeypatch.setattr(bundle_module.os, "rename", killed)
+    monkeypatch.setattr(freeze_module.os, "rename", killed)
     assert run("freeze", *sheets, "--rule", RULE, "--into", audits).exit_code != 0  # click: "Aborted!"
     monkeypatch.undo()
 
-    leftovers = sorted(path for path in audits.iterdir() if path.name != bundle_module.FREEZE_LOCK)
+    leftovers = sorted(path for path in audits.iterdir() if path.name != freeze_module.FREEZE_LOCK)
     assert len(leftovers) == 2 and all(path.name.startswith(".") and ".partial-" in path.name for path in leftovers)
     assert list_bundles(audits) == []
     for leftover in leftovers:

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from irr_audit.cli import app
-from irr_audit.display import visible
 from irr_audit.errors import IrrAuditError
+from irr_audit.io.display import visible
 from irr_audit.report.markdown import md_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -274,7 +274,7 @@ def test_markdown_report_of_a_hostile_adjudicated_bundle(hostile_bundle: Path) -
 
 def test_markdown_of_values_from_an_edited_record_and_manifest_is_escaped() -> None:
     """decided_at, the bundle's creation time and the digests come from files a user can write."""
-    from irr_audit.adjudication import adjudication_lines
+    from irr_audit.report.markdown import adjudication_lines
 
     report = {
         "coders": ["a", "b"],
@@ -463,7 +463,7 @@ def test_a_coder_named_like_a_column_is_refused_before_anything_is_written(
 
 
 def test_adjudication_template_and_decisions_round_trip_formula_text(tmp_path: Path) -> None:
-    from irr_audit.outputs import spreadsheet_original, spreadsheet_safe
+    from irr_audit.io.outputs import spreadsheet_original, spreadsheet_safe
 
     for text in ["=a", "'=a", "''=a", "'ok", "-1", "-x", "@", "'", "", "plain", "\t=x", "+1e5"]:
         assert spreadsheet_original(spreadsheet_safe(text)) == text
@@ -544,7 +544,7 @@ def test_an_id_xlsx_would_alter_is_refused_for_xlsx_sheets(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("sheet_format", ["csv", "xlsx"])
 def test_ids_with_control_characters_are_logged_not_given_to_coders(tmp_path: Path, sheet_format: str) -> None:
-    from irr_audit.sheets import ColumnChoice, read_sheet
+    from irr_audit.io.sheets import ColumnChoice, read_sheet
 
     damaged = ["a\x1bb", "cr\rhere", "tab\there", "new\nline", "nul\x00", "c1\x9b"]
     result, out = sample_of(tmp_path, [*damaged, "\u202eabc", "plain"], "--sheet-format", sheet_format)

@@ -20,10 +20,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from irr_audit.arrowtext import agreed_keys, from_numpy, may_have_edge_space, pack_column, packed_keys
-from irr_audit.join import join_sheets
-from irr_audit.rules import load_rule
-from irr_audit.sheets import read_sheet
+from irr_audit.io.arrowtext import agreed_keys, from_numpy, may_have_edge_space, pack_column, packed_keys
+from irr_audit.io.sheets import read_sheet
+from irr_audit.join.join import join_sheets
+from irr_audit.rules.load import load_rule
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
@@ -279,7 +279,7 @@ def test_join_on_packed_keys_matches_the_string_join(sheets_rows: list[list[tupl
                 writer.writerows(rows)
             sheets.append(read_sheet(path))
         fast = join_sheets(sheets, rule)
-        with patch("irr_audit.join.packed_keys", return_value=None):
+        with patch("irr_audit.join.join.packed_keys", return_value=None):
             slow = join_sheets(sheets, rule)
         assert join_outcome(fast) == join_outcome(slow)
         pd.testing.assert_frame_equal(fast.log, slow.log)

@@ -228,8 +228,8 @@ def test_fuzz_damaged_bundles(frozen_example: Path, data: st.DataObject, command
 
 def rehashed(template: Path, changed: dict[str, bytes]) -> dict[str, bytes]:
     """The damaged member plus a manifest that lists its new sha256, its integrity recomputed."""
-    from irr_audit.bundle import canonical_sha256, sha256_hex
-    from irr_audit.report import render_json
+    from irr_audit.bundle.manifest import canonical_sha256, sha256_hex
+    from irr_audit.io.outputs import render_json
 
     manifest_name = f"{kit.BUNDLE}/manifest.json"
     if manifest_name in changed:

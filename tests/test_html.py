@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from irr_audit.audit import build_report
 from irr_audit.cli import app
-from irr_audit.join import join_sheets
+from irr_audit.io.sheets import ColumnChoice, read_sheet
+from irr_audit.join.join import join_sheets
 from irr_audit.report.html import render_html
-from irr_audit.rules import load_rule
-from irr_audit.sheets import ColumnChoice, read_sheet
+from irr_audit.report.model import build_report
+from irr_audit.rules.load import load_rule
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
@@ -25,7 +25,7 @@ HOSTILE = '<script>alert("x")</script></td></table>\' & "quoted"'
 
 
 def report_of(sheets: list[Path], rule: Path, **options) -> dict:
-    from irr_audit.audit import AuditOptions
+    from irr_audit.report.model import AuditOptions
 
     joined = join_sheets([read_sheet(path, ColumnChoice()) for path in sheets], load_rule(rule))
     return build_report(joined, AuditOptions(**options)).to_dict()
@@ -194,7 +194,7 @@ def test_three_coders_get_the_pairwise_kappa_matrix_and_the_coincidence_matrix()
 
 def test_bootstrap_and_group_comparison_draw_their_intervals(tmp_path: Path) -> None:
     folder = CASES / "E_three_raters"
-    from irr_audit.audit import GroupSpec
+    from irr_audit.report.model import GroupSpec
 
     report = report_of(
         sorted((folder / "sheets").glob("*.csv")),
@@ -373,7 +373,7 @@ def test_long_disagreement_lists_are_cut_in_html_and_markdown_not_json(tmp_path)
     from typer.testing import CliRunner
 
     from irr_audit.cli import app
-    from irr_audit.report import LISTED_DISAGREEMENTS
+    from irr_audit.report.format import LISTED_DISAGREEMENTS
 
     total = LISTED_DISAGREEMENTS + 5
     alice, bob = tmp_path / "alice.csv", tmp_path / "bob.csv"

@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from irr_audit.cli import app
-from irr_audit.join import join_sheets
-from irr_audit.rules import load_rule
-from irr_audit.sheets import read_sheet
+from irr_audit.io.sheets import read_sheet
+from irr_audit.join.join import join_sheets
+from irr_audit.rules.load import load_rule
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
@@ -201,7 +201,7 @@ def test_units_are_numbered_the_same_by_both_encodings(monkeypatch: pytest.Monke
     """The shared-dictionary fast path and the one-array fallback give the same units."""
     import pyarrow as pa
 
-    import irr_audit.join as join_module
+    import irr_audit.join.join as join_module
 
     texts = ["comment_id,code\nb,yes\na,no\n, yes\n", "comment_id,code\nc,no\nb,yes\n", "comment_id,code\na,yes\n"]
     sheets = [read_sheet(write(tmp_path / f"{name}.csv", text)) for name, text in zip("xyz", texts)]

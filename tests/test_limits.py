@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from irr_audit.cli import app
-from irr_audit.collector import parse_dataset, parse_run_record
 from irr_audit.errors import IrrAuditError, LimitError
-from irr_audit.limits import (
+from irr_audit.io.collector import parse_dataset, parse_run_record
+from irr_audit.io.limits import (
     DEFAULT_LIMITS,
     Limits,
     _first_too_deep,
@@ -33,8 +33,8 @@ from irr_audit.limits import (
     load_json_records,
     parse_limit_options,
 )
-from irr_audit.rules import parse_rule
-from irr_audit.sheets import SheetOptions, parse_sheet
+from irr_audit.io.sheets import SheetOptions, parse_sheet
+from irr_audit.rules.load import parse_rule
 
 HERE = Path(__file__).parent
 RULE = HERE.parent / "rules" / "explicit_current_failure" / "v1.yaml"

@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from typer.testing import CliRunner
 
-from irr_audit.audit import MAX_CODERS, MAX_TABLE_CELLS
 from irr_audit.cli import app
 from irr_audit.metrics.consensus import consensus_codes
 from irr_audit.metrics.krippendorff import coincidence_diagonal, coincidence_matrix
@@ -30,6 +29,7 @@ from irr_audit.metrics.multi_coder import RatingCounts
 from irr_audit.metrics.patterns import Patterns, grouped_sums, pair_tables
 from irr_audit.metrics.two_coder import collapse_to_category, collapse_to_each_category
 from irr_audit.metrics.weights import identity_weights
+from irr_audit.report.model import MAX_CODERS, MAX_TABLE_CELLS
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
@@ -221,7 +221,7 @@ def test_many_replicates_are_drawn_and_scored_in_bounded_memory() -> None:
     result = run_capped(
         """
         import numpy as np
-        from irr_audit.audit import MAX_BOOTSTRAP
+        from irr_audit.report.model import MAX_BOOTSTRAP
         from irr_audit.metrics import summarise
         rng = np.random.default_rng(5)
         k, n = 30, 3_000

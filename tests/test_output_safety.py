@@ -20,12 +20,13 @@ import pytest
 from filelock import FileLock
 from typer.testing import CliRunner
 
-from irr_audit import bundle as bundle_module
-from irr_audit import runfolder
-from irr_audit.bundle import FREEZE_LOCK, collect_source, list_bundles
+from irr_audit.bundle import freeze as freeze_module
+from irr_audit.bundle.freeze import FREEZE_LOCK, collect_source
+from irr_audit.bundle.manifest import list_bundles
 from irr_audit.cli import app
 from irr_audit.errors import IrrAuditError, OutputError
-from irr_audit.outputs import refuse_unsafe_outputs
+from irr_audit.io import runfolder
+from irr_audit.io.outputs import refuse_unsafe_outputs
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
@@ -339,7 +340,7 @@ def test_an_interrupted_swap_puts_the_old_folder_back(work: Path, monkeypatch) -
 KILLED_WRITER = """
 import os, sys
 from pathlib import Path
-from irr_audit import runfolder
+from irr_audit.io import runfolder
 
 steps_left = int(sys.argv[2])
 
@@ -522,15 +523,15 @@ def test_a_freeze_waits_for_the_lock_and_then_finds_the_bundle(work: Path, monke
     audits = work / "audits"
     other = frozen(work)  # made elsewhere, then moved in by "the other freeze"
     shutil.move(str(other.parent), str(work / "elsewhere"))
-    real_lock = bundle_module.audits_lock
+    real_lock = freeze_module.audits_lock
 
     def lock_after_the_other_freeze(folder: Path, timeout: float):
         shutil.copytree(work / "elsewhere" / other.name, audits / other.name)
         return real_lock(folder, timeout)
 
-    monkeypatch.setattr(bundle_module, "audits_lock", lock_after_the_other_freeze)
+    monkeypatch.setattr(freeze_module, "audits_lock", lock_after_the_other_freeze)
     with pytest.raises(IrrAuditError) as error:
-        bundle_module.freeze(source_of(work), audits, datetime.now(timezone.utc))
+        freeze_module.freeze(source_of(work), audits, datetime.now(timezone.utc))
     assert error.value.code == "usage-already-frozen"
     assert str(audits / other.name) in error.value.message
     assert list_bundles(audits) == [audits / other.name]
@@ -542,11 +543,11 @@ def test_a_freeze_never_writes_while_another_holds_the_lock(work: Path) -> None:
     held = FileLock(audits / FREEZE_LOCK)
     with held:
         with pytest.raises(OutputError) as error:
-            bundle_module.freeze(source_of(work), audits, datetime.now(timezone.utc), lock_timeout=0.05)
+            freeze_module.freeze(source_of(work), audits, datetime.now(timezone.utc), lock_timeout=0.05)
     assert error.value.code == "output-audits-busy"
     assert f"another irr-audit freeze holds the lock {audits / FREEZE_LOCK}; waited 0.05 s" in error.value.message
     assert list_bundles(audits) == []
-    assert bundle_module.freeze(source_of(work), audits, datetime.now(timezone.utc)).path in list_bundles(audits)
+    assert freeze_module.freeze(source_of(work), audits, datetime.now(timezone.utc)).path in list_bundles(audits)
 
 
 # --- the library decision -------------------------------------------------------------------------

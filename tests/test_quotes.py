@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from irr_audit.cli import app
-from irr_audit.collector import parse_dataset
 from irr_audit.errors import IrrAuditError
-from irr_audit.join import join_sheets
-from irr_audit.rules import parse_rule
-from irr_audit.sheets import parse_sheet
-from irr_audit.tables import _arrow_table, parse_table
+from irr_audit.io.collector import parse_dataset
+from irr_audit.io.sheets import parse_sheet
+from irr_audit.io.tables import _arrow_table, parse_table
+from irr_audit.join.join import join_sheets
+from irr_audit.rules.load import parse_rule
 
 HERE = Path(__file__).parent
 RULE_PATH = HERE.parent / "rules" / "explicit_current_failure" / "v1.yaml"
@@ -125,7 +125,7 @@ def test_comments_over_several_lines_keep_their_rows() -> None:
 
 
 def test_a_counts_file_refuses_any_value_over_lines(tmp_path: Path) -> None:
-    from irr_audit.sheets import read_table
+    from irr_audit.io.sheets import read_table
 
     counts = tmp_path / "counts.csv"
     counts.write_bytes(b'alice,bob,units\nyes,"no\nno,yes,3\nyes",2\n')

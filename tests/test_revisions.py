@@ -15,16 +15,10 @@ from typer.testing import CliRunner
 
 from irr_audit.cli import app
 from irr_audit.errors import IrrAuditError
-from irr_audit.revisions import (
-    Baseline,
-    Gates,
-    check_rules,
-    lock_entries,
-    parse_lock,
-    render_lock,
-    render_rule_diff,
-)
-from irr_audit.rules import parse_rule
+from irr_audit.rules.diff import render_rule_diff
+from irr_audit.rules.load import parse_rule
+from irr_audit.rules.lock import lock_entries, parse_lock, render_lock
+from irr_audit.rules.revisions import Baseline, Gates, check_rules
 
 RULE = "explicit_current_failure"
 PROJECT_RULES = Path(__file__).resolve().parents[1] / "rules"

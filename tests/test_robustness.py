@@ -17,11 +17,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from irr_audit.audit import build_report
 from irr_audit.errors import IrrAuditError
-from irr_audit.join import STATUSES, join_sheets
-from irr_audit.rules import parse_rule
-from irr_audit.sheets import parse_sheet
+from irr_audit.io.sheets import parse_sheet
+from irr_audit.join.join import STATUSES, join_sheets
+from irr_audit.report.model import build_report
+from irr_audit.rules.load import parse_rule
 
 RULE = parse_rule(
     b"rule: demo\nversion: 1\nscale: ordinal\ncodes: [low, mid, high]\nmissing_codes: [unknown]\n"
@@ -129,7 +129,7 @@ def test_a_kill_mid_write_leaves_the_old_file_or_the_new_one(tmp_path: Path) -> 
     child = textwrap.dedent(
         f"""
         from pathlib import Path
-        from irr_audit.outputs import write_text_atomic
+        from irr_audit.io.outputs import write_text_atomic
         print("ready", flush=True)
         while True:
             write_text_atomic(Path({str(target)!r}), "new" * 20_000_000)
@@ -147,13 +147,13 @@ def test_a_kill_mid_write_leaves_the_old_file_or_the_new_one(tmp_path: Path) -> 
 
 
 def test_internal_error_exits_70_and_asks_for_a_report(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    import irr_audit.audit
+    import irr_audit.report.model
     from irr_audit import cli
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(irr_audit.audit, "build_report", broken)
+    monkeypatch.setattr(irr_audit.report.model, "build_report", broken)
     root = Path(__file__).resolve().parents[1]
     monkeypatch.setattr(
         sys,
@@ -221,7 +221,7 @@ CELL_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blackli
 @example([("", "", "\n")])  # a closing quote after a quoted line break looked like a quote left open
 def test_fast_csv_reader_equals_the_csv_module(rows: list[tuple[str, str, str] | None]) -> None:
     """The pyarrow fast path must read exactly what Python's csv module reads (None: a blank line)."""
-    from irr_audit.tables import _arrow_table, _padded_table
+    from irr_audit.io.tables import _arrow_table, _padded_table
 
     body = "comment_id,code,body\n" + "".join(
         ",".join('"' + cell.replace('"', '""') + '"' if any(c in cell for c in ',"\n') else cell for cell in row or ())

@@ -9,7 +9,9 @@ from typer.testing import CliRunner
 
 from irr_audit.cli import app
 from irr_audit.errors import RuleError
-from irr_audit.rules import CodeStatus, Scale, load_rule, parse_rule
+from irr_audit.rules.load import load_rule, parse_rule
+from irr_audit.rules.model import CodeStatus
+from irr_audit.rules.scale import Scale
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_SHEETS = [str(ROOT / "examples" / "sheets" / name) for name in ("alice.csv", "bob.csv")]

@@ -17,8 +17,9 @@ from openpyxl import load_workbook
 from typer.testing import CliRunner
 
 from irr_audit.cli import app
-from irr_audit.missingness import LOG_COLUMNS
-from irr_audit.sampling import SHEET_COLUMNS, LogRow
+from irr_audit.join.missingness import LOG_COLUMNS
+from irr_audit.sample.ledger import LogRow
+from irr_audit.sample.sheets import SHEET_COLUMNS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "collector"
 DATASET = FIXTURES / "dataset.json"

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from irr_audit.audit import AuditOptions, GroupSpec, build_report
 from irr_audit.cli import app
-from irr_audit.join import join_sheets
-from irr_audit.rules import load_rule
-from irr_audit.sheets import read_sheet
+from irr_audit.io.sheets import read_sheet
+from irr_audit.join.join import join_sheets
+from irr_audit.report.model import AuditOptions, GroupSpec, build_report
+from irr_audit.rules.load import load_rule
 
 LEVELS = """rule: complexity
 version: 1

@@ -26,7 +26,7 @@ from irr_audit.metrics.multi_coder import RatingCounts
 from irr_audit.metrics.patterns import Patterns, compress, unit_weights
 from irr_audit.metrics.reasons import Undefined
 from irr_audit.metrics.result import Metric
-from irr_audit.scale import Scale
+from irr_audit.rules.scale import Scale
 
 Batch = tuple[np.ndarray, np.ndarray]
 

@@ -9,7 +9,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from irr_audit.display import visible
+from irr_audit.io.display import visible
 from irr_audit.report.sections import Section, adjudication_section, metric_sections
 
 

@@ -17,8 +17,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from irr_audit.display import visible
-from irr_audit.report import LISTED_DISAGREEMENTS, format_metric, format_number, metric_label
+from irr_audit.io.display import visible
+from irr_audit.report.format import LISTED_DISAGREEMENTS, format_metric, format_number, metric_label
 from irr_audit.report.sections import CHANCE_CORRECTED, Section, metric_sections
 
 # ColorBrewer YlGnBu (sequential, colour-blind safe) for counts, light = few.

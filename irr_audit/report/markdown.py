@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from irr_audit.display import visible
-from irr_audit.report import LISTED_DISAGREEMENTS
+from irr_audit.io.display import visible
+from irr_audit.report.format import LISTED_DISAGREEMENTS
 from irr_audit.report.sections import Section, metric_sections
 
 # Every ASCII character that starts Markdown (CommonMark and GitHub's extensions) inside a line:
@@ -102,9 +102,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += section_lines(section)
     lines += _pair_lines(report)
     lines += _disagreement_section(report)
-    from irr_audit.adjudication import adjudication_lines  # after, and apart from, the independent statistics
-
-    lines += adjudication_lines(report)
+    lines += adjudication_lines(report)  # after, and apart from, the independent statistics
     return "\n".join(lines) + "\n"
 
 
@@ -141,7 +139,7 @@ def _pair_lines(report: dict[str, Any]) -> list[str]:
         kappa = pair["metrics"].get("cohen_kappa", {})
         lines += [f"### {md_text(first)} and {md_text(second)} (n = {pair['n']})", ""]
         lines += agreement_table_lines(pair["table"], categories, first, second)
-        from irr_audit.report import format_metric
+        from irr_audit.report.format import format_metric
 
         lines += ["", f"Cohen's kappa: {md_text(format_metric(kappa))}", ""]
     return lines
@@ -176,3 +174,54 @@ def _disagreement_section(report: dict[str, Any]) -> list[str]:
 
 def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def adjudication_lines(report: dict[str, Any]) -> list[str]:
+    """Markdown for the bundle and adjudication sections; nothing for other reports. Every value
+    comes from files a user can write (the manifest, the records), so every one is escaped."""
+    lines: list[str] = []
+    bundle = report.get("bundle")
+    if bundle:
+        lines += [
+            "",
+            "## Audit bundle",
+            "",
+            f"- Bundle: {md_text(bundle['name'])}, "
+            f"frozen {md_text(bundle['created'])} with irr-audit {md_text(bundle['tool_version'])}",
+        ]
+        if bundle.get("digest"):
+            lines.append(f"- Bundle digest: {md_digest(bundle['digest'])} (the sha256 of its manifest.json)")
+        if bundle.get("recodes"):
+            recodes = bundle["recodes"]
+            lines.append(f"- Re-coded sample: the units of bundle {md_text(recodes['bundle'])}, coded again")
+        if bundle.get("sample"):
+            lines.append(f"- Sample ledger and missingness log: {len(bundle['sample']['files'])} files under sample/")
+    section = report.get("adjudication")
+    if section is None:
+        return lines
+    lines += [
+        "",
+        f"## {md_text(section['title'])}",
+        "",
+        md_text(section["statement"]),
+        "",
+        f"{section['decided']} of {section['disagreements']} disagreements decided.",
+    ]
+    coders = report["coders"]
+    if section["decisions"]:
+        header = ["comment_id", *map(md_text, coders), "final code", "decided by", "decided at", "note"]
+        lines += ["", "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+        for item in section["decisions"]:
+            independent = (md_text(item["codes"].get(coder, "")) for coder in coders)
+            cells = [
+                md_text(item["comment_id"]),
+                *independent,
+                md_text(item["final_code"]),
+                md_text(item["decided_by"]),
+                md_text(item["decided_at"]),
+                md_text(item["note"]),
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+    if section["undecided"]:
+        lines += ["", "Not yet decided: " + ", ".join(md_text(unit) for unit in section["undecided"]) + "."]
+    return lines

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from irr_audit.report import LISTED_DISAGREEMENTS, format_interval, format_metric, format_number, metric_label
+from irr_audit.report.format import LISTED_DISAGREEMENTS, format_interval, format_metric, format_number, metric_label
 
 RAW = ("po", "pe")
 CHANCE_CORRECTED = (

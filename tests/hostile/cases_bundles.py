@@ -109,8 +109,8 @@ def sampled_bundle(change=None, rehash: bool = True):
 
 
 def _forge_sampled(folder: Path, change, rehash: bool) -> None:
-    from irr_audit.bundle import canonical_sha256, sha256_hex
-    from irr_audit.report import render_json
+    from irr_audit.bundle.manifest import canonical_sha256, sha256_hex
+    from irr_audit.io.outputs import render_json
 
     bundle = writable_bundle(folder)
     manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))

@@ -305,7 +305,7 @@ def freeze_fixed(
     sample: str | None = None,
 ) -> Path:
     """Freeze at a fixed time, so the bundle's name and manifest bytes are the same every run."""
-    from irr_audit.bundle import collect_source, freeze
+    from irr_audit.bundle.freeze import collect_source, freeze
 
     here = Path.cwd()
     os.chdir(folder)
@@ -337,8 +337,8 @@ def forge(change: Callable[[Path, dict], None], rehash: bool = True) -> Callable
     re-hash the manifest's file records and integrity as a careful forger would."""
 
     def setup(folder: Path) -> None:
-        from irr_audit.bundle import canonical_sha256, sha256_hex
-        from irr_audit.report import render_json
+        from irr_audit.bundle.manifest import canonical_sha256, sha256_hex
+        from irr_audit.io.outputs import render_json
 
         frozen(folder)
         bundle = writable_bundle(folder)

@@ -1,0 +1,484 @@
+"""Adjudication: post-hoc consensus codes for a bundle's disagreements, kept apart.
+
+Step 7 of the procedure (DOMAIN.md): only after independent coding do the coders
+read the disagreements and decide together. Each `irr-audit adjudicate` run adds
+one record file, BUNDLE/adjudication/<time>.json, saying who decided, when, and
+each final code with its note. The frozen sheets, the manifest and the first
+statistics are never touched. A later record supersedes an earlier decision on
+the same unit, and the earlier one stays on file as history.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from irr_audit.bundle.manifest import (
+    ADJUDICATION_DIR,
+    MANIFEST,
+    BundleError,
+    Problem,
+    canonical_sha256,
+    is_bundle,
+    non_finite_numbers,
+    read_manifest,
+    sha256_hex,
+    shell_path,
+    utc_stamp,
+    utc_text,
+)
+from irr_audit.errors import IrrAuditError, OutputError, UsageError
+from irr_audit.io.limits import load_json
+from irr_audit.io.outputs import csv_text, spreadsheet_original
+from irr_audit.io.tables import record_pattern, unclosed_quote_line
+from irr_audit.join.join import JoinResult
+from irr_audit.rules.model import CodeStatus, Rule
+
+RECORD_FORMAT = "irr-audit-adjudication/1"
+RECORD_NAME = re.compile(r"\d{8}T\d{6}Z(?:_\d+)?\.json")
+SIGNATURE_SUFFIX = ".sig"  # <record>.json.sig: an SSH signature of the record beside it (adjudicate --sign)
+SECTION_TITLE = "Adjudicated labels (post-hoc consensus, not independent codes)"
+SECTION_STATEMENT = (
+    "The agreement statistics above come from the independent codes only. The final codes below were "
+    "decided jointly after independent coding, while reviewing the disagreements; they change no coefficient."
+)
+CODER_COLUMN_PREFIX = "coder:"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One row of a decisions file: the final code for one disagreement."""
+
+    comment_id: str
+    final_code: str
+    note: str
+    row: int
+
+
+# --- decisions files (pure) ------------------------------------------------------
+
+
+def disagreement_codes(disagreements: Iterable[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """comment id -> {coder: independent code}, from the report's disagreements."""
+    return {item["comment_id"]: dict(item["codes"]) for item in disagreements}
+
+
+def unescape_cell(text: str) -> str:
+    """Undo the quote that csv_text puts before text a spreadsheet would run as a formula."""
+    return spreadsheet_original(text)
+
+
+def template_csv(
+    disagreements: dict[str, dict[str, str]], coders: list[str], current: dict[str, dict[str, Any]]
+) -> str:
+    """The disagreements to decide, as a CSV to fill in: one row per unit, the coders'
+    independent codes beside it, and code and note (prefilled with the current decision)."""
+    header = ["comment_id", *(CODER_COLUMN_PREFIX + coder for coder in coders), "code", "note"]
+    rows = [
+        [
+            unit,
+            *(codes[coder] for coder in coders),
+            current.get(unit, {}).get("final_code", ""),
+            current.get(unit, {}).get("note", ""),
+        ]
+        for unit, codes in disagreements.items()
+    ]
+    return csv_text(header, rows)
+
+
+def parse_decisions(text: str, source: str, rule: Rule, disagreements: dict[str, dict[str, str]]) -> list[Decision]:
+    """The filled rows of a decisions file (comment_id, code, optional note). Rows with
+    an empty code are left undecided. Raises UsageError naming the file and row."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        records = list(reader)
+    except csv.Error as exc:
+        opened = unclosed_quote_line(text, 1, ",")
+        problem = (
+            f"has a quote opened on line {opened} that is never closed"
+            if opened is not None
+            else f"is not valid CSV near line {reader.line_num}: {exc}"
+        )
+        raise _bad_file(
+            source,
+            problem,
+            "close the quote (a quote inside a value is written twice), or save the file again as CSV UTF-8.",
+        ) from None
+    if not records:
+        raise _bad_file(source, "is empty", "fill in the CSV that irr-audit adjudicate BUNDLE prints.")
+    header = [column.strip().casefold() for column in records[0]]
+    for required in ("comment_id", "code"):
+        if required not in header:
+            found = ", ".join(column for column in records[0] if column.strip()) or "(none)"
+            raise _bad_file(
+                source,
+                f'has no column "{required}" (columns found: {found})',
+                "use the columns comment_id, code and note.",
+            )
+    at_id, at_code = header.index("comment_id"), header.index("code")
+    at_note = header.index("note") if "note" in header else None
+    decisions: dict[str, Decision] = {}
+    row_shape = re.compile(record_pattern(",", len(header), at_id, at_code))
+    for row, record in enumerate(records[1:], start=2):
+        cells = record + [""] * (len(header) - len(record))
+        _refuse_swallowed_rows(cells, row, (at_id, at_code), row_shape, source)
+        unit = _known_unit(cells[at_id].strip(), disagreements)
+        raw_code = cells[at_code].strip()
+        if not raw_code:
+            if unit and unit not in disagreements:
+                raise _not_a_disagreement(source, row, unit)
+            continue
+        if not unit:
+            raise _bad_file(source, f"row {row} has a code but no comment_id", "fill in the comment_id.")
+        if unit not in disagreements:
+            raise _not_a_disagreement(source, row, unit)
+        if unit in decisions:
+            raise _bad_file(
+                source,
+                f"row {row} decides {unit!r} again (first in row {decisions[unit].row})",
+                "keep one row per comment_id.",
+            )
+        note = unescape_cell(cells[at_note].strip()) if at_note is not None else ""
+        decisions[unit] = Decision(unit, _final_code(raw_code, rule, source, row), note, row)
+    return list(decisions.values())
+
+
+def _refuse_swallowed_rows(
+    cells: list[str], row: int, keys: tuple[int, ...], row_shape: re.Pattern[str], source: str
+) -> None:
+    """A value over several lines where none belongs (an id, a code) or holding a line shaped
+    like a row of the file: a quote left open has swallowed the rows after it."""
+    for at, cell in enumerate(cells):
+        lines = cell.splitlines()
+        if len(lines) > 1 and (at in keys or any(row_shape.match(line) for line in lines[1:])):
+            raise _bad_file(
+                source,
+                f"row {row} has a value over {len(lines)} lines that swallows what looks like "
+                "further rows: a quote was opened and not closed where the value ends",
+                "close the quote at the end of the value (a quote inside a value is written twice).",
+            )
+
+
+def _known_unit(text: str, disagreements: dict[str, dict[str, str]]) -> str:
+    return text if text in disagreements else unescape_cell(text)
+
+
+def _final_code(raw: str, rule: Rule, source: str, row: int) -> str:
+    for candidate in dict.fromkeys((raw, unescape_cell(raw))):
+        status, code = rule.classify(candidate)
+        if status is CodeStatus.VALID and code is not None:
+            return code
+    raise _bad_file(
+        source,
+        f"row {row} has the final code {raw!r}, which is not a code of {rule.label} ({', '.join(rule.categories)})",
+        "a final code is one of the rule's codes; leave the code empty to leave the unit undecided.",
+    )
+
+
+def _not_a_disagreement(source: str, row: int, unit: str) -> UsageError:
+    return _bad_file(
+        source,
+        f"row {row} names comment {unit!r}, which is not a disagreement of this audit",
+        "only fully coded units on which the coders differ are adjudicated; "
+        "run irr-audit adjudicate BUNDLE to list them.",
+    )
+
+
+def _bad_file(source: str, problem: str, hint: str) -> UsageError:
+    return UsageError(f"decisions file {source} {problem}.", hint=hint, code="adjudication-decisions")
+
+
+def changed_decisions(decisions: list[Decision], current: dict[str, dict[str, Any]]) -> list[Decision]:
+    """Decisions that differ from the ones already on record: a resubmitted template
+    does not record the same decision again under another name and time."""
+    return [
+        decision
+        for decision in decisions
+        if (current.get(decision.comment_id, {}).get("final_code"), current.get(decision.comment_id, {}).get("note"))
+        != (decision.final_code, decision.note)
+    ]
+
+
+# --- records (pure) -------------------------------------------------------------------
+
+
+def build_record(
+    *,
+    bundle_name: str,
+    manifest_sha256: str,
+    by: str,
+    created: datetime,
+    source_name: str,
+    source_sha256: str,
+    decisions: list[Decision],
+    disagreements: dict[str, dict[str, str]],
+) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "format": RECORD_FORMAT,
+        "bundle": {"name": bundle_name, "manifest_sha256": manifest_sha256},
+        "by": by,
+        "created": utc_text(created),
+        "source": {"file": source_name, "sha256": source_sha256},
+        "decisions": [
+            {
+                "comment_id": decision.comment_id,
+                "codes": disagreements[decision.comment_id],
+                "final_code": decision.final_code,
+                "note": decision.note,
+            }
+            for decision in decisions
+        ],
+    }
+    record["record_sha256"] = canonical_sha256(record, "record_sha256")
+    return record
+
+
+def record_problems(
+    record: Any, manifest_sha256: str, disagreements: dict[str, dict[str, str]], categories: tuple[str, ...]
+) -> list[str]:
+    """What makes an adjudication record untrustworthy for this bundle, or []."""
+    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
+        return [f"is not an adjudication record (format {RECORD_FORMAT})"]
+    non_finite = non_finite_numbers(record)
+    if non_finite:
+        return [f"holds a number JSON does not allow ({non_finite[0]})"]
+    if record.get("record_sha256") != canonical_sha256(record, "record_sha256"):
+        return ["was edited after it was recorded (its record_sha256 does not match)"]
+    problems = []
+    bundle = record.get("bundle")
+    if not isinstance(bundle, dict) or bundle.get("manifest_sha256") != manifest_sha256:
+        problems.append("was recorded for another manifest than this bundle's")
+    if not isinstance(record.get("by"), str) or not record["by"].strip() or not isinstance(record.get("created"), str):
+        problems.append("does not say who decided and when")
+    decisions = record.get("decisions")
+    if not isinstance(decisions, list):
+        return [*problems, "has no list of decisions"]
+    for position, decision in enumerate(decisions):
+        unit = decision.get("comment_id") if isinstance(decision, dict) else None
+        if not isinstance(decision, dict) or not isinstance(decision.get("note", ""), str):
+            problems.append(f"decisions[{position}] is not a decision (comment_id, codes, final_code, note)")
+        elif not isinstance(unit, str) or unit not in disagreements:
+            problems.append(f"decisions[{position}] names {unit!r}, which is not a disagreement of this audit")
+        elif decision.get("final_code") not in categories:
+            problems.append(
+                f"decisions[{position}] has the final code {decision.get('final_code')!r}, "
+                f"not a code of the rule ({', '.join(categories)})"
+            )
+        elif decision.get("codes") != disagreements[unit]:
+            problems.append(f"decisions[{position}] quotes other independent codes for {unit!r} than the sheets hold")
+    return problems
+
+
+def current_decisions(records: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """comment id -> its latest decision, with who made it, when, and in which record."""
+    current: dict[str, dict[str, Any]] = {}
+    for file, record in sorted(records, key=lambda item: (item[1]["created"], item[0])):
+        for decision in record["decisions"]:
+            current[decision["comment_id"]] = {
+                **decision,
+                "decided_by": record["by"],
+                "decided_at": record["created"],
+                "record": file,
+            }
+    return current
+
+
+def adjudication_section(
+    records: list[tuple[str, dict[str, Any]]], disagreements: dict[str, dict[str, str]]
+) -> dict[str, Any]:
+    """The report's `adjudication` section: apart from, and after, the independent statistics."""
+    current = current_decisions(records)
+    return {
+        "title": SECTION_TITLE,
+        "statement": SECTION_STATEMENT,
+        "disagreements": len(disagreements),
+        "decided": sum(unit in current for unit in disagreements),
+        "undecided": [unit for unit in disagreements if unit not in current],
+        "decisions": [current[unit] for unit in disagreements if unit in current],
+        "records": [
+            {"file": file, "by": record["by"], "created": record["created"], "decisions": len(record["decisions"])}
+            for file, record in sorted(records, key=lambda item: (item[1]["created"], item[0]))
+        ],
+    }
+
+
+# --- records on disk ------------------------------------------------------------------
+
+
+def record_files(bundle: Path) -> tuple[list[tuple[str, bytes]], list[Problem]]:
+    """The record files of a bundle as (adjudication/<name>, bytes), and what in the
+    folder is not a readable record. A record's signature (<record>.sig) belongs to it."""
+    folder = bundle / ADJUDICATION_DIR
+    if folder.is_symlink() or not folder.is_dir():
+        return [], []  # a symlink or file there is reported by verify's file check
+    files, problems = [], []
+    entries = sorted(folder.iterdir())
+    records = {path.name for path in entries if _is_plain_file(path) and RECORD_NAME.fullmatch(path.name)}
+    for path in entries:
+        name = f"{ADJUDICATION_DIR}/{path.name}"
+        if path.name in records:
+            try:
+                files.append((name, path.read_bytes()))
+            except OSError as exc:
+                problems.append(Problem("adjudication", name, f"cannot be read ({exc.strerror})"))
+        elif not (
+            path.name.endswith(SIGNATURE_SUFFIX)
+            and path.name.removesuffix(SIGNATURE_SUFFIX) in records
+            and _is_plain_file(path)
+        ):
+            problems.append(Problem("extra", name, "not an adjudication record"))
+    return files, problems
+
+
+def _is_plain_file(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()
+
+
+def read_records(bundle: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
+    """The parsed record files of a bundle, and what is not a readable record."""
+    files, problems = record_files(bundle)
+    records = []
+    for name, data in files:
+        try:
+            records.append((name, load_json(data, f"{bundle / name}", own_file=True)))
+        except UnicodeDecodeError as exc:
+            problems.append(Problem("adjudication", name, f"is not UTF-8 text (byte {exc.start})"))
+        except ValueError as exc:
+            problems.append(Problem("adjudication", name, f"cannot be read as JSON ({_json_error(exc)})"))
+        except IrrAuditError as exc:  # a limit exceeded
+            problems.append(Problem("adjudication", name, exc.message))
+    return records, problems
+
+
+def _json_error(error: ValueError) -> str:
+    if isinstance(error, json.JSONDecodeError):
+        return f"{error.msg} at line {error.lineno}, column {error.colno}" if error.doc.strip() else "it is empty"
+    text = str(error)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def checked_records(
+    bundle: Path, manifest_sha256: str, disagreements: dict[str, dict[str, str]], categories: tuple[str, ...]
+) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
+    records, problems = read_records(bundle)
+    good = []
+    for name, record in records:
+        found = record_problems(record, manifest_sha256, disagreements, categories)
+        problems += [Problem("adjudication", name, text) for text in found]
+        if not found:
+            good.append((name, record))
+    return good, problems
+
+
+def check_adjudication(bundle: Path, manifest_sha256: str, join: JoinResult) -> tuple[list[Problem], int]:
+    """verify's separate check of the adjudication records against the frozen audit."""
+    from irr_audit.report.model import build_report
+
+    disagreements = disagreement_codes(build_report(join).disagreements)
+    records, problems = checked_records(bundle, manifest_sha256, disagreements, join.rule.categories)
+    return problems, len(records)
+
+
+def trusted_records(
+    bundle: Path, manifest_sha256: str, disagreements: dict[str, dict[str, str]], categories: tuple[str, ...]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The records, for adjudicate and report; any doubtful record stops the command."""
+    records, problems = checked_records(bundle, manifest_sha256, disagreements, categories)
+    if problems:
+        raise BundleError(
+            f"bundle {bundle}: {problems[0].path} {problems[0].detail}.",
+            hint=f"run irr-audit verify {shell_path(bundle)} to see every problem; remove or restore that record.",
+            code="bundle-adjudication",
+        )
+    return records
+
+
+def record_bytes(record: dict[str, Any]) -> bytes:
+    """A record's file content: what its digest and signature cover."""
+    from irr_audit.io.outputs import render_json
+
+    return render_json(record).encode("utf-8")
+
+
+def write_record(bundle: Path, data: bytes, created: datetime, signature: bytes | None = None) -> Path:
+    """Add a record file without ever replacing one: it is linked into place under a
+    name no other record has, then made read-only; its signature, if any, goes beside it."""
+    folder = bundle / ADJUDICATION_DIR
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise BundleError(
+            f"bundle {bundle}: {ADJUDICATION_DIR} is not a folder.",
+            hint=f"run irr-audit verify {shell_path(bundle)}.",
+            code="bundle-adjudication",
+        )
+    try:
+        folder.mkdir(exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".record.", suffix=".tmp", dir=folder)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        try:
+            n = 1
+            while True:
+                target = folder / (utc_stamp(created) + (f"_{n}" if n > 1 else "") + ".json")
+                try:
+                    os.link(temporary, target)
+                    break
+                except FileExistsError:
+                    n += 1
+        finally:
+            Path(temporary).unlink(missing_ok=True)
+        os.chmod(target, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        if signature is not None:
+            _write_signature(target.with_name(target.name + SIGNATURE_SUFFIX), signature)
+    except OSError as exc:
+        raise OutputError(
+            f"cannot write an adjudication record into {folder}: {exc.strerror or exc}.",
+            hint="check the bundle folder's permissions; the frozen files are not changed.",
+            code="output-unwritable",
+        ) from None
+    return target
+
+
+def _write_signature(path: Path, signature: bytes) -> None:
+    with open(path, "xb") as stream:  # a record's name is new, so is its signature's
+        stream.write(signature)
+        stream.flush()
+        os.fsync(stream.fileno())
+    os.chmod(path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+
+
+# --- the report --------------------------------------------------------------------------
+
+
+def bundle_report_sections(inputs: list[Path], document: dict[str, Any]) -> dict[str, Any]:
+    """`report BUNDLE`: the bundle's provenance and its adjudication, as report sections.
+    Any other input adds nothing."""
+    if len(inputs) != 1 or not is_bundle(inputs[0]):
+        return {}
+    bundle = inputs[0]
+    manifest = read_manifest(bundle)
+    disagreements = disagreement_codes(document.get("disagreements", []))
+    manifest_sha256 = sha256_hex((bundle / MANIFEST).read_bytes())
+    records = trusted_records(bundle, manifest_sha256, disagreements, tuple(document["categories"]))
+    return {
+        "bundle": {
+            "name": manifest["name"],
+            "digest": f"sha256:{manifest_sha256}",  # what freeze printed; compare it with the anchored one
+            "created": manifest["created"],
+            "tool_version": manifest["tool_version"],
+            "recodes": manifest["recodes"],
+            "sample": manifest["sample"],
+        },
+        "adjudication": adjudication_section(records, disagreements),
+    }

@@ -1,0 +1,519 @@
+"""The bundle format: where each file of a bundle lives, its manifest (built at
+freeze, read and checked by every command that uses a bundle), and the paths a
+manifest names, which are never trusted.
+
+    AUDITS_DIR/<YYYYMMDDTHHMMSSZ>_<rule-id>_v<version>[_<n>]/
+      manifest.json        what is frozen: every file's sha256 and size, the score JSON
+      manifest.json.sig    an SSH signature of manifest.json, when freeze --sign made one
+      sheets/<file name>   the original sheets
+      rule/<id>/v<n>.yaml  the rule file
+      sample/...           the ledger and missingness log of `irr-audit sample`, when given
+      adjudication/...     later consensus records (irr_audit.bundle.adjudication); not frozen
+
+Nothing a manifest says is trusted as a path: every member path is checked to stay
+inside the bundle, without symlinks. The bundle's digest, the sha256 of
+manifest.json's bytes, names the whole frozen audit; verify checks it against an
+anchor kept outside the bundle (irr_audit.bundle.anchor).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import shlex
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, fields
+from datetime import datetime, timezone
+from pathlib import Path, PureWindowsPath
+from typing import Any
+
+from irr_audit._version import __version__
+from irr_audit.errors import IrrAuditError
+from irr_audit.io.limits import load_json
+from irr_audit.io.outputs import render_json
+from irr_audit.io.sheets import ColumnChoice
+from irr_audit.join.join import JoinResult
+from irr_audit.rules.model import Rule
+
+FORMAT = "irr-audit-bundle/1"
+MANIFEST = "manifest.json"
+SIGNATURE = "manifest.json.sig"  # beside the manifest: it signs the manifest's bytes, so cannot be listed in it
+SHEETS_DIR = "sheets"
+RULE_DIR = "rule"
+SAMPLE_DIR = "sample"
+ADJUDICATION_DIR = "adjudication"
+SAMPLE_SUMMARY = "sample.json"
+PARTIAL_MARK = ".partial-"
+NAME_PATTERN = re.compile(r"(?P<stamp>\d{8}T\d{6}Z)_(?P<rule>[a-z0-9_]+)_v(?P<version>\d+)(?:_(?P<n>\d+))?")
+SHA256_PATTERN = re.compile(r"[0-9a-f]{64}")
+INTEGRITY_OF = "this manifest as canonical JSON (sorted keys, no spaces, UTF-8) without the integrity key"
+# The score keys every bundle has had, with their JSON types: a frozen score without
+# them would leave nothing to compare (a key only recomputed is not compared).
+REQUIRED_SCORE = {
+    "rule": dict,
+    "coders": list,
+    "categories": list,
+    "units": dict,
+    "table": list,
+    "metrics": dict,
+    "available_case": dict,
+    "pairs": list,
+}
+JSON_KINDS = {dict: "an object", list: "a list"}
+
+
+class BundleError(IrrAuditError):
+    code = "bundle-invalid"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing verify (or its check of the adjudication records) found: kind is changed,
+    missing, extra, manifest, units, score, adjudication, unfinished, anchor (not the
+    bundle anchored outside it) or signature (a missing or bad signature)."""
+
+    kind: str
+    path: str
+    detail: str = ""
+
+    def line(self) -> str:
+        return ": ".join(part for part in (self.kind, self.path, self.detail) if part)
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "path": self.path, "detail": self.detail}
+
+
+# --- small pure pieces -------------------------------------------------------
+
+
+def utc_text(moment: datetime) -> str:
+    """ISO 8601 in UTC to the second: 2024-05-01T12:00:00Z."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def utc_stamp(moment: datetime) -> str:
+    """The same instant for a file name that sorts by time: 20240501T120000Z."""
+    return moment.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def bundle_name(created: datetime, rule: Rule, n: int = 1) -> str:
+    """Bundles sort by time and show the rule and version; ``n`` > 1 only on a clash."""
+    name = f"{utc_stamp(created)}_{rule.id}_v{rule.version}"
+    return name if n == 1 else f"{name}_{n}"
+
+
+def shell_path(path: Path | str) -> str:
+    """A path as it must be typed in a shell, for hints that show a command."""
+    return shlex.quote(str(path))
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def units_digest(unit_ids: Iterable[str]) -> str:
+    """sha256 of the sorted unit ids joined by newlines (UTF-8): two audits of the
+    same units have the same digest whatever order their sheets list them in."""
+    return sha256_hex("\n".join(sorted(unit_ids)).encode("utf-8"))
+
+
+def canonical_sha256(document: dict[str, Any], without: str) -> str:
+    """sha256 of a JSON document without one key, so a document can carry its own digest."""
+    rest = {key: value for key, value in document.items() if key != without}
+    text = json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return sha256_hex(text.encode("utf-8"))
+
+
+def member_path_problem(text: object) -> str | None:
+    """Why a path read from a manifest may not name a file inside the bundle, or None.
+
+    >>> member_path_problem("sheets/alice smith.csv") is None
+    True
+    >>> member_path_problem("sheets/../../etc/passwd")
+    "has a '..', '.' or empty part"
+    """
+    if not isinstance(text, str) or not text:
+        return "is not a non-empty text path"
+    if "\\" in text or "\x00" in text:
+        return "contains a backslash or NUL"
+    if text.startswith("/") or PureWindowsPath(text).drive:
+        return "is absolute"
+    if any(part in ("", ".", "..") for part in text.split("/")):
+        return "has a '..', '.' or empty part"
+    return None
+
+
+def plain_file_name_problem(name: str) -> str | None:
+    """Why a sheet's file name cannot be stored as sheets/<name>, or None."""
+    if member_path_problem(name) is not None or "/" in name:
+        return "is not a plain file name"
+    if name == MANIFEST:
+        return "is reserved for the manifest"
+    return None
+
+
+# --- the manifest --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FrozenFile:
+    """One file of the bundle: its path inside the bundle and its bytes."""
+
+    path: str
+    data: bytes
+
+    def record(self) -> dict[str, Any]:
+        return {"path": self.path, "sha256": sha256_hex(self.data), "size": len(self.data)}
+
+
+def rule_member(rule: Rule) -> str:
+    return f"{RULE_DIR}/{rule.id}/v{rule.version}.yaml"
+
+
+def build_manifest(
+    *,
+    name: str,
+    created: datetime,
+    join: JoinResult,
+    files: list[FrozenFile],
+    score: dict[str, Any],
+    columns: ColumnChoice,
+    recodes: dict[str, Any] | None,
+    sample_files: list[str] | None,
+    sample_ids: list[str] | None,
+) -> dict[str, Any]:
+    """The manifest of a new bundle. Pure."""
+    rule = join.rule
+    by_path = {file.path: file for file in files}
+    manifest: dict[str, Any] = {
+        "format": FORMAT,
+        "name": name,
+        "created": utc_text(created),
+        "tool_version": __version__,
+        "rule": {"id": rule.id, "version": rule.version, "digest": rule.digest, "file": rule_member(rule)},
+        "sheets": [
+            {
+                "file": f"{SHEETS_DIR}/{sheet.name}",
+                "coder": sheet.coder,
+                "sha256": sha256_hex(by_path[f"{SHEETS_DIR}/{sheet.name}"].data),
+                "size": len(by_path[f"{SHEETS_DIR}/{sheet.name}"].data),
+            }
+            for sheet in join.sheets
+        ],
+        "files": sorted((file.record() for file in files), key=lambda record: record["path"]),
+        "units": {"count": len(join.unit_ids), "ids_sha256": units_digest(join.unit_ids)},
+        "recodes": recodes,
+        "sample": None if sample_files is None else sample_entry(sample_files, sample_ids or []),
+        "columns": asdict(columns),
+        "score": score,
+    }
+    manifest["integrity"] = {"sha256": canonical_sha256(manifest, "integrity"), "of": INTEGRITY_OF}
+    return manifest
+
+
+def manifest_bytes(manifest: dict[str, Any]) -> bytes:
+    """manifest.json as written: the bytes the bundle's digest and signature cover."""
+    return render_json(manifest).encode("utf-8")
+
+
+def sample_entry(files: list[str], sample_ids: list[str]) -> dict[str, Any]:
+    """The manifest's `sample`: the frozen files of `irr-audit sample`; the audit's
+    units are exactly the sample's ids, read back from sample/sample.json."""
+    return {
+        "files": files,
+        "summary": f"{SAMPLE_DIR}/{SAMPLE_SUMMARY}",
+        "ids": {"count": len(sample_ids), "ids_sha256": units_digest(sample_ids)},
+        "restricts_units": True,
+    }
+
+
+def sheet_options(columns: dict[str, Any] | None) -> ColumnChoice:
+    """The sheet-reading options a manifest recorded (unknown keys from a newer tool are ignored)."""
+    known = {field.name for field in fields(ColumnChoice)}
+    return ColumnChoice(**{key: value for key, value in (columns or {}).items() if key in known})
+
+
+def non_finite_numbers(document: Any) -> list[str]:
+    """Where a parsed JSON document holds NaN or an infinity, which Python's json module
+    reads but JSON does not allow (and no score freeze writes holds). Pure.
+
+    >>> non_finite_numbers({"score": {"po": float("nan")}, "n": [1, float("-inf")]})
+    ['n[1] is -Infinity', 'score.po is NaN']
+    """
+    found, pending = [], [("", document)]
+    while pending:  # a loop, not recursion: a nested document cannot exhaust the stack here
+        where, value = pending.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            shown = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+            found.append(f"{where or '(the document)'} is {shown}")
+        elif isinstance(value, dict):
+            pending += [(f"{where}.{key}" if where else str(key), inner) for key, inner in value.items()]
+        elif isinstance(value, list):
+            pending += [(f"{where}[{index}]", inner) for index, inner in enumerate(value)]
+    return sorted(found)
+
+
+def manifest_problems(manifest: Any) -> list[str]:
+    """What is wrong with a manifest's structure, as short sentences. Pure."""
+    if not isinstance(manifest, dict):
+        return ["is not a JSON object"]
+    non_finite = non_finite_numbers(manifest)
+    if non_finite:
+        more = f" (and {len(non_finite) - 1} more)" if len(non_finite) > 1 else ""
+        return [f"{non_finite[0]}{more}, which JSON does not allow"]
+    problems: list[str] = []
+    if manifest.get("format") != FORMAT:
+        problems.append(f"format is {manifest.get('format')!r}, expected {FORMAT!r}")
+    if not isinstance(manifest.get("name"), str) or not NAME_PATTERN.fullmatch(manifest["name"]):
+        problems.append(f"name {manifest.get('name')!r} is not a bundle name (<time>_<rule>_v<version>)")
+    for key in ("created", "tool_version"):
+        if not isinstance(manifest.get(key), str):
+            problems.append(f"{key} is missing")
+    problems += _rule_problems(manifest.get("rule"))
+    problems += _file_list_problems(manifest.get("files"))
+    problems += _sheet_list_problems(manifest.get("sheets"))
+    units = manifest.get("units")
+    if not (isinstance(units, dict) and _is_count(units.get("count")) and _is_sha(units.get("ids_sha256"))):
+        problems.append("units must have a count and an ids_sha256")
+    recodes = manifest.get("recodes", "absent")
+    if recodes is not None and not (
+        isinstance(recodes, dict)
+        and isinstance(recodes.get("bundle"), str)
+        and NAME_PATTERN.fullmatch(recodes["bundle"])
+        and _is_sha(recodes.get("ids_sha256"))
+    ):
+        problems.append("recodes must be null or name a bundle and its units' ids_sha256")
+    problems += _sample_problems(manifest.get("sample", "absent"))
+    columns = manifest.get("columns", {})
+    if not isinstance(columns, dict) or not all(isinstance(value, (str, type(None))) for value in columns.values()):
+        problems.append("columns must map sheet options (id_column, code_column) to text or null")
+    problems += _score_problems(manifest.get("score"))
+    integrity = manifest.get("integrity")
+    if not (isinstance(integrity, dict) and _is_sha(integrity.get("sha256"))):
+        problems.append("integrity.sha256 is missing")
+    return problems
+
+
+def _sample_problems(sample: Any) -> list[str]:
+    if sample is None:
+        return []
+    summary = f"{SAMPLE_DIR}/{SAMPLE_SUMMARY}"
+    if not isinstance(sample, dict) or not isinstance(sample.get("files"), list):
+        return ["sample must be null or list its files under sample/"]
+    problems = []
+    for position, path in enumerate(sample["files"]):
+        why = member_path_problem(path)
+        if why is not None:
+            problems.append(f"sample.files[{position}] {path!r} {why}")
+        elif not path.startswith(f"{SAMPLE_DIR}/") or path.count("/") != 1:
+            problems.append(f"sample.files[{position}] {path!r} is not directly in {SAMPLE_DIR}/")
+    if sample.get("summary") != summary or summary not in sample["files"]:
+        problems.append(f"sample.summary must be {summary}, one of sample.files")
+    ids = sample.get("ids")
+    if not (isinstance(ids, dict) and _is_count(ids.get("count")) and _is_sha(ids.get("ids_sha256"))):
+        problems.append("sample.ids must have a count and an ids_sha256")
+    if sample.get("restricts_units") is not True:
+        problems.append("sample.restricts_units must be true")
+    return problems
+
+
+def _score_problems(score: Any) -> list[str]:
+    if not isinstance(score, dict):
+        return ["score is missing"]
+    return [
+        f"score.{key} is missing" if key not in score else f"score.{key} is not {JSON_KINDS[kind]}"
+        for key, kind in REQUIRED_SCORE.items()
+        if not isinstance(score.get(key), kind)
+    ]
+
+
+def _rule_problems(rule: Any) -> list[str]:
+    if not isinstance(rule, dict):
+        return ["rule is missing"]
+    problems = []
+    if not isinstance(rule.get("id"), str) or not re.fullmatch(r"[a-z0-9_]+", rule["id"]):
+        problems.append("rule.id is not a rule id")
+    if not _is_count(rule.get("version")):
+        problems.append("rule.version is not a version number")
+    if not isinstance(rule.get("digest"), str) or not _is_sha(rule["digest"].removeprefix("sha256:")):
+        problems.append("rule.digest is not sha256:<hex>")
+    if not problems and rule.get("file") != f"{RULE_DIR}/{rule['id']}/v{rule['version']}.yaml":
+        problems.append(f"rule.file must be {RULE_DIR}/{rule['id']}/v{rule['version']}.yaml")
+    return problems
+
+
+def _file_list_problems(files: Any) -> list[str]:
+    if not isinstance(files, list):
+        return ["files is missing"]
+    problems, seen = [], set()
+    for position, record in enumerate(files):
+        if not (isinstance(record, dict) and _is_sha(record.get("sha256")) and _is_count(record.get("size"))):
+            problems.append(f"files[{position}] needs a path, a sha256 and a size")
+            continue
+        path = record.get("path")
+        why = member_path_problem(path)
+        if why is not None:
+            problems.append(f"files[{position}].path {path!r} {why}")
+        elif path in (MANIFEST, SIGNATURE) or path.split("/")[0] == ADJUDICATION_DIR:
+            problems.append(f"files[{position}].path {path!r} is not a frozen file")
+        elif path in seen:
+            problems.append(f"files lists {path!r} twice")
+        seen.add(path)
+    return problems
+
+
+def _sheet_list_problems(sheets: Any) -> list[str]:
+    if not isinstance(sheets, list) or len(sheets) < 2:
+        return ["sheets must list two or more sheets"]
+    problems = []
+    for position, record in enumerate(sheets):
+        if not (isinstance(record, dict) and isinstance(record.get("coder"), str) and _is_sha(record.get("sha256"))):
+            problems.append(f"sheets[{position}] needs a file, a coder and a sha256")
+            continue
+        path = record.get("file")
+        why = member_path_problem(path)
+        if why is not None:
+            problems.append(f"sheets[{position}].file {path!r} {why}")
+        elif not path.startswith(f"{SHEETS_DIR}/") or path.count("/") != 1:
+            problems.append(f"sheets[{position}].file {path!r} is not directly in {SHEETS_DIR}/")
+    return problems
+
+
+def _is_sha(value: Any) -> bool:
+    return isinstance(value, str) and SHA256_PATTERN.fullmatch(value) is not None
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def manifest_consistency_problems(manifest: dict[str, Any]) -> list[str]:
+    """Cross-checks within a structurally valid manifest. Pure."""
+    files = {record["path"]: record for record in manifest["files"]}
+    problems = []
+    rule = manifest["rule"]
+    if rule["file"] not in files:
+        problems.append(f"rule.file {rule['file']} is not in the file list")
+    elif rule["digest"] != "sha256:" + files[rule["file"]]["sha256"]:
+        problems.append("rule.digest differs from the rule file's sha256 in the file list")
+    for sheet in manifest["sheets"]:
+        record = files.get(sheet["file"])
+        if record is None:
+            problems.append(f"sheet {sheet['file']} is not in the file list")
+        elif record["sha256"] != sheet["sha256"]:
+            problems.append(f"sheet {sheet['file']} has another sha256 than in the file list")
+    for path in (manifest.get("sample") or {}).get("files", []):
+        if path not in files:
+            problems.append(f"sample file {path} is not in the file list")
+    return problems
+
+
+# --- paths inside a bundle -----------------------------------------------------
+
+
+def member(bundle: Path, path: str) -> Path:
+    """The file a manifest path names, refused when it would leave the bundle
+    or pass through a symlink."""
+    why = member_path_problem(path)
+    if why is None:
+        why = symlink_problem(bundle, path)
+    if why is None and bundle.joinpath(*path.split("/")).exists() and not bundle.joinpath(*path.split("/")).is_file():
+        why = "is not a file"  # a folder, or a pipe that would block the read
+    if why is not None:
+        raise BundleError(
+            f"bundle {bundle}: the manifest's path {path!r} {why}.",
+            hint=f"the bundle was altered; run irr-audit verify {shell_path(bundle)} to see every change.",
+            code="bundle-unsafe-path",
+        )
+    return bundle.joinpath(*path.split("/"))
+
+
+def symlink_problem(bundle: Path, path: str) -> str | None:
+    current = bundle
+    for part in path.split("/"):
+        current = current / part
+        if current.is_symlink():
+            return f"passes through the symlink {current.relative_to(bundle).as_posix()}"
+    return None
+
+
+def is_bundle(path: Path) -> bool:
+    return path.is_dir() and (path / MANIFEST).is_file()
+
+
+def is_partial(path: Path) -> bool:
+    """A folder that freeze was still building when it stopped."""
+    return path.name.startswith(".") and PARTIAL_MARK in path.name
+
+
+def list_bundles(audits_dir: Path) -> list[Path]:
+    """The finished bundles in an audits folder, oldest first (names sort by time)."""
+    if not audits_dir.is_dir():
+        return []
+    return sorted(
+        child
+        for child in audits_dir.iterdir()
+        if not child.name.startswith(".") and not child.is_symlink() and is_bundle(child)
+    )
+
+
+def bundle_files(bundle: Path, unlisted: list[OSError] | None = None) -> Iterator[str]:
+    """Every file and symlink in the bundle as a POSIX path, except the manifest, its
+    signature and the adjudication folder (which are checked on their own). A folder
+    that cannot be listed is added to ``unlisted``: what it holds is not known."""
+    for root, folders, files in os.walk(bundle, onerror=unlisted.append if unlisted is not None else None):
+        at = Path(root).relative_to(bundle)
+        for folder in list(folders):
+            if (Path(root) / folder).is_symlink():
+                folders.remove(folder)
+                yield (at / folder).as_posix()
+            elif at == Path(".") and folder == ADJUDICATION_DIR:
+                folders.remove(folder)
+        for file in files:
+            if at == Path(".") and file in (MANIFEST, SIGNATURE):
+                continue
+            yield (at / file).as_posix()
+
+
+def load_manifest_json(bundle: Path) -> tuple[bytes, Any]:
+    """The manifest's bytes and parsed JSON; raises ValueError when it is not JSON."""
+    data = (bundle / MANIFEST).read_bytes()
+    return data, load_json(data, f"{bundle / MANIFEST}", own_file=True)
+
+
+def read_manifest(bundle: Path) -> dict[str, Any]:
+    """A bundle's manifest, checked (structure, integrity hash), for commands that use the bundle."""
+    if not is_bundle(bundle):
+        raise not_a_bundle(bundle)
+    if (bundle / MANIFEST).is_symlink():
+        raise altered(bundle, f"{MANIFEST} is a symlink")
+    try:
+        _, manifest = load_manifest_json(bundle)
+    except (OSError, ValueError) as exc:
+        raise altered(bundle, f"{MANIFEST} cannot be read as JSON ({type(exc).__name__})") from None
+    problems = manifest_problems(manifest)
+    if not problems and manifest["integrity"]["sha256"] != canonical_sha256(manifest, "integrity"):
+        problems = ["was edited after freezing (its integrity hash does not match)"]
+    problems += [] if problems else manifest_consistency_problems(manifest)
+    if problems:
+        raise altered(bundle, f"{MANIFEST} {problems[0]}")
+    return manifest
+
+
+def not_a_bundle(path: Path) -> BundleError:
+    return BundleError(
+        f"{path} is not an audit bundle (it has no {MANIFEST}).",
+        hint="pass a folder that irr-audit freeze created, e.g. audits/20240501T120000Z_<rule>_v1.",
+        code="bundle-not-found",
+    )
+
+
+def altered(bundle: Path, what: str) -> BundleError:
+    return BundleError(
+        f"bundle {bundle} was altered: {what}.",
+        hint=f"run irr-audit verify {shell_path(bundle)} to see every change; restore the bundle from a copy.",
+        code="bundle-altered",
+    )

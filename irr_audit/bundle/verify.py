@@ -1,0 +1,463 @@
+"""`irr-audit verify`: re-hash every file of a bundle, check its manifest, recompute
+the score from the frozen files and compare it with the frozen one, check the
+adjudication records; then check the bundle against the anchors kept outside it
+(an expected digest, a digest list, SSH signatures), if any.
+
+Without an anchor this shows internal consistency only: whoever can write the
+bundle folder could change a file and re-hash the manifest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from irr_audit._version import __version__
+from irr_audit.bundle.anchor import Anchors, listed_problem, sha256_digest
+from irr_audit.bundle.manifest import (
+    ADJUDICATION_DIR,
+    MANIFEST,
+    RULE_DIR,
+    SHEETS_DIR,
+    SIGNATURE,
+    BundleError,
+    Problem,
+    bundle_files,
+    canonical_sha256,
+    is_partial,
+    load_manifest_json,
+    manifest_consistency_problems,
+    manifest_problems,
+    not_a_bundle,
+    sha256_hex,
+    symlink_problem,
+    units_digest,
+)
+from irr_audit.bundle.read import join_files
+from irr_audit.bundle.signing import SIGNATURE_MAX_BYTES
+from irr_audit.errors import IrrAuditError
+from irr_audit.io.files import resolved
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits
+from irr_audit.io.outputs import render_json
+from irr_audit.join.join import JoinResult
+
+# Scores are recomputed by the same code from the same bytes; the tolerance only
+# absorbs float noise from a different numpy or CPU, never a changed code.
+SCORE_REL_TOL = 1e-12
+SCORE_ABS_TOL = 1e-15
+NOT_COMPARED = ("tool",)  # the tool's version may differ at verify time; that is not a changed score
+# Bytes hashed at a time: a file replaced by a huge one is hashed, not loaded whole.
+HASH_CHUNK = 1024 * 1024
+
+
+def compare_scores(frozen: Any, recomputed: Any, where: str = "") -> tuple[list[str], list[str]]:
+    """Differences between the frozen score JSON and a recomputed one, generically:
+    every key of the frozen score must be recomputed equal (floats within a tight
+    relative tolerance). Keys only in the recomputed score are returned apart: a
+    newer tool may compute more coefficients than the one that froze the bundle.
+
+    >>> compare_scores({"k": {"value": 0.7}}, {"k": {"value": 0.7000000000000001}, "alpha": 1})
+    ([], ['alpha'])
+    >>> compare_scores({"n": 20}, {"n": 19})
+    (['n: frozen 20, recomputed 19'], [])
+    """
+    if isinstance(frozen, dict) and isinstance(recomputed, dict):
+        differences: list[str] = []
+        new: list[str] = []
+        for key in frozen:
+            if not where and key in NOT_COMPARED:
+                continue
+            inner = f"{where}.{key}" if where else str(key)
+            if key not in recomputed:
+                differences.append(f"{inner}: in the frozen score, not recomputed")
+                continue
+            more, more_new = compare_scores(frozen[key], recomputed[key], inner)
+            differences += more
+            new += more_new
+        new += [f"{where}.{key}" if where else str(key) for key in recomputed if key not in frozen]
+        return differences, new
+    if isinstance(frozen, list) and isinstance(recomputed, list) and len(frozen) == len(recomputed):
+        differences, new = [], []
+        for index, (old, now) in enumerate(zip(frozen, recomputed)):
+            more, more_new = compare_scores(old, now, f"{where}[{index}]")
+            differences += more
+            new += more_new
+        return differences, new
+    if _same_value(frozen, recomputed):
+        return [], []
+    return [f"{where or '(score)'}: frozen {_short(frozen)}, recomputed {_short(recomputed)}"], []
+
+
+def _same_value(frozen: Any, recomputed: Any) -> bool:
+    if isinstance(frozen, bool) or isinstance(recomputed, bool):
+        return frozen is recomputed
+    if isinstance(frozen, int) and isinstance(recomputed, int):
+        return frozen == recomputed  # counts are exact; a tolerance would let 10**13 + 1 pass for 10**13
+    if isinstance(frozen, (int, float)) and isinstance(recomputed, (int, float)):
+        try:
+            return math.isclose(frozen, recomputed, rel_tol=SCORE_REL_TOL, abs_tol=SCORE_ABS_TOL)
+        except OverflowError:  # an integer beyond any float cannot be close to a computed value
+            return False
+    return type(frozen) is type(recomputed) and frozen == recomputed
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# --- verify -------------------------------------------------------------------------
+
+INTERNAL_ONLY = (
+    "internal consistency only: whoever can write the bundle folder could change a file and re-hash the "
+    "manifest, and the bundle would still pass. To check that it is the bundle that was frozen, pass --expect "
+    "with the digest freeze printed, --digests with the digest list it was added to, or --allowed-signers "
+    "for a signed bundle."
+)
+
+
+@dataclass(frozen=True)
+class Verification:
+    bundle: Path
+    name: str | None
+    problems: tuple[Problem, ...]
+    notes: tuple[str, ...]
+    files_checked: int
+    adjudication_records: int
+    digest: str | None = None  # sha256:<hex> of manifest.json's bytes
+    anchors: tuple[str, ...] = ()  # each outside anchor that held, as a sentence; none: internal consistency only
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def anchored(self) -> bool:
+        """The bundle verifies and is the one anchored outside it (not only consistent)."""
+        return self.ok and bool(self.anchors)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bundle": str(self.bundle),
+            "name": self.name,
+            "ok": self.ok,
+            "digest": self.digest,
+            "anchored": self.anchored,
+            "anchors": list(self.anchors),
+            "problems": [problem.to_dict() for problem in self.problems],
+            "notes": list(self.notes),
+            "files_checked": self.files_checked,
+            "adjudication_records": self.adjudication_records,
+        }
+
+
+def verify_bundle(bundle: Path, anchors: Anchors | None = None, limits: Limits = DEFAULT_LIMITS) -> Verification:
+    """Re-hash every file, check the manifest, recompute the score and compare; then
+    check the bundle against the anchors kept outside it, if any."""
+    if not bundle.is_dir():
+        raise BundleError(
+            f"{bundle} is not a folder.", hint="pass a bundle folder made by irr-audit freeze.", code="bundle-not-found"
+        )
+    early = _unfinished_or_missing_manifest(bundle)
+    if early is not None:
+        return _with_anchors(early, None, anchors or Anchors())
+    try:
+        manifest_data, manifest = load_manifest_json(bundle)
+    except (OSError, ValueError, IrrAuditError) as exc:
+        found = _failed(bundle, [Problem("manifest", MANIFEST, manifest_read_problem(exc))])
+        return _with_anchors(found, _bytes_or_none(bundle / MANIFEST), anchors or Anchors())
+    return _with_anchors(
+        check_consistency(bundle, manifest_data, manifest, limits), manifest_data, anchors or Anchors()
+    )
+
+
+def check_consistency(
+    bundle: Path, manifest_data: bytes, manifest: Any, limits: Limits = DEFAULT_LIMITS
+) -> Verification:
+    """The bundle against its own manifest: structure, integrity hash, files, units, score
+    and adjudication records. Anyone who can write the folder can make all of them agree."""
+    structure = manifest_problems(manifest)
+    if structure:
+        return _failed(bundle, [Problem("manifest", MANIFEST, text) for text in structure])
+    problems: list[Problem] = []
+    if manifest["integrity"]["sha256"] != canonical_sha256(manifest, "integrity"):
+        problems.append(Problem("manifest", MANIFEST, "edited after freezing (its integrity hash does not match)"))
+    problems += [Problem("manifest", MANIFEST, text) for text in manifest_consistency_problems(manifest)]
+    problems += file_problems(bundle, manifest)
+    notes = []
+    if resolved(bundle).name != manifest["name"]:
+        notes.append(f"the folder is named {resolved(bundle).name}; the manifest names the bundle {manifest['name']}")
+    join, score_problems, new_keys = recompute(bundle, manifest, limits)
+    problems += score_problems
+    if new_keys:
+        shown = ", ".join(new_keys[:8]) + (f" and {len(new_keys) - 8} more" if len(new_keys) > 8 else "")
+        notes.append(f"not in the frozen score (new in irr-audit {__version__}?), not compared: {shown}")
+    records = 0
+    if join is not None:
+        from irr_audit.bundle.adjudication import check_adjudication  # adjudication builds on this module
+
+        adjudication_problems, records = check_adjudication(bundle, sha256_hex(manifest_data), join)
+        problems += adjudication_problems
+    return Verification(bundle, manifest["name"], tuple(problems), tuple(notes), len(manifest["files"]), records)
+
+
+def manifest_read_problem(error: Exception) -> str:
+    """Why manifest.json could not be read, for verify's list of problems."""
+    if isinstance(error, IrrAuditError):
+        return error.message
+    if isinstance(error, OSError):
+        return f"cannot be read ({error.strerror or error})"
+    if isinstance(error, UnicodeDecodeError):
+        return f"is not UTF-8 text (byte {error.start})"
+    if isinstance(error, json.JSONDecodeError):
+        if not error.doc.strip():
+            return "is empty"
+        return f"is not JSON ({error.msg} at line {error.lineno}, column {error.colno})"
+    return f"cannot be read as JSON ({_short_text(str(error))})"
+
+
+def _short_text(text: str) -> str:
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _bytes_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _unfinished_or_missing_manifest(bundle: Path) -> Verification | None:
+    if is_partial(bundle):
+        return _failed(bundle, [Problem("unfinished", bundle.name, "a freeze that did not finish; not a bundle")])
+    manifest = bundle / MANIFEST
+    if manifest.is_symlink():
+        return _failed(bundle, [Problem("manifest", MANIFEST, "is a symlink")])
+    if manifest.is_file():
+        return None
+    if manifest.exists():
+        return _failed(bundle, [Problem("manifest", MANIFEST, "is not a file")])
+    if any((bundle / part).exists() for part in (SHEETS_DIR, RULE_DIR)):
+        return _failed(bundle, [Problem("missing", MANIFEST, "the bundle has no manifest")])
+    raise not_a_bundle(bundle)
+
+
+def _failed(bundle: Path, problems: list[Problem]) -> Verification:
+    return Verification(bundle, None, tuple(problems), (), 0, 0)
+
+
+# --- verify: anchors outside the bundle ---------------------------------------------------
+
+
+def _with_anchors(found: Verification, manifest_data: bytes | None, anchors: Anchors) -> Verification:
+    """The verification, with the bundle's digest and the checks against each anchor given."""
+    digest = sha256_digest(manifest_data) if manifest_data is not None else None
+    name = found.name or resolved(found.bundle).name
+    problems: list[Problem] = []
+    held: list[str] = []
+    notes: list[str] = []
+    if anchors.expect is not None:
+        if digest != anchors.expect:
+            problems.append(
+                Problem(
+                    "anchor",
+                    MANIFEST,
+                    f"the bundle's digest {digest or '(no manifest)'} is not "
+                    f"the expected {anchors.expect}: this is not the bundle that was anchored",
+                )
+            )
+        else:
+            held.append("its digest is the one expected (--expect)")
+    if anchors.digests is not None:
+        why = listed_problem(anchors.digests, name, digest or "(no manifest)")
+        if why is not None:
+            problems.append(Problem("anchor", MANIFEST, f"{why}: this is not the bundle that was anchored"))
+        else:
+            line = anchors.digests.lookup(name)[0].line
+            held.append(f"its digest is listed for {name} in {anchors.digests.source} (line {line})")
+    signature = bundle_member_bytes(found.bundle, SIGNATURE)
+    if anchors.allowed_signers is not None:
+        if manifest_data is None:
+            problems.append(Problem("signature", SIGNATURE, "cannot be checked: the manifest cannot be read"))
+        else:
+            problem, signer = signature_problem(manifest_data, signature, anchors)
+            if problem is not None:
+                problems.append(Problem("signature", SIGNATURE, problem))
+            else:
+                held.append(f"its manifest is signed by {signer} ({anchors.allowed_signers})")
+    elif isinstance(signature, bytes):
+        notes.append(f"the manifest is signed ({SIGNATURE}); pass --allowed-signers FILE to check the signature")
+    record_problems, record_held, record_notes = _record_anchor_problems(found, name, anchors)
+    return dataclasses.replace(
+        found,
+        problems=found.problems + tuple(problems) + tuple(record_problems),
+        notes=found.notes + tuple(notes) + tuple(record_notes),
+        digest=digest,
+        anchors=tuple(held + record_held),
+    )
+
+
+def bundle_member_bytes(bundle: Path, path: str, limit: int = SIGNATURE_MAX_BYTES) -> bytes | str | None:
+    """A small file of the bundle that no manifest lists (a signature): its bytes, None
+    when absent, or why it cannot be used."""
+    location = bundle.joinpath(*path.split("/"))
+    unsafe = symlink_problem(bundle, path)
+    if unsafe is not None:
+        return unsafe
+    if not location.exists():
+        return None
+    if not location.is_file():
+        return "is not a file"
+    try:
+        with open(location, "rb") as stream:
+            data = stream.read(limit + 1)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    return data if len(data) <= limit else f"is larger than the signature limit of {limit} bytes"
+
+
+def signature_problem(data: bytes, signature: bytes | str | None, anchors: Anchors) -> tuple[str | None, str | None]:
+    """Why ``signature`` is not a good signature of ``data`` by an allowed signer, or
+    (None, the signer)."""
+    from irr_audit.bundle.signing import check_signature
+
+    if signature is None:
+        return "is missing: this was not signed", None
+    if isinstance(signature, str):
+        return signature, None
+    assert anchors.allowed_signers is not None
+    checked = check_signature(data, signature, anchors.allowed_signers, anchors.identity)
+    return checked.problem, checked.signer
+
+
+def _record_anchor_problems(
+    found: Verification, name: str, anchors: Anchors
+) -> tuple[list[Problem], list[str], list[str]]:
+    """Adjudication records are added after freezing, so the bundle's digest does not
+    cover them: each is listed in the digest list, or signed, on its own."""
+    from irr_audit.bundle.adjudication import record_files
+
+    files, _ = record_files(found.bundle)  # the records' own problems are the consistency check's
+    if not files or not anchors.given:
+        return [], [], []
+    problems: list[Problem] = []
+    for path, data in files:
+        digest = sha256_digest(data)
+        if anchors.digests is not None:
+            why = listed_problem(anchors.digests, f"{name}/{path}", digest)
+            if why is not None:
+                problems.append(Problem("anchor", path, f"{why}: this record was not anchored"))
+        if anchors.allowed_signers is not None:
+            problem, _ = signature_problem(data, bundle_member_bytes(found.bundle, path + ".sig"), anchors)
+            if problem is not None:
+                problems.append(Problem("signature", path + ".sig", problem))
+    count = len(files)
+    records = f"{count} adjudication record{'s' if count != 1 else ''}"
+    if anchors.digests is None and anchors.allowed_signers is None:
+        return (
+            problems,
+            [],
+            [
+                f"{records} {'are' if count != 1 else 'is'} not covered by --expect, which anchors "
+                "the frozen audit only; anchor records with adjudicate --digests or --sign"
+            ],
+        )
+    ways = [way for way, given in (("listed", anchors.digests), ("signed", anchors.allowed_signers)) if given]
+    verb = "are" if count != 1 else "is"
+    return problems, [f"its {records} {verb} {' and '.join(ways)}"] if not problems else [], []
+
+
+# --- verify: the files ------------------------------------------------------------------
+
+
+def file_problems(bundle: Path, manifest: dict[str, Any]) -> list[Problem]:
+    """Changed, missing and extra files against the manifest's file list."""
+    problems = []
+    listed = {record["path"]: record for record in manifest["files"]}
+    for path, record in listed.items():
+        problem = _file_problem(bundle, path, record)
+        if problem is not None:
+            problems.append(problem)
+    unlisted: list[OSError] = []
+    for path in sorted(bundle_files(bundle, unlisted)):
+        if path not in listed:
+            problems.append(Problem("extra", path, "not in the manifest"))
+    for error in unlisted:
+        where = os.path.relpath(error.filename, bundle) if error.filename else "."
+        problems.append(Problem("changed", Path(where).as_posix(), f"the folder cannot be listed ({error.strerror})"))
+    adjudication = bundle / ADJUDICATION_DIR
+    if adjudication.is_symlink() or (adjudication.exists() and not adjudication.is_dir()):
+        problems.append(Problem("extra", ADJUDICATION_DIR, "is not a folder of adjudication records"))
+    signature = bundle / SIGNATURE
+    if signature.is_symlink() or (signature.exists() and not signature.is_file()):
+        problems.append(Problem("extra", SIGNATURE, "is not a signature file"))
+    return problems
+
+
+def _file_problem(bundle: Path, path: str, record: dict[str, Any]) -> Problem | None:
+    unsafe = symlink_problem(bundle, path)
+    location = bundle.joinpath(*path.split("/"))
+    if unsafe is not None:
+        return Problem("changed", path, unsafe)
+    if not location.exists():
+        return Problem("missing", path)
+    if not location.is_file():
+        return Problem("changed", path, "is not a file")
+    try:
+        size, digest = file_sha256(location)
+    except OSError as exc:
+        return Problem("changed", path, f"cannot be read ({exc.strerror})")
+    if digest != record["sha256"] or size != record["size"]:
+        return Problem(
+            "changed",
+            path,
+            f"sha256 {digest[:12]}... ({size} bytes), frozen {record['sha256'][:12]}... ({record['size']} bytes)",
+        )
+    return None
+
+
+def file_sha256(path: Path) -> tuple[int, str]:
+    """A file's size and sha256, read in chunks: a file replaced by a huge one is not loaded whole."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as stream:
+        while chunk := stream.read(HASH_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
+
+
+def recompute(
+    bundle: Path, manifest: dict[str, Any], limits: Limits = DEFAULT_LIMITS
+) -> tuple[JoinResult | None, list[Problem], list[str]]:
+    """The join and score from the frozen files as they are now, against the frozen ones."""
+    from irr_audit.report.model import AuditOptions, build_report
+
+    try:
+        join = join_files(bundle, manifest, limits)
+    except IrrAuditError as error:
+        why = " ".join(error.message.split())  # one line, whatever the reader's message spans
+        return None, [Problem("score", "", f"cannot be recomputed from the bundle's files: {why}")], []
+    problems = []
+    units = manifest["units"]
+    if units["count"] != len(join.unit_ids) or units["ids_sha256"] != units_digest(join.unit_ids):
+        problems.append(
+            Problem(
+                "units",
+                "",
+                f"the frozen sheets hold {len(join.unit_ids)} units, "
+                f"the manifest says {units['count']} (or their ids differ)",
+            )
+        )
+    # Through JSON, as the frozen score went: tuples become lists, exactly as in the manifest.
+    score = json.loads(
+        render_json(build_report(join, AuditOptions(list_disagreements=False)).to_dict(include_disagreements=False))
+    )
+    differences, new_keys = compare_scores(manifest["score"], score)
+    problems += [Problem("score", *text.split(": ", 1)) for text in differences]
+    return join, problems, new_keys

@@ -1,0 +1,48 @@
+"""The command line: parse -> call the library -> render -> exit code.
+
+Exit codes: 0 success; 1 a check failed; 2 bad input or usage (one clean message
+on stderr, never a traceback); 70 an internal error (a bug).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from irr_audit._version import __version__
+
+# Each command group registers its commands on `app` when imported.
+from irr_audit.cli import audit, bundle, rules, sample  # noqa: F401
+from irr_audit.cli.shared import app
+
+INTERNAL_ERROR = 70  # EX_SOFTWARE: not 1 (a check failed) and not 2 (bad input)
+
+
+def main() -> None:
+    try:
+        app()
+        sys.stdout.flush()
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        # The reader went away (`| head`): the output could not all be written. As Python's
+        # documentation advises, stdout is pointed at devnull so the final flush stays quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
+    except Exception:  # a bug: say so, show the details, exit with a code of its own
+        import traceback
+
+        traceback.print_exc()
+        typer.echo(
+            f"\nirr-audit {__version__} hit an internal error: this is a bug in irr-audit, not a problem with "
+            "your input.\nPlease report it with the command you ran and the details above.",
+            err=True,
+        )
+        sys.exit(INTERNAL_ERROR)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""`irr-audit sample`: the collector's output -> a ledger, a missingness log, a
+completeness verdict, a reproducible draw and one blank coding sheet per coder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from irr_audit.cli.shared import LimitOption, app, reports_errors, say
+from irr_audit.sample.sheets import SheetFormat
+
+
+@app.command("sample")
+@reports_errors
+def sample(
+    dataset: Annotated[
+        Path, typer.Argument(help="The collector's dataset: a JSON array (.json), JSON Lines (.jsonl) or CSV.")
+    ],
+    rule: Annotated[Path, typer.Option("--rule", help="The rule file the coders will code under.")],
+    coders: Annotated[str, typer.Option("--coders", help="Two or more coder names, e.g. alice,bob.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the ledger, the log, sample.json and sheets/.")],
+    run_record: Annotated[
+        Path | None,
+        typer.Option("--run-record", help="The collector's run record (OUTPUT), to judge completeness."),
+    ] = None,
+    size: Annotated[int | None, typer.Option("--size", help="Draw this many units (needs --seed).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the draw and of --shuffle.")] = None,
+    shuffle: Annotated[
+        bool, typer.Option("--shuffle", help="Give each coder the units in their own order (needs --seed).")
+    ] = False,
+    sheet_format: Annotated[
+        SheetFormat, typer.Option("--sheet-format", help="csv, or xlsx with a code list in the sheet.")
+    ] = SheetFormat.CSV,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Replace an --out folder holding files this sample would not write "
+            "identically (filled sheets too; they are deleted).",
+        ),
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
+    limit: LimitOption = None,
+) -> None:
+    """Build the working ledger and one blank coding sheet per coder from the collector's output."""
+    from irr_audit.cli.shared import check_outputs
+    from irr_audit.io.collector import read_dataset, read_run_record
+    from irr_audit.io.limits import parse_limit_options
+    from irr_audit.rules.load import load_rule
+    from irr_audit.sample.build import SampleRequest, build_sample, summary_lines
+    from irr_audit.sample.folder import check_sample_out, write_sample_dir
+    from irr_audit.sample.sheets import parse_coders
+
+    inputs = [dataset, rule, *([run_record] if run_record else [])]
+    check_outputs(inputs, "--out", folders=[out])
+    request = SampleRequest(
+        coders=tuple(parse_coders(coders)),
+        size=size,
+        seed=seed,
+        shuffle=shuffle,
+        sheet_format=sheet_format,
+    )
+    limits = parse_limit_options(limit)
+    loaded_rule = load_rule(rule, limits)
+    record = None if run_record is None else read_run_record(run_record, limits)
+    built = build_sample(read_dataset(dataset, limits), record, loaded_rule, rule.read_bytes(), request)
+    strays = check_sample_out(out, built, force)
+    written = write_sample_dir(built, out, inputs, force)
+    if not quiet:
+        for line in summary_lines(built):
+            say(line)
+        say(f"wrote {len(written)} files into {out}")
+        if strays:
+            say(f"replaced {out} (--force): replaced or deleted {', '.join(strays)}")

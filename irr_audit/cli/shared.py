@@ -1,0 +1,113 @@
+"""What the commands share: the Typer app, the options several commands take, how a
+command turns bad input into one message and exit code 2, and how it speaks.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from irr_audit._version import __version__
+from irr_audit.errors import IrrAuditError
+from irr_audit.io.display import visible
+
+app = typer.Typer(
+    name="irr-audit",
+    help="Audit inter-coder reliability of hand-coded comment samples, honestly.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    add_completion=False,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reports_errors(command: F) -> F:
+    """Turn IrrAuditError into its message on stderr and exit code 2."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except IrrAuditError as error:
+            typer.echo(error.render(), err=True)
+            raise typer.Exit(2) from None
+        except OSError as error:
+            if error.filename is None:
+                raise
+            typer.echo(unusable_path(error).render(), err=True)
+            raise typer.Exit(2) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def unusable_path(error: OSError) -> IrrAuditError:
+    """A path the system refused to look at (a name too long, a link that loops, a folder that
+    cannot be entered): bad input, named, rather than a crash."""
+    return IrrAuditError(
+        f"{error.filename} cannot be used: {error.strerror}.",
+        hint="check the path, its length and the permissions of the folders on it.",
+        code="path-unusable",
+    )
+
+
+RuleOption = Annotated[Path | None, typer.Option("--rule", help="The rule file the sheets were coded under.")]
+IdColumn = Annotated[
+    str | None, typer.Option("--id-column", help="Column holding the comment id (default comment_id).")
+]
+CodeColumn = Annotated[str | None, typer.Option("--code-column", help="Column holding the code (default code).")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No summary line on stderr.")]
+Worksheet = Annotated[
+    str | None, typer.Option("--worksheet", help="XLSX sheets: the worksheet to read (default: the first).")
+]
+LimitOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--limit",
+        metavar="NAME=VALUE",
+        help="Change a limit on what is read, e.g. xlsx_cells=50M or file_bytes=8GiB (repeatable; the "
+        "limits and their defaults are in the README).",
+    ),
+]
+
+
+def say(text: str, *, err: bool = True) -> None:
+    """A line for people, on stderr unless asked: text from files and paths shown with its
+    control characters as escapes (irr_audit.io.display), so that no file can drive the terminal."""
+    typer.echo(visible(text), err=err)
+
+
+def _version_callback(show: bool) -> None:
+    if show:
+        typer.echo(f"irr-audit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """Audit inter-coder reliability of hand-coded comment samples, honestly."""
+
+
+def check_outputs(
+    inputs: Sequence[Path | None], option: str, files: Sequence[Path] = (), folders: Sequence[Path] = ()
+) -> None:
+    """Refuse, before the command reads anything, an output that would write an input or a
+    bundle; the message starts with the option that named the output."""
+    from irr_audit.errors import OutputError
+    from irr_audit.io.outputs import refuse_unsafe_outputs
+    from irr_audit.io.runfolder import files_read
+
+    try:
+        refuse_unsafe_outputs(files_read(inputs), files=files, folders=folders)
+    except OutputError as error:
+        if error.message.startswith(option):
+            raise
+        raise OutputError(f"{option}: {error.message}", hint=error.hint, code=error.code) from None

@@ -1,0 +1,472 @@
+"""Reads what the Reddit Comments collector wrote: its dataset and its run record.
+
+The dataset is a JSON array, JSON Lines or CSV of items with the fields of
+DOMAIN.md (postId, commentId, body, authorName, status, statusReason,
+observedAt; parent, depth and hiddenBranchesRemaining may be null and are not
+used). The run record is the OUTPUT object (commentsSaved, duplicatesSkipped,
+hiddenBranchesRemaining, completionReason, status, isComplete, inputResults).
+
+`parse_dataset` and `parse_run_record` are pure (bytes in, records out);
+`read_dataset` and `read_run_record` only add the file system. Nothing here
+judges an item: a missing id or an odd status is kept as data for
+`irr_audit.sample.ledger`, which logs it. Only a file that cannot be read as a
+dataset at all is an error.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from irr_audit.errors import IrrAuditError
+from irr_audit.io.files import check_name, read_bounded
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, load_json, load_json_line
+from irr_audit.io.tables import LINE_BREAK, count_line_breaks, record_pattern, unclosed_quote_line
+
+DATASET_FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
+MAX_QUOTED_CHARS = 60
+csv.field_size_limit(2**31 - 1)  # a long comment body is a cell, not an attack
+
+# Item fields, each with the spellings accepted (compared without case, "_", "-" or spaces);
+# the collector's own spelling comes first and wins when an item has several.
+ITEM_FIELDS = {
+    "comment_id": ("commentId",),
+    "post_id": ("postId",),
+    "body": ("body",),
+    "author": ("authorName", "author"),
+    "status": ("status",),
+    "status_reason": ("statusReason",),
+    "observed_at": ("observedAt",),
+    "url": ("url", "permalink", "commentUrl", "postUrl"),
+}
+REQUIRED_CSV_FIELDS = ("comment_id", "body", "status")
+TEXT_FIELDS = ("body", "status_reason")  # may hold a line break; the other fields never do
+LARGEST_COUNT = 2**53  # counts above this are not exact as JSON numbers in most readers
+INPUT_URL_KEYS = ("postUrl", "url", "inputUrl", "input")
+CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1, as the sheet reader refuses in ids
+REDDIT_POST_ID = re.compile(r"/comments/([A-Za-z0-9]+)")
+
+
+class JsonNumber(str):
+    """A JSON number kept as the text it was written as: an id 007e1 stays "007e1"."""
+
+
+@dataclass(frozen=True)
+class Item:
+    """One dataset item, its fields as text (None when absent or null).
+
+    ``position`` is where a person finds it: the 1-based position in a JSON
+    array, the line of a JSON Lines file, or the spreadsheet row of a CSV file
+    (header = row 1). ``not_an_object`` names the JSON type of an item that is
+    not an object (its text is then in ``raw``); ``id_problem`` says why a
+    commentId that is present cannot be an id.
+    """
+
+    position: int
+    comment_id: str | None = None
+    post_id: str | None = None
+    body: str | None = None
+    author: str | None = None
+    status: str | None = None
+    status_reason: str | None = None
+    observed_at: str | None = None
+    url: str | None = None
+    id_problem: str | None = None
+    not_an_object: str | None = None
+    raw: str = ""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    format: str
+    sha256: str
+    items: tuple[Item, ...]
+
+
+@dataclass(frozen=True)
+class InputResult:
+    """One entry of the run record's inputResults (``position`` is 1-based)."""
+
+    position: int
+    url: str | None
+    comments_found: int | None
+    comments_saved: int | None
+    status: str | None
+    reason: str | None
+
+    @property
+    def post_id(self) -> str | None:
+        match = REDDIT_POST_ID.search(self.url or "")
+        return match.group(1) if match else None
+
+    @property
+    def label(self) -> str:
+        return f"input {self.position}" + (f" ({self.url})" if self.url else "")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    name: str
+    sha256: str
+    comments_saved: int | None
+    duplicates_skipped: int | None
+    hidden_branches_remaining: int | None
+    completion_reason: str | None
+    status: str | None
+    is_complete: bool | None
+    inputs: tuple[InputResult, ...] | None  # None when the record has no inputResults
+
+
+# --- reading ------------------------------------------------------------------
+
+
+def read_dataset(path: Path, limits: Limits = DEFAULT_LIMITS) -> Dataset:
+    return parse_dataset(_read_bytes(path, "dataset", limits), path.name, limits)
+
+
+def read_run_record(path: Path, limits: Limits = DEFAULT_LIMITS) -> RunRecord:
+    return parse_run_record(_read_bytes(path, "run record", limits), path.name, limits)
+
+
+def _read_bytes(path: Path, what: str, limits: Limits) -> bytes:
+    check_name(path, what)
+    return read_bounded(path, f"{what} {path}", limits, code="collector")
+
+
+# --- the dataset ----------------------------------------------------------------
+
+
+def parse_dataset(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> Dataset:
+    """Dataset bytes -> items. Pure: ``name`` picks the format by its suffix and names the file."""
+    suffix = Path(name).suffix.lower()
+    if suffix not in DATASET_FORMATS:
+        raise IrrAuditError(
+            f"dataset {name} has an unsupported file type {suffix or '(none)'!r}.",
+            hint="the collector's dataset is .json (an array of items), .jsonl (one item per line) or .csv.",
+            code="collector-unsupported-type",
+        )
+    data_format = DATASET_FORMATS[suffix]
+    text = _decode(data, f"dataset {name}")
+    if not text.strip():
+        raise IrrAuditError(
+            f"dataset {name} is empty.",
+            hint="export the collector's dataset again.",
+            code="collector-empty",
+        )
+    if data_format == "json":
+        items = _json_array_items(text, name, limits)
+    elif data_format == "jsonl":
+        items = _json_lines_items(text, name, limits)
+    else:
+        items = _csv_items(text, name)
+    return Dataset(name=name, format=data_format, sha256=hashlib.sha256(data).hexdigest(), items=tuple(items))
+
+
+def _decode(data: bytes, what: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise IrrAuditError(
+            f"{what} is not UTF-8 text: byte {exc.start} (line {line}) cannot be decoded.",
+            hint="export it again as UTF-8.",
+            code="collector-encoding",
+        ) from None
+
+
+# Numbers stay the text they were written as, so an id is never re-formatted.
+AS_WRITTEN = {"parse_int": JsonNumber, "parse_float": JsonNumber, "parse_constant": JsonNumber}
+
+
+def _json_array_items(text: str, name: str, limits: Limits) -> list[Item]:
+    try:
+        document = load_json(text, f"dataset {name}", limits, **AS_WRITTEN)
+    except json.JSONDecodeError as exc:
+        hint = "export the collector's dataset again as JSON."
+        if exc.msg == "Extra data":
+            hint = "it looks like JSON Lines (one item per line): name the file .jsonl."
+        raise IrrAuditError(
+            f"dataset {name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
+            hint=hint,
+            code="collector-not-json",
+        ) from None
+    if not isinstance(document, list):
+        raise IrrAuditError(
+            f"dataset {name} is a JSON {_json_type(document)}; the dataset is a JSON array of items.",
+            hint=_not_an_array_hint(document),
+            code="collector-not-an-array",
+        )
+    return [_item(position, value) for position, value in enumerate(document, start=1)]
+
+
+def _not_an_array_hint(document: Any) -> str:
+    if isinstance(document, dict) and {"commentsSaved", "inputResults", "isComplete"} & set(document):
+        return "this looks like the run record (OUTPUT): pass it with --run-record, and the dataset as DATASET."
+    if isinstance(document, dict) and "commentId" in document:
+        return "a file with one item per line is JSON Lines: name it .jsonl, or wrap the items in [ ]."
+    return 'pass the collector\'s dataset file: [ {"commentId": ..., "body": ...}, ... ].'
+
+
+def _json_lines_items(text: str, name: str, limits: Limits) -> list[Item]:
+    items = []
+    for line_number, line in json_lines(text, f"dataset {name}", limits):
+        try:
+            value = load_json_line(line, f"dataset {name} line {line_number}", limits, **AS_WRITTEN)
+        except json.JSONDecodeError as exc:
+            raise IrrAuditError(
+                f"dataset {name} line {line_number} is not valid JSON: {exc.msg} (column {exc.colno}).",
+                hint=f"repair or remove line {line_number}; JSON Lines has one JSON object per line.",
+                code="collector-not-json",
+            ) from None
+        items.append(_item(line_number, value))
+    return items
+
+
+def _csv_items(text: str, name: str) -> list[Item]:
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    parsed: list[tuple[int, list[str]]] = []  # (first line, record)
+    ended = 0
+    try:
+        for record in reader:
+            parsed.append((ended + 1, record))
+            ended = reader.line_num
+    except csv.Error as exc:
+        opened = unclosed_quote_line(text, ended + 1, ",")
+        if opened is not None:
+            raise IrrAuditError(
+                f"dataset {name}: the quote opened on line {opened} is never closed, so the rest of the file "
+                "would be read as one value.",
+                hint=f"close the quote on line {opened}, or export the collector's dataset again.",
+                code="collector-unclosed-quote",
+            ) from None
+        raise IrrAuditError(
+            f"dataset {name} is not valid CSV near line {reader.line_num}: {exc}.",
+            hint="export the collector's dataset again as CSV.",
+            code="collector-malformed",
+        ) from None
+    (_, header), *records = parsed
+    columns = _csv_columns(header, name)
+    items = []
+    for index, (first_line, record) in enumerate(records):
+        row = index + 2  # the row a spreadsheet shows; the header is row 1
+        if not any(cell.strip() for cell in record):
+            continue
+        if len(record) > len(header) and any(cell.strip() for cell in record[len(header) :]):
+            raise IrrAuditError(
+                f"dataset {name} row {row} has {len(record)} cells but the header has {len(header)}.",
+                hint="a value probably holds an unquoted comma; export the dataset again.",
+                code="collector-malformed",
+            )
+        _check_line_breaks(record, first_line, row, header, columns, name)
+        # CSV cannot tell null from "": an empty cell is absent.
+        fields = {
+            field: (record[at] if at < len(record) and record[at] != "" else None) for field, at in columns.items()
+        }
+        items.append(Item(position=row, **_with_id(fields)))
+    return items
+
+
+def _check_line_breaks(
+    record: list[str], first_line: int, row: int, header: list[str], columns: dict[str, int], name: str
+) -> None:
+    """No item may vanish into another's value through a quote left open: a value over
+    several lines is refused in a field that never holds a line break, and in a text
+    field (body, statusReason) when a line it swallowed has the shape of an item."""
+    text_columns = {at for field, at in columns.items() if field in TEXT_FIELDS}
+    shape = re.compile(record_pattern(",", len(header), columns["comment_id"], columns["status"]))
+    line = first_line
+    for at, cell in enumerate(record):
+        breaks = count_line_breaks(cell)
+        if not breaks:
+            continue
+        swallowed = LINE_BREAK.split(cell)[1:]
+        shaped = [(line + after, text) for after, text in enumerate(swallowed, start=1) if shape.match(text)]
+        if at not in text_columns or shaped:
+            looks = f"; line {shaped[0][0]}, {quoted(shaped[0][1])}, has the shape of an item" if shaped else ""
+            raise IrrAuditError(
+                f"dataset {name}: the {header[at]} value of row {row} starts with a quote on line {line} that is "
+                f"not closed until line {line + breaks}, so lines {line + 1}-{line + breaks} would be read as part "
+                f"of that value, not as items{looks}.",
+                hint=f"close the quote on line {line}, or export the collector's dataset again.",
+                code="collector-unclosed-quote",
+            )
+        line += breaks
+
+
+def _csv_columns(header: list[str], name: str) -> dict[str, int]:
+    positions = {_key(column): at for at, column in reversed(list(enumerate(header)))}
+    columns: dict[str, int] = {}
+    for field, spellings in ITEM_FIELDS.items():
+        found = [positions[_key(spelling)] for spelling in spellings if _key(spelling) in positions]
+        found += [positions[_key(field)]] if _key(field) in positions else []
+        if found:
+            columns[field] = found[0]
+    missing = [ITEM_FIELDS[field][0] for field in REQUIRED_CSV_FIELDS if field not in columns]
+    if missing:
+        listed = ", ".join(column for column in header if column.strip()) or "(none)"
+        raise IrrAuditError(
+            f"dataset {name} has no column {', '.join(missing)}.\n  Columns found: {listed}",
+            hint="export the collector's dataset with its item fields as columns "
+            "(postId, commentId, body, authorName, status, statusReason, observedAt).",
+            code="collector-missing-column",
+        )
+    return columns
+
+
+def _item(position: int, value: Any) -> Item:
+    if not isinstance(value, dict):
+        return Item(position=position, not_an_object=_json_type(value), raw=_json_text(value))
+    by_key: dict[str, list[Any]] = {}
+    for key, field_value in value.items():
+        by_key.setdefault(_key(key), []).append(field_value)
+    fields = {}
+    for field, spellings in ITEM_FIELDS.items():
+        present = [found for s in (*spellings, field) for found in by_key.get(_key(s), [])]
+        fields[field] = next((found for found in present if found is not None), None)
+    return Item(position=position, **_with_id(fields))
+
+
+def _with_id(fields: dict[str, Any]) -> dict[str, Any]:
+    """Every field as text; an id that cannot be text, or holds a control character, is
+    kept aside with the reason. No platform writes a control character into an id: it is
+    damage, and an id that a sheet, a terminal or a spreadsheet would alter cannot be
+    matched back to the ledger (the sheet reader refuses such ids too)."""
+    raw_id = fields.pop("comment_id")
+    text = {field: _field_text(value) for field, value in fields.items()}
+    control = CONTROL_CHARACTER.search(raw_id) if isinstance(raw_id, str) else None
+    if control is not None:
+        problem = f"commentId holds the control character U+{ord(control.group()):04X}"
+        return {**text, "comment_id": None, "id_problem": problem, "raw": raw_id}
+    if raw_id is None or isinstance(raw_id, str):  # a JsonNumber is a str: a number id becomes its text
+        return {**text, "comment_id": raw_id}
+    problem = f"commentId is a JSON {_json_type(raw_id)}, not text or a number"
+    return {**text, "comment_id": None, "id_problem": problem, "raw": _json_text(raw_id)}
+
+
+def _field_text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return _json_text(value)
+
+
+def _json_text(value: Any) -> str:
+    """A parsed JSON value as JSON text again, numbers as they were written."""
+    if isinstance(value, JsonNumber):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_json_text, value)) + "]"
+    if isinstance(value, dict):
+        pairs = (f"{json.dumps(key, ensure_ascii=False)}: {_json_text(item)}" for key, item in value.items())
+        return "{" + ", ".join(pairs) + "}"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, JsonNumber):
+        return "number"
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _key(text: str) -> str:
+    return re.sub(r"[\s_-]", "", str(text)).casefold()
+
+
+def quoted(text: str) -> str:
+    """A value for a message: repr-quoted and shortened."""
+    shown = text if len(text) <= MAX_QUOTED_CHARS else text[: MAX_QUOTED_CHARS - 3] + "..."
+    return repr(shown)
+
+
+# --- the run record ---------------------------------------------------------------
+
+
+def parse_run_record(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> RunRecord:
+    """Run record bytes (the OUTPUT object, or {"OUTPUT": {...}}) -> RunRecord. Pure."""
+    text = _decode(data, f"run record {name}")
+    try:
+        document = load_json(text, f"run record {name}", limits)
+    except json.JSONDecodeError as exc:
+        raise IrrAuditError(
+            f"run record {name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
+            hint="pass the collector's OUTPUT record (a JSON object), or leave --run-record out.",
+            code="run-record-not-json",
+        ) from None
+    if isinstance(document, dict) and isinstance(document.get("OUTPUT"), dict):
+        document = document["OUTPUT"]
+    if not isinstance(document, dict):
+        raise IrrAuditError(
+            f"run record {name} is a JSON {_json_type(document)}; the run record is a JSON object.",
+            hint="pass the collector's OUTPUT record with --run-record (the dataset is the DATASET argument).",
+            code="run-record-not-an-object",
+        )
+    inputs = document.get("inputResults")
+    if inputs is not None and not isinstance(inputs, list):
+        raise _bad_key(name, "inputResults", "a list of objects", inputs)
+    return RunRecord(
+        name=name,
+        sha256=hashlib.sha256(data).hexdigest(),
+        comments_saved=_count(document, "commentsSaved", name),
+        duplicates_skipped=_count(document, "duplicatesSkipped", name),
+        hidden_branches_remaining=_count(document, "hiddenBranchesRemaining", name),
+        completion_reason=_text(document, "completionReason", name),
+        status=_text(document, "status", name),
+        is_complete=_flag(document, "isComplete", name),
+        inputs=None if inputs is None else tuple(_input(at, entry, name) for at, entry in enumerate(inputs, 1)),
+    )
+
+
+def _input(position: int, entry: Any, name: str) -> InputResult:
+    where = f"inputResults[{position - 1}]"
+    if not isinstance(entry, dict):
+        raise _bad_key(name, where, "an object", entry)
+    url = next((entry[key] for key in INPUT_URL_KEYS if isinstance(entry.get(key), str)), None)
+    return InputResult(
+        position=position,
+        url=url,
+        comments_found=_count(entry, "commentsFound", name, where),
+        comments_saved=_count(entry, "commentsSaved", name, where),
+        status=_text(entry, "status", name, where),
+        reason=_text(entry, "reason", name, where),
+    )
+
+
+def _count(document: dict[str, Any], key: str, name: str, where: str = "") -> int | None:
+    value = document.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _bad_key(name, f"{where}.{key}" if where else key, "a whole number of at least 0 or null", value)
+    if value >= LARGEST_COUNT:
+        raise _bad_key(name, f"{where}.{key}" if where else key, "a whole number below 2^53", value)
+    return value
+
+
+def _flag(document: dict[str, Any], key: str, name: str) -> bool | None:
+    value = document.get(key)
+    if value is None or isinstance(value, bool):
+        return value
+    raise _bad_key(name, key, "true, false or null", value)
+
+
+def _text(document: dict[str, Any], key: str, name: str, where: str = "") -> str | None:
+    value = document.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise _bad_key(name, f"{where}.{key}" if where else key, "text or null", value)
+
+
+def _bad_key(name: str, key: str, expected: str, value: Any) -> IrrAuditError:
+    return IrrAuditError(
+        f"run record {name}: key {key} must be {expected} (got {quoted(_json_text(value))}).",
+        hint="pass the collector's own OUTPUT record unchanged, or leave --run-record out.",
+        code="run-record-invalid",
+    )

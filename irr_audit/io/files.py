@@ -1,0 +1,119 @@
+"""Reading input files safely: one bounded reader for every file irr-audit reads,
+and paths that print anywhere.
+
+A path is resolved without failing on a symlink loop, refused when its name is
+not UTF-8 (it could not be recorded in an output), and read once, as a regular
+file within a size limit: a pipe, a device, a folder, a link that loops or a
+name too long are each refused by name.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from irr_audit.errors import IrrAuditError, UsageError
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits, limit_error
+
+
+def shown_name(path: Path | str) -> str:
+    """A path as text that prints anywhere: bytes that are not UTF-8 as \\xNN escapes."""
+    raw = os.fsencode(path)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "backslashreplace")
+
+
+def resolved(path: Path) -> Path:
+    """``path`` with its symbolic links followed as far as they go: a link that loops, or a
+    name too long for the system, is left as it is (made absolute) for the reader to refuse."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
+        return Path(os.path.abspath(path))
+
+
+def check_name(path: Path, subject: str) -> None:
+    """Refuse a path that is not UTF-8: it could not be shown, nor written into a summary or a report."""
+    for candidate in (path, path.absolute()):
+        try:
+            os.fsencode(candidate).decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError(
+                f"{subject} {shown_name(candidate)} has a name that is not UTF-8 text, which irr-audit cannot "
+                "record in its outputs.",
+                hint="rename the file (or the folder holding it) with UTF-8 characters, e.g. with mv.",
+                code="path-not-utf8",
+            ) from None
+
+
+def read_bounded(
+    path: Path,
+    subject: str,
+    limits: Limits = DEFAULT_LIMITS,
+    limit_name: str = "file_bytes",
+    code: str = "input",
+    missing_hint: str = "check the path.",
+) -> bytes:
+    """The bytes of the regular file ``path``, within a size limit.
+
+    The file is opened once, without following it blindly: a named pipe (which would
+    block), a device such as /dev/zero (which never ends), a folder, a symbolic link
+    that loops and a name too long for the system are each refused by name, with the
+    error codes ``<code>-not-found``, ``<code>-not-a-file`` and ``<code>-unreadable``.
+    Only the file's own size is ever allocated, and a file larger than the limit is
+    refused before it is read."""
+    limit = getattr(limits, limit_name)
+    try:
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise _unreadable(subject, exc, code, missing_hint) from None
+    try:
+        status = os.fstat(handle)
+        if not stat.S_ISREG(status.st_mode):
+            raise IrrAuditError(
+                f"{subject} is {_kind_of(status.st_mode)}, not a file.",
+                hint="pass a regular file.",
+                code=f"{code}-not-a-file",
+            )
+        if status.st_size > limit:
+            raise limit_error(limit_name, limits, subject, f"is {status.st_size:,} bytes")
+        with os.fdopen(handle, "rb", closefd=False) as stream:
+            data = stream.read(status.st_size + 1)  # one byte more tells a file that grew while read
+    except OSError as exc:
+        raise _unreadable(subject, exc, code, missing_hint) from None
+    finally:
+        os.close(handle)
+    if len(data) > limit:
+        raise limit_error(limit_name, limits, subject, f"is more than {limit:,} bytes")
+    return data
+
+
+def _kind_of(mode: int) -> str:
+    kinds = (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def _unreadable(subject: str, error: OSError, code: str, missing_hint: str) -> IrrAuditError:
+    if error.errno in (errno.ENOENT, errno.ENOTDIR):
+        return IrrAuditError(f"{subject} does not exist.", hint=missing_hint, code=f"{code}-not-found")
+    if error.errno == errno.EISDIR:
+        return IrrAuditError(f"{subject} is a folder, not a file.", hint="pass a file.", code=f"{code}-not-a-file")
+    why = {
+        errno.ELOOP: "it is a symbolic link that leads back to itself",
+        errno.ENAMETOOLONG: "its name is longer than the file system allows",
+    }.get(error.errno, error.strerror)
+    return IrrAuditError(
+        f"{subject} cannot be read: {why}.",
+        hint="check the path and the file's permissions.",
+        code=f"{code}-unreadable",
+    )

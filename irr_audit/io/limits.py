@@ -1,0 +1,352 @@
+"""Limits on what irr-audit reads, and the JSON readers that keep them.
+
+Every input file is read with a limit on its size, and JSON, JSON Lines and YAML
+with a limit on nesting depth and on the digits of a number, checked before the
+parser builds anything (a file 10,000 levels deep would otherwise exhaust
+Python's recursion, and an integer of 5,000 digits its integer conversion). XLSX
+limits (uncompressed size, compression ratio, cells, rows, columns) are checked
+by irr_audit.io.xlsx before openpyxl parses the workbook; the size of every input
+file by irr_audit.io.files.
+
+Each limit names itself when it is exceeded, with the file, the place and the way
+to raise it: the defaults fit a real audit (a sheet of a million rows), and
+`--limit NAME=VALUE` raises one for a run that needs more. The library takes a
+``Limits`` (through ``SheetOptions.limits`` and the ``limits`` argument of the
+readers); nothing here is global.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import math
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from irr_audit.errors import IrrAuditError, LimitError, UsageError
+
+GIB = 1 << 30
+MIB = 1 << 20
+MAX_DEPTH = 500  # json and yaml recurse once per level; Python stops at about 1,000 frames
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What irr-audit reads at most. The defaults fit a sheet of a million rows.
+
+    - ``file_bytes``: any one input file (sheet, dataset, run record, rule, manifest, record).
+    - ``line_bytes``: one line of a JSON Lines file (one record).
+    - ``depth``: nesting of JSON, JSON Lines and YAML (a sheet or a manifest nests a few levels).
+    - ``number_digits``: digits of one number in JSON or YAML.
+    - ``rule_bytes``: a rule file.
+    - ``rule_codes``: the codes (plus missing codes and aliases) of one rule.
+    - ``xlsx_bytes``: an XLSX workbook unpacked (all its parts together).
+    - ``xlsx_ratio``: how many times larger a part of an XLSX file may unpack than it is packed
+      (a zip bomb unpacks 1,000 times; spreadsheets 5 to 50 times).
+    - ``xlsx_cells``: cells of a workbook's worksheets, and the rows x columns of the one read.
+    - ``xlsx_rows``: rows of a worksheet (its last used cell).
+    - ``columns``: columns of a sheet (a CSV or TSV header, the keys of a JSON Lines
+      file, a worksheet's last used column); a coding sheet has a handful.
+    """
+
+    file_bytes: int = 2 * GIB
+    line_bytes: int = 64 * MIB
+    depth: int = 64
+    number_digits: int = 1000
+    rule_bytes: int = 1_000_000
+    rule_codes: int = 1000
+    xlsx_bytes: int = 2 * GIB
+    xlsx_ratio: int = 250
+    xlsx_cells: int = 10_000_000
+    xlsx_rows: int = 1_048_576  # the most a worksheet can have
+    columns: int = 1000
+
+
+DEFAULT_LIMITS = Limits()
+LIMIT_NAMES = tuple(field.name for field in dataclasses.fields(Limits))
+_SUFFIXES = {"k": 1, "m": 2, "g": 3, "t": 4}  # powers of 1000 (K, M, G, T) or of 1024 (Ki, Mi, Gi, Ti)
+
+
+def parse_limit_options(values: list[str] | None, base: Limits = DEFAULT_LIMITS) -> Limits:
+    """``["xlsx_cells=50000000", "file-bytes=8G"]`` -> Limits. Pure.
+
+    A value is a positive whole number; ``_`` and ``,`` may group its digits, and a
+    suffix K, M, G or T multiplies it by 1000, 1000^2, ..., and Ki, Mi, Gi, Ti by
+    1024, 1024^2, ... (``50M`` cells, ``8GiB``; a trailing B is ignored).
+
+    >>> parse_limit_options(["depth=100", "file-bytes=8GiB", "xlsx_cells=50M"]).xlsx_cells
+    50000000
+    """
+    changes: dict[str, int] = {}
+    for text in values or ():
+        name, sep, value = text.partition("=")
+        key = name.strip().lower().replace("-", "_")
+        if not sep or key not in LIMIT_NAMES:
+            raise UsageError(
+                f"--limit {text!r} is not NAME=VALUE with a known limit.",
+                hint=f"the limits are {', '.join(LIMIT_NAMES)}; for example --limit xlsx_cells=50000000.",
+                code="usage-limit",
+            )
+        changes[key] = _limit_value(key, value)
+    return dataclasses.replace(base, **changes)
+
+
+def _limit_value(name: str, text: str) -> int:
+    cleaned = text.strip().replace("_", "").replace(",", "").lower().removesuffix("b")
+    base = 1024 if cleaned.endswith("i") else 1000
+    cleaned = cleaned.removesuffix("i")
+    factor = 1
+    if cleaned[-1:] in _SUFFIXES:
+        factor, cleaned = base ** _SUFFIXES[cleaned[-1]], cleaned[:-1]
+    if not cleaned.isdigit() or len(cleaned) > 18 or int(cleaned) * factor < 1:
+        raise UsageError(
+            f"--limit {name}={text} is not a positive whole number.",
+            hint=f"for example --limit {name}={getattr(DEFAULT_LIMITS, name) * 2}.",
+            code="usage-limit",
+        )
+    if name == "depth" and int(cleaned) * factor > MAX_DEPTH:
+        raise UsageError(
+            f"--limit depth={text} is more than {MAX_DEPTH}, the deepest Python's JSON and YAML parsers can go.",
+            hint=f"use --limit depth={MAX_DEPTH} at most.",
+            code="usage-limit",
+        )
+    return int(cleaned) * factor
+
+
+OWN_FILE = "irr-audit writes this file, never this large or deep: it was altered. Restore it from a copy."
+
+
+def limit_error(
+    name: str, limits: Limits, subject: str, found: str, why: str = "", own_file: bool = False
+) -> LimitError:
+    """The one message for an exceeded limit: the file, what it holds, the limit, how to raise it
+    (or, for a file irr-audit wrote, that it was altered)."""
+    value = getattr(limits, name)
+    fix = OWN_FILE if own_file else f"If the file is right, raise the limit: --limit {name}=N."
+    return LimitError(
+        f"{subject} {found}; the limit {name} is {value:,}.",
+        hint=(why + " " if why and not own_file else "") + fix,
+        code="limit-" + name.replace("_", "-"),
+    )
+
+
+# --- JSON and JSON Lines ------------------------------------------------------------
+
+Hooks = dict[str, Callable[[str], Any]]
+
+
+def load_json(
+    data: bytes | str,
+    subject: str,
+    limits: Limits = DEFAULT_LIMITS,
+    own_file: bool = False,
+    **hooks: Callable[[str], Any],
+) -> Any:
+    """``json.loads`` within the limits. A syntax error is json.JSONDecodeError (a
+    ValueError) as from json.loads, and so are NaN and Infinity, which JSON does not
+    have (pass ``parse_constant`` to accept them); a limit exceeded is LimitError.
+    ``own_file``: a file irr-audit wrote (a manifest, a summary), which no option should
+    let grow. ``hooks`` are json.loads's parse_int, parse_float and parse_constant."""
+    raw, text = _both(data)
+    if len(raw) > limits.file_bytes:
+        raise limit_error("file_bytes", limits, subject, f"is {len(raw):,} bytes", own_file=own_file)
+    deep = _first_too_deep(raw, limits.depth, per_line=False)
+    if deep is not None:
+        raise limit_error(
+            "depth",
+            limits,
+            subject,
+            f"nests deeper than {limits.depth} levels at {_where(raw, deep)}",
+            why=_DEPTH_WHY,
+            own_file=own_file,
+        )
+    return _loads(text, subject, limits, _has_long_number(raw, limits), hooks, own_file)
+
+
+def json_lines(
+    data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS, own_file: bool = False
+) -> Iterator[tuple[int, str]]:
+    """(line number, line) of each non-blank line of a JSON Lines file, once the whole
+    file is checked against the limits (line size, depth). Lines are split on "\\n"
+    only: str.splitlines would also split inside a JSON string at U+2028. Decode each
+    line with ``load_json_line``."""
+    raw, text = _both(data)
+    deep = _first_too_deep(raw, limits.depth, per_line=True)
+    if deep is not None:
+        line = raw.count(b"\n", 0, deep) + 1
+        raise limit_error(
+            "depth",
+            limits,
+            subject,
+            f"line {line} nests deeper than {limits.depth} levels",
+            why=_DEPTH_WHY,
+            own_file=own_file,
+        )
+    for number, line in enumerate(text.split("\n"), start=1):
+        if len(line) > limits.line_bytes // 4 and len(line.encode("utf-8")) > limits.line_bytes:
+            raise limit_error(
+                "line_bytes",
+                limits,
+                subject,
+                f"line {number} is {len(line.encode('utf-8')):,} bytes",
+                why="A JSON Lines file holds one record per line.",
+                own_file=own_file,
+            )
+        if line.strip():
+            yield number, line
+
+
+def load_json_line(
+    line: str, subject: str, limits: Limits = DEFAULT_LIMITS, own_file: bool = False, **hooks: Callable[[str], Any]
+) -> Any:
+    """One line of a file already passed through ``json_lines`` (its depth is checked)."""
+    return _loads(line, subject, limits, _has_long_number(line.encode("utf-8"), limits), hooks, own_file)
+
+
+def load_json_records(
+    data: bytes | str, subject: str, limits: Limits = DEFAULT_LIMITS, own_file: bool = False
+) -> list[tuple[int, Any]]:
+    """(line number, value) of every line of a JSON Lines file; a line that is not JSON
+    is an IrrAuditError naming the file and the line."""
+    records = []
+    for number, line in json_lines(data, subject, limits, own_file):
+        try:
+            records.append((number, load_json_line(line, f"{subject} line {number}", limits, own_file)))
+        except ValueError as exc:
+            raise IrrAuditError(
+                f"{subject} line {number} is not valid JSON: {getattr(exc, 'msg', exc)}.",
+                hint="restore the file: JSON Lines has one JSON value per line.",
+                code="json-lines-invalid",
+            ) from None
+    return records
+
+
+_DEPTH_WHY = "Data irr-audit reads nests a few levels."
+
+
+def _both(data: bytes | str) -> tuple[bytes, str]:
+    if isinstance(data, str):
+        return data.encode("utf-8", "surrogatepass"), data
+    return data, data.decode("utf-8")
+
+
+def _where(raw: bytes, offset: int) -> str:
+    line = raw.count(b"\n", 0, offset) + 1
+    column = offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
+    return f"line {line}, column {column}"
+
+
+def _loads(
+    text: str, subject: str, limits: Limits, check_numbers: bool, hooks: dict[str, Any], own_file: bool = False
+) -> Any:
+    options: dict[str, Any] = {
+        "parse_constant": hooks.get("parse_constant") or _refuse_constant(text),
+        "object_pairs_hook": hooks.get("object_pairs_hook"),
+    }
+    if check_numbers:
+        for key, convert in (("parse_int", int), ("parse_float", float)):
+            options[key] = _checked_number(hooks.get(key) or convert, text, subject, limits, own_file)
+    else:
+        options.update({key: hooks[key] for key in ("parse_int", "parse_float") if hooks.get(key)})
+    return json.loads(text, **options)
+
+
+def _refuse_constant(text: str) -> Callable[[str], Any]:
+    def refuse(name: str) -> Any:
+        raise json.JSONDecodeError(f"{name} is not a JSON number", text, max(text.find(name), 0))
+
+    return refuse
+
+
+def _checked_number(
+    convert: Callable[[str], Any], text: str, subject: str, limits: Limits, own_file: bool
+) -> Callable[[str], Any]:
+    def checked(token: str) -> Any:
+        digits = sum(character.isdigit() for character in token)
+        if digits > limits.number_digits:
+            at = text.find(token)
+            where = f" at {_where(text.encode('utf-8'), len(text[:at].encode('utf-8')))}" if at >= 0 else ""
+            raise limit_error(
+                "number_digits", limits, subject, f"has a number of {digits:,} digits{where}", own_file=own_file
+            )
+        value = convert(token)
+        if isinstance(value, float) and math.isinf(value):
+            raise json.JSONDecodeError(f"the number {token[:20]}... is too large", text, max(text.find(token), 0))
+        return value
+
+    return checked
+
+
+@functools.lru_cache(maxsize=8)
+def _long_number_pattern(digits: int) -> re.Pattern[bytes]:
+    # a run of digits longer than the limit, or an exponent of three digits (1e400 is infinite)
+    return re.compile(rb"[0-9]{%d}|[eE][+-]?[0-9]{3}" % (digits + 1))
+
+
+def _has_long_number(raw: bytes, limits: Limits) -> bool:
+    """Whether the numbers must be checked one by one (rarely: the check costs a call per number)."""
+    return _long_number_pattern(limits.number_digits).search(raw) is not None
+
+
+# Bytes that matter to nesting: " \ [ ] { } and the line feed.
+_INTERESTING = np.zeros(256, dtype=bool)
+_INTERESTING[[0x22, 0x5C, 0x5B, 0x5D, 0x7B, 0x7D, 0x0A]] = True
+_SCAN_CHUNK = 4 * MIB
+
+
+def _first_too_deep(raw: bytes, limit: int, per_line: bool) -> int | None:
+    """The offset of the first [ or { that opens level ``limit`` + 1 outside a string, or None.
+
+    A linear, vectorised scan of the bytes (never a recursion), in chunks that end
+    at line feeds: a JSON string cannot hold a raw line feed, so the string state
+    starts afresh on each line and only the level is carried from chunk to chunk
+    (and, for JSON Lines, restarts at each line)."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return None
+    level, start = 0, 0
+    while start < len(raw):
+        end = raw.find(b"\n", min(start + _SCAN_CHUNK, len(raw)))
+        end = len(raw) if end < 0 else end + 1
+        found, level = _scan_chunk(raw, start, end, level, limit, per_line)
+        if found is not None:
+            return found
+        start = end
+    return None
+
+
+def _scan_chunk(raw: bytes, start: int, end: int, level: int, limit: int, per_line: bool) -> tuple[int | None, int]:
+    chunk = np.frombuffer(raw, dtype=np.uint8, count=end - start, offset=start)
+    at = np.flatnonzero(_INTERESTING[chunk])
+    if not len(at):
+        return None, level
+    byte = chunk[at]
+    index = np.arange(len(at))
+    adjacent = np.zeros(len(at), dtype=bool)
+    adjacent[1:] = at[1:] == at[:-1] + 1
+    backslash = byte == 0x5C
+    continues = backslash & adjacent & np.concatenate(([False], backslash[:-1]))
+    run_start = np.maximum.accumulate(np.where(backslash & ~continues, index, -1))
+    run = np.where(backslash, index - run_start + 1, 0)
+    before = np.zeros(len(at), dtype=np.int64)
+    before[1:] = np.where(adjacent[1:], run[:-1], 0)  # backslashes right before each byte
+    quote = (byte == 0x22) & (before % 2 == 0)
+    newline = byte == 0x0A
+    quotes = np.cumsum(quote)
+    outside = (quotes - np.maximum.accumulate(np.where(newline, quotes, 0))) % 2 == 0
+    opens = outside & ((byte == 0x5B) | (byte == 0x7B))
+    closes = outside & ((byte == 0x5D) | (byte == 0x7D))
+    levels = level + np.cumsum(opens.astype(np.int64) - closes)
+    if per_line:
+        last_newline = np.maximum.accumulate(np.where(newline, index, -1))
+        depth = levels - np.where(last_newline >= 0, levels[np.maximum(last_newline, 0)], level)
+    else:
+        depth = levels
+    over = np.flatnonzero(depth > limit)
+    if len(over):
+        return start + int(at[over[0]]), 0
+    return None, (0 if per_line else int(levels[-1]))

@@ -1,0 +1,497 @@
+"""Writing files: atomically (a kill leaves the old file or the new one, never half),
+as byte-stable JSON, and safely for spreadsheets (text that Excel would run as a
+formula is neutralised); and refusing an output that would overwrite an input."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import secrets
+import stat
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from irr_audit.errors import OutputError
+from irr_audit.io.arrowtext import contains_any_byte, starts_with_any_byte
+from irr_audit.io.display import NOT_WHITESPACE
+from irr_audit.io.files import resolved
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_PATTERN = r"[=+\-@\t\r]"
+PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+QUOTE = "'"
+
+
+def spreadsheet_safe(text: str) -> str:
+    """Prefix a quote to text a spreadsheet would read as a formula (OWASP CSV injection),
+    and to text that already starts with a quote, so that no two texts come out the same
+    (``=a`` and ``'=a`` stay two coders) and :func:`spreadsheet_original` undoes it exactly.
+
+    Plain numbers such as "-1" are left alone: they are data, not formulas.
+
+    >>> spreadsheet_safe("=HYPERLINK(1)"), spreadsheet_safe("'=a"), spreadsheet_safe("-1"), spreadsheet_safe("ok")
+    ("'=HYPERLINK(1)", "''=a", '-1', 'ok')
+    """
+    if text.startswith(QUOTE) or (text.startswith(FORMULA_TRIGGERS) and not PLAIN_NUMBER.fullmatch(text)):
+        return QUOTE + text
+    return text
+
+
+def spreadsheet_original(text: str) -> str:
+    """The text that :func:`spreadsheet_safe` made ``text`` from: its inverse on everything it writes.
+    Text it never writes (a quote before ordinary text) is returned as it is.
+
+    >>> spreadsheet_original("'=HYPERLINK(1)"), spreadsheet_original("''=a"), spreadsheet_original("'ok")
+    ('=HYPERLINK(1)', "'=a", "'ok")
+    """
+    if text.startswith(QUOTE) and spreadsheet_safe(text[1:]) == text:
+        return text[1:]
+    return text
+
+
+# A field holding any of these is quoted. The csv module (Python 3.11) leaves a lone carriage
+# return bare when lines end with "\n", and every CSV reader then splits the row there.
+CSV_SPECIAL = ',"\n\r'
+
+
+def csv_field(text: str) -> str:
+    """One CSV field, quoted only when it must be (as the csv module's QUOTE_MINIMAL, and a lone CR too)."""
+    if any(character in text for character in CSV_SPECIAL):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def csv_line(cells: Sequence[str]) -> str:
+    if len(cells) == 1 and not cells[0]:  # a lone empty field is quoted, or the line would read as blank
+        return '""\n'
+    return ",".join(map(csv_field, cells)) + "\n"
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """CSV for people and spreadsheets: every cell as text, formulas neutralised."""
+    lines = [csv_line([spreadsheet_safe(str(cell)) for cell in header])]
+    lines += [csv_line(["" if cell is None else spreadsheet_safe(str(cell)) for cell in row]) for row in rows]
+    return "".join(lines)
+
+
+# json.dumps escapes C0 controls itself; these it would leave raw (outside strings JSON has none of them).
+_JSON_RAW_CONTROL = re.compile(f"[{NOT_WHITESPACE}]")
+
+
+def render_json(document: dict[str, Any]) -> str:
+    """Byte-stable JSON: sorted keys, fixed indentation, a trailing newline. Control characters
+    (C1 and DEL too, which json leaves raw) and bidi overrides are written as \\u escapes: the
+    same values, and nothing a terminal would obey when the JSON is printed."""
+    encoder = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    buffer = io.StringIO()  # what json.dumps writes, without holding every piece of it at once
+    for chunk in encoder.iterencode(document):
+        buffer.write(chunk)
+    buffer.write("\n")
+    return _JSON_RAW_CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", buffer.getvalue())
+
+
+def refuse_column_collisions(columns: Sequence[tuple[str, str]], output: str) -> None:
+    """The columns of a CSV, as written (neutralised), must all differ: a coder named like another
+    column (``units``, say) would overwrite or shadow it. ``columns`` are (name, where it comes
+    from: a sheet, or irr-audit itself)."""
+    seen: dict[str, tuple[str, str]] = {}
+    for name, origin in columns:
+        written = spreadsheet_safe(name)
+        if written in seen:
+            first = seen[written]
+            raise OutputError(
+                f"{output} would have two columns named {written!r}: {first[0]!r} ({first[1]}) "
+                f"and {name!r} ({origin}).",
+                hint="give the coder another name (the sheet's coder column or its file name); "
+                "comment_id, fully_coded and units name columns of irr-audit's files.",
+                code="output-column-collision",
+            )
+        seen[written] = (name, origin)
+
+
+def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str:
+    """A whole table as CSV in one vectorised pass: what `csv_text` does row by row.
+
+    ``for_spreadsheets`` neutralises formula-looking text (the files people open);
+    machine files (counts) keep every value exactly. The text is what pandas'
+    ``to_csv`` writes, built with pyarrow's string kernels (a million rows in a
+    fraction of pandas' time); pandas writes what those do not cover.
+    """
+    fast = _arrow_csv(frame, for_spreadsheets)
+    return fast if fast is not None else _pandas_csv(frame, for_spreadsheets)
+
+
+def _pandas_csv(frame: pd.DataFrame, for_spreadsheets: bool) -> str:
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
+
+    if for_spreadsheets:
+        frame = frame.copy()
+        frame.columns = [spreadsheet_safe(str(column)) for column in frame.columns]
+        for column in frame.columns:
+            values = frame[column]
+            if isinstance(values.dtype, pd.CategoricalDtype):
+                frame[column] = values.cat.rename_categories([spreadsheet_safe(str(c)) for c in values.cat.categories])
+            elif pd.api.types.is_string_dtype(values) or pd.api.types.is_object_dtype(values):
+                frame[column] = pd.Series(
+                    _neutralised(_text(values)).to_numpy(zero_copy_only=False), index=values.index, dtype=object
+                )
+    # Lines ending "\r\n" make the csv module quote every field with a carriage return;
+    # the fields are then written again with "\n" line ends.
+    text = frame.to_csv(index=False, lineterminator="\r\n")
+    return "".join(csv_line(record) for record in csv.reader(io.StringIO(text, newline="")))
+
+
+def _arrow_csv(frame: pd.DataFrame, for_spreadsheets: bool = False) -> str | None:
+    """The CSV text of ``frame``, byte for byte as ``_pandas_csv`` writes it; None for
+    a frame this does not cover (a column of floats or dates, mixed objects, a single column)."""
+    import pyarrow.compute as pc
+
+    if frame.shape[1] < 2:  # the csv module quotes a lone empty field; leave that to pandas
+        return None
+    header = csv_line([spreadsheet_safe(str(name)) if for_spreadsheets else str(name) for name in frame.columns])
+    if not len(frame):
+        return header
+    fields = [_csv_fields(frame[name], for_spreadsheets) for name in frame.columns]
+    if any(column is None for column in fields):
+        return None
+    lines = pc.binary_join_element_wise(*fields, ",")
+    lines = pc.binary_join_element_wise(lines, "", "\n").cast(pa.large_string())  # each line ends with "\n"
+    _, offsets, data = lines.buffers()
+    bounds = np.frombuffer(offsets, dtype=np.int64)[lines.offset : lines.offset + len(lines) + 1]
+    return header + data.slice(int(bounds[0]), int(bounds[-1] - bounds[0])).to_pybytes().decode("utf-8")
+
+
+def _csv_fields(values: pd.Series, for_spreadsheets: bool) -> pa.Array | None:
+    """One column's CSV fields (text, neutralised when asked, quoted where needed)."""
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
+    import pyarrow.compute as pc
+
+    if isinstance(values.dtype, pd.CategoricalDtype):  # the few categories, not every row
+        labels = _csv_fields(pd.Series(values.cat.categories, dtype=object), for_spreadsheets)
+        codes = values.cat.codes.to_numpy()
+        return None if labels is None else pc.fill_null(labels.take(pa.array(codes, mask=codes < 0)), "")
+    missing = values.isna().to_numpy()
+    if pd.api.types.is_bool_dtype(values.dtype):
+        flags = pa.array(values.to_numpy(dtype=bool, na_value=False), mask=missing)
+        return pc.fill_null(pc.if_else(flags, "True", "False"), "")
+    if pd.api.types.is_integer_dtype(values.dtype):
+        numbers = pa.array(values.to_numpy(dtype=np.int64, na_value=0), mask=missing)
+        return pc.fill_null(numbers.cast(pa.string()), "")
+    if not (pd.api.types.is_string_dtype(values.dtype) or pd.api.types.is_object_dtype(values.dtype)):
+        return None
+    try:
+        text = _text(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all text: pandas writes each value's str()
+        return None
+    return _quoted(_neutralised(text) if for_spreadsheets else text)
+
+
+def _text(values: pd.Series) -> pa.Array:
+    """A text column as pyarrow strings, a missing value as the empty string."""
+    import pyarrow.compute as pc
+
+    if hasattr(values.array, "__arrow_array__"):  # pandas' pyarrow-backed strings: no copy
+        arrow = pa.array(values.array)
+        arrow = arrow.combine_chunks() if isinstance(arrow, pa.ChunkedArray) else arrow
+        return pc.fill_null(arrow.cast(pa.string()), "")
+    return pa.array(values.astype(object).where(values.notna(), "").to_numpy(), type=pa.string())
+
+
+def _quoted(text: pa.Array) -> pa.Array:
+    """Quoted as the csv module quotes (QUOTE_MINIMAL): only text holding a comma, a quote or a line break."""
+    import pyarrow.compute as pc
+
+    if not contains_any_byte(text, CSV_SPECIAL.encode()):
+        return text
+    quoted = pc.binary_join_element_wise('"', pc.replace_substring(text, '"', '""'), '"', "")
+    return pc.if_else(pc.match_substring_regex(text, "[" + CSV_SPECIAL + "]"), quoted, text)
+
+
+def _neutralised(text: pa.Array) -> pa.Array:
+    """spreadsheet_safe on every value."""
+    import pyarrow.compute as pc
+
+    if not starts_with_any_byte(text, ("".join(FORMULA_TRIGGERS) + QUOTE).encode()):
+        return text
+    formula = pc.and_(
+        pc.match_substring_regex(text, "^" + FORMULA_PATTERN),
+        pc.invert(pc.match_substring_regex(text, "^" + PLAIN_NUMBER.pattern + "$")),
+    )
+    prefixed = pc.or_(formula, pc.starts_with(text, QUOTE))
+    return pc.if_else(prefixed, pc.binary_join_element_wise(QUOTE, text, ""), text)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file in the same folder, flush it to disk, then rename.
+    A symlink is refused, not replaced (refuse_unsafe_outputs says so before a command runs)."""
+    folder = path.parent
+    _refuse_symlink(path)
+    if path.is_dir():
+        raise OutputError(
+            f"cannot write {path}: it is a folder.",
+            hint="give a file name, e.g. audit.html.",
+            code="output-is-a-folder",
+        )
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(
+            f"cannot write into {folder}: it is a file, not a folder.",
+            hint="choose an output folder that does not exist yet or is a folder.",
+            code="output-unwritable",
+        )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temporary = _new_temporary(folder, path.name)
+    except OSError as exc:
+        raise OutputError(
+            f"cannot write into {folder}: {exc.strerror}.",
+            hint="choose an output folder you can write to.",
+            code="output-unwritable",
+        ) from None
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except OSError as exc:
+        Path(temporary).unlink(missing_ok=True)
+        raise OutputError(
+            f"cannot write {path}: {exc.strerror}.",
+            hint="check the folder's permissions and free space.",
+            code="output-unwritable",
+        ) from None
+
+
+def _new_temporary(folder: Path, name: str) -> tuple[int, str]:
+    """A new, hidden file beside the output, created exclusively with mode 0666 so that the
+    system applies the umask (mkstemp's 0600 would leave outputs unreadable to the group)."""
+    for _ in range(100):
+        temporary = str(folder / f".{name}.{secrets.token_hex(6)}.tmp")
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+            return os.open(temporary, flags, 0o666), temporary
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {name} in {folder}")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def refuse_unsafe_outputs(inputs: Iterable[Path], files: Iterable[Path] = (), folders: Iterable[Path] = ()) -> None:
+    """Refuse, before anything is read or written, an output that could change what a
+    command reads or what an audit bundle froze.
+
+    ``inputs`` are every file the command reads (runfolder.files_read expands the
+    folders among its arguments); ``files`` the files it will replace (report
+    --output); ``folders`` the output folders it replaces as a whole (join --out).
+    Paths are compared after following symlinks, and by device and inode, so a hard
+    link or a case-insensitive spelling of an input is an input too.
+    """
+    known = _Inputs.of(inputs)
+    for path in files:
+        _check_output_file(path, known)
+    for folder in folders:
+        _check_output_folder(folder, known)
+
+
+class _Inputs:
+    """The inputs by resolved path and by (device, inode)."""
+
+    def __init__(self, by_path: dict[Path, Path], by_inode: dict[tuple[int, int], Path]):
+        self.by_path = by_path
+        self.by_inode = by_inode
+
+    @classmethod
+    def of(cls, inputs: Iterable[Path]) -> _Inputs:
+        by_path: dict[Path, Path] = {}
+        by_inode: dict[tuple[int, int], Path] = {}
+        for path in inputs:
+            by_path.setdefault(resolved(path), path)
+            identity = _identity(path)
+            if identity is not None:
+                by_inode.setdefault(identity, path)
+        return cls(by_path, by_inode)
+
+    def same_as(self, path: Path) -> Path | None:
+        """The input that ``path`` is (the same file, by any name), or None."""
+        found = self.by_path.get(resolved(path))
+        identity = _identity(path)
+        return found if found is not None else self.by_inode.get(identity) if identity else None
+
+    def inside(self, folder: Path) -> Path | None:
+        """An input that lies inside ``folder`` (after following symlinks), or None."""
+        real = resolved(folder)
+        return next((given for path, given in self.by_path.items() if path.is_relative_to(real)), None)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        status = path.stat()
+    except (OSError, ValueError):
+        return None
+    return (status.st_dev, status.st_ino) if stat.S_ISREG(status.st_mode) else None
+
+
+def _check_output_file(path: Path, inputs: _Inputs) -> None:
+    same = inputs.same_as(path)
+    if same is not None:
+        also = "" if str(same) == str(path) else f" ({same})"
+        raise OutputError(
+            f"writing {path} would overwrite an input file{also}.",
+            hint="choose another output path; irr-audit never writes the files it reads.",
+            code="output-overwrites-input",
+        )
+    _refuse_bundle(path, resolved(path).parent)
+    _refuse_run_file(path)
+    _refuse_symlink(path)
+    if path.is_dir():
+        raise OutputError(
+            f"cannot write {path}: it is a folder.",
+            hint="give a file name, e.g. audit.html.",
+            code="output-is-a-folder",
+        )
+    if path.exists():
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise OutputError(
+                f"cannot write {path}: it is not a regular file.",
+                hint="give the name of a new or an ordinary file.",
+                code="output-not-a-file",
+            )
+        if not mode & stat.S_IWUSR:
+            raise OutputError(
+                f"{path} is read-only; irr-audit does not replace a file that was made read-only.",
+                hint="choose another file, or make it writable (chmod u+w) if it may be replaced.",
+                code="output-read-only",
+            )
+    _refuse_unwritable(path.parent)
+
+
+def _check_output_folder(folder: Path, inputs: _Inputs) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(
+            f"cannot write into {folder}: it is a file, not a folder.",
+            hint="choose an output folder that does not exist yet or is a folder.",
+            code="output-unwritable",
+        )
+    inside = inputs.inside(folder)
+    if inside is None:
+        inside = next((found for entry in _entries(folder) if (found := inputs.same_as(entry)) is not None), None)
+    if inside is not None:
+        raise OutputError(
+            f"writing {folder} would overwrite an input file: the folder holds {inside}.",
+            hint="choose another --out folder; the output folder is replaced as a whole, and irr-audit never "
+            "writes the files it reads.",
+            code="output-overwrites-input",
+        )
+    _refuse_bundle(folder, resolved(folder))
+    _refuse_symlink(folder)
+    working = _working_folder()
+    if working is not None and working.is_relative_to(resolved(folder)):
+        raise OutputError(
+            f"--out {folder} is the folder you are working in (or holds it); the output folder is replaced as a whole.",
+            hint="choose another --out folder, e.g. a new folder inside this one.",
+            code="output-folder-in-use",
+        )
+    _refuse_unwritable(folder.parent)
+
+
+def _working_folder() -> Path | None:
+    try:
+        return resolved(Path.cwd())
+    except OSError:  # the folder we run in was deleted: no output folder holds it
+        return None
+
+
+def _entries(folder: Path) -> list[Path]:
+    """What an existing output folder holds, two levels deep (a run's folder has no deeper
+    files; a deeper one is in a folder the run did not write, which is refused anyway)."""
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    found = []
+    for child in _listing(folder):
+        found.append(child)
+        if child.is_dir() and not child.is_symlink():
+            found += _listing(child)
+    return found
+
+
+def _listing(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder.iterdir())
+    except OSError:
+        return []
+
+
+def _refuse_bundle(path: Path, start: Path) -> None:
+    """An audit bundle (manifest.json beside sheets/ or rule/) at or above ``start`` is never written."""
+    for folder in (start, *start.parents):
+        if (folder / "manifest.json").is_file() and any((folder / part).is_dir() for part in ("sheets", "rule")):
+            where = "is the audit bundle" if resolved(path) == folder else "is inside the audit bundle"
+            raise OutputError(
+                f"{path} {where} {folder}; a bundle's files are never changed.",
+                hint="write it outside the bundle (a bundle only gains adjudication records, "
+                "through irr-audit adjudicate).",
+                code="output-in-bundle",
+            )
+
+
+def _refuse_run_file(path: Path) -> None:
+    """A file that a join or sample run wrote is replaced only by a new run of the
+    whole folder: replacing it alone would mix two runs."""
+    from irr_audit.io.runfolder import RECORD_FILES, read_record, recorded_files
+
+    real = resolved(path)
+    for folder in real.parents[:2]:  # sample sheets live one folder down
+        for record_name, command in RECORD_FILES.items():
+            if not (folder / record_name).is_file():
+                continue
+            relative = real.relative_to(folder).as_posix()
+            files = recorded_files(read_record(folder / record_name)) or {}
+            if relative == record_name or relative in files:
+                raise OutputError(
+                    f"{path} is the file {relative} of the {command} run in {folder}; replacing it alone would "
+                    "mix two runs in one folder.",
+                    hint=f"write it elsewhere, or run irr-audit {command} again to replace the whole folder.",
+                    code="output-in-run-folder",
+                )
+
+
+def _refuse_symlink(path: Path) -> None:
+    if path.is_symlink():
+        raise OutputError(
+            f"{path} is a symbolic link (to {os.readlink(path)}); irr-audit does not write through or replace a link.",
+            hint="give the path of a real file or folder, or remove the link.",
+            code="output-symlink",
+        )
+
+
+def _refuse_unwritable(folder: Path) -> None:
+    """The nearest existing folder on the way to ``folder`` must be a folder we may write."""
+    existing = next((candidate for candidate in (folder, *folder.parents) if candidate.exists()), None)
+    if existing is None:
+        return
+    if not existing.is_dir():
+        raise OutputError(
+            f"cannot write into {folder}: {existing} is a file, not a folder.",
+            hint="choose an output folder that does not exist yet or is a folder.",
+            code="output-unwritable",
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise OutputError(
+            f"cannot write into {folder}: {existing} is not writable (permission denied).",
+            hint="choose an output folder you can write to.",
+            code="output-unwritable",
+        )

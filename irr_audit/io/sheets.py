@@ -1,0 +1,359 @@
+"""The only place that reads coding sheets. Every cell is read as text.
+
+A sheet is CSV, TSV, XLSX or JSON Lines with one row per comment (CONTRACT.md,
+"Coding sheets"), read by irr_audit.io.tables. Here its id and code columns are
+found, rows with every cell empty are dropped (and counted), and its ids are
+trimmed as they are matched.
+"""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from irr_audit.errors import SheetError
+from irr_audit.io.arrowtext import from_numpy, may_have_edge_space
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits
+from irr_audit.io.tables import ParsedFile, RawTable, SpanningValues, parse_file, read_and_parse, record_pattern
+
+VERSION_PATTERN = re.compile(r"[vV]?\s*(\d+)")
+TEXT_COLUMNS = ("body", "text")  # the comment's text, shown beside disagreements when a sheet has it
+
+
+@dataclass(frozen=True)
+class ColumnChoice:
+    """Which columns hold the id and the code, and which worksheet: what a join
+    summary and a bundle manifest record of how the sheets were read."""
+
+    id_column: str | None = None
+    code_column: str | None = None
+    worksheet: str | None = None
+
+
+@dataclass(frozen=True)
+class SheetOptions(ColumnChoice):
+    """How to read sheets: the columns, and the limits on what is read (irr_audit.io.limits).
+    The limits are not recorded with the audit: they change what can be read, never what is read."""
+
+    limits: Limits = DEFAULT_LIMITS
+
+
+def limits_of(options: ColumnChoice) -> Limits:
+    return options.limits if isinstance(options, SheetOptions) else DEFAULT_LIMITS
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """One coder's sheet, read.
+
+    One entry per non-empty input row, column by column: ``rows`` (the number a
+    spreadsheet shows, header = row 1), and as text exactly as typed
+    ``comment_ids``, ``codes``, ``rule_versions`` and ``texts`` (the comment's
+    body; the last two None when the sheet has no such column). Text columns are pyarrow string
+    arrays: a million rows stay compact and fast. Rows with every cell empty are
+    only counted, in ``empty_rows``. ``warnings`` are things a reader should know
+    that are not errors (a hidden row, several worksheets).
+    """
+
+    path: Path
+    name: str
+    coder: str
+    sha256: str
+    size: int
+    columns: tuple[str, ...]
+    rows: np.ndarray
+    comment_ids: pa.Array
+    codes: pa.Array
+    rule_versions: pa.Array | None  # None: the sheet has no rule_version column
+    texts: pa.Array | None  # None: the sheet has no body or text column
+    empty_rows: int
+    warnings: tuple[str, ...] = ()
+    unit_keys: pa.Array | None = None  # the ids as matched: surrounding whitespace trimmed
+
+    @property
+    def row_count(self) -> int:
+        return len(self.rows)
+
+
+def read_sheet(path: str | Path, options: ColumnChoice = SheetOptions()) -> Sheet:
+    """Read one coding sheet from disk."""
+    sheet_path = Path(path)
+    return sheet_from_parsed(read_and_parse(sheet_path, options.worksheet, limits_of(options)), sheet_path, options)
+
+
+def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> list[Sheet]:
+    """Read several sheets, two at a time: each large CSV is parsed on one thread, so
+    two keep both cores busy. The first sheet (in order) that cannot be read raises."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda path: read_sheet(path, options), paths))
+
+
+def read_table(path: str | Path, options: ColumnChoice = SheetOptions()) -> RawTable:
+    """Read any table irr-audit takes (a counts file, say) with the sheets' checks: every cell as text."""
+    table_path = Path(path)
+    table = read_and_parse(table_path, options.worksheet, limits_of(options)).table
+    _check_spanning(table, table_path.name, dict(enumerate(table.header)))
+    return table
+
+
+def parse_sheet(data: bytes, path: Path, options: ColumnChoice = SheetOptions()) -> Sheet:
+    """Parse sheet bytes. Pure: ``path`` names the sheet and picks its format."""
+    return sheet_from_parsed(parse_file(data, path, options.worksheet, limits_of(options)), path, options)
+
+
+def parse_rule_version(text: str) -> int | None:
+    """`1`, `v1` or `V1` -> 1; blank -> None; anything else -> ValueError."""
+    if not text.strip():
+        return None
+    match = VERSION_PATTERN.fullmatch(text.strip())
+    if not match:
+        raise ValueError(text)
+    return int(match.group(1))
+
+
+def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = SheetOptions()) -> Sheet:
+    """The sheet in a parsed file: its id and code columns chosen, its empty rows dropped. Pure."""
+    name = path.name
+    table = parsed.table
+    header = table.header
+    try:
+        id_at = _find_column(header, options.id_column or "comment_id", "--id-column", name)
+        code_at = _find_column(header, options.code_column or "code", "--code-column", name)
+    except SheetError as error:
+        if table.worksheets and not options.worksheet:
+            error.hint = (
+                f"the workbook has worksheets {', '.join(map(repr, table.worksheets))} and the first was read; "
+                "choose one with --worksheet NAME."
+            )
+        raise
+    version_at = _optional_column(header, "rule_version")
+    coder_at = _optional_column(header, "coder")
+    text_at = next((at for at in (_optional_column(header, column) for column in TEXT_COLUMNS) if at is not None), None)
+    structural = {at: header[at] for at in (id_at, code_at, version_at, coder_at) if at is not None}
+    _check_spanning(table, name, structural, id_at, code_at)
+    ids = table.cells[id_at]
+    keys = pc.utf8_trim_whitespace(ids) if may_have_edge_space(ids) else ids
+    non_empty = _non_empty_rows(table.cells, keys)
+    if not non_empty.any():
+        raise SheetError(
+            f"sheet {name} has a header but no coded rows.",
+            hint="check that this is the filled sheet, not the blank template.",
+            code="sheet-empty",
+        )
+    if non_empty.all():
+        kept, rows = table.cells, table.rows
+    else:
+        keep = from_numpy(np.flatnonzero(non_empty))
+        kept, rows = [column.take(keep) for column in table.cells], table.rows[non_empty]
+        keys = kept[id_at] if keys is ids else keys.take(keep)  # one copy when nothing was trimmed
+    _check_control_characters(keys, rows, name, "comment id")
+    coder = _coder(kept[coder_at], rows, path) if coder_at is not None else path.stem
+    if _control_at(pa.array([coder])) is not None:
+        raise SheetError(
+            f"sheet {name} names its coder '{_escaped(coder)}', which holds a control character.",
+            hint="name the coder (the coder column, or the file name) with printable characters.",
+            code="sheet-control-character",
+        )
+    warnings = list(table.warnings)
+    numeric_ids = (table.numeric_cells or {}).get(id_at, [])
+    if numeric_ids:
+        warnings.append(
+            f"{len(numeric_ids)} comment ids are stored as numbers or dates, not text (rows "
+            f"{', '.join(map(str, numeric_ids[:5]))}{' ...' if len(numeric_ids) > 5 else ''}); "
+            "leading zeros and long digits may have been lost. Format the id column as text."
+        )
+    return Sheet(
+        path=path,
+        name=name,
+        coder=coder,
+        sha256=parsed.sha256,
+        size=parsed.size,
+        columns=tuple(header),
+        rows=rows,
+        comment_ids=kept[id_at],
+        codes=kept[code_at],
+        rule_versions=kept[version_at] if version_at is not None else None,
+        texts=kept[text_at] if text_at is not None else None,
+        empty_rows=int((~non_empty).sum()),
+        warnings=tuple(warnings),
+        unit_keys=keys,
+    )
+
+
+def _non_empty_rows(cells: list[pa.Array], keys: pa.Array) -> np.ndarray:
+    """Rows with any non-blank cell. The ids (trimmed, or with no space to trim) decide
+    most rows; the other cells are looked at only for rows with a blank id."""
+    filled = pc.binary_length(keys).to_numpy() > 0
+    rest = np.flatnonzero(~filled)
+    if len(rest):
+        undecided = from_numpy(rest)
+        for column in cells:
+            filled[rest] |= _filled(column.take(undecided))
+    return filled
+
+
+def _filled(column: pa.Array) -> np.ndarray:
+    """Values with a character other than whitespace (utf8_is_space is false for the empty string)."""
+    return (pc.binary_length(column).to_numpy() > 0) & ~pc.utf8_is_space(column).to_numpy(zero_copy_only=False)
+
+
+# --- columns -----------------------------------------------------------------
+
+
+def _column_key(text: str) -> str:
+    return text.strip().casefold()
+
+
+def _find_column(header: list[str], wanted: str, option: str, name: str) -> int:
+    matches = [i for i, column in enumerate(header) if _column_key(column) == _column_key(wanted)]
+    if len(matches) > 1:
+        raise SheetError(
+            f"sheet {name} has {len(matches)} columns named {wanted!r}.",
+            hint="rename or delete the extra columns so the sheet has one.",
+            code="sheet-duplicate-column",
+        )
+    if not matches:
+        found = ", ".join(_escaped(column, 40) for column in header if column.strip()) or "(none)"
+        raise SheetError(
+            f'sheet {name} has no column "{wanted}".\n  Columns found: {found}',
+            hint=f"pass {option} NAME, or rename the column (if the first row is data, add a header row "
+            "comment_id,code).",
+            code="sheet-missing-column",
+        )
+    return matches[0]
+
+
+def _optional_column(header: list[str], wanted: str) -> int | None:
+    matches = [i for i, column in enumerate(header) if _column_key(column) == wanted]
+    return matches[0] if matches else None
+
+
+def _coder(names: pa.Array, rows: np.ndarray, path: Path) -> str:
+    """The sheet's coder column when it names one coder, else the file name stem."""
+    stripped = pc.utf8_trim_whitespace(names)
+    named = [name for name in pc.unique(stripped).to_pylist() if name]
+    if len(named) > 1:
+        first, second = named[:2]
+        values = stripped.to_numpy(zero_copy_only=False)
+        first_row, second_row = rows[values == first][0], rows[values == second][0]
+        raise SheetError(
+            f"sheet {path.name} names more than one coder in its coder column: "
+            f"{first!r} (row {first_row}) and {second!r} (row {second_row}).",
+            hint="give each coder a sheet of their own.",
+            code="sheet-several-coders",
+        )
+    return named[0] if named else path.stem
+
+
+# --- values over several lines, and control characters ------------------------------------
+
+
+def _check_spanning(
+    table: RawTable, name: str, structural: dict[int, str], id_at: int | None = None, code_at: int | None = None
+) -> None:
+    """No row may vanish into a neighbour's value through a quote left open.
+
+    A CSV value holds a line break only inside quotes. In the id, code, coder or
+    rule_version column that is never right: it is a quote left open. In a text
+    column (body, note) it is usually a comment over several lines, and only a
+    swallowed line shaped like a record of this sheet gives the quote away.
+    Either way the sheet is refused, naming the line where the quote opened and
+    the lines it swallowed, rather than read with rows missing: where the quote
+    should have closed cannot be known, so no reading of the rest would be right.
+    Only the values holding a line break are looked at (``table.spanning``)."""
+    spans = table.spanning
+    if spans is None:
+        return
+    at_structural = np.isin(spans.columns, list(structural))
+    if at_structural.any():
+        first = int(np.flatnonzero(at_structural)[0])
+        raise _swallowed(table, spans, first, name, "")
+    if id_at is None or code_at is None:
+        return
+    width = len(table.header)
+    for column in np.unique(spans.columns):
+        entries = np.flatnonzero(spans.columns == column)
+        values = table.cells[int(column)].take(from_numpy(spans.records[entries]))
+        found = _record_shaped_line(values, spans.delimiter, width, id_at, code_at)
+        if found is not None:
+            value, later_line, text = found
+            entry = int(entries[value])
+            shaped = f"; line {int(spans.first_lines[entry]) + later_line}, '{_escaped(text)}', is a row of this sheet"
+            raise _swallowed(table, spans, entry, name, shaped)
+
+
+def _record_shaped_line(
+    values: pa.Array, delimiter: str, width: int, id_at: int, code_at: int
+) -> tuple[int, int, str] | None:
+    """(value, its line counted from 0, the line) of the first line but a value's first that has
+    the shape of a record of this sheet (tables.record_pattern). Vectorised."""
+    lines = pc.split_pattern_regex(values, r"\r\n|\r|\n")
+    flat = pc.list_flatten(lines)
+    offsets = lines.offsets.to_numpy()
+    later = np.ones(len(flat), dtype=bool)
+    later[offsets[:-1][offsets[:-1] < offsets[-1]] - offsets[0]] = False  # the first line is the opening line's rest
+    shaped = pc.match_substring_regex(flat, record_pattern(delimiter, width, id_at, code_at)).to_numpy(
+        zero_copy_only=False
+    )
+    found = np.flatnonzero(later & shaped)
+    if not len(found):
+        return None
+    at = int(found[0])
+    owner = int(np.searchsorted(offsets, at + offsets[0], side="right") - 1)
+    return owner, int(at + offsets[0] - offsets[owner]), flat[at].as_py()
+
+
+def _swallowed(table: RawTable, spans: SpanningValues, entry: int, name: str, shaped: str) -> SheetError:
+    column = table.header[int(spans.columns[entry])]
+    first, last = int(spans.first_lines[entry]), int(spans.last_lines[entry])
+    row = int(table.rows[int(spans.records[entry])])
+    swallowed = f"line {last}" if last == first + 1 else f"lines {first + 1}-{last}"
+    return SheetError(
+        f"sheet {name}: the {column!r} value of row {row} starts with a quote on line {first} that is not closed "
+        f"until line {last}, so {swallowed} would be read as part of that value, not as rows{shaped}.",
+        hint=f"close the quote at the end of the value on line {first}; a quote that is part of the text is written "
+        'as two quotes ("") inside a quoted value. Then save the sheet again.',
+        code="sheet-unclosed-quote",
+    )
+
+
+def _check_control_characters(values: pa.Array, rows: np.ndarray, name: str, what: str) -> None:
+    at = _control_at(values)
+    if at is not None:
+        raise SheetError(
+            f"sheet {name} row {rows[at]}: {what} '{_escaped(values[at].as_py())}' holds a control character.",
+            hint=f"remove it from the {what} (ids are matched as text and written to CSV, XLSX and reports, "
+            "where a control character is lost or altered).",
+            code="sheet-control-character",
+        )
+
+
+def _control_at(values: pa.Array) -> int | None:
+    """The first value holding a C0 or C1 control character (or DEL), found in the text
+    buffer without a pass over each value."""
+    if len(values) == 0:
+        return None
+    _, offsets_buffer, data_buffer = values.buffers()
+    if data_buffer is None:
+        return None
+    offset_type = np.int64 if pa.types.is_large_string(values.type) else np.int32
+    offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[values.offset : values.offset + len(values) + 1]
+    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]]
+    bad = (data < 0x20) | (data == 0x7F)
+    lead = np.flatnonzero(data[:-1] == 0xC2)  # U+0080-U+009F are C2 80 - C2 9F in UTF-8
+    bad[lead[(data[lead + 1] >= 0x80) & (data[lead + 1] <= 0x9F)]] = True
+    found = np.flatnonzero(bad)
+    if not len(found):
+        return None
+    return int(np.searchsorted(offsets, found[0] + offsets[0], side="right") - 1)
+
+
+def _escaped(text: str, at_most: int = 80) -> str:
+    shown = re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda match: f"\\x{ord(match.group()):02x}", text)
+    return shown if len(shown) <= at_most else shown[: at_most - 3] + "..."

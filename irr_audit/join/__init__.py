@@ -1,0 +1,4 @@
+"""Joining coding sheets on the comment id: every (unit, coder) cell classified under
+the rule, every missing code in the missingness log; the folder `join` writes, and
+unit-pattern counts.
+"""

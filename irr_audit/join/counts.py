@@ -1,0 +1,169 @@
+"""Unit-pattern counts: the mergeable sufficient statistics of every coefficient.
+
+Every coefficient irr-audit reports is a sum over units of a per-unit quantity,
+so units with the same codes can be counted once. A counts file has one column
+per coder (the code as text, empty where the coder gave no valid code) and a
+last column `units`, the number of units with that pattern:
+
+    alice,bob,carol,units
+    yes,yes,yes,1520
+    yes,no,,12
+
+Counts from shards of a corpus are merged by adding `units` over equal patterns
+(the files can simply be concatenated), so the numbers for a corpus too large
+for one machine come from counts made where the data lives (README: DuckDB, Spark).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from irr_audit.errors import SheetError, UsageError
+from irr_audit.io.outputs import frame_csv_text, refuse_column_collisions, spreadsheet_original
+from irr_audit.io.sheets import read_table
+from irr_audit.join.join import JoinResult
+from irr_audit.metrics.patterns import MAX_UNITS
+from irr_audit.rules.model import CodeStatus, Rule
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+UNITS = "units"
+MAX_PATTERN_UNITS = 2**53 - 1  # every count stays exact in a float64 (the coefficients' sums run in BLAS)
+WHOLE_NUMBER = r"[0-9]+(\.0*)?"  # digits, and at most a fraction of zeros ("12.0" from a spreadsheet)
+
+
+def pattern_counts(join: JoinResult) -> pd.DataFrame:
+    """The join's units as distinct patterns of codes with their counts."""
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
+
+    from irr_audit.metrics.patterns import compress
+
+    categories = np.array([*join.rule.categories, ""], dtype=object)
+    patterns = compress(join.codes, len(join.rule.categories))
+    frame = pd.DataFrame({coder: categories[patterns.rows[:, column]] for column, coder in enumerate(join.coders)})
+    frame[UNITS] = patterns.counts
+    return frame
+
+
+def counts_csv_text(join: JoinResult) -> str:
+    """counts.csv: coder names and codes neutralised as in every CSV irr-audit writes (read_counts
+    undoes it exactly), one column per coder, then units."""
+    refuse_column_collisions(
+        [*((sheet.coder, f"the coder of sheet {sheet.name}") for sheet in join.sheets), (UNITS, "the units column")],
+        "counts.csv",
+    )
+    return frame_csv_text(pattern_counts(join))
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Merged counts: pattern rows (category index, -1 missing), their units, and the files read."""
+
+    coders: tuple[str, ...]
+    patterns: np.ndarray
+    units: np.ndarray
+    sources: tuple[dict[str, Any], ...]
+
+
+def read_counts(paths: list[Path], rule: Rule) -> Counts:
+    """Read and merge counts files (shards add up)."""
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
+
+    frames = [_read_one(path) for path in paths]
+    coders = tuple(frames[0].columns[:-1])
+    for path, frame in zip(paths[1:], frames[1:]):
+        if tuple(frame.columns[:-1]) != coders:
+            raise UsageError(
+                f"counts file {path.name} has coders {', '.join(frame.columns[:-1])}, "
+                f"but {paths[0].name} has {', '.join(coders)}.",
+                hint="merge counts of the same coders, in the same column order.",
+                code="counts-coders",
+            )
+    merged = pd.concat(frames, ignore_index=True)
+    units = merged[UNITS].to_numpy(dtype=np.int64)
+    _check_total(units, paths)
+    codes = np.column_stack([_category_indices(merged[coder], rule) for coder in coders])
+    sources = tuple(
+        {
+            "name": path.name,
+            "coder": None,
+            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "size": path.stat().st_size,
+            "rows": len(frame),
+            "empty_rows": 0,
+        }
+        for path, frame in zip(paths, frames)
+    )
+    return Counts(coders, codes, units, sources)
+
+
+def _check_total(units: np.ndarray, paths: list[Path]) -> None:
+    """The units of all files together: at most MAX_UNITS (exact integer arithmetic in the coefficients)."""
+    total = int(units.sum()) if len(units) < 1024 else sum(int(value) for value in units)  # < 2^53 each: no overflow
+    if total > MAX_UNITS:
+        names = ", ".join(path.name for path in paths)
+        raise UsageError(
+            f"counts file{'s' if len(paths) > 1 else ''} {names} add{'' if len(paths) > 1 else 's'} up to {total:,} "
+            f"units; irr-audit scores at most "
+            f"{MAX_UNITS:,} (the coefficients decide some cases from exact products of unit counts, "
+            "which 64-bit integers hold only that far).",
+            hint="score a sample of the units, or shards of at most that many units each.",
+            code="counts-too-many-units",
+        )
+
+
+def _read_one(path: Path) -> pd.DataFrame:
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
+
+    table = read_table(path)
+    columns = [spreadsheet_original(column.strip()) for column in table.header]
+    if len(columns) < 3 or columns[-1] != UNITS or len(set(columns)) != len(columns):
+        raise SheetError(
+            f"counts file {path.name} must have two or more coder columns and then `{UNITS}`; "
+            f"found {', '.join(columns)}.",
+            hint="write one column per coder (each named once), then units (the units with that pattern).",
+            code="counts-columns",
+        )
+    frame = pd.DataFrame({name: column.to_numpy(zero_copy_only=False) for name, column in zip(columns, table.cells)})
+    frame[UNITS] = _unit_counts(frame[UNITS], path, table.rows)
+    return frame
+
+
+def _unit_counts(column: pd.Series, path: Path, rows: np.ndarray) -> np.ndarray:
+    """The units column as integers: each a whole number written in digits, from 0 to 2^53 - 1.
+    Anything else (inf, nan, 1e30, -3, 2.5, 2^53) names its file, row and value."""
+    text = column.str.strip()
+    digits = text.str.replace(r"\.0*$", "", regex=True).str.lstrip("0")
+    fits = (text.str.fullmatch(WHOLE_NUMBER) & (digits.str.len() <= len(str(MAX_PATTERN_UNITS)))).fillna(False)
+    values = np.zeros(len(column), dtype=np.int64)
+    values[fits.to_numpy()] = [int(value or 0) for value in digits[fits]]
+    bad = ~fits.to_numpy() | (values > MAX_PATTERN_UNITS)
+    if bad.any():
+        at = int(np.flatnonzero(bad)[0])
+        raise SheetError(
+            f"counts file {path.name} row {rows[at]} has units {column.iloc[at]!r}, "
+            f"not a whole number of units from 0 to {MAX_PATTERN_UNITS:,}.",
+            hint="units must be 0 or a positive integer written in digits, below 2^53.",
+            code="counts-units",
+        )
+    return values
+
+
+def _category_indices(column: pd.Series, rule: Rule) -> np.ndarray:
+    """Each distinct code text through the rule: its category index, or -1 when not valid."""
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
+
+    positions, written = pd.factorize(column)
+    distinct = [spreadsheet_original(code) for code in written]  # as counts_csv_text wrote them
+    index_of = {code: index for index, code in enumerate(rule.categories)}
+    lookup = np.array(
+        [index_of[code] if status is CodeStatus.VALID else -1 for status, code in map(rule.classify, distinct)],
+        dtype=np.int64,
+    )
+    return lookup[positions] if len(distinct) else np.full(len(column), -1, dtype=np.int64)

@@ -1,0 +1,614 @@
+"""Classify every (unit, coder) cell and join the sheets on comment ID.
+
+Every input row ends up exactly once: as the row behind a cell (valid, or in the
+log with its reason), or in the log as a duplicate, a conflict, a row without an
+id, or a row outside the sample. Every unit ends up exactly once: fully coded,
+or with at least one row in the missingness log. Missing is never a disagreement.
+
+Ids are matched once, as integers: every sheet's trimmed ids are encoded into
+unit indices in one pass, and the rest (duplicates, conflicts, placing each
+cell) is integer arithmetic. The missingness log is kept as integer arrays and
+becomes text only when someone reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from irr_audit.errors import SheetError, UsageError
+from irr_audit.io.arrowtext import ColumnPacking, agreed_keys, from_numpy, packed_keys
+from irr_audit.io.idcheck import suspicious_id_warnings
+from irr_audit.io.sheets import Sheet, parse_rule_version
+from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
+from irr_audit.rules.model import CodeStatus, Rule
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+STATUSES = tuple(CodeStatus)  # a cell's status is stored as its index in this tuple
+STATUS_INDEX = {status: index for index, status in enumerate(STATUSES)}
+VALID = STATUS_INDEX[CodeStatus.VALID]
+ABSENT = STATUS_INDEX[CodeStatus.ABSENT]
+CONFLICT = STATUS_INDEX[CodeStatus.CONFLICT]
+REASONS = tuple(Reason)  # a log entry's reason is stored as its index in this tuple
+REASON_INDEX = {reason: index for index, reason in enumerate(REASONS)}
+REASON_VALUES = np.array([reason.value for reason in REASONS], dtype=object)
+CELL_REASON = np.full(len(STATUSES), -1, dtype=np.int8)  # a kept row's status -> its log reason
+for _status, _reason in (
+    (CodeStatus.UNKNOWN, Reason.UNKNOWN),
+    (CodeStatus.BLANK, Reason.BLANK),
+    (CodeStatus.INVALID, Reason.INVALID),
+):
+    CELL_REASON[STATUS_INDEX[_status]] = REASON_INDEX[_reason]
+RESERVED_COLUMNS = ("comment_id", "fully_coded")
+NOT_IN_SAMPLE = "comment id is not in the sample's ledger"
+
+
+@dataclass(frozen=True)
+class LogEntries:
+    """The missingness log as integer arrays, one entry per log row.
+
+    ``sheet`` indexes the sheets; ``position`` is the row's position in its
+    sheet's columns (-1 for an absent cell, which has no row); ``unit`` indexes
+    the units (-1 for a row that is no unit); ``reason`` indexes ``REASONS``;
+    ``ref`` is the position of the row a duplicate repeats, else -1; ``status``
+    is the row's own code status (for the detail of a row outside the sample).
+    """
+
+    sheet: np.ndarray
+    position: np.ndarray
+    unit: np.ndarray
+    reason: np.ndarray
+    ref: np.ndarray
+    status: np.ndarray
+
+    @classmethod
+    def concat(cls, parts: list[LogEntries]) -> LogEntries:
+        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in cls.__dataclass_fields__))
+
+    def __len__(self) -> int:
+        return len(self.reason)
+
+
+def _entries(
+    sheet: int,
+    position: np.ndarray,
+    unit: np.ndarray,
+    reason: int | np.ndarray,
+    ref: np.ndarray | None = None,
+    status: np.ndarray | None = None,
+) -> LogEntries:
+    size = len(position)
+    return LogEntries(
+        sheet=np.full(size, sheet, dtype=np.int32),
+        position=np.asarray(position, dtype=np.int64),
+        unit=np.asarray(unit, dtype=np.int64),
+        reason=np.broadcast_to(np.asarray(reason, dtype=np.int8), (size,)).copy(),
+        ref=np.full(size, -1, dtype=np.int64) if ref is None else np.asarray(ref, dtype=np.int64),
+        status=np.full(size, VALID, dtype=np.int8) if status is None else np.asarray(status, dtype=np.int8),
+    )
+
+
+@dataclass(frozen=True)
+class JoinResult:
+    """Sheets joined under a rule.
+
+    ``codes[u, c]`` is the category index (into ``rule.categories``) of coder c's
+    code for unit u, or -1 when that cell is not valid; ``status[u, c]`` indexes
+    ``STATUSES``; ``positions[u, c]`` (int32) is the position of the row behind the cell
+    in coder c's sheet (-1 when absent or in conflict), made when asked for from
+    ``cell_rows``: per sheet, the units that got a cell and the row behind each (None:
+    the i-th of them is row i, the usual sheet). ``units`` holds the ids as
+    a pyarrow string array; ``unit_ids`` is the same as a numpy array, made when asked for.
+    """
+
+    rule: Rule
+    sheets: tuple[Sheet, ...]
+    units: pa.Array
+    codes: np.ndarray
+    status: np.ndarray
+    cell_rows: tuple[tuple[np.ndarray, np.ndarray | None], ...]
+    entries: LogEntries
+    warnings: tuple[str, ...] = ()
+
+    @cached_property
+    def unit_ids(self) -> np.ndarray:
+        return self.units.to_numpy(zero_copy_only=False)
+
+    @cached_property
+    def positions(self) -> np.ndarray:
+        positions = np.full(self.codes.shape, -1, dtype=np.int32, order="F")
+        for column, (cell_units, rows) in enumerate(self.cell_rows):
+            positions[:, column][cell_units] = np.arange(len(cell_units), dtype=np.int32) if rows is None else rows
+        return positions
+
+    @cached_property
+    def coders(self) -> tuple[str, ...]:
+        return tuple(sheet.coder for sheet in self.sheets)
+
+    @cached_property
+    def fully_coded(self) -> np.ndarray:
+        return across_columns(self.status, lambda column: column == VALID, np.logical_and)
+
+    @cached_property
+    def log(self) -> pd.DataFrame:
+        """The missingness log as text (LOG_COLUMNS), in sheet order, rows before absent cells."""
+        return _log_frame(self)
+
+    def log_counts(self) -> dict[str, int]:
+        counts = np.bincount(self.entries.reason, minlength=len(REASONS))
+        return {reason.value: int(counts[index]) for index, reason in enumerate(REASONS) if counts[index]}
+
+    def log_counts_by_coder(self) -> dict[str, dict[str, int]]:
+        width = len(REASONS)
+        counts = np.bincount(self.entries.sheet * width + self.entries.reason, minlength=len(self.sheets) * width)
+        return {
+            coder: {
+                reason.value: int(counts[column * width + index])
+                for index, reason in enumerate(REASONS)
+                if counts[column * width + index]
+            }
+            for column, coder in enumerate(self.coders)
+        }
+
+    def joined_frame(self) -> pd.DataFrame:
+        """One row per unit, one column per coder (the code, or empty), and fully_coded."""
+        import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
+
+        categories = [*self.rule.categories, ""]
+        frame = pd.DataFrame({"comment_id": self.unit_ids})
+        for column, coder in enumerate(self.coders):
+            codes = np.where(self.codes[:, column] < 0, len(categories) - 1, self.codes[:, column])
+            frame[coder] = pd.Categorical.from_codes(codes, categories)  # a cell that is not valid: ""
+        frame["fully_coded"] = self.fully_coded
+        return frame
+
+    def texts_for(self, units: np.ndarray) -> list[str | None]:
+        """The comment text of these units (by index), from the first sheet that has it."""
+        texts: list[str | None] = [None] * len(units)
+        for column, sheet in enumerate(self.sheets):
+            if sheet.texts is None:
+                continue
+            positions = self.positions[units, column]
+            wanted = np.flatnonzero((positions >= 0) & np.array([text is None for text in texts], dtype=bool))
+            if not len(wanted):
+                continue
+            found = sheet.texts.take(from_numpy(positions[wanted])).to_pylist()
+            for at, text in zip(wanted, found):
+                if text and text.strip():
+                    texts[at] = text
+        return texts
+
+    def summary(self) -> dict[str, Any]:
+        total = len(self.units)
+        fully = int(self.fully_coded.sum())
+        # one pass per status over the int8 matrix: bincount would first widen all of it to int64
+        cells = [int(np.count_nonzero(self.status == index)) for index in range(len(STATUSES))]
+        return {
+            "units": {"total": total, "fully_coded": fully, "missing": total - fully},
+            "log_rows": self.log_counts(),
+            "cells": {status.value: cells[index] for index, status in enumerate(STATUSES)},
+        }
+
+    def summary_line(self) -> str:
+        total, fully = len(self.units), int(self.fully_coded.sum())
+        line = (
+            f"{total} units from {len(self.coders)} coders: {fully} fully coded, {total - fully} in the missingness log"
+        )
+        reasons = count_phrase(self.log_counts())
+        return line + (f" ({reasons})." if reasons else ".")
+
+
+def across_columns(matrix: np.ndarray, test: Callable[[np.ndarray], np.ndarray], combine: np.ufunc) -> np.ndarray:
+    """``test`` on each (contiguous) column of a column-major matrix, combined across columns:
+    many times faster than a reduction along rows of a large column-major matrix."""
+    result = test(matrix[:, 0])
+    for column in range(1, matrix.shape[1]):
+        combine(result, test(matrix[:, column]), out=result)
+    return result
+
+
+def join_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule, sample_ids: list[str] | None = None) -> JoinResult:
+    """Join two or more sheets under ``rule``. Pure.
+
+    With ``sample_ids`` (the ledger of `irr-audit sample`) the units are exactly
+    those ids: a sheet row for any other id is logged as not_in_sample, and a
+    sampled unit that a sheet lacks is absent there.
+    """
+    check_sheets(sheets, rule)
+    trimmed = [unit_keys(sheet) for sheet in sheets]
+    # One helper thread: codes are classified while ids are matched; the units' ids are
+    # taken out and checked while the sheets are placed.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        classified = pool.map(lambda sheet: _classify(sheet.codes, rule), sheets)
+        n_units, units_of, make_unit_ids = _units(trimmed, sample_ids)
+        unit_ids = pool.submit(make_unit_ids)
+        id_warnings = pool.submit(lambda: suspicious_id_warnings(unit_ids.result()))
+        classified = list(classified)
+        n_sheets = len(sheets)
+        # Column-major: a sheet fills one contiguous column, so its scattered writes stay close together.
+        codes = np.full((n_units, n_sheets), -1, dtype=_category_type(rule), order="F")
+        status = np.full((n_units, n_sheets), ABSENT, dtype=np.int8, order="F")
+        parts, cell_rows = [], []
+        for column, (row_status, row_category) in enumerate(classified):
+            entries, cells = _place_sheet(
+                column, units_of[column], trimmed[column], row_status, row_category, len(rule.categories), codes, status
+            )
+            parts.append(entries)
+            cell_rows.append(cells)
+            absent = np.flatnonzero(status[:, column] == ABSENT)
+            parts.append(_entries(column, np.full(len(absent), -1), absent, REASON_INDEX[Reason.ABSENT]))
+        warnings = [f"sheet {sheet.name}: {warning}" for sheet in sheets for warning in sheet.warnings]
+        warnings += id_warnings.result()
+    return JoinResult(
+        rule=rule,
+        sheets=tuple(sheets),
+        units=unit_ids.result(),
+        codes=codes,
+        status=status,
+        cell_rows=tuple(cell_rows),
+        entries=LogEntries.concat(parts),
+        warnings=tuple(warnings),
+    )
+
+
+def _units(
+    trimmed: list[pa.Array], sample_ids: list[str] | None
+) -> tuple[int, list[np.ndarray], Callable[[], pa.Array]]:
+    """How many units there are, each sheet's rows as unit indices (-1: no id, or
+    outside the sample), and a function that makes the units' ids (in order of first
+    appearance, or the sample's), to run while the sheets are placed."""
+    if sample_ids is not None:
+        units = pc.unique(pc.utf8_trim_whitespace(pa.array(sample_ids, type=pa.string())))
+        units = units.filter(pc.not_equal(units, ""))
+        return len(units), _look_up(trimmed, units), lambda: units
+    packed, indices, dictionary = match_ids(trimmed)
+    blank = pc.index(dictionary, 0 if packed else "").as_py()  # packed keys: 0 is the empty id
+    first_indices = indices
+    if blank >= 0:  # the empty id is no unit: renumber the others
+        indices = [np.where(found == blank, -1, found - (found > blank)) for found in indices]
+
+    def unit_ids() -> pa.Array:
+        units = _first_values(trimmed, first_indices) if packed else dictionary
+        return pa.concat_arrays([units[:blank], units[blank + 1 :]]) if blank >= 0 else units
+
+    return len(dictionary) - (blank >= 0), indices, unit_ids
+
+
+def match_ids(
+    trimmed: list[pa.Array], packings: list[ColumnPacking | None] | None = None
+) -> tuple[bool, list[np.ndarray], pa.Array]:
+    """Every sheet's ids as indices into one dictionary of the distinct ids (the empty
+    one included), in order of first appearance; and whether the ids were packed into
+    integers (the dictionary then holds the packed keys, 0 for the empty id).
+    ``packings``: each sheet's ids packed on its own, used when they agree. Pure."""
+    # One hash table over every sheet's ids: a chunked dictionary encoding numbers the
+    # ids in order of first appearance, with one dictionary shared by all chunks. Ids
+    # that pack losslessly into integers (most id formats) are hashed as integers.
+    keys = (packings and agreed_keys(packings)) or packed_keys(trimmed)
+    if keys is None:
+        return False, *_encode(trimmed)
+    return True, *_encode([from_numpy(column) for column in keys])  # the keys (8 bytes a row) are not kept
+
+
+def _encode(columns: list[pa.Array]) -> tuple[list[np.ndarray], pa.Array]:
+    """Each column's values as indices into one dictionary of the distinct values, in order of first appearance."""
+    encoded = pa.chunked_array(columns, type=columns[0].type).dictionary_encode()
+    if encoded.num_chunks == len(columns) and len({len(chunk.dictionary) for chunk in encoded.chunks}) == 1:
+        indices = [chunk.indices.to_numpy().astype(np.int32, copy=False) for chunk in encoded.chunks]
+        return indices, encoded.chunk(0).dictionary
+    # an empty chunk dropped, or a pyarrow with a dictionary per chunk: encode one array, then split
+    whole = pa.concat_arrays(columns).dictionary_encode()
+    flat = whole.indices.to_numpy().astype(np.int32, copy=False)
+    bounds = np.cumsum([0, *map(len, columns)])
+    return [flat[start:end] for start, end in zip(bounds[:-1], bounds[1:])], whole.dictionary
+
+
+def _first_values(columns: list[pa.Array], indices: list[np.ndarray]) -> pa.Array:
+    """The value behind each dictionary index, taken from its first appearance."""
+    parts, seen = [], -1
+    for column, found in zip(columns, indices):
+        # a value's first appearance is where the running maximum of the indices grows
+        running = np.maximum.accumulate(np.r_[seen, found])
+        first = np.flatnonzero(running[1:] > running[:-1])
+        parts.append(column.take(from_numpy(first)))
+        seen = int(running[-1])
+    return pa.concat_arrays(parts)
+
+
+def _look_up(id_columns: list[pa.Array], units: pa.Array) -> list[np.ndarray]:
+    """Each column's ids as positions in ``units`` (-1 where absent), looked up in threads."""
+    lookup = pc.SetLookupOptions(value_set=units)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda ids: _indices(pc.index_in(ids, options=lookup)), id_columns))
+
+
+def unit_keys(sheet: Sheet) -> pa.Array:
+    """A sheet's ids as matched: surrounding whitespace trimmed."""
+    return sheet.unit_keys if sheet.unit_keys is not None else pc.utf8_trim_whitespace(sheet.comment_ids)
+
+
+def _indices(found: pa.Array) -> np.ndarray:
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)  # a writable copy
+
+
+def _is_empty(texts: pa.Array) -> np.ndarray:
+    return pc.equal(texts, "").to_numpy(zero_copy_only=False)
+
+
+def _category_type(rule: Rule) -> type:
+    """The smallest integer type for a category index, or -1 for no valid code."""
+    return np.int8 if len(rule.categories) < 127 else np.int32
+
+
+def distinct_codes(raw_codes: pa.Array) -> pa.DictionaryArray:
+    """A sheet's codes as indices into its distinct codes (the rule plays no part)."""
+    return raw_codes.dictionary_encode()
+
+
+def _classify(raw_codes: pa.Array, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
+    """Classify each distinct raw code once, then spread the result to the rows."""
+    encoded = distinct_codes(raw_codes)
+    category_of = {code: index for index, code in enumerate(rule.categories)}
+    distinct = encoded.dictionary.to_pylist()
+    status = np.empty(len(distinct), dtype=np.int8)
+    category = np.full(len(distinct), -1, dtype=_category_type(rule))
+    for index, raw in enumerate(distinct):
+        cell_status, code = rule.classify(raw)
+        status[index] = STATUS_INDEX[cell_status]
+        if code is not None:
+            category[index] = category_of[code]
+    rows = encoded.indices.to_numpy(zero_copy_only=False)
+    return status[rows], category[rows]
+
+
+def _place_sheet(
+    column: int,
+    unit: np.ndarray,
+    ids: pa.Array,
+    row_status: np.ndarray,
+    row_category: np.ndarray,
+    n_categories: int,
+    codes: np.ndarray,
+    status: np.ndarray,
+) -> tuple[LogEntries, tuple[np.ndarray, np.ndarray | None]]:
+    """Put one sheet's rows into the cells of its column; return its row-level log
+    entries and its cell rows (the units that got a cell, and the row behind each, None
+    when unit i is row i). ``row_category`` is -1 wherever ``row_status`` is not valid."""
+    if _place_distinct(unit, row_status, row_category, codes[:, column], status[:, column]):
+        logged = np.flatnonzero(row_status != VALID)  # in row order, as the log lists them
+        return _entries(column, logged, unit[logged], CELL_REASON[row_status[logged]]), (unit, None)
+    has_unit = unit >= 0
+    if has_unit.all():  # every row has a unit, some more than one row
+        inside = np.arange(len(unit), dtype=np.int32)
+        missing_id = outside = np.empty(0, np.int64)
+    else:
+        inside = np.flatnonzero(has_unit)
+        no_id = _is_empty(ids)
+        missing_id, outside = np.flatnonzero(no_id), np.flatnonzero(~has_unit & ~no_id)
+    kept, duplicates, duplicate_of, conflicts = _repeats(inside, unit, row_status, row_category, n_categories)
+    if len(kept) == len(unit):  # every row is a cell: no gathers needed
+        kept_status, kept_category, cell_units, cell_rows = row_status, row_category, unit, None
+    else:
+        kept_status, kept_category, cell_units, cell_rows = row_status[kept], row_category[kept], unit[kept], kept
+    status[:, column][cell_units] = kept_status
+    codes[:, column][cell_units] = kept_category
+    logged = kept[kept_status != VALID]
+    if len(conflicts):
+        status[:, column][unit[conflicts]] = CONFLICT
+    parts = [
+        _entries(column, missing_id, np.full(len(missing_id), -1), REASON_INDEX[Reason.MISSING_ID]),
+        _entries(
+            column, outside, np.full(len(outside), -1), REASON_INDEX[Reason.NOT_IN_SAMPLE], status=row_status[outside]
+        ),
+        _entries(column, duplicates, unit[duplicates], REASON_INDEX[Reason.DUPLICATE], ref=duplicate_of),
+        _entries(column, conflicts, unit[conflicts], REASON_INDEX[Reason.CONFLICT]),
+        _entries(column, logged, unit[logged], CELL_REASON[row_status[logged]]),
+    ]
+    entries = LogEntries.concat(parts)
+    order = np.argsort(entries.position, kind="stable")  # the log lists a sheet's rows in row order
+    in_row_order = LogEntries(*(getattr(entries, name)[order] for name in LogEntries.__dataclass_fields__))
+    return in_row_order, (cell_units, cell_rows)
+
+
+def _place_distinct(
+    unit: np.ndarray,
+    row_status: np.ndarray,
+    row_category: np.ndarray,
+    codes_column: np.ndarray,
+    status_column: np.ndarray,
+) -> bool:
+    """Make each row its unit's cell when every row has a unit of its own (the usual
+    sheet). False, with nothing placed, when some row has no unit or a unit repeats.
+    A repeat is seen without counting rows per unit: the column, absent everywhere
+    before, then holds fewer cells than the sheet has rows (a row is never absent)."""
+    if len(unit) == 0 or unit.min() < 0:
+        return False
+    status_column[unit] = row_status
+    if np.count_nonzero(status_column != ABSENT) < len(unit):
+        status_column[unit] = ABSENT
+        return False
+    codes_column[unit] = row_category
+    return True
+
+
+def _repeats(
+    inside: np.ndarray, unit: np.ndarray, row_status: np.ndarray, row_category: np.ndarray, n_categories: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of ids that appear more than once in a sheet: the same code again is a
+    duplicate (the first row is used), different codes are a conflict (no row is used).
+
+    Returns the rows behind cells, the duplicate rows with the row each repeats,
+    and the conflicting rows; all as positions, in row order.
+    """
+    none = np.empty(0, np.int64)
+    units_inside = unit if len(inside) == len(unit) else unit[inside]
+    counts = np.bincount(units_inside)
+    if counts.max(initial=0) <= 1:
+        return inside, none, none, none
+    repeated = inside[counts[units_inside] > 1]
+    order = repeated[np.argsort(unit[repeated], kind="stable")]  # grouped by unit, rows in order
+    grouped = unit[order]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    key = row_status[order].astype(np.int64) * (n_categories + 1) + row_category[order] + 1
+    differs = np.minimum.reduceat(key, starts) != np.maximum.reduceat(key, starts)
+    group = np.cumsum(np.r_[True, grouped[1:] != grouped[:-1]]) - 1
+    first = order[starts][group]  # for every repeated row, the first row of its id
+    in_conflict = differs[group]
+    conflicts = np.sort(order[in_conflict])
+    duplicate_rows = order[~in_conflict & (order != first)]
+    duplicate_of = first[~in_conflict & (order != first)]
+    arrange = np.argsort(duplicate_rows)
+    singles = inside[counts[units_inside] == 1]
+    kept = np.sort(np.concatenate([singles, order[starts][~differs]]))
+    return kept, duplicate_rows[arrange], duplicate_of[arrange], conflicts
+
+
+def check_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule) -> None:
+    """Usage errors that make a join meaningless: fewer than two sheets, one coder
+    twice, a sheet coded under another version of the rule."""
+    if len(sheets) < 2:
+        raise UsageError(
+            f"agreement needs two or more coding sheets; got {len(sheets)}.",
+            hint="pass every coder's sheet, e.g. irr-audit join alice.csv bob.csv --rule RULE --out DIR.",
+            code="usage-one-sheet",
+        )
+    seen: dict[str, str] = {}
+    for sheet in sheets:
+        if sheet.coder in seen:
+            raise UsageError(
+                f"sheets {seen[sheet.coder]} and {sheet.name} both belong to coder {sheet.coder!r}.",
+                hint="each coder codes independently in one sheet; name sheets after their coder "
+                "or fill the coder column.",
+                code="usage-same-coder",
+            )
+        if sheet.coder in RESERVED_COLUMNS:
+            raise UsageError(
+                f"sheet {sheet.name} has the coder name {sheet.coder!r}, a reserved column name.",
+                hint="rename the sheet file or fill its coder column.",
+                code="usage-reserved-coder",
+            )
+        seen[sheet.coder] = sheet.name
+        _check_rule_version(sheet, rule)
+
+
+def _check_rule_version(sheet: Sheet, rule: Rule) -> None:
+    if sheet.rule_versions is None:
+        return
+    versions = pc.utf8_trim_whitespace(sheet.rule_versions)
+    for text in pc.unique(versions).to_pylist():
+        if not text:
+            continue
+        row = int(sheet.rows[np.flatnonzero(pc.equal(versions, text).to_numpy(zero_copy_only=False))[0]])
+        try:
+            version = parse_rule_version(text)
+        except ValueError:
+            raise SheetError(
+                f"sheet {sheet.name} row {row} has rule_version {text!r}, which is not a version.",
+                hint="write the version as 1 or v1.",
+                code="sheet-rule-version",
+            ) from None
+        if version != rule.version:
+            raise SheetError(
+                f"sheet {sheet.name} was coded under {rule.id} version {version} (row {row}), "
+                f"but the rule file {rule.source_name} is version {rule.version}.",
+                hint="pass the rule file of the version the coders used "
+                f"(rules/{rule.id}/v{version}.yaml), or re-code the sheet.",
+                code="sheet-rule-version",
+            )
+
+
+# --- the log as text -------------------------------------------------------------------
+
+
+def _log_frame(join: JoinResult) -> pd.DataFrame:
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
+
+    frames = [_sheet_log(join, column) for column in range(len(join.sheets))]
+    return pd.concat(frames, ignore_index=True)[list(LOG_COLUMNS)] if frames else pd.DataFrame(columns=LOG_COLUMNS)
+
+
+def _sheet_log(join: JoinResult, column: int) -> pd.DataFrame:
+    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
+
+    sheet = join.sheets[column]
+    mine = join.entries.sheet == column
+    position, unit = join.entries.position[mine], join.entries.unit[mine]
+    reason, ref, own_status = join.entries.reason[mine], join.entries.ref[mine], join.entries.status[mine]
+    has_row = position >= 0
+    at_rows = from_numpy(position[has_row])
+    comment_ids = np.empty(len(position), dtype=object)
+    comment_ids[has_row] = unit_keys(sheet).take(at_rows).to_numpy(zero_copy_only=False)
+    comment_ids[~has_row] = join.unit_ids[unit[~has_row]]  # an absent cell: the unit it is missing from
+    raw = np.full(len(position), "", dtype=object)
+    raw[has_row] = sheet.codes.take(at_rows).to_numpy(zero_copy_only=False)
+    rows = pd.array([pd.NA] * len(position), dtype="Int64")
+    rows[has_row] = sheet.rows[position[has_row]]
+    return pd.DataFrame(
+        {
+            "sheet": sheet.name,
+            "coder": sheet.coder,
+            "row": rows,
+            "comment_id": comment_ids,
+            "raw_value": raw,
+            "reason": REASON_VALUES[reason],
+            "detail": _details(join, sheet, reason, position, unit, ref, own_status),
+        },
+        columns=list(LOG_COLUMNS),
+    )
+
+
+def _details(
+    join: JoinResult,
+    sheet: Sheet,
+    reason: np.ndarray,
+    position: np.ndarray,
+    unit: np.ndarray,
+    ref: np.ndarray,
+    own_status: np.ndarray,
+) -> np.ndarray:
+    """Each log row's detail: a fixed text per reason, and the rows behind duplicates and conflicts."""
+    rule = join.rule
+    fixed = {
+        Reason.UNKNOWN: f"a missing code of {rule.label}: the coder could not tell",
+        Reason.INVALID: rule.describe_codes(),
+        Reason.ABSENT: f"no row for this comment id in {sheet.name}",
+        Reason.MISSING_ID: "row has no comment id",
+    }
+    details = np.array([fixed.get(kind, "") for kind in REASONS], dtype=object)[reason]
+    duplicates = np.flatnonzero(reason == REASON_INDEX[Reason.DUPLICATE])
+    details[duplicates] = [
+        f"repeats row {row} with the same code; that row is used" for row in sheet.rows[ref[duplicates]].tolist()
+    ]
+    conflicts = np.flatnonzero(reason == REASON_INDEX[Reason.CONFLICT])
+    if len(conflicts):
+        listed = _rows_by_unit(unit[conflicts], sheet.rows[position[conflicts]])
+        details[conflicts] = [
+            f"comment id is in rows {listed[conflict_unit]} of this sheet with different codes"
+            for conflict_unit in unit[conflicts].tolist()
+        ]
+    outside = np.flatnonzero(reason == REASON_INDEX[Reason.NOT_IN_SAMPLE])
+    details[outside] = [
+        NOT_IN_SAMPLE + ("" if STATUSES[status] is CodeStatus.VALID else f" (also {STATUSES[status].value})")
+        for status in own_status[outside].tolist()
+    ]
+    return details
+
+
+def _rows_by_unit(units: np.ndarray, rows: np.ndarray) -> dict[int, str]:
+    """Each unit's rows, ascending and comma-separated (one sort, not a scan per unit)."""
+    order = np.lexsort((rows, units))
+    grouped, sorted_rows = units[order], rows[order]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    return {
+        int(grouped[start]): ", ".join(map(str, part.tolist()))
+        for start, part in zip(starts, np.split(sorted_rows, starts[1:]))
+    }

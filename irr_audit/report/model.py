@@ -1,0 +1,338 @@
+"""Orchestration: joined sheets -> the audit report model. Pure: no files, no clock.
+
+Only commands that score import this module, before they read the sheets: the
+metrics are imported with it (not at the first coefficient), so that a large
+audit imports them while its ids are still being matched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from irr_audit._version import __version__
+from irr_audit.errors import UsageError
+from irr_audit.join.join import JoinResult, across_columns
+from irr_audit.metrics import group_vs_reference, summarise
+from irr_audit.rules.model import Rule
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """`--group humans=ann,ben,cat --against model`: a group's consensus scored against one coder."""
+
+    name: str
+    members: tuple[str, ...]
+    reference: str
+
+    @classmethod
+    def parse(cls, group: str, against: str | None) -> GroupSpec:
+        name, _, members = group.partition("=")
+        coders = tuple(member.strip() for member in members.split(",") if member.strip())
+        if not name.strip() or len(coders) < 2 or against is None:
+            raise UsageError(
+                f"--group {_shortened(group)!r} is not NAME=CODER,CODER[,...] with --against CODER.",
+                hint="for example --group humans=ann,ben,cat --against model.",
+                code="usage-group",
+            )
+        twice = [coder for coder, n in _counted(coders).items() if n > 1]
+        if twice:  # a coder counted twice would outvote the others: a wrong consensus
+            raise UsageError(
+                f"--group names {_listed(twice)} more than once.",
+                hint="name every coder of the group once.",
+                code="usage-group",
+            )
+        return cls(name.strip(), coders, against.strip())
+
+
+def _counted(items: tuple[str, ...]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    return counts
+
+
+def _shortened(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _listed(names: list[str], shown: int = 5) -> str:
+    """A few names of a list that can be long (a --group of thousands): the first ones and how many more."""
+    text = ", ".join(repr(_shortened(name, 60)) for name in names[:shown])
+    return text + (f" and {len(names) - shown:,} more" if len(names) > shown else "")
+
+
+# What one audit scores: every limit names itself in its message (README, "Limits").
+MAX_CODERS = 100  # every pair of coders gets its own table and coefficients: 4,950 pairs
+MAX_TABLE_CELLS = 25_000_000  # K x K cells for the table and each pair's (int64: 200 MB at most)
+MAX_BOOTSTRAP = 100_000  # replicates; the 2.5 and 97.5 percentiles need no more than a few thousand
+MAX_REPLICATE_VALUES = 50_000_000  # replicates x bootstrapped quantities, kept for the percentiles (~450 MB)
+
+
+def check_audit_size(n_coders: int, n_categories: int, n_boot: int) -> None:
+    """Refuse an audit whose memory would not be bounded by the data: too many coders (pairs),
+    categories (K x K tables) or bootstrap replicates. Raises UsageError naming the limit."""
+    pairs = n_coders * (n_coders - 1) // 2
+    if n_coders > MAX_CODERS:
+        raise UsageError(
+            f"the audit has {n_coders:,} coders; irr-audit scores at most {MAX_CODERS} (every pair of coders "
+            f"gets its own table and coefficients: {pairs:,} pairs).",
+            hint="score groups of coders apart, or form a consensus with --group.",
+            code="audit-too-many-coders",
+        )
+    cells = (pairs + 1) * n_categories * n_categories
+    if cells > MAX_TABLE_CELLS:
+        raise UsageError(
+            f"the rule has {n_categories:,} codes and the audit {n_coders} coders: the agreement tables would "
+            f"have {cells:,} cells (K x K for the whole and for each pair of coders, {pairs:,}); "
+            f"irr-audit makes at most {MAX_TABLE_CELLS:,}.",
+            hint="merge codes into fewer categories in a revised rule, or score fewer coders at once.",
+            code="audit-too-many-codes",
+        )
+    if n_boot > MAX_BOOTSTRAP:
+        raise UsageError(
+            f"--bootstrap {n_boot:,} is more than the {MAX_BOOTSTRAP:,} replicates irr-audit draws: every "
+            "replicate's value of every coefficient is kept for the percentile interval, and a few thousand "
+            "replicates already fix the 95% interval to the digits the report shows.",
+            hint="use --bootstrap 2000 (or up to 100000).",
+            code="usage-bootstrap",
+        )
+    values = n_boot * bootstrapped_quantities(n_coders, n_categories)
+    if values > MAX_REPLICATE_VALUES:
+        most = MAX_REPLICATE_VALUES // bootstrapped_quantities(n_coders, n_categories)
+        raise UsageError(
+            f"--bootstrap {n_boot:,} with {n_categories:,} codes and {n_coders} coders would keep {values:,} "
+            f"replicate values (every coefficient, per category and per pair); irr-audit keeps at most "
+            f"{MAX_REPLICATE_VALUES:,}.",
+            hint=f"use --bootstrap {most} or fewer.",
+            code="usage-bootstrap",
+        )
+
+
+def bootstrapped_quantities(n_coders: int, n_categories: int) -> int:
+    """An upper bound of the quantities the bootstrap keeps a value of in every replicate: the
+    coefficients (at most 16) and the per-category ones on both bases, per category, and per pair."""
+    per_basis = 16 + n_categories
+    pairs = n_coders * (n_coders - 1) // 2
+    return 2 * per_basis + 3 * n_categories + 2 * pairs * per_basis
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    n_boot: int = 0
+    seed: int | None = None
+    group: GroupSpec | None = None
+    list_disagreements: bool = True  # `score` only counts them; `report` lists them with their text
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """Everything an audit shows. ``to_dict()`` is the canonical (JSON) form;
+    Markdown, HTML and the console are views of it."""
+
+    tool_version: str
+    rule: Rule
+    sheets: tuple[dict[str, Any], ...]
+    coders: tuple[str, ...]
+    units: dict[str, int]
+    missingness: dict[str, Any]
+    agreement: dict[str, Any]
+    disagreements: tuple[dict[str, Any], ...] | None  # None: counted, not listed
+    disagreement_count: int
+    warnings: tuple[str, ...] = ()
+    group: dict[str, Any] | None = None
+    sample: dict[str, Any] | None = None  # where the units came from, when the audit began with `sample`
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        return self.rule.categories
+
+    def to_dict(self, *, include_disagreements: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "tool": {"name": "irr-audit", "version": self.tool_version},
+            "rule": {
+                "id": self.rule.id,
+                "version": self.rule.version,
+                "scale": self.rule.scale.value,
+                "digest": self.rule.digest,
+                "question": self.rule.question,
+            },
+            "sheets": list(self.sheets),
+            "coders": list(self.coders),
+            "units": dict(self.units),
+            "missingness": self.missingness,
+            "categories": list(self.categories),
+            **self.agreement,
+            "warnings": [*self.warnings, *self.agreement.get("warnings", [])],
+            "disagreement_count": self.disagreement_count,
+        }
+        if self.group is not None:
+            out["group_comparison"] = self.group
+        if self.sample is not None:
+            out["sample"] = self.sample
+        if include_disagreements and self.disagreements is not None:
+            out["disagreements"] = list(self.disagreements)
+        return out
+
+
+def build_report(join: JoinResult, options: AuditOptions = AuditOptions()) -> AuditReport:
+    rule = join.rule
+    check_audit_size(len(join.coders), len(rule.categories), options.n_boot)
+    agreement, counted = _agreement(rule, join.coders, join.codes, None, options)
+    return AuditReport(
+        tool_version=__version__,
+        rule=rule,
+        sheets=tuple(_sheet_info(join, column) for column in range(len(join.sheets))),
+        coders=join.coders,
+        units={**join.summary()["units"], "available_case": counted["available_case"]},
+        missingness=_missingness(join),
+        agreement=agreement,
+        disagreements=tuple(_disagreements(join)) if options.list_disagreements else None,
+        disagreement_count=len(disagreement_units(join)),
+        warnings=join.warnings,
+        group=_group_comparison(join, options) if options.group else None,
+    )
+
+
+def build_counts_report(
+    rule: Rule,
+    coders: tuple[str, ...],
+    patterns: np.ndarray,
+    counts: np.ndarray,
+    sources: tuple[dict[str, Any], ...],
+    options: AuditOptions = AuditOptions(),
+) -> AuditReport:
+    """The report from unit-pattern counts (`score --counts`): every coefficient, no unit-level lists."""
+    if options.group is not None:
+        raise UsageError(
+            "--group needs the sheets, not counts.",
+            hint="run score on the sheets or a join folder.",
+            code="usage-group",
+        )
+    check_audit_size(len(coders), len(rule.categories), options.n_boot)
+    agreement, counted = _agreement(rule, coders, patterns, counts, options)
+    total = int(counts.sum())
+    return AuditReport(
+        tool_version=__version__,
+        rule=rule,
+        sheets=sources,
+        coders=coders,
+        units={
+            "total": total,
+            "fully_coded": counted["fully_coded"],
+            "missing": total - counted["fully_coded"],
+            "available_case": counted["available_case"],
+        },
+        missingness={
+            "log_rows": None,
+            "by_reason": {},
+            "by_coder": {},
+            "note": "scored from unit-pattern counts: the missingness log stays with the sheets",
+        },
+        agreement=agreement,
+        disagreements=(),
+        disagreement_count=0,
+        warnings=("scored from unit-pattern counts: no missingness log and no list of disagreeing units",),
+    )
+
+
+def _agreement(
+    rule: Rule, coders: tuple[str, ...], codes: np.ndarray, counts: np.ndarray | None, options: AuditOptions
+) -> tuple[dict[str, Any], dict[str, int]]:
+    summary = summarise(
+        codes,
+        len(rule.categories),
+        rule.scale.value,
+        _values(rule),
+        n_boot=options.n_boot,
+        seed=options.seed,
+        counts=counts,
+    )
+    agreement = summary.to_dict(list(rule.categories), list(coders))
+    counted = agreement.pop("units")
+    agreement.pop("scale", None)
+    return agreement, counted
+
+
+def _values(rule: Rule) -> np.ndarray | None:
+    return np.array(rule.values) if rule.values is not None else None
+
+
+def _sheet_info(join: JoinResult, column: int) -> dict[str, Any]:
+    sheet = join.sheets[column]
+    return {
+        "name": sheet.name,
+        "coder": sheet.coder,
+        "sha256": sheet.sha256,
+        "size": sheet.size,
+        "rows": sheet.row_count,
+        "empty_rows": sheet.empty_rows,
+    }
+
+
+def _missingness(join: JoinResult) -> dict[str, Any]:
+    return {"log_rows": len(join.entries), "by_reason": join.log_counts(), "by_coder": join.log_counts_by_coder()}
+
+
+def _group_comparison(join: JoinResult, options: AuditOptions) -> dict[str, Any]:
+    spec = options.group
+    assert spec is not None
+    index = {coder: column for column, coder in enumerate(join.coders)}
+    unknown = [coder for coder in (*spec.members, spec.reference) if coder not in index]
+    if unknown:
+        raise UsageError(
+            f"--group/--against name {_listed(unknown)}, which {'is' if len(unknown) == 1 else 'are'} "
+            "no coder of this audit.",
+            hint=f"the coders are {', '.join(join.coders)}.",
+            code="usage-group",
+        )
+    if spec.reference in spec.members:
+        raise UsageError(
+            f"--against {spec.reference!r} is also in the group.",
+            code="usage-group",
+            hint="the reference must be a coder outside the group.",
+        )
+    rule = join.rule
+    members = [index[coder] for coder in spec.members]
+    comparison = group_vs_reference(
+        join.codes,
+        len(rule.categories),
+        rule.scale.value,
+        members,
+        index[spec.reference],
+        _values(rule),
+        n_boot=options.n_boot,
+        seed=options.seed,
+    )
+    out = comparison.to_dict(list(rule.categories), list(spec.members), spec.reference)
+    out["name"] = spec.name
+    out["undecided_units"] = [
+        {"comment_id": str(join.unit_ids[unit]), "reason": reason}
+        for unit, reason in enumerate(comparison.consensus.reasons)
+        if reason is not None
+    ]
+    return out
+
+
+def disagreement_units(join: JoinResult) -> np.ndarray:
+    """Fully coded units on which the coders did not all give the same code."""
+    codes = join.codes
+    differs = across_columns(codes, lambda column: column != codes[:, 0], np.logical_or)
+    return np.flatnonzero(join.fully_coded & differs)
+
+
+def _disagreements(join: JoinResult) -> list[dict[str, Any]]:
+    """The disagreements for post-hoc review, with the comment's text when a sheet
+    carries it (a body or text column)."""
+    units = disagreement_units(join)
+    categories = np.array(join.rule.categories, dtype=object)
+    named = categories[join.codes[units]].tolist()
+    coders = join.coders
+    ids = join.unit_ids[units].tolist()
+    texts = join.texts_for(units)
+    return [
+        {"comment_id": comment_id, "codes": dict(zip(coders, row)), "text": text}
+        for comment_id, row, text in zip(ids, named, texts)
+    ]

@@ -1,0 +1,478 @@
+"""The coding rule file: load it safely, validate it, and classify what coders typed.
+
+A rule is YAML (CONTRACT.md, "Rule files"). It is read with a safe loader that
+also refuses what a rule never needs and an attacker might send: aliases (the
+"billion laughs"), duplicate keys (which YAML would resolve as last-one-wins),
+and the YAML 1.1 booleans, so that a code written `yes` stays the string "yes".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from irr_audit.errors import RuleError
+from irr_audit.io.files import check_name, read_bounded
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits, limit_error
+from irr_audit.rules.model import Code, Rule, code_key
+from irr_audit.rules.scale import Scale
+
+MAX_RULE_BYTES = DEFAULT_LIMITS.rule_bytes
+NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+RULE_ID_PATTERN = re.compile(r"[a-z0-9_]+")
+# A rule id and version name folders and files (rules/<rule>/v<version>.yaml, bundles named
+# <time>_<rule>_v<version>), which file systems cap at 255 bytes a name.
+MAX_RULE_ID = 100
+MAX_VERSION = 999_999
+KNOWN_KEYS = (
+    "rule",
+    "version",
+    "question",
+    "scale",
+    "codes",
+    "missing_codes",
+    "aliases",
+    "examples",
+    "changelog",
+)
+EXAMPLE_KINDS = ("positive", "negative", "ambiguous")
+
+
+# --- safe YAML ------------------------------------------------------------
+
+
+class _Exceeded(Exception):
+    """A limit reached while composing, before any object is built."""
+
+    def __init__(self, name: str, found: str):
+        super().__init__(name)
+        self.name, self.found = name, found
+
+
+class _RuleLoader(yaml.SafeLoader):
+    """SafeLoader without aliases, duplicate keys or YAML 1.1 booleans (yes/no/on/off),
+    within the limits of nesting depth and digits of a number.
+
+    The composer builds the node tree depth-first from the event stream, one call per
+    level; counting the levels there stops a deep document at the limit, long before
+    Python's recursion limit, and before anything is constructed from it."""
+
+    limits: Limits = DEFAULT_LIMITS
+    _depth = 0
+
+    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.constructor.ConstructorError(
+                None, None, "aliases (*name) are not allowed in rule files", event.start_mark
+            )
+        if self._depth >= self.limits.depth:
+            raise _Exceeded("depth", f"nests deeper than {self.limits.depth} levels at {_mark(self.peek_event())}")
+        self._depth += 1
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+        if node.tag in NUMBER_TAGS:
+            digits = sum(character.isdigit() for character in node.value)
+            if digits > self.limits.number_digits:
+                raise _Exceeded("number_digits", f"has a number of {digits:,} digits at {_mark(node)}")
+        return node
+
+    def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, (str, int, float, bool, type(None))):
+                raise yaml.constructor.ConstructorError(
+                    None, None, "a mapping key must be plain text or a number", key_node.start_mark
+                )
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+_RuleLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_RuleLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool",
+    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"),
+)
+_RuleLoader.add_constructor("tag:yaml.org,2002:map", lambda loader, node: loader.construct_mapping(node))
+
+
+def _mark(event_or_node: Any) -> str:
+    mark = event_or_node.start_mark
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def parse_yaml(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> Any:
+    loader = None
+    try:
+        loader = _RuleLoader(data)  # (the reader checks the characters here already)
+        loader.limits = limits
+        return loader.get_single_data()
+    except _Exceeded as exceeded:
+        why = "A rule file nests a few levels." if exceeded.name == "depth" else ""
+        raise limit_error(exceeded.name, limits, name, exceeded.found, why=why) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise RuleError(
+            f"{name} is not a valid rule file: malformed YAML{where}: {problem}.",
+            hint="fix the YAML at that line (a YAML linter shows it too).",
+            code="rule-yaml",
+        ) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+# --- validation -------------------------------------------------------------
+
+
+def load_rule(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Rule:
+    """Read and validate a rule file."""
+    rule_path = Path(path)
+    check_name(rule_path, "rule file")
+    try:
+        size = rule_path.stat().st_size
+    except OSError:
+        size = 0  # read_bounded says why the file cannot be read
+    if size > limits.rule_bytes:
+        raise RuleError(
+            f"rule file {rule_path} is {size:,} bytes; a rule file is at most "
+            f"{limits.rule_bytes:,} bytes (the limit rule_bytes).",
+            hint="check that --rule names the rule file and not a data file; if it is, raise the limit: "
+            "--limit rule_bytes=N.",
+            code="rule-too-large",
+        )
+    data = read_bounded(
+        rule_path,
+        f"rule file {rule_path}",
+        limits,
+        "rule_bytes",
+        code="rule",
+        missing_hint="pass --rule rules/<rule>/v<version>.yaml.",
+    )
+    return parse_rule(data, str(rule_path), limits)
+
+
+def parse_rule(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> Rule:
+    """Validate rule-file bytes. Pure: ``name`` is only used in messages."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RuleError(
+            f"{name} is not UTF-8 (byte {exc.start} cannot be decoded).",
+            hint="save the rule file as UTF-8.",
+            code="rule-encoding",
+        ) from None
+    document = parse_yaml(data, name, limits)
+    if not isinstance(document, dict):
+        raise _invalid(name, "(top level)", "must be a mapping of keys such as rule, version, codes")
+    _check_keys(document, name)
+    rule_id = _rule_id(document, name)
+    version = _version(document, name)
+    scale = _scale(document, name)
+    _check_counts(document, name, limits)
+    codes = _codes(document, name, scale)
+    missing_codes = _missing_codes(document, name, codes)
+    aliases = _aliases(document, name, codes, missing_codes)
+    return Rule(
+        id=rule_id,
+        version=version,
+        scale=scale,
+        codes=codes,
+        question=_optional_text(document, "question", name),
+        missing_codes=missing_codes,
+        aliases=aliases,
+        examples=_examples(document, name),
+        changelog=_changelog(document, name),
+        digest="sha256:" + hashlib.sha256(data).hexdigest(),
+        source_name=name,
+    )
+
+
+def _check_counts(document: dict[str, Any], name: str, limits: Limits) -> None:
+    """Codes, missing codes and aliases within the limit rule_codes, before each is validated."""
+    for key in ("codes", "missing_codes", "aliases"):
+        entries = document.get(key)
+        if isinstance(entries, (list, dict)) and len(entries) > limits.rule_codes:
+            raise limit_error(
+                "rule_codes",
+                limits,
+                f"{name}: key {key}",
+                f"has {len(entries):,} entries",
+                why="Every code is a row and a column of the agreement table.",
+            )
+
+
+def _invalid(name: str, key: str, problem: str, hint: str | None = None) -> RuleError:
+    return RuleError(f"{name}: key {key} {problem}.", hint=hint, code="rule-invalid")
+
+
+def _check_keys(document: dict[Any, Any], name: str) -> None:
+    for key in document:
+        if not isinstance(key, str) or (key not in KNOWN_KEYS and not key.startswith("x_")):
+            raise _invalid(
+                name,
+                repr(key),
+                "is not a rule key",
+                hint=f"use one of {', '.join(KNOWN_KEYS)}, or prefix your own keys with x_.",
+            )
+    for required in ("rule", "version", "scale", "codes"):
+        if required not in document:
+            raise _invalid(name, required, "is missing", hint=f"add `{required}:` to the rule file.")
+
+
+def _rule_id(document: dict[str, Any], name: str) -> str:
+    rule_id = document["rule"]
+    if not isinstance(rule_id, str) or not RULE_ID_PATTERN.fullmatch(rule_id):
+        raise _invalid(
+            name,
+            "rule",
+            f"must be an id of lower-case letters, digits and _ (got {_shortened(rule_id)})",
+            hint="for example `rule: explicit_current_failure`.",
+        )
+    if len(rule_id) > MAX_RULE_ID:
+        raise _invalid(
+            name,
+            "rule",
+            f"is {len(rule_id)} characters long; a rule id has at most {MAX_RULE_ID}",
+            hint="choose a shorter id: it names the rule's folder and every audit bundle.",
+        )
+    return rule_id
+
+
+def _shortened(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _version(document: dict[str, Any], name: str) -> int:
+    version = document["version"]
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= MAX_VERSION:
+        raise _invalid(
+            name,
+            "version",
+            f"must be a whole number from 1 to {MAX_VERSION:,} (got {_shortened(version)})",
+            hint="write `version: 1` and bump it by one for every revision.",
+        )
+    return version
+
+
+def _scale(document: dict[str, Any], name: str) -> Scale:
+    scale = document["scale"]
+    try:
+        return Scale(scale)
+    except ValueError:
+        raise _invalid(
+            name,
+            "scale",
+            f"has unknown scale {scale!r}",
+            hint="use one of nominal, ordinal, interval, ratio.",
+        ) from None
+
+
+def _code_text(value: Any, name: str, where: str) -> str:
+    # An integer code (an ordinal level 0-3) is kept as its text; anything else must be text.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str) or code_key(value) == "":
+        raise _invalid(
+            name,
+            where,
+            f"must be a non-empty text code (got {value!r})",
+            hint='quote codes that YAML would read otherwise, e.g. code: "yes".',
+        )
+    return value.strip()
+
+
+def _codes(document: dict[str, Any], name: str, scale: Scale) -> tuple[Code, ...]:
+    entries = document["codes"]
+    if not isinstance(entries, list) or len(entries) < 2:
+        raise _invalid(name, "codes", "must be a list of at least two codes")
+    codes: list[Code] = []
+    for position, entry in enumerate(entries):
+        where = f"codes[{position}]"
+        codes.append(_code(entry, name, where))
+    seen: dict[str, str] = {}
+    for code in codes:
+        key = code_key(code.code)
+        if key in seen:
+            raise _invalid(
+                name,
+                "codes",
+                f"has duplicate code {code.code!r} (same as {seen[key]!r} once case and spacing are ignored)",
+                hint="every code must be distinct; merge or rename one of them.",
+            )
+        seen[key] = code.code
+    if scale.needs_values:
+        for code in codes:
+            if code.value is None:
+                raise _invalid(
+                    name,
+                    f"codes ({code.code!r})",
+                    f"has no numeric value, which the {scale.value} scale needs",
+                    hint=f"give every code a number, e.g. {{code: {code.code!r}, value: 1}}, or use scale: ordinal.",
+                )
+    if scale is Scale.RATIO:
+        for code in codes:
+            if code.value is not None and code.value < 0:
+                raise _invalid(
+                    name,
+                    f"codes ({code.code!r})",
+                    f"has value {code.value:g}; a ratio scale has no negative values",
+                    hint="use scale: interval for values that can be negative.",
+                )
+    return tuple(codes)
+
+
+def _code(entry: Any, name: str, where: str) -> Code:
+    if not isinstance(entry, dict):
+        return Code(code=_code_text(entry, name, where))
+    unknown = set(entry) - {"code", "label", "definition", "value"}
+    if unknown:
+        raise _invalid(
+            name,
+            f"{where}.{sorted(map(str, unknown))[0]}",
+            "is not a code field",
+            hint="a code has the fields code, label, definition, value.",
+        )
+    if "code" not in entry:
+        raise _invalid(name, f"{where}.code", "is missing")
+    value = entry.get("value")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise _invalid(name, f"{where}.value", f"must be a number (got {value!r})")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _invalid(
+            name,
+            f"{where}.value",
+            f"must be a finite number (got {value})",
+            hint="write a number such as 1 or 2.5; .inf and .nan are no values of a code.",
+        )
+    return Code(
+        code=_code_text(entry["code"], name, f"{where}.code"),
+        label=_text_or_none(entry.get("label"), name, f"{where}.label"),
+        definition=_text_or_none(entry.get("definition"), name, f"{where}.definition"),
+        value=None if value is None else float(value),
+    )
+
+
+def _text_or_none(value: Any, name: str, where: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise _invalid(name, where, f"must be text (got {value!r})")
+
+
+def _optional_text(document: dict[str, Any], key: str, name: str) -> str | None:
+    return _text_or_none(document.get(key), name, key)
+
+
+def _missing_codes(document: dict[str, Any], name: str, codes: tuple[Code, ...]) -> tuple[str, ...]:
+    entries = document.get("missing_codes") or []
+    if not isinstance(entries, list):
+        raise _invalid(name, "missing_codes", "must be a list, e.g. [unknown]")
+    valid = {code_key(code.code): code.code for code in codes}
+    missing: list[str] = []
+    for position, entry in enumerate(entries):
+        text = _code_text(entry, name, f"missing_codes[{position}]")
+        if code_key(text) in valid:
+            raise _invalid(
+                name,
+                "missing_codes",
+                f"lists {text!r}, which is also a valid code",
+                hint="a missing code means 'cannot tell'; it cannot also be a category. Rename one of them.",
+            )
+        if code_key(text) in map(code_key, missing):
+            raise _invalid(name, "missing_codes", f"lists {text!r} twice")
+        missing.append(text)
+    return tuple(missing)
+
+
+def _aliases(document: dict[str, Any], name: str, codes: tuple[Code, ...], missing: tuple[str, ...]) -> dict[str, str]:
+    entries = document.get("aliases") or {}
+    if not isinstance(entries, dict):
+        raise _invalid(name, "aliases", "must be a mapping of alias to code, e.g. {y: 'yes'}")
+    targets = {code_key(code): code for code in (*(c.code for c in codes), *missing)}
+    aliases: dict[str, str] = {}
+    seen: dict[str, str] = {}  # alias as compared -> the alias as written
+    for alias, target in entries.items():
+        alias_text = _code_text(alias, name, f"aliases ({alias!r})")
+        target_text = _code_text(target, name, f"aliases.{alias_text}")
+        if code_key(target_text) not in targets:
+            raise _invalid(
+                name,
+                f"aliases.{alias_text}",
+                f"points at {target_text!r}, which is no code of this rule",
+                hint=f"point it at one of: {', '.join(targets.values())}.",
+            )
+        key = code_key(alias_text)
+        if key in targets:
+            same = (
+                ""
+                if alias_text == targets[key]
+                else (f" ({targets[key]!r} once case, spacing and Unicode width are ignored, as codes are compared)")
+            )
+            raise _invalid(
+                name,
+                f"aliases.{alias_text}",
+                f"is already a code of this rule{same}",
+                hint="remove the alias; the code itself is matched case-insensitively.",
+            )
+        resolved = targets[code_key(target_text)]
+        if key in seen and aliases[seen[key]] != resolved:
+            raise _invalid(
+                name,
+                f"aliases.{alias_text}",
+                f"points at {resolved!r}, but alias {seen[key]!r}, the same once case, spacing and Unicode width "
+                f"are ignored, points at {aliases[seen[key]]!r}",
+                hint="typed codes are compared that way, so one alias cannot mean two codes: remove one of them.",
+            )
+        seen.setdefault(key, alias_text)
+        aliases[alias_text] = resolved
+    return aliases
+
+
+def _examples(document: dict[str, Any], name: str) -> dict[str, tuple[str, ...]]:
+    entries = document.get("examples") or {}
+    if not isinstance(entries, dict):
+        raise _invalid(name, "examples", "must be a mapping with positive, negative, ambiguous")
+    examples: dict[str, tuple[str, ...]] = {}
+    for kind, texts in entries.items():
+        if kind not in EXAMPLE_KINDS:
+            raise _invalid(
+                name, f"examples.{kind}", "is not an example kind", hint="use positive, negative, ambiguous."
+            )
+        if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+            raise _invalid(name, f"examples.{kind}", "must be a list of example texts")
+        examples[kind] = tuple(texts)
+    return examples
+
+
+def _changelog(document: dict[str, Any], name: str) -> Any:
+    changelog = document.get("changelog")
+    if changelog is None or isinstance(changelog, str):
+        return changelog
+    if isinstance(changelog, dict):
+        unknown = set(changelog) - {"summary", "why", "code_map"}
+        if unknown:
+            raise _invalid(
+                name,
+                f"changelog.{sorted(map(str, unknown))[0]}",
+                "is not a changelog field",
+                hint="a changelog is text, or a mapping with summary, why and code_map.",
+            )
+        return changelog
+    raise _invalid(name, "changelog", "must be text, or a mapping with summary, why and code_map")

@@ -1,0 +1,74 @@
+"""The lock file, rules/rules.lock: the released versions of every rule (rule id,
+version, sha256), written by `irr-audit rules lock` and read back as a baseline
+of the revision check. JSON with sorted keys: byte-stable and easy to review.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from irr_audit.errors import IrrAuditError
+from irr_audit.io.limits import load_json
+from irr_audit.rules.load import parse_rule
+from irr_audit.rules.revisions import Baseline
+
+LOCK_FORMAT = "irr-audit-rules-lock/1"
+LOCK_FILE_NAME = "rules.lock"
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class LockEntry:
+    file: str
+    rule: str
+    version: int
+    sha256: str
+
+
+def lock_entries(current: Mapping[str, bytes]) -> list[LockEntry]:
+    """One entry per valid rule file; call it once check_rules found nothing wrong."""
+    entries = []
+    for key, data in sorted(current.items()):
+        rule = parse_rule(data, key)
+        entries.append(LockEntry(key, rule.id, rule.version, hashlib.sha256(data).hexdigest()))
+    return sorted(entries, key=lambda entry: (entry.rule, entry.version, entry.file))
+
+
+def render_lock(entries: Sequence[LockEntry]) -> str:
+    """JSON with sorted keys and one entry per version: byte-stable and easy to review."""
+    document = {
+        "format": LOCK_FORMAT,
+        "note": "Released rule versions. Written by `irr-audit rules lock`; do not edit by hand.",
+        "rules": [{"file": e.file, "rule": e.rule, "version": e.version, "sha256": e.sha256} for e in entries],
+    }
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def parse_lock(data: bytes, shown: str) -> Baseline:
+    """The lock file as a Baseline. IrrAuditError (exit 2) when it is not one we wrote."""
+    try:
+        document = load_json(data, f"the lock file {shown}", own_file=True)
+        entries = document["rules"] if document.get("format") == LOCK_FORMAT else None
+        if not isinstance(entries, list):
+            raise ValueError(f'no "format": "{LOCK_FORMAT}" with a "rules" list')
+        digests: dict[str, str] = {}
+        for position, entry in enumerate(entries):
+            if not (
+                isinstance(entry, dict)
+                and isinstance(entry.get("file"), str)
+                and isinstance(entry.get("sha256"), str)
+                and SHA256_HEX.fullmatch(entry["sha256"])
+            ):
+                raise ValueError(f"entry {position} has no file and 64-hex-digit sha256")
+            digests[entry["file"]] = "sha256:" + entry["sha256"]
+    except (ValueError, AttributeError, KeyError, TypeError) as error:
+        raise IrrAuditError(
+            f"the lock file {shown} is not a rules lock ({error}).",
+            hint="restore it from git, or delete it and run irr-audit rules lock to write it anew.",
+            code="lock-invalid",
+        ) from None
+    return Baseline(source=f"the lock file {shown}", digests=digests)

@@ -1,0 +1,95 @@
+"""A coding rule as the rest of irr-audit sees it: its codes, and how what a coder
+typed is classified under it (valid, a missing code, blank or invalid).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cached_property
+from typing import Any
+
+from irr_audit.rules.scale import Scale
+
+
+class CodeStatus(str, Enum):
+    """What one (unit, coder) cell holds. All but VALID go to the missingness log."""
+
+    VALID = "valid"
+    UNKNOWN = "unknown"
+    BLANK = "blank"
+    INVALID = "invalid"
+    ABSENT = "absent"
+    CONFLICT = "conflict"
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    label: str | None = None
+    definition: str | None = None
+    value: float | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    version: int
+    scale: Scale
+    codes: tuple[Code, ...]
+    question: str | None = None
+    missing_codes: tuple[str, ...] = ()
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    changelog: Any = None
+    digest: str = ""
+    source_name: str = ""
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        return tuple(code.code for code in self.codes)
+
+    @property
+    def values(self) -> tuple[float, ...] | None:
+        if any(code.value is None for code in self.codes):
+            return None
+        return tuple(float(code.value) for code in self.codes)  # type: ignore[arg-type]
+
+    @property
+    def label(self) -> str:
+        return f"{self.id} v{self.version}"
+
+    def classify(self, raw: str) -> tuple[CodeStatus, str | None]:
+        """What a coder typed -> (status, canonical code). Pure and total."""
+        key = code_key(raw)
+        if key == "":
+            return CodeStatus.BLANK, None
+        lookup = self._lookup
+        if key in lookup:
+            return lookup[key]
+        return CodeStatus.INVALID, None
+
+    @cached_property
+    def _lookup(self) -> dict[str, tuple[CodeStatus, str | None]]:
+        table: dict[str, tuple[CodeStatus, str | None]] = {}
+        for code in self.codes:
+            table[code_key(code.code)] = (CodeStatus.VALID, code.code)
+        for missing in self.missing_codes:
+            table[code_key(missing)] = (CodeStatus.UNKNOWN, None)
+        for alias, target in self.aliases.items():
+            table[code_key(alias)] = table[code_key(target)]
+        return table
+
+    def describe_codes(self) -> str:
+        allowed = ", ".join(self.categories)
+        missing = ", ".join(self.missing_codes)
+        text = f"not among the {len(self.codes)} codes of {self.label} ({allowed})"
+        return text + (f"; allowed as missing: {missing}" if missing else "")
+
+
+def code_key(text: str) -> str:
+    """The form codes are compared in: NFKC (full-width letters, no-break spaces
+    become plain), surrounding whitespace trimmed, case folded."""
+    return unicodedata.normalize("NFKC", text).strip().casefold()

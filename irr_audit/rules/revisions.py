@@ -1,0 +1,705 @@
+"""The rule-revision check: is every change to rules/ a new, documented, validated version?
+
+Pure: no git, no files, no clock. The caller (rules.repository) reads the rule files,
+the released versions (from a git ref or the lock file) and the audit-bundle
+manifests, and hands their bytes in. What comes back is data: each Problem names
+the file, what is wrong and the fix, under a stable code that tests and scripts
+can rely on (the way pandera and frictionless keep failures as data).
+
+Keys of ``current`` and of a Baseline are paths relative to the rules folder,
+``<rule>/v<version>.yaml``; ``rules_label`` is that folder as the user named it,
+so that every message points at a file the user can open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import PurePosixPath
+from typing import Any
+
+from irr_audit.errors import LimitError, RuleError
+from irr_audit.io.limits import load_json
+from irr_audit.rules.load import MAX_RULE_BYTES, parse_rule
+from irr_audit.rules.model import Rule, code_key
+
+RULE_FILE_NAME = re.compile(r"v([1-9][0-9]*)\.yaml")
+BUNDLE_FORMAT = "irr-audit-bundle/1"
+# A two-coder score reports Cohen's kappa; three or more coders report Fleiss'.
+KAPPA_METRICS = ("cohen_kappa", "fleiss_kappa")
+ALPHA_METRICS = ("krippendorff_alpha",)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One violation: the file, what is wrong, the fix, and a stable code."""
+
+    code: str
+    file: str
+    what: str
+    fix: str
+
+    def render(self) -> str:
+        return _one_line(f"{self.file}: [{self.code}] {self.what} Fix: {self.fix}")
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Released versions as recorded somewhere (a git ref, the lock file): key -> digest."""
+
+    source: str
+    digests: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Gates:
+    """Optional score gates. Conventions of the project, never laws of nature."""
+
+    min_kappa: float | None = None
+    min_alpha: float | None = None
+    use_ci_lower: bool = False
+
+    @property
+    def active(self) -> bool:
+        return self.min_kappa is not None or self.min_alpha is not None
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    problems: tuple[Problem, ...]
+    notes: tuple[str, ...]
+    files_checked: int
+
+    @property
+    def clean(self) -> bool:
+        return not self.problems
+
+
+@dataclass(frozen=True)
+class RuleFile:
+    """A file under rules/ as found: where it sits, what it says, whether it parses."""
+
+    key: str
+    shown: str
+    folder: str
+    name: str
+    digest: str
+    rule: Rule | None
+    problem: Problem | None
+
+    @property
+    def name_version(self) -> int | None:
+        match = RULE_FILE_NAME.fullmatch(self.name)
+        return int(match.group(1)) if match else None
+
+    @property
+    def version(self) -> int | None:
+        """What the file declares; its file name's number when it does not parse."""
+        return self.rule.version if self.rule is not None else self.name_version
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """What the check needs from an audit bundle's manifest.json."""
+
+    shown: str
+    name: str
+    created: datetime
+    rule_id: str
+    version: int
+    rule_digest: str
+    ids_sha256: str
+    recodes: Mapping[str, Any] | None
+    score: Any = field(default=None, compare=False)
+
+
+# --- the check ----------------------------------------------------------------
+
+
+def check_rules(
+    current: Mapping[str, bytes],
+    baselines: Sequence[Baseline] = (),
+    manifests: Mapping[str, bytes] | None = None,
+    gates: Gates | None = None,
+    rules_label: str = "rules",
+) -> CheckResult:
+    """Every problem with the rule files ``current`` (key -> bytes), in a stable order."""
+    files = [read_rule_file(key, data, rules_label) for key, data in sorted(current.items())]
+    problems: list[Problem] = [file.problem for file in files if file.problem]
+    problems += layout_problems(files)
+    problems += sequence_problems(files)
+    problems += released_problems(files, baselines, rules_label)
+    for file in files:
+        if file.rule is not None and is_new(file, baselines):
+            previous = previous_version(file, files)
+            problems += changelog_problems(file)
+            problems += code_map_problems(file, previous)
+    bundles, bundle_problems = read_bundles(manifests or {})
+    ours = {file.rule.id for file in files if file.rule is not None}
+    bundles = [bundle for bundle in bundles if bundle.rule_id in ours]
+    problems += bundle_problems
+    problems += frozen_rule_problems(bundles, files)
+    problems += recoding_problems(bundles)
+    gate_problems, notes = gate_results(bundles, files, gates or Gates())
+    problems += gate_problems
+    return CheckResult(problems=tuple(problems), notes=tuple(notes), files_checked=len(files))
+
+
+def read_rule_file(key: str, data: bytes, rules_label: str) -> RuleFile:
+    path = PurePosixPath(key)
+    shown = shown_path(rules_label, key)
+    digest = sha256_digest(data)
+    folder, name = (path.parts[-2], path.name) if len(path.parts) >= 2 else ("", path.name)
+    if len(data) > MAX_RULE_BYTES:
+        problem = Problem(
+            "rule-too-large",
+            shown,
+            f"is {len(data):,} bytes; a rule file is at most {MAX_RULE_BYTES:,} bytes.",
+            "keep only rule files under the rules folder.",
+        )
+        return RuleFile(key, shown, folder, name, digest, None, problem)
+    try:
+        rule = parse_rule(data, shown)
+    except RuleError as error:
+        fix = error.hint or "fix the rule file so that it validates."
+        problem = Problem(error.code, shown, _without_prefix(error.message, shown), fix)
+        return RuleFile(key, shown, folder, name, digest, None, problem)
+    return RuleFile(key, shown, folder, name, digest, rule, None)
+
+
+def layout_problems(files: Sequence[RuleFile]) -> list[Problem]:
+    """`<rule>/v<version>.yaml`: the file name and folder agree with what the file says."""
+    problems: list[Problem] = []
+    for file in files:
+        if file.name_version is None:
+            problems.append(
+                Problem(
+                    "rule-file-name",
+                    file.shown,
+                    f"is not named v<version>.yaml, so it is no version of rule {file.folder!r}.",
+                    "name each version of a rule v1.yaml, v2.yaml, ... inside the rule's folder.",
+                )
+            )
+        if file.rule is None:
+            continue
+        if file.rule.id != file.folder:
+            problems.append(
+                Problem(
+                    "rule-folder-mismatch",
+                    file.shown,
+                    f"says rule: {file.rule.id} but sits in the folder {file.folder!r}.",
+                    f"move it to {file.rule.id}/{file.name}, or set rule: {file.folder}.",
+                )
+            )
+        if file.name_version is not None and file.rule.version != file.name_version:
+            problems.append(
+                Problem(
+                    "version-mismatch",
+                    file.shown,
+                    f"says version: {file.rule.version} but its file name says {file.name_version}.",
+                    f"set version: {file.name_version}, or rename the file v{file.rule.version}.yaml.",
+                )
+            )
+    return problems
+
+
+def sequence_problems(files: Sequence[RuleFile]) -> list[Problem]:
+    """Each rule's versions run 1, 2, 3, ... without a gap or a repeat."""
+    problems: list[Problem] = []
+    for folder in sorted({file.folder for file in files}):
+        declared = sorted(
+            (file.version, file.shown) for file in files if file.folder == folder and file.version is not None
+        )
+        seen: dict[int, str] = {}
+        expected = 1
+        for version, shown in declared:
+            if version in seen:
+                problems.append(
+                    Problem(
+                        "version-repeated",
+                        shown,
+                        f"repeats version {version} of rule {folder!r}, already in {seen[version]}.",
+                        "give every revision the next version number, in a file of its own.",
+                    )
+                )
+                continue
+            seen[version] = shown
+            if version > expected:
+                missing = f"v{expected}" if version == expected + 1 else f"v{expected} to v{version - 1}"
+                problems.append(
+                    Problem(
+                        "version-skipped",
+                        shown,
+                        f"is version {version} of rule {folder!r}, but {missing} does not exist.",
+                        f"number versions without gaps: make this v{expected}.yaml with version: {expected}"
+                        + ("." if expected > 1 else ", or restore v1.yaml."),
+                    )
+                )
+            expected = version + 1
+    return problems
+
+
+def released_problems(files: Sequence[RuleFile], baselines: Sequence[Baseline], rules_label: str) -> list[Problem]:
+    """A released version stays byte-for-byte what was released, and stays present."""
+    problems: list[Problem] = []
+    by_key = {file.key: file for file in files}
+    for baseline in baselines:
+        for key, digest in sorted(baseline.digests.items()):
+            shown = shown_path(rules_label, key)
+            file = by_key.get(key)
+            if file is None:
+                problems.append(
+                    Problem(
+                        "released-removed",
+                        shown,
+                        f"is a released version (in {baseline.source}) and has been removed.",
+                        "restore it unchanged; released versions stay readable. Retire a rule by "
+                        "adding a new version, not by deleting old ones.",
+                    )
+                )
+            elif file.digest != digest:
+                problems.append(
+                    Problem(
+                        "released-edited",
+                        shown,
+                        f"is a released version and differs from {baseline.source} "
+                        f"({short_digest(digest)} there, {short_digest(file.digest)} now).",
+                        f"restore it as released and put the change in a new version, "
+                        f"{next_version_name(file, files)}, with a changelog.",
+                    )
+                )
+    return problems
+
+
+def is_new(file: RuleFile, baselines: Sequence[Baseline]) -> bool:
+    """New means released nowhere: not at the git base, not in the lock file."""
+    return all(file.key not in baseline.digests for baseline in baselines)
+
+
+def previous_version(file: RuleFile, files: Sequence[RuleFile]) -> RuleFile | None:
+    """The version this one revises: the highest one below it (v-1, unless one was skipped)."""
+    if file.rule is None:
+        return None
+    earlier = [
+        other
+        for other in files
+        if other.folder == file.folder and other.rule is not None and other.rule.version < file.rule.version
+    ]
+    # Highest version first; a correctly named file wins over one that merely declares it.
+    earlier.sort(key=lambda other: (-other.rule.version, other.name_version != other.rule.version))  # type: ignore[union-attr]
+    return earlier[0] if earlier else None
+
+
+def changelog_problems(file: RuleFile) -> list[Problem]:
+    """A new version (after v1) says what changed and why."""
+    rule = file.rule
+    if rule is None or rule.version == 1:
+        return []
+    changelog = rule.changelog
+    example = "changelog: {summary: what changed, why: the disagreement it resolves}"
+    if isinstance(changelog, str) and changelog.strip():
+        return []
+    if not isinstance(changelog, Mapping) or not changelog:
+        return [
+            Problem(
+                "changelog-missing",
+                file.shown,
+                f"is new version {rule.version} of {rule.id} and has no changelog saying what changed and why.",
+                f"add `{example}`.",
+            )
+        ]
+    missing = [key for key in ("summary", "why") if not _filled_text(changelog.get(key))]
+    if not missing:
+        return []
+    meaning = {"summary": "what changed", "why": "why it changed"}
+    return [
+        Problem(
+            "changelog-incomplete",
+            file.shown,
+            "has a changelog without " + " or ".join(f"{key} ({meaning[key]})" for key in missing) + ".",
+            f"add {' and '.join(f'changelog.{key}' for key in missing)} as text.",
+        )
+    ]
+
+
+def code_map_problems(file: RuleFile, previous: RuleFile | None) -> list[Problem]:
+    """Changed codes need changelog.code_map: every old code -> a new code or null."""
+    rule = file.rule
+    if rule is None or previous is None or previous.rule is None:
+        return []
+    old_codes, new_codes = previous.rule.categories, rule.categories
+    changelog = rule.changelog if isinstance(rule.changelog, Mapping) else {}
+    code_map = changelog.get("code_map")
+    changed = [code_key(code) for code in old_codes] != [code_key(code) for code in new_codes]
+    if code_map is None:
+        if not changed:
+            return []
+        pairs = ", ".join(f"{json.dumps(code)}: ..." for code in old_codes)
+        return [
+            Problem(
+                "code-map-missing",
+                file.shown,
+                f"changes the codes of {rule.id} (v{previous.rule.version} -> v{rule.version}: "
+                f"{describe_code_change(old_codes, new_codes)}) and the changelog does not say how "
+                "old codes map to new ones.",
+                f"add changelog.code_map: {{{pairs}}} mapping every v{previous.rule.version} code to a "
+                f"v{rule.version} code, or to null when it has none.",
+            )
+        ]
+    return code_map_entry_problems(file, code_map, old_codes, new_codes, previous.rule.version)
+
+
+def code_map_entry_problems(
+    file: RuleFile, code_map: Any, old_codes: Sequence[str], new_codes: Sequence[str], old_version: int
+) -> list[Problem]:
+    version = file.rule.version if file.rule else "?"
+    fix_shape = (
+        f"map every v{old_version} code ({', '.join(old_codes)}) to a v{version} code "
+        f"({', '.join(new_codes)}) or to null."
+    )
+    if not isinstance(code_map, Mapping):
+        return [
+            Problem(
+                "code-map-invalid",
+                file.shown,
+                "has a changelog.code_map that is not a mapping of old code to new code.",
+                fix_shape,
+            )
+        ]
+    old_keys = {code_key(code) for code in old_codes}
+    new_keys = {code_key(code) for code in new_codes}
+    mapped: set[str] = set()
+    problems: list[Problem] = []
+    for old, new in code_map.items():
+        old_text, new_text = code_ref(old), code_ref(new)
+        if old_text is None or code_key(old_text) not in old_keys:
+            problems.append(
+                Problem(
+                    "code-map-invalid",
+                    file.shown,
+                    f"maps {old!r} in changelog.code_map, which is no v{old_version} code.",
+                    fix_shape,
+                )
+            )
+            continue
+        mapped.add(code_key(old_text))
+        if new is not None and (new_text is None or code_key(new_text) not in new_keys):
+            problems.append(
+                Problem(
+                    "code-map-invalid",
+                    file.shown,
+                    f"maps {old_text!r} to {new!r} in changelog.code_map, which is no v{version} code.",
+                    fix_shape,
+                )
+            )
+    unmapped = [code for code in old_codes if code_key(code) not in mapped]
+    if unmapped:
+        problems.append(
+            Problem(
+                "code-map-incomplete",
+                file.shown,
+                f"has a changelog.code_map that does not say where v{old_version} "
+                f"code{'s' if len(unmapped) > 1 else ''} {', '.join(map(repr, unmapped))} went.",
+                fix_shape,
+            )
+        )
+    return problems
+
+
+def describe_code_change(old_codes: Sequence[str], new_codes: Sequence[str]) -> str:
+    """'added maybe; removed no' or 'reordered yes, no -> no, yes'.
+
+    >>> describe_code_change(["yes", "no"], ["yes", "no", "maybe"])
+    'added maybe'
+    >>> describe_code_change(["yes", "no"], ["no", "yes"])
+    'reordered yes, no -> no, yes'
+    """
+    old_keys = [code_key(code) for code in old_codes]
+    new_keys = [code_key(code) for code in new_codes]
+    added = [code for code in new_codes if code_key(code) not in old_keys]
+    removed = [code for code in old_codes if code_key(code) not in new_keys]
+    parts = []
+    if added:
+        parts.append("added " + ", ".join(added))
+    if removed:
+        parts.append("removed " + ", ".join(removed))
+    kept_old = [key for key in old_keys if key in new_keys]
+    kept_new = [key for key in new_keys if key in old_keys]
+    if kept_old != kept_new or not parts:
+        parts.append(f"reordered {', '.join(old_codes)} -> {', '.join(new_codes)}")
+    return "; ".join(parts)
+
+
+# --- audit bundles ------------------------------------------------------------
+
+
+def read_bundles(manifests: Mapping[str, bytes]) -> tuple[list[Bundle], list[Problem]]:
+    bundles: list[Bundle] = []
+    problems: list[Problem] = []
+    for shown, data in sorted(manifests.items()):
+        try:
+            bundles.append(parse_manifest(data, shown))
+        except ValueError as error:
+            problems.append(
+                Problem(
+                    "bundle-manifest-invalid",
+                    shown,
+                    f"is not a readable {BUNDLE_FORMAT} manifest: {error}.",
+                    "run irr-audit verify on the bundle; re-freeze it if it was damaged.",
+                )
+            )
+    return bundles, problems
+
+
+def parse_manifest(data: bytes, shown: str) -> Bundle:
+    """The fields of a bundle manifest the check uses. ValueError names what is wrong."""
+    try:
+        document = load_json(data, shown, own_file=True)
+    except LimitError as error:
+        raise ValueError(error.message.removeprefix(f"{shown} ")) from None
+    except ValueError:
+        raise ValueError("it is not valid JSON") from None
+    if not isinstance(document, dict):
+        raise ValueError("the top level is not an object")
+    if document.get("format") != BUNDLE_FORMAT:
+        raise ValueError(f"format is {document.get('format')!r}, not {BUNDLE_FORMAT!r}")
+    rule = _field(document, "rule", dict)
+    units = _field(document, "units", dict)
+    recodes = document.get("recodes")
+    if recodes is not None and not (isinstance(recodes, dict) and _filled_text(recodes.get("bundle"))):
+        raise ValueError('"recodes" is neither null nor {"bundle": "<name>", ...}')
+    version = _field(rule, "version", int)
+    if isinstance(version, bool):
+        raise ValueError('"version" is not an integer')
+    return Bundle(
+        shown=shown,
+        name=_field(document, "name", str),
+        created=parse_created(_field(document, "created", str)),
+        rule_id=_field(rule, "id", str),
+        version=version,
+        rule_digest=_field(rule, "digest", str),
+        ids_sha256=_field(units, "ids_sha256", str),
+        recodes=recodes,
+        score=document.get("score"),
+    )
+
+
+def parse_created(text: str) -> datetime:
+    """ISO 8601; a trailing Z and a missing offset both mean UTC.
+
+    >>> parse_created("2024-05-01T10:00:00Z").isoformat()
+    '2024-05-01T10:00:00+00:00'
+    """
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ValueError(f'"created" is not an ISO 8601 time ({text!r})') from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def frozen_rule_problems(bundles: Sequence[Bundle], files: Sequence[RuleFile]) -> list[Problem]:
+    """A version an audit was frozen with is released, whatever git or the lock say."""
+    by_version = {(f.rule.id, f.rule.version): f for f in files if f.rule is not None}
+    problems: list[Problem] = []
+    reported: set[tuple[str, str]] = set()
+    for bundle in bundles:
+        file = by_version.get((bundle.rule_id, bundle.version))
+        if file is None:
+            problems.append(
+                Problem(
+                    "bundle-rule-missing",
+                    bundle.shown,
+                    f"audit bundle {bundle.name!r} was frozen with {bundle.rule_id} v{bundle.version}, "
+                    "which has no rule file any more.",
+                    f"restore {bundle.rule_id}/v{bundle.version}.yaml from the copy frozen in the bundle.",
+                )
+            )
+        elif file.digest != bundle.rule_digest and (file.key, bundle.rule_digest) not in reported:
+            reported.add((file.key, bundle.rule_digest))
+            problems.append(
+                Problem(
+                    "bundle-rule-edited",
+                    file.shown,
+                    f"differs from the version audit bundle {bundle.name!r} was frozen with "
+                    f"({short_digest(bundle.rule_digest)} there, {short_digest(file.digest)} now).",
+                    f"restore it from the copy frozen in the bundle and put the change in "
+                    f"{next_version_name(file, files)}.",
+                )
+            )
+    return problems
+
+
+def recoding_problems(bundles: Sequence[Bundle]) -> list[Problem]:
+    """A revision is validated on a new sample, or on one explicitly marked as re-coded."""
+    problems: list[Problem] = []
+    for bundle in bundles:
+        if bundle.recodes is not None:
+            continue
+        earlier = [
+            other
+            for other in bundles
+            if other.rule_id == bundle.rule_id
+            and other.version < bundle.version
+            and other.ids_sha256 == bundle.ids_sha256
+        ]
+        if not earlier:
+            continue
+        source = max(earlier, key=lambda other: (other.version, other.created, other.name))
+        problems.append(
+            Problem(
+                "same-units-not-recoded",
+                bundle.shown,
+                f"audit bundle {bundle.name!r} validates {bundle.rule_id} v{bundle.version} on the same units "
+                f"as bundle {source.name!r} (v{source.version}) and is not marked as a re-coding.",
+                f"validate v{bundle.version} on a new sample, or freeze it as an explicit re-coding: "
+                f"irr-audit freeze ... --recodes {PurePosixPath(source.shown).parent}.",
+            )
+        )
+    return problems
+
+
+# --- score gates --------------------------------------------------------------
+
+
+def gate_results(bundles: Sequence[Bundle], files: Sequence[RuleFile], gates: Gates) -> tuple[list[Problem], list[str]]:
+    """Gate the newest validation audit of each rule's newest version.
+
+    Only the newest version is gated: the versions before it were revised, often
+    because they scored low, and must not block the revision that fixes them.
+    """
+    if not gates.active:
+        return [], []
+    newest: dict[str, int] = {}
+    for file in files:
+        if file.rule is not None:
+            newest[file.rule.id] = max(newest.get(file.rule.id, 0), file.rule.version)
+    problems: list[Problem] = []
+    notes: list[str] = []
+    for rule_id, version in sorted(newest.items()):
+        audits = [b for b in bundles if b.rule_id == rule_id and b.version == version]
+        if not audits:
+            notes.append(f"{rule_id} v{version} has no validation audit yet; the score gates were not applied to it.")
+            continue
+        latest = max(audits, key=lambda bundle: (bundle.created, bundle.name))
+        for option, threshold, names in (
+            ("--min-kappa", gates.min_kappa, KAPPA_METRICS),
+            ("--min-alpha", gates.min_alpha, ALPHA_METRICS),
+        ):
+            if threshold is not None:
+                problem = gate_problem(latest, option, threshold, names, gates.use_ci_lower)
+                if problem is not None:
+                    problems.append(problem)
+    return problems, notes
+
+
+def gate_problem(
+    bundle: Bundle, option: str, threshold: float, names: Sequence[str], use_ci_lower: bool
+) -> Problem | None:
+    """None when the gate is met. An undefined or absent coefficient never meets it."""
+    subject = f"audit bundle {bundle.name!r} ({bundle.rule_id} v{bundle.version}, the newest validation)"
+    metrics = bundle.score.get("metrics") if isinstance(bundle.score, dict) else None
+    found = [name for name in names if isinstance(metrics, dict) and isinstance(metrics.get(name), dict)]
+    if not found:
+        return Problem(
+            "gate-no-metric",
+            bundle.shown,
+            f"{subject} has no {' or '.join(names)} in its score, so {option} cannot pass.",
+            "freeze an audit whose score reports that coefficient, or drop the gate.",
+        )
+    name = found[0]
+    metric = metrics[name]  # type: ignore[index]
+    value = metric.get("value")
+    if metric.get("defined") is not True or not _finite_number(value):
+        reason = metric.get("reason") or "no reason given"
+        return Problem(
+            "gate-undefined",
+            bundle.shown,
+            f"{subject} has {name} undefined ({reason}), which fails {option} {threshold:g}.",
+            "an undefined coefficient shows nothing about agreement: validate on a sample "
+            "where the coders use more than one category.",
+        )
+    measured, what = float(value), f"{name} = {float(value):.4f}"
+    if use_ci_lower:
+        interval = metric.get("ci")
+        if not (isinstance(interval, list) and len(interval) == 2 and _finite_number(interval[0])):
+            return Problem(
+                "gate-no-ci",
+                bundle.shown,
+                f"{subject} has no confidence interval for {name}, which --use-ci-lower needs.",
+                "freeze an audit whose score reports the interval, or drop --use-ci-lower.",
+            )
+        measured, what = float(interval[0]), f"the lower end of the {name} interval = {float(interval[0]):.4f}"
+    if measured >= threshold:
+        return None
+    return Problem(
+        "gate-below",
+        bundle.shown,
+        f"{subject}: {what} is below {option} {threshold:g}.",
+        "review the disagreements, revise the rule as a new version and validate it on a "
+        "new sample (the gate is this project's convention, not a law).",
+    )
+
+
+# --- small helpers -----------------------------------------------------------
+
+
+def sha256_digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def shown_path(rules_label: str, key: str) -> str:
+    """The path a user sees: the rules folder as given, then the key."""
+    label = rules_label.rstrip("/")
+    return key if label in ("", ".") else f"{label}/{key}"
+
+
+def next_version_name(file: RuleFile, files: Sequence[RuleFile]) -> str:
+    versions = [f.rule.version for f in files if f.folder == file.folder and f.rule is not None]
+    versions += [f.name_version for f in files if f.folder == file.folder and f.name_version]
+    return f"{file.folder}/v{max(versions, default=0) + 1}.yaml"
+
+
+def _field(document: dict[str, Any], key: str, kind: type) -> Any:
+    value = document.get(key)
+    if not isinstance(value, kind):
+        raise ValueError(f'"{key}" is missing or not {"an object" if kind is dict else kind.__name__}')
+    return value
+
+
+def code_ref(value: Any) -> str | None:
+    """A code as written in a code_map: text, or an integer level (ordinal 0-3)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def _filled_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def short_digest(digest: str) -> str:
+    return digest[: len("sha256:") + 12]
+
+
+def _without_prefix(message: str, name: str) -> str:
+    """The loader's messages start with the file name, which the problem line already shows."""
+    for prefix in (f"{name}: ", f"{name} "):
+        if message.startswith(prefix):
+            return message[len(prefix) :]
+    return message
+
+
+def _one_line(text: str) -> str:
+    # User text (bundle names, YAML) must not break the one-line-per-problem output.
+    return re.sub(r"[\x00-\x1f\x7f]+", " ", text)

@@ -1,0 +1,243 @@
+"""The whole sample as files: dataset + run record + rule -> the ledger, the
+missingness log, sample.json and one blank sheet per coder, as bytes. Pure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from irr_audit._version import __version__
+from irr_audit.errors import IrrAuditError, UsageError
+from irr_audit.io import runfolder
+from irr_audit.io.collector import Dataset, RunRecord
+from irr_audit.io.outputs import csv_text, render_json
+from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
+from irr_audit.rules.model import Rule
+from irr_audit.sample.draw import Draw, coder_order, draw_sample
+from irr_audit.sample.ledger import (
+    LEDGER_COLUMNS,
+    Completeness,
+    Ledger,
+    LedgerUnit,
+    LogRow,
+    Verdict,
+    assess_completeness,
+    build_ledger,
+    collection_failures,
+    count_checks,
+)
+from irr_audit.sample.sheets import (
+    SheetFormat,
+    allowed_codes,
+    check_csv_ids,
+    check_xlsx_ids,
+    render_csv_sheet,
+    render_xlsx_sheet,
+    sheet_rows,
+)
+
+LEDGER_CSV = "ledger.csv"
+LEDGER_JSONL = "ledger.jsonl"
+LOG_CSV = "missingness_log.csv"
+LOG_JSONL = "missingness_log.jsonl"
+RECORD = "sample.json"
+RULE_COPY = "rule.yaml"
+SHEETS = "sheets"
+
+
+@dataclass(frozen=True)
+class SampleRequest:
+    coders: tuple[str, ...]
+    size: int | None = None
+    seed: int | None = None
+    shuffle: bool = False
+    sheet_format: SheetFormat = SheetFormat.CSV
+
+
+@dataclass(frozen=True)
+class Sample:
+    """What `irr-audit sample` writes: file name (relative to the folder) -> bytes,
+    and the record that sample.json holds."""
+
+    files: dict[str, bytes]
+    record: dict[str, Any]
+    ledger: Ledger
+    draw: Draw
+    completeness: Completeness
+    log: tuple[LogRow, ...]
+
+
+def build_sample(
+    dataset: Dataset, run_record: RunRecord | None, rule: Rule, rule_bytes: bytes, request: SampleRequest
+) -> Sample:
+    """Dataset + run record + rule -> every file of the sample folder. Pure."""
+    ledger = build_ledger(dataset, run_record)
+    log = (*ledger.log, *collection_failures(run_record))
+    if not dataset.items:
+        raise IrrAuditError(
+            f"dataset {dataset.name} has no items.",
+            hint="check that the collector's run saved comments, and export its dataset again.",
+            code="sample-no-units",
+        )
+    if not ledger.units:
+        raise IrrAuditError(
+            f"dataset {dataset.name} has no usable unit: all {ledger.items} items are unusable "
+            f"({count_phrase(_reason_counts(log)) or 'no items'}).",
+            hint="check that DATASET is the collector's dataset and that its items have commentId, body and status ok.",
+            code="sample-no-units",
+        )
+    if request.shuffle and request.seed is None:
+        raise UsageError(
+            "--shuffle needs --seed so that every coder's order can be reproduced.",
+            hint="add --seed with any whole number.",
+            code="usage-shuffle-needs-seed",
+        )
+    draw = draw_sample(ledger.ids, request.size, request.seed)
+    if request.sheet_format is SheetFormat.CSV:
+        check_csv_ids(draw.ids)
+    else:
+        check_xlsx_ids(draw.ids)
+    by_id = {unit.comment_id: unit for unit in ledger.units}
+    sampled = set(draw.ids)
+    files: dict[str, bytes] = {
+        LEDGER_JSONL: _jsonl(unit.record(unit.comment_id in sampled) for unit in ledger.units),
+        LEDGER_CSV: csv_text(
+            LEDGER_COLUMNS, (_ledger_csv_row(unit, unit.comment_id in sampled) for unit in ledger.units)
+        ).encode("utf-8"),
+        LOG_JSONL: _jsonl(row._asdict() for row in log),
+        LOG_CSV: csv_text(LOG_COLUMNS, log).encode("utf-8"),
+        RULE_COPY: rule_bytes,
+    }
+    sheets = []
+    for coder in request.coders:
+        units = [by_id[comment_id] for comment_id in coder_order(draw.ids, coder, request.seed, request.shuffle)]
+        rows = sheet_rows(units, rule, coder)
+        path = f"{SHEETS}/{coder}.{request.sheet_format.value}"
+        replaced: list[str] = []
+        if request.sheet_format is SheetFormat.XLSX:
+            files[path], replaced = render_xlsx_sheet(rows, rule)
+        else:
+            files[path] = render_csv_sheet(rows)
+        sheet = {"coder": coder, "file": path, "sha256": hashlib.sha256(files[path]).hexdigest()}
+        if replaced:
+            sheet["bodies_with_characters_xlsx_cannot_hold"] = {
+                "replaced_by": "U+FFFD",
+                "comment_ids": replaced,
+                "note": "the exact text is in ledger.jsonl",
+            }
+        sheets.append(sheet)
+    completeness = assess_completeness(run_record)
+    record = _sample_record(dataset, run_record, rule, request, ledger, log, draw, completeness, sheets, files)
+    record["run"] = runfolder.run_record(files)  # sha256 of every other file: a reader refuses a folder mixing two runs
+    files[RECORD] = render_json(record).encode("utf-8")
+    return Sample(files=files, record=record, ledger=ledger, draw=draw, completeness=completeness, log=log)
+
+
+def _sample_record(
+    dataset: Dataset,
+    run_record: RunRecord | None,
+    rule: Rule,
+    request: SampleRequest,
+    ledger: Ledger,
+    log: Sequence[LogRow],
+    draw: Draw,
+    completeness: Completeness,
+    sheets: list[dict[str, Any]],
+    files: dict[str, bytes],
+) -> dict[str, Any]:
+    checks = count_checks(dataset, run_record)
+    return {
+        "tool": {"name": "irr-audit", "version": __version__},
+        "rule": {
+            "id": rule.id,
+            "version": rule.version,
+            "scale": rule.scale.value,
+            "digest": rule.digest,
+            "allowed_codes": list(allowed_codes(rule)),
+        },
+        "dataset": {"file": dataset.name, "format": dataset.format, "sha256": dataset.sha256},
+        "run_record": None if run_record is None else {"file": run_record.name, "sha256": run_record.sha256},
+        "counts": {
+            "items": ledger.items,
+            "unique_ids": ledger.known_ids,
+            "usable_units": len(ledger.units),
+            "sampled_units": len(draw.ids),
+            "log_rows": _reason_counts(log),
+            "duplicates_skipped_by_collector": None if run_record is None else run_record.duplicates_skipped,
+        },
+        "count_checks": checks,
+        "count_mismatches": [check for check in checks if not check["agrees"]],
+        "completeness": completeness.to_dict(),
+        "draw": {**draw.record, "order": _order_text(request)},
+        "coders": list(request.coders),
+        "sheets": sheets,
+        "sheet_format": request.sheet_format.value,
+        "ledger": {
+            "file": LEDGER_JSONL,
+            "sha256": hashlib.sha256(files[LEDGER_JSONL]).hexdigest(),
+            "sample_ids": list(draw.ids),
+        },
+        "missingness_log": {"file": LOG_JSONL, "rows": len(log)},
+    }
+
+
+def _ledger_csv_row(unit: LedgerUnit, in_sample: bool) -> list[Any]:
+    record = unit.record(in_sample)
+    return [("true" if in_sample else "false") if name == "in_sample" else record[name] for name in LEDGER_COLUMNS]
+
+
+def _order_text(request: SampleRequest) -> str:
+    if request.shuffle:
+        return f"shuffled per coder: units ranked by sha256(seed, coder, comment_id), seed {request.seed}"
+    return "dataset order, the same for every coder"
+
+
+def _reason_counts(log: Iterable[LogRow]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for row in log:
+        counts[row.reason] = counts.get(row.reason, 0) + 1
+    return {reason.value: counts[reason.value] for reason in Reason if reason.value in counts}
+
+
+def _jsonl(records: Iterable[dict[str, Any]]) -> bytes:
+    lines = []
+    for record in records:
+        line = json.dumps(record, ensure_ascii=False)
+        # Characters some readers take as line breaks stay escaped: one record per line.
+        for char in ("\x85", "\u2028", "\u2029"):
+            line = line.replace(char, f"\\u{ord(char):04x}")
+        lines.append(line + "\n")
+    return "".join(lines).encode("utf-8")
+
+
+def summary_lines(sample: Sample) -> list[str]:
+    """A few lines for stderr: counts by reason, the draw, completeness, count mismatches."""
+    record = sample.record
+    counts = record["counts"]
+    reasons = count_phrase(counts["log_rows"])
+    lines = [
+        f"{counts['items']} items, {counts['unique_ids']} unique comment ids: {counts['usable_units']} usable units, "
+        f"{sum(counts['log_rows'].values())} rows in the missingness log" + (f" ({reasons})." if reasons else "."),
+        f"sample: {counts['sampled_units']} of {counts['usable_units']} units"
+        + (f", seed {record['draw']['seed']}" if record["draw"]["seed"] is not None else "")
+        + f"; one sheet each for {', '.join(record['coders'])}.",
+        _completeness_line(sample.completeness),
+    ]
+    if "note" in record["draw"]:
+        lines.append(f"note: {record['draw']['note']}.")
+    for check in record["count_mismatches"]:
+        lines.append(
+            f"count mismatch: {check['check']}: the run record says {check['record']}, "
+            f"the tool counted {check['tool']}."
+        )
+    return lines
+
+
+def _completeness_line(completeness: Completeness) -> str:
+    statement = completeness.verdict.statement
+    prefix = statement if completeness.verdict is Verdict.UNKNOWN else f"thread completeness: {statement}"
+    return f"{prefix}: {'; '.join(completeness.reasons)}."

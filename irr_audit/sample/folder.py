@@ -1,0 +1,227 @@
+"""The sample folder on disk: written as one run, and read back for `join --sample`
+and freeze, with its ledger and files checked unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from irr_audit.errors import OutputError, UsageError
+from irr_audit.io.collector import quoted
+from irr_audit.io.limits import json_lines, load_json, load_json_line
+from irr_audit.io.outputs import refuse_unsafe_outputs
+from irr_audit.io.runfolder import files_read, listed, occupants, recorded_files, replace_folder, run_mismatches
+from irr_audit.rules.model import Rule
+from irr_audit.sample.build import RECORD, RULE_COPY, SHEETS, Sample
+
+
+def write_sample_dir(sample: Sample, out: Path, inputs: Sequence[Path], force: bool) -> list[Path]:
+    """Write the sample's files as the whole of folder ``out``. Without ``force`` the folder
+    may hold only what this sample writes, byte for byte: a sheet a coder filled, the
+    files of another draw, or files sample did not write are refused."""
+    refuse_unsafe_outputs(files_read(inputs), folders=[out])
+    check_sample_out(out, sample, force)
+    return replace_folder(out, sample.files)
+
+
+def check_sample_out(out: Path, sample: Sample, force: bool) -> list[str]:
+    """Refuse an --out folder holding files this sample would not write identically
+    (unless ``force``: they are then replaced or deleted, and listed in the return
+    value). A folder is never deleted."""
+    found = occupants(out, dict.fromkeys(sample.files))
+    if found.folders:
+        raise OutputError(
+            f"--out {out} holds the folder {listed(found.folders)}, which sample did not write; sample replaces "
+            "its output folder as a whole and never deletes a folder it did not write.",
+            hint="move the folder out, or choose another --out folder.",
+            code="output-folder-not-ours",
+        )
+    differing = [name for name in sorted(sample.files) if _differs(out / name, sample.files[name])]
+    if force:
+        return sorted({*differing, *found.foreign})
+    if differing:
+        name = next((name for name in differing if name.startswith(SHEETS)), differing[0])
+        more = len(differing) - 1
+        raise OutputError(
+            f"{out / name} exists and differs from what this sample would write"
+            + (" (a coder may have filled it)" if name.startswith(SHEETS) else "")
+            + (f"; {more} more file{'s' if more != 1 else ''} differ too" if more else "")
+            + ".",
+            hint="choose a new --out folder, or pass --force to replace the whole sample folder.",
+            code="output-sample-exists",
+        )
+    if found.foreign:
+        count = len(found.foreign)
+        raise OutputError(
+            f"--out {out} holds {count} file{'s' if count != 1 else ''} this sample would not "
+            f"write: {listed(found.foreign)}.",
+            hint="move the files out or choose another --out folder; --force replaces the folder and deletes them.",
+            code="output-folder-not-ours",
+        )
+    return []
+
+
+def _differs(path: Path, data: bytes) -> bool:
+    return (path.is_file() or path.is_symlink()) and (path.is_symlink() or path.read_bytes() != data)
+
+
+@dataclass(frozen=True)
+class SampleRef:
+    """What `join --sample` takes from a sample folder."""
+
+    folder: Path
+    ids: tuple[str, ...]
+    rule_id: str
+    rule_version: int
+    rule_digest: str
+    ledger_sha256: str
+    report: dict = field(default_factory=dict)  # what an audit report shows of the sample
+
+
+def sample_report_section(record: dict) -> dict:
+    """The part of sample.json an audit report shows: where the units came from and how complete they are."""
+    completeness = record.get("completeness") or {}
+    return {
+        "dataset": (record.get("dataset") or {}).get("file"),
+        "counts": record.get("counts", {}),
+        "completeness": {key: completeness.get(key) for key in ("verdict", "statement", "reasons")},
+        "count_mismatches": record.get("count_mismatches", []),
+        "draw": record.get("draw", {}),
+    }
+
+
+def read_sample(folder: Path) -> SampleRef:
+    """The sampled ids of a folder written by `irr-audit sample`, with its ledger checked unchanged."""
+    record_path = folder / RECORD
+    if not record_path.is_file():
+        raise UsageError(
+            f"{folder} is not a folder written by irr-audit sample (it has no {RECORD}).",
+            hint="pass the folder given to irr-audit sample --out.",
+            code="usage-not-a-sample-dir",
+        )
+    try:
+        record = load_json(record_path.read_bytes(), f"{record_path}", own_file=True)
+        rule = record["rule"]
+        ledger = record["ledger"]
+        ref = SampleRef(
+            folder,
+            tuple(str(i) for i in ledger["sample_ids"]),
+            str(rule["id"]),
+            int(rule["version"]),
+            str(rule["digest"]),
+            str(ledger["sha256"]),
+            sample_report_section(record),
+        )
+        ledger_bytes = _ledger_path(folder, ledger["file"]).read_bytes()
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(
+            f"{record_path} is not a readable sample record, or its ledger is missing ({type(exc).__name__}).",
+            hint="run irr-audit sample again into a new folder.",
+            code="sample-dir-invalid",
+        ) from None
+    if hashlib.sha256(ledger_bytes).hexdigest() != ref.ledger_sha256:
+        raise UsageError(
+            f"the ledger in {folder} changed since irr-audit sample wrote it.",
+            hint="restore the ledger (its sha256 is in sample.json), or draw a new sample.",
+            code="sample-ledger-changed",
+        )
+    ledger_ids = _ledger_ids(ledger_bytes, folder / str(ledger["file"]))
+    missing = [comment_id for comment_id in ref.ids if comment_id not in ledger_ids]
+    if missing:
+        raise UsageError(
+            f"{record_path} lists sampled id {quoted(missing[0])}, which is not in its ledger.",
+            hint="run irr-audit sample again into a new folder.",
+            code="sample-dir-invalid",
+        )
+    check_one_sample_run(folder, record)
+    return ref
+
+
+def _ledger_path(folder: Path, name: object) -> Path:
+    """The ledger a sample record names: a regular file in the sample's folder, never a
+    path out of it (a record inside a bundle is not trusted) nor a pipe that would block."""
+    if not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\\" in name:
+        raise ValueError("the ledger is not named as a file in the sample's folder")
+    path = folder / name
+    if path.is_symlink() or not path.is_file():
+        raise OSError(f"{path} is not a regular file")
+    return path
+
+
+def _ledger_ids(data: bytes, path: Path) -> set[str]:
+    """The comment ids of a sample ledger (one JSON object per line), or a UsageError
+    naming the line that is not one."""
+    try:
+        lines = list(json_lines(data, f"{path}", own_file=True))
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"sample ledger {path} is not UTF-8 (byte {exc.start}).",
+            hint="run irr-audit sample again into a new folder.",
+            code="sample-dir-invalid",
+        ) from None
+    ids = set()
+    for number, line in lines:
+        try:
+            entry = load_json_line(line, f"{path} line {number}", own_file=True)
+        except ValueError:
+            entry = None
+        if not isinstance(entry, dict) or not isinstance(entry.get("comment_id"), str):
+            raise UsageError(
+                f"sample ledger {path}, line {number}, is not a JSON object with a comment_id.",
+                hint="run irr-audit sample again into a new folder.",
+                code="sample-dir-invalid",
+            )
+        ids.add(entry["comment_id"])
+    return ids
+
+
+def check_one_sample_run(folder: Path, record: dict[str, Any]) -> None:
+    """Refuse a sample folder whose files are not those of the run sample.json records.
+    The coding sheets are left out: coders may fill them in place. A sample.json
+    written before run records is checked by its ledger's sha256 alone."""
+    files = recorded_files(record)
+    if files is None:
+        return
+    mismatches = run_mismatches(
+        folder, {name: digest for name, digest in files.items() if not name.startswith(f"{SHEETS}/")}
+    )
+    if mismatches:
+        first = mismatches[0]
+        raise UsageError(
+            f"{folder} does not hold one sample run: {first.file} {first.detail}; {RECORD} records run "
+            f"{record['run']['id'][:12]}.",
+            hint="restore the file from the sample that was drawn, or draw the sample again into a new folder.",
+            code="sample-dir-not-one-run",
+        )
+
+
+def check_sample_rule(ref: SampleRef, rule: Rule) -> list[str]:
+    """The rule given to join must be the one the sample's sheets were made for.
+    Returns warnings (a same-version rule file whose bytes changed)."""
+    if (ref.rule_id, ref.rule_version) != (rule.id, rule.version):
+        raise UsageError(
+            f"the sample in {ref.folder} was drawn for rule {ref.rule_id} v{ref.rule_version}, "
+            f"but --rule is {rule.label}.",
+            hint=f"pass --rule rules/{ref.rule_id}/v{ref.rule_version}.yaml, the rule the sheets were made for.",
+            code="usage-sample-rule",
+        )
+    if ref.rule_digest != rule.digest:
+        return [
+            f"warning: {rule.source_name} is {rule.label} but its bytes differ from the rule file the "
+            f"sample was drawn with ({ref.folder / RULE_COPY}); a released rule version should not change."
+        ]
+    return []
+
+
+def sample_ids_for_join(folder: Path, rule_path: Path) -> tuple[SampleRef, list[str]]:
+    """For `join --sample`: the sample (its ids and report section), checked against
+    the rule given to join, and any warnings to show."""
+    from irr_audit.rules.load import load_rule
+
+    ref = read_sample(folder)
+    warnings = check_sample_rule(ref, load_rule(rule_path))
+    return ref, warnings
