@@ -115,7 +115,7 @@ def run_child(argv: list[str], folder: Path, memory_mb: int, seconds: int) -> ki
 
 START_TOGETHER = """
 import os, sys, time
-import irr_audit.bundle.freeze, irr_audit.cli, irr_audit.report.model  # imported before the start
+import irr_audit.cli  # imported before the start, with every command's modules
 ready, go = sys.argv[1:3]
 open(ready, "w").close()
 while not os.path.exists(go):

@@ -39,9 +39,10 @@ from irr_audit.bundle.manifest import (
 )
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.io.limits import load_json
-from irr_audit.io.outputs import csv_text, spreadsheet_original
+from irr_audit.io.outputs import csv_text, render_json, spreadsheet_original
 from irr_audit.io.tables import record_pattern, unclosed_quote_line
 from irr_audit.join.join import JoinResult
+from irr_audit.report.model import build_report
 from irr_audit.rules.model import CodeStatus, Rule
 
 RECORD_FORMAT = "irr-audit-adjudication/1"
@@ -382,8 +383,6 @@ def checked_records(
 
 def check_adjudication(bundle: Path, manifest_sha256: str, join: JoinResult) -> tuple[list[Problem], int]:
     """verify's separate check of the adjudication records against the frozen audit."""
-    from irr_audit.report.model import build_report
-
     disagreements = disagreement_codes(build_report(join).disagreements)
     records, problems = checked_records(bundle, manifest_sha256, disagreements, join.rule.categories)
     return problems, len(records)
@@ -405,8 +404,6 @@ def trusted_records(
 
 def record_bytes(record: dict[str, Any]) -> bytes:
     """A record's file content: what its digest and signature cover."""
-    from irr_audit.io.outputs import render_json
-
     return render_json(record).encode("utf-8")
 
 

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from irr_audit.bundle.manifest import is_bundle
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.io.files import resolved
 
@@ -178,8 +179,6 @@ def check_list_target(path: Path, reads: Iterable[Path], inside: Iterable[Path] 
     digest list (never another file), neither a file the command reads nor a file
     inside a folder it reads (a bundle, a join folder, a sample), and not inside any
     bundle. Returns the list."""
-    from irr_audit.bundle.manifest import is_bundle  # the bundle module builds on this one
-
     target = resolved(path)
     inside = [*inside, *(folder for folder in target.parents if is_bundle(folder))]
     for read in reads:

@@ -21,6 +21,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
+
 from irr_audit.bundle.manifest import (
     MANIFEST,
     PARTIAL_MARK,
@@ -43,13 +45,18 @@ from irr_audit.bundle.manifest import (
     shell_path,
     units_digest,
 )
+from irr_audit.bundle.signing import sign
 from irr_audit.errors import OutputError, UsageError
 from irr_audit.io.files import resolved
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
+from irr_audit.io.runfolder import RECORD_FILES
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheets
+from irr_audit.join.folder import RULE_COPY, SUMMARY, is_join_dir, read_join_dir, read_join_sample_ids
 from irr_audit.join.join import JoinResult, join_sheets
+from irr_audit.report.model import AuditOptions, build_report
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
+from irr_audit.sample.folder import check_sample_rule, read_sample
 
 FREEZE_LOCK = ".freeze.lock"  # held by freeze around "is this audit frozen? -> write its bundle"
 LOCK_TIMEOUT = 600.0  # seconds a freeze waits for another freeze of the same audits folder
@@ -85,8 +92,6 @@ def collect_source(
 ) -> FreezeSource:
     """Read a join folder, or sheets + rule, keeping the bytes that were parsed. With a
     sample (given, or the one `join --sample` used) the units are the sample's ids."""
-    from irr_audit.join.folder import RULE_COPY, SUMMARY, is_join_dir, read_join_dir, read_join_sample_ids
-
     if len(inputs) == 1 and is_bundle(inputs[0]):
         raise UsageError(
             f"{inputs[0]} is already an audit bundle.",
@@ -148,7 +153,6 @@ def _join_dir_sample(folder: Path, summary: dict[str, Any], ids: list[str] | Non
 def _sample_ids(sample: Path | None, rule: Rule) -> tuple[list[str] | None, list[str]]:
     if sample is None:
         return None, []
-    from irr_audit.sample.folder import check_sample_rule, read_sample
 
     reference = read_sample(sample)
     return list(reference.ids), check_sample_rule(reference, rule)
@@ -274,7 +278,6 @@ def check_audits_dir(audits_dir: Path) -> None:
             )
     if audits_dir.exists() and not audits_dir.is_dir():
         raise UsageError(f"--into {audits_dir} is a file, not a folder.", hint="pass a folder.", code="usage-into")
-    from irr_audit.io.runfolder import RECORD_FILES
 
     run = next((name for name in RECORD_FILES if (audits_dir / name).is_file()), None)
     if run is not None:
@@ -318,7 +321,6 @@ def freeze(
             f"the units differ from those of {recodes_entry['bundle']}; a re-coded sample "
             "normally re-codes the same units"
         )
-    from irr_audit.report.model import AuditOptions, build_report
 
     score = build_report(join, AuditOptions(list_disagreements=False)).to_dict(include_disagreements=False)
     with audits_lock(audits_dir, lock_timeout):
@@ -354,8 +356,6 @@ def audits_lock(audits_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[Non
     """Hold the audits folder's lock (a file lock, released by the system if the process
     dies). A lock over the time-stamped bundle names would not do: two freezes of one
     audit a second apart choose different names."""
-    from filelock import FileLock, Timeout
-
     lock_path = audits_dir / FREEZE_LOCK
     try:
         audits_dir.mkdir(parents=True, exist_ok=True)
@@ -379,7 +379,6 @@ def signature_files(manifest: dict[str, Any], sign_key: Path | None) -> list[Fro
     """The manifest's signature, to write beside it (and not list in it), if a key is given."""
     if sign_key is None:
         return []
-    from irr_audit.bundle.signing import sign
 
     return [FrozenFile(SIGNATURE, sign(manifest_bytes(manifest), sign_key))]
 

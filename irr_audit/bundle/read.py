@@ -15,6 +15,7 @@ from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.sheets import SheetOptions, parse_sheet
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.rules.load import parse_rule
+from irr_audit.sample.folder import read_sample
 
 
 def join_files(bundle: Path, manifest: dict[str, Any], limits: Limits = DEFAULT_LIMITS) -> JoinResult:
@@ -31,7 +32,6 @@ def join_files(bundle: Path, manifest: dict[str, Any], limits: Limits = DEFAULT_
 def frozen_sample_ids(bundle: Path, manifest: dict[str, Any]) -> list[str] | None:
     if not manifest.get("sample"):
         return None
-    from irr_audit.sample.folder import read_sample
 
     member(bundle, manifest["sample"]["summary"])  # refuses a symlinked sample folder
     return list(read_sample(bundle / SAMPLE_DIR).ids)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from irr_audit._version import __version__
+from irr_audit.bundle.adjudication import check_adjudication, record_files
 from irr_audit.bundle.anchor import Anchors, listed_problem, sha256_digest
 from irr_audit.bundle.manifest import (
     ADJUDICATION_DIR,
@@ -40,12 +41,13 @@ from irr_audit.bundle.manifest import (
     units_digest,
 )
 from irr_audit.bundle.read import join_files
-from irr_audit.bundle.signing import SIGNATURE_MAX_BYTES
+from irr_audit.bundle.signing import SIGNATURE_MAX_BYTES, check_signature
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.files import resolved
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
 from irr_audit.join.join import JoinResult
+from irr_audit.report.model import AuditOptions, build_report
 
 # Scores are recomputed by the same code from the same bytes; the tolerance only
 # absorbs float noise from a different numpy or CPU, never a changed code.
@@ -200,8 +202,6 @@ def check_consistency(
         notes.append(f"not in the frozen score (new in irr-audit {__version__}?), not compared: {shown}")
     records = 0
     if join is not None:
-        from irr_audit.bundle.adjudication import check_adjudication  # adjudication builds on this module
-
         adjudication_problems, records = check_adjudication(bundle, sha256_hex(manifest_data), join)
         problems += adjudication_problems
     return Verification(bundle, manifest["name"], tuple(problems), tuple(notes), len(manifest["files"]), records)
@@ -325,8 +325,6 @@ def bundle_member_bytes(bundle: Path, path: str, limit: int = SIGNATURE_MAX_BYTE
 def signature_problem(data: bytes, signature: bytes | str | None, anchors: Anchors) -> tuple[str | None, str | None]:
     """Why ``signature`` is not a good signature of ``data`` by an allowed signer, or
     (None, the signer)."""
-    from irr_audit.bundle.signing import check_signature
-
     if signature is None:
         return "is missing: this was not signed", None
     if isinstance(signature, str):
@@ -341,8 +339,6 @@ def _record_anchor_problems(
 ) -> tuple[list[Problem], list[str], list[str]]:
     """Adjudication records are added after freezing, so the bundle's digest does not
     cover them: each is listed in the digest list, or signed, on its own."""
-    from irr_audit.bundle.adjudication import record_files
-
     files, _ = record_files(found.bundle)  # the records' own problems are the consistency check's
     if not files or not anchors.given:
         return [], [], []
@@ -436,8 +432,6 @@ def recompute(
     bundle: Path, manifest: dict[str, Any], limits: Limits = DEFAULT_LIMITS
 ) -> tuple[JoinResult | None, list[Problem], list[str]]:
     """The join and score from the frozen files as they are now, against the frozen ones."""
-    from irr_audit.report.model import AuditOptions, build_report
-
     try:
         join = join_files(bundle, manifest, limits)
     except IrrAuditError as error:

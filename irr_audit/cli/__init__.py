@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 
 import typer
 
@@ -33,8 +34,6 @@ def main() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
     except Exception:  # a bug: say so, show the details, exit with a code of its own
-        import traceback
-
         traceback.print_exc()
         typer.echo(
             f"\nirr-audit {__version__} hit an internal error: this is a bug in irr-audit, not a problem with "

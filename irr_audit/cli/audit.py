@@ -8,10 +8,14 @@ import io
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 
+from irr_audit.bundle.adjudication import bundle_report_sections
+from irr_audit.bundle.read import join_bundle
+from irr_audit.cli.progress import steps, wanted
 from irr_audit.cli.shared import (
     CodeColumn,
     IdColumn,
@@ -25,9 +29,25 @@ from irr_audit.cli.shared import (
     say,
 )
 from irr_audit.errors import UsageError
-
-if TYPE_CHECKING:  # the sheet reader pulls in numpy and pyarrow: only when a command runs
-    from irr_audit.io.sheets import SheetOptions
+from irr_audit.io.limits import parse_limit_options
+from irr_audit.io.outputs import render_json, write_text_atomic
+from irr_audit.io.sheets import SheetOptions, limits_of, read_sheets
+from irr_audit.join.counts import read_counts
+from irr_audit.join.folder import (
+    check_join_out,
+    is_join_dir,
+    read_join_dir,
+    read_join_sample_ids,
+    read_join_sample_report,
+    write_join_dir,
+)
+from irr_audit.join.join import join_sheets
+from irr_audit.report.console import print_report, render_console
+from irr_audit.report.html import render_html
+from irr_audit.report.markdown import render_markdown
+from irr_audit.report.model import AuditOptions, GroupSpec, build_counts_report, build_report, check_audit_size
+from irr_audit.rules.load import load_rule
+from irr_audit.sample.folder import read_sample, sample_ids_for_join
 
 
 class ScoreFormat(str, Enum):
@@ -66,16 +86,9 @@ def _join_inputs(
 ):
     """Sheets + rule (restricted to a sample's ids when given), a folder written by
     `join`, or an audit bundle, joined in memory."""
-    from irr_audit.io.sheets import limits_of, read_sheets
-    from irr_audit.join.folder import is_join_dir, read_join_dir, read_join_sample_ids
-    from irr_audit.join.join import join_sheets
-    from irr_audit.rules.load import load_rule
-
     if len(inputs) == 1 and inputs[0].is_dir():
         folder = inputs[0]
         if (folder / "manifest.json").is_file():  # an audit bundle (irr-audit freeze)
-            from irr_audit.bundle.read import join_bundle
-
             result = join_bundle(folder, limits_of(options))
         elif is_join_dir(folder):
             rule, sheets = read_join_dir(folder, limits_of(options))
@@ -106,9 +119,6 @@ def _join_inputs(
 def _sheet_options(
     id_column: str | None, code_column: str | None, worksheet: str | None, limit: list[str] | None = None
 ) -> SheetOptions:
-    from irr_audit.io.limits import parse_limit_options
-    from irr_audit.io.sheets import SheetOptions
-
     return SheetOptions(id_column, code_column, worksheet, parse_limit_options(limit))
 
 
@@ -116,7 +126,6 @@ def _check_same_rule(rule_path: Path | None, used: Any, folder: Path, limits: An
     """A --rule given with a folder must be the rule the folder was made with."""
     if rule_path is None:
         return
-    from irr_audit.rules.load import load_rule
 
     given = load_rule(rule_path, limits)
     if given.digest != used.digest:
@@ -148,10 +157,6 @@ def join(
     limit: LimitOption = None,
 ) -> None:
     """Join coding sheets on comment id; route every missing code into the missingness log."""
-    from irr_audit.cli.progress import steps, wanted
-    from irr_audit.join.folder import check_join_out, write_join_dir
-    from irr_audit.sample.folder import sample_ids_for_join
-
     if rule is None:
         raise UsageError(
             "join needs the rule the sheets were coded under.", hint="add --rule RULE.", code="usage-missing-rule"
@@ -229,8 +234,6 @@ def report(
     limit: LimitOption = None,
 ) -> None:
     """The whole audit in one document: provenance, units, table, coefficients, disagreements."""
-    from irr_audit.bundle.adjudication import bundle_report_sections
-
     if output is not None:
         check_outputs([*(inputs or []), rule, *(counts or [])], "--output", files=[output])
     options = _audit_options(bootstrap, seed, group, against)
@@ -245,8 +248,6 @@ def _audit(
     inputs: list[Path], rule: Path | None, counts: list[Path] | None, options: Any, choice: SheetOptions, quiet: bool
 ):
     """The audit report from sheets, a join folder, a bundle, or unit-pattern counts."""
-    from irr_audit.report.model import build_counts_report, build_report
-
     if counts:
         if inputs:
             raise UsageError(
@@ -258,8 +259,6 @@ def _audit(
             raise UsageError(
                 "--counts needs the rule the codes belong to.", hint="add --rule RULE.", code="usage-missing-rule"
             )
-        from irr_audit.join.counts import read_counts
-        from irr_audit.rules.load import load_rule
 
         loaded = load_rule(rule, choice.limits)
         merged = read_counts(counts, loaded)
@@ -278,7 +277,6 @@ def _audit(
             hint="pass a join folder, two or more sheets with --rule, or --counts.",
             code="usage-no-input",
         )
-    from irr_audit.cli.progress import steps, wanted
 
     with steps(wanted(quiet)) as progress:
         result = _join_inputs(inputs, rule, choice, progress=progress)
@@ -292,23 +290,17 @@ def _audit(
 
 def _sample_section(inputs: list[Path]) -> dict[str, Any] | None:
     """What the report shows of the sample behind a join folder or a bundle, if any."""
-    from irr_audit.join.folder import is_join_dir, read_join_sample_report
-
     if len(inputs) != 1:
         return None
     if is_join_dir(inputs[0]):
         return read_join_sample_report(inputs[0])
     frozen_sample = inputs[0] / "sample"
     if (inputs[0] / "manifest.json").is_file() and (frozen_sample / "sample.json").is_file():
-        from irr_audit.sample.folder import read_sample
-
         return read_sample(frozen_sample).report
     return None
 
 
 def _audit_options(bootstrap: int, seed: int | None, group: str | None, against: str | None):
-    from irr_audit.report.model import AuditOptions, GroupSpec, check_audit_size
-
     if against is not None and group is None:
         raise UsageError(
             "--against needs --group.", hint="for example --group humans=ann,ben --against model.", code="usage-group"
@@ -329,36 +321,21 @@ def _tell(result: Any) -> None:
 
 
 def _emit(document: dict[str, Any], output_format: str, output: Path | None) -> None:
-    from irr_audit.io.outputs import render_json
-
     if output_format == "text" and output is None:
-        from rich.console import Console
-
-        from irr_audit.report.console import print_report
-
         print_report(document, Console(width=None if sys.stdout.isatty() else 80))
         return
     if output_format == "json":
         text = render_json(document)
     elif output_format == "md":
-        from irr_audit.report.markdown import render_markdown
-
         text = render_markdown(document)
     elif output_format == "text":
-        from rich.console import Console
-
-        from irr_audit.report.console import render_console
-
         console = Console(width=80, record=True, file=io.StringIO())
         console.print(render_console(document))
         text = console.export_text()
     else:  # html
-        from irr_audit.report.html import render_html
-
         text = render_html(document)
     if output is None:
         sys.stdout.write(text)
         return
-    from irr_audit.io.outputs import write_text_atomic
 
     write_text_atomic(output, text)

@@ -6,10 +6,26 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
+from irr_audit.bundle import adjudication as adj
+from irr_audit.bundle.anchor import (
+    Anchors,
+    append_digest,
+    check_list_target,
+    digest_line,
+    parse_digest,
+    read_digest_list,
+    sha256_digest,
+)
+from irr_audit.bundle.freeze import collect_source
+from irr_audit.bundle.freeze import freeze as freeze_bundle
+from irr_audit.bundle.manifest import MANIFEST, read_manifest, sha256_hex, shell_path
+from irr_audit.bundle.read import join_bundle
+from irr_audit.bundle.signing import SigningError, check_allowed_signers, sign, ssh_keygen
+from irr_audit.bundle.verify import INTERNAL_ONLY, verify_bundle
 from irr_audit.cli.shared import (
     CodeColumn,
     IdColumn,
@@ -18,14 +34,15 @@ from irr_audit.cli.shared import (
     RuleOption,
     Worksheet,
     app,
+    check_outputs,
     reports_errors,
     say,
 )
-from irr_audit.errors import IrrAuditError, UsageError
-from irr_audit.io.files import resolved
-
-if TYPE_CHECKING:
-    from irr_audit.bundle.anchor import Anchors
+from irr_audit.errors import IrrAuditError, LimitError, UsageError
+from irr_audit.io.files import read_bounded, resolved
+from irr_audit.io.limits import parse_limit_options
+from irr_audit.io.outputs import render_json, write_text_atomic
+from irr_audit.report.model import build_report
 
 BundleArgument = Annotated[Path, typer.Argument(help="An audit bundle folder made by irr-audit freeze.")]
 DigestsOption = Annotated[
@@ -74,12 +91,6 @@ def freeze(
     Prints the bundle's digest and path: sha256:<hex>  <bundle>. Keep the digest outside the
     bundle (--digests, a commit, a message): verify --expect checks a bundle against it.
     """
-    from irr_audit.bundle.anchor import append_digest, check_list_target, digest_line, sha256_digest
-    from irr_audit.bundle.freeze import collect_source
-    from irr_audit.bundle.freeze import freeze as freeze_bundle
-    from irr_audit.bundle.manifest import MANIFEST, shell_path
-    from irr_audit.io.limits import parse_limit_options
-
     reads = [*inputs, *(path for path in (rule,) if path is not None)]
     folders = [path for path in (*inputs, sample, recodes) if path is not None and path.is_dir()]
     if digests is not None:
@@ -114,7 +125,6 @@ def _check_sign_key(key: Path | None) -> None:
     """Before anything is read or written: ssh-keygen is there and the key is a file."""
     if key is None:
         return
-    from irr_audit.bundle.signing import SigningError, ssh_keygen
 
     ssh_keygen()
     if not key.is_file():
@@ -161,10 +171,6 @@ def verify(
     Without --expect, --digests or --allowed-signers this checks internal consistency only:
     whoever can write the bundle could change a file and re-hash the manifest.
     """
-    from irr_audit.bundle.verify import INTERNAL_ONLY, verify_bundle
-    from irr_audit.io.limits import parse_limit_options
-    from irr_audit.io.outputs import render_json
-
     anchors = _anchors(expect, digests, allowed_signers, identity)
     result = verify_bundle(bundle, anchors, parse_limit_options(limit))
     if output_format is VerifyFormat.JSON:
@@ -187,8 +193,6 @@ def verify(
 
 def _anchors(expect: str | None, digests: Path | None, allowed_signers: Path | None, identity: str | None) -> Anchors:
     """The anchors verify checks, read and checked before the bundle is."""
-    from irr_audit.bundle.anchor import Anchors, parse_digest, read_digest_list
-
     if identity is not None and allowed_signers is None:
         raise UsageError(
             "--identity names the signer to check; it goes with --allowed-signers FILE.",
@@ -196,8 +200,6 @@ def _anchors(expect: str | None, digests: Path | None, allowed_signers: Path | N
             code="usage-identity",
         )
     if allowed_signers is not None:
-        from irr_audit.bundle.signing import check_allowed_signers, ssh_keygen
-
         ssh_keygen()
         check_allowed_signers(allowed_signers)
     return Anchors(
@@ -245,13 +247,6 @@ def adjudicate(
     The decisions go to a new file under BUNDLE/adjudication/; the frozen sheets and the first
     statistics are never changed. Prints the record's digest and path: sha256:<hex>  <record>.
     """
-    from irr_audit.bundle import adjudication as adj
-    from irr_audit.bundle.manifest import MANIFEST, read_manifest, sha256_hex, shell_path
-    from irr_audit.bundle.read import join_bundle
-    from irr_audit.cli.shared import check_outputs
-    from irr_audit.io.limits import parse_limit_options
-    from irr_audit.report.model import build_report
-
     if decisions is None and (digests is not None or sign is not None):
         raise UsageError(
             "--digests and --sign anchor a new adjudication record; they go with --decisions.",
@@ -259,8 +254,6 @@ def adjudicate(
             code="usage-adjudicate",
         )
     if digests is not None:
-        from irr_audit.bundle.anchor import check_list_target
-
         check_list_target(digests, [path for path in (decisions,) if path is not None], [bundle])
     _check_sign_key(sign)
     if output is not None:
@@ -310,7 +303,6 @@ def adjudicate(
         decisions=new,
         disagreements=disagreements,
     )
-    from irr_audit.bundle.anchor import append_digest, digest_line, sha256_digest
 
     record_data = adj.record_bytes(record)
     signature = _signature(record_data, sign)
@@ -332,15 +324,11 @@ def adjudicate(
 def _signature(data: bytes, key: Path | None) -> bytes | None:
     if key is None:
         return None
-    from irr_audit.bundle.signing import sign
 
     return sign(data, key)
 
 
 def _list_disagreements(bundle: Path, text: str, output: Path | None, by: str | None) -> None:
-    from irr_audit.bundle.manifest import shell_path
-    from irr_audit.io.outputs import write_text_atomic
-
     if by is not None:
         raise UsageError(
             "--by names who decided; it goes with --decisions FILE.",
@@ -360,9 +348,6 @@ def _list_disagreements(bundle: Path, text: str, output: Path | None, by: str | 
 
 
 def _read_decisions_file(path: Path) -> tuple[str, bytes]:
-    from irr_audit.errors import LimitError
-    from irr_audit.io.files import read_bounded
-
     try:
         data = read_bounded(path, f"decisions file {path}")
     except LimitError:

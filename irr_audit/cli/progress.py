@@ -11,6 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
 
 class Steps:
     """Named steps of a command; a no-op unless a live display is attached."""
@@ -36,8 +39,6 @@ def steps(enabled: bool) -> Iterator[Steps]:
     if not enabled:
         yield Steps()
         return
-    from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:

@@ -8,8 +8,13 @@ from typing import Annotated
 
 import typer
 
-from irr_audit.cli.shared import LimitOption, app, reports_errors, say
-from irr_audit.sample.sheets import SheetFormat
+from irr_audit.cli.shared import LimitOption, app, check_outputs, reports_errors, say
+from irr_audit.io.collector import read_dataset, read_run_record
+from irr_audit.io.limits import parse_limit_options
+from irr_audit.rules.load import load_rule
+from irr_audit.sample.build import SampleRequest, build_sample, summary_lines
+from irr_audit.sample.folder import check_sample_out, write_sample_dir
+from irr_audit.sample.sheets import SheetFormat, parse_coders
 
 
 @app.command("sample")
@@ -45,14 +50,6 @@ def sample(
     limit: LimitOption = None,
 ) -> None:
     """Build the working ledger and one blank coding sheet per coder from the collector's output."""
-    from irr_audit.cli.shared import check_outputs
-    from irr_audit.io.collector import read_dataset, read_run_record
-    from irr_audit.io.limits import parse_limit_options
-    from irr_audit.rules.load import load_rule
-    from irr_audit.sample.build import SampleRequest, build_sample, summary_lines
-    from irr_audit.sample.folder import check_sample_out, write_sample_dir
-    from irr_audit.sample.sheets import parse_coders
-
     inputs = [dataset, rule, *([run_record] if run_record else [])]
     check_outputs(inputs, "--out", folders=[out])
     request = SampleRequest(

@@ -12,8 +12,10 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from irr_audit._version import __version__
-from irr_audit.errors import IrrAuditError
+from irr_audit.errors import IrrAuditError, OutputError
 from irr_audit.io.display import visible
+from irr_audit.io.outputs import refuse_unsafe_outputs
+from irr_audit.io.runfolder import files_read
 
 app = typer.Typer(
     name="irr-audit",
@@ -101,10 +103,6 @@ def check_outputs(
 ) -> None:
     """Refuse, before the command reads anything, an output that would write an input or a
     bundle; the message starts with the option that named the output."""
-    from irr_audit.errors import OutputError
-    from irr_audit.io.outputs import refuse_unsafe_outputs
-    from irr_audit.io.runfolder import files_read
-
     try:
         refuse_unsafe_outputs(files_read(inputs), files=files, folders=folders)
     except OutputError as error:

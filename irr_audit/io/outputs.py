@@ -13,18 +13,18 @@ import secrets
 import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from irr_audit.errors import OutputError
 from irr_audit.io.arrowtext import contains_any_byte, starts_with_any_byte
 from irr_audit.io.display import NOT_WHITESPACE
 from irr_audit.io.files import resolved
-
-if TYPE_CHECKING:
-    import pandas as pd
+from irr_audit.io.runfolder import RECORD_FILES, read_record, recorded_files
 
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 FORMULA_PATTERN = r"[=+\-@\t\r]"
@@ -132,8 +132,6 @@ def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str
 
 
 def _pandas_csv(frame: pd.DataFrame, for_spreadsheets: bool) -> str:
-    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
-
     if for_spreadsheets:
         frame = frame.copy()
         frame.columns = [spreadsheet_safe(str(column)) for column in frame.columns]
@@ -154,8 +152,6 @@ def _pandas_csv(frame: pd.DataFrame, for_spreadsheets: bool) -> str:
 def _arrow_csv(frame: pd.DataFrame, for_spreadsheets: bool = False) -> str | None:
     """The CSV text of ``frame``, byte for byte as ``_pandas_csv`` writes it; None for
     a frame this does not cover (a column of floats or dates, mixed objects, a single column)."""
-    import pyarrow.compute as pc
-
     if frame.shape[1] < 2:  # the csv module quotes a lone empty field; leave that to pandas
         return None
     header = csv_line([spreadsheet_safe(str(name)) if for_spreadsheets else str(name) for name in frame.columns])
@@ -173,9 +169,6 @@ def _arrow_csv(frame: pd.DataFrame, for_spreadsheets: bool = False) -> str | Non
 
 def _csv_fields(values: pd.Series, for_spreadsheets: bool) -> pa.Array | None:
     """One column's CSV fields (text, neutralised when asked, quoted where needed)."""
-    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
-    import pyarrow.compute as pc
-
     if isinstance(values.dtype, pd.CategoricalDtype):  # the few categories, not every row
         labels = _csv_fields(pd.Series(values.cat.categories, dtype=object), for_spreadsheets)
         codes = values.cat.codes.to_numpy()
@@ -198,8 +191,6 @@ def _csv_fields(values: pd.Series, for_spreadsheets: bool) -> pa.Array | None:
 
 def _text(values: pd.Series) -> pa.Array:
     """A text column as pyarrow strings, a missing value as the empty string."""
-    import pyarrow.compute as pc
-
     if hasattr(values.array, "__arrow_array__"):  # pandas' pyarrow-backed strings: no copy
         arrow = pa.array(values.array)
         arrow = arrow.combine_chunks() if isinstance(arrow, pa.ChunkedArray) else arrow
@@ -209,8 +200,6 @@ def _text(values: pd.Series) -> pa.Array:
 
 def _quoted(text: pa.Array) -> pa.Array:
     """Quoted as the csv module quotes (QUOTE_MINIMAL): only text holding a comma, a quote or a line break."""
-    import pyarrow.compute as pc
-
     if not contains_any_byte(text, CSV_SPECIAL.encode()):
         return text
     quoted = pc.binary_join_element_wise('"', pc.replace_substring(text, '"', '""'), '"', "")
@@ -219,8 +208,6 @@ def _quoted(text: pa.Array) -> pa.Array:
 
 def _neutralised(text: pa.Array) -> pa.Array:
     """spreadsheet_safe on every value."""
-    import pyarrow.compute as pc
-
     if not starts_with_any_byte(text, ("".join(FORMULA_TRIGGERS) + QUOTE).encode()):
         return text
     formula = pc.and_(
@@ -451,8 +438,6 @@ def _refuse_bundle(path: Path, start: Path) -> None:
 def _refuse_run_file(path: Path) -> None:
     """A file that a join or sample run wrote is replaced only by a new run of the
     whole folder: replacing it alone would mix two runs."""
-    from irr_audit.io.runfolder import RECORD_FILES, read_record, recorded_files
-
     real = resolved(path)
     for folder in real.parents[:2]:  # sample sheets live one folder down
         for record_name, command in RECORD_FILES.items():

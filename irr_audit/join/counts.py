@@ -19,19 +19,17 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.io.outputs import frame_csv_text, refuse_column_collisions, spreadsheet_original
 from irr_audit.io.sheets import read_table
 from irr_audit.join.join import JoinResult
-from irr_audit.metrics.patterns import MAX_UNITS
+from irr_audit.metrics.patterns import MAX_UNITS, compress
 from irr_audit.rules.model import CodeStatus, Rule
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 UNITS = "units"
 MAX_PATTERN_UNITS = 2**53 - 1  # every count stays exact in a float64 (the coefficients' sums run in BLAS)
@@ -40,10 +38,6 @@ WHOLE_NUMBER = r"[0-9]+(\.0*)?"  # digits, and at most a fraction of zeros ("12.
 
 def pattern_counts(join: JoinResult) -> pd.DataFrame:
     """The join's units as distinct patterns of codes with their counts."""
-    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
-
-    from irr_audit.metrics.patterns import compress
-
     categories = np.array([*join.rule.categories, ""], dtype=object)
     patterns = compress(join.codes, len(join.rule.categories))
     frame = pd.DataFrame({coder: categories[patterns.rows[:, column]] for column, coder in enumerate(join.coders)})
@@ -73,8 +67,6 @@ class Counts:
 
 def read_counts(paths: list[Path], rule: Rule) -> Counts:
     """Read and merge counts files (shards add up)."""
-    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
-
     frames = [_read_one(path) for path in paths]
     coders = tuple(frames[0].columns[:-1])
     for path, frame in zip(paths[1:], frames[1:]):
@@ -119,8 +111,6 @@ def _check_total(units: np.ndarray, paths: list[Path]) -> None:
 
 
 def _read_one(path: Path) -> pd.DataFrame:
-    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
-
     table = read_table(path)
     columns = [spreadsheet_original(column.strip()) for column in table.header]
     if len(columns) < 3 or columns[-1] != UNITS or len(set(columns)) != len(columns):
@@ -157,8 +147,6 @@ def _unit_counts(column: pd.Series, path: Path, rows: np.ndarray) -> np.ndarray:
 
 def _category_indices(column: pd.Series, rule: Rule) -> np.ndarray:
     """Each distinct code text through the rule: its category index, or -1 when not valid."""
-    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
-
     positions, written = pd.factorize(column)
     distinct = [spreadsheet_original(code) for code in written]  # as counts_csv_text wrote them
     index_of = {code: index for index, code in enumerate(rule.categories)}

@@ -17,7 +17,9 @@ import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import pandas as pd
 
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.io.files import resolved
@@ -40,9 +42,6 @@ from irr_audit.join.counts import counts_csv_text
 from irr_audit.join.join import JoinResult
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 SUMMARY = "summary.json"
 JOINED = "joined.csv"

@@ -17,9 +17,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -29,9 +30,6 @@ from irr_audit.io.idcheck import suspicious_id_warnings
 from irr_audit.io.sheets import Sheet, parse_rule_version
 from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.rules.model import CodeStatus, Rule
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 STATUSES = tuple(CodeStatus)  # a cell's status is stored as its index in this tuple
 STATUS_INDEX = {status: index for index, status in enumerate(STATUSES)}
@@ -161,8 +159,6 @@ class JoinResult:
 
     def joined_frame(self) -> pd.DataFrame:
         """One row per unit, one column per coder (the code, or empty), and fully_coded."""
-        import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
-
         categories = [*self.rule.categories, ""]
         frame = pd.DataFrame({"comment_id": self.unit_ids})
         for column, coder in enumerate(self.coders):
@@ -530,15 +526,11 @@ def _check_rule_version(sheet: Sheet, rule: Rule) -> None:
 
 
 def _log_frame(join: JoinResult) -> pd.DataFrame:
-    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
-
     frames = [_sheet_log(join, column) for column in range(len(join.sheets))]
     return pd.concat(frames, ignore_index=True)[list(LOG_COLUMNS)] if frames else pd.DataFrame(columns=LOG_COLUMNS)
 
 
 def _sheet_log(join: JoinResult, column: int) -> pd.DataFrame:
-    import pandas as pd  # pandas takes 0.3 s to import: only where a command needs it
-
     sheet = join.sheets[column]
     mine = join.entries.sheet == column
     position, unit = join.entries.position[mine], join.entries.unit[mine]

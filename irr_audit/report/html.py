@@ -17,6 +17,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
 from irr_audit.io.display import visible
 from irr_audit.report.format import LISTED_DISAGREEMENTS, format_metric, format_number, metric_label
 from irr_audit.report.sections import CHANCE_CORRECTED, Section, metric_sections
@@ -519,8 +522,6 @@ def page_view(report: dict[str, Any]) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _template():
-    from jinja2 import Environment, PackageLoader, StrictUndefined
-
     environment = Environment(
         loader=PackageLoader("irr_audit.report", "templates"),
         autoescape=True,  # every value is user text until proven otherwise
@@ -536,8 +537,6 @@ def _template():
 def _shown(value: Any) -> Any:
     """Every value the template prints, before it is escaped: control characters and bidi overrides
     from the sheets shown as escapes (white space stays: comment bodies keep their lines)."""
-    from markupsafe import Markup
-
     if isinstance(value, str) and not isinstance(value, Markup):  # Markup: a macro's output, already shown
         return visible(value, keep_whitespace=True)
     return value
@@ -547,8 +546,6 @@ def _shown(value: Any) -> Any:
 def filter_script() -> tuple[Any, str]:
     """The page's one script (a file of the package, no user text) and its CSP hash: the page runs
     this script and no other, even if some text were ever to reach the page unescaped."""
-    from markupsafe import Markup
-
     source = (resources.files("irr_audit.report") / "templates" / "filter.js").read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode("ascii")
     return Markup(source), f"sha256-{digest}"

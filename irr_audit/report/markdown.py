@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from irr_audit.io.display import visible
-from irr_audit.report.format import LISTED_DISAGREEMENTS
+from irr_audit.report.format import LISTED_DISAGREEMENTS, format_metric
 from irr_audit.report.sections import Section, metric_sections
 
 # Every ASCII character that starts Markdown (CommonMark and GitHub's extensions) inside a line:
@@ -139,8 +139,6 @@ def _pair_lines(report: dict[str, Any]) -> list[str]:
         kappa = pair["metrics"].get("cohen_kappa", {})
         lines += [f"### {md_text(first)} and {md_text(second)} (n = {pair['n']})", ""]
         lines += agreement_table_lines(pair["table"], categories, first, second)
-        from irr_audit.report.format import format_metric
-
         lines += ["", f"Cohen's kappa: {md_text(format_metric(kappa))}", ""]
     return lines
 

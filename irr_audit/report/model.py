@@ -1,8 +1,5 @@
-"""Orchestration: joined sheets -> the audit report model. Pure: no files, no clock.
-
-Only commands that score import this module, before they read the sheets: the
-metrics are imported with it (not at the first coefficient), so that a large
-audit imports them while its ids are still being matched.
+"""Orchestration: joined sheets (or unit-pattern counts) -> the audit report model,
+which every renderer shows. Pure: no files, no clock.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io.files import check_name, resolved
+from irr_audit.io.outputs import write_text_atomic
 from irr_audit.rules.load import MAX_RULE_BYTES
 from irr_audit.rules.lock import LOCK_FILE_NAME, parse_lock
 from irr_audit.rules.revisions import RULE_FILE_NAME, Baseline, sha256_digest
@@ -154,8 +155,6 @@ def read_lock(lock_path: Path) -> Baseline | None:
 
 def write_lock(lock_path: Path, text: str) -> bool:
     """Write the lock file; False when it already says exactly this."""
-    from irr_audit.io.outputs import write_text_atomic
-
     if lock_path.is_file() and read_at_most(lock_path, MAX_MANIFEST_BYTES) == text.encode("utf-8"):
         return False
     write_text_atomic(lock_path, text)

@@ -15,6 +15,7 @@ from irr_audit.io.collector import quoted
 from irr_audit.io.limits import json_lines, load_json, load_json_line
 from irr_audit.io.outputs import refuse_unsafe_outputs
 from irr_audit.io.runfolder import files_read, listed, occupants, recorded_files, replace_folder, run_mismatches
+from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
 from irr_audit.sample.build import RECORD, RULE_COPY, SHEETS, Sample
 
@@ -220,8 +221,6 @@ def check_sample_rule(ref: SampleRef, rule: Rule) -> list[str]:
 def sample_ids_for_join(folder: Path, rule_path: Path) -> tuple[SampleRef, list[str]]:
     """For `join --sample`: the sample (its ids and report section), checked against
     the rule given to join, and any warnings to show."""
-    from irr_audit.rules.load import load_rule
-
     ref = read_sample(folder)
     warnings = check_sample_rule(ref, load_rule(rule_path))
     return ref, warnings

@@ -129,11 +129,12 @@ def render_xlsx_sheet(rows: Sequence[Sequence[str]], rule: Rule) -> tuple[bytes,
     its text is kept exactly. A header note on the code column lists the allowed
     codes, and data validation offers them in the column.
     """
-    from openpyxl import Workbook
-    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
-    from openpyxl.comments import Comment
-    from openpyxl.styles import Alignment, Font
-    from openpyxl.worksheet.datavalidation import DataValidation
+    # openpyxl adds 0.06 s to every start: imported only when XLSX sheets are written
+    from openpyxl import Workbook  # noqa: PLC0415
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE  # noqa: PLC0415
+    from openpyxl.comments import Comment  # noqa: PLC0415
+    from openpyxl.styles import Alignment, Font  # noqa: PLC0415
+    from openpyxl.worksheet.datavalidation import DataValidation  # noqa: PLC0415
 
     workbook = Workbook()
     sheet = workbook.active
