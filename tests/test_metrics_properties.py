@@ -345,7 +345,7 @@ def test_coefficients_blind_to_coders_agree_on_merged_patterns(data, seed, scale
 
 
 def test_replicate_counts_are_chunks_of_spawned_generators() -> None:
-    """The replicates are drawn in chunks on two threads, each chunk from its own
+    """The replicates are drawn in chunks on threads, each chunk from its own
     generator spawned from the seed: the result is what drawing those chunks one
     after another gives, whatever the threads' timing."""
     counts = np.array([500, 300, 150, 49, 1])

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError
 from irr_audit.io.arrowtext import from_numpy, may_have_edge_space
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
@@ -88,9 +89,9 @@ def read_sheet(path: str | Path, options: ColumnChoice = SheetOptions()) -> Shee
 
 
 def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> list[Sheet]:
-    """Read several sheets, two at a time: each large CSV is parsed on one thread, so
-    two keep both cores busy. The first sheet (in order) that cannot be read raises."""
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    """Read several sheets, one per core at a time: each large CSV is parsed on one thread,
+    so every core is busy. The first sheet (in order) that cannot be read raises."""
+    with ThreadPoolExecutor(max_workers=thread_count()) as pool:
         return list(pool.map(lambda path: read_sheet(path, options), paths))
 
 

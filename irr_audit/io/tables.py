@@ -268,7 +268,7 @@ def _arrow_table(utf8: bytes, delimiter: str, name: str = "sheet") -> RawTable |
         table = pacsv.read_csv(
             pa.BufferReader(utf8),  # reads the bytes in place, no copy
             # one block, parsed on this thread: one chunk per column, no copy to combine them
-            # (sheets are read two at a time, so both cores still parse)
+            # (sheets are read one per core at a time, so every core still parses)
             read_options=pacsv.ReadOptions(
                 column_names=names,
                 skip_rows=1,

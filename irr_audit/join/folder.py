@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from irr_audit._threads import thread_count
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.io.files import resolved
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
@@ -189,7 +190,7 @@ def read_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> tuple[Rule, 
         ) from None
     check_one_run(folder, summary)
     rule = load_rule(folder / RULE_COPY, limits)
-    with ThreadPoolExecutor(max_workers=2) as pool:  # as read_sheets: two sheets parsed at a time
+    with ThreadPoolExecutor(max_workers=thread_count()) as pool:  # as read_sheets: one sheet per core at a time
         return rule, list(pool.map(lambda record: _reread(folder, record, columns), records))
 
 

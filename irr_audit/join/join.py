@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.io.arrowtext import ColumnPacking, agreed_keys, from_numpy, packed_keys
 from irr_audit.io.idcheck import suspicious_id_warnings
@@ -221,9 +222,9 @@ def join_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule, sample_ids:
     """
     check_sheets(sheets, rule)
     trimmed = [unit_keys(sheet) for sheet in sheets]
-    # One helper thread: codes are classified while ids are matched; the units' ids are
-    # taken out and checked while the sheets are placed.
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    # Helper threads (one core is this thread's): codes are classified while ids are matched;
+    # the units' ids are taken out and checked while the sheets are placed.
+    with ThreadPoolExecutor(max_workers=max(1, thread_count() - 1)) as pool:
         classified = pool.map(lambda sheet: _classify(sheet.codes, rule), sheets)
         n_units, units_of, make_unit_ids = _units(trimmed, sample_ids)
         unit_ids = pool.submit(make_unit_ids)
@@ -323,7 +324,7 @@ def _first_values(columns: list[pa.Array], indices: list[np.ndarray]) -> pa.Arra
 def _look_up(id_columns: list[pa.Array], units: pa.Array) -> list[np.ndarray]:
     """Each column's ids as positions in ``units`` (-1 where absent), looked up in threads."""
     lookup = pc.SetLookupOptions(value_set=units)
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=thread_count()) as pool:
         return list(pool.map(lambda ids: _indices(pc.index_in(ids, options=lookup)), id_columns))
 
 

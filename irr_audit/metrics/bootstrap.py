@@ -17,10 +17,13 @@ from dataclasses import replace
 
 import numpy as np
 
+from irr_audit._threads import thread_count
 from irr_audit.metrics.result import Metric
 
-# Cap on replicate-by-pattern cells drawn at once (a chunk; two are drawn ahead of the one scored).
+# Cap on replicate-by-pattern cells drawn at once (a chunk; one per thread is drawn ahead of the one scored).
 CELLS_PER_CHUNK = 4_000_000
+# The replicates come in this many chunks at least, whatever the machine: the chunks decide the draws.
+MIN_CHUNKS = 2
 # Cap on the cells of one array a coefficient makes for the replicates it scores at once (a piece of
 # a chunk): K x K tables, or a value per pattern and code. A coefficient holds a few such arrays.
 CELLS_PER_PIECE = 1_000_000
@@ -31,24 +34,25 @@ def replicate_counts(counts: np.ndarray, n_boot: int, rng: np.random.Generator) 
     held as float64 once here (exact, see patterns.unit_weights) rather than in every
     estimator. numpy draws a fifth faster when the largest counts come first.
 
-    The replicates come in at least two chunks, drawn on two threads (numpy's
+    The replicates come in at least two chunks, drawn on one thread per core (numpy's
     multinomial releases the GIL), each chunk from its own generator spawned from
-    ``rng``: the chunks depend only on n_boot and P, so a seed gives the same
-    replicates on any machine."""
+    ``rng``: the chunks depend only on n_boot and P, never on the threads, so a seed
+    gives the same replicates on any machine."""
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
-    n_chunks = min(n_boot, max(2, -(-n_boot * len(counts) // CELLS_PER_CHUNK)))  # two at least: one per thread
+    n_chunks = min(n_boot, max(MIN_CHUNKS, -(-n_boot * len(counts) // CELLS_PER_CHUNK)))
     sizes = [n_boot // n_chunks + (chunk < n_boot % n_chunks) for chunk in range(n_chunks)]
 
     def draw(generator: np.random.Generator, size: int) -> np.ndarray:
         return generator.multinomial(n, counts / n, size=size).astype(np.float64)
 
-    # Two chunks are drawn ahead at most (one per thread): memory is a few chunks, whatever n_boot is.
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    # One chunk per thread is drawn ahead at most: memory is a few chunks, whatever n_boot is.
+    threads = thread_count()
+    with ThreadPoolExecutor(max_workers=threads) as pool:
         ahead: deque[Future[np.ndarray]] = deque()
         for generator, size in zip(rng.spawn(len(sizes)), sizes):
             ahead.append(pool.submit(draw, generator, size))
-            if len(ahead) == 2:
+            if len(ahead) == threads:
                 yield ahead.popleft().result()
         while ahead:
             yield ahead.popleft().result()
