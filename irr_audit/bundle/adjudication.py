@@ -1,6 +1,6 @@
 """Adjudication: post-hoc consensus codes for a bundle's disagreements, kept apart.
 
-Step 7 of the procedure (DOMAIN.md): only after independent coding do the coders
+Step 7 of the procedure (docs/procedure.md): only after independent coding do the coders
 read the disagreements and decide together. Each `irr-audit adjudicate` run adds
 one record file, BUNDLE/adjudication/<time>.json, saying who decided, when, and
 each final code with its note. The frozen sheets, the manifest and the first

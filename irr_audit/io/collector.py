@@ -1,9 +1,9 @@
 """Reads what the Reddit Comments collector wrote: its dataset and its run record.
 
-The dataset is a JSON array, JSON Lines or CSV of items with the fields of
-DOMAIN.md (postId, commentId, body, authorName, status, statusReason,
-observedAt; parent, depth and hiddenBranchesRemaining may be null and are not
-used). The run record is the OUTPUT object (commentsSaved, duplicatesSkipped,
+The dataset is a JSON array, JSON Lines or CSV of items with the fields listed in
+docs/procedure.md, "The collector's output" (postId, commentId, body, authorName,
+status, statusReason, observedAt; parent, depth and hiddenBranchesRemaining may be
+null and are not used). The run record is the OUTPUT object (commentsSaved, duplicatesSkipped,
 hiddenBranchesRemaining, completionReason, status, isComplete, inputResults).
 
 `parse_dataset` and `parse_run_record` are pure (bytes in, records out);

@@ -1,6 +1,6 @@
 """The only place that reads coding sheets. Every cell is read as text.
 
-A sheet is CSV, TSV, XLSX or JSON Lines with one row per comment (CONTRACT.md,
+A sheet is CSV, TSV, XLSX or JSON Lines with one row per comment (docs/contract.md,
 "Coding sheets"), read by irr_audit.io.tables. Here its id and code columns are
 found, rows with every cell empty are dropped (and counted), and its ids are
 trimmed as they are matched.

@@ -9,7 +9,7 @@ LOG_COLUMNS = ("sheet", "coder", "row", "comment_id", "raw_value", "reason", "de
 
 
 class Reason(str, Enum):
-    # a (unit, coder) cell (CONTRACT.md)
+    # a (unit, coder) cell (docs/contract.md, "Coding sheets")
     UNKNOWN = "unknown"
     BLANK = "blank"
     INVALID = "invalid"

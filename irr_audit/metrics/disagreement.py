@@ -2,7 +2,7 @@
 
 On an ordinal scale, mass next to the diagonal points at a category boundary
 to sharpen in the rule; mass in the far corners means coders read the task
-differently (DOMAIN.md, "Beyond two coders"). The matrix is the two coders'
+differently (docs/statistics.md, "Ordered scales"). The matrix is the two coders'
 table (counts of units) or, for three or more coders, the coincidence matrix
 (counts of pairable values).
 """

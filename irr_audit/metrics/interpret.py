@@ -60,7 +60,7 @@ def krippendorff_label(alpha: float) -> Label:
 def kappa_paradox(po: float, kappa: float, largest_share: float) -> str | None:
     """A warning when p_o is high, kappa low, and one category dominates the codes.
 
-    DOMAIN.md example B: p_o 0.90, kappa -0.0526, "yes" 95% of all codes.
+    Worked example B (docs/statistics.md): p_o 0.90, kappa -0.0526, "yes" 95% of all codes.
 
     >>> kappa_paradox(0.90, -1 / 19, 0.95) is not None
     True

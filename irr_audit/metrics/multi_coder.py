@@ -351,7 +351,7 @@ def _counts(codes: np.ndarray | Patterns, n_categories: int | None = None) -> Ra
 def percent_agreement(codes: np.ndarray | Patterns, n_categories: int | None = None) -> Metric:
     """p_a: the mean share of agreeing coder pairs within a unit (Fleiss' P-bar).
 
-    DOMAIN.md example E: P-bar = 0.7333.
+    Worked example E (docs/statistics.md): P-bar = 0.7333.
 
     >>> e = np.array([[1, 1, 1], [1, 1, 0], [0, 0, 0], [1, 0, 0], [0, 0, 0]])
     >>> round(percent_agreement(e, 2).value, 4)
@@ -364,7 +364,7 @@ def percent_agreement(codes: np.ndarray | Patterns, n_categories: int | None = N
 def fleiss_kappa(codes: np.ndarray | Patterns, n_categories: int | None = None) -> Metric:
     """Fleiss' (1971) kappa, Gwet's (2014) SE; ``extra["se_h0"]`` is the null SE.
 
-    DOMAIN.md example E: (0.7333 - 0.52) / 0.48 = 0.4444.
+    Worked example E (docs/statistics.md): (0.7333 - 0.52) / 0.48 = 0.4444.
 
     >>> e = np.array([[1, 1, 1], [1, 1, 0], [0, 0, 0], [1, 0, 0], [0, 0, 0]])
     >>> round(fleiss_kappa(e, 2).value, 4)
@@ -407,7 +407,7 @@ def brennan_prediger(
 ) -> Metric:
     """Brennan & Prediger's (1981) coefficient, p_e = 1/K, with Gwet's SE.
 
-    DOMAIN.md example A: p_o 0.85, K = 2, so (0.85 - 0.5) / 0.5 = 0.7.
+    Worked example A (docs/statistics.md): p_o 0.85, K = 2, so (0.85 - 0.5) / 0.5 = 0.7.
 
     >>> a = np.array([[0, 0]] * 8 + [[0, 1]] * 2 + [[1, 0]] + [[1, 1]] * 9)
     >>> round(brennan_prediger(a, 2).value, 10)

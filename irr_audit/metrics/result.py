@@ -60,7 +60,7 @@ class Metric:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form of CONTRACT.md: value / defined / reason / se / ci."""
+        """The JSON form of docs/contract.md: value / defined / reason / se / ci."""
         out: dict[str, Any] = {"value": self.value, "defined": self.defined}
         if self.reason is not None:
             out["reason"] = self.reason

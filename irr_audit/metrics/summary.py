@@ -1,6 +1,6 @@
 """The one entry point the tool calls: codes in, an AgreementSummary out.
 
-Two bases, side by side (CONTRACT.md):
+Two bases, side by side (docs/contract.md, docs/statistics.md):
 
 - ``metrics``: units every coder coded with a valid code (fully coded);
 - ``available_case``: units with at least two valid codes, each coefficient by
@@ -82,7 +82,7 @@ class AgreementSummary:
     bootstrap: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self, categories: list[str], coders: list[str]) -> dict[str, Any]:
-        """JSON-ready form with category and coder names (CONTRACT.md keys)."""
+        """JSON-ready form with category and coder names (the keys of docs/contract.md)."""
         if len(categories) != self.n_categories or len(coders) != self.n_coders:
             raise ValueError("to_dict needs one name per category and one per coder")
         return {
@@ -450,7 +450,7 @@ def summarise(
     ``counts`` weights the rows: rows may then be distinct unit patterns with the
     number of units showing each (the mergeable form of `score --counts`).
 
-    DOMAIN.md example A (20 fully coded units of 22):
+    Worked example A of docs/statistics.md (20 fully coded units of 22):
 
     >>> a = np.array([[0, 0]] * 8 + [[0, 1]] * 2 + [[1, 0]] + [[1, 1]] * 9 + [[-1, 0], [1, -1]])
     >>> s = summarise(a, 2, "nominal")

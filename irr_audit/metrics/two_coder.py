@@ -300,7 +300,7 @@ def cohen_kappa(table: np.ndarray) -> Metric:
     Carries the Fleiss-Cohen-Everitt (1969) SE, a 95% normal interval and, in
     ``extra["se_h0"]``, the SE under H0: kappa = 0.
 
-    DOMAIN.md example D: po 0.90, pe 0.745, kappa 0.155 / 0.255.
+    Worked example D (docs/statistics.md): po 0.90, pe 0.745, kappa 0.155 / 0.255.
 
     >>> round(cohen_kappa(np.array([[2, 1], [1, 16]])).value, 10)
     0.6078431373
@@ -324,7 +324,7 @@ def weighted_kappa(table: np.ndarray, weights: np.ndarray) -> Metric:
 def scott_pi(table: np.ndarray) -> Metric:
     """Scott's (1955) pi with Gwet's (2014) SE.
 
-    DOMAIN.md example B (identical marginals, so pi equals kappa = -1/19):
+    Worked example B of docs/statistics.md (identical marginals, so pi equals kappa = -1/19):
 
     >>> round(scott_pi(np.array([[18, 1], [1, 0]])).value, 6)
     -0.052632
@@ -338,7 +338,7 @@ def scott_pi(table: np.ndarray) -> Metric:
 def pabak(table: np.ndarray) -> Metric:
     """Prevalence- and bias-adjusted kappa, 2 p_o - 1 for 2 x 2.
 
-    DOMAIN.md example B: p_o = 0.90, so PABAK = 0.80.
+    Worked example B (docs/statistics.md): p_o = 0.90, so PABAK = 0.80.
 
     >>> round(pabak(np.array([[18, 1], [1, 0]])).value, 10)
     0.8
@@ -367,7 +367,7 @@ def bias_index(table: np.ndarray) -> Metric:
 def max_kappa(table: np.ndarray) -> Metric:
     """Maximum kappa the marginals allow.
 
-    DOMAIN.md example A: marginals 10/10 and 9/11 allow p_o,max = 0.95, so
+    Worked example A (docs/statistics.md): marginals 10/10 and 9/11 allow p_o,max = 0.95, so
     kappa_max = (0.95 - 0.5) / 0.5 = 0.9.
 
     >>> round(max_kappa(np.array([[8, 2], [1, 9]])).value, 10)
@@ -379,7 +379,7 @@ def max_kappa(table: np.ndarray) -> Metric:
 def specific_agreement(table: np.ndarray) -> dict[int, Metric]:
     """Per-category specific agreement 2 n_kk / (row_k + col_k).
 
-    DOMAIN.md example D: positive (urgent) 2*2/(3+3) = 0.667, negative 2*16/(17+17).
+    Worked example D (docs/statistics.md): positive (urgent) 2*2/(3+3) = 0.667, negative 2*16/(17+17).
 
     >>> [round(m.value, 4) for m in specific_agreement(np.array([[2, 1], [1, 16]])).values()]
     [0.6667, 0.9412]

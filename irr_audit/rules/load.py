@@ -1,6 +1,6 @@
 """The coding rule file: load it safely, validate it, and classify what coders typed.
 
-A rule is YAML (CONTRACT.md, "Rule files"). It is read with a safe loader that
+A rule is YAML (docs/contract.md, "Rule files"). It is read with a safe loader that
 also refuses what a rule never needs and an attacker might send: aliases (the
 "billion laughs"), duplicate keys (which YAML would resolve as last-one-wins),
 and the YAML 1.1 booleans, so that a code written `yes` stays the string "yes".

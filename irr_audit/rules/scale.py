@@ -6,7 +6,8 @@ from enum import Enum
 
 
 class Scale(str, Enum):
-    """CONTRACT.md ``scale``: how codes relate, which decides the distances and weights."""
+    """The rule's ``scale`` (docs/contract.md, "Rule files"): how codes relate, which
+    decides the distances and weights."""
 
     NOMINAL = "nominal"
     ORDINAL = "ordinal"

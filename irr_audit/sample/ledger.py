@@ -284,8 +284,9 @@ class Completeness:
 
 
 def assess_completeness(run_record: RunRecord | None) -> Completeness:
-    """Thread completeness, kept apart from run completion (DOMAIN.md): any sign
-    that a thread was cut makes a trial sample; no evidence is never "complete"."""
+    """Thread completeness, kept apart from run completion (docs/procedure.md, "The
+    collector's output"): any sign that a thread was cut makes a trial sample; no
+    evidence is never "complete"."""
     if run_record is None:
         return Completeness(Verdict.UNKNOWN, ("no run record was given (--run-record)",), None, ())
     inputs = run_record.inputs or ()
