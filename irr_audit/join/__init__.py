@@ -2,3 +2,7 @@
 the rule, every missing code in the missingness log; the folder `join` writes, and
 unit-pattern counts.
 """
+
+from irr_audit.join.join import JoinResult, join_sheets
+
+__all__ = ["JoinResult", "join_sheets"]
