@@ -383,7 +383,9 @@ def checked_records(
 
 def check_adjudication(bundle: Path, manifest_sha256: str, join: JoinResult) -> tuple[list[Problem], int]:
     """verify's separate check of the adjudication records against the frozen audit."""
-    disagreements = disagreement_codes(build_report(join).disagreements)
+    listed = build_report(join).disagreements
+    assert listed is not None, "build_report lists the disagreements unless its options say not to"
+    disagreements = disagreement_codes(listed)
     records, problems = checked_records(bundle, manifest_sha256, disagreements, join.rule.categories)
     return problems, len(records)
 

@@ -355,9 +355,10 @@ def _file_list_problems(files: Any) -> list[str]:
             continue
         path = record.get("path")
         why = member_path_problem(path)
-        if why is not None:
+        if why is not None or not isinstance(path, str):  # a list or an object would fail in ``seen``
             problems.append(f"files[{position}].path {path!r} {why}")
-        elif path in (MANIFEST, SIGNATURE) or path.split("/")[0] == ADJUDICATION_DIR:
+            continue
+        if path in (MANIFEST, SIGNATURE) or path.split("/")[0] == ADJUDICATION_DIR:
             problems.append(f"files[{position}].path {path!r} is not a frozen file")
         elif path in seen:
             problems.append(f"files lists {path!r} twice")
@@ -375,7 +376,7 @@ def _sheet_list_problems(sheets: Any) -> list[str]:
             continue
         path = record.get("file")
         why = member_path_problem(path)
-        if why is not None:
+        if why is not None or not isinstance(path, str):
             problems.append(f"sheets[{position}].file {path!r} {why}")
         elif not path.startswith(f"{SHEETS_DIR}/") or path.count("/") != 1:
             problems.append(f"sheets[{position}].file {path!r} is not directly in {SHEETS_DIR}/")

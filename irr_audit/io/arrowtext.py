@@ -100,9 +100,12 @@ def packed_keys(columns: list[pa.Array]) -> list[np.ndarray] | None:
     after it (``t1_9f3a2c``, ``1234567890``), and no value holds a NUL byte: the
     bytes after the prefix are the key's low bytes, zero-padded. Otherwise None.
     """
-    views = [string_buffers(column) for column in columns]
-    if any(view is None for view in views):
-        return None
+    views = []
+    for column in columns:
+        view = string_buffers(column)
+        if view is None:
+            return None
+        views.append(view)
     lengths = [np.diff(offsets) for offsets, _ in views]
     prefix = _shared_prefix(views, lengths)
     if prefix is None:
@@ -132,18 +135,21 @@ def pack_column(column: pa.Array) -> ColumnPacking | None:
         return None
     length = np.diff(view[0])
     prefix = _shared_prefix([view], [length])
-    key = _pack_column(view, length, prefix) if prefix is not None else None
-    return None if key is None else ColumnPacking(prefix.tobytes(), key)  # type: ignore[union-attr]
+    if prefix is None:
+        return None
+    key = _pack_column(view, length, prefix)
+    return None if key is None else ColumnPacking(prefix.tobytes(), key)
 
 
 def agreed_keys(packings: list[ColumnPacking | None]) -> list[np.ndarray] | None:
     """The keys packed_keys would give for the columns together, from their packings
     alone: the same when every column was packed with the same prefix (each column's
     values all start with it, and it is what the longest values of all need). Else None."""
-    if not packings or any(packing is None for packing in packings):
+    packed = [packing for packing in packings if packing is not None]
+    if not packings or len(packed) < len(packings):
         return None
-    prefixes = {packing.prefix for packing in packings}  # type: ignore[union-attr]
-    return [packing.keys for packing in packings] if len(prefixes) == 1 else None  # type: ignore[union-attr]
+    prefixes = {packing.prefix for packing in packed}
+    return [packing.keys for packing in packed] if len(prefixes) == 1 else None
 
 
 def _shared_prefix(views: list[tuple[np.ndarray, np.ndarray]], lengths: list[np.ndarray]) -> np.ndarray | None:

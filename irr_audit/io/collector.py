@@ -26,7 +26,7 @@ from typing import Any
 
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.files import check_name, read_bounded
-from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, load_json, load_json_line
+from irr_audit.io.limits import DEFAULT_LIMITS, JsonHooks, Limits, json_lines, load_json, load_json_line
 from irr_audit.io.tables import LINE_BREAK, count_line_breaks, record_pattern, unclosed_quote_line
 
 DATASET_FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
@@ -182,7 +182,7 @@ def _decode(data: bytes, what: str) -> str:
 
 
 # Numbers stay the text they were written as, so an id is never re-formatted.
-AS_WRITTEN = {"parse_int": JsonNumber, "parse_float": JsonNumber, "parse_constant": JsonNumber}
+AS_WRITTEN: JsonHooks = {"parse_int": JsonNumber, "parse_float": JsonNumber, "parse_constant": JsonNumber}
 
 
 def _json_array_items(text: str, name: str, limits: Limits) -> list[Item]:

@@ -111,7 +111,7 @@ def _unreadable(subject: str, error: OSError, code: str, missing_hint: str) -> I
     why = {
         errno.ELOOP: "it is a symbolic link that leads back to itself",
         errno.ENAMETOOLONG: "its name is longer than the file system allows",
-    }.get(error.errno, error.strerror)
+    }.get(error.errno or 0, error.strerror)
     return IrrAuditError(
         f"{subject} cannot be read: {why}.",
         hint="check the path and the file's permissions.",

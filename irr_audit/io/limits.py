@@ -24,11 +24,14 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
 from irr_audit.errors import IrrAuditError, LimitError, UsageError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # in typing from Python 3.11
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -137,7 +140,14 @@ def limit_error(
 
 # --- JSON and JSON Lines ------------------------------------------------------------
 
-Hooks = dict[str, Callable[[str], Any]]
+
+class JsonHooks(TypedDict, total=False):
+    """What ``json.loads`` calls for numbers, NaN and Infinity, and objects (instead of its own)."""
+
+    parse_int: Callable[[str], Any]
+    parse_float: Callable[[str], Any]
+    parse_constant: Callable[[str], Any]
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any]
 
 
 def load_json(
@@ -145,7 +155,7 @@ def load_json(
     subject: str,
     limits: Limits = DEFAULT_LIMITS,
     own_file: bool = False,
-    **hooks: Callable[[str], Any],
+    **hooks: Unpack[JsonHooks],
 ) -> Any:
     """``json.loads`` within the limits. A syntax error is json.JSONDecodeError (a
     ValueError) as from json.loads, and so are NaN and Infinity, which JSON does not
@@ -178,12 +188,12 @@ def json_lines(
     raw, text = _both(data)
     deep = _first_too_deep(raw, limits.depth, per_line=True)
     if deep is not None:
-        line = raw.count(b"\n", 0, deep) + 1
+        deep_line = raw.count(b"\n", 0, deep) + 1
         raise limit_error(
             "depth",
             limits,
             subject,
-            f"line {line} nests deeper than {limits.depth} levels",
+            f"line {deep_line} nests deeper than {limits.depth} levels",
             why=_DEPTH_WHY,
             own_file=own_file,
         )
@@ -202,7 +212,7 @@ def json_lines(
 
 
 def load_json_line(
-    line: str, subject: str, limits: Limits = DEFAULT_LIMITS, own_file: bool = False, **hooks: Callable[[str], Any]
+    line: str, subject: str, limits: Limits = DEFAULT_LIMITS, own_file: bool = False, **hooks: Unpack[JsonHooks]
 ) -> Any:
     """One line of a file already passed through ``json_lines`` (its depth is checked)."""
     return _loads(line, subject, limits, _has_long_number(line.encode("utf-8"), limits), hooks, own_file)
@@ -242,17 +252,21 @@ def _where(raw: bytes, offset: int) -> str:
 
 
 def _loads(
-    text: str, subject: str, limits: Limits, check_numbers: bool, hooks: dict[str, Any], own_file: bool = False
+    text: str, subject: str, limits: Limits, check_numbers: bool, hooks: JsonHooks, own_file: bool = False
 ) -> Any:
     options: dict[str, Any] = {
         "parse_constant": hooks.get("parse_constant") or _refuse_constant(text),
         "object_pairs_hook": hooks.get("object_pairs_hook"),
     }
+    numbers: dict[str, tuple[Callable[[str], Any] | None, Callable[[str], Any]]] = {
+        "parse_int": (hooks.get("parse_int"), int),
+        "parse_float": (hooks.get("parse_float"), float),
+    }
     if check_numbers:
-        for key, convert in (("parse_int", int), ("parse_float", float)):
-            options[key] = _checked_number(hooks.get(key) or convert, text, subject, limits, own_file)
+        for key, (hook, convert) in numbers.items():
+            options[key] = _checked_number(hook or convert, text, subject, limits, own_file)
     else:
-        options.update({key: hooks[key] for key in ("parse_int", "parse_float") if hooks.get(key)})
+        options.update({key: hook for key, (hook, _) in numbers.items() if hook})
     return json.loads(text, **options)
 
 

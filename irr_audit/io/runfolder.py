@@ -322,8 +322,9 @@ def _join_folder_sources(folder: Path) -> list[Path]:
     summary = read_record(folder / JOIN_RECORD)
     if not isinstance(summary, dict):
         return []
+    sheets = summary.get("sheets")
     found = []
-    for record in summary.get("sheets") if isinstance(summary.get("sheets"), list) else []:
+    for record in sheets if isinstance(sheets, list) else []:
         if isinstance(record, dict):
             found += [
                 Path(record[key]) if key == "path" else folder / record[key]

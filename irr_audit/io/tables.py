@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import hashlib
 import io
 import json
@@ -480,7 +481,7 @@ def _jsonl_table(text: str, name: str, limits: Limits) -> RawTable:
                 parse_constant=str,
                 parse_int=str,
                 parse_float=str,
-                object_pairs_hook=lambda pairs, at=line_number: _unique_keys(pairs, name, at),
+                object_pairs_hook=functools.partial(_unique_keys, name=name, line=line_number),
             )
         except ValueError as exc:  # json.JSONDecodeError
             raise SheetError(

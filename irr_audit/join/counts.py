@@ -151,7 +151,10 @@ def _category_indices(column: pd.Series, rule: Rule) -> np.ndarray:
     distinct = [spreadsheet_original(code) for code in written]  # as counts_csv_text wrote them
     index_of = {code: index for index, code in enumerate(rule.categories)}
     lookup = np.array(
-        [index_of[code] if status is CodeStatus.VALID else -1 for status, code in map(rule.classify, distinct)],
+        [
+            index_of[code] if status is CodeStatus.VALID and code is not None else -1
+            for status, code in map(rule.classify, distinct)
+        ],
         dtype=np.int64,
     )
     return lookup[positions] if len(distinct) else np.full(len(column), -1, dtype=np.int64)

@@ -161,10 +161,12 @@ class JoinResult:
     def joined_frame(self) -> pd.DataFrame:
         """One row per unit, one column per coder (the code, or empty), and fully_coded."""
         categories = [*self.rule.categories, ""]
+        category_type = pd.CategoricalDtype(categories)
         frame = pd.DataFrame({"comment_id": self.unit_ids})
         for column, coder in enumerate(self.coders):
             codes = np.where(self.codes[:, column] < 0, len(categories) - 1, self.codes[:, column])
-            frame[coder] = pd.Categorical.from_codes(codes, categories)  # a cell that is not valid: ""
+            # a cell that is not valid: ""; pandas-stubs < 3 type the codes as a Sequence[int], not an array
+            frame[coder] = pd.Categorical.from_codes(codes, dtype=category_type)  # type: ignore[arg-type,unused-ignore]
         frame["fully_coded"] = self.fully_coded
         return frame
 
@@ -225,11 +227,11 @@ def join_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule, sample_ids:
     # Helper threads (one core is this thread's): codes are classified while ids are matched;
     # the units' ids are taken out and checked while the sheets are placed.
     with ThreadPoolExecutor(max_workers=max(1, thread_count() - 1)) as pool:
-        classified = pool.map(lambda sheet: _classify(sheet.codes, rule), sheets)
+        classifying = pool.map(lambda sheet: _classify(sheet.codes, rule), sheets)
         n_units, units_of, make_unit_ids = _units(trimmed, sample_ids)
         unit_ids = pool.submit(make_unit_ids)
         id_warnings = pool.submit(lambda: suspicious_id_warnings(unit_ids.result()))
-        classified = list(classified)
+        classified = list(classifying)
         n_sheets = len(sheets)
         # Column-major: a sheet fills one contiguous column, so its scattered writes stay close together.
         codes = np.full((n_units, n_sheets), -1, dtype=_category_type(rule), order="F")
@@ -341,7 +343,7 @@ def _is_empty(texts: pa.Array) -> np.ndarray:
     return pc.equal(texts, "").to_numpy(zero_copy_only=False)
 
 
-def _category_type(rule: Rule) -> type:
+def _category_type(rule: Rule) -> type[np.int8] | type[np.int32]:
     """The smallest integer type for a category index, or -1 for no valid code."""
     return np.int8 if len(rule.categories) < 127 else np.int32
 
@@ -385,8 +387,9 @@ def _place_sheet(
         return _entries(column, logged, unit[logged], CELL_REASON[row_status[logged]]), (unit, None)
     has_unit = unit >= 0
     if has_unit.all():  # every row has a unit, some more than one row
-        inside = np.arange(len(unit), dtype=np.int32)
-        missing_id = outside = np.empty(0, np.int64)
+        inside: np.ndarray = np.arange(len(unit), dtype=np.int32)
+        missing_id: np.ndarray = np.empty(0, np.int64)
+        outside: np.ndarray = missing_id
     else:
         inside = np.flatnonzero(has_unit)
         no_id = _is_empty(ids)

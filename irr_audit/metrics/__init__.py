@@ -6,7 +6,7 @@ coefficients are importable on their own for tables or codes.
 
 from irr_audit.metrics.consensus import Consensus, GroupComparison, consensus_codes, group_vs_reference
 from irr_audit.metrics.interpret import kappa_paradox, krippendorff_label, landis_koch_label
-from irr_audit.metrics.krippendorff import Scale, coincidence_matrix, krippendorff_alpha
+from irr_audit.metrics.krippendorff import coincidence_matrix, krippendorff_alpha
 from irr_audit.metrics.multi_coder import (
     brennan_prediger,
     conger_kappa,
@@ -30,6 +30,7 @@ from irr_audit.metrics.two_coder import (
     specific_agreement,
     weighted_kappa,
 )
+from irr_audit.rules.scale import Scale
 
 __all__ = [
     "MISSING",

@@ -66,7 +66,7 @@ def attach_bootstraps(items: list[Replicated]) -> list[Metric]:
     Replicates whose code is not 0 are undefined: counted, and left out of the interval.
     Metrics defined in every replicate share one percentile pass (row by row, the same
     numbers as one call each)."""
-    out: list[Metric | None] = [None] * len(items)
+    done: dict[int, Metric] = {}
     whole = [
         at for at, (metric, _, codes, _) in enumerate(items) if metric.defined and len(codes) >= 2 and not codes.any()
     ]
@@ -76,19 +76,21 @@ def attach_bootstraps(items: list[Replicated]) -> list[Metric]:
         spreads = np.std(stacked, axis=1, ddof=1)
         for row, at in enumerate(whole):
             metric, _, codes, bounds = items[at]
-            out[at] = _with_interval(metric, len(codes), 0, (lows[row], highs[row], spreads[row]), bounds)
+            done[at] = _with_interval(metric, len(codes), 0, (lows[row], highs[row], spreads[row]), bounds)
+    out = []
     for at, (metric, replicates, codes, bounds) in enumerate(items):
-        if out[at] is not None:
+        if at in done:
+            out.append(done[at])
             continue
         defined = codes == 0
         n_boot, n_undefined = int(len(codes)), int(len(codes) - defined.sum())
         if not metric.defined or defined.sum() < 2:
-            out[at] = _with_interval(metric, n_boot, n_undefined, None, bounds)
+            out.append(_with_interval(metric, n_boot, n_undefined, None, bounds))
         else:
             kept = replicates[defined]
             low, high = np.percentile(kept, [2.5, 97.5])
-            out[at] = _with_interval(metric, n_boot, n_undefined, (low, high, np.std(kept, ddof=1)), bounds)
-    return out  # type: ignore[return-value]
+            out.append(_with_interval(metric, n_boot, n_undefined, (low, high, np.std(kept, ddof=1)), bounds))
+    return out
 
 
 def _with_interval(
@@ -100,7 +102,7 @@ def _with_interval(
 ) -> Metric:
     """The metric with its bootstrap summary: the interval (low, high, SE), or why there is none."""
     summary: dict[str, object] = {"n_boot": n_boot, "n_undefined": n_undefined}
-    if interval is None:
+    if interval is None or metric.value is None:
         summary["defined"] = False
         summary["reason"] = metric.reason if not metric.defined else "fewer than two bootstrap replicates were defined"
     else:

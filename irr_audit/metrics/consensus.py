@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from irr_audit.metrics.krippendorff import Scale
 from irr_audit.metrics.patterns import MISSING, validate_codes
 from irr_audit.metrics.summary import AgreementSummary, summarise
+from irr_audit.rules.scale import Scale
 
 TOO_FEW = "too_few_codes"
 TIE = "tie"

@@ -8,6 +8,7 @@ point estimate is the batch of one with the observed counts.
 from __future__ import annotations
 
 import math
+from typing import SupportsFloat, SupportsInt
 
 import numpy as np
 
@@ -20,8 +21,8 @@ Z_95 = 1.959963984540054
 ANALYTIC_CI = "normal approximation, estimate +/- 1.96 SE"
 
 
-def metric_from(value: float, code: int, **extra: object) -> Metric:
-    """One Metric from one (value, code) pair; ``extra`` lands in Metric.extra."""
+def metric_from(value: SupportsFloat, code: SupportsInt, **extra: object) -> Metric:
+    """One Metric from one (value, code) pair, numbers or one-element arrays; ``extra`` lands in Metric.extra."""
     if int(code) != Undefined.DEFINED:
         return Metric.undefined(reason_text(int(code)), extra=dict(extra))
     return Metric.of(float(value), extra=dict(extra))

@@ -19,6 +19,8 @@ interval (v_c - v_k)^2; ratio ((v_c - v_k) / (v_c + v_k))^2 on the codes' values
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from irr_audit.metrics.estimates import first_code, metric_from, safe_divide, with_normal_ci
@@ -75,7 +77,6 @@ def coincidence_matrix(patterns: Patterns, units: np.ndarray | None = None) -> n
     units = patterns.counts if units is None else units
     weights = np.asarray(units, dtype=np.float64)
     k = patterns.n_categories
-    m = patterns.n_valid
     categories, counts = patterns.slots
     out = np.zeros((*weights.shape[:-1], k * k))
     for size in pairable_sizes(patterns):
@@ -85,11 +86,7 @@ def coincidence_matrix(patterns: Patterns, units: np.ndarray | None = None) -> n
                 pairs = counts[:, first] * counts[:, second] - (counts[:, first] if first == second else 0)
                 cells = patterns.grouping(
                     ("coincidence", int(size), first, second),
-                    lambda size=size, first=first, second=second: np.where(
-                        (m == size) & (counts[:, first] * counts[:, second] > 0),
-                        categories[:, first] * k + categories[:, second],
-                        -1,
-                    ),
+                    functools.partial(_coincidence_cells, patterns, int(size), first, second),
                     k * k,
                 )
                 pairs_of_size += cells.sums(weights * pairs)  # whole numbers: exact
@@ -97,10 +94,25 @@ def coincidence_matrix(patterns: Patterns, units: np.ndarray | None = None) -> n
     return out.reshape(*weights.shape[:-1], k, k)
 
 
+def _coincidence_cells(patterns: Patterns, size: int, first: int, second: int) -> np.ndarray:
+    """Each pattern's cell c * K + k of the coincidence matrix, c its code in slot ``first`` and k
+    the one in slot ``second``, when it has ``size`` valid codes and both slots are used; -1 otherwise."""
+    categories, counts = patterns.slots
+    return np.where(
+        (patterns.n_valid == size) & (counts[:, first] * counts[:, second] > 0),
+        categories[:, first] * patterns.n_categories + categories[:, second],
+        -1,
+    )
+
+
+def _diagonal_cells(patterns: Patterns, size: int, slot: int) -> np.ndarray:
+    """Each pattern's code in ``slot`` when it has ``size`` valid codes; -1 otherwise."""
+    return np.where(patterns.n_valid == size, patterns.slots[0][:, slot], -1)
+
+
 def coincidence_diagonal(patterns: Patterns, units: np.ndarray) -> np.ndarray:
     """o_kk alone, (..., K): sum_u units_u n_uk (n_uk - 1) / (m_u - 1) over the pairable units."""
     weights = np.asarray(units, dtype=np.float64)
-    m = patterns.n_valid
     categories, counts = patterns.slots
     out = np.zeros((*weights.shape[:-1], patterns.n_categories))
     for size in pairable_sizes(patterns):
@@ -108,7 +120,7 @@ def coincidence_diagonal(patterns: Patterns, units: np.ndarray) -> np.ndarray:
         for slot in range(categories.shape[1]):
             cells = patterns.grouping(
                 ("diagonal", int(size), slot),
-                lambda size=size, slot=slot: np.where(m == size, categories[:, slot], -1),
+                functools.partial(_diagonal_cells, patterns, int(size), slot),
                 patterns.n_categories,
             )
             r = counts[:, slot]
@@ -155,7 +167,7 @@ def difference_batch(scale: Scale, n_c: np.ndarray, values: np.ndarray | None) -
 def _distinct_used(n_c: np.ndarray, scale: Scale, values: np.ndarray | None) -> np.ndarray:
     """How many distinct values the pairable codes take (exact, from integer counts)."""
     used = n_c > 0
-    if scale.needs_values:
+    if scale.needs_values and values is not None:
         _, group = np.unique(values, return_inverse=True)
         grouped = np.zeros((*n_c.shape[:-1], group.max() + 1), dtype=np.int64)
         for g in range(group.max() + 1):

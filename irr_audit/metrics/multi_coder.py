@@ -29,6 +29,7 @@ var = (1 / (n (n - 1))) sum_i (x_i - coefficient)^2, from per-unit terms x_i.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -146,13 +147,17 @@ def _coder_probabilities(counts: RatingCounts, units: np.ndarray) -> tuple[np.nd
     k = counts.n_categories
     n_gk = np.stack(
         [
-            counts.patterns.grouping(("coder", coder), lambda coder=coder: rows[:, coder], k).sums(units)
+            counts.patterns.grouping(("coder", coder), functools.partial(_column, rows, coder), k).sums(units)
             for coder in range(rows.shape[1])
         ],
         axis=1,
     )  # (B, r, K)
     n_g = n_gk.sum(axis=2)
     return safe_divide(n_gk, n_g[:, :, None]), n_g > 0
+
+
+def _column(rows: np.ndarray, at: int) -> np.ndarray:
+    return rows[:, at]
 
 
 def conger_chance(counts: RatingCounts, units: np.ndarray) -> np.ndarray:
@@ -282,10 +287,10 @@ def fleiss_null_se(counts: RatingCounts) -> float | None:
     doi:10.1037/0033-2909.86.5.974 (correcting Fleiss 1971):
     se_0 = sqrt(2 / (n m (m - 1))) sqrt((sum p_j q_j)^2 - sum p_j q_j (q_j - p_j)) / sum p_j q_j.
     """
-    m = np.unique(counts.m)
-    if len(m) != 1 or m[0] < 2:
+    sizes = np.unique(counts.m)
+    if len(sizes) != 1 or sizes[0] < 2:
         return None
-    m = int(m[0])
+    m = int(sizes[0])
     f = counts.patterns.counts
     n = int(f.sum())
     p = counts.totals(f) / (n * m)
@@ -429,4 +434,4 @@ def _estimate(
     """The batch formula at the observed counts, with its normal interval when defined."""
     values, codes = batch(counts, counts.patterns.counts)
     metric = metric_from(values[0], codes[0])
-    return with_normal_ci(metric, se(counts, metric.value)) if metric.defined else metric
+    return with_normal_ci(metric, se(counts, metric.value)) if metric.value is not None else metric

@@ -118,7 +118,7 @@ class Patterns:
             self._groupings[key] = Grouping(keys(), n_keys)
         return self._groupings[key]
 
-    def select(self, keep: np.ndarray) -> Patterns:
+    def select(self, keep: np.ndarray | slice) -> Patterns:
         """Only the patterns where ``keep`` is true."""
         return Patterns(self.rows[keep], self.counts[keep], self.n_categories)
 

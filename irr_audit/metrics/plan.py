@@ -18,7 +18,6 @@ from irr_audit.metrics import multi_coder as mc
 from irr_audit.metrics import two_coder as tc
 from irr_audit.metrics.estimates import first_code, metric_from, safe_divide
 from irr_audit.metrics.krippendorff import (
-    Scale,
     alpha_batch,
     coincidence_diagonal,
     krippendorff_alpha,
@@ -28,6 +27,7 @@ from irr_audit.metrics.patterns import Patterns, pair_tables
 from irr_audit.metrics.reasons import Undefined
 from irr_audit.metrics.result import Metric
 from irr_audit.metrics.weights import linear_weights, quadratic_value_weights, quadratic_weights
+from irr_audit.rules.scale import Scale
 
 Batch = tuple[np.ndarray, np.ndarray]
 PerCategory = dict[int, Metric]
@@ -45,12 +45,12 @@ class Coefficient:
 def _reuse_last(compute: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
     """``compute(units)``, kept for the next call with the very same units array: every
     coefficient of a plan asks for the same tables of one chunk of replicates."""
-    last: list[np.ndarray | None] = [None, None]
+    last: list[tuple[np.ndarray, np.ndarray]] = []  # (units, compute(units)) of the last call
 
     def reused(units: np.ndarray) -> np.ndarray:
-        if last[0] is not units:
-            last[0], last[1] = units, compute(units)
-        return last[1]  # type: ignore[return-value]
+        if not last or last[0][0] is not units:
+            last[:] = [(units, compute(units))]
+        return last[0][1]
 
     return reused
 
@@ -127,14 +127,15 @@ def two_coder_plan(patterns: Patterns, scale: Scale, values: np.ndarray | None) 
         Coefficient("cohen_kappa", lambda u: tc.kappa_batch(tables(u)), lambda: tc.cohen_kappa(table)),
         Coefficient("scott_pi", lambda u: tc.scott_batch(tables(u)), lambda: tc.scott_pi(table)),
     ]
+
+    def weighted(name: str, w: np.ndarray) -> Coefficient:
+        return Coefficient(name, lambda u: tc.kappa_batch(tables(u), w), lambda: tc.weighted_kappa(table, w))
+
     if scale.is_ordered:
-        for name, w in (
-            ("weighted_kappa_linear", linear_weights(k)),
-            ("weighted_kappa_quadratic", quadratic_weights(k)),
-        ):
-            plan.append(
-                Coefficient(name, lambda u, w=w: tc.kappa_batch(tables(u), w), lambda w=w: tc.weighted_kappa(table, w))
-            )
+        plan += [
+            weighted("weighted_kappa_linear", linear_weights(k)),
+            weighted("weighted_kappa_quadratic", quadratic_weights(k)),
+        ]
     plan += [
         Coefficient("pabak", lambda u: tc.pabak_batch(tables(u)), lambda: tc.pabak(table)),
         Coefficient(

@@ -25,7 +25,7 @@ from irr_audit.metrics.bootstrap import CELLS_PER_PIECE, attach_bootstraps, repl
 from irr_audit.metrics.disagreement import disagreement_profile
 from irr_audit.metrics.estimates import metric_from
 from irr_audit.metrics.interpret import kappa_paradox, krippendorff_label, landis_koch_label
-from irr_audit.metrics.krippendorff import Scale, coincidence_matrix, scale_values
+from irr_audit.metrics.krippendorff import coincidence_matrix, scale_values
 from irr_audit.metrics.patterns import Grouping, Patterns, compress, merge_coders, pair_tables
 from irr_audit.metrics.plan import (
     Coefficient,
@@ -36,6 +36,7 @@ from irr_audit.metrics.plan import (
 )
 from irr_audit.metrics.reasons import REASON_TEXT, Undefined
 from irr_audit.metrics.result import Metric
+from irr_audit.rules.scale import Scale
 
 MetricMap = dict[str, Metric | PerCategory]
 PlanBuilder = Callable[[Patterns], list[Coefficient]]
@@ -238,12 +239,13 @@ def _with_intervals(
             for k, metric in point.items():
                 keys.append((c.name, k))
                 items.append((metric, values[:, k], codes[:, k], c.bounds))
-    out = {name: (dict(point) if isinstance(point, dict) else point) for name, point in metrics.items()}
-    for (name, k), metric in zip(keys, attach_bootstraps(items)):
-        if k is None:
-            out[name] = metric
+    bootstrapped = dict(zip(keys, attach_bootstraps(items)))
+    out: MetricMap = {}
+    for name, point in metrics.items():
+        if isinstance(point, dict):
+            out[name] = {k: bootstrapped.get((name, k), metric) for k, metric in point.items()}
         else:
-            out[name][k] = metric  # type: ignore[index]
+            out[name] = bootstrapped.get((name, None), point)
     return out
 
 
@@ -254,8 +256,10 @@ def _batches(
     those that ignore which coder gave which code run on the patterns merged by their
     codes (a few hundred rows where units show thousands of patterns), each chunk
     summed onto them once; the others run on the patterns themselves."""
-    merged, index = merge_coders(patterns) if rebuild is not None and patterns.n_coders >= 3 else (patterns, None)
-    if index is None or len(merged.counts) == len(patterns.counts):
+    if rebuild is None or patterns.n_coders < 3:
+        return lambda units: {c.name: c.batch(units) for c in plan}
+    merged, index = merge_coders(patterns)
+    if len(merged.counts) == len(patterns.counts):
         return lambda units: {c.name: c.batch(units) for c in plan}
     on_merged = {c.name: c for c in rebuild(merged)}
     onto = Grouping(index, len(merged.counts))
@@ -302,8 +306,10 @@ def _warnings(metrics: MetricMap, patterns: Patterns, multi: bool) -> list[str]:
     warnings = []
     po, kappa = metrics.get("po"), metrics.get("fleiss_kappa" if multi else "cohen_kappa")
     share = _largest_share(patterns)
-    if isinstance(po, Metric) and isinstance(kappa, Metric) and po.defined and kappa.defined and share is not None:
-        message = kappa_paradox(po.value, kappa.value, share)  # type: ignore[arg-type]
+    po_value = po.value if isinstance(po, Metric) else None
+    kappa_value = kappa.value if isinstance(kappa, Metric) else None
+    if po_value is not None and kappa_value is not None and share is not None:
+        message = kappa_paradox(po_value, kappa_value, share)
         if message:
             warnings.append(message)
     for name, metric in metrics.items():
@@ -423,11 +429,9 @@ def _leave_one_out(
             value, code = c.batch(rest.counts)
             metrics[c.name] = metric_from(value[0], code[0])
             before = overall.get(c.name)
-            change[c.name] = (
-                metrics[c.name].value - before.value
-                if isinstance(before, Metric) and before.defined and metrics[c.name].defined
-                else None
-            )
+            now = metrics[c.name].value
+            then = before.value if isinstance(before, Metric) else None
+            change[c.name] = now - then if now is not None and then is not None else None
         out.append(LeaveOneOut(coder, metrics, change))
     return tuple(out)
 
@@ -469,8 +473,8 @@ def summarise(
     full = available.select(is_full)
     n_pairs = n_coders * (n_coders - 1) // 2
     # rngs[0] draws the shared resampling, rngs[2:] each pair's; rngs[1] is no longer
-    # drawn from, and stays so that the pairs keep their seeds.
-    rngs = _children(seed, 2 + 2 * n_pairs) if n_boot > 0 else [None] * (2 + 2 * n_pairs)
+    # drawn from, and stays so that the pairs keep their seeds. No bootstrap, no draws.
+    rngs = _children(seed, 2 + 2 * n_pairs) if n_boot > 0 else []
 
     if n_coders < 2:
         k = n_categories
@@ -567,7 +571,8 @@ def _per_category_entries(full: Patterns, metrics: MetricMap, evaluated: MetricM
     for k in range(full.n_categories):
         entry: dict[str, Metric] = {}
         for name, per in evaluated.items():
-            entry[name] = per[k]  # type: ignore[index]
+            if isinstance(per, dict):  # per_category_plan's coefficients are all per category
+                entry[name] = per[k]
         if isinstance(specific, dict) and k in specific:
             entry["specific_agreement"] = specific[k]
         out[k] = entry

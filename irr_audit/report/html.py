@@ -17,7 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from markupsafe import Markup
 
 from irr_audit.io.display import visible
@@ -521,7 +521,7 @@ def page_view(report: dict[str, Any]) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=1)
-def _template():
+def _template() -> Template:
     environment = Environment(
         loader=PackageLoader("irr_audit.report", "templates"),
         autoescape=True,  # every value is user text until proven otherwise

@@ -145,7 +145,7 @@ def _count(value: float) -> str:
     return str(round(value)) if abs(value - round(value)) < 1e-9 else f"{value:.2f}"
 
 
-def _raw_section(report: dict[str, Any], metrics: dict, available: dict) -> Section:
+def _raw_section(report: dict[str, Any], metrics: dict[str, Any], available: dict[str, Any]) -> Section:
     notes = [_basis_note(report)]
     if len(report["coders"]) > 2:
         notes.append("With three or more coders po is Fleiss' P-bar: the mean share of agreeing coder pairs per unit.")
@@ -180,9 +180,10 @@ def _specific_section(report: dict[str, Any]) -> Section | None:
     )
 
 
-def _chance_section(report: dict[str, Any], metrics: dict, available: dict) -> Section:
+def _chance_section(report: dict[str, Any], metrics: dict[str, Any], available: dict[str, Any]) -> Section:
     interpretation = report.get("interpretation") or {}
-    rows, conventions = [], {}
+    rows: list[tuple[str, ...]] = []
+    conventions: dict[str, None] = {}  # a set that keeps the order the conventions are first used in
     for name in CHANCE_CORRECTED:
         if name not in metrics:
             continue
@@ -214,7 +215,7 @@ def _label_with_detail(name: str, metric: dict[str, Any]) -> str:
     return label
 
 
-def _paradox_section(report: dict[str, Any], metrics: dict, available: dict) -> Section:
+def _paradox_section(report: dict[str, Any], metrics: dict[str, Any], available: dict[str, Any]) -> Section:
     rows = tuple(
         (metric_label(name), format_metric(metrics[name]), format_metric(available[name]) if name in available else "")
         for name in PARADOX
@@ -224,8 +225,9 @@ def _paradox_section(report: dict[str, Any], metrics: dict, available: dict) -> 
     return Section("paradox", "Paradox diagnostics", ("diagnostic", "fully coded", "available case"), rows, notes)
 
 
-def _uncertainty_section(report: dict[str, Any], metrics: dict) -> Section:
-    rows, methods = [], {}
+def _uncertainty_section(report: dict[str, Any], metrics: dict[str, Any]) -> Section:
+    rows: list[tuple[str, ...]] = []
+    methods: dict[str, None] = {}  # a set that keeps the order the methods are first used in
     boot = report.get("bootstrap") or {}
     for name in (*CHANCE_CORRECTED, *RAW, *PARADOX):
         metric = metrics.get(name)
@@ -265,7 +267,7 @@ def _where_sections(report: dict[str, Any]) -> list[Section]:
     profile = report.get("disagreement") or {}
     if profile.get("confusions"):
         listed = profile["confusions"][:LISTED_DISAGREEMENTS]  # the most frequent first
-        rows = tuple(
+        rows: tuple[tuple[str, ...], ...] = tuple(
             (f"{first} / {second}", _count(item["count"])) for item in listed for first, second in [item["categories"]]
         )
         notes = [f"{_count(profile['disagreements'])} of {_count(profile['total'])} {profile['unit']} disagree."]

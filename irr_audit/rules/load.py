@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,7 @@ class _RuleLoader(yaml.SafeLoader):
     limits: Limits = DEFAULT_LIMITS
     _depth = 0
 
-    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.constructor.ConstructorError(
@@ -78,13 +79,13 @@ class _RuleLoader(yaml.SafeLoader):
             node = super().compose_node(parent, index)
         finally:
             self._depth -= 1
-        if node.tag in NUMBER_TAGS:
+        if node is not None and node.tag in NUMBER_TAGS:
             digits = sum(character.isdigit() for character in node.value)
             if digits > self.limits.number_digits:
                 raise _Exceeded("number_digits", f"has a number of {digits:,} digits at {_mark(node)}")
         return node
 
-    def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
@@ -107,7 +108,13 @@ _RuleLoader.add_implicit_resolver(
     re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
     list("tTfF"),
 )
-_RuleLoader.add_constructor("tag:yaml.org,2002:map", lambda loader, node: loader.construct_mapping(node))
+
+
+def _construct_mapping(loader: _RuleLoader, node: yaml.MappingNode) -> dict[Hashable, Any]:
+    return loader.construct_mapping(node)
+
+
+_RuleLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
 
 
 def _mark(event_or_node: Any) -> str:

@@ -53,9 +53,10 @@ class Rule:
 
     @property
     def values(self) -> tuple[float, ...] | None:
-        if any(code.value is None for code in self.codes):
+        values = [code.value for code in self.codes if code.value is not None]
+        if len(values) < len(self.codes):
             return None
-        return tuple(float(code.value) for code in self.codes)  # type: ignore[arg-type]
+        return tuple(float(value) for value in values)
 
     @property
     def label(self) -> str:

@@ -286,13 +286,13 @@ def previous_version(file: RuleFile, files: Sequence[RuleFile]) -> RuleFile | No
     if file.rule is None:
         return None
     earlier = [
-        other
+        (other, other.rule)
         for other in files
         if other.folder == file.folder and other.rule is not None and other.rule.version < file.rule.version
     ]
     # Highest version first; a correctly named file wins over one that merely declares it.
-    earlier.sort(key=lambda other: (-other.rule.version, other.name_version != other.rule.version))  # type: ignore[union-attr]
-    return earlier[0] if earlier else None
+    earlier.sort(key=lambda pair: (-pair[1].version, pair[0].name_version != pair[1].version))
+    return earlier[0][0] if earlier else None
 
 
 def changelog_problems(file: RuleFile) -> list[Problem]:
@@ -603,7 +603,9 @@ def gate_problem(
     """None when the gate is met. An undefined or absent coefficient never meets it."""
     subject = f"audit bundle {bundle.name!r} ({bundle.rule_id} v{bundle.version}, the newest validation)"
     metrics = bundle.score.get("metrics") if isinstance(bundle.score, dict) else None
-    found = [name for name in names if isinstance(metrics, dict) and isinstance(metrics.get(name), dict)]
+    if not isinstance(metrics, dict):
+        metrics = {}
+    found = [name for name in names if isinstance(metrics.get(name), dict)]
     if not found:
         return Problem(
             "gate-no-metric",
@@ -612,7 +614,7 @@ def gate_problem(
             "freeze an audit whose score reports that coefficient, or drop the gate.",
         )
     name = found[0]
-    metric = metrics[name]  # type: ignore[index]
+    metric = metrics[name]
     value = metric.get("value")
     if metric.get("defined") is not True or not _finite_number(value):
         reason = metric.get("reason") or "no reason given"

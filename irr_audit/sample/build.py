@@ -122,7 +122,7 @@ def build_sample(
             files[path], replaced = render_xlsx_sheet(rows, rule)
         else:
             files[path] = render_csv_sheet(rows)
-        sheet = {"coder": coder, "file": path, "sha256": hashlib.sha256(files[path]).hexdigest()}
+        sheet: dict[str, Any] = {"coder": coder, "file": path, "sha256": hashlib.sha256(files[path]).hexdigest()}
         if replaced:
             sheet["bodies_with_characters_xlsx_cannot_hold"] = {
                 "replaced_by": "U+FFFD",

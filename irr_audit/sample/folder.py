@@ -80,10 +80,10 @@ class SampleRef:
     rule_version: int
     rule_digest: str
     ledger_sha256: str
-    report: dict = field(default_factory=dict)  # what an audit report shows of the sample
+    report: dict[str, Any] = field(default_factory=dict)  # what an audit report shows of the sample
 
 
-def sample_report_section(record: dict) -> dict:
+def sample_report_section(record: dict[str, Any]) -> dict[str, Any]:
     """The part of sample.json an audit report shows: where the units came from and how complete they are."""
     completeness = record.get("completeness") or {}
     return {

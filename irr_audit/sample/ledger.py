@@ -356,14 +356,14 @@ def count_checks(dataset: Dataset, run_record: RunRecord | None) -> list[dict[st
 
     check("commentsSaved vs items in the dataset", run_record.comments_saved, len(dataset.items))
     inputs = run_record.inputs or ()
-    saved = [entry.comments_saved for entry in inputs]
-    if inputs and None not in saved and run_record.comments_saved is not None:
+    saved = [entry.comments_saved for entry in inputs if entry.comments_saved is not None]
+    if inputs and len(saved) == len(inputs) and run_record.comments_saved is not None:
         checks.append(
             {
                 "check": "commentsSaved vs the sum of inputResults[].commentsSaved",
                 "record": run_record.comments_saved,
-                "tool": sum(saved),  # type: ignore[arg-type]
-                "agrees": run_record.comments_saved == sum(saved),  # type: ignore[arg-type]
+                "tool": sum(saved),
+                "agrees": run_record.comments_saved == sum(saved),
             }
         )
     per_post: dict[str, int] = {}

@@ -105,12 +105,13 @@ XLSX_ALTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\r\ufffe\uffff]|_x[0-9A-Fa
 
 def check_xlsx_ids(ids: Iterable[str]) -> None:
     """An id an XLSX sheet would not give back exactly could not be matched to the ledger."""
-    altered = [comment_id for comment_id in ids if XLSX_ALTERS.search(comment_id)]
+    altered = [(comment_id, match) for comment_id in ids if (match := XLSX_ALTERS.search(comment_id)) is not None]
     if altered:
-        found = XLSX_ALTERS.search(altered[0]).group()  # type: ignore[union-attr]
+        first_id, first_match = altered[0]
+        found = first_match.group()
         what = f"the character U+{ord(found):04X}" if len(found) == 1 else f"the text {found!r} (an XLSX escape)"
         raise UsageError(
-            f"comment id {quoted(altered[0])} holds {what}, which an XLSX sheet does not keep exactly, so the "
+            f"comment id {quoted(first_id)} holds {what}, which an XLSX sheet does not keep exactly, so the "
             f"filled sheet would no longer match the ledger ({len(altered)} such ids).",
             hint="pass --sheet-format csv, which keeps every character of an id.",
             code="usage-xlsx-id",
@@ -134,10 +135,11 @@ def render_xlsx_sheet(rows: Sequence[Sequence[str]], rule: Rule) -> tuple[bytes,
     from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE  # noqa: PLC0415
     from openpyxl.comments import Comment  # noqa: PLC0415
     from openpyxl.styles import Alignment, Font  # noqa: PLC0415
+    from openpyxl.utils import get_column_letter  # noqa: PLC0415
     from openpyxl.worksheet.datavalidation import DataValidation  # noqa: PLC0415
 
     workbook = Workbook()
-    sheet = workbook.active
+    sheet = workbook.worksheets[0]  # a new workbook's one sheet, the active one
     sheet.title = "coding"
     replaced: list[str] = []
     for column, name in enumerate(SHEET_COLUMNS, start=1):
@@ -151,7 +153,7 @@ def render_xlsx_sheet(rows: Sequence[Sequence[str]], rule: Rule) -> tuple[bytes,
             cell.value = text
             cell.data_type = "s"  # text, even when it starts with "="
     code_column = SHEET_COLUMNS.index("code") + 1
-    code_letter = sheet.cell(row=1, column=code_column).column_letter
+    code_letter = get_column_letter(code_column)
     codes = allowed_codes(rule)
     sheet.cell(row=1, column=code_column).comment = Comment(_code_note(rule), "irr-audit", width=360, height=160)
     validation = DataValidation(
@@ -165,7 +167,7 @@ def render_xlsx_sheet(rows: Sequence[Sequence[str]], rule: Rule) -> tuple[bytes,
     sheet.add_data_validation(validation)
     validation.add(f"{code_letter}2:{code_letter}{max(len(rows), 1) + 1}")
     sheet.freeze_panes = "B2"
-    body_letter = sheet.cell(row=1, column=SHEET_COLUMNS.index("body") + 1).column_letter
+    body_letter = get_column_letter(SHEET_COLUMNS.index("body") + 1)
     sheet.column_dimensions[body_letter].width = 80
     for cell in sheet[body_letter][1:]:
         cell.alignment = Alignment(wrap_text=True, vertical="top")
