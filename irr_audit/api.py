@@ -203,7 +203,9 @@ class Audit:
         code, with the columns sheet, coder, row, comment_id, raw_value, reason and detail
         (empty for counts, which carry no log)."""
         if self.join is None:
-            return pd.DataFrame({column: pd.Series(dtype=object) for column in LOG_COLUMNS})
+            return pd.DataFrame(
+                {column: pd.Series(dtype="Int64" if column == "row" else str) for column in LOG_COLUMNS}
+            )
         return self.join.log.copy()
 
     def to_dict(self, include_disagreements: bool = True) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from irr_audit.cli.shared import LimitOption, app, check_outputs, parse_limits, 
 
 class SheetFormatChoice(str, Enum):
     """The choices of --sheet-format: the values of irr_audit.sample.sheets.SheetFormat, named
-    here so that --help needs no import of the sample code (tests/test_cli.py checks they agree)."""
+    here so that --help needs no import of the sample code (tests/test_startup.py checks they agree)."""
 
     CSV = "csv"
     XLSX = "xlsx"
