@@ -8,8 +8,10 @@ here prints or exits.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import html
+import numbers
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +38,7 @@ from irr_audit.join.folder import (
 )
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
-from irr_audit.report.console import render_text
+from irr_audit.report.console import render_console, render_text
 from irr_audit.report.html import render_html
 from irr_audit.report.markdown import render_markdown
 from irr_audit.report.model import (
@@ -160,7 +162,7 @@ class Audit:
     @property
     def warnings(self) -> tuple[str, ...]:
         """Every warning of the report (the input's, then the statistics', such as a kappa paradox)."""
-        return tuple(self.report.to_dict(include_disagreements=False)["warnings"])
+        return tuple(self._document(include_disagreements=False)["warnings"])
 
     @property
     def table_kind(self) -> str:
@@ -210,26 +212,29 @@ class Audit:
 
     def to_dict(self, include_disagreements: bool = True) -> dict[str, Any]:
         """The report as data: exactly the document of `irr-audit report --format json`, or
-        with ``include_disagreements=False`` of `irr-audit score --format json`."""
-        document = self.report.to_dict(include_disagreements=include_disagreements)
-        if include_disagreements:
-            document.update(self.sections)
-        return document
+        with ``include_disagreements=False`` of `irr-audit score --format json`. A copy:
+        changing it changes nothing in the audit."""
+        return copy.deepcopy(self._document(include_disagreements))
 
     def to_json(self, include_disagreements: bool = True) -> str:
         """:meth:`to_dict` as the byte-stable JSON text the command line writes."""
-        return render_json(self.to_dict(include_disagreements))
+        return render_json(self._document(include_disagreements))
 
     def to_markdown(self) -> str:
-        return render_markdown(self.to_dict())
+        """The Markdown report of `report --format md`."""
+        return render_markdown(self._document())
 
     def to_html(self) -> str:
         """The self-contained HTML page of `report --format html`."""
-        return render_html(self.to_dict())
+        return render_html(self._document())
 
-    def to_text(self, width: int = 80) -> str:
-        """The console report as plain text (`report --format text` into a file)."""
-        return render_text(self.to_dict(), width)
+    def to_text(self, width: int = 80, include_disagreements: bool = True) -> str:
+        """The console report as plain text (`report --format text` into a file or a pipe)."""
+        return render_text(self._document(include_disagreements), width)
+
+    def console_report(self, include_disagreements: bool = True) -> Any:
+        """The console report as a rich renderable, for a terminal (``rich.console.Console.print``)."""
+        return render_console(self._document(include_disagreements))
 
     def _repr_html_(self) -> str:
         """The HTML report in a notebook, in a frame of its own: its styles and its search
@@ -238,6 +243,13 @@ class Audit:
             f'<iframe title="irr-audit report" srcdoc="{html.escape(self.to_html(), quote=True)}" '
             'sandbox="allow-scripts" style="width: 100%; height: 640px; border: 1px solid #ccc"></iframe>'
         )
+
+    def _document(self, include_disagreements: bool = True) -> dict[str, Any]:
+        """The document every renderer shows; its values are the report's own (to_dict copies them)."""
+        document = self.report.to_dict(include_disagreements=include_disagreements)
+        if include_disagreements:
+            document.update(self.sections)
+        return document
 
     def _table_axes(self) -> tuple[str, str]:
         if self.table_kind == "pair":
@@ -553,9 +565,10 @@ def _sample_section(folder: Path | None) -> dict[str, Any] | None:
 def _audit_options(
     bootstrap: int, seed: int | None, group: Any, against: str | None, list_disagreements: bool
 ) -> AuditOptions:
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
+    """The options of an audit, checked before anything is read (numpy integers are whole numbers too)."""
+    if not _whole(bootstrap) or bootstrap < 0:
         raise UsageError(
-            f"--bootstrap {bootstrap!r} is not a whole number of replicates.",
+            f"--bootstrap {bootstrap!r} is not a number of replicates (a whole number from 0 up).",
             hint="use 0 (no bootstrap) or a number such as 2000.",
             code="usage-bootstrap",
         )
@@ -563,7 +576,7 @@ def _audit_options(
         raise UsageError(
             "--against needs --group.", hint="for example --group humans=ann,ben --against model.", code="usage-group"
         )
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+    if seed is not None and not _whole(seed):
         raise UsageError(
             f"--seed {seed!r} is not a whole number.",
             hint="the bootstrap's seed is a whole number from 0 up.",
@@ -573,10 +586,17 @@ def _audit_options(
         raise UsageError(
             f"--seed {seed} is negative.", hint="the bootstrap's seed is a whole number from 0 up.", code="usage-seed"
         )
-    check_audit_size(0, 0, bootstrap)  # too many replicates: refused before any sheet is read
+    check_audit_size(0, 0, int(bootstrap))  # too many replicates: refused before any sheet is read
     return AuditOptions(
-        n_boot=bootstrap, seed=seed, group=_group(group, against), list_disagreements=list_disagreements
+        n_boot=int(bootstrap),
+        seed=None if seed is None else int(seed),
+        group=_group(group, against),
+        list_disagreements=list_disagreements,
     )
+
+
+def _whole(number: object) -> bool:
+    return isinstance(number, numbers.Integral) and not isinstance(number, bool)
 
 
 def _group(group: Any, against: str | None) -> GroupSpec | None:

@@ -278,6 +278,41 @@ def test_the_frames_are_copies_and_the_audit_is_frozen() -> None:
         result.report = None  # type: ignore[misc]
 
 
+def test_to_dict_is_a_copy() -> None:
+    result = irr_audit.audit(EXAMPLE, RULE)
+    document = result.to_dict()
+    document["metrics"]["cohen_kappa"]["value"] = 1.0
+    document["disagreements"][0]["codes"]["alice"] = "changed"
+    assert result.to_dict()["metrics"]["cohen_kappa"]["value"] == 0.7
+    assert result.metrics.loc["cohen_kappa", "value"] == 0.7
+    assert "changed" not in result.to_json()
+
+
+def test_dataframe_columns_are_chosen_as_in_sheets(tmp_path: Path) -> None:
+    frames = {
+        coder: pd.DataFrame({"ID": ["a", "b", "c"], "Label": codes, "code": ["x", "x", "x"]})
+        for coder, codes in (("ann", ["yes", "no", "yes"]), ("ben", ["yes", "yes", "yes"]))
+    }
+    result = irr_audit.audit(frames, RULE, id_column="id", code_column="label")
+    sheets = [write_csv(frame, tmp_path / f"{coder}.csv") for coder, frame in frames.items()]
+    assert_same_as_cli(result, *sheets, "--rule", RULE, "--id-column", "id", "--code-column", "label")
+    with pytest.raises(irr_audit.UsageError) as refused:
+        irr_audit.audit(frames, RULE, worksheet="Sheet1")
+    assert refused.value.code == "data-form"
+
+
+def test_numpy_integers_are_whole_numbers_and_other_numbers_are_refused() -> None:
+    numpy_ints = irr_audit.audit(EXAMPLE, RULE, bootstrap=np.int64(50), seed=np.int32(5))
+    assert numpy_ints.to_json() == irr_audit.audit(EXAMPLE, RULE, bootstrap=50, seed=5).to_json()
+    for bootstrap in (True, 2.5, -1):
+        with pytest.raises(irr_audit.UsageError) as refused:
+            irr_audit.audit(EXAMPLE, RULE, bootstrap=bootstrap)  # type: ignore[arg-type]
+        assert refused.value.code == "usage-bootstrap"
+    with pytest.raises(irr_audit.UsageError) as refused:
+        irr_audit.audit(EXAMPLE, RULE, seed=1.5)  # type: ignore[arg-type]
+    assert refused.value.code == "usage-seed"
+
+
 def test_warnings_are_the_reports() -> None:
     result = irr_audit.audit(THREE, THREE_RULE)
     assert list(result.warnings) == result.to_dict()["warnings"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -142,7 +142,7 @@ def score(
         worksheet=worksheet,
         limit=limit,
     )
-    _emit(result.to_dict(include_disagreements=False), output_format.value, None)
+    _emit(result, output_format.value, None, include_disagreements=False)
 
 
 @app.command()
@@ -183,7 +183,7 @@ def report(
         worksheet=worksheet,
         limit=limit,
     )
-    _emit(result.to_dict(), output_format.value, output)  # a bundle's adjudication comes with it, kept apart
+    _emit(result, output_format.value, output)  # a bundle's adjudication comes with it, kept apart
 
 
 def _audit(
@@ -246,19 +246,23 @@ def _tell(summary_line: str, warnings: tuple[str, ...]) -> None:
         say(f"warning: {warning}")
 
 
-def _emit(document: dict[str, Any], output_format: str, output: Path | None) -> None:
-    from irr_audit.io.outputs import render_json, write_text_atomic
-    from irr_audit.report.console import print_report, render_text
-    from irr_audit.report.html import render_html
-    from irr_audit.report.markdown import render_markdown
+def _emit(result: Audit, output_format: str, output: Path | None, include_disagreements: bool = True) -> None:
+    """The audit in the format asked for, on stdout or into ``output`` (atomically)."""
+    from rich.console import Console
+
+    from irr_audit.io.outputs import write_text_atomic
 
     if output_format == "text" and output is None:
-        from rich.console import Console
-
-        print_report(document, Console(width=None if sys.stdout.isatty() else 80))
+        Console(width=None if sys.stdout.isatty() else 80).print(result.console_report(include_disagreements))
         return
-    renderers = {"json": render_json, "md": render_markdown, "text": render_text, "html": render_html}
-    text = renderers[output_format](document)
+    if output_format == "json":
+        text = result.to_json(include_disagreements)
+    elif output_format == "md":
+        text = result.to_markdown()
+    elif output_format == "text":
+        text = result.to_text(include_disagreements=include_disagreements)
+    else:  # html
+        text = result.to_html()
     if output is None:
         sys.stdout.write(text)
         return
