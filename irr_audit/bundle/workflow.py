@@ -21,7 +21,7 @@ from irr_audit.bundle.anchor import (
 )
 from irr_audit.bundle.freeze import FreezeResult, FreezeSource, collect_source
 from irr_audit.bundle.freeze import freeze as freeze_bundle
-from irr_audit.bundle.manifest import MANIFEST, read_manifest, sha256_hex, shell_path
+from irr_audit.bundle.manifest import ADJUDICATION_DIR, MANIFEST, read_manifest, sha256_hex, shell_path
 from irr_audit.bundle.read import join_bundle
 from irr_audit.bundle.signing import SigningError, check_allowed_signers, sign, ssh_keygen
 from irr_audit.errors import IrrAuditError, LimitError, UsageError
@@ -198,7 +198,7 @@ def record_decisions(
     signature = sign(record_data, sign_key) if sign_key is not None else None
     path = adj.write_record(state.bundle, record_data, created, signature)
     digest = sha256_digest(record_data)
-    listed_as = f"{state.manifest['name']}/{adj.ADJUDICATION_DIR}/{path.name}"
+    listed_as = f"{state.manifest['name']}/{ADJUDICATION_DIR}/{path.name}"
     decided = len(set(state.current) | {decision.comment_id for decision in new})
     return Recorded(len(found), len(new), decided, path, digest, listed_as)
 
