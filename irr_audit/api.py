@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from irr_audit.bundle.adjudication import bundle_report_sections
+from irr_audit.bundle.manifest import is_bundle
 from irr_audit.bundle.read import join_bundle
 from irr_audit.errors import UsageError
 from irr_audit.io.dataframes import frame_sheets, long_frame_sheets
@@ -358,7 +359,7 @@ def audit(
     section = reference.report if reference else _sample_section(folder)
     report = dataclasses.replace(build_report(result, options), sample=section)
     sections = {}
-    if folder is not None and options.list_disagreements:  # a bundle's provenance and adjudication
+    if folder is not None and is_bundle(folder) and options.list_disagreements:  # its provenance and adjudication
         sections = bundle_report_sections([folder], report.to_dict())
     warnings = (*result.warnings, *(note.removeprefix("warning: ") for note in notes))
     return Audit(report, result, result.summary_line(), warnings, sections)

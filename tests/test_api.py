@@ -486,6 +486,7 @@ def test_the_error_family_is_exported() -> None:
         (pd.DataFrame({"comment_id": ["x", "y"], "coder": ["ann", None], "code": ["yes", "no"]}), "data-coder"),
         ({"ann": pd.DataFrame({"comment_id": ["x"], "code": ["yes"], "coder": ["ben"]})}, "data-coder"),
         ({"ann": pd.DataFrame({"comment_id": [1.5], "code": ["yes"]})}, "data-float"),
+        ({"ann": pd.DataFrame({"comment_id": ["x"], "code": pd.Categorical([1.0])})}, "data-float"),
         ({"ann": pd.DataFrame({"comment_id": pd.Series(["x\ud800"], dtype=object), "code": ["yes"]})}, "data-not-text"),
         ({"ann": pd.DataFrame({"comment_id": ["x\x1by"], "code": ["yes"]})}, "sheet-control-character"),
         ({"ann": pd.DataFrame({"id": ["x"], "code": ["yes"]})}, "sheet-missing-column"),

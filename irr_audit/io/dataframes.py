@@ -39,8 +39,8 @@ from irr_audit.io.tables import ParsedFile, RawTable
 
 CODER_COLUMN = "coder"
 READ_AS_TEXT_HINT = (
-    "convert the column first: frame[column].astype('Int64') keeps whole numbers and missing values; or read "
-    "the file as text: pd.read_csv(path, dtype=str, keep_default_na=False)."
+    "convert the column first: frame[{column!r}].astype('Int64') keeps whole numbers and missing values; or "
+    "read the file as text: pd.read_csv(path, dtype=str, keep_default_na=False)."
 )
 
 
@@ -143,15 +143,19 @@ def _text_columns(frame: pd.DataFrame, where: str, options: SheetOptions) -> tup
     cells = []
     for at, name in enumerate(header):
         values = frame.iloc[:, at]
-        cells.append(_text(values, f"{where}: column {name!r}", refuse_floats=_key(name) in matched))
+        refuse = name if _key(name) in matched else None
+        cells.append(_text(values, f"{where}: column {name!r}", refuse_floats=refuse))
     return header, cells
 
 
-def _text(values: pd.Series, where: str, *, refuse_floats: bool) -> pa.Array:
-    """One column as the text a CSV export writes (module docstring)."""
+def _text(values: pd.Series, where: str, *, refuse_floats: str | None) -> pa.Array:
+    """One column as the text a CSV export writes (module docstring); ``refuse_floats``: the
+    name of a column irr-audit matches on, where a float is refused."""
     dtype = values.dtype
     if isinstance(dtype, pd.CategoricalDtype):  # the few categories, not every row
-        labels = _text(pd.Series(dtype.categories, dtype=dtype.categories.dtype), where, refuse_floats=refuse_floats)
+        if refuse_floats is not None and pd.api.types.is_float_dtype(dtype.categories.dtype):
+            _refuse_floats(values.astype(object), values.isna().to_numpy(), where, refuse_floats)
+        labels = _text(pd.Series(dtype.categories, dtype=dtype.categories.dtype), where, refuse_floats=None)
         codes = values.cat.codes.to_numpy()
         return pc.fill_null(labels.take(pa.array(codes, mask=codes < 0)), "")
     missing = values.isna().to_numpy()
@@ -168,8 +172,8 @@ def _text(values: pd.Series, where: str, *, refuse_floats: bool) -> pa.Array:
             pass
         except UnicodeEncodeError:
             raise _not_text(values, where) from None
-    if refuse_floats:
-        _refuse_floats(values, missing, where)
+    if refuse_floats is not None:
+        _refuse_floats(values, missing, where, refuse_floats)
     return _as_csv_writes(values, where)
 
 
@@ -183,13 +187,13 @@ def _as_csv_writes(values: pd.Series, where: str) -> pa.Array:
         raise _not_text(values, where) from None
 
 
-def _refuse_floats(values: pd.Series, missing: np.ndarray, where: str) -> None:
+def _refuse_floats(values: pd.Series, missing: np.ndarray, where: str, column: str) -> None:
     for position, value in enumerate(values.to_numpy(dtype=object)):
         if not missing[position] and isinstance(value, (float, np.floating)) and not math.isnan(value):
             raise SheetError(
                 f"{where} holds the floating-point number {value!r} (row {position + 2}); ids and codes are "
                 "text, and a number stored as a float has lost the text it was typed as (1.0 is not the code 1).",
-                hint=READ_AS_TEXT_HINT,
+                hint=READ_AS_TEXT_HINT.format(column=column),
                 code="data-float",
             )
 
