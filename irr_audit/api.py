@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import html
 import numbers
 import os
@@ -26,7 +27,8 @@ from irr_audit.bundle.read import join_bundle
 from irr_audit.errors import UsageError
 from irr_audit.io.dataframes import frame_sheets, long_frame_sheets
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
-from irr_audit.io.outputs import render_json
+from irr_audit.io.outputs import refuse_unsafe_outputs, render_json
+from irr_audit.io.runfolder import files_read
 from irr_audit.io.sheets import SheetOptions, read_sheets
 from irr_audit.join.counts import read_counts
 from irr_audit.join.folder import (
@@ -438,28 +440,40 @@ def join_folder(
     write is refused unless ``force``; an output that would overwrite an input, always."""
     checked = _limits(limits)
     out_path = Path(out)
+    rule_files = [] if isinstance(rule, Mapping) else [Path(rule)]
+    sample_folder = Path(sample) if sample is not None else None
+    refuse_unsafe_outputs(files_read([*_paths(sheets), *rule_files, sample_folder]), folders=[out_path])
     replaced = check_join_out(out_path, force)
-    if isinstance(rule, Mapping):
-        rule_bytes, rule_files = rule_yaml(rule, checked), []
-    else:
-        rule_bytes, rule_files = b"", [Path(rule)]
     loaded = load_rule(rule, limits=checked)
-    reference, notes = _sample_reference(sample, loaded, checked)
+    rule_bytes = rule_yaml(rule, checked) if isinstance(rule, Mapping) else _rule_bytes(rule_files[0], loaded)
+    reference, notes = _sample_reference(sample_folder, loaded, checked)
     sample_ids = list(reference.ids) if reference else None
     columns = SheetOptions(id_column, code_column, worksheet, checked)
     result = joined_inputs(_paths(sheets), loaded, columns, sample_ids, progress or _no_progress)
     written = write_join_dir(
         result,
-        rule_bytes or rule_files[0].read_bytes(),
+        rule_bytes,
         out_path,
         columns,
-        sample=Path(sample) if sample is not None else None,
+        sample=sample_folder,
         sample_ids=sample_ids,
         sample_report=reference.report if reference else None,
         force=force,
         inputs=rule_files,
     )
     return JoinFolder(result, tuple(written), tuple(replaced), tuple(notes))
+
+
+def _rule_bytes(path: Path, rule: Rule) -> bytes:
+    """The bytes of the rule file just read, which the folder keeps: the ones that were parsed."""
+    data = path.read_bytes()
+    if "sha256:" + hashlib.sha256(data).hexdigest() != rule.digest:
+        raise UsageError(
+            f"rule file {path} changed while it was read.",
+            hint="run the command again once the rule file is saved.",
+            code="usage-rule-changed",
+        )
+    return data
 
 
 # --- inputs -------------------------------------------------------------------------------

@@ -382,6 +382,23 @@ def test_join_folder_writes_what_the_cli_writes(tmp_path: Path) -> None:
     assert irr_audit.audit(tmp_path / "api").to_json() == irr_audit.audit(tmp_path / "cli").to_json()
 
 
+def test_join_folder_never_writes_over_its_inputs_and_a_sample_is_checked(tmp_path: Path) -> None:
+    sheets = [str(tmp_path / "alice.csv"), str(tmp_path / "bob.csv")]
+    for source, copy in zip(EXAMPLE, sheets):
+        Path(copy).write_bytes(Path(source).read_bytes())
+    with pytest.raises(irr_audit.OutputError) as refused:
+        irr_audit.join_folder(sheets, RULE, tmp_path)
+    assert refused.value.code == "output-overwrites-input"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["alice.csv", "bob.csv"]
+    with pytest.raises(irr_audit.UsageError) as refused:
+        irr_audit.audit(sheets, RULE, sample=tmp_path)
+    assert refused.value.code == "usage-not-a-sample-dir"
+    irr_audit.join_folder(sheets, RULE, tmp_path / "joined")
+    with pytest.raises(irr_audit.UsageError) as refused:
+        irr_audit.audit(tmp_path / "joined", sample=tmp_path)
+    assert refused.value.code == "usage-sample"  # a join folder keeps its own units
+
+
 # --- rules ---------------------------------------------------------------------------------------
 
 
