@@ -212,9 +212,9 @@ def test_unknown_option_is_a_usage_error() -> None:
 def test_progress_goes_to_stderr_never_into_json(monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
-    import irr_audit.cli.audit
+    import irr_audit.cli.progress
 
-    monkeypatch.setattr(irr_audit.cli.audit, "wanted", lambda quiet: not quiet)  # as if stderr were a terminal
+    monkeypatch.setattr(irr_audit.cli.progress, "wanted", lambda quiet: not quiet)  # as if stderr were a terminal
     sheets = [str(ROOT / "examples" / "sheets" / n) for n in ("alice.csv", "bob.csv")]
     result = run("score", *sheets, "--rule", RULE, "--format", "json", "--bootstrap", "50", "--seed", "1")
     assert result.exit_code == 0

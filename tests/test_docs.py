@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -88,3 +90,22 @@ def test_readme_sql_makes_counts_that_score_like_the_sheets(tmp_path) -> None:
     counted, joined = json.loads(from_sql.stdout), json.loads(from_sheets.stdout)
     assert counted["metrics"] == joined["metrics"] and counted["pairs"] == joined["pairs"]
     assert counted["units"]["fully_coded"] == joined["units"]["fully_coded"] == 20
+
+
+def python_examples(text: str) -> str:
+    """The ```python blocks of a Markdown text, in order: one doctest."""
+    return "\n".join(re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL))
+
+
+@pytest.mark.parametrize("document", ["README.md", "docs/api.md"])
+def test_python_examples_run_as_written(document: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import doctest
+
+    monkeypatch.chdir(ROOT)  # the examples name the repository's files from its root
+    examples = python_examples((ROOT / document).read_text(encoding="utf-8"))
+    test = doctest.DocTestParser().get_doctest(examples, {}, document, str(ROOT / document), 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    output: list[str] = []
+    runner.run(test, out=output.append)
+    assert runner.failures == 0, "".join(output)
+    assert runner.tries >= 3

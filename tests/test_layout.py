@@ -18,6 +18,7 @@ STAGES = (
     ("report",),
     ("sample",),
     ("bundle",),
+    ("api",),  # the public Python API (docs/api.md): the entry points every client calls
     ("cli",),
     ("__main__", "irr_audit"),  # the package itself: what `import irr_audit` gives a library user
 )

@@ -6,7 +6,7 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from irr_audit.io.outputs import _arrow_csv, _pandas_csv, frame_csv_text
+from irr_audit.io.framecsv import _arrow_csv, _pandas_csv, frame_csv_text
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=8) | st.sampled_from(
     ["", ",", '"', "\n", "\r", "\r\n", 'a"b,c', " lead", "trail ", "=SUM(A1)", "-1", "é,漢"]

@@ -147,13 +147,13 @@ def test_a_kill_mid_write_leaves_the_old_file_or_the_new_one(tmp_path: Path) -> 
 
 
 def test_internal_error_exits_70_and_asks_for_a_report(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    import irr_audit.cli.audit
+    import irr_audit.api
     from irr_audit import cli
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(irr_audit.cli.audit, "build_report", broken)
+    monkeypatch.setattr(irr_audit.api, "build_report", broken)
     root = Path(__file__).resolve().parents[1]
     monkeypatch.setattr(
         sys,

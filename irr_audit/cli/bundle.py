@@ -1,31 +1,15 @@
 """Audit bundle commands: freeze, verify, adjudicate. They register on the main app
-when irr_audit.cli imports this module; the library work is in irr_audit.bundle."""
+when irr_audit.cli imports this module; the library work is in irr_audit.bundle
+(irr_audit.bundle.workflow: what each command does, as calls)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from irr_audit.bundle import adjudication as adj
-from irr_audit.bundle.anchor import (
-    Anchors,
-    append_digest,
-    check_list_target,
-    digest_line,
-    parse_digest,
-    read_digest_list,
-    sha256_digest,
-)
-from irr_audit.bundle.freeze import collect_source
-from irr_audit.bundle.freeze import freeze as freeze_bundle
-from irr_audit.bundle.manifest import MANIFEST, read_manifest, sha256_hex, shell_path
-from irr_audit.bundle.read import join_bundle
-from irr_audit.bundle.signing import SigningError, check_allowed_signers, sign, ssh_keygen
-from irr_audit.bundle.verify import INTERNAL_ONLY, verify_bundle
 from irr_audit.cli.shared import (
     CodeColumn,
     IdColumn,
@@ -35,14 +19,14 @@ from irr_audit.cli.shared import (
     Worksheet,
     app,
     check_outputs,
+    parse_limits,
     reports_errors,
     say,
 )
-from irr_audit.errors import IrrAuditError, LimitError, UsageError
-from irr_audit.io.files import read_bounded, resolved
-from irr_audit.io.limits import parse_limit_options
-from irr_audit.io.outputs import render_json, write_text_atomic
-from irr_audit.report.model import build_report
+from irr_audit.errors import UsageError
+
+if TYPE_CHECKING:
+    from irr_audit.bundle.verify import Verification
 
 BundleArgument = Annotated[Path, typer.Argument(help="An audit bundle folder made by irr-audit freeze.")]
 DigestsOption = Annotated[
@@ -91,21 +75,29 @@ def freeze(
     Prints the bundle's digest and path: sha256:<hex>  <bundle>. Keep the digest outside the
     bundle (--digests, a commit, a message): verify --expect checks a bundle against it.
     """
-    reads = [*inputs, *(path for path in (rule,) if path is not None)]
-    folders = [path for path in (*inputs, sample, recodes) if path is not None and path.is_dir()]
-    if digests is not None:
-        check_list_target(digests, reads, folders)
-    _check_sign_key(sign)
-    source = collect_source(
-        inputs, rule, id_column, code_column, sample, worksheet=worksheet, limits=parse_limit_options(limit)
+    from irr_audit.bundle.anchor import append_digest, digest_line
+    from irr_audit.bundle.manifest import MANIFEST, shell_path
+    from irr_audit.bundle.workflow import freeze_audit
+
+    frozen = freeze_audit(
+        inputs,
+        into,
+        rule=rule,
+        recodes=recodes,
+        sample=sample,
+        id_column=id_column,
+        code_column=code_column,
+        worksheet=worksheet,
+        digests=digests,
+        sign_key=sign,
+        limits=parse_limits(limit),
     )
-    result = freeze_bundle(source, into, datetime.now(timezone.utc), recodes=recodes, sign_key=sign)
-    digest = sha256_digest((result.path / MANIFEST).read_bytes())
-    say(digest_line(digest, str(result.path)), err=False)
-    listed = append_digest(digests, digest, result.path.name) if digests is not None else None
+    result = frozen.result
+    say(digest_line(frozen.digest, str(result.path)), err=False)
+    listed = append_digest(digests, frozen.digest, result.path.name) if digests is not None else None
     if not quiet:
-        say(source.join.summary_line())
-        for warning in source.join.warnings:
+        say(frozen.source.join.summary_line())
+        for warning in frozen.source.join.warnings:
             say(f"warning: {warning}")
         say(f"froze {len(result.manifest['files'])} files and the score into {result.path}")
         for note in result.notes:
@@ -113,26 +105,12 @@ def freeze(
         if sign is not None:
             say(f"signed the manifest with {sign}: {result.path / MANIFEST}.sig")
         if listed is not None:
-            say(f"anchored: {digests} line {listed} lists {digest} for {result.path.name}; commit it")
+            say(f"anchored: {digests} line {listed} lists {frozen.digest} for {result.path.name}; commit it")
         else:
             say(
                 f"keep the digest outside the bundle: irr-audit verify {shell_path(result.path)} "
-                f"--expect {digest} proves the bundle is this one"
+                f"--expect {frozen.digest} proves the bundle is this one"
             )
-
-
-def _check_sign_key(key: Path | None) -> None:
-    """Before anything is read or written: ssh-keygen is there and the key is a file."""
-    if key is None:
-        return
-
-    ssh_keygen()
-    if not key.is_file():
-        raise SigningError(
-            f"--sign {key} is not a key file.",
-            hint="pass an SSH private key, e.g. ~/.ssh/id_ed25519.",
-            code="usage-sign-key",
-        )
 
 
 @app.command()
@@ -171,8 +149,12 @@ def verify(
     Without --expect, --digests or --allowed-signers this checks internal consistency only:
     whoever can write the bundle could change a file and re-hash the manifest.
     """
-    anchors = _anchors(expect, digests, allowed_signers, identity)
-    result = verify_bundle(bundle, anchors, parse_limit_options(limit))
+    from irr_audit.bundle.verify import INTERNAL_ONLY, verify_bundle
+    from irr_audit.bundle.workflow import read_anchors
+    from irr_audit.io.outputs import render_json
+
+    anchors = read_anchors(expect, digests, allowed_signers, identity)
+    result = verify_bundle(bundle, anchors, parse_limits(limit))
     if output_format is VerifyFormat.JSON:
         typer.echo(render_json(result.to_dict()), nl=False)
     else:
@@ -191,26 +173,7 @@ def verify(
         raise typer.Exit(1)
 
 
-def _anchors(expect: str | None, digests: Path | None, allowed_signers: Path | None, identity: str | None) -> Anchors:
-    """The anchors verify checks, read and checked before the bundle is."""
-    if identity is not None and allowed_signers is None:
-        raise UsageError(
-            "--identity names the signer to check; it goes with --allowed-signers FILE.",
-            hint="add --allowed-signers FILE, or leave out --identity.",
-            code="usage-identity",
-        )
-    if allowed_signers is not None:
-        ssh_keygen()
-        check_allowed_signers(allowed_signers)
-    return Anchors(
-        expect=parse_digest(expect) if expect is not None else None,
-        digests=read_digest_list(digests) if digests is not None else None,
-        allowed_signers=allowed_signers,
-        identity=identity,
-    )
-
-
-def _verdict(result) -> str:  # type: ignore[no-untyped-def]
+def _verdict(result: Verification) -> str:
     name = result.name or result.bundle.name
     if not result.ok:
         count = len(result.problems)
@@ -247,6 +210,17 @@ def adjudicate(
     The decisions go to a new file under BUNDLE/adjudication/; the frozen sheets and the first
     statistics are never changed. Prints the record's digest and path: sha256:<hex>  <record>.
     """
+    from irr_audit.bundle.anchor import append_digest, check_list_target, digest_line
+    from irr_audit.bundle.manifest import shell_path
+    from irr_audit.bundle.workflow import (
+        adjudication,
+        check_sign_key,
+        check_template_output,
+        decide_hint,
+        record_decisions,
+    )
+    from irr_audit.io.outputs import write_text_atomic
+
     if decisions is None and (digests is not None or sign is not None):
         raise UsageError(
             "--digests and --sign anchor a new adjudication record; they go with --decisions.",
@@ -255,22 +229,26 @@ def adjudicate(
         )
     if digests is not None:
         check_list_target(digests, [path for path in (decisions,) if path is not None], [bundle])
-    _check_sign_key(sign)
+    check_sign_key(sign)
     if output is not None:
         check_outputs([bundle, decisions], "--output", files=[output])
-    manifest = read_manifest(bundle)
-    join = join_bundle(bundle, parse_limit_options(limit))
-    disagreements = adj.disagreement_codes(build_report(join).disagreements)
-    manifest_sha256 = sha256_hex((bundle / MANIFEST).read_bytes())
-    records = adj.trusted_records(bundle, manifest_sha256, disagreements, join.rule.categories)
-    current = adj.current_decisions(records)
+    state = adjudication(bundle, parse_limits(limit))
     if decisions is None:
-        _list_disagreements(bundle, adj.template_csv(disagreements, list(join.coders), current), output, by)
+        if by is not None:
+            raise UsageError(
+                "--by names who decided; it goes with --decisions FILE.",
+                hint=decide_hint(bundle),
+                code="usage-adjudicate",
+            )
+        if output is None:
+            typer.echo(state.template(), nl=False)
+        else:
+            check_template_output(bundle, output)
+            write_text_atomic(output, state.template())
         if not quiet:
-            decided = sum(unit in current for unit in disagreements)
             say(
-                f"{len(disagreements)} disagreements, {decided} decided. Fill in code and note, then run: "
-                f"irr-audit adjudicate {shell_path(bundle)} --decisions FILE.csv --by NAME"
+                f"{len(state.disagreements)} disagreements, {state.decided} decided. Fill in code and note, then "
+                f"run: {decide_hint(bundle)}"
             )
         return
     if output is not None:
@@ -286,81 +264,16 @@ def adjudicate(
             f"--decisions {shell_path(decisions)} --by 'alice and bob'.",
             code="usage-adjudicate-by",
         )
-    text, data = _read_decisions_file(decisions)
-    found = adj.parse_decisions(text, str(decisions), join.rule, disagreements)
-    new = adj.changed_decisions(found, current)
-    if not new:
-        say(f"nothing new to record: the {len(found)} decisions in {decisions} are already on record.")
+    recorded = record_decisions(state, decisions, by, sign_key=sign)
+    if recorded.path is None:
+        say(f"nothing new to record: the {recorded.found} decisions in {decisions} are already on record.")
         return
-    now = datetime.now(timezone.utc)
-    record = adj.build_record(
-        bundle_name=manifest["name"],
-        manifest_sha256=manifest_sha256,
-        by=by.strip(),
-        created=now,
-        source_name=decisions.name,
-        source_sha256=sha256_hex(data),
-        decisions=new,
-        disagreements=disagreements,
-    )
-
-    record_data = adj.record_bytes(record)
-    signature = _signature(record_data, sign)
-    path = adj.write_record(bundle, record_data, now, signature)
-    digest = sha256_digest(record_data)
-    say(digest_line(digest, str(path)), err=False)
-    listed_as = f"{manifest['name']}/{adj.ADJUDICATION_DIR}/{path.name}"
-    listed = append_digest(digests, digest, listed_as) if digests is not None else None
+    say(digest_line(recorded.digest, str(recorded.path)), err=False)
+    listed = append_digest(digests, recorded.digest, recorded.listed_as) if digests is not None else None
     if not quiet:
         if listed is not None:
-            say(f"anchored: {digests} line {listed} lists {digest} for {listed_as}; commit it")
-        decided = len(set(current) | {decision.comment_id for decision in new})
+            say(f"anchored: {digests} line {listed} lists {recorded.digest} for {recorded.listed_as}; commit it")
         say(
-            f"recorded {len(new)} decisions by {by.strip()}; {decided} of {len(disagreements)} "
+            f"recorded {recorded.new} decisions by {by.strip()}; {recorded.decided} of {len(state.disagreements)} "
             "disagreements decided. The independent statistics are unchanged."
         )
-
-
-def _signature(data: bytes, key: Path | None) -> bytes | None:
-    if key is None:
-        return None
-
-    return sign(data, key)
-
-
-def _list_disagreements(bundle: Path, text: str, output: Path | None, by: str | None) -> None:
-    if by is not None:
-        raise UsageError(
-            "--by names who decided; it goes with --decisions FILE.",
-            hint=f"irr-audit adjudicate {shell_path(bundle)} --decisions FILE.csv --by NAME",
-            code="usage-adjudicate",
-        )
-    if output is None:
-        typer.echo(text, nl=False)
-        return
-    if resolved(output).is_relative_to(resolved(bundle)):
-        raise UsageError(
-            f"--output {output} is inside the bundle {bundle}.",
-            hint="write the list elsewhere; a bundle only gains adjudication records.",
-            code="usage-adjudicate",
-        )
-    write_text_atomic(output, text)
-
-
-def _read_decisions_file(path: Path) -> tuple[str, bytes]:
-    try:
-        data = read_bounded(path, f"decisions file {path}")
-    except LimitError:
-        raise
-    except IrrAuditError as error:  # missing, a folder, a pipe, a device
-        raise UsageError(
-            error.message, hint="pass the CSV you filled in with --decisions FILE.csv.", code="adjudication-decisions"
-        ) from None
-    try:
-        return data.decode("utf-8-sig"), data
-    except UnicodeDecodeError as exc:
-        raise UsageError(
-            f"decisions file {path} is not UTF-8 (byte {exc.start}).",
-            hint="save it as CSV UTF-8.",
-            code="adjudication-decisions",
-        ) from None

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
 
 class Steps:
@@ -20,7 +20,7 @@ class Steps:
 
     def __init__(self, progress: Any = None) -> None:
         self._progress = progress
-        self._task = None
+        self._task: TaskID | None = None
 
     def step(self, description: str) -> None:
         if self._progress is None:

@@ -9,25 +9,16 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from irr_audit.cli.shared import app, check_outputs, reports_errors, say
 from irr_audit.errors import UsageError
 from irr_audit.io.display import visible
-from irr_audit.rules.diff import render_rule_diff
-from irr_audit.rules.load import load_rule
-from irr_audit.rules.lock import lock_entries, render_lock
-from irr_audit.rules.repository import (
-    default_lock_path,
-    gather_check_inputs,
-    label_of,
-    read_lock,
-    read_rule_files,
-    write_lock,
-)
-from irr_audit.rules.revisions import Gates, check_rules
+
+if TYPE_CHECKING:
+    from irr_audit.rules.revisions import Gates
 
 rules_app = typer.Typer(
     name="rules",
@@ -82,6 +73,9 @@ def check(
 
     A new version is validated on a new sample, or on an explicitly re-coded one.
     """
+    from irr_audit.rules.repository import gather_check_inputs, label_of
+    from irr_audit.rules.revisions import check_rules
+
     gates = gates_from_options(min_kappa, min_alpha, use_ci_lower, audits)
     inputs = gather_check_inputs(rules_dir, base, lock, audits)
     label = label_of(rules_dir)
@@ -102,6 +96,8 @@ def check(
 def gates_from_options(
     min_kappa: float | None, min_alpha: float | None, use_ci_lower: bool, audits: Path | None
 ) -> Gates:
+    from irr_audit.rules.revisions import Gates
+
     for option, value in (("--min-kappa", min_kappa), ("--min-alpha", min_alpha)):
         if value is not None and not (math.isfinite(value) and -1 <= value <= 1):
             raise UsageError(
@@ -132,6 +128,10 @@ def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None) -> None:
 
     Refuses (exit 1) while `rules check` finds problems: a lock never records an edit.
     """
+    from irr_audit.rules.lock import lock_entries, render_lock
+    from irr_audit.rules.repository import default_lock_path, label_of, read_lock, read_rule_files, write_lock
+    from irr_audit.rules.revisions import check_rules
+
     lock_path = lock or default_lock_path(rules_dir)
     # the rule files, as read_rule_files reads them
     check_outputs(sorted(rules_dir.glob("*/*")), "--lock", files=[lock_path])
@@ -169,5 +169,8 @@ def diff(
 
     Codes, definitions, examples, scale, missing codes, aliases; paste it into a ```diff block.
     """
+    from irr_audit.rules.diff import render_rule_diff
+    from irr_audit.rules.load import load_rule
+
     diff = render_rule_diff(load_rule(old), load_rule(new))
     sys.stdout.write("\n".join(visible(line) for line in diff.split("\n")))  # the rules' text, shown safely

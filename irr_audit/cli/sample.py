@@ -3,18 +3,21 @@ completeness verdict, a reproducible draw and one blank coding sheet per coder."
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from irr_audit.cli.shared import LimitOption, app, check_outputs, reports_errors, say
-from irr_audit.io.collector import read_dataset, read_run_record
-from irr_audit.io.limits import parse_limit_options
-from irr_audit.rules.load import load_rule
-from irr_audit.sample.build import SampleRequest, build_sample, summary_lines
-from irr_audit.sample.folder import check_sample_out, write_sample_dir
-from irr_audit.sample.sheets import SheetFormat, parse_coders
+from irr_audit.cli.shared import LimitOption, app, check_outputs, parse_limits, reports_errors, say
+
+
+class SheetFormatChoice(str, Enum):
+    """The choices of --sheet-format: the values of irr_audit.sample.sheets.SheetFormat, named
+    here so that --help needs no import of the sample code (tests/test_startup.py checks they agree)."""
+
+    CSV = "csv"
+    XLSX = "xlsx"
 
 
 @app.command("sample")
@@ -36,8 +39,8 @@ def sample(
         bool, typer.Option("--shuffle", help="Give each coder the units in their own order (needs --seed).")
     ] = False,
     sheet_format: Annotated[
-        SheetFormat, typer.Option("--sheet-format", help="csv, or xlsx with a code list in the sheet.")
-    ] = SheetFormat.CSV,
+        SheetFormatChoice, typer.Option("--sheet-format", help="csv, or xlsx with a code list in the sheet.")
+    ] = SheetFormatChoice.CSV,
     force: Annotated[
         bool,
         typer.Option(
@@ -50,6 +53,12 @@ def sample(
     limit: LimitOption = None,
 ) -> None:
     """Build the working ledger and one blank coding sheet per coder from the collector's output."""
+    from irr_audit.io.collector import read_dataset, read_run_record
+    from irr_audit.rules.load import load_rule
+    from irr_audit.sample.build import SampleRequest, build_sample, summary_lines
+    from irr_audit.sample.folder import check_sample_out, write_sample_dir
+    from irr_audit.sample.sheets import SheetFormat, parse_coders
+
     inputs = [dataset, rule, *([run_record] if run_record else [])]
     check_outputs(inputs, "--out", folders=[out])
     request = SampleRequest(
@@ -57,9 +66,9 @@ def sample(
         size=size,
         seed=seed,
         shuffle=shuffle,
-        sheet_format=sheet_format,
+        sheet_format=SheetFormat(sheet_format.value),
     )
-    limits = parse_limit_options(limit)
+    limits = parse_limits(limit)
     loaded_rule = load_rule(rule, limits)
     record = None if run_record is None else read_run_record(run_record, limits)
     built = build_sample(read_dataset(dataset, limits), record, loaded_rule, rule.read_bytes(), request)

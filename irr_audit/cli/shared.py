@@ -7,15 +7,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError, OutputError
 from irr_audit.io.display import visible
-from irr_audit.io.outputs import refuse_unsafe_outputs
-from irr_audit.io.runfolder import files_read
+
+if TYPE_CHECKING:
+    from irr_audit.io.limits import Limits
 
 app = typer.Typer(
     name="irr-audit",
@@ -103,9 +104,19 @@ def check_outputs(
 ) -> None:
     """Refuse, before the command reads anything, an output that would write an input or a
     bundle; the message starts with the option that named the output."""
+    from irr_audit.io.outputs import refuse_unsafe_outputs
+    from irr_audit.io.runfolder import files_read
+
     try:
         refuse_unsafe_outputs(files_read(inputs), files=files, folders=folders)
     except OutputError as error:
         if error.message.startswith(option):
             raise
         raise OutputError(f"{option}: {error.message}", hint=error.hint, code=error.code) from None
+
+
+def parse_limits(values: list[str] | None) -> Limits:
+    """--limit NAME=VALUE options -> the library's Limits (irr_audit.io.limits)."""
+    from irr_audit.io.limits import parse_limit_options
+
+    return parse_limit_options(values)

@@ -1,10 +1,11 @@
 """Writing files: atomically (a kill leaves the old file or the new one, never half),
 as byte-stable JSON, and safely for spreadsheets (text that Excel would run as a
-formula is neutralised); and refusing an output that would overwrite an input."""
+formula is neutralised); and refusing an output that would overwrite an input.
+A whole DataFrame as CSV is irr_audit.io.framecsv (pandas and pyarrow, which
+nothing here needs: commands that only check and write small files stay light)."""
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import os
@@ -15,13 +16,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from irr_audit.errors import OutputError
-from irr_audit.io.arrowtext import contains_any_byte, starts_with_any_byte
 from irr_audit.io.display import NOT_WHITESPACE
 from irr_audit.io.files import resolved
 from irr_audit.io.runfolder import RECORD_FILES, read_record, recorded_files
@@ -117,105 +112,6 @@ def refuse_column_collisions(columns: Sequence[tuple[str, str]], output: str) ->
                 code="output-column-collision",
             )
         seen[written] = (name, origin)
-
-
-def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str:
-    """A whole table as CSV in one vectorised pass: what `csv_text` does row by row.
-
-    ``for_spreadsheets`` neutralises formula-looking text (the files people open);
-    machine files (counts) keep every value exactly. The text is what pandas'
-    ``to_csv`` writes, built with pyarrow's string kernels (a million rows in a
-    fraction of pandas' time); pandas writes what those do not cover.
-    """
-    fast = _arrow_csv(frame, for_spreadsheets)
-    return fast if fast is not None else _pandas_csv(frame, for_spreadsheets)
-
-
-def _pandas_csv(frame: pd.DataFrame, for_spreadsheets: bool) -> str:
-    if for_spreadsheets:
-        frame = frame.copy()
-        frame.columns = [spreadsheet_safe(str(column)) for column in frame.columns]
-        for column in frame.columns:
-            values = frame[column]
-            if isinstance(values.dtype, pd.CategoricalDtype):
-                frame[column] = values.cat.rename_categories([spreadsheet_safe(str(c)) for c in values.cat.categories])
-            elif pd.api.types.is_string_dtype(values) or pd.api.types.is_object_dtype(values):
-                frame[column] = pd.Series(
-                    _neutralised(_text(values)).to_numpy(zero_copy_only=False), index=values.index, dtype=object
-                )
-    # Lines ending "\r\n" make the csv module quote every field with a carriage return;
-    # the fields are then written again with "\n" line ends.
-    text = frame.to_csv(index=False, lineterminator="\r\n")
-    return "".join(csv_line(record) for record in csv.reader(io.StringIO(text, newline="")))
-
-
-def _arrow_csv(frame: pd.DataFrame, for_spreadsheets: bool = False) -> str | None:
-    """The CSV text of ``frame``, byte for byte as ``_pandas_csv`` writes it; None for
-    a frame this does not cover (a column of floats or dates, mixed objects, a single column)."""
-    if frame.shape[1] < 2:  # the csv module quotes a lone empty field; leave that to pandas
-        return None
-    header = csv_line([spreadsheet_safe(str(name)) if for_spreadsheets else str(name) for name in frame.columns])
-    if not len(frame):
-        return header
-    fields = [_csv_fields(frame[name], for_spreadsheets) for name in frame.columns]
-    if any(column is None for column in fields):
-        return None
-    lines = pc.binary_join_element_wise(*fields, ",")
-    lines = pc.binary_join_element_wise(lines, "", "\n").cast(pa.large_string())  # each line ends with "\n"
-    _, offsets, data = lines.buffers()
-    bounds = np.frombuffer(offsets, dtype=np.int64)[lines.offset : lines.offset + len(lines) + 1]
-    return header + data.slice(int(bounds[0]), int(bounds[-1] - bounds[0])).to_pybytes().decode("utf-8")
-
-
-def _csv_fields(values: pd.Series, for_spreadsheets: bool) -> pa.Array | None:
-    """One column's CSV fields (text, neutralised when asked, quoted where needed)."""
-    if isinstance(values.dtype, pd.CategoricalDtype):  # the few categories, not every row
-        labels = _csv_fields(pd.Series(values.cat.categories, dtype=object), for_spreadsheets)
-        codes = values.cat.codes.to_numpy()
-        return None if labels is None else pc.fill_null(labels.take(pa.array(codes, mask=codes < 0)), "")
-    missing = values.isna().to_numpy()
-    if pd.api.types.is_bool_dtype(values.dtype):
-        flags = pa.array(values.to_numpy(dtype=bool, na_value=False), mask=missing)
-        return pc.fill_null(pc.if_else(flags, "True", "False"), "")
-    if pd.api.types.is_integer_dtype(values.dtype):
-        numbers = pa.array(values.to_numpy(dtype=np.int64, na_value=0), mask=missing)
-        return pc.fill_null(numbers.cast(pa.string()), "")
-    if not (pd.api.types.is_string_dtype(values.dtype) or pd.api.types.is_object_dtype(values.dtype)):
-        return None
-    try:
-        text = _text(values)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all text: pandas writes each value's str()
-        return None
-    return _quoted(_neutralised(text) if for_spreadsheets else text)
-
-
-def _text(values: pd.Series) -> pa.Array:
-    """A text column as pyarrow strings, a missing value as the empty string."""
-    if hasattr(values.array, "__arrow_array__"):  # pandas' pyarrow-backed strings: no copy
-        arrow = pa.array(values.array)
-        arrow = arrow.combine_chunks() if isinstance(arrow, pa.ChunkedArray) else arrow
-        return pc.fill_null(arrow.cast(pa.string()), "")
-    return pa.array(values.astype(object).where(values.notna(), "").to_numpy(), type=pa.string())
-
-
-def _quoted(text: pa.Array) -> pa.Array:
-    """Quoted as the csv module quotes (QUOTE_MINIMAL): only text holding a comma, a quote or a line break."""
-    if not contains_any_byte(text, CSV_SPECIAL.encode()):
-        return text
-    quoted = pc.binary_join_element_wise('"', pc.replace_substring(text, '"', '""'), '"', "")
-    return pc.if_else(pc.match_substring_regex(text, "[" + CSV_SPECIAL + "]"), quoted, text)
-
-
-def _neutralised(text: pa.Array) -> pa.Array:
-    """spreadsheet_safe on every value."""
-    if not starts_with_any_byte(text, ("".join(FORMULA_TRIGGERS) + QUOTE).encode()):
-        return text
-    formula = pc.and_(
-        pc.match_substring_regex(text, "^" + FORMULA_PATTERN),
-        pc.invert(pc.match_substring_regex(text, "^" + PLAIN_NUMBER.pattern + "$")),
-    )
-    prefixed = pc.or_(formula, pc.starts_with(text, QUOTE))
-    return pc.if_else(prefixed, pc.binary_join_element_wise(QUOTE, text, ""), text)
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:

@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from irr_audit.errors import SheetError, UsageError
-from irr_audit.io.outputs import frame_csv_text, refuse_column_collisions, spreadsheet_original
+from irr_audit.io.framecsv import frame_csv_text
+from irr_audit.io.outputs import refuse_column_collisions, spreadsheet_original
 from irr_audit.io.sheets import read_table
 from irr_audit.join.join import JoinResult
 from irr_audit.metrics.patterns import MAX_UNITS, compress

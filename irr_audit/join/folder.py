@@ -24,8 +24,9 @@ import pandas as pd
 from irr_audit._threads import thread_count
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.io.files import resolved
+from irr_audit.io.framecsv import frame_csv_text
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
-from irr_audit.io.outputs import frame_csv_text, refuse_column_collisions, refuse_unsafe_outputs, render_json
+from irr_audit.io.outputs import refuse_column_collisions, refuse_unsafe_outputs, render_json
 from irr_audit.io.runfolder import (
     RUN_KEY,
     Mismatch,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 from rich import box
@@ -55,3 +56,10 @@ def render_console(report: dict[str, Any]) -> Group:
 
 def print_report(report: dict[str, Any], console: Console) -> None:
     console.print(render_console(report))
+
+
+def render_text(report: dict[str, Any], width: int = 80) -> str:
+    """The console report as plain text of ``width`` columns (`report --format text` into a file or a pipe)."""
+    console = Console(width=width, record=True, file=io.StringIO())
+    console.print(render_console(report))
+    return console.export_text()

@@ -34,14 +34,19 @@ class GroupSpec:
                 hint="for example --group humans=ann,ben,cat --against model.",
                 code="usage-group",
             )
-        twice = [coder for coder, n in _counted(coders).items() if n > 1]
+        return cls.of(name.strip(), coders, against.strip())
+
+    @classmethod
+    def of(cls, name: str, members: tuple[str, ...], reference: str) -> GroupSpec:
+        """The group of these coders (two or more), each named once, scored against ``reference``."""
+        twice = [coder for coder, n in _counted(members).items() if n > 1]
         if twice:  # a coder counted twice would outvote the others: a wrong consensus
             raise UsageError(
                 f"--group names {_listed(twice)} more than once.",
                 hint="name every coder of the group once.",
                 code="usage-group",
             )
-        return cls(name.strip(), coders, against.strip())
+        return cls(name, members, reference)
 
 
 def _counted(items: tuple[str, ...]) -> dict[str, int]:

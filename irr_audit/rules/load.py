@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -483,3 +483,45 @@ def _changelog(document: dict[str, Any], name: str) -> Any:
             )
         return changelog
     raise _invalid(name, "changelog", "must be text, or a mapping with summary, why and code_map")
+
+
+# --- a rule given as a mapping (the Python API) ----------------------------------------
+
+MAPPING_NAME = "rule mapping"
+PLAIN_SCALARS = (str, int, float, bool, type(None))
+
+
+def rule_yaml(document: Mapping[str, Any], limits: Limits = DEFAULT_LIMITS) -> bytes:
+    """A rule given as a mapping, as the bytes of a rule file: YAML with sorted keys and
+    text as UTF-8 (its canonical dump, so the same mapping always gives the same bytes)."""
+    plain = _plain(document, "(top level)", limits.depth, limits)
+    return yaml.safe_dump(plain, sort_keys=True, allow_unicode=True, default_flow_style=False).encode("utf-8")
+
+
+def rule_from_mapping(document: Mapping[str, Any], limits: Limits = DEFAULT_LIMITS) -> Rule:
+    """A rule given as a mapping, validated exactly as a rule file: its canonical YAML
+    (rule_yaml) is parsed as a file's bytes are, and its digest is their sha256."""
+    return parse_rule(rule_yaml(document, limits), MAPPING_NAME, limits)
+
+
+def _plain(value: Any, where: str, depth: int, limits: Limits) -> Any:
+    """The mapping as plain dicts, lists and scalars; anything a YAML file cannot hold is
+    refused, by key. A mapping that contains itself is refused by the depth limit."""
+    if depth < 0:
+        found = f"nests deeper than {limits.depth} levels at {_shortened(where)}"
+        raise limit_error("depth", limits, MAPPING_NAME, found)
+    if isinstance(value, Mapping):
+        return {
+            key: _plain(item, str(key) if where == "(top level)" else f"{where}.{key}", depth - 1, limits)
+            for key, item in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_plain(item, f"{where}[{at}]", depth - 1, limits) for at, item in enumerate(value)]
+    if isinstance(value, PLAIN_SCALARS):
+        return value
+    raise _invalid(
+        MAPPING_NAME,
+        where,
+        f"holds a value of type {type(value).__name__}, which a rule file cannot hold",
+        hint="use text, numbers, true/false, lists and mappings (a numpy number: convert it with int() or float()).",
+    )

@@ -1,0 +1,651 @@
+"""The public Python API (docs/api.md): load a rule, audit the codes of two or more
+coders, and read the result as pandas DataFrames or as the report the command line
+writes. The command line is one client of these functions: `irr-audit score` and
+`irr-audit report` print what :meth:`Audit.to_dict` holds, `irr-audit join` writes
+what :func:`join_folder` writes. Every decision is made here or below; nothing
+here prints or exits.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import html
+import numbers
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from irr_audit.bundle.adjudication import bundle_report_sections
+from irr_audit.bundle.manifest import is_bundle
+from irr_audit.bundle.read import join_bundle
+from irr_audit.errors import UsageError
+from irr_audit.io.dataframes import frame_sheets, long_frame_sheets
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
+from irr_audit.io.outputs import refuse_unsafe_outputs, render_json
+from irr_audit.io.runfolder import files_read
+from irr_audit.io.sheets import SheetOptions, read_sheets
+from irr_audit.join.counts import read_counts
+from irr_audit.join.folder import (
+    check_join_out,
+    is_join_dir,
+    read_join_dir,
+    read_join_sample_ids,
+    read_join_sample_report,
+    write_join_dir,
+)
+from irr_audit.join.join import JoinResult, join_sheets
+from irr_audit.join.missingness import LOG_COLUMNS
+from irr_audit.report.console import render_console, render_text
+from irr_audit.report.html import render_html
+from irr_audit.report.markdown import render_markdown
+from irr_audit.report.model import (
+    AuditOptions,
+    AuditReport,
+    GroupSpec,
+    build_counts_report,
+    build_report,
+    check_audit_size,
+)
+from irr_audit.rules.load import load_rule as load_rule_file
+from irr_audit.rules.load import rule_from_mapping, rule_yaml
+from irr_audit.rules.model import Rule
+from irr_audit.sample.folder import SampleRef, check_sample_rule, read_sample
+
+PathLike = str | os.PathLike[str]
+RuleSource = Rule | PathLike | Mapping[str, Any]
+Data = PathLike | Sequence[PathLike] | Mapping[str, pd.DataFrame] | pd.DataFrame
+LimitsLike = Limits | Mapping[str, int | str] | None
+Progress = Callable[[str], None]
+
+METRIC_COLUMNS = (
+    "value",
+    "defined",
+    "reason",
+    "se",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "bootstrap_se",
+    "bootstrap_ci_low",
+    "bootstrap_ci_high",
+)
+NUMBER_COLUMNS = ("value", "se", "ci_low", "ci_high", "bootstrap_se", "bootstrap_ci_low", "bootstrap_ci_high")
+
+
+# --- rules -------------------------------------------------------------------------
+
+
+def load_rule(source: RuleSource, *, limits: LimitsLike = None) -> Rule:
+    """A coding rule from a rule file (a path) or a mapping with the keys of a rule file.
+
+    A mapping is validated exactly as a file is: it is written as YAML with sorted keys
+    (``irr_audit.rules.load.rule_yaml``) and those bytes are read as a rule file's; the
+    rule's digest is ``"sha256:"`` and the hex sha256 of those bytes. A :class:`Rule` is
+    returned as it is. Raises :class:`~irr_audit.errors.RuleError` (or ``LimitError``)
+    naming the key and the fix.
+    """
+    if isinstance(source, Rule):
+        return source
+    checked = _limits(limits)
+    if isinstance(source, Mapping):
+        return rule_from_mapping(source, checked)
+    if isinstance(source, (str, os.PathLike)):
+        return load_rule_file(Path(source), checked)
+    raise UsageError(
+        f"a rule is a path to a rule file or a mapping, not a {type(source).__name__}.",
+        hint="pass rules/<rule>/v<version>.yaml, or a dict with the keys rule, version, scale and codes.",
+        code="data-form",
+    )
+
+
+# --- the audit -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One pair of coders of an audit: its table (rows the first coder, columns the second)
+    and its coefficients on the units both coded (``metrics``, ``n`` units) and on the
+    units both gave a valid code (``available_case``, ``n_available``)."""
+
+    coders: tuple[str, str]
+    n: int
+    n_available: int
+    table: pd.DataFrame
+    metrics: pd.DataFrame
+    available_case: pd.DataFrame
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Audit:
+    """The result of :func:`audit` or :func:`audit_counts`: a view of the report model
+    (``report``, an :class:`~irr_audit.report.model.AuditReport`) that every renderer shows.
+
+    ``join`` is the joined sheets (None for counts). ``summary_line`` and ``input_warnings``
+    are what `irr-audit` prints on stderr; ``sections`` what `report BUNDLE` adds (the
+    bundle's provenance and adjudication, kept apart from the independent statistics).
+    Every DataFrame attribute is made anew on each access: changing it changes nothing here.
+    """
+
+    report: AuditReport
+    join: JoinResult | None = None
+    summary_line: str = ""
+    input_warnings: tuple[str, ...] = ()
+    sections: Mapping[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        units = self.report.units
+        return (
+            f"<Audit {self.rule.label}: {', '.join(self.coders)}; "
+            f"{units['fully_coded']} of {units['total']} units fully coded>"
+        )
+
+    @property
+    def rule(self) -> Rule:
+        return self.report.rule
+
+    @property
+    def coders(self) -> tuple[str, ...]:
+        return self.report.coders
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        return self.report.categories
+
+    @property
+    def units(self) -> dict[str, int]:
+        """total, fully_coded, missing and available_case units."""
+        return dict(self.report.units)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Every warning of the report (the input's, then the statistics', such as a kappa paradox)."""
+        return tuple(self._document(include_disagreements=False)["warnings"])
+
+    @property
+    def table_kind(self) -> str:
+        """``"pair"`` (two coders: rows the first, columns the second) or ``"coincidence"`` (three or more)."""
+        return str(self.report.agreement["table_kind"])
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The agreement table of the fully coded units, labelled with the rule's categories."""
+        return _table_frame(self.report.agreement["table"], self.categories, self._table_axes())
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        """Every coefficient on the fully coded units, one row each (docs/api.md, "Coefficients")."""
+        return metric_frame(self.report.agreement["metrics"])
+
+    @property
+    def available_case(self) -> pd.DataFrame:
+        """Every coefficient on the units with at least two valid codes (docs/statistics.md)."""
+        return metric_frame(self.report.agreement["available_case"])
+
+    @property
+    def pairs(self) -> tuple[Pair, ...]:
+        """Every pair of coders, in the order of the coders."""
+        return tuple(
+            Pair(
+                coders=(pair["coders"][0], pair["coders"][1]),
+                n=pair["n"],
+                n_available=pair["n_available"],
+                table=_table_frame(pair["table"], self.categories, tuple(pair["coders"])),
+                metrics=metric_frame(pair["metrics"]),
+                available_case=metric_frame(pair["available_case"]),
+            )
+            for pair in self.report.agreement["pairs"]
+        )
+
+    @property
+    def missingness(self) -> pd.DataFrame:
+        """The missingness log: one row per input row or (unit, coder) cell that is not a valid
+        code, with the columns sheet, coder, row, comment_id, raw_value, reason and detail
+        (empty for counts, which carry no log)."""
+        if self.join is None:
+            return pd.DataFrame(
+                {column: pd.Series(dtype="Int64" if column == "row" else str) for column in LOG_COLUMNS}
+            )
+        return self.join.log.copy()
+
+    def to_dict(self, include_disagreements: bool = True) -> dict[str, Any]:
+        """The report as data: exactly the document of `irr-audit report --format json`, or
+        with ``include_disagreements=False`` of `irr-audit score --format json`. A copy:
+        changing it changes nothing in the audit."""
+        return copy.deepcopy(self._document(include_disagreements))
+
+    def to_json(self, include_disagreements: bool = True) -> str:
+        """:meth:`to_dict` as the byte-stable JSON text the command line writes."""
+        return render_json(self._document(include_disagreements))
+
+    def to_markdown(self) -> str:
+        """The Markdown report of `report --format md`."""
+        return render_markdown(self._document())
+
+    def to_html(self) -> str:
+        """The self-contained HTML page of `report --format html`."""
+        return render_html(self._document())
+
+    def to_text(self, width: int = 80, include_disagreements: bool = True) -> str:
+        """The console report as plain text (`report --format text` into a file or a pipe)."""
+        return render_text(self._document(include_disagreements), width)
+
+    def console_report(self, include_disagreements: bool = True) -> Any:
+        """The console report as a rich renderable, for a terminal (``rich.console.Console.print``)."""
+        return render_console(self._document(include_disagreements))
+
+    def _repr_html_(self) -> str:
+        """The HTML report in a notebook, in a frame of its own: its styles and its search
+        script stay inside it, and the page's Content-Security-Policy still applies."""
+        return (
+            f'<iframe title="irr-audit report" srcdoc="{html.escape(self.to_html(), quote=True)}" '
+            'sandbox="allow-scripts" style="width: 100%; height: 640px; border: 1px solid #ccc"></iframe>'
+        )
+
+    def _document(self, include_disagreements: bool = True) -> dict[str, Any]:
+        """The document every renderer shows; its values are the report's own (to_dict copies them)."""
+        document = self.report.to_dict(include_disagreements=include_disagreements)
+        if include_disagreements:
+            document.update(self.sections)
+        return document
+
+    def _table_axes(self) -> tuple[str, str]:
+        if self.table_kind == "pair":
+            return self.coders[0], self.coders[1]
+        return "category", "category"
+
+
+def metric_frame(metrics: Mapping[str, Any]) -> pd.DataFrame:
+    """Coefficients (as in the report's ``metrics``) as a DataFrame indexed by name.
+
+    A coefficient given per category (``specific_agreement``) gives one row per category,
+    named ``specific_agreement[yes]``. An undefined value is ``<NA>`` with ``defined``
+    False and the ``reason``: never a number, never NaN."""
+    names, rows = [], []
+    for name, entry in metrics.items():
+        if "defined" in entry:
+            names.append(name)
+            rows.append(_metric_row(entry))
+        else:
+            for category, each in entry.items():
+                names.append(f"{name}[{category}]")
+                rows.append(_metric_row(each))
+    frame = pd.DataFrame(rows, columns=list(METRIC_COLUMNS), index=pd.Index(names, name="coefficient", dtype=object))
+    dtypes = {column: "Float64" for column in NUMBER_COLUMNS}
+    return frame.astype({**dtypes, "defined": bool, "reason": "string", "ci_method": "string"})
+
+
+def _metric_row(entry: Mapping[str, Any]) -> list[Any]:
+    ci = entry.get("ci") or (None, None)
+    bootstrap = entry.get("bootstrap") or {}
+    boot_ci = bootstrap.get("ci") or (None, None)
+    return [
+        entry.get("value"),
+        bool(entry["defined"]),
+        entry.get("reason"),
+        entry.get("se"),
+        ci[0],
+        ci[1],
+        entry.get("ci_method"),
+        bootstrap.get("se"),
+        boot_ci[0],
+        boot_ci[1],
+    ]
+
+
+def _table_frame(table: list[list[Any]], categories: tuple[str, ...], axes: tuple[str, str]) -> pd.DataFrame:
+    return pd.DataFrame(
+        table,
+        index=pd.Index(categories, name=axes[0], dtype=object),
+        columns=pd.Index(categories, name=axes[1], dtype=object),
+    )
+
+
+def audit(
+    data: Data,
+    rule: RuleSource | None = None,
+    *,
+    bootstrap: int = 0,
+    seed: int | None = None,
+    group: str | Mapping[str, Sequence[str]] | None = None,
+    against: str | None = None,
+    id_column: str | None = None,
+    code_column: str | None = None,
+    worksheet: str | None = None,
+    limits: LimitsLike = None,
+    sample: PathLike | None = None,
+    list_disagreements: bool = True,
+    progress: Progress | None = None,
+) -> Audit:
+    """Audit the codes of two or more coders (docs/api.md).
+
+    ``data`` is a list of sheet files (``rule`` needed), a folder `irr-audit join` wrote, an
+    audit bundle (``rule`` optional; when given it must be the one the folder was made with),
+    a mapping coder -> DataFrame (comment_id, code and any other columns), or one long
+    DataFrame (comment_id, coder, code). ``sample`` (a folder `irr-audit sample` wrote)
+    restricts sheets or DataFrames to its units, as `join --sample` does.
+    ``list_disagreements=False`` counts the disagreements without listing them and leaves
+    a bundle's adjudication unread (what `score` does). ``progress`` is called with the name
+    of each step. Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
+    """
+    options = _audit_options(bootstrap, seed, group, against, list_disagreements)
+    checked = _limits(limits)
+    columns = SheetOptions(id_column, code_column, worksheet, checked)
+    step = progress or _no_progress
+    folder: Path | None = None
+    if isinstance(data, (pd.DataFrame, Mapping)):
+        loaded = _required_rule(rule, checked)
+        reference, notes = _sample_reference(sample, loaded, checked)
+        step("reading the DataFrames")
+        sheets = long_frame_sheets(data, columns) if isinstance(data, pd.DataFrame) else frame_sheets(data, columns)
+        step(f"joining {len(sheets)} sheets")
+        result = join_sheets(sheets, loaded, sample_ids=list(reference.ids) if reference else None)
+    else:
+        inputs = _paths(data)
+        if len(inputs) == 1 and inputs[0].is_dir():
+            folder = inputs[0]
+        if folder is not None and sample is not None:
+            raise UsageError(
+                f"{folder} keeps its own units; sample restricts sheets to a sample's.",
+                hint="leave out sample, or pass the sheets themselves.",
+                code="usage-sample",
+            )
+        reference, notes = _sample_reference(sample, rule, checked)
+        result = joined_inputs(inputs, rule, columns, list(reference.ids) if reference else None, step)
+    step(f"scoring {len(result.units):,} units" + (f", bootstrap of {bootstrap} replicates" if bootstrap else ""))
+    section = reference.report if reference else _sample_section(folder)
+    report = dataclasses.replace(build_report(result, options), sample=section)
+    sections = {}
+    if folder is not None and is_bundle(folder) and options.list_disagreements:  # its provenance and adjudication
+        sections = bundle_report_sections([folder], report.to_dict())
+    warnings = (*result.warnings, *(note.removeprefix("warning: ") for note in notes))
+    return Audit(report, result, result.summary_line(), warnings, sections)
+
+
+def audit_counts(
+    paths: PathLike | Sequence[PathLike],
+    rule: RuleSource | None,
+    *,
+    bootstrap: int = 0,
+    seed: int | None = None,
+    group: str | Mapping[str, Sequence[str]] | None = None,
+    against: str | None = None,
+    limits: LimitsLike = None,
+) -> Audit:
+    """Audit unit-pattern counts (`join`'s counts.csv, or counts made in SQL; several files
+    are shards and add up): every coefficient, with no missingness log and no list of
+    disagreeing units (``join`` is None). ``group`` is refused: it needs the sheets."""
+    options = _audit_options(bootstrap, seed, group, against, True)
+    files = _paths(paths)
+    if not files:
+        raise UsageError("no counts file to score.", hint="pass one or more counts files.", code="usage-no-input")
+    if rule is None:
+        raise UsageError(
+            "--counts needs the rule the codes belong to.", hint="add --rule RULE.", code="usage-missing-rule"
+        )
+    loaded = load_rule(rule, limits=limits)
+    merged = read_counts(files, loaded)
+    report = build_counts_report(loaded, merged.coders, merged.patterns, merged.units, merged.sources, options)
+    units = report.units
+    line = (
+        f"{units['total']} units from {len(merged.coders)} coders in {len(files)} counts file(s): "
+        f"{units['fully_coded']} fully coded."
+    )
+    return Audit(report, None, line)
+
+
+# --- the folder `join` writes ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JoinFolder:
+    """What :func:`join_folder` wrote: the join (``result``), the files, the files of the
+    folder it replaced that were not a join's (``replaced``, with ``force``) and notes for people."""
+
+    result: JoinResult
+    written: tuple[Path, ...]
+    replaced: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def summary_line(self) -> str:
+        return self.result.summary_line()
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.result.warnings
+
+
+def join_folder(
+    sheets: Sequence[PathLike],
+    rule: PathLike | Mapping[str, Any],
+    out: PathLike,
+    *,
+    sample: PathLike | None = None,
+    force: bool = False,
+    id_column: str | None = None,
+    code_column: str | None = None,
+    worksheet: str | None = None,
+    limits: LimitsLike = None,
+    progress: Progress | None = None,
+) -> JoinFolder:
+    """Join coding sheets and write the folder `irr-audit join --out` writes (README, "join"),
+    as one run: built beside ``out`` and swapped in whole. ``rule`` is a rule file or a
+    mapping (the folder keeps its bytes as rule.yaml). A folder holding files join did not
+    write is refused unless ``force``; an output that would overwrite an input, always."""
+    checked = _limits(limits)
+    out_path = Path(out)
+    rule_files = [] if isinstance(rule, Mapping) else [Path(rule)]
+    sample_folder = Path(sample) if sample is not None else None
+    refuse_unsafe_outputs(files_read([*_paths(sheets), *rule_files, sample_folder]), folders=[out_path])
+    replaced = check_join_out(out_path, force)
+    loaded = load_rule(rule, limits=checked)
+    rule_bytes = rule_yaml(rule, checked) if isinstance(rule, Mapping) else _rule_bytes(rule_files[0], loaded)
+    reference, notes = _sample_reference(sample_folder, loaded, checked)
+    sample_ids = list(reference.ids) if reference else None
+    columns = SheetOptions(id_column, code_column, worksheet, checked)
+    result = joined_inputs(_paths(sheets), loaded, columns, sample_ids, progress or _no_progress)
+    written = write_join_dir(
+        result,
+        rule_bytes,
+        out_path,
+        columns,
+        sample=sample_folder,
+        sample_ids=sample_ids,
+        sample_report=reference.report if reference else None,
+        force=force,
+        inputs=rule_files,
+    )
+    return JoinFolder(result, tuple(written), tuple(replaced), tuple(notes))
+
+
+def _rule_bytes(path: Path, rule: Rule) -> bytes:
+    """The bytes of the rule file just read, which the folder keeps: the ones that were parsed."""
+    data = path.read_bytes()
+    if "sha256:" + hashlib.sha256(data).hexdigest() != rule.digest:
+        raise UsageError(
+            f"rule file {path} changed while it was read.",
+            hint="run the command again once the rule file is saved.",
+            code="usage-rule-changed",
+        )
+    return data
+
+
+# --- inputs -------------------------------------------------------------------------------
+
+
+def joined_inputs(
+    inputs: list[Path],
+    rule: RuleSource | None,
+    columns: SheetOptions,
+    sample_ids: list[str] | None = None,
+    progress: Progress | None = None,
+) -> JoinResult:
+    """Sheets + rule (restricted to a sample's ids when given), a folder written by
+    `join`, or an audit bundle, joined in memory."""
+    step = progress or _no_progress
+    if not inputs:
+        raise UsageError(
+            "nothing to score.",
+            hint="pass a join folder, two or more sheets with --rule, or --counts.",
+            code="usage-no-input",
+        )
+    if len(inputs) == 1 and inputs[0].is_dir():
+        folder = inputs[0]
+        if (folder / "manifest.json").is_file():  # an audit bundle (irr-audit freeze)
+            result = join_bundle(folder, columns.limits)
+        elif is_join_dir(folder):
+            folder_rule, sheets = read_join_dir(folder, columns.limits)
+            result = join_sheets(sheets, folder_rule, sample_ids=read_join_sample_ids(folder))
+        else:
+            raise UsageError(
+                f"{folder} is a folder but not one written by irr-audit join (it has no summary.json).",
+                hint="pass the folder given to join --out, or the sheets themselves with --rule.",
+                code="usage-not-a-join-dir",
+            )
+        _check_same_rule(rule, result.rule, folder, columns.limits)
+        return result
+    loaded = _required_rule(rule, columns.limits)
+    step(f"reading {len(inputs)} sheets")
+    sheets = read_sheets(inputs, columns)
+    step(f"joining {len(sheets)} sheets")
+    return join_sheets(sheets, loaded, sample_ids=sample_ids)
+
+
+def _paths(data: Any) -> list[Path]:
+    if isinstance(data, (str, os.PathLike)):
+        return [Path(data)]
+    if isinstance(data, Sequence) and all(isinstance(item, (str, os.PathLike)) for item in data):
+        return [Path(item) for item in data]
+    raise UsageError(
+        f"cannot audit a {type(data).__name__}.",
+        hint="pass sheet paths, a join folder, a bundle, a mapping {coder: DataFrame} or one long DataFrame "
+        "(comment_id, coder, code).",
+        code="data-form",
+    )
+
+
+def _required_rule(rule: RuleSource | None, limits: Limits) -> Rule:
+    if rule is None:
+        raise UsageError(
+            "sheets need the rule they were coded under.",
+            hint="add --rule rules/<rule>/v<version>.yaml.",
+            code="usage-missing-rule",
+        )
+    return load_rule(rule, limits=limits)
+
+
+def _check_same_rule(rule: RuleSource | None, used: Rule, folder: Path, limits: Limits) -> None:
+    """A rule given with a folder must be the rule the folder was made with."""
+    if rule is None:
+        return
+    given = load_rule(rule, limits=limits)
+    if given.digest != used.digest:
+        named = f"--rule {rule}" if isinstance(rule, (str, os.PathLike)) else f"the rule {given.source_name}"
+        raise UsageError(
+            f"{named} ({given.label}, {given.digest[:19]}...) is not the rule {folder} was made with "
+            f"({used.label}, {used.digest[:19]}...).",
+            hint="leave --rule out: the folder keeps its own copy of the rule.",
+            code="usage-rule-mismatch",
+        )
+
+
+def _sample_reference(
+    sample: PathLike | None, rule: RuleSource | None, limits: Limits = DEFAULT_LIMITS
+) -> tuple[SampleRef | None, list[str]]:
+    """The sample (`join --sample`) the units are restricted to, checked against the rule, and notes."""
+    if sample is None:
+        return None, []
+    reference = read_sample(Path(sample))
+    return reference, check_sample_rule(reference, _required_rule(rule, limits))
+
+
+def _sample_section(folder: Path | None) -> dict[str, Any] | None:
+    """What the report shows of the sample behind a join folder or a bundle, if any."""
+    if folder is None:
+        return None
+    if is_join_dir(folder):
+        return read_join_sample_report(folder)
+    frozen_sample = folder / "sample"
+    if (folder / "manifest.json").is_file() and (frozen_sample / "sample.json").is_file():
+        return read_sample(frozen_sample).report
+    return None
+
+
+def _audit_options(
+    bootstrap: int, seed: int | None, group: Any, against: str | None, list_disagreements: bool
+) -> AuditOptions:
+    """The options of an audit, checked before anything is read (numpy integers are whole numbers too)."""
+    if not _whole(bootstrap) or bootstrap < 0:
+        raise UsageError(
+            f"--bootstrap {bootstrap!r} is not a number of replicates (a whole number from 0 up).",
+            hint="use 0 (no bootstrap) or a number such as 2000.",
+            code="usage-bootstrap",
+        )
+    if against is not None and group is None:
+        raise UsageError(
+            "--against needs --group.", hint="for example --group humans=ann,ben --against model.", code="usage-group"
+        )
+    if seed is not None and not _whole(seed):
+        raise UsageError(
+            f"--seed {seed!r} is not a whole number.",
+            hint="the bootstrap's seed is a whole number from 0 up.",
+            code="usage-seed",
+        )
+    if seed is not None and seed < 0:
+        raise UsageError(
+            f"--seed {seed} is negative.", hint="the bootstrap's seed is a whole number from 0 up.", code="usage-seed"
+        )
+    check_audit_size(0, 0, int(bootstrap))  # too many replicates: refused before any sheet is read
+    return AuditOptions(
+        n_boot=int(bootstrap),
+        seed=None if seed is None else int(seed),
+        group=_group(group, against),
+        list_disagreements=list_disagreements,
+    )
+
+
+def _whole(number: object) -> bool:
+    return isinstance(number, numbers.Integral) and not isinstance(number, bool)
+
+
+def _group(group: Any, against: str | None) -> GroupSpec | None:
+    if group is None:
+        return None
+    if isinstance(group, str):
+        return GroupSpec.parse(group, against)
+    if isinstance(group, Mapping) and len(group) == 1 and isinstance(against, str):
+        ((name, members),) = group.items()
+        if isinstance(name, str) and name.strip() and not isinstance(members, str) and isinstance(members, Sequence):
+            coders = tuple(members)
+            if len(coders) >= 2 and all(isinstance(coder, str) for coder in coders):
+                return GroupSpec.of(name.strip(), coders, against)
+    raise UsageError(
+        f"group={group!r} with against={against!r} is not a group of two or more coders against one coder.",
+        hint="for example group={'humans': ['ann', 'ben', 'cat']}, against='model' (or group='humans=ann,ben,cat').",
+        code="usage-group",
+    )
+
+
+def _limits(limits: LimitsLike) -> Limits:
+    """Limits, or a mapping of limit names to values (``{"xlsx_cells": "50M"}``), as --limit takes them."""
+    if limits is None:
+        return DEFAULT_LIMITS
+    if isinstance(limits, Limits):
+        return limits
+    if isinstance(limits, Mapping):
+        return parse_limit_options([f"{name}={value}" for name, value in limits.items()])
+    raise UsageError(
+        f"limits is a mapping of limit names to values, not a {type(limits).__name__}.",
+        hint="for example limits={'xlsx_cells': '50M', 'file_bytes': '8GiB'}.",
+        code="usage-limit",
+    )
+
+
+def _no_progress(step: str) -> None:
+    """Progress is shown by the caller that asks for it (the command line, on a terminal)."""

@@ -1,0 +1,228 @@
+"""The bundle commands as library calls: freeze an audit and anchor its digest, read the
+anchors verify checks, list a bundle's disagreements to decide and record the decisions.
+`irr-audit freeze`, `verify` and `adjudicate` parse their options, call these and print
+what they return.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from irr_audit.bundle import adjudication as adj
+from irr_audit.bundle.anchor import (
+    Anchors,
+    check_list_target,
+    parse_digest,
+    read_digest_list,
+    sha256_digest,
+)
+from irr_audit.bundle.freeze import FreezeResult, FreezeSource, collect_source
+from irr_audit.bundle.freeze import freeze as freeze_bundle
+from irr_audit.bundle.manifest import ADJUDICATION_DIR, MANIFEST, read_manifest, sha256_hex, shell_path
+from irr_audit.bundle.read import join_bundle
+from irr_audit.bundle.signing import SigningError, check_allowed_signers, sign, ssh_keygen
+from irr_audit.errors import IrrAuditError, LimitError, UsageError
+from irr_audit.io.files import read_bounded, resolved
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits
+from irr_audit.join.join import JoinResult
+from irr_audit.report.model import build_report
+
+
+def check_sign_key(key: Path | None) -> None:
+    """Before anything is read or written: ssh-keygen is there and the key is a file."""
+    if key is None:
+        return
+    ssh_keygen()
+    if not key.is_file():
+        raise SigningError(
+            f"--sign {key} is not a key file.",
+            hint="pass an SSH private key, e.g. ~/.ssh/id_ed25519.",
+            code="usage-sign-key",
+        )
+
+
+# --- freeze --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Frozen:
+    """A new bundle: what was frozen (``source``), the bundle (``result``) and its digest
+    (sha256:<hex> of its manifest), to show before it is appended to a digest list
+    (anchor.append_digest), so that a list that cannot be written loses no digest."""
+
+    source: FreezeSource
+    result: FreezeResult
+    digest: str
+
+
+def freeze_audit(
+    inputs: list[Path],
+    into: Path,
+    *,
+    rule: Path | None = None,
+    recodes: Path | None = None,
+    sample: Path | None = None,
+    id_column: str | None = None,
+    code_column: str | None = None,
+    worksheet: str | None = None,
+    digests: Path | None = None,
+    sign_key: Path | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    now: datetime | None = None,
+) -> Frozen:
+    """Freeze an audit (sheets + rule, or a join folder) into a new bundle under ``into``,
+    signed with ``sign_key`` when given. The digest list the digest will be appended to
+    (``digests``) and the key are checked before anything is read or written."""
+    reads = [*inputs, *(path for path in (rule,) if path is not None)]
+    folders = [path for path in (*inputs, sample, recodes) if path is not None and path.is_dir()]
+    if digests is not None:
+        check_list_target(digests, reads, folders)
+    check_sign_key(sign_key)
+    source = collect_source(inputs, rule, id_column, code_column, sample, worksheet=worksheet, limits=limits)
+    result = freeze_bundle(source, into, now or datetime.now(timezone.utc), recodes=recodes, sign_key=sign_key)
+    return Frozen(source, result, sha256_digest((result.path / MANIFEST).read_bytes()))
+
+
+# --- verify ------------------------------------------------------------------------------
+
+
+def read_anchors(
+    expect: str | None, digests: Path | None, allowed_signers: Path | None, identity: str | None
+) -> Anchors:
+    """The anchors verify checks, read and checked before the bundle is."""
+    if identity is not None and allowed_signers is None:
+        raise UsageError(
+            "--identity names the signer to check; it goes with --allowed-signers FILE.",
+            hint="add --allowed-signers FILE, or leave out --identity.",
+            code="usage-identity",
+        )
+    if allowed_signers is not None:
+        ssh_keygen()
+        check_allowed_signers(allowed_signers)
+    return Anchors(
+        expect=parse_digest(expect) if expect is not None else None,
+        digests=read_digest_list(digests) if digests is not None else None,
+        allowed_signers=allowed_signers,
+        identity=identity,
+    )
+
+
+# --- adjudicate -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Adjudication:
+    """A bundle's disagreements (comment id -> {coder: independent code}) and the decisions
+    on record (comment id -> the current decision), every record checked first."""
+
+    bundle: Path
+    manifest: dict[str, Any]
+    manifest_sha256: str
+    join: JoinResult
+    disagreements: dict[str, dict[str, str]]
+    current: dict[str, dict[str, Any]]
+
+    @property
+    def decided(self) -> int:
+        return sum(unit in self.current for unit in self.disagreements)
+
+    def template(self) -> str:
+        """The disagreements to decide as a CSV to fill in (code and note prefilled with the current decision)."""
+        return adj.template_csv(self.disagreements, list(self.join.coders), self.current)
+
+
+def adjudication(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> Adjudication:
+    """A bundle's disagreements and the decisions on record; any doubtful record is refused."""
+    manifest = read_manifest(bundle)
+    join = join_bundle(bundle, limits)
+    disagreements = adj.disagreement_codes(build_report(join).disagreements or ())
+    manifest_sha256 = sha256_hex((bundle / MANIFEST).read_bytes())
+    records = adj.trusted_records(bundle, manifest_sha256, disagreements, join.rule.categories)
+    return Adjudication(bundle, manifest, manifest_sha256, join, disagreements, adj.current_decisions(records))
+
+
+def check_template_output(bundle: Path, output: Path) -> None:
+    """The list of disagreements is never written into the bundle: a bundle only gains records."""
+    if resolved(output).is_relative_to(resolved(bundle)):
+        raise UsageError(
+            f"--output {output} is inside the bundle {bundle}.",
+            hint="write the list elsewhere; a bundle only gains adjudication records.",
+            code="usage-adjudicate",
+        )
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """Decisions recorded in a new adjudication record (``path``, its digest, and the name a
+    digest list gives it, ``listed_as``), or none (``path`` None) when every decision of the
+    file (``found``) was already on record."""
+
+    found: int
+    new: int
+    decided: int
+    path: Path | None = None
+    digest: str = ""
+    listed_as: str = ""
+
+
+def record_decisions(
+    state: Adjudication,
+    decisions: Path,
+    by: str,
+    *,
+    sign_key: Path | None = None,
+    now: datetime | None = None,
+) -> Recorded:
+    """Record the decisions of a filled-in CSV (comment_id, code, note) by ``by``: only those
+    that change what is on record, in a new record file; the frozen files never change."""
+    text, data = read_decisions_file(decisions)
+    found = adj.parse_decisions(text, str(decisions), state.join.rule, state.disagreements)
+    new = adj.changed_decisions(found, state.current)
+    if not new:
+        return Recorded(found=len(found), new=0, decided=state.decided)
+    created = now or datetime.now(timezone.utc)
+    record = adj.build_record(
+        bundle_name=state.manifest["name"],
+        manifest_sha256=state.manifest_sha256,
+        by=by.strip(),
+        created=created,
+        source_name=decisions.name,
+        source_sha256=sha256_hex(data),
+        decisions=new,
+        disagreements=state.disagreements,
+    )
+    record_data = adj.record_bytes(record)
+    signature = sign(record_data, sign_key) if sign_key is not None else None
+    path = adj.write_record(state.bundle, record_data, created, signature)
+    digest = sha256_digest(record_data)
+    listed_as = f"{state.manifest['name']}/{ADJUDICATION_DIR}/{path.name}"
+    decided = len(set(state.current) | {decision.comment_id for decision in new})
+    return Recorded(len(found), len(new), decided, path, digest, listed_as)
+
+
+def read_decisions_file(path: Path) -> tuple[str, bytes]:
+    """The filled-in decisions CSV as text (UTF-8, a BOM dropped) and its bytes."""
+    try:
+        data = read_bounded(path, f"decisions file {path}")
+    except LimitError:
+        raise
+    except IrrAuditError as error:  # missing, a folder, a pipe, a device
+        raise UsageError(
+            error.message, hint="pass the CSV you filled in with --decisions FILE.csv.", code="adjudication-decisions"
+        ) from None
+    try:
+        return data.decode("utf-8-sig"), data
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"decisions file {path} is not UTF-8 (byte {exc.start}).",
+            hint="save it as CSV UTF-8.",
+            code="adjudication-decisions",
+        ) from None
+
+
+def decide_hint(bundle: Path) -> str:
+    """The command that records the decisions, for the message after the list."""
+    return f"irr-audit adjudicate {shell_path(bundle)} --decisions FILE.csv --by NAME"

@@ -1,0 +1,213 @@
+"""pandas DataFrames as coding sheets (the Python API, docs/api.md): every cell is
+read as text, then the sheet is checked and its columns chosen exactly as a sheet
+file's are (irr_audit.io.sheets).
+
+A cell's text is what a CSV export of the frame (``DataFrame.to_csv``) writes for it:
+text as it is (``"NA"`` stays ``"NA"``, ``"007"`` stays ``"007"``), whole numbers
+as digits, booleans as True and False, a missing value (None, NaN, pd.NA, NaT) as
+a blank cell. One thing is refused rather than converted: a floating-point number
+in a column irr-audit matches on (the id, the code, coder and rule_version), since
+a float has lost the text it was typed as (``1.0`` is not the code ``1``, and
+``1.23457e+11`` no longer names its comment).
+
+A coder's sheet is named ``<coder>.csv``; its sha256 and size are those of its CSV
+form (the frame's text as irr_audit.io.framecsv writes it, which is what pandas'
+``to_csv(index=False, lineterminator="\\n")`` writes), so that auditing the frames
+and auditing those files give the same document. A row is numbered as a
+spreadsheet shows it (its position + 2: the header is row 1).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from irr_audit.errors import SheetError, UsageError
+from irr_audit.io.framecsv import frame_csv_text
+from irr_audit.io.sheets import Sheet, SheetOptions, sheet_from_parsed
+from irr_audit.io.tables import ParsedFile, RawTable
+
+CODER_COLUMN = "coder"
+READ_AS_TEXT_HINT = (
+    "convert the column first: frame[{column!r}].astype('Int64') keeps whole numbers and missing values; or "
+    "read the file as text: pd.read_csv(path, dtype=str, keep_default_na=False)."
+)
+
+
+def frame_sheets(frames: Mapping[Any, Any], options: SheetOptions) -> list[Sheet]:
+    """One sheet per coder from a mapping coder -> DataFrame (comment_id, code, any other columns)."""
+    sheets = []
+    for coder, frame in frames.items():
+        name = _coder_name(coder)
+        if not isinstance(frame, pd.DataFrame):
+            raise UsageError(
+                f"the data for coder {name!r} is a {type(frame).__name__}, not a pandas DataFrame.",
+                hint="pass {coder: DataFrame with the columns comment_id and code}.",
+                code="data-form",
+            )
+        header, cells = _text_columns(frame, f"the DataFrame of coder {name!r}", options)
+        sheet = _sheet(name, header, cells, np.arange(2, len(frame) + 2, dtype=np.int64), options)
+        if sheet.coder != name:
+            raise UsageError(
+                f"the DataFrame of coder {name!r} names the coder {sheet.coder!r} in its coder column.",
+                hint="give each coder's DataFrame under that coder's name, or drop its coder column.",
+                code="data-coder",
+            )
+        sheets.append(sheet)
+    return sheets
+
+
+def long_frame_sheets(frame: pd.DataFrame, options: SheetOptions) -> list[Sheet]:
+    """One sheet per coder from one long DataFrame (comment_id, coder, code): each coder's
+    rows, coders in order of first appearance, rows numbered as in the long frame."""
+    where = "the DataFrame"
+    header, cells = _text_columns(frame, where, options)
+    found = [at for at, name in enumerate(header) if _key(name) == CODER_COLUMN]
+    if len(found) != 1:
+        raise UsageError(
+            f"{where} has {'no' if not found else len(found)} columns named {CODER_COLUMN!r}; one long DataFrame "
+            "holds every coder's rows, each naming its coder.",
+            hint="pass a DataFrame with the columns comment_id, coder and code, or a mapping {coder: DataFrame}.",
+            code="data-form",
+        )
+    coders = pc.utf8_trim_whitespace(cells[found[0]])
+    blank = np.flatnonzero(pc.equal(coders, "").to_numpy(zero_copy_only=False))
+    if len(blank):
+        raise UsageError(
+            f"{where}: row {int(blank[0]) + 2} names no coder ({len(blank):,} rows do).",
+            hint="fill the coder column of every row, or drop the rows that are not codes.",
+            code="data-coder",
+        )
+    rows = np.arange(2, len(frame) + 2, dtype=np.int64)
+    sheets = []
+    for coder in pc.unique(coders).to_pylist():
+        mine = pc.equal(coders, coder)
+        taken = [column.filter(mine) for column in cells]
+        at = rows[mine.to_numpy(zero_copy_only=False)]
+        sheets.append(_sheet(_coder_name(coder), header, taken, at, options))
+    return sheets
+
+
+def _coder_name(coder: Any) -> str:
+    """A coder's name, which also names the sheet (<coder>.csv): text, and no folder in it."""
+    if not isinstance(coder, str) or not coder.strip() or "/" in coder or "\x00" in coder:
+        raise UsageError(
+            f"{coder!r} cannot name a coder: a coder's name is text, not blank, without '/'.",
+            hint="name each coder with plain text, e.g. {'alice': frame_a, 'bob': frame_b}.",
+            code="data-coder",
+        )
+    return coder
+
+
+def _sheet(coder: str, header: list[str], cells: list[pa.Array], rows: np.ndarray, options: SheetOptions) -> Sheet:
+    data = _csv_form(header, cells).encode("utf-8")
+    table = RawTable(header=header, cells=cells, rows=rows)
+    parsed = ParsedFile(table, hashlib.sha256(data).hexdigest(), len(data))
+    return sheet_from_parsed(parsed, Path(f"{coder}.csv"), options)
+
+
+def _csv_form(header: list[str], cells: list[pa.Array]) -> str:
+    text = pd.DataFrame({at: column.to_numpy(zero_copy_only=False) for at, column in enumerate(cells)}, dtype=object)
+    text.columns = pd.Index(header, dtype=object)
+    return frame_csv_text(text, for_spreadsheets=False)
+
+
+# --- cells as text ---------------------------------------------------------------
+
+
+def _key(name: str) -> str:
+    return name.strip().casefold()
+
+
+def _text_columns(frame: pd.DataFrame, where: str, options: SheetOptions) -> tuple[list[str], list[pa.Array]]:
+    """The header and every column as text (pyarrow strings, a missing value as "")."""
+    if options.worksheet is not None:
+        raise UsageError(
+            "worksheet chooses a worksheet of an XLSX sheet; a DataFrame has none.",
+            hint="leave out worksheet.",
+            code="data-form",
+        )
+    header = [str(name) for name in frame.columns]
+    matched = {_key(name) for name in (options.id_column or "comment_id", options.code_column or "code")}
+    matched |= {CODER_COLUMN, "rule_version"}
+    cells = []
+    for at, name in enumerate(header):
+        values = frame.iloc[:, at]
+        refuse = name if _key(name) in matched else None
+        cells.append(_text(values, f"{where}: column {name!r}", refuse_floats=refuse))
+    return header, cells
+
+
+def _text(values: pd.Series, where: str, *, refuse_floats: str | None) -> pa.Array:
+    """One column as the text a CSV export writes (module docstring); ``refuse_floats``: the
+    name of a column irr-audit matches on, where a float is refused."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):  # the few categories, not every row
+        if refuse_floats is not None and pd.api.types.is_float_dtype(dtype.categories.dtype):
+            _refuse_floats(values.astype(object), values.isna().to_numpy(), where, refuse_floats)
+        labels = _text(pd.Series(dtype.categories, dtype=dtype.categories.dtype), where, refuse_floats=None)
+        codes = values.cat.codes.to_numpy()
+        return pc.fill_null(labels.take(pa.array(codes, mask=codes < 0)), "")
+    missing = values.isna().to_numpy()
+    if pd.api.types.is_bool_dtype(dtype):
+        flags = pa.array(values.to_numpy(dtype=bool, na_value=False), mask=missing)
+        return pc.fill_null(pc.if_else(flags, "True", "False"), "")
+    if pd.api.types.is_integer_dtype(dtype):
+        numbers = pa.array(values.to_numpy(dtype=np.int64, na_value=0), mask=missing)
+        return pc.fill_null(numbers.cast(pa.string()), "")
+    if pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype):
+        try:
+            return pa.array(values.astype(object).where(~missing, "").to_numpy(), type=pa.string())
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all text: each value as to_csv writes it
+            pass
+        except UnicodeEncodeError:
+            raise _not_text(values, where) from None
+    if refuse_floats is not None:
+        _refuse_floats(values, missing, where, refuse_floats)
+    return _as_csv_writes(values, where)
+
+
+def _as_csv_writes(values: pd.Series, where: str) -> pa.Array:
+    """The column's fields as pandas' to_csv writes them, read back (floats, dates, mixed objects)."""
+    try:
+        written = values.to_frame().to_csv(index=False, header=False, lineterminator="\n")
+        fields = [record[0] if record else "" for record in csv.reader(io.StringIO(written, newline=""))]
+        return pa.array(fields, type=pa.string())
+    except UnicodeEncodeError:
+        raise _not_text(values, where) from None
+
+
+def _refuse_floats(values: pd.Series, missing: np.ndarray, where: str, column: str) -> None:
+    for position, value in enumerate(values.to_numpy(dtype=object)):
+        if not missing[position] and isinstance(value, (float, np.floating)) and not math.isnan(value):
+            raise SheetError(
+                f"{where} holds the floating-point number {value!r} (row {position + 2}); ids and codes are "
+                "text, and a number stored as a float has lost the text it was typed as (1.0 is not the code 1).",
+                hint=READ_AS_TEXT_HINT.format(column=column),
+                code="data-float",
+            )
+
+
+def _not_text(values: pd.Series, where: str) -> SheetError:
+    position = next(
+        (at for at, value in enumerate(values.to_numpy(dtype=object)) if _has_surrogate(value)), len(values) - 2
+    )
+    return SheetError(
+        f"{where}, row {position + 2}, holds a lone surrogate (a half of a UTF-16 pair), which is no text.",
+        hint="repair the value: it was decoded wrongly (e.g. read with errors='surrogateescape').",
+        code="data-not-text",
+    )
+
+
+def _has_surrogate(value: object) -> bool:
+    return isinstance(value, str) and any("\ud800" <= character <= "\udfff" for character in value)
