@@ -175,7 +175,7 @@ def alpha_units(
         inputs={"min": a, "level": p_level, "codes": codes, "smallest_share": share},
         figures={"z": z, "unrounded": exact},
         notes=(
-            "Units coded by both coders, not codings: each unit gives two values.",
+            "N is the number of units both coders code (Bloch & Kraemer's subjects; the ATLAS.ti manual says codings).",
             "The smallest share is the expected share of the least frequent code; equally likely codes give 1/K.",
         ),
     )
@@ -516,12 +516,11 @@ class PilotRow:
 
 def pilot_units(
     units: int, standard_errors: Mapping[str, tuple[float | None, float | None, float | None]], half_width: float
-) -> tuple[list[PilotRow], int | None]:
+) -> list[PilotRow]:
     """Per coefficient of a pilot audit of ``units`` units: the half-width its 95% interval reached
     (1.96 SE, before any clipping at the bounds) and the units needed for ``half_width``, as
     SE ~ 1/sqrt(n): n_needed = ceil(n (achieved / target)^2). ``standard_errors`` maps a name to
-    (value, analytic SE, bootstrap SE); the analytic SE is used when there is one. The second
-    value returned is the most units any coefficient needs to add (None when none could say)."""
+    (value, analytic SE, bootstrap SE); the analytic SE is used when there is one."""
     h = _open_unit("--half-width", half_width, "--half-width 0.1")
     z = _NORMAL.inv_cdf(0.975)
     rows = []
@@ -541,5 +540,50 @@ def pilot_units(
             continue
         needed = _whole_units(units * (achieved / h) ** 2, "--half-width")
         rows.append(PilotRow(name, value, chosen, source, achieved, needed, max(0, needed - units)))
-    needs = [row.units_to_add for row in rows if row.units_to_add is not None]
-    return rows, (max(needs) if needs else None)
+    return rows
+
+
+PILOT_METHOD = "SE ~ 1/sqrt(n): units needed = ceil(n (1.96 SE / h)^2), per coefficient, from the pilot's own SEs"
+NOT_AGREEMENT = frozenset({"pe", "prevalence_index", "bias_index", "max_kappa"})  # descriptions, not agreement
+
+
+@dataclass(frozen=True)
+class PilotPlan:
+    """What a pilot audit of ``pilot_units`` units says of the units still to code, per coefficient."""
+
+    pilot_units: int
+    half_width: float
+    rows: tuple[PilotRow, ...]
+    source: str = ""
+
+    @property
+    def units(self) -> dict[str, int | None]:
+        """The units to add, per coefficient (None where the pilot cannot say)."""
+        return {row.coefficient: row.units_to_add for row in self.rows}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "plan": "pilot",
+            "units": self.units,
+            "method": PILOT_METHOD,
+            "citation": "SEs as the audit reports them (docs/statistics.md, Uncertainty)",
+            "inputs": {"pilot": self.source, "half_width": self.half_width},
+            "pilot_units": self.pilot_units,
+            "coefficients": [row.to_dict() for row in self.rows],
+            "notes": [
+                "The pilot's coefficients are taken as the truth; a pilot with few units gives rough SEs.",
+                "The half-width is that of the 95% interval, 1.96 SE, before any clipping at the bounds.",
+            ],
+        }
+
+
+def pilot_plan(
+    units: int,
+    standard_errors: Mapping[str, tuple[float | None, float | None, float | None]],
+    half_width: float,
+    source: str = "",
+) -> PilotPlan:
+    """:func:`pilot_units` for the agreement coefficients of a pilot (its descriptive indices left out)."""
+    kept = {name: ses for name, ses in standard_errors.items() if name not in NOT_AGREEMENT}
+    rows = pilot_units(units, kept, half_width)
+    return PilotPlan(units, float(half_width), tuple(rows), source)
