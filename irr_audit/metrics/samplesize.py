@@ -464,8 +464,9 @@ def simulated_half_width_units(
     rng = np.random.default_rng(int(seed))
     n = half_width_units(kappa, p, h, p_level).units or 1
     estimate = mc_se = math.nan
-    undefined = 0
+    undefined, simulated_at = 0, n
     for _ in range(2):
+        simulated_at = n
         variance, variance_se, undefined = _simulated_variance(kappa, p, n, int(simulations), rng)
         if not math.isfinite(variance):
             break
@@ -477,7 +478,10 @@ def simulated_half_width_units(
         "The answer varies with the seed by about its Monte Carlo SE (units_mc_se); more simulations narrow it.",
     ]
     if undefined:
-        notes.append(f"{undefined} of {simulations} simulated samples at n = {n} had no kappa and were left out.")
+        notes.append(
+            f"{undefined} of {simulations} simulated samples of {simulated_at} units had no kappa (every unit "
+            "coded alike by both coders) and were left out: the answer describes the samples that have one."
+        )
     return SampleSize(
         question="half-width",
         units=units,
@@ -491,7 +495,12 @@ def simulated_half_width_units(
             "seed": int(seed),
             "simulations": int(simulations),
         },
-        figures={"unrounded": estimate, "units_mc_se": mc_se, "simulated_at": n, "undefined_samples": undefined},
+        figures={
+            "unrounded": estimate,
+            "units_mc_se": mc_se,
+            "simulated_at": simulated_at,
+            "undefined_samples": undefined,
+        },
         notes=tuple(notes),
     )
 
