@@ -213,6 +213,8 @@ def test_cantor_q_is_n_times_the_audits_own_variance() -> None:
         ({"expected": 0.6, "minimum": 0.4, "prevalence": 0.3, "power": 0.04, "level": 0.05}, "--power"),
         ({"expected": 0.6, "minimum": -0.9, "prevalence": 0.1}, "--min"),
         ({"expected": 1.0, "minimum": 0.4, "prevalence": 0.3}, "--expected"),
+        ({"expected": 0.6, "minimum": 0.4, "shares": [0.001] * 1000 + [0.0]}, "--shares"),
+        ({"expected": 0.6, "minimum": 0.4, "prevalence": 0.3, "level": 0.7}, "--level"),
     ],
 )
 def test_kappa_refuses_bad_inputs_naming_the_option(kwargs: dict, option: str) -> None:
@@ -222,8 +224,12 @@ def test_kappa_refuses_bad_inputs_naming_the_option(kwargs: dict, option: str) -
 
 
 def test_cantor_refuses_a_kappa_the_rates_cannot_reach() -> None:
-    with pytest.raises(UsageError, match="not possible"):
-        ss.cantor_kappa_units(0.95, 0.6, rates=(0.1, 0.6))
+    with pytest.raises(UsageError, match="not possible") as caught:
+        ss.cantor_kappa_units(0.95, 0.1, rates=(0.1, 0.6))  # the largest kappa these rates allow is 0.138
+    assert caught.value.message.startswith("--expected")
+    with pytest.raises(UsageError, match="not possible") as caught:
+        ss.cantor_kappa_units(0.1, 0.95, rates=(0.1, 0.6))
+    assert caught.value.message.startswith("--min")
 
 
 # --- an interval's half-width --------------------------------------------------------------------
@@ -272,6 +278,11 @@ def test_simulation_counts_the_samples_without_a_kappa() -> None:
     result = ss.simulated_half_width_units(0.5, 0.02, 0.6, seed=1, simulations=500)
     assert result.figures["undefined_samples"] > 0
     assert any("had no kappa" in note for note in result.notes)
+
+
+def test_simulated_variance_is_nan_when_no_sample_has_a_kappa() -> None:
+    variance, se, undefined = ss._simulated_variance(0.5, 1e-9, 1, 200, np.random.default_rng(0))
+    assert math.isnan(variance) and math.isnan(se) and undefined == 200
 
 
 @pytest.mark.parametrize(

@@ -46,6 +46,7 @@ FLEISS_COHEN_EVERITT = (
 
 MAX_UNITS = 10**9  # an answer beyond this is no plan: the inputs ask for the impossible
 MAX_SIMULATIONS = 1_000_000
+MAX_CODES = 1000
 
 _NORMAL = NormalDist()
 
@@ -115,6 +116,14 @@ def _coefficient(option: str, value: float, low: float = -1.0) -> float:
     return number
 
 
+def _level(value: float) -> float:
+    """A significance level: above 0 and at most 0.5 (beyond it the test points the other way)."""
+    number = _finite("--level", value)
+    if not 0.0 < number <= 0.5:
+        raise PlanInputError("--level", f"is {value!r}; a significance level lies in (0, 0.5].", "for example 0.05.")
+    return number
+
+
 def _whole_units(value: float, option: str) -> int:
     if not math.isfinite(value) or value > MAX_UNITS:
         raise PlanInputError(
@@ -146,7 +155,7 @@ def alpha_units(
     Four equally likely codes (p = 0.25), a = 0.800, level 0.05: N = 139; a = 0.667: N = 81.
     """
     a = _coefficient("--min", alpha_min, low=0.0)
-    p_level = _open_unit("--level", level, "0.05")
+    p_level = _level(level)
     if (codes is None) == (smallest_share is None):
         raise PlanInputError(
             "--codes",
@@ -156,6 +165,8 @@ def alpha_units(
     if codes is not None:
         if isinstance(codes, bool) or not isinstance(codes, (int, np.integer)) or codes < 2:
             raise PlanInputError("--codes", f"is {codes!r}; a rule has 2 codes or more.", "for example --codes 4.")
+        if codes > MAX_CODES:
+            raise PlanInputError("--codes", f"is more than {MAX_CODES}.", "give the number of codes of the rule.")
         share = 1.0 / int(codes)
     else:
         share = _finite("--smallest-share", smallest_share)  # type: ignore[arg-type]
@@ -241,6 +252,8 @@ def _shares(prevalence: float | None, shares: Sequence[float] | None) -> np.ndar
     if prevalence is not None:
         p = _open_unit("--prevalence", prevalence, "--prevalence 0.3")
         return np.array([p, 1.0 - p])
+    if len(shares or ()) > MAX_CODES:
+        raise PlanInputError("--shares", f"has more than {MAX_CODES} shares.", "give one share per code of the rule.")
     values = np.array([_finite("--shares", s) for s in shares or ()], dtype=float)
     if values.size < 2 or (values <= 0).any() or abs(values.sum() - 1.0) > 1e-6:
         raise PlanInputError(
@@ -274,7 +287,7 @@ def kappa_units(
         raise PlanInputError(
             "--min", f"equals --expected ({expected!r}): no sample tells them apart.", "give --min below --expected."
         )
-    p_level = _open_unit("--level", level, "0.05")
+    p_level = _level(level)
     p_power = _open_unit("--power", power, "0.8")
     if p_power <= p_level:
         raise PlanInputError("--power", f"({power!r}) is not above --level ({level!r}).", "for example --power 0.8.")
@@ -302,7 +315,7 @@ def kappa_units(
     )
 
 
-def _fleiss_q(kappa: float, rate1: float, rate2: float) -> float:
+def _fleiss_q(kappa: float, rate1: float, rate2: float, option: str = "--expected") -> float:
     """n * Var(kappa-hat) for a 2 x 2 table with the two coders' rates of the code and kappa
     (Fleiss, Cohen & Everitt 1969), the quantity Cantor (1996) calls Q."""
     q1, q2 = 1 - rate1, 1 - rate2
@@ -313,7 +326,7 @@ def _fleiss_q(kappa: float, rate1: float, rate2: float) -> float:
     p12, p21 = rate1 - p11, rate2 - p11
     if min(p11, p22, p12, p21) < -1e-12:
         raise PlanInputError(
-            "--expected",
+            option,
             f"({kappa!r}) is not possible with rates {rate1!r} and {rate2!r}.",
             "coders whose rates differ cannot reach every kappa; lower it, or bring the rates closer.",
         )
@@ -348,11 +361,13 @@ def cantor_kappa_units(
         )
     r1 = _open_unit("--rates", rates[0], "--rates 0.3,0.4")
     r2 = _open_unit("--rates", rates[1], "--rates 0.3,0.4")
-    p_level = _open_unit("--level", level, "0.05")
+    p_level = _level(level)
     p_power = _open_unit("--power", power, "0.8")
+    if p_power <= p_level:
+        raise PlanInputError("--power", f"({power!r}) is not above --level ({level!r}).", "for example --power 0.8.")
     z_level = one_sided_z(p_level / 2 if two_sided else p_level)
     z_power = _NORMAL.inv_cdf(p_power)
-    q0, q1 = _fleiss_q(k0, r1, r2), _fleiss_q(k1, r1, r2)
+    q0, q1 = _fleiss_q(k0, r1, r2, "--min"), _fleiss_q(k1, r1, r2)
     exact = ((z_level * math.sqrt(max(q0, 0.0)) + z_power * math.sqrt(max(q1, 0.0))) / (k1 - k0)) ** 2
     return SampleSize(
         question="kappa",
@@ -400,7 +415,7 @@ def _check_half_width(expected: float, prevalence: float, half_width: float, lev
             "give a kappa above it.",
         )
     h = _open_unit("--half-width", half_width, "--half-width 0.1")
-    return kappa, p, h, _open_unit("--level", level, "0.05")
+    return kappa, p, h, _level(level)
 
 
 def half_width_units(expected: float, prevalence: float, half_width: float, level: float = 0.05) -> SampleSize:
@@ -469,6 +484,7 @@ def simulated_half_width_units(
         simulated_at = n
         variance, variance_se, undefined = _simulated_variance(kappa, p, n, int(simulations), rng)
         if not math.isfinite(variance):
+            estimate = math.nan
             break
         scale = n * z * z / (h * h)
         estimate, mc_se = scale * variance, scale * variance_se
@@ -477,6 +493,10 @@ def simulated_half_width_units(
     notes = [
         "The answer varies with the seed by about its Monte Carlo SE (units_mc_se); more simulations narrow it.",
     ]
+    if units is None:
+        notes.append("Too few simulated samples had a kappa to say anything: the code is too rare for this n.")
+    elif undefined > simulations // 20:
+        notes.append("More than 5% of the samples had no kappa: a sample of this size may well give none at all.")
     if undefined:
         notes.append(
             f"{undefined} of {simulations} simulated samples of {simulated_at} units had no kappa (every unit "
@@ -496,8 +516,8 @@ def simulated_half_width_units(
             "simulations": int(simulations),
         },
         figures={
-            "unrounded": estimate,
-            "units_mc_se": mc_se,
+            "unrounded": estimate if units is not None else None,
+            "units_mc_se": mc_se if units is not None else None,
             "simulated_at": simulated_at,
             "undefined_samples": undefined,
         },
