@@ -6,6 +6,8 @@ The public API (docs/api.md):
 - :func:`audit` (sheets, a join folder, a bundle, or pandas DataFrames -> :class:`Audit`),
   :func:`audit_counts` (unit-pattern counts -> :class:`Audit`),
 - :func:`join_folder` (sheets -> the folder `irr-audit join` writes),
+- :func:`plan_alpha`, :func:`plan_kappa`, :func:`plan_half_width`, :func:`plan_pilot`
+  (the units an audit needs, before it is made),
 - the errors: :class:`IrrAuditError` and its subclasses, each with a stable ``code``.
 """
 
@@ -18,7 +20,19 @@ from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError, LimitError, OutputError, RuleError, SheetError, UsageError
 
 if TYPE_CHECKING:
-    from irr_audit.api import Audit, JoinFolder, Pair, audit, audit_counts, join_folder, load_rule
+    from irr_audit.api import (
+        Audit,
+        JoinFolder,
+        Pair,
+        audit,
+        audit_counts,
+        join_folder,
+        load_rule,
+        plan_alpha,
+        plan_half_width,
+        plan_kappa,
+        plan_pilot,
+    )
     from irr_audit.bundle.anchor import DigestListError
     from irr_audit.bundle.manifest import BundleError
     from irr_audit.bundle.signing import SigningError
@@ -37,6 +51,10 @@ _LAZY = {
     "audit_counts": "irr_audit.api",
     "join_folder": "irr_audit.api",
     "load_rule": "irr_audit.api",
+    "plan_alpha": "irr_audit.api",
+    "plan_kappa": "irr_audit.api",
+    "plan_half_width": "irr_audit.api",
+    "plan_pilot": "irr_audit.api",
     "Rule": "irr_audit.rules.model",
     "Limits": "irr_audit.io.limits",
     "BundleError": "irr_audit.bundle.manifest",
@@ -64,6 +82,10 @@ __all__ = [
     "audit_counts",
     "join_folder",
     "load_rule",
+    "plan_alpha",
+    "plan_half_width",
+    "plan_kappa",
+    "plan_pilot",
 ]
 
 

@@ -41,6 +41,7 @@ from irr_audit.join.folder import (
 )
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
+from irr_audit.metrics import samplesize
 from irr_audit.report.console import render_console, render_text
 from irr_audit.report.html import render_html
 from irr_audit.report.markdown import render_markdown
@@ -649,3 +650,89 @@ def _limits(limits: LimitsLike) -> Limits:
 
 def _no_progress(step: str) -> None:
     """Progress is shown by the caller that asks for it (the command line, on a terminal)."""
+
+
+# --- planning the sample (before an audit) ----------------------------------------------------
+
+
+def plan_alpha(
+    minimum: float, *, codes: int | None = None, smallest_share: float | None = None, level: float = 0.05
+) -> samplesize.SampleSize:
+    """Units two coders must code to show Krippendorff's alpha >= ``minimum`` at significance
+    ``level``, given ``codes`` equally likely codes or the least frequent code's ``smallest_share``
+    (Krippendorff 2019, ch. 12; `irr-audit plan alpha`)."""
+    return samplesize.alpha_units(minimum, level, codes=codes, smallest_share=smallest_share)
+
+
+def plan_kappa(
+    expected: float,
+    minimum: float,
+    *,
+    prevalence: float | None = None,
+    shares: Sequence[float] | None = None,
+    rates: tuple[float, float] | None = None,
+    level: float = 0.05,
+    power: float = 0.80,
+) -> samplesize.SampleSize:
+    """Units for a test of kappa = ``minimum`` that finds ``expected`` with ``power``
+    (`irr-audit plan kappa`): Donner & Eliasziw (1992), two-sided, for a binary rule's
+    ``prevalence`` or K codes' ``shares``; Cantor (1996), one-sided, when the two coders'
+    ``rates`` of a binary code differ."""
+    if rates is not None:
+        if prevalence is not None or shares is not None:
+            raise UsageError(
+                "--rates replaces --prevalence and --shares.",
+                hint="give the two coders' rates of the code, or one shared prevalence.",
+                code="usage-plan",
+            )
+        return samplesize.cantor_kappa_units(expected, minimum, rates=rates, level=level, power=power)
+    return samplesize.kappa_units(expected, minimum, prevalence=prevalence, shares=shares, level=level, power=power)
+
+
+def plan_half_width(
+    half_width: float,
+    expected: float,
+    prevalence: float,
+    *,
+    level: float = 0.05,
+    seed: int | None = None,
+    simulations: int = 4000,
+) -> samplesize.SampleSize:
+    """Units for a (1 - ``level``) interval of Cohen's kappa no wider than +/- ``half_width``: by the
+    large-sample SE (Fleiss, Cohen & Everitt 1969), or with a ``seed`` by simulation, whose answer
+    carries its Monte Carlo SE (`figures["units_mc_se"]`; `irr-audit plan half-width`)."""
+    if seed is None:
+        return samplesize.half_width_units(expected, prevalence, half_width, level)
+    return samplesize.simulated_half_width_units(
+        expected, prevalence, half_width, level, seed=seed, simulations=simulations
+    )
+
+
+def plan_pilot(
+    data: Data,
+    half_width: float,
+    *,
+    rule: RuleSource | None = None,
+    bootstrap: int = 0,
+    seed: int | None = None,
+    limits: LimitsLike = None,
+) -> samplesize.PilotPlan:
+    """A pilot audit (a join folder, a bundle, or sheets with ``rule``): per coefficient, the
+    half-width its 95% interval reached and the units to add for ``half_width``
+    (`irr-audit plan pilot`). ``bootstrap`` and ``seed`` give an SE to the coefficients that
+    have no analytic one."""
+    samplesize.pilot_units(1, {}, half_width)  # the half-width is checked before anything is read
+    pilot = audit(data, rule, bootstrap=bootstrap, seed=seed, limits=limits, list_disagreements=False)
+    frame = pilot.metrics
+    standard_errors = {
+        str(name): (_number(row["value"]), _number(row["se"]), _number(row["bootstrap_se"]))
+        for name, row in frame.iterrows()
+    }
+    source = (
+        ", ".join(os.fspath(path) for path in _paths(data)) if not isinstance(data, (Mapping, pd.DataFrame)) else ""
+    )
+    return samplesize.pilot_plan(int(pilot.units["fully_coded"]), standard_errors, half_width, source)
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
