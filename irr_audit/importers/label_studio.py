@@ -113,6 +113,7 @@ def _task_annotations(
         return [Annotation(**base, annotator=None, outcome=Reason.NOT_ANNOTATED, source=subject)]
     found = []
     for item in task["annotations"]:
+        base["record"] = _place(place, task, item)
         who = _annotator(item.get("completed_by"))
         when = timestamp(item.get("updated_at")) or timestamp(item.get("created_at"))
         if item.get("was_cancelled") is True:
@@ -145,6 +146,16 @@ def _task_annotations(
             )
         )
     return found
+
+
+def _place(place: str, task: dict[str, Any], item: dict[str, Any]) -> str:
+    """Where an annotation is, for people: the record, and the task's and annotation's ids."""
+    ids = [f"{name} {value}" for name, value in (("task", task.get("id")), ("annotation", item.get("id"))) if _plain(value)]
+    return f"{place} ({', '.join(ids)})" if ids else place
+
+
+def _plain(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and 0 < len(value) <= 40)
 
 
 def _annotator(value: Any) -> str | None:

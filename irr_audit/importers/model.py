@@ -89,5 +89,5 @@ TEXT_FIELDS = ("text", "body")
 
 def export_error(subject: str, where: str, problem: str, fix: str, code: str = "import-invalid") -> IrrAuditError:
     """The one message for an export that cannot be read: the file, the record, what is wrong, the fix."""
-    place = f"{subject} {where}" if where else subject
+    place = f"export {subject} {where}" if where else f"export {subject}"
     return IrrAuditError(f"{place}: {problem}", hint=fix, code=code)
