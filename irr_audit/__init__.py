@@ -6,6 +6,7 @@ The public API (docs/api.md):
 - :func:`audit` (sheets, a join folder, a bundle, or pandas DataFrames -> :class:`Audit`),
   :func:`audit_counts` (unit-pattern counts -> :class:`Audit`),
 - :func:`join_folder` (sheets -> the folder `irr-audit join` writes),
+- :func:`import_export` (an annotation tool's export -> the folder `irr-audit import` writes),
 - the errors: :class:`IrrAuditError` and its subclasses, each with a stable ``code``.
 """
 
@@ -18,10 +19,11 @@ from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError, LimitError, OutputError, RuleError, SheetError, UsageError
 
 if TYPE_CHECKING:
-    from irr_audit.api import Audit, JoinFolder, Pair, audit, audit_counts, join_folder, load_rule
+    from irr_audit.api import Audit, JoinFolder, Pair, audit, audit_counts, import_export, join_folder, load_rule
     from irr_audit.bundle.anchor import DigestListError
     from irr_audit.bundle.manifest import BundleError
     from irr_audit.bundle.signing import SigningError
+    from irr_audit.importers.run import ImportRun
     from irr_audit.io.limits import Limits
     from irr_audit.rules.model import Rule
 
@@ -36,6 +38,8 @@ _LAZY = {
     "audit": "irr_audit.api",
     "audit_counts": "irr_audit.api",
     "join_folder": "irr_audit.api",
+    "import_export": "irr_audit.api",
+    "ImportRun": "irr_audit.importers.run",
     "load_rule": "irr_audit.api",
     "Rule": "irr_audit.rules.model",
     "Limits": "irr_audit.io.limits",
@@ -48,6 +52,7 @@ __all__ = [
     "Audit",
     "BundleError",
     "DigestListError",
+    "ImportRun",
     "IrrAuditError",
     "JoinFolder",
     "LimitError",
@@ -62,6 +67,7 @@ __all__ = [
     "__version__",
     "audit",
     "audit_counts",
+    "import_export",
     "join_folder",
     "load_rule",
 ]

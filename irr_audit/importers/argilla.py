@@ -9,9 +9,10 @@ become codes; discarded and draft ones are logged. Pure: bytes in, a ParsedExpor
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
-from irr_audit.importers.common import comment_text, json_records, labels_of, timestamp, unit_id
+from irr_audit.importers.common import comment_text, json_records, labels_of, mapping, timestamp, unit_id
 from irr_audit.importers.model import Annotation, ImportOptions, ParsedExport, Reason, export_error
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 
@@ -57,7 +58,9 @@ def _responses(record: dict[str, Any], place: str, subject: str) -> Iterator[dic
         raise bad
 
 
-def _question(responses: list[tuple[str, dict[str, Any], list[dict[str, Any]]]], subject: str, options: ImportOptions) -> str:
+def _question(
+    responses: list[tuple[str, dict[str, Any], list[dict[str, Any]]]], subject: str, options: ImportOptions
+) -> str:
     names = sorted({name for _, _, found in responses for item in found for name in item["values"]})
     if options.question is not None:
         return options.question
@@ -88,17 +91,17 @@ def _annotations(
     options: ImportOptions,
     subject: str,
 ) -> list[Annotation]:
-    fields = record.get("fields") if isinstance(record.get("fields"), dict) else {}
-    metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    fields = mapping(record.get("fields"))
+    metadata = mapping(record.get("metadata"))
     places = [fields, metadata, record] if options.id_field else [fields, metadata]
-    base = {
-        "record": place,
-        "unit_id": unit_id(places, options),
-        "text": comment_text([fields], options),
-        "source": subject,
-    }
+    base = Annotation(
+        record=place,
+        unit_id=unit_id(places, options),
+        text=comment_text([fields], options),
+        source=subject,
+    )
     if not found:
-        return [Annotation(**base, annotator=None, outcome=Reason.NOT_ANNOTATED)]
+        return [replace(base, annotator=None, outcome=Reason.NOT_ANNOTATED)]
     result = []
     for item in found:
         user = item.get("user_id")
@@ -113,16 +116,16 @@ def _annotations(
                 "export the records again from Argilla.",
             )
         if STATUSES[status] is not None:
-            result.append(Annotation(**base, annotator=who, outcome=STATUSES[status], detail=f"{status} in Argilla"))
+            result.append(replace(base, annotator=who, outcome=STATUSES[status], detail=f"{status} in Argilla"))
             continue
         value = item["values"].get(question)
         if value is None or value is _ABSENT:
-            result.append(Annotation(**base, annotator=who, outcome=Reason.NO_LABEL, when=when))
+            result.append(replace(base, annotator=who, outcome=Reason.NO_LABEL, when=when))
             continue
         labels, problem = labels_of(value)
         result.append(
-            Annotation(
-                **base,
+            replace(
+                base,
                 annotator=who,
                 labels=labels,
                 outcome=Reason.UNKNOWN_LABEL if problem else None,

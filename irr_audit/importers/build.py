@@ -81,11 +81,14 @@ class ImportResult:
 
 
 def build_import(
-    exports: Sequence[ParsedExport], rule: Rule, options: ImportOptions = ImportOptions(), limits: Limits = DEFAULT_LIMITS
+    exports: Sequence[ParsedExport],
+    rule: Rule,
+    options: ImportOptions | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> ImportResult:
     annotations = [annotation for export in exports for annotation in export.annotations]
     coders = coder_names([a.annotator for a in annotations if a.annotator is not None], limits)
-    judged = [_judge(annotation, rule, options) for annotation in annotations]
+    judged = [_judge(annotation, rule, options or ImportOptions()) for annotation in annotations]
     kept = _resolve_repeats(judged, coders)
     texts: dict[str, str] = {}
     for annotation in annotations:
@@ -145,7 +148,12 @@ def _judge(annotation: Annotation, rule: Rule, options: ImportOptions) -> Judged
     if not distinct:
         return annotation, None, Reason.NO_LABEL, "no label for the rule's question"
     if len(distinct) > 1:
-        return annotation, None, Reason.SEVERAL_LABELS, f"{len(distinct)} codes ({', '.join(distinct)}); {rule.label} takes one"
+        return (
+            annotation,
+            None,
+            Reason.SEVERAL_LABELS,
+            f"{len(distinct)} codes ({', '.join(distinct)}); {rule.label} takes one",
+        )
     return annotation, distinct[0], Reason.CODED, ""
 
 
@@ -184,8 +192,8 @@ def _resolve_repeats(judged: list[Judged], coders: dict[str, str]) -> list[Judge
                     annotation,
                     None,
                     Reason.CONFLICT,
-                    f"{len(indexes)} annotations by this annotator with the codes {', '.join(sorted(c for c in codes if c))}"
-                    " and no time to tell which is the latest: none is kept",
+                    f"{len(indexes)} annotations by this annotator with the codes "
+                    f"{', '.join(sorted(c for c in codes if c))} and no time to tell which is the latest: none is kept",
                 )
             continue
         kept_record = judged[keep][0].record

@@ -68,6 +68,11 @@ def _text(data: bytes, subject: str) -> str:
         ) from None
 
 
+def mapping(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (a record's optional meta, fields...)."""
+    return value if isinstance(value, dict) else {}
+
+
 def id_text(value: Any) -> str | None:
     """An id as the team wrote it: text as it is, a whole number in digits; anything else
     (a fraction, true/false, a list, null, blank text) is no id."""
@@ -80,7 +85,7 @@ def id_text(value: Any) -> str | None:
     return None
 
 
-def unit_id(places: list[Mapping[str, Any]], options: ImportOptions) -> str | None:
+def unit_id(places: list[Any], options: ImportOptions) -> str | None:
     """The unit id: the --id-field key (default comment_id) of the first of ``places``
     (the task's data, meta or fields, then the record itself) that has it."""
     key = options.id_field or DEFAULT_ID_FIELD
@@ -90,7 +95,7 @@ def unit_id(places: list[Mapping[str, Any]], options: ImportOptions) -> str | No
     return None
 
 
-def id_problem(places: list[Mapping[str, Any]], options: ImportOptions) -> str:
+def id_problem(places: list[Any], options: ImportOptions) -> str:
     key = options.id_field or DEFAULT_ID_FIELD
     for place in places:
         if isinstance(place, Mapping) and key in place:
@@ -98,11 +103,11 @@ def id_problem(places: list[Mapping[str, Any]], options: ImportOptions) -> str:
     return f"it has no {key} key" + ("" if options.id_field else " (choose the id's key with --id-field)")
 
 
-def comment_text(places: list[Mapping[str, Any]], options: ImportOptions) -> str | None:
+def comment_text(places: list[Any], options: ImportOptions) -> str | None:
     keys = (options.text_field,) if options.text_field else TEXT_FIELDS
     for place in places:
         if not isinstance(place, Mapping):
-            continue
+            continue  # a task's data that is not an object holds no text
         for key in keys:
             if isinstance(place.get(key), str):
                 return str(place[key])

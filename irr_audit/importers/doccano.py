@@ -8,10 +8,11 @@ annotated. Pure: bytes in, a ParsedExport out.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from irr_audit.importers.common import comment_text, json_records, labels_of, unit_id
+from irr_audit.importers.common import comment_text, json_records, labels_of, mapping, unit_id
 from irr_audit.importers.model import Annotation, ImportOptions, ParsedExport, Reason, export_error
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 
@@ -26,14 +27,14 @@ def parse(data: bytes, subject: str, options: ImportOptions, limits: Limits = DE
 def _annotation(
     record: dict[str, Any], place: str, annotator: str | None, options: ImportOptions, subject: str
 ) -> Annotation:
-    meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
-    base = {
-        "record": place,
-        "unit_id": unit_id([record, meta], options),
-        "text": comment_text([record], options),
-        "annotator": annotator,
-        "source": subject,
-    }
+    meta = mapping(record.get("meta"))
+    base = Annotation(
+        record=place,
+        unit_id=unit_id([record, meta], options),
+        text=comment_text([record], options),
+        annotator=annotator,
+        source=subject,
+    )
     value = record.get("label", record.get("labels"))
     if isinstance(value, list) and any(isinstance(item, list) for item in value):
         raise export_error(
@@ -43,6 +44,6 @@ def _annotation(
             "export a text-classification project; irr-audit codes whole comments.",
         )
     if value is None or value == []:
-        return Annotation(**base, outcome=Reason.NOT_ANNOTATED, detail="no label in doccano")
+        return replace(base, outcome=Reason.NOT_ANNOTATED, detail="no label in doccano")
     labels, problem = labels_of(value)
-    return Annotation(**base, labels=labels, outcome=Reason.UNKNOWN_LABEL if problem else None, detail=problem)
+    return replace(base, labels=labels, outcome=Reason.UNKNOWN_LABEL if problem else None, detail=problem)

@@ -97,7 +97,9 @@ def import_summary(
             for export, parsed_export in zip(exports, result.exports)
         ],
         "coders": dict(result.coders),
-        "sheets": {coder: {"file": f"{SHEETS}/{coder}.csv", "rows": len(rows)} for coder, rows in result.sheets.items()},
+        "sheets": {
+            coder: {"file": f"{SHEETS}/{coder}.csv", "rows": len(rows)} for coder, rows in result.sheets.items()
+        },
         "records": result.records,
         "annotations": len(result.log),
         "outcomes": dict(result.outcomes),

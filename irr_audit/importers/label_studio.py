@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -108,18 +109,18 @@ def _task_annotations(
 ) -> list[Annotation]:
     data = task["data"]
     places = [data, task] if options.id_field else [data]
-    base = {"record": place, "unit_id": unit_id(places, options), "text": comment_text([data], options)}
+    base = Annotation(
+        record=place, unit_id=unit_id(places, options), text=comment_text([data], options), source=subject
+    )
     if not task.get("annotations"):
-        return [Annotation(**base, annotator=None, outcome=Reason.NOT_ANNOTATED, source=subject)]
+        return [replace(base, outcome=Reason.NOT_ANNOTATED)]
     found = []
     for item in task["annotations"]:
-        base["record"] = _place(place, task, item)
+        here = replace(base, record=_place(place, task, item))
         who = _annotator(item.get("completed_by"))
         when = timestamp(item.get("updated_at")) or timestamp(item.get("created_at"))
         if item.get("was_cancelled") is True:
-            found.append(
-                Annotation(**base, annotator=who, outcome=Reason.SKIPPED, detail="skipped in Label Studio", source=subject)
-            )
+            found.append(replace(here, annotator=who, outcome=Reason.SKIPPED, detail="skipped in Label Studio"))
             continue
         labels: list[str] = []
         problem = ""
@@ -135,14 +136,13 @@ def _task_annotations(
             labels += more
             problem = problem or why
         found.append(
-            Annotation(
-                **base,
+            replace(
+                here,
                 annotator=who,
                 labels=tuple(labels),
                 outcome=Reason.UNKNOWN_LABEL if problem else None,
                 detail=problem,
                 when=when,
-                source=subject,
             )
         )
     return found
@@ -150,7 +150,9 @@ def _task_annotations(
 
 def _place(place: str, task: dict[str, Any], item: dict[str, Any]) -> str:
     """Where an annotation is, for people: the record, and the task's and annotation's ids."""
-    ids = [f"{name} {value}" for name, value in (("task", task.get("id")), ("annotation", item.get("id"))) if _plain(value)]
+    ids = [
+        f"{name} {value}" for name, value in (("task", task.get("id")), ("annotation", item.get("id"))) if _plain(value)
+    ]
     return f"{place} ({', '.join(ids)})" if ids else place
 
 
@@ -175,9 +177,7 @@ def _annotator(value: Any) -> str | None:
 # --- JSON-MIN and CSV: one flat row per annotation -------------------------------------------
 
 
-def parse_json_min(
-    data: bytes, subject: str, options: ImportOptions, limits: Limits = DEFAULT_LIMITS
-) -> ParsedExport:
+def parse_json_min(data: bytes, subject: str, options: ImportOptions, limits: Limits = DEFAULT_LIMITS) -> ParsedExport:
     rows = json_records(data, subject, limits)
     question = _min_question(rows, subject, options)
     annotations = tuple(_min_annotation(row, place, question, options, subject) for place, row in rows)
@@ -237,20 +237,18 @@ def _min_annotation(
     row: Mapping[str, Any], place: str, question: str, options: ImportOptions, subject: str
 ) -> Annotation:
     who = _annotator(row.get("annotator"))
-    base = {
-        "record": place,
-        "unit_id": unit_id([row], options),
-        "text": comment_text([row], options),
-        "annotator": who,
-        "source": subject,
-    }
+    base = Annotation(
+        record=place,
+        unit_id=unit_id([row], options),
+        text=comment_text([row], options),
+        annotator=who,
+        source=subject,
+    )
     value = row.get(question)
     if value is None:
-        return Annotation(**base, outcome=Reason.NOT_ANNOTATED if who is None else Reason.NO_LABEL)
+        return replace(base, outcome=Reason.NOT_ANNOTATED if who is None else Reason.NO_LABEL)
     if isinstance(value, Mapping):
         value = value.get("choices")
     labels, problem = labels_of(value)
     when = timestamp(row.get("updated_at")) or timestamp(row.get("created_at"))
-    return Annotation(
-        **base, labels=labels, outcome=Reason.UNKNOWN_LABEL if problem else None, detail=problem, when=when
-    )
+    return replace(base, labels=labels, outcome=Reason.UNKNOWN_LABEL if problem else None, detail=problem, when=when)

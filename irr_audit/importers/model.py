@@ -50,7 +50,7 @@ class Annotation:
 
     record: str
     unit_id: str | None
-    annotator: str | None
+    annotator: str | None = None
     labels: tuple[str, ...] = ()
     text: str | None = None
     outcome: Reason | None = None

@@ -8,6 +8,7 @@ Pure: bytes in, a ParsedExport out.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from irr_audit.importers.common import comment_text, json_records, labels_of, unit_id
@@ -25,25 +26,30 @@ def parse(data: bytes, subject: str, options: ImportOptions, limits: Limits = DE
 
 def _annotation(record: dict[str, Any], place: str, options: ImportOptions, subject: str) -> Annotation:
     who = next((str(record[key]).strip() for key in ANNOTATOR_KEYS if isinstance(record.get(key), str)), None)
-    base = {
-        "record": place,
-        "unit_id": unit_id([record], options),
-        "text": comment_text([record], options),
-        "annotator": who or None,
-        "confidence": _confidence(record.get("confidence"), place, subject),
-        "source": subject,
-    }
+    base = Annotation(
+        record=place,
+        unit_id=unit_id([record], options),
+        text=comment_text([record], options),
+        annotator=who or None,
+        confidence=_confidence(record.get("confidence"), place, subject),
+        source=subject,
+    )
     value = record.get(options.question or "label")
     if value is None or value == []:
-        return Annotation(**base, outcome=Reason.NO_LABEL)
+        return replace(base, outcome=Reason.NO_LABEL)
     labels, problem = labels_of(value)
-    return Annotation(**base, labels=labels, outcome=Reason.UNKNOWN_LABEL if problem else None, detail=problem)
+    return replace(base, labels=labels, outcome=Reason.UNKNOWN_LABEL if problem else None, detail=problem)
 
 
 def _confidence(value: Any, place: str, subject: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 <= value <= 1:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not 0 <= value <= 1
+    ):
         raise export_error(
             subject,
             place,

@@ -8,9 +8,10 @@ asked with --id-field. Pure: bytes in, a ParsedExport out.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from irr_audit.importers.common import comment_text, json_records, labels_of, timestamp, unit_id
+from irr_audit.importers.common import comment_text, json_records, labels_of, mapping, timestamp, unit_id
 from irr_audit.importers.model import Annotation, ImportOptions, ParsedExport, Reason, export_error
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 
@@ -24,20 +25,20 @@ def parse(data: bytes, subject: str, options: ImportOptions, limits: Limits = DE
 
 
 def _annotation(record: dict[str, Any], place: str, options: ImportOptions, subject: str) -> Annotation:
-    meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
+    meta = mapping(record.get("meta"))
     places = [meta, record] if options.id_field else [meta]
     who = _annotator(record)
-    base = {
-        "record": place,
-        "unit_id": unit_id(places, options),
-        "text": comment_text([record, meta], options),
-        "annotator": who,
-        "when": timestamp(record.get("_timestamp")),
-        "source": subject,
-    }
+    base = Annotation(
+        record=place,
+        unit_id=unit_id(places, options),
+        text=comment_text([record, meta], options),
+        annotator=who,
+        when=timestamp(record.get("_timestamp")),
+        source=subject,
+    )
     answer = record.get("answer")
     if answer is None:
-        return Annotation(**base, outcome=Reason.NOT_ANNOTATED, detail="no answer: a task, not an annotation")
+        return replace(base, outcome=Reason.NOT_ANNOTATED, detail="no answer: a task, not an annotation")
     if answer not in ANSWERS:
         raise export_error(
             subject,
@@ -46,14 +47,16 @@ def _annotation(record: dict[str, Any], place: str, options: ImportOptions, subj
             "pass the dataset as prodigy db-out writes it.",
         )
     if ANSWERS[answer] is not None:
-        return Annotation(**base, outcome=ANSWERS[answer], detail=f"answer {answer} in Prodigy")
+        return replace(base, outcome=ANSWERS[answer], detail=f"answer {answer} in Prodigy")
     if "accept" in record:  # a choice task: the ids of the chosen options
-        labels, problem = labels_of(record["accept"]) if isinstance(record["accept"], list) else ((), "accept is not a list")
+        labels, problem = (
+            labels_of(record["accept"]) if isinstance(record["accept"], list) else ((), "accept is not a list")
+        )
     elif "label" in record:  # a binary task: accepting says the label applies
         labels, problem = labels_of(record["label"])
     else:
         labels, problem = (), ""
-    return Annotation(**base, labels=labels, outcome=Reason.UNKNOWN_LABEL if problem else None, detail=problem)
+    return replace(base, labels=labels, outcome=Reason.UNKNOWN_LABEL if problem else None, detail=problem)
 
 
 def _annotator(record: dict[str, Any]) -> str | None:

@@ -53,7 +53,7 @@ def import_exports(
     paths: Sequence[Path],
     rule: Rule,
     out: Path,
-    options: ImportOptions = ImportOptions(),
+    options: ImportOptions | None = None,
     *,
     inputs: Sequence[Path] = (),
     force: bool = False,
@@ -61,6 +61,7 @@ def import_exports(
 ) -> ImportRun:
     """Import ``paths`` (exports of one format) under ``rule`` into folder ``out``. The
     output is checked before anything is read; ``inputs`` are the other files read (the rule)."""
+    options = options or ImportOptions()
     format_named(format_name)
     refuse_unsafe_outputs(files_read([*inputs, *paths]), folders=[out])
     replaced = check_import_out(out, force)
