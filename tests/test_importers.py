@@ -231,7 +231,7 @@ annotations = st.lists(
     st.builds(
         Annotation,
         record=st.sampled_from(["line 1", "line 2", "line 3"]),
-        unit_id=st.one_of(st.none(), st.sampled_from(["u1", "u2", "u3"])),
+        unit_id=st.one_of(st.none(), st.sampled_from(["u1", "u2", "u3", " u1"])),
         annotator=st.one_of(st.none(), st.sampled_from(["ann", "ben", "Ann"])),
         labels=st.lists(st.sampled_from(["yes", "no", "Y", "maybe", "unknown", ""]), max_size=3).map(tuple),
         outcome=st.sampled_from([None, None, None, Reason.SKIPPED, Reason.REJECTED]),
@@ -254,7 +254,7 @@ def test_every_annotation_is_one_log_row_and_a_sheet_has_one_code_per_unit(found
     assert len(result.log) == len(found)
     assert sum(result.outcomes.values()) == len(found)
     for coder, sheet_rows in result.sheets.items():
-        ids = [row.comment_id for row in sheet_rows]
+        ids = [row.comment_id.strip() for row in sheet_rows]
         assert len(ids) == len(set(ids)), coder
     coded = [row for row in result.log if row["outcome"] == "coded"]
     assert len(coded) == sum(len(sheet_rows) for sheet_rows in result.sheets.values())
@@ -266,6 +266,14 @@ def test_same_code_twice_without_times_keeps_the_first() -> None:
     result = build_import([ParsedExport("model", tuple(twice), 2)], load_rule(RULE))
     assert [row["outcome"] for row in result.log] == ["coded", "duplicate"]
     assert [row.code for row in result.sheets["ann"]] == ["yes"]
+
+
+def test_ids_that_join_would_match_are_one_unit() -> None:
+    """join trims the spaces around an id: " u1" and "u1" are one unit, so two codes for them conflict."""
+    twice = [Annotation("line 1", "u1", "ann", ("yes",)), Annotation("line 2", " u1", "ann", ("no",))]
+    result = build_import([ParsedExport("model", tuple(twice), 2)], load_rule(RULE))
+    assert [row["outcome"] for row in result.log] == ["conflict", "conflict"]
+    assert result.sheets == {}
 
 
 def test_annotator_names_become_sheet_names() -> None:

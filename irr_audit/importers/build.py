@@ -169,7 +169,8 @@ def _resolve_repeats(judged: list[Judged], coders: dict[str, str]) -> list[Judge
     groups: dict[tuple[str, str], list[int]] = {}
     for index, (annotation, _, reason, _) in enumerate(judged):
         if reason is Reason.CODED and annotation.annotator is not None and annotation.unit_id is not None:
-            groups.setdefault((coders[annotation.annotator], annotation.unit_id), []).append(index)
+            # join matches ids with surrounding spaces trimmed: so are repeats here
+            groups.setdefault((coders[annotation.annotator], annotation.unit_id.strip()), []).append(index)
     result = list(judged)
     for indexes in groups.values():
         if len(indexes) < 2:

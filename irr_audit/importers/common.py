@@ -95,14 +95,6 @@ def unit_id(places: list[Any], options: ImportOptions) -> str | None:
     return None
 
 
-def id_problem(places: list[Any], options: ImportOptions) -> str:
-    key = options.id_field or DEFAULT_ID_FIELD
-    for place in places:
-        if isinstance(place, Mapping) and key in place:
-            return f"its {key} is {_shown(place[key])}, not an id (text or a whole number)"
-    return f"it has no {key} key" + ("" if options.id_field else " (choose the id's key with --id-field)")
-
-
 def comment_text(places: list[Any], options: ImportOptions) -> str | None:
     keys = (options.text_field,) if options.text_field else TEXT_FIELDS
     for place in places:
