@@ -7,7 +7,6 @@ imported. Pure: bytes in, a ParsedExport out.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 from irr_audit.importers.common import comment_text, json_document, json_records, labels_of, timestamp, unit_id
 from irr_audit.importers.model import Annotation, ImportOptions, ParsedExport, Reason, export_error
-from irr_audit.io.limits import DEFAULT_LIMITS, Limits
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
 from irr_audit.io.tables import parse_file
 
 # Keys of a JSON-MIN or CSV row that are not a question: the annotation's own fields.
@@ -193,19 +192,20 @@ def parse_csv(data: bytes, subject: str, options: ImportOptions, limits: Limits 
     ]
     question = _min_question(rows, subject, options)
     annotations = tuple(
-        _min_annotation(_csv_values(row, question), place, question, options, subject) for place, row in rows
+        _min_annotation(_csv_values(row, question, f"{subject} {place}", limits), place, question, options, subject)
+        for place, row in rows
     )
     return ParsedExport("label-studio-csv", annotations, len(rows), question)
 
 
-def _csv_values(row: dict[str, Any], question: str) -> dict[str, Any]:
+def _csv_values(row: dict[str, Any], question: str, where: str, limits: Limits) -> dict[str, Any]:
     """A CSV row as JSON-MIN has it: empty cells absent, a multiple choice (written as the
-    JSON {"choices": [...]}) decoded, an annotator's number a number."""
+    JSON {"choices": [...]}) decoded within the limits."""
     values = {key: value for key, value in row.items() if value not in (None, "")}
     cell = values.get(question)
     if isinstance(cell, str) and cell.lstrip().startswith("{"):
         try:
-            values[question] = json.loads(cell)
+            values[question] = load_json(cell, where, limits)
         except ValueError:
             pass  # text that only looks like JSON: a label the rule will judge
     return values

@@ -409,3 +409,14 @@ CASES = [
     ),
     Case("import: an empty JSON Lines export", PRODIGY, {"export.jsonl": "\n\n"}, shows=("0 records",)),
 ]
+
+CASES += [
+    Case(
+        "import: a label studio csv answer 10,000 levels deep",
+        "import label-studio-csv export.csv --rule rule.yaml --out imported --question q",
+        {"export.csv": 'comment_id,annotator,q\na,1,"' + "{" * 10_000 + '"\n'},
+        exit=2,
+        code="limit-depth",
+        says=("export.csv", "row 2"),
+    ),
+]
