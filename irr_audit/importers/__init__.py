@@ -6,4 +6,9 @@ build applies the rule and resolves repeats (pure); folder writes the sheets, th
 log and import.json as one run. The package sits beside sample in the layout: like
 sample, it makes the coding sheets that join reads, and it uses only io and rules (and
 sample's coder-name check) below it.
+
+One rule codes one question of an export (``ImportOptions.question``: Label Studio's
+from_name, Argilla's question name). A codebook (several rules) will map each question
+to its rule and call the same parser once per question on the same bytes, one
+ParsedExport and one build per rule: nothing here assumes one question per export.
 """
