@@ -420,3 +420,14 @@ CASES += [
         says=("export.csv", "row 2"),
     ),
 ]
+
+CASES += [
+    Case(
+        "import: the same export twice",
+        "import model labels.jsonl ./labels.jsonl --rule rule.yaml --out imported",
+        {"labels.jsonl": lines({"comment_id": "a", "model": "m", "label": "yes"})},
+        exit=2,
+        code="usage-import-twice",
+        says=("labels.jsonl", "twice"),
+    ),
+]
