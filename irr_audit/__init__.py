@@ -8,6 +8,7 @@ The public API (docs/api.md):
 - :func:`join_folder` (sheets -> the folder `irr-audit join` writes),
 - :func:`plan_alpha`, :func:`plan_kappa`, :func:`plan_half_width`, :func:`plan_pilot`
   (the units an audit needs, before it is made),
+- :func:`import_export` (an annotation tool's export -> the folder `irr-audit import` writes),
 - the errors: :class:`IrrAuditError` and its subclasses, each with a stable ``code``.
 """
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
         Pair,
         audit,
         audit_counts,
+        import_export,
         join_folder,
         load_rule,
         plan_alpha,
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from irr_audit.bundle.anchor import DigestListError
     from irr_audit.bundle.manifest import BundleError
     from irr_audit.bundle.signing import SigningError
+    from irr_audit.importers.run import ImportRun
     from irr_audit.io.limits import Limits
     from irr_audit.rules.model import Rule
 
@@ -50,6 +53,8 @@ _LAZY = {
     "audit": "irr_audit.api",
     "audit_counts": "irr_audit.api",
     "join_folder": "irr_audit.api",
+    "import_export": "irr_audit.api",
+    "ImportRun": "irr_audit.importers.run",
     "load_rule": "irr_audit.api",
     "plan_alpha": "irr_audit.api",
     "plan_kappa": "irr_audit.api",
@@ -66,6 +71,7 @@ __all__ = [
     "Audit",
     "BundleError",
     "DigestListError",
+    "ImportRun",
     "IrrAuditError",
     "JoinFolder",
     "LimitError",
@@ -80,6 +86,7 @@ __all__ = [
     "__version__",
     "audit",
     "audit_counts",
+    "import_export",
     "join_folder",
     "load_rule",
     "plan_alpha",

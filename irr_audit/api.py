@@ -25,6 +25,8 @@ from irr_audit.bundle.adjudication import bundle_report_sections
 from irr_audit.bundle.manifest import is_bundle
 from irr_audit.bundle.read import join_bundle
 from irr_audit.errors import UsageError
+from irr_audit.importers.model import ImportOptions
+from irr_audit.importers.run import ImportRun, import_exports
 from irr_audit.io.dataframes import frame_sheets, long_frame_sheets
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
 from irr_audit.io.outputs import refuse_unsafe_outputs, render_json
@@ -463,6 +465,40 @@ def join_folder(
         inputs=rule_files,
     )
     return JoinFolder(result, tuple(written), tuple(replaced), tuple(notes))
+
+
+def import_export(
+    format: str,
+    exports: PathLike | Sequence[PathLike],
+    rule: RuleSource,
+    out: PathLike,
+    *,
+    question: str | None = None,
+    id_field: str | None = None,
+    text_field: str | None = None,
+    force: bool = False,
+    limits: LimitsLike = None,
+) -> ImportRun:
+    """Turn an annotation tool's export into coding sheets (`irr-audit import`, README "Import"):
+    ``format`` is one of label-studio, label-studio-min, label-studio-csv, prodigy, doccano,
+    argilla, model; ``exports`` one file or several of that format (doccano: one per user);
+    ``out`` receives sheets/<coder>.csv, import_log.csv, import_log.jsonl and import.json, as
+    one run. ``question`` names the question the rule codes (Label Studio's from_name,
+    Argilla's question); ``id_field`` the key of the comment id (default comment_id).
+    Returns the run: ``.result.sheets``, ``.result.log``, ``.result.outcomes``, the files written."""
+    checked = _limits(limits)
+    paths = _paths(exports)
+    rule_files = [Path(rule)] if isinstance(rule, (str, os.PathLike)) else []
+    return import_exports(
+        format,
+        paths,
+        load_rule(rule, limits=checked),
+        Path(out),
+        ImportOptions(question, id_field, text_field),
+        inputs=rule_files,
+        force=force,
+        limits=checked,
+    )
 
 
 def _rule_bytes(path: Path, rule: Rule) -> bytes:

@@ -16,7 +16,8 @@ STAGES = (
     ("metrics",),
     ("join",),
     ("report",),
-    ("sample",),
+    # importers beside sample: both make the coding sheets join reads, from io and rules below them
+    ("sample", "importers"),
     ("bundle",),
     ("api",),  # the public Python API (docs/api.md): the entry points every client calls
     ("cli",),

@@ -31,7 +31,7 @@ def modules_after(*argv: str) -> tuple[list[str], str]:
 def test_help_loads_no_numpy_pandas_or_pyarrow_and_shows_every_command() -> None:
     loaded, shown = modules_after("--help")
     assert loaded == []
-    for command in ("join", "score", "report", "freeze", "verify", "adjudicate", "sample", "rules"):
+    for command in ("join", "score", "report", "freeze", "verify", "adjudicate", "sample", "rules", "import"):
         assert f" {command} " in shown
 
 
@@ -42,6 +42,8 @@ def test_a_commands_help_shows_its_options_without_the_library() -> None:
         assert option in shown
     loaded, shown = modules_after("sample", "--help")
     assert loaded == [] and "<csv|xlsx>" in shown
+    loaded, shown = modules_after("import", "--help")
+    assert loaded == [] and "--question" in shown and "--id-field" in shown
 
 
 def test_rules_check_loads_no_pandas_or_pyarrow() -> None:

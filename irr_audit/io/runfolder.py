@@ -35,8 +35,9 @@ PARTIAL_MARK = ".partial-"
 REPLACED_MARK = ".replaced-"
 JOIN_RECORD = "summary.json"
 SAMPLE_RECORD = "sample.json"
+IMPORT_RECORD = "import.json"
 BUNDLE_MANIFEST = "manifest.json"
-RECORD_FILES = {JOIN_RECORD: "join", SAMPLE_RECORD: "sample"}
+RECORD_FILES = {JOIN_RECORD: "join", SAMPLE_RECORD: "sample", IMPORT_RECORD: "import"}
 RUN_ID_OF = "sha256 of the lines '<file>\\t<sha256>\\n' of every other file, sorted by file"
 SHA256 = re.compile(r"[0-9a-f]{64}")
 # What a file manager leaves in a folder someone opened: replaced with the folder, never a reason to refuse it.
@@ -298,7 +299,7 @@ def files_read(paths: Iterable[Path | None]) -> list[Path]:
             continue
         if not path.is_dir():
             found.append(path)
-        elif any((path / name).is_file() for name in (JOIN_RECORD, SAMPLE_RECORD, BUNDLE_MANIFEST)):
+        elif any((path / name).is_file() for name in (JOIN_RECORD, SAMPLE_RECORD, IMPORT_RECORD, BUNDLE_MANIFEST)):
             found += _files_below(path)
             found += _join_folder_sources(path)
         else:

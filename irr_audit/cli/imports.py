@@ -1,0 +1,84 @@
+"""`irr-audit import`: an annotation tool's export (or a model's labels) -> one coding sheet
+per annotator, the import log and import.json, ready for `irr-audit join`."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from irr_audit.cli.shared import LimitOption, app, check_outputs, parse_limits, reports_errors, say
+
+
+class ExportFormat(str, Enum):
+    """The formats of irr_audit.importers.formats.FORMATS, named here so that --help needs no
+    import of the importers (tests/test_importers.py checks they agree)."""
+
+    LABEL_STUDIO = "label-studio"
+    LABEL_STUDIO_MIN = "label-studio-min"
+    LABEL_STUDIO_CSV = "label-studio-csv"
+    PRODIGY = "prodigy"
+    DOCCANO = "doccano"
+    ARGILLA = "argilla"
+    MODEL = "model"
+
+
+@app.command("import")
+@reports_errors
+def import_command(
+    export_format: Annotated[ExportFormat, typer.Argument(metavar="FORMAT", help="The tool the export comes from.")],
+    exports: Annotated[
+        list[Path], typer.Argument(metavar="EXPORT...", help="The export file (doccano: one file per user).")
+    ],
+    rule: Annotated[Path, typer.Option("--rule", help="The rule the annotations are coded under.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for sheets/, the import log and import.json.")],
+    question: Annotated[
+        str | None,
+        typer.Option(
+            "--question",
+            help="The question the rule codes: Label Studio's from_name (the column of a JSON-MIN or CSV "
+            "export), Argilla's question name, a model file's label key. Default: the only one.",
+        ),
+    ] = None,
+    id_field: Annotated[
+        str | None,
+        typer.Option(
+            "--id-field",
+            help="The key holding the comment id (default comment_id, in the task's data, meta or fields); "
+            "e.g. _input_hash for Prodigy's hash, only when you ask for it.",
+        ),
+    ] = None,
+    text_field: Annotated[
+        str | None, typer.Option("--text-field", help="The key holding the comment's text (default text, then body).")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an --out folder holding files import did not write.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
+    limit: LimitOption = None,
+) -> None:
+    """Turn an annotation tool's export into coding sheets for join, with a log of every annotation."""
+    from irr_audit.importers.model import ImportOptions
+    from irr_audit.importers.run import import_exports
+    from irr_audit.rules.load import load_rule
+
+    check_outputs([*exports, rule], "--out", folders=[out])
+    limits = parse_limits(limit)
+    loaded = load_rule(rule, limits)
+    run = import_exports(
+        export_format.value,
+        exports,
+        loaded,
+        out,
+        ImportOptions(question, id_field, text_field),
+        inputs=[rule],
+        force=force,
+        limits=limits,
+    )
+    if not quiet:
+        say(run.result.summary_line())
+        say(f"wrote {len(run.written)} files into {out}")
+        if run.replaced:
+            say(f"replaced {out} (--force): deleted {', '.join(run.replaced)}")
