@@ -6,6 +6,7 @@ The public API (docs/api.md):
 - :func:`audit` (sheets, a join folder, a bundle, or pandas DataFrames -> :class:`Audit`),
   :func:`audit_counts` (unit-pattern counts -> :class:`Audit`),
 - :func:`join_folder` (sheets -> the folder `irr-audit join` writes),
+- :func:`compare` (two audits -> :class:`Comparison`, each coefficient's difference with its interval),
 - the errors: :class:`IrrAuditError` and its subclasses, each with a stable ``code``.
 """
 
@@ -18,7 +19,7 @@ from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError, LimitError, OutputError, RuleError, SheetError, UsageError
 
 if TYPE_CHECKING:
-    from irr_audit.api import Audit, JoinFolder, Pair, audit, audit_counts, join_folder, load_rule
+    from irr_audit.api import Audit, Comparison, JoinFolder, Pair, audit, audit_counts, compare, join_folder, load_rule
     from irr_audit.bundle.anchor import DigestListError
     from irr_audit.bundle.manifest import BundleError
     from irr_audit.bundle.signing import SigningError
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 # (module __getattr__, PEP 562): `import irr_audit` takes 0.02 s, `irr_audit.audit` then 0.6 s.
 _LAZY = {
     "Audit": "irr_audit.api",
+    "Comparison": "irr_audit.api",
+    "compare": "irr_audit.api",
     "JoinFolder": "irr_audit.api",
     "Pair": "irr_audit.api",
     "audit": "irr_audit.api",
@@ -47,6 +50,7 @@ _LAZY = {
 __all__ = [
     "Audit",
     "BundleError",
+    "Comparison",
     "DigestListError",
     "IrrAuditError",
     "JoinFolder",
@@ -62,6 +66,7 @@ __all__ = [
     "__version__",
     "audit",
     "audit_counts",
+    "compare",
     "join_folder",
     "load_rule",
 ]
