@@ -15,12 +15,13 @@ difference (later - first) with a percentile interval of the windows' independen
 replicates (their units are disjoint). A coder is named when, for some later window, the
 upper bound of that interval at the Bonferroni-adjusted level 1 - 0.05 / m is below 0,
 m = coders x (later windows): the chance that a coder whose gap did not fall is named
-anywhere is then about 5% at most. With two coders a fall belongs to the pair: both
-are named. Pure: numpy arrays in, plain data out.
+anywhere is then about 5% (Bonferroni; measured in docs/statistics.md). With two coders
+a fall belongs to the pair: both are named. Pure: numpy arrays in, plain data out.
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -31,12 +32,11 @@ import numpy as np
 from irr_audit.metrics import multi_coder as mc
 from irr_audit.metrics import two_coder as tc
 from irr_audit.metrics.estimates import metric_from
-from irr_audit.metrics.patterns import Patterns, compress, pair_tables
+from irr_audit.metrics.patterns import compress, pair_tables
 
 LEVEL = 0.95
 FAMILY_LEVEL = 0.05  # the chance of naming any coder whose agreement did not fall
 Batch = tuple[np.ndarray, np.ndarray]
-BatchOf = Callable[[Patterns, np.ndarray], Batch]
 Labels = Callable[[np.ndarray], tuple[Any, Any]]
 
 
@@ -69,28 +69,64 @@ def ranks(order: np.ndarray) -> np.ndarray:
     return out
 
 
-def _group_batch(patterns: Patterns, weights: np.ndarray) -> Batch:
-    if patterns.n_coders == 2:
-        return tc.kappa_batch(pair_tables(patterns, 0, 1, weights))
-    return mc.fleiss_batch(mc.RatingCounts.of(patterns), weights)
+Scored = dict[object, tuple[Batch, Batch]]  # quantity -> (point, replicates) in one window
+Combine = Callable[[Scored], tuple[Batch, Batch]]
 
 
-def _mean_kappa(pairs: list[tuple[int, int]]) -> BatchOf:
-    """The mean Cohen's kappa over these coder pairs; undefined where any one is."""
+class _Windows:
+    """Every pair's Cohen's kappa (and Fleiss' kappa, with three or more coders) in a window of
+    units, at the observed counts and in each replicate, scored once per distinct window. A
+    window's replicates are drawn from a generator keyed by the seed and the window's units, so
+    the same window gets the same replicates for the group and for every coder."""
 
-    def batch(patterns: Patterns, weights: np.ndarray) -> Batch:
-        found = [tc.kappa_batch(pair_tables(patterns, a, b, weights)) for a, b in pairs]
-        codes = np.max(np.stack([code for _, code in found]), axis=0)
-        return np.where(codes == 0, np.mean(np.stack([value for value, _ in found]), axis=0), np.nan), codes
+    def __init__(self, codes: np.ndarray, n_categories: int, n_boot: int, seed: int) -> None:
+        self.codes, self.n_categories, self.n_boot, self.seed = codes, n_categories, n_boot, seed
+        self.pairs = [(a, b) for a in range(codes.shape[1]) for b in range(a + 1, codes.shape[1])]
+        self._scored: dict[bytes, Scored] = {}
 
-    return batch
+    def scored(self, window: np.ndarray) -> Scored:
+        key = np.asarray(window, dtype=np.int64).tobytes()
+        if key not in self._scored:
+            self._scored[key] = self._score(window, key)
+        return self._scored[key]
+
+    def _score(self, window: np.ndarray, key: bytes) -> Scored:
+        patterns = compress(self.codes[window], self.n_categories)
+        observed = np.atleast_2d(patterns.counts).astype(np.float64)
+        n = patterns.n_units
+        generator = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(zlib.crc32(key),)))
+        drawn = (
+            generator.multinomial(n, patterns.counts / n, size=self.n_boot).astype(np.float64)
+            if n
+            else np.zeros((self.n_boot, 0))
+        )
+        out: Scored = {}
+        for a, b in self.pairs:
+            out[(a, b)] = tuple(tc.kappa_batch(pair_tables(patterns, a, b, w)) for w in (observed, drawn))  # type: ignore[assignment]
+        if patterns.n_coders > 2:
+            counts = mc.RatingCounts.of(patterns)
+            out["fleiss"] = (mc.fleiss_batch(counts, observed), mc.fleiss_batch(counts, drawn))
+        return out
+
+
+def _mean(batches: list[Batch]) -> Batch:
+    """The mean of several quantities; undefined where any one is."""
+    codes = np.max(np.stack([code for _, code in batches]), axis=0)
+    return np.where(codes == 0, np.mean(np.stack([value for value, _ in batches]), axis=0), np.nan), codes
+
+
+def _mean_kappa(pairs: list[tuple[int, int]]) -> Combine:
+    def combine(scored: Scored) -> tuple[Batch, Batch]:
+        return _mean([scored[pair][0] for pair in pairs]), _mean([scored[pair][1] for pair in pairs])
+
+    return combine
 
 
 def _with_others(coder: int, n_coders: int) -> list[tuple[int, int]]:
-    return [(coder, other) for other in range(n_coders) if other != coder]
+    return [(min(coder, other), max(coder, other)) for other in range(n_coders) if other != coder]
 
 
-def _gap(coder: int, n_coders: int) -> BatchOf:
+def _gap(coder: int, n_coders: int) -> Combine:
     """The coder's mean kappa with the others minus the others' mean kappa among themselves
     (with two coders, the pair's kappa)."""
     with_others = _mean_kappa(_with_others(coder, n_coders))
@@ -99,36 +135,24 @@ def _gap(coder: int, n_coders: int) -> BatchOf:
         return with_others
     among_others = _mean_kappa(others)
 
-    def batch(patterns: Patterns, weights: np.ndarray) -> Batch:
-        (value, code), (rest, rest_code) = with_others(patterns, weights), among_others(patterns, weights)
-        codes = np.maximum(code, rest_code)
-        return np.where(codes == 0, value - rest, np.nan), codes
+    def difference(first: Batch, second: Batch) -> Batch:
+        codes = np.maximum(first[1], second[1])
+        return np.where(codes == 0, first[0] - second[0], np.nan), codes
 
-    return batch
+    def combine(scored: Scored) -> tuple[Batch, Batch]:
+        (point, reps), (rest_point, rest_reps) = with_others(scored), among_others(scored)
+        return difference(point, rest_point), difference(reps, rest_reps)
+
+    return combine
 
 
-def _series(
-    codes: np.ndarray,
-    n_categories: int,
-    windows: tuple[np.ndarray, ...],
-    batch: BatchOf,
-    n_boot: int,
-    seed: np.random.SeedSequence,
-) -> Series:
-    """Each window's value and replicates; window i is drawn from the i-th child of ``seed``."""
-    points, replicates = [], []
-    for window, child in zip(windows, seed.spawn(len(windows))):
-        patterns = compress(codes[window], n_categories)
-        points.append(batch(patterns, np.atleast_2d(patterns.counts).astype(np.float64)))
-        n = patterns.n_units
-        generator = np.random.default_rng(child)
-        drawn = (
-            generator.multinomial(n, patterns.counts / n, size=n_boot).astype(np.float64)
-            if n
-            else np.zeros((n_boot, 0))
-        )
-        replicates.append(batch(patterns, drawn))
-    return Series(windows, tuple(points), tuple(replicates))
+def _group(n_coders: int) -> Combine:
+    return _mean_kappa([(0, 1)]) if n_coders == 2 else (lambda scored: scored["fleiss"])
+
+
+def _series(windows: tuple[np.ndarray, ...], scorer: _Windows, combine: Combine) -> Series:
+    combined = [combine(scorer.scored(window)) for window in windows]
+    return Series(windows, tuple(point for point, _ in combined), tuple(reps for _, reps in combined))
 
 
 def _percentiles(values: np.ndarray, level: float) -> list[float]:
@@ -197,13 +221,13 @@ def drift(
     r = codes.shape[1]
     coder_ranks = ranks(order)
     mean_rank = coder_ranks.mean(axis=1)
-    seeds = np.random.SeedSequence(seed).spawn(1 + r)
+    scorer = _Windows(codes, n_categories, n_boot, seed)
     show: Labels = labels or (lambda rows: (None, None))
     group_windows = windows_of(mean_rank, n_windows, window_size)
     later = max(len(group_windows) - 1, 1)
     n_tests = r * later
     adjusted = 1 - FAMILY_LEVEL / n_tests
-    group = _series(codes, n_categories, group_windows, _group_batch, n_boot, seeds[0])
+    group = _series(group_windows, scorer, _group(r))
     out: dict[str, Any] = {
         "group": {
             "coefficient": "cohen_kappa" if r == 2 else "fleiss_kappa",
@@ -216,9 +240,8 @@ def drift(
     for coder in range(r):
         own = coder_ranks[:, coder]
         windows = windows_of(own, n_windows, window_size)
-        # the same child for both series: the agreement and the gap are scored on the same replicates
-        agreement = _series(codes, n_categories, windows, _mean_kappa(_with_others(coder, r)), n_boot, seeds[1 + coder])
-        gap = _series(codes, n_categories, windows, _gap(coder, r), n_boot, seeds[1 + coder])
+        agreement = _series(windows, scorer, _mean_kappa(_with_others(coder, r)))
+        gap = _series(windows, scorer, _gap(coder, r))
         changes = _changes(gap, adjusted)
         fell = [c["window"] for c in changes if c["adjusted_ci"] is not None and c["adjusted_ci"][1] < 0]
         entry: dict[str, Any] = {
@@ -245,6 +268,6 @@ def drift(
         f"a coder is named when, in some later window, the upper bound of the {adjusted:.2%} percentile interval "
         f"of the difference (that window - the first) of {tested} is below 0: the Bonferroni level for {n_tests} "
         f"comparisons ({r} coders x {later} later windows), so a coder whose agreement did not fall is named with "
-        "a chance of about 5% at most"
+        "a chance of about 5% in all"
     )
     return out
