@@ -43,27 +43,34 @@ def order_values(
 
 
 def _parsed(texts: list[str], sheet: Sheet, column: str) -> np.ndarray:
-    """Numbers, or else ISO 8601 times; a value that is neither (or a mix) is refused by its row."""
+    """Numbers, or ISO 8601 times, as the column's first value is; a value of another kind is
+    refused by its row."""
     out = np.full(len(texts), np.nan)
     filled = [at for at, text in enumerate(texts) if text]
-    numbers = [_number(texts[at]) for at in filled]
-    if all(number is not None for number in numbers):
-        out[filled] = numbers
+    if not filled:
         return out
-    times = pd.to_datetime(
-        pd.Series([texts[at] for at in filled], dtype=object), format="ISO8601", errors="coerce", utc=True
-    )
-    bad = [at for at, time in zip(filled, times) if pd.isna(time)]
+    if _number(texts[filled[0]]) is not None:
+        numbers = [_number(texts[at]) for at in filled]
+        bad = [at for at, number in zip(filled, numbers) if number is None]
+        kind = "a number, as the column's first value is"
+    else:
+        times = pd.to_datetime(
+            pd.Series([texts[at] for at in filled], dtype=object), format="ISO8601", errors="coerce", utc=True
+        )
+        bad = [at for at, time in zip(filled, times) if pd.isna(time)]
+        kind = "an ISO 8601 date and time, as the column's first value is"
     if bad:
-        row = int(sheet.rows[bad[0]])
         raise SheetError(
-            f"sheet {sheet.name} row {row}: the --order-column {column!r} value {texts[bad[0]][:60]!r} is neither a "
-            "number nor an ISO 8601 date and time, as the column's other values are.",
-            hint="write every value of the column as a number (1, 2, 3 or a Unix time) or as a date and time such as "
-            "2026-03-01T14:05:00 (the same kind in every row); leave a row blank if its time is not known.",
+            f"sheet {sheet.name} row {int(sheet.rows[bad[0]])}: the --order-column {column!r} value "
+            f"{texts[bad[0]][:60]!r} is not {kind}.",
+            hint="write every value of the column as a number (1, 2, 3 or a Unix time) or every one as a date and "
+            "time such as 2026-03-01T14:05:00; leave a row blank if its time is not known.",
             code="sheet-order-column",
         )
-    out[filled] = times.astype("int64").to_numpy(dtype=np.float64)
+    if _number(texts[filled[0]]) is not None:
+        out[filled] = numbers
+    else:
+        out[filled] = times.astype("int64").to_numpy(dtype=np.float64)
     return out
 
 

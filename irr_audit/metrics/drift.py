@@ -85,7 +85,7 @@ class _Windows:
         self._scored: dict[bytes, Scored] = {}
 
     def scored(self, window: np.ndarray) -> Scored:
-        key = np.asarray(window, dtype=np.int64).tobytes()
+        key = np.sort(np.asarray(window, dtype=np.int64)).tobytes()  # the units, in whatever order
         if key not in self._scored:
             self._scored[key] = self._score(window, key)
         return self._scored[key]
