@@ -111,6 +111,7 @@ def test_overlapping_units_are_paired_where_shared_and_independent_elsewhere() -
     assert "stratified" in found["method"]
     split = strata(a.ids, b.ids)
     patterns_a, patterns_b, chunks = replicate_weights(a, b, split, n_boot, seed)
+    chunks = list(chunks)
     for weights_a, weights_b in chunks:
         assert (weights_a.sum(axis=1) == 60).all() and (weights_b.sum(axis=1) == 60).all()
     differences = [

@@ -14,12 +14,13 @@ Pure: numpy arrays in, plain data out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from irr_audit.metrics.bootstrap import CELLS_PER_PIECE
 from irr_audit.metrics.patterns import Grouping, Patterns, validate_codes
 from irr_audit.metrics.plan import Coefficient, multi_coder_plan, per_category_plan, two_coder_plan
 from irr_audit.metrics.result import Metric
@@ -28,6 +29,7 @@ from irr_audit.rules.scale import Scale
 
 CELLS_PER_DRAW = 2_000_000  # replicates x patterns drawn at once, per stratum
 LEVEL = 0.95
+Batch = tuple[np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -110,10 +112,11 @@ class _Stratum:
 
 def replicate_weights(
     a: Side, b: Side, split: Strata, n_boot: int, seed: int
-) -> tuple[Patterns, Patterns, list[tuple[np.ndarray, np.ndarray]]]:
-    """A's and B's patterns and, chunk by chunk, the unit weights (b, P_A) and (b, P_B) of the
-    replicates. Stratum i is drawn from the i-th generator spawned from ``seed`` (shared, A
-    only, B only), in chunks of the same sizes whatever the data."""
+) -> tuple[Patterns, Patterns, Iterator[tuple[np.ndarray, np.ndarray]]]:
+    """A's and B's patterns and, chunk by chunk as they are drawn, the unit weights (b, P_A) and
+    (b, P_B) of the replicates. Stratum i is drawn from the i-th generator spawned from ``seed``
+    (shared, A only, B only). A chunk holds at most CELLS_PER_DRAW patterns x replicates and
+    CELLS_PER_PIECE cells of K x K tables, so memory does not grow with the replicates."""
     patterns_a, unit_a = _patterns(a.codes, len(a.categories))
     patterns_b, unit_b = _patterns(b.codes, len(b.categories))
     n_a, n_b = len(patterns_a.counts), len(patterns_b.counts)
@@ -127,15 +130,18 @@ def replicate_weights(
     onto_b = [Grouping(s.to_b, n_b) for s in stratums]
     rngs = [np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(len(stratums))]
     widest = max([len(s.counts) for s in stratums] + [n_a, n_b, 1])
-    chunk = max(1, min(n_boot, CELLS_PER_DRAW // widest))
-    chunks = []
-    for start in range(0, n_boot, chunk):
-        size = min(chunk, n_boot - start)
-        drawn = [s.draw(rng, size) for s, rng in zip(stratums, rngs)]
-        weights_a = sum((g.sums(d) for g, d in zip(onto_a, drawn)), np.zeros((size, n_a)))
-        weights_b = sum((g.sums(d) for g, d in zip(onto_b, drawn)), np.zeros((size, n_b)))
-        chunks.append((weights_a, weights_b))
-    return patterns_a, patterns_b, chunks
+    cells = max(len(a.categories), len(b.categories), 1) ** 2
+    chunk = max(1, min(n_boot, CELLS_PER_DRAW // widest, CELLS_PER_PIECE // cells))
+
+    def chunks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for start in range(0, n_boot, chunk):
+            size = min(chunk, n_boot - start)
+            drawn = [s.draw(rng, size) for s, rng in zip(stratums, rngs)]
+            weights_a = sum((g.sums(d) for g, d in zip(onto_a, drawn)), np.zeros((size, n_a)))
+            weights_b = sum((g.sums(d) for g, d in zip(onto_b, drawn)), np.zeros((size, n_b)))
+            yield weights_a, weights_b
+
+    return patterns_a, patterns_b, chunks()
 
 
 def _interval(differences: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
@@ -189,19 +195,26 @@ def compare_sides(a: Side, b: Side, *, n_boot: int, seed: int, names: Sequence[s
     category_point_a = _evaluate(shared_category, patterns_a)
     category_point_b = _evaluate([category_b[c.name] for c in shared_category], patterns_b)
 
-    def replicates(plan: list[Coefficient], which: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        parts: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {c.name: [] for c in plan}
-        for weights in chunks:
+    plans = {
+        "a": shared,
+        "b": [by_name_b[c.name] for c in shared],
+        "category_a": shared_category,
+        "category_b": [category_b[c.name] for c in shared_category],
+    }
+    parts: dict[str, dict[str, list[Batch]]] = {key: {c.name: [] for c in plan} for key, plan in plans.items()}
+    for weights_a, weights_b in chunks:  # each chunk scored as drawn, then dropped
+        for key, plan in plans.items():
             for c in plan:
-                parts[c.name].append(c.batch(weights[which]))
-        return {
+                parts[key][c.name].append(c.batch(weights_a if key.endswith("a") else weights_b))
+    joined = {
+        key: {
             name: (np.concatenate([v for v, _ in found]), np.concatenate([k for _, k in found]))
-            for name, found in parts.items()
+            for name, found in by_name.items()
         }
-
-    reps_a, reps_b = replicates(shared, 0), replicates([by_name_b[c.name] for c in shared], 1)
-    category_reps_a = replicates(shared_category, 0)
-    category_reps_b = replicates([category_b[c.name] for c in shared_category], 1)
+        for key, by_name in parts.items()
+    }
+    reps_a, reps_b = joined["a"], joined["b"]
+    category_reps_a, category_reps_b = joined["category_a"], joined["category_b"]
     method = split.method + f", {n_boot} replicates"
     differences: dict[str, Any] = {}
     per_category: dict[str, dict[str, Any]] = {}

@@ -31,6 +31,7 @@ import numpy as np
 
 from irr_audit.metrics import multi_coder as mc
 from irr_audit.metrics import two_coder as tc
+from irr_audit.metrics.bootstrap import CELLS_PER_PIECE
 from irr_audit.metrics.estimates import metric_from
 from irr_audit.metrics.patterns import compress, pair_tables
 
@@ -91,22 +92,39 @@ class _Windows:
         return self._scored[key]
 
     def _score(self, window: np.ndarray, key: bytes) -> Scored:
+        """Drawn and scored in pieces of at most CELLS_PER_PIECE cells (patterns or K x K tables)
+        per array, so memory does not grow with the replicates or the codes."""
         patterns = compress(self.codes[window], self.n_categories)
-        observed = np.atleast_2d(patterns.counts).astype(np.float64)
         n = patterns.n_units
         generator = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(zlib.crc32(key),)))
-        drawn = (
-            generator.multinomial(n, patterns.counts / n, size=self.n_boot).astype(np.float64)
-            if n
-            else np.zeros((self.n_boot, 0))
-        )
-        out: Scored = {}
-        for a, b in self.pairs:
-            out[(a, b)] = tuple(tc.kappa_batch(pair_tables(patterns, a, b, w)) for w in (observed, drawn))  # type: ignore[assignment]
-        if patterns.n_coders > 2:
-            counts = mc.RatingCounts.of(patterns)
-            out["fleiss"] = (mc.fleiss_batch(counts, observed), mc.fleiss_batch(counts, drawn))
-        return out
+        piece = max(1, CELLS_PER_PIECE // max(self.n_categories**2, len(patterns.counts), 1))
+        counts = mc.RatingCounts.of(patterns) if patterns.n_coders > 2 else None
+
+        def scored(weights: np.ndarray) -> dict[object, Batch]:
+            out: dict[object, Batch] = {
+                pair: tc.kappa_batch(pair_tables(patterns, *pair, weights)) for pair in self.pairs
+            }
+            if counts is not None:
+                out["fleiss"] = mc.fleiss_batch(counts, weights)
+            return out
+
+        observed = scored(np.atleast_2d(patterns.counts).astype(np.float64))
+        parts: list[dict[object, Batch]] = []
+        for start in range(0, self.n_boot, piece):
+            size = min(piece, self.n_boot - start)
+            drawn = (
+                generator.multinomial(n, patterns.counts / n, size=size).astype(np.float64)
+                if n
+                else np.zeros((size, 0))
+            )
+            parts.append(scored(drawn))
+        return {
+            name: (
+                observed[name],
+                (np.concatenate([part[name][0] for part in parts]), np.concatenate([part[name][1] for part in parts])),
+            )
+            for name in observed
+        }
 
 
 def _mean(batches: list[Batch]) -> Batch:

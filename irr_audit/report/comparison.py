@@ -11,11 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from irr_audit.errors import UsageError
 from irr_audit.join.join import JoinResult
 from irr_audit.metrics.difference import Side, compare_sides
 from irr_audit.metrics.drift import drift
 from irr_audit.metrics.krippendorff import scale_values
 from irr_audit.report.format import format_number, metric_label
+from irr_audit.report.model import MAX_REPLICATE_VALUES, check_audit_size
 from irr_audit.report.sections import Section
 from irr_audit.rules.diff import render_rule_diff
 
@@ -63,6 +65,8 @@ def compare_joins(
 ) -> dict[str, Any]:
     """The comparison document: each coefficient of B minus A's, with its interval, per
     category too; which units the audits share; which coders; what changed in the rule."""
+    for join in (a, b):
+        check_audit_size(len(join.coders), len(join.rule.categories), n_boot)
     same_coders = set(a.coders) == set(b.coders)
     scored = compare_sides(
         _side(a, a.coders), _side(b, a.coders if same_coders else b.coders), n_boot=n_boot, seed=seed, names=names
@@ -105,6 +109,7 @@ def drift_of_join(
     full = join.fully_coded
     has_order = ~np.isnan(order).any(axis=1)
     used = np.flatnonzero(full & has_order)
+    _check_drift_size(len(used), len(join.coders), n_windows, window_size, n_boot)
     ids = join.unit_ids[used]
     out: dict[str, Any] = {
         "order": order_name,
@@ -126,6 +131,20 @@ def drift_of_join(
         labels=lambda rows: (str(ids[rows[0]]), str(ids[rows[-1]])) if len(rows) else (None, None),
     )
     return {**out, **scored}
+
+
+def _check_drift_size(units: int, coders: int, n_windows: int | None, window_size: int | None, n_boot: int) -> None:
+    """Every window keeps each pair's kappa (and Fleiss') in every replicate: refuse more values
+    than an audit's bootstrap may keep (README, "Limits of one audit")."""
+    windows = n_windows if n_windows is not None else -(-units // max(window_size or 1, 1))
+    values = windows * n_boot * (coders * (coders - 1) // 2 + 1)
+    if values > MAX_REPLICATE_VALUES:
+        raise UsageError(
+            f"the drift over {windows:,} windows with {n_boot:,} replicates and {coders} coders would keep {values:,} "
+            f"replicate values; irr-audit keeps at most {MAX_REPLICATE_VALUES:,}.",
+            hint="use fewer windows (--windows 10, say) or fewer --bootstrap replicates.",
+            code="usage-drift",
+        )
 
 
 # --- sections for the renderers ------------------------------------------------------------
