@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 from typer.testing import CliRunner
@@ -282,3 +283,30 @@ def test_inputs_that_cannot_be_compared_are_refused(tmp_path: Path) -> None:
     with pytest.raises(irr_audit.UsageError) as raised:
         irr_audit.compare(counted, first)
     assert raised.value.code == "usage-compare"
+
+
+def test_what_cannot_be_compared_is_named() -> None:
+    """A: two coders under a yes/no rule; B: three coders under a rule that adds "maybe". Only
+    the coefficients both report are compared, per category only the categories both have."""
+    rule_a = {"rule": "r", "version": 1, "scale": "nominal", "codes": [{"code": "yes"}, {"code": "no"}]}
+    rule_b = {**rule_a, "version": 2, "codes": [*rule_a["codes"], {"code": "maybe"}], "changelog": "adds maybe"}
+    units = [f"u{i}" for i in range(12)]
+    codes = ["yes", "no", "yes", "no", "yes", "yes", "no", "no", "yes", "no", "maybe", "yes"]
+
+    def frame(shift: int, allowed: tuple[str, ...]) -> pd.DataFrame:
+        shifted = [code if code in allowed else "yes" for code in codes[shift:] + codes[:shift]]
+        return pd.DataFrame({"comment_id": units, "code": shifted})
+
+    a = irr_audit.audit({"ann": frame(0, ("yes", "no")), "ben": frame(1, ("yes", "no"))}, rule_a)
+    every = ("yes", "no", "maybe")
+    b = irr_audit.audit({"ann": frame(0, every), "ben": frame(0, every), "cy": frame(2, every)}, rule_b)
+    document = irr_audit.compare(a, b, bootstrap=100, seed=0).to_dict()
+    assert "cohen_kappa" not in document["differences"] and "fleiss_kappa" not in document["differences"]
+    assert {"po", "krippendorff_alpha", "gwet_ac1"} <= set(document["differences"])
+    assert set(document["per_category"]) == {"yes", "no"}
+    notes = " | ".join(document["notes"])
+    assert "the coders differ" in notes
+    assert "reported by A only, not compared: " in notes and "cohen_kappa" in notes
+    assert "reported by B only, not compared: " in notes and "fleiss_kappa" in notes
+    assert "categories of B's rule only, not compared per category: maybe" in notes
+    assert document["rules"]["same"] is False and "+ maybe" in document["rules"]["diff"]

@@ -241,6 +241,8 @@ def compare_sides(a: Side, b: Side, *, n_boot: int, seed: int, names: Sequence[s
             "b_only": len(split.only_b),
         },
         "method": method,
+        "only_in_a": [c.name for c in plan_a if c.name not in by_name_b],
+        "only_in_b": [c.name for c in plan_b if c.name not in {c.name for c in plan_a}],
     }
 
 

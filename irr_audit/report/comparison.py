@@ -80,6 +80,13 @@ def compare_joins(
             f"the coders differ (A: {', '.join(a.coders)}; B: {', '.join(b.coders)}): each audit is scored over its "
             "own coders, and only the coefficients both report are compared"
         )
+    for which, names_only in (("A", scored["only_in_a"]), ("B", scored["only_in_b"])):
+        if names_only:
+            notes.append(f"reported by {which} only, not compared: {', '.join(names_only)}")
+    for which, first, second in (("A", a.rule, b.rule), ("B", b.rule, a.rule)):
+        missing = [category for category in first.categories if category not in second.categories]
+        if missing:
+            notes.append(f"categories of {which}'s rule only, not compared per category: {', '.join(missing)}")
     return {
         "a": _about(a, sources[0]),
         "b": _about(b, sources[1]),
