@@ -9,6 +9,7 @@ The public API (docs/api.md):
 - :func:`plan_alpha`, :func:`plan_kappa`, :func:`plan_half_width`, :func:`plan_pilot`
   (the units an audit needs, before it is made),
 - :func:`import_export` (an annotation tool's export -> the folder `irr-audit import` writes),
+- :func:`compare` (two audits -> :class:`Comparison`, each coefficient's difference with its interval),
 - the errors: :class:`IrrAuditError` and its subclasses, each with a stable ``code``.
 """
 
@@ -23,10 +24,12 @@ from irr_audit.errors import IrrAuditError, LimitError, OutputError, RuleError, 
 if TYPE_CHECKING:
     from irr_audit.api import (
         Audit,
+        Comparison,
         JoinFolder,
         Pair,
         audit,
         audit_counts,
+        compare,
         import_export,
         join_folder,
         load_rule,
@@ -48,6 +51,8 @@ if TYPE_CHECKING:
 # (module __getattr__, PEP 562): `import irr_audit` takes 0.02 s, `irr_audit.audit` then 0.6 s.
 _LAZY = {
     "Audit": "irr_audit.api",
+    "Comparison": "irr_audit.api",
+    "compare": "irr_audit.api",
     "JoinFolder": "irr_audit.api",
     "Pair": "irr_audit.api",
     "audit": "irr_audit.api",
@@ -70,6 +75,7 @@ _LAZY = {
 __all__ = [
     "Audit",
     "BundleError",
+    "Comparison",
     "DigestListError",
     "ImportRun",
     "IrrAuditError",
@@ -86,6 +92,7 @@ __all__ = [
     "__version__",
     "audit",
     "audit_counts",
+    "compare",
     "import_export",
     "join_folder",
     "load_rule",

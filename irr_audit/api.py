@@ -14,12 +14,16 @@ import hashlib
 import html
 import numbers
 import os
+import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from rich.console import Console, Group
 
 from irr_audit.bundle.adjudication import bundle_report_sections
 from irr_audit.bundle.manifest import is_bundle
@@ -29,6 +33,7 @@ from irr_audit.importers.model import ImportOptions
 from irr_audit.importers.run import ImportRun, import_exports
 from irr_audit.io.dataframes import frame_sheets, long_frame_sheets
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
+from irr_audit.io.ordercolumn import order_values
 from irr_audit.io.outputs import refuse_unsafe_outputs, render_json
 from irr_audit.io.runfolder import files_read
 from irr_audit.io.sheets import SheetOptions, read_sheets
@@ -44,10 +49,12 @@ from irr_audit.join.folder import (
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.metrics import samplesize
-from irr_audit.report.console import render_console, render_text
+from irr_audit.report.comparison import compare_joins, comparison_sections, drift_of_join
+from irr_audit.report.console import render_console, render_text, section_table
 from irr_audit.report.html import render_html
-from irr_audit.report.markdown import render_markdown
+from irr_audit.report.markdown import render_markdown, section_lines
 from irr_audit.report.model import (
+    MAX_BOOTSTRAP,
     AuditOptions,
     AuditReport,
     GroupSpec,
@@ -216,6 +223,18 @@ class Audit:
             )
         return self.join.log.copy()
 
+    @property
+    def drift(self) -> dict[str, Any] | None:
+        """Agreement over windows of the coding order (``audit(..., windows=N)``), or None: the
+        report's ``drift`` (docs/statistics.md, "Drift within an audit")."""
+        found = self.sections.get("drift")
+        return copy.deepcopy(found) if found is not None else None
+
+    def with_comparison(self, comparison: Comparison) -> Audit:
+        """This audit with ``comparison`` (this audit as B against an earlier A) in its report,
+        under the key ``comparison`` (`irr-audit report B --compare A`)."""
+        return dataclasses.replace(self, sections={**self.sections, "comparison": comparison.to_dict()})
+
     def to_dict(self, include_disagreements: bool = True) -> dict[str, Any]:
         """The report as data: exactly the document of `irr-audit report --format json`, or
         with ``include_disagreements=False`` of `irr-audit score --format json`. A copy:
@@ -324,6 +343,9 @@ def audit(
     sample: PathLike | None = None,
     list_disagreements: bool = True,
     progress: Progress | None = None,
+    windows: int | None = None,
+    window_size: int | None = None,
+    order_column: str | None = None,
 ) -> Audit:
     """Audit the codes of two or more coders (docs/api.md).
 
@@ -334,9 +356,13 @@ def audit(
     restricts sheets or DataFrames to its units, as `join --sample` does.
     ``list_disagreements=False`` counts the disagreements without listing them and leaves
     a bundle's adjudication unread (what `score` does). ``progress`` is called with the name
-    of each step. Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
+    of each step. ``windows`` (or ``window_size``) adds the drift over the coding order to the
+    report (:attr:`Audit.drift`): each sheet's ``order_column`` (a number or an ISO 8601 time),
+    else its row order; it is scored with ``bootstrap`` replicates (1000 when 0) and ``seed``
+    (drawn and recorded when None). Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
     """
     options = _audit_options(bootstrap, seed, group, against, list_disagreements)
+    drift_options = _drift_options(windows, window_size, order_column, data)
     checked = _limits(limits)
     columns = SheetOptions(id_column, code_column, worksheet, checked)
     step = progress or _no_progress
@@ -366,6 +392,9 @@ def audit(
     sections = {}
     if folder is not None and is_bundle(folder) and options.list_disagreements:  # its provenance and adjudication
         sections = bundle_report_sections([folder], report.to_dict())
+    if drift_options is not None:
+        step("scoring the drift over the coding order")
+        sections["drift"] = _drift(result, drift_options, bootstrap, seed, columns)
     warnings = (*result.warnings, *(note.removeprefix("warning: ") for note in notes))
     return Audit(report, result, result.summary_line(), warnings, sections)
 
@@ -400,6 +429,193 @@ def audit_counts(
         f"{units['fully_coded']} fully coded."
     )
     return Audit(report, None, line)
+
+
+# --- drift within an audit, and two audits compared ------------------------------------------
+
+DRIFT_BOOTSTRAP = 1000  # replicates of the drift's intervals when the audit asks for none
+MIN_COMPARE_BOOTSTRAP = 100  # a 95% percentile interval from fewer replicates rests on two or three values
+
+
+@dataclass(frozen=True)
+class DriftOptions:
+    windows: int | None
+    window_size: int | None
+    order_column: str | None
+
+
+def _drift_options(windows: Any, window_size: Any, order_column: str | None, data: Any) -> DriftOptions | None:
+    """The drift asked for, checked before anything is read."""
+    if windows is None and window_size is None:
+        if order_column is not None:
+            raise UsageError(
+                "--order-column orders the units for the drift, which needs --windows N or --window-size U.",
+                hint="add --windows 4, say, or leave --order-column out.",
+                code="usage-drift",
+            )
+        return None
+    if windows is not None and window_size is not None:
+        raise UsageError(
+            "give --windows or --window-size, not both.",
+            hint="--windows N cuts the units into N windows; --window-size U into windows of U units.",
+            code="usage-drift",
+        )
+    for option, value in (("--windows", windows), ("--window-size", window_size)):
+        if value is not None and (not _whole(value) or value < 2):
+            raise UsageError(
+                f"{option} {value!r} is not a whole number of 2 or more.",
+                hint="drift compares windows: at least 2 of them, of at least 2 units each.",
+                code="usage-drift",
+            )
+    if order_column is not None and isinstance(data, (pd.DataFrame, Mapping)):
+        raise UsageError(
+            "order_column reads a column of the sheet files; DataFrames are read in their row order.",
+            hint="sort each DataFrame by that column and leave order_column out.",
+            code="usage-drift",
+        )
+    return DriftOptions(
+        None if windows is None else int(windows), None if window_size is None else int(window_size), order_column
+    )
+
+
+def _drift(
+    result: JoinResult, options: DriftOptions, bootstrap: int, seed: int | None, columns: SheetOptions
+) -> dict[str, Any]:
+    """The drift document of a join: each coder's order of the units from the order column or
+    the sheet's row order."""
+    positions = result.positions
+    order = np.full(positions.shape, np.nan)
+    for column, sheet in enumerate(result.sheets):
+        coded = positions[:, column] >= 0
+        if options.order_column is None:
+            order[coded, column] = positions[coded, column]
+        else:
+            values = order_values(sheet, options.order_column, columns.worksheet, columns.limits)
+            order[coded, column] = values[positions[coded, column]]
+    return drift_of_join(
+        result,
+        order,
+        order_name=f"column {options.order_column}" if options.order_column else "each sheet's row order",
+        n_windows=options.windows,
+        window_size=options.window_size,
+        n_boot=int(bootstrap) or DRIFT_BOOTSTRAP,
+        seed=_seed_or_drawn(seed),
+    )
+
+
+def _seed_or_drawn(seed: int | None) -> int:
+    """The seed given, or one drawn now (the output records it, so the run can be repeated)."""
+    return int(seed) if seed is not None else secrets.randbelow(2**32)
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """Two audits compared (:func:`compare`): ``to_dict()`` is the document of
+    `irr-audit compare A B --format json` (docs/api.md)."""
+
+    document: Mapping[str, Any]
+
+    @property
+    def differences(self) -> pd.DataFrame:
+        """One row per coefficient: a, b, difference (b - a), ci_low, ci_high, method."""
+        rows = {name: _difference_row(entry) for name, entry in self.document["differences"].items()}
+        return _difference_frame(rows)
+
+    @property
+    def per_category(self) -> pd.DataFrame:
+        """One row per (category, coefficient), named ``kappa[yes]``, as :attr:`differences`."""
+        rows = {
+            f"{name}[{category}]": _difference_row(entry)
+            for category, entries in self.document["per_category"].items()
+            for name, entry in entries.items()
+        }
+        return _difference_frame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return copy.deepcopy(dict(self.document))
+
+    def to_json(self) -> str:
+        return render_json(dict(self.document))
+
+    def to_markdown(self) -> str:
+        lines = ["# Two audits compared"]
+        for section in comparison_sections({"comparison": self.document}):
+            lines += section_lines(section)
+        return "\n".join(lines) + "\n"
+
+    def to_text(self, width: int = 80) -> str:
+        console = Console(width=width, record=True, file=StringIO())
+        console.print(Group(*(section_table(s) for s in comparison_sections({"comparison": self.document}))))
+        return console.export_text()
+
+
+def _difference_row(entry: Mapping[str, Any]) -> list[Any]:
+    ci = entry.get("ci") or (None, None)
+    return [entry.get("a"), entry.get("b"), entry.get("difference"), ci[0], ci[1], entry.get("reason"), entry["method"]]
+
+
+def _difference_frame(rows: Mapping[str, list[Any]]) -> pd.DataFrame:
+    columns = ["a", "b", "difference", "ci_low", "ci_high", "reason", "method"]
+    frame = pd.DataFrame(
+        list(rows.values()), columns=columns, index=pd.Index(list(rows), name="coefficient", dtype=object)
+    )
+    numbers = {column: "Float64" for column in ("a", "b", "difference", "ci_low", "ci_high")}
+    return frame.astype({**numbers, "reason": "string", "method": "string"})
+
+
+def compare(
+    a: Audit | PathLike,
+    b: Audit | PathLike,
+    *,
+    bootstrap: int = 2000,
+    seed: int | None = None,
+    limits: LimitsLike = None,
+) -> Comparison:
+    """The difference (B - A) of every coefficient both audits report, per category too, with a
+    percentile bootstrap interval: paired over the units both fully coded (matched by comment
+    id), independent over the others (docs/statistics.md, "Two audits compared"). ``a`` and ``b``
+    are audits or paths of join folders or bundles. ``seed`` is drawn and recorded when None.
+    The document also states the units' relation (same, overlapping, disjoint) and what changed
+    in the rule (`irr-audit rules diff`). No verdict: numbers and intervals only."""
+    if not _whole(bootstrap) or not MIN_COMPARE_BOOTSTRAP <= bootstrap <= MAX_BOOTSTRAP:
+        raise UsageError(
+            f"--bootstrap {bootstrap!r} is not a number of replicates from {MIN_COMPARE_BOOTSTRAP} "
+            f"to {MAX_BOOTSTRAP:,}.",
+            hint="the comparison's intervals are percentile intervals of the replicates: use 2000, say.",
+            code="usage-bootstrap",
+        )
+    _audit_options(0, seed, None, None, False)  # the seed's checks
+    sides = [_comparable(side, limits, name) for side, name in ((a, "A"), (b, "B"))]
+    joins = [side.join for side, _ in sides]
+    if joins[0] is None or joins[1] is None:  # _comparable refused counts already
+        raise AssertionError("a compared audit has its join")
+    document = compare_joins(
+        joins[0],
+        joins[1],
+        n_boot=int(bootstrap),
+        seed=_seed_or_drawn(seed),
+        sources=(sides[0][1], sides[1][1]),
+    )
+    return Comparison(document)
+
+
+def _comparable(side: Audit | PathLike, limits: LimitsLike, name: str) -> tuple[Audit, str]:
+    """An audit with its units (a join folder or bundle is audited), and how to name it."""
+    if isinstance(side, Audit):
+        if side.join is None:
+            raise UsageError(
+                f"audit {name} was made from unit-pattern counts, which carry no comment ids to match units by.",
+                hint="compare audits of sheets, join folders or bundles.",
+                code="usage-compare",
+            )
+        return side, f"{side.rule.label}, coders {', '.join(side.coders)}"
+    if not isinstance(side, (str, os.PathLike)) or not Path(side).is_dir():
+        raise UsageError(
+            f"{name} ({side}) is not a join folder or an audit bundle.",
+            hint="pass the folder irr-audit join --out wrote, or a bundle irr-audit freeze made.",
+            code="usage-compare",
+        )
+    return audit(side, limits=limits, list_disagreements=False), str(side)
 
 
 # --- the folder `join` writes ------------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -51,6 +51,24 @@ GroupOption = Annotated[
     typer.Option("--group", help="NAME=CODER,CODER,...: score this group's consensus against --against."),
 ]
 Against = Annotated[str | None, typer.Option("--against", help="The coder the --group consensus is scored against.")]
+Windows = Annotated[
+    int | None,
+    typer.Option("--windows", help="Drift: agreement in N consecutive windows of the coding order (N >= 2)."),
+]
+WindowSize = Annotated[
+    int | None, typer.Option("--window-size", help="Drift: windows of U units each (instead of --windows).")
+]
+OrderColumn = Annotated[
+    str | None,
+    typer.Option(
+        "--order-column",
+        help="Drift: the sheets' column giving when a row was coded (default: each sheet's row order).",
+    ),
+]
+CompareWith = Annotated[
+    Path | None,
+    typer.Option("--compare", help="A join folder or bundle of an earlier audit: add each coefficient's difference."),
+]
 CountsOption = Annotated[
     list[Path] | None,
     typer.Option("--counts", help="Score unit-pattern counts (join's counts.csv, or made in SQL); repeat to merge."),
@@ -164,10 +182,21 @@ def report(
     worksheet: Worksheet = None,
     quiet: Quiet = False,
     limit: LimitOption = None,
+    compare_with: CompareWith = None,
+    windows: Windows = None,
+    window_size: WindowSize = None,
+    order_column: OrderColumn = None,
 ) -> None:
     """The whole audit in one document: provenance, units, table, coefficients, disagreements."""
     if output is not None:
-        check_outputs([*(inputs or []), rule, *(counts or [])], "--output", files=[output])
+        check_outputs([*(inputs or []), rule, *(counts or []), compare_with], "--output", files=[output])
+    drift = {"windows": windows, "window_size": window_size, "order_column": order_column}
+    if counts and any(value is not None for value in drift.values()):
+        raise UsageError(
+            "drift needs the sheets' order; --counts carry none.",
+            hint="give the sheets or a join folder for --windows.",
+            code="usage-drift",
+        )
     result = _audit(
         inputs or [],
         rule,
@@ -182,8 +211,47 @@ def report(
         code_column=code_column,
         worksheet=worksheet,
         limit=limit,
+        drift=drift,
     )
+    if compare_with is not None:
+        from irr_audit.api import compare
+
+        result = result.with_comparison(
+            compare(compare_with, result, bootstrap=bootstrap or 2000, seed=seed, limits=parse_limits(limit))
+        )
     _emit(result, output_format.value, output)  # a bundle's adjudication comes with it, kept apart
+
+
+class CompareFormat(str, Enum):
+    TEXT = "text"
+    JSON = "json"
+    MD = "md"
+
+
+@app.command()
+@reports_errors
+def compare(
+    a: Annotated[Path, typer.Argument(help="The earlier audit: a join folder or a bundle.")],
+    b: Annotated[Path, typer.Argument(help="The later audit: a join folder or a bundle.")],
+    output_format: Annotated[CompareFormat, typer.Option("--format", help="text, json or md.")] = CompareFormat.TEXT,
+    bootstrap: Annotated[
+        int, typer.Option("--bootstrap", help="Bootstrap replicates for the intervals (100 to 100000).")
+    ] = 2000,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Seed of the bootstrap (drawn and shown when absent).")
+    ] = None,
+    limit: LimitOption = None,
+) -> None:
+    """Each coefficient of B minus A's, with a bootstrap interval (paired over shared units), per category too."""
+    from irr_audit.api import compare as compare_audits
+
+    compared = compare_audits(a, b, bootstrap=bootstrap, seed=seed, limits=parse_limits(limit))
+    if output_format == CompareFormat.JSON:
+        sys.stdout.write(compared.to_json())
+    elif output_format == CompareFormat.MD:
+        sys.stdout.write(compared.to_markdown())
+    else:
+        sys.stdout.write(compared.to_text(width=100))
 
 
 def _audit(
@@ -201,6 +269,7 @@ def _audit(
     code_column: str | None,
     worksheet: str | None,
     limit: list[str] | None,
+    drift: dict[str, Any] | None = None,
 ) -> Audit:
     """The audit of sheets, a join folder, a bundle, or (--counts) unit-pattern counts."""
     from irr_audit.api import audit, audit_counts
@@ -233,6 +302,7 @@ def _audit(
             limits=parse_limits(limit),
             list_disagreements=list_disagreements,
             progress=progress.step,
+            **(drift or {}),
         )
     if not quiet:
         _tell(result.summary_line, result.input_warnings)

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from irr_audit.io.display import visible
+from irr_audit.report.comparison import extra_sections
 from irr_audit.report.sections import Section, adjudication_section, metric_sections
 
 
@@ -47,7 +48,7 @@ def render_console(report: dict[str, Any]) -> Group:
         if not warning.startswith("kappa paradox"):
             parts.append(Text("warning: " + visible(warning), style="yellow"))
     parts.append(Text(""))
-    parts += [section_table(section) for section in metric_sections(report)]
+    parts += [section_table(section) for section in [*metric_sections(report), *extra_sections(report)]]
     adjudication = adjudication_section(report)
     if adjudication is not None:
         parts.append(section_table(adjudication))

@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from markupsafe import Markup
 
 from irr_audit.io.display import visible
+from irr_audit.report.comparison import extra_sections
 from irr_audit.report.format import LISTED_DISAGREEMENTS, format_metric, format_number, metric_label
 from irr_audit.report.sections import CHANCE_CORRECTED, Section, metric_sections
 
@@ -474,7 +475,7 @@ def _segments(parts: list[tuple[str, int, str]], largest: int) -> tuple[Segment,
 
 def page_view(report: dict[str, Any]) -> dict[str, Any]:
     """Everything the template draws, computed from the report dict."""
-    sections = metric_sections(report)
+    sections = [*metric_sections(report), *extra_sections(report)]
     coders = report["coders"]
     blocks: list[dict[str, Any]] = []
     for section in sections:

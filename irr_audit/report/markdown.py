@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from irr_audit.io.display import visible
+from irr_audit.report.comparison import extra_sections
 from irr_audit.report.format import LISTED_DISAGREEMENTS, format_metric
 from irr_audit.report.sections import Section, metric_sections
 
@@ -98,7 +99,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     other_warnings = [w for w in report.get("warnings", []) if not w.startswith("kappa paradox")]
     if other_warnings:
         lines += ["", "## Warnings", "", *(f"- {md_text(warning)}" for warning in other_warnings)]
-    for section in metric_sections(report):
+    for section in [*metric_sections(report), *extra_sections(report)]:
         lines += section_lines(section)
     lines += _pair_lines(report)
     lines += _disagreement_section(report)
