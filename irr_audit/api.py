@@ -35,8 +35,6 @@ from irr_audit.join.folder import (
     check_join_out,
     is_join_dir,
     read_join_dir,
-    read_join_sample_ids,
-    read_join_sample_report,
     write_join_dir,
 )
 from irr_audit.join.join import JoinResult, join_sheets
@@ -338,6 +336,7 @@ def audit(
     columns = SheetOptions(id_column, code_column, worksheet, checked)
     step = progress or _no_progress
     folder: Path | None = None
+    folder_sample: dict[str, Any] | None = None  # what a join folder or a bundle keeps of its sample
     if isinstance(data, (pd.DataFrame, Mapping)):
         loaded = _required_rule(rule, checked)
         reference, notes = _sample_reference(sample, loaded, checked)
@@ -356,9 +355,9 @@ def audit(
                 code="usage-sample",
             )
         reference, notes = _sample_reference(sample, rule, checked)
-        result = joined_inputs(inputs, rule, columns, list(reference.ids) if reference else None, step)
+        result, folder_sample = joined_inputs(inputs, rule, columns, list(reference.ids) if reference else None, step)
     step(f"scoring {len(result.units):,} units" + (f", bootstrap of {bootstrap} replicates" if bootstrap else ""))
-    section = reference.report if reference else _sample_section(folder)
+    section = reference.report if reference else folder_sample
     report = dataclasses.replace(build_report(result, options), sample=section)
     sections = {}
     if folder is not None and is_bundle(folder) and options.list_disagreements:  # its provenance and adjudication
@@ -449,7 +448,7 @@ def join_folder(
     reference, notes = _sample_reference(sample_folder, loaded, checked)
     sample_ids = list(reference.ids) if reference else None
     columns = SheetOptions(id_column, code_column, worksheet, checked)
-    result = joined_inputs(_paths(sheets), loaded, columns, sample_ids, progress or _no_progress)
+    result, _ = joined_inputs(_paths(sheets), loaded, columns, sample_ids, progress or _no_progress)
     written = write_join_dir(
         result,
         rule_bytes,
@@ -485,9 +484,10 @@ def joined_inputs(
     columns: SheetOptions,
     sample_ids: list[str] | None = None,
     progress: Progress | None = None,
-) -> JoinResult:
+) -> tuple[JoinResult, dict[str, Any] | None]:
     """Sheets + rule (restricted to a sample's ids when given), a folder written by
-    `join`, or an audit bundle, joined in memory."""
+    `join`, or an audit bundle, joined in memory; with what a report shows of the
+    sample behind a join folder or a bundle (None: no sample)."""
     step = progress or _no_progress
     if not inputs:
         raise UsageError(
@@ -498,10 +498,11 @@ def joined_inputs(
     if len(inputs) == 1 and inputs[0].is_dir():
         folder = inputs[0]
         if (folder / "manifest.json").is_file():  # an audit bundle (irr-audit freeze)
-            result = join_bundle(folder, columns.limits)
+            result, section = join_bundle(folder, columns.limits), _bundle_sample_section(folder)
         elif is_join_dir(folder):
-            folder_rule, sheets = read_join_dir(folder, columns.limits)
-            result = join_sheets(sheets, folder_rule, sample_ids=read_join_sample_ids(folder))
+            joined = read_join_dir(folder, columns.limits)
+            result = join_sheets(joined.sheets, joined.rule, sample_ids=joined.sample_ids)
+            section = joined.sample_report
         else:
             raise UsageError(
                 f"{folder} is a folder but not one written by irr-audit join (it has no summary.json).",
@@ -509,12 +510,12 @@ def joined_inputs(
                 code="usage-not-a-join-dir",
             )
         _check_same_rule(rule, result.rule, folder, columns.limits)
-        return result
+        return result, section
     loaded = _required_rule(rule, columns.limits)
     step(f"reading {len(inputs)} sheets")
     sheets = read_sheets(inputs, columns)
     step(f"joining {len(sheets)} sheets")
-    return join_sheets(sheets, loaded, sample_ids=sample_ids)
+    return join_sheets(sheets, loaded, sample_ids=sample_ids), None
 
 
 def _paths(data: Any) -> list[Path]:
@@ -561,18 +562,14 @@ def _sample_reference(
     """The sample (`join --sample`) the units are restricted to, checked against the rule, and notes."""
     if sample is None:
         return None, []
-    reference = read_sample(Path(sample))
+    reference = read_sample(Path(sample), limits)
     return reference, check_sample_rule(reference, _required_rule(rule, limits))
 
 
-def _sample_section(folder: Path | None) -> dict[str, Any] | None:
-    """What the report shows of the sample behind a join folder or a bundle, if any."""
-    if folder is None:
-        return None
-    if is_join_dir(folder):
-        return read_join_sample_report(folder)
-    frozen_sample = folder / "sample"
-    if (folder / "manifest.json").is_file() and (frozen_sample / "sample.json").is_file():
+def _bundle_sample_section(bundle: Path) -> dict[str, Any] | None:
+    """What the report shows of the sample frozen in a bundle, if any."""
+    frozen_sample = bundle / "sample"
+    if (frozen_sample / "sample.json").is_file():
         return read_sample(frozen_sample).report
     return None
 

@@ -41,17 +41,16 @@ from irr_audit.bundle.manifest import (
     read_manifest,
     rule_member,
     sha256_hex,
-    sheet_options,
     shell_path,
     units_digest,
 )
 from irr_audit.bundle.signing import sign
 from irr_audit.errors import OutputError, UsageError
 from irr_audit.io.files import resolved
-from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.runfolder import RECORD_FILES
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheets
-from irr_audit.join.folder import RULE_COPY, SUMMARY, is_join_dir, read_join_dir, read_join_sample_ids
+from irr_audit.join.folder import RULE_COPY, JoinDir, is_join_dir, read_join_dir
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.report.model import AuditOptions, build_report
 from irr_audit.rules.load import load_rule
@@ -101,10 +100,9 @@ def collect_source(
         )
     if len(inputs) == 1 and is_join_dir(inputs[0]):
         folder = inputs[0]
-        rule, sheets = read_join_dir(folder, limits)
-        summary = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True)
-        columns = sheet_options(summary.get("columns"))
-        sample = sample or _join_dir_sample(folder, summary, read_join_sample_ids(folder))
+        joined = read_join_dir(folder, limits)
+        rule, sheets, columns = joined.rule, joined.sheets, joined.columns
+        sample = sample or _join_dir_sample(joined)
         rule_data = _read_matching(folder / RULE_COPY, rule.digest.removeprefix("sha256:"))
         if rule_path is not None and load_rule(rule_path, limits).digest != rule.digest:
             raise UsageError(
@@ -136,15 +134,15 @@ def collect_source(
     return FreezeSource(rule_data, sheet_data, columns, join, sample, tuple(notes))
 
 
-def _join_dir_sample(folder: Path, summary: dict[str, Any], ids: list[str] | None) -> Path | None:
+def _join_dir_sample(joined: JoinDir) -> Path | None:
     """The sample folder a join was restricted to, which freeze keeps too."""
-    if ids is None:
+    if joined.sample_ids is None:
         return None
-    recorded = (summary.get("sample") or {}).get("folder")
-    if recorded and Path(recorded).is_dir():
-        return Path(recorded)
+    if joined.sample_folder is not None and joined.sample_folder.is_dir():
+        return joined.sample_folder
     raise UsageError(
-        f"the join in {folder} was restricted to the sample in {recorded}, which is no longer there.",
+        f"the join in {joined.folder} was restricted to the sample in {joined.sample_folder}, "
+        "which is no longer there.",
         hint="pass the sample folder with --sample DIR, so the bundle keeps its ledger and log.",
         code="usage-sample-missing",
     )

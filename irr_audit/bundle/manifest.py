@@ -25,7 +25,7 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path, PureWindowsPath
 from typing import Any
@@ -228,12 +228,6 @@ def sample_entry(files: list[str], sample_ids: list[str]) -> dict[str, Any]:
         "ids": {"count": len(sample_ids), "ids_sha256": units_digest(sample_ids)},
         "restricts_units": True,
     }
-
-
-def sheet_options(columns: dict[str, Any] | None) -> ColumnChoice:
-    """The sheet-reading options a manifest recorded (unknown keys from a newer tool are ignored)."""
-    known = {field.name for field in fields(ColumnChoice)}
-    return ColumnChoice(**{key: value for key, value in (columns or {}).items() if key in known})
 
 
 def non_finite_numbers(document: Any) -> list[str]:

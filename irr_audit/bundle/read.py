@@ -10,9 +10,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from irr_audit.bundle.manifest import SAMPLE_DIR, altered, member, read_manifest, sha256_hex, sheet_options
+from irr_audit.bundle.manifest import SAMPLE_DIR, altered, member, read_manifest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
-from irr_audit.io.sheets import SheetOptions, parse_sheet
+from irr_audit.io.sheets import SheetOptions, parse_sheet, recorded_columns
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.rules.load import parse_rule
 from irr_audit.sample.folder import read_sample
@@ -21,7 +21,7 @@ from irr_audit.sample.folder import read_sample
 def join_files(bundle: Path, manifest: dict[str, Any], limits: Limits = DEFAULT_LIMITS) -> JoinResult:
     """Join the frozen sheets under the frozen rule (and sample), as freeze did."""
     rule = parse_rule(_member_bytes(bundle, manifest["rule"]["file"]), manifest["rule"]["file"], limits)
-    options = SheetOptions(**asdict(sheet_options(manifest.get("columns"))), limits=limits)
+    options = SheetOptions(**asdict(recorded_columns(manifest.get("columns"))), limits=limits)
     sheets = [
         parse_sheet(_member_bytes(bundle, record["file"]), member(bundle, record["file"]), options)
         for record in manifest["sheets"]
