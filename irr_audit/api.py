@@ -22,13 +22,12 @@ from typing import Any
 import pandas as pd
 
 from irr_audit.bundle.adjudication import bundle_report_sections
-from irr_audit.bundle.manifest import is_bundle
 from irr_audit.bundle.read import join_bundle
 from irr_audit.errors import UsageError
 from irr_audit.io.dataframes import frame_sheets, long_frame_sheets
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
 from irr_audit.io.outputs import refuse_unsafe_outputs, render_json
-from irr_audit.io.runfolder import files_read
+from irr_audit.io.runfolder import JOIN_RECORD, files_read, is_bundle
 from irr_audit.io.sheets import SheetOptions, read_sheets
 from irr_audit.join.counts import read_counts
 from irr_audit.join.folder import (
@@ -497,7 +496,7 @@ def joined_inputs(
         )
     if len(inputs) == 1 and inputs[0].is_dir():
         folder = inputs[0]
-        if (folder / "manifest.json").is_file():  # an audit bundle (irr-audit freeze)
+        if is_bundle(folder):  # an audit bundle (irr-audit freeze)
             result, section = join_bundle(folder, columns.limits), _bundle_sample_section(folder)
         elif is_join_dir(folder):
             joined = read_join_dir(folder, columns.limits)
@@ -505,7 +504,7 @@ def joined_inputs(
             section = joined.sample_report
         else:
             raise UsageError(
-                f"{folder} is a folder but not one written by irr-audit join (it has no summary.json).",
+                f"{folder} is a folder but not one written by irr-audit join (it has no {JOIN_RECORD}).",
                 hint="pass the folder given to join --out, or the sheets themselves with --rule.",
                 code="usage-not-a-join-dir",
             )

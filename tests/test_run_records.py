@@ -189,3 +189,29 @@ def test_a_sample_record_that_is_not_an_object_is_refused(work: Path) -> None:
         work / "J", "-q",
     )  # fmt: skip
     refused(result, "sample-dir-invalid", "sample.json", "not a JSON object")
+
+
+# --- what is a bundle: decided once (io.runfolder.is_bundle) --------------------------------
+
+
+def test_a_manifest_alone_makes_no_bundle_for_any_command(work: Path) -> None:
+    web = work / "web"  # a web project keeps a manifest.json too
+    web.mkdir()
+    (web / "manifest.json").write_text('{"name": "app"}', encoding="utf-8")
+    sheets = (work / "alice.csv", work / "bob.csv")
+
+    written = run("report", *sheets, "--rule", work / "rule.yaml", "--output", web / "report.md", "-q")
+    assert written.exit_code == 0, written.output
+    assert (web / "report.md").is_file()
+    refused(run("score", web, "-q"), "usage-not-a-join-dir", str(web), "summary.json")
+    refused(run("adjudicate", web, "-q"), "bundle-not-found", str(web), "manifest.json is not beside sheets/ or rule/")
+
+
+def test_a_bundle_is_never_written_into(work: Path) -> None:
+    bundle = work / "audits" / "b"
+    (bundle / "rule").mkdir(parents=True)
+    (bundle / "manifest.json").write_text("{}", encoding="utf-8")
+    sheets = (work / "alice.csv", work / "bob.csv")
+
+    result = run("report", *sheets, "--rule", work / "rule.yaml", "--output", bundle / "rule" / "report.md", "-q")
+    refused(result, "output-in-bundle", str(bundle))

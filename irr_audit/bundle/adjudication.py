@@ -29,7 +29,6 @@ from irr_audit.bundle.manifest import (
     BundleError,
     Problem,
     canonical_sha256,
-    is_bundle,
     non_finite_numbers,
     read_manifest,
     sha256_hex,
@@ -40,6 +39,7 @@ from irr_audit.bundle.manifest import (
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import csv_text, render_json, spreadsheet_original
+from irr_audit.io.runfolder import is_bundle
 from irr_audit.io.tables import record_pattern, unclosed_quote_line
 from irr_audit.join.join import JoinResult
 from irr_audit.report.model import build_report

@@ -33,7 +33,6 @@ from irr_audit.bundle.manifest import (
     FrozenFile,
     build_manifest,
     bundle_name,
-    is_bundle,
     list_bundles,
     load_manifest_json,
     manifest_bytes,
@@ -48,7 +47,7 @@ from irr_audit.bundle.signing import sign
 from irr_audit.errors import OutputError, UsageError
 from irr_audit.io.files import resolved
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
-from irr_audit.io.runfolder import RECORD_FILES
+from irr_audit.io.runfolder import JOIN_RECORD, RECORD_FILES, is_bundle
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheets
 from irr_audit.join.folder import RULE_COPY, JoinDir, is_join_dir, read_join_dir
 from irr_audit.join.join import JoinResult, join_sheets
@@ -112,7 +111,7 @@ def collect_source(
             )
     elif len(inputs) == 1 and inputs[0].is_dir():
         raise UsageError(
-            f"{inputs[0]} is a folder but not one written by irr-audit join (it has no summary.json).",
+            f"{inputs[0]} is a folder but not one written by irr-audit join (it has no {JOIN_RECORD}).",
             hint="pass the folder given to join --out, or the sheets themselves with --rule.",
             code="usage-not-a-join-dir",
         )

@@ -34,18 +34,19 @@ from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import render_json
+from irr_audit.io.runfolder import BUNDLE_MANIFEST, BUNDLE_RULE, BUNDLE_SHEETS, SAMPLE_RECORD, is_bundle
 from irr_audit.io.sheets import ColumnChoice
 from irr_audit.join.join import JoinResult
 from irr_audit.rules.model import Rule
 
 FORMAT = "irr-audit-bundle/1"
-MANIFEST = "manifest.json"
-SIGNATURE = "manifest.json.sig"  # beside the manifest: it signs the manifest's bytes, so cannot be listed in it
-SHEETS_DIR = "sheets"
-RULE_DIR = "rule"
+MANIFEST = BUNDLE_MANIFEST  # the names of io.runfolder, which decides what is a bundle
+SIGNATURE = f"{MANIFEST}.sig"  # beside the manifest: it signs the manifest's bytes, so cannot be listed in it
+SHEETS_DIR = BUNDLE_SHEETS
+RULE_DIR = BUNDLE_RULE
 SAMPLE_DIR = "sample"
 ADJUDICATION_DIR = "adjudication"
-SAMPLE_SUMMARY = "sample.json"
+SAMPLE_SUMMARY = SAMPLE_RECORD
 PARTIAL_MARK = ".partial-"
 NAME_PATTERN = re.compile(r"(?P<stamp>\d{8}T\d{6}Z)_(?P<rule>[a-z0-9_]+)_v(?P<version>\d+)(?:_(?P<n>\d+))?")
 SHA256_PATTERN = re.compile(r"[0-9a-f]{64}")
@@ -435,10 +436,6 @@ def symlink_problem(bundle: Path, path: str) -> str | None:
     return None
 
 
-def is_bundle(path: Path) -> bool:
-    return path.is_dir() and (path / MANIFEST).is_file()
-
-
 def is_partial(path: Path) -> bool:
     """A folder that freeze was still building when it stopped."""
     return path.name.startswith(".") and PARTIAL_MARK in path.name
@@ -499,8 +496,10 @@ def read_manifest(bundle: Path) -> dict[str, Any]:
 
 
 def not_a_bundle(path: Path) -> BundleError:
+    has_manifest = (path / MANIFEST).is_file()
+    why = f"its {MANIFEST} is not beside {SHEETS_DIR}/ or {RULE_DIR}/" if has_manifest else f"it has no {MANIFEST}"
     return BundleError(
-        f"{path} is not an audit bundle (it has no {MANIFEST}).",
+        f"{path} is not an audit bundle ({why}).",
         hint="pass a folder that irr-audit freeze created, e.g. audits/20240501T120000Z_<rule>_v1.",
         code="bundle-not-found",
     )

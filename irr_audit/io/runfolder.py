@@ -33,9 +33,12 @@ from irr_audit.errors import OutputError
 RUN_KEY = "run"
 PARTIAL_MARK = ".partial-"
 REPLACED_MARK = ".replaced-"
+# The record file of each folder irr-audit writes, named here once.
 JOIN_RECORD = "summary.json"
 SAMPLE_RECORD = "sample.json"
 BUNDLE_MANIFEST = "manifest.json"
+BUNDLE_SHEETS = "sheets"
+BUNDLE_RULE = "rule"
 RECORD_FILES = {JOIN_RECORD: "join", SAMPLE_RECORD: "sample"}
 RUN_ID_OF = "sha256 of the lines '<file>\\t<sha256>\\n' of every other file, sorted by file"
 SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -285,6 +288,24 @@ def _unwritable(out: Path, exc: OSError) -> OutputError:
     )
 
 
+# --- the folders irr-audit writes -----------------------------------------------------------
+
+
+def is_bundle(path: Path) -> bool:
+    """An audit bundle as freeze makes it: manifest.json beside sheets/ or rule/ (a manifest.json
+    alone, as a web project has, makes no bundle)."""
+    return (
+        path.is_dir()
+        and (path / BUNDLE_MANIFEST).is_file()
+        and any((path / part).is_dir() for part in (BUNDLE_SHEETS, BUNDLE_RULE))
+    )
+
+
+def is_run_folder(path: Path) -> bool:
+    """A folder irr-audit wrote: a join or sample folder (its record file), or an audit bundle."""
+    return path.is_dir() and (is_bundle(path) or any((path / name).is_file() for name in RECORD_FILES))
+
+
 # --- the files a command reads ---------------------------------------------------------------
 
 
@@ -298,7 +319,7 @@ def files_read(paths: Iterable[Path | None]) -> list[Path]:
             continue
         if not path.is_dir():
             found.append(path)
-        elif any((path / name).is_file() for name in (JOIN_RECORD, SAMPLE_RECORD, BUNDLE_MANIFEST)):
+        elif is_run_folder(path):
             found += _files_below(path)
             found += _join_folder_sources(path)
         else:

@@ -30,6 +30,7 @@ from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
 from irr_audit.io.outputs import refuse_column_collisions, refuse_unsafe_outputs, render_json
 from irr_audit.io.records import join_record_problems
 from irr_audit.io.runfolder import (
+    JOIN_RECORD,
     RUN_KEY,
     Mismatch,
     files_read,
@@ -47,7 +48,7 @@ from irr_audit.join.join import JoinResult
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
 
-SUMMARY = "summary.json"
+SUMMARY = JOIN_RECORD
 JOINED = "joined.csv"
 LOG = "missingness_log.csv"
 LOG_JSONL = "missingness_log.jsonl"
