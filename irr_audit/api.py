@@ -22,7 +22,8 @@ from typing import Any
 import pandas as pd
 
 from irr_audit.bundle.adjudication import bundle_report_sections
-from irr_audit.bundle.read import join_bundle
+from irr_audit.bundle.manifest import Manifest
+from irr_audit.bundle.read import read_bundle
 from irr_audit.errors import UsageError
 from irr_audit.io.dataframes import frame_sheets, long_frame_sheets
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
@@ -336,6 +337,7 @@ def audit(
     step = progress or _no_progress
     folder: Path | None = None
     folder_sample: dict[str, Any] | None = None  # what a join folder or a bundle keeps of its sample
+    manifest: Manifest | None = None  # a bundle's
     if isinstance(data, (pd.DataFrame, Mapping)):
         loaded = _required_rule(rule, checked)
         reference, notes = _sample_reference(sample, loaded, checked)
@@ -354,13 +356,14 @@ def audit(
                 code="usage-sample",
             )
         reference, notes = _sample_reference(sample, rule, checked)
-        result, folder_sample = joined_inputs(inputs, rule, columns, list(reference.ids) if reference else None, step)
+        joined = joined_inputs(inputs, rule, columns, list(reference.ids) if reference else None, step)
+        result, folder_sample, manifest = joined.join, joined.sample_report, joined.manifest
     step(f"scoring {len(result.units):,} units" + (f", bootstrap of {bootstrap} replicates" if bootstrap else ""))
     section = reference.report if reference else folder_sample
     report = dataclasses.replace(build_report(result, options), sample=section)
     sections = {}
-    if folder is not None and is_bundle(folder) and options.list_disagreements:  # its provenance and adjudication
-        sections = bundle_report_sections([folder], report.to_dict())
+    if folder is not None and manifest is not None and options.list_disagreements:  # its provenance and adjudication
+        sections = bundle_report_sections(folder, manifest, report.to_dict())
     warnings = (*result.warnings, *(note.removeprefix("warning: ") for note in notes))
     return Audit(report, result, result.summary_line(), warnings, sections)
 
@@ -447,7 +450,7 @@ def join_folder(
     reference, notes = _sample_reference(sample_folder, loaded, checked)
     sample_ids = list(reference.ids) if reference else None
     columns = SheetOptions(id_column, code_column, worksheet, checked)
-    result, _ = joined_inputs(_paths(sheets), loaded, columns, sample_ids, progress or _no_progress)
+    result = joined_inputs(_paths(sheets), loaded, columns, sample_ids, progress or _no_progress).join
     written = write_join_dir(
         result,
         rule_bytes,
@@ -477,16 +480,25 @@ def _rule_bytes(path: Path, rule: Rule) -> bytes:
 # --- inputs -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Joined:
+    """Audit input joined in memory, with what a report shows of the sample behind a join
+    folder or a bundle (None: no sample) and a bundle's manifest (None: not a bundle)."""
+
+    join: JoinResult
+    sample_report: dict[str, Any] | None = None
+    manifest: Manifest | None = None
+
+
 def joined_inputs(
     inputs: list[Path],
     rule: RuleSource | None,
     columns: SheetOptions,
     sample_ids: list[str] | None = None,
     progress: Progress | None = None,
-) -> tuple[JoinResult, dict[str, Any] | None]:
+) -> Joined:
     """Sheets + rule (restricted to a sample's ids when given), a folder written by
-    `join`, or an audit bundle, joined in memory; with what a report shows of the
-    sample behind a join folder or a bundle (None: no sample)."""
+    `join`, or an audit bundle, joined in memory."""
     step = progress or _no_progress
     if not inputs:
         raise UsageError(
@@ -497,24 +509,24 @@ def joined_inputs(
     if len(inputs) == 1 and inputs[0].is_dir():
         folder = inputs[0]
         if is_bundle(folder):  # an audit bundle (irr-audit freeze)
-            result, section = join_bundle(folder, columns.limits), _bundle_sample_section(folder)
+            frozen = read_bundle(folder, columns.limits)
+            found = Joined(frozen.join, frozen.sample.report if frozen.sample else None, frozen.manifest)
         elif is_join_dir(folder):
-            joined = read_join_dir(folder, columns.limits)
-            result = join_sheets(joined.sheets, joined.rule, sample_ids=joined.sample_ids)
-            section = joined.sample_report
+            kept = read_join_dir(folder, columns.limits)
+            found = Joined(join_sheets(kept.sheets, kept.rule, sample_ids=kept.sample_ids), kept.sample_report)
         else:
             raise UsageError(
                 f"{folder} is a folder but not one written by irr-audit join (it has no {JOIN_RECORD}).",
                 hint="pass the folder given to join --out, or the sheets themselves with --rule.",
                 code="usage-not-a-join-dir",
             )
-        _check_same_rule(rule, result.rule, folder, columns.limits)
-        return result, section
+        _check_same_rule(rule, found.join.rule, folder, columns.limits)
+        return found
     loaded = _required_rule(rule, columns.limits)
     step(f"reading {len(inputs)} sheets")
     sheets = read_sheets(inputs, columns)
     step(f"joining {len(sheets)} sheets")
-    return join_sheets(sheets, loaded, sample_ids=sample_ids), None
+    return Joined(join_sheets(sheets, loaded, sample_ids=sample_ids))
 
 
 def _paths(data: Any) -> list[Path]:
@@ -563,14 +575,6 @@ def _sample_reference(
         return None, []
     reference = read_sample(Path(sample), limits)
     return reference, check_sample_rule(reference, _required_rule(rule, limits))
-
-
-def _bundle_sample_section(bundle: Path) -> dict[str, Any] | None:
-    """What the report shows of the sample frozen in a bundle, if any."""
-    frozen_sample = bundle / "sample"
-    if (frozen_sample / "sample.json").is_file():
-        return read_sample(frozen_sample).report
-    return None
 
 
 def _audit_options(

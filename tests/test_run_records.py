@@ -215,3 +215,51 @@ def test_a_bundle_is_never_written_into(work: Path) -> None:
 
     result = run("report", *sheets, "--rule", work / "rule.yaml", "--output", bundle / "rule" / "report.md", "-q")
     refused(result, "output-in-bundle", str(bundle))
+
+
+# --- a bundle's sample: only the one its manifest lists (finding: planted sample/ folders) ----
+
+
+def frozen(work: Path, *extra: object) -> Path:
+    result = run("freeze", *extra, "--into", work / "audits")
+    assert result.exit_code == 0, result.output
+    (bundle,) = [path for path in (work / "audits").iterdir() if not path.name.startswith(".")]
+    bundle.chmod(0o755)  # to plant files as an attacker who can write the folder would
+    return bundle
+
+
+def report_json(bundle: Path) -> dict[str, Any]:
+    result = run("report", bundle, "--format", "json", "-q")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("planted", ["a folder", "a symlink to a folder outside"])
+def test_a_sample_folder_planted_in_a_bundle_frozen_without_one_is_ignored(work: Path, planted: str) -> None:
+    sample = sampled(work)
+    bundle = frozen(work, work / "alice.csv", work / "bob.csv", "--rule", work / "rule.yaml")
+    before = report_json(bundle)
+    if planted == "a folder":
+        shutil.copytree(sample, bundle / "sample")
+    else:
+        (bundle / "sample").symlink_to(sample, target_is_directory=True)
+
+    after = report_json(bundle)
+
+    assert before.get("sample") is None and after == before
+    for output_format in ("md", "html"):
+        shown = run("report", bundle, "--format", output_format, "-q")
+        assert shown.exit_code == 0 and "collector" not in shown.stdout, shown.output
+
+
+def test_a_frozen_sample_replaced_by_a_symlink_is_refused(work: Path) -> None:
+    sample = sampled(work)
+    bundle = frozen(work, work / "ann.csv", work / "ben.csv", "--rule", work / "rule.yaml", "--sample", sample)
+    assert report_json(bundle)["sample"]["dataset"] == "dataset.json"
+    shutil.copytree(bundle / "sample", work / "outside")
+    (bundle / "sample").chmod(0o755)
+    shutil.rmtree(bundle / "sample")
+    (bundle / "sample").symlink_to(work / "outside", target_is_directory=True)
+
+    for command in (("report", bundle), ("score", bundle), ("adjudicate", bundle)):
+        refused(run(*command, "-q"), "bundle-unsafe-path", "passes through the symlink sample")

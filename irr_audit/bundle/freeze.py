@@ -77,6 +77,7 @@ class FreezeResult:
     path: Path
     manifest: dict[str, Any]
     notes: tuple[str, ...]
+    digest: str = ""  # sha256:<hex> of the manifest's bytes as written: the bundle's digest
 
 
 def collect_source(
@@ -229,7 +230,7 @@ def collect_sample(folder: Path) -> list[FrozenFile]:
 
 def recodes_reference(bundle: Path, rule: Rule) -> dict[str, Any]:
     """The manifest's `recodes` entry for an audit that re-codes ``bundle``'s units."""
-    manifest = read_manifest(bundle)
+    manifest = read_manifest(bundle).content
     if manifest["rule"]["id"] != rule.id:
         raise UsageError(
             f"--recodes {bundle} is an audit of rule {manifest['rule']['id']}, not {rule.id}.",
@@ -335,7 +336,8 @@ def freeze(
             sample_ids=list(join.unit_ids) if sample is not None else None,
         )
         path = write_bundle(audits_dir, name, files + signature_files(manifest, sign_key), manifest)
-    return FreezeResult(path=path, manifest=manifest, notes=tuple(notes))
+    digest = f"sha256:{sha256_hex(manifest_bytes(manifest))}"  # the bytes write_bundle wrote, not a re-read
+    return FreezeResult(path=path, manifest=manifest, notes=tuple(notes), digest=digest)
 
 
 def refuse_frozen(files: list[FrozenFile], audits_dir: Path) -> None:

@@ -476,14 +476,32 @@ def load_manifest_json(bundle: Path) -> tuple[bytes, Any]:
     return data, load_json(data, f"{bundle / MANIFEST}", own_file=True)
 
 
-def read_manifest(bundle: Path) -> dict[str, Any]:
-    """A bundle's manifest, checked (structure, integrity hash), for commands that use the bundle."""
+@dataclass(frozen=True)
+class Manifest:
+    """A bundle's manifest as read once: its bytes (what the digest and a signature cover)
+    and its checked content."""
+
+    data: bytes
+    content: dict[str, Any]
+
+    @property
+    def sha256(self) -> str:
+        return sha256_hex(self.data)
+
+    @property
+    def digest(self) -> str:
+        """sha256:<hex>, the bundle's digest, as freeze printed it."""
+        return f"sha256:{self.sha256}"
+
+
+def read_manifest(bundle: Path) -> Manifest:
+    """A bundle's manifest, read once and checked (structure, integrity hash), for commands that use the bundle."""
     if not is_bundle(bundle):
         raise not_a_bundle(bundle)
     if (bundle / MANIFEST).is_symlink():
         raise altered(bundle, f"{MANIFEST} is a symlink")
     try:
-        _, manifest = load_manifest_json(bundle)
+        data, manifest = load_manifest_json(bundle)
     except (OSError, ValueError) as exc:
         raise altered(bundle, f"{MANIFEST} cannot be read as JSON ({type(exc).__name__})") from None
     problems = manifest_problems(manifest)
@@ -492,7 +510,7 @@ def read_manifest(bundle: Path) -> dict[str, Any]:
     problems += [] if problems else manifest_consistency_problems(manifest)
     if problems:
         raise altered(bundle, f"{MANIFEST} {problems[0]}")
-    return manifest
+    return Manifest(data, manifest)
 
 
 def not_a_bundle(path: Path) -> BundleError:
