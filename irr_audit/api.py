@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import hashlib
 import html
 import numbers
 import os
@@ -32,7 +31,6 @@ from irr_audit.io.runfolder import JOIN_RECORD, files_read, is_bundle
 from irr_audit.io.sheets import SheetOptions, read_sheets
 from irr_audit.join.counts import read_counts
 from irr_audit.join.folder import (
-    check_join_out,
     is_join_dir,
     read_join_dir,
     write_join_dir,
@@ -51,7 +49,7 @@ from irr_audit.report.model import (
     check_audit_size,
 )
 from irr_audit.rules.load import load_rule as load_rule_file
-from irr_audit.rules.load import rule_from_mapping, rule_yaml
+from irr_audit.rules.load import rule_from_mapping
 from irr_audit.rules.model import Rule
 from irr_audit.sample.folder import SampleRef, check_sample_rule, read_sample
 
@@ -444,16 +442,14 @@ def join_folder(
     rule_files = [] if isinstance(rule, Mapping) else [Path(rule)]
     sample_folder = Path(sample) if sample is not None else None
     refuse_unsafe_outputs(files_read([*_paths(sheets), *rule_files, sample_folder]), folders=[out_path])
-    replaced = check_join_out(out_path, force)
     loaded = load_rule(rule, limits=checked)
-    rule_bytes = rule_yaml(rule, checked) if isinstance(rule, Mapping) else _rule_bytes(rule_files[0], loaded)
     reference, notes = _sample_reference(sample_folder, loaded, checked)
     sample_ids = list(reference.ids) if reference else None
     columns = SheetOptions(id_column, code_column, worksheet, checked)
     result = joined_inputs(_paths(sheets), loaded, columns, sample_ids, progress or _no_progress).join
     written = write_join_dir(
         result,
-        rule_bytes,
+        loaded.source,  # the bytes parsed, read once
         out_path,
         columns,
         sample=sample_folder,
@@ -462,19 +458,7 @@ def join_folder(
         force=force,
         inputs=rule_files,
     )
-    return JoinFolder(result, tuple(written), tuple(replaced), tuple(notes))
-
-
-def _rule_bytes(path: Path, rule: Rule) -> bytes:
-    """The bytes of the rule file just read, which the folder keeps: the ones that were parsed."""
-    data = path.read_bytes()
-    if "sha256:" + hashlib.sha256(data).hexdigest() != rule.digest:
-        raise UsageError(
-            f"rule file {path} changed while it was read.",
-            hint="run the command again once the rule file is saved.",
-            code="usage-rule-changed",
-        )
-    return data
+    return JoinFolder(result, tuple(written.written), tuple(written.removed), tuple(notes))
 
 
 # --- inputs -------------------------------------------------------------------------------

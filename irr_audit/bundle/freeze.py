@@ -49,7 +49,7 @@ from irr_audit.io.files import resolved
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.runfolder import JOIN_RECORD, RECORD_FILES, is_bundle
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheets
-from irr_audit.join.folder import RULE_COPY, JoinDir, is_join_dir, read_join_dir
+from irr_audit.join.folder import JoinDir, is_join_dir, read_join_dir
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.report.model import AuditOptions, build_report
 from irr_audit.rules.load import load_rule
@@ -103,7 +103,7 @@ def collect_source(
         joined = read_join_dir(folder, limits)
         rule, sheets, columns = joined.rule, joined.sheets, joined.columns
         sample = sample or _join_dir_sample(joined)
-        rule_data = _read_matching(folder / RULE_COPY, rule.digest.removeprefix("sha256:"))
+        rule_data = rule.source  # the bytes of rule.yaml that were parsed
         if rule_path is not None and load_rule(rule_path, limits).digest != rule.digest:
             raise UsageError(
                 f"--rule {rule_path} is not the rule the join in {folder} used ({rule.label}, {rule.digest[:19]}...).",
@@ -124,7 +124,7 @@ def collect_source(
                 code="usage-missing-rule",
             )
         rule = load_rule(rule_path, limits)
-        rule_data = _read_matching(rule_path, rule.digest.removeprefix("sha256:"))
+        rule_data = rule.source  # the bytes that were parsed
         columns = ColumnChoice(id_column=id_column, code_column=code_column, worksheet=worksheet)
         sheets = read_sheets(inputs, SheetOptions(**asdict(columns), limits=limits))
     check_sheet_names(sheets)

@@ -191,6 +191,16 @@ def listed(names: Iterable[str], limit: int = 5) -> str:
 # --- writing a folder as one run ----------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Replacement:
+    """What writing a run's folder did: the files written (under their final names) and the
+    files of the old folder that the run did not write identically, replaced or deleted
+    (only with --force; relative POSIX paths)."""
+
+    written: list[Path]
+    removed: list[str] = field(default_factory=list)
+
+
 def replace_folder(
     out: Path,
     files: Mapping[str, bytes] | Iterable[tuple[str, bytes]],

@@ -33,6 +33,7 @@ from irr_audit.io.runfolder import (
     JOIN_RECORD,
     RUN_KEY,
     Mismatch,
+    Replacement,
     files_read,
     listed,
     occupants,
@@ -70,13 +71,14 @@ def write_join_dir(
     *,
     force: bool = False,
     inputs: Sequence[Path] = (),
-) -> list[Path]:
-    """Write the join's outputs as the whole of folder ``out``; returns the paths written.
-    A join restricted to a sample (`join --sample`) records the sample's ids, so `score DIR`
-    joins the same units. ``inputs`` are the other files the command read (the rule);
-    the sheets and the sample folder are known from the result."""
+) -> Replacement:
+    """Write the join's outputs as the whole of folder ``out``; returns the paths written and
+    the files of the old folder deleted (with ``force``). A join restricted to a sample
+    (`join --sample`) records the sample's ids, so `score DIR` joins the same units.
+    ``inputs`` are the other files the command read (the rule); the sheets and the sample
+    folder are known from the result."""
     refuse_unsafe_outputs(files_read([*inputs, *(sheet.path for sheet in result.sheets), sample]), folders=[out])
-    check_join_out(out, force)
+    removed = check_join_out(out, force)
     refuse_column_collisions(
         [
             ("comment_id", "the id column"),
@@ -104,7 +106,7 @@ def write_join_dir(
     def with_run_record(digests: dict[str, str]) -> dict[str, bytes]:
         return {SUMMARY: render_json({**summary, RUN_KEY: record_of(digests)}).encode("utf-8")}
 
-    return replace_folder(out, files(), with_run_record)
+    return Replacement(replace_folder(out, files(), with_run_record), removed)
 
 
 def check_join_out(out: Path, force: bool) -> list[str]:

@@ -16,19 +16,28 @@ from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, load_json, load_json_line
 from irr_audit.io.outputs import refuse_unsafe_outputs
 from irr_audit.io.records import sample_record_problems
-from irr_audit.io.runfolder import files_read, listed, occupants, recorded_files, replace_folder, run_mismatches
+from irr_audit.io.runfolder import (
+    Replacement,
+    files_read,
+    listed,
+    occupants,
+    recorded_files,
+    replace_folder,
+    run_mismatches,
+)
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
 from irr_audit.sample.build import RECORD, RULE_COPY, SHEETS, Sample
 
 
-def write_sample_dir(sample: Sample, out: Path, inputs: Sequence[Path], force: bool) -> list[Path]:
-    """Write the sample's files as the whole of folder ``out``. Without ``force`` the folder
-    may hold only what this sample writes, byte for byte: a sheet a coder filled, the
+def write_sample_dir(sample: Sample, out: Path, inputs: Sequence[Path], force: bool) -> Replacement:
+    """Write the sample's files as the whole of folder ``out``; returns the paths written and
+    the files of the old folder replaced or deleted (with ``force``). Without ``force`` the
+    folder may hold only what this sample writes, byte for byte: a sheet a coder filled, the
     files of another draw, or files sample did not write are refused."""
     refuse_unsafe_outputs(files_read(inputs), folders=[out])
-    check_sample_out(out, sample, force)
-    return replace_folder(out, sample.files)
+    removed = check_sample_out(out, sample, force)
+    return Replacement(replace_folder(out, sample.files), removed)
 
 
 def check_sample_out(out: Path, sample: Sample, force: bool) -> list[str]:
