@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -263,3 +264,79 @@ def test_a_frozen_sample_replaced_by_a_symlink_is_refused(work: Path) -> None:
 
     for command in (("report", bundle), ("score", bundle), ("adjudicate", bundle)):
         refused(run(*command, "-q"), "bundle-unsafe-path", "passes through the symlink sample")
+
+
+# --- each record read once (counted by wrapping the library's readers in this test only) ---------
+
+
+def posix(path: Path, *_: object) -> str:
+    return Path(path).as_posix()
+
+
+def count_reads(monkeypatch) -> Counter[str]:
+    """Count, by path, the reads of the library's bounded reader (where the join folder,
+    the rule and the sample use it), its run-record hashing and its manifest reader."""
+    import irr_audit.bundle.manifest as manifest_module
+    import irr_audit.io.runfolder as runfolder_module
+    import irr_audit.join.folder as join_folder_module
+    import irr_audit.rules.load as rule_module
+    import irr_audit.sample.folder as sample_folder_module
+
+    reads: Counter[str] = Counter()
+
+    def counted(function, name_of):
+        def wrapper(*args, **kwargs):
+            reads[name_of(*args)] += 1
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    for module in (join_folder_module, rule_module, sample_folder_module):
+        monkeypatch.setattr(
+            module, "read_bounded", counted(module.read_bounded, lambda path, *_: Path(path).as_posix())
+        )
+    monkeypatch.setattr(runfolder_module, "sha256_file", counted(runfolder_module.sha256_file, posix))
+    monkeypatch.setattr(
+        manifest_module,
+        "load_manifest_json",
+        counted(manifest_module.load_manifest_json, lambda bundle: (Path(bundle) / "manifest.json").as_posix()),
+    )
+    return reads
+
+
+def test_report_of_a_join_folder_reads_its_summary_rule_and_sample_once(work: Path, monkeypatch) -> None:
+    folder = join_with_sample(work)
+    reads = count_reads(monkeypatch)
+
+    assert run("report", folder, "--format", "html", "-q").exit_code == 0
+
+    assert reads[f"{folder}/summary.json"] == 1 and reads[f"{folder}/rule.yaml"] == 1, reads
+
+
+def test_join_with_a_sample_reads_its_record_and_ledger_once(work: Path, monkeypatch) -> None:
+    sample = sampled(work)
+    reads = count_reads(monkeypatch)
+
+    result = run(
+        "join", work / "ann.csv", work / "ben.csv", "--rule", work / "rule.yaml", "--sample", sample, "--out",
+        work / "J", "-q",
+    )  # fmt: skip
+
+    assert result.exit_code == 0, result.output
+    assert reads[f"{sample}/sample.json"] == 1 and reads[f"{sample}/ledger.jsonl"] == 1, reads
+    assert reads[f"{work}/rule.yaml"] == 1, reads
+
+
+@pytest.mark.parametrize("command", [("report", "--format", "md"), ("adjudicate",), ("score",)])
+def test_a_bundle_command_reads_the_manifest_once(work: Path, monkeypatch, command) -> None:
+    sample = sampled(work)
+    bundle = frozen(work, work / "ann.csv", work / "ben.csv", "--rule", work / "rule.yaml", "--sample", sample)
+    reads = count_reads(monkeypatch)
+
+    result = run(
+        command[0], bundle, *command[1:], "-q", *(["-o", work / "list.csv"] if command == ("adjudicate",) else [])
+    )
+
+    assert result.exit_code in (0, 1), result.output
+    assert reads[f"{bundle}/manifest.json"] == 1, reads
+    assert reads[f"{bundle}/sample/sample.json"] == 1 and reads[f"{bundle}/sample/ledger.jsonl"] == 1, reads

@@ -116,8 +116,9 @@ class Mismatch:
     detail: str
 
 
-def run_mismatches(folder: Path, files: Mapping[str, str]) -> list[Mismatch]:
-    """The files of ``folder`` that are not as its run record says (missing, a link, other bytes)."""
+def run_mismatches(folder: Path, files: Mapping[str, str], read: Mapping[str, str] | None = None) -> list[Mismatch]:
+    """The files of ``folder`` that are not as its run record says (missing, a link, other bytes).
+    ``read`` gives the sha256 of files the caller has already read, which are not read again."""
     found = []
     for name, recorded in sorted(files.items()):
         path = folder.joinpath(*name.split("/"))
@@ -127,7 +128,7 @@ def run_mismatches(folder: Path, files: Mapping[str, str]) -> list[Mismatch]:
         elif not path.is_file():
             found.append(Mismatch(name, "is missing"))
         else:
-            digest = sha256_file(path)
+            digest = (read or {}).get(name) or sha256_file(path)
             if digest != recorded:
                 found.append(Mismatch(name, f"has sha256 {digest[:12]}..., the run record says {recorded[:12]}..."))
     return found

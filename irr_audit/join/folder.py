@@ -200,8 +200,11 @@ def read_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> JoinDir:
     """The join in ``folder``: its summary read once and checked (its structure, then that the
     folder holds one run), then the rule and the original sheets, checked unchanged."""
     summary = read_join_summary(folder, limits)
-    check_one_run(folder, summary)
-    rule = load_rule(folder / RULE_COPY, limits)
+    rule_path = folder / RULE_COPY
+    # The rule is read once: parsed here, and its bytes' digest checked with the run record.
+    rule = load_rule(rule_path, limits) if rule_path.is_file() and not rule_path.is_symlink() else None
+    check_one_run(folder, summary, {RULE_COPY: rule.digest.removeprefix("sha256:")} if rule else None)
+    rule = rule or load_rule(rule_path, limits)
     columns = recorded_columns(summary.get("columns"))
     options = SheetOptions(columns.id_column, columns.code_column, columns.worksheet, limits)
     with ThreadPoolExecutor(max_workers=thread_count()) as pool:  # as read_sheets: one sheet per core at a time
@@ -243,8 +246,9 @@ def _invalid_summary(path: Path, problem: str) -> UsageError:
     )
 
 
-def check_one_run(folder: Path, summary: Any) -> None:
-    """Refuse a join folder whose files are not all those of the run its summary records."""
+def check_one_run(folder: Path, summary: Any, read: dict[str, str] | None = None) -> None:
+    """Refuse a join folder whose files are not all those of the run its summary records
+    (``read``: the sha256 of files already read)."""
     files = recorded_files(summary)
     if files is None:
         raise UsageError(
@@ -256,7 +260,7 @@ def check_one_run(folder: Path, summary: Any) -> None:
     unlisted = [
         Mismatch(name, "is not in the run record") for name in JOIN_FILES if name != SUMMARY and name not in files
     ]
-    mismatches = unlisted + run_mismatches(folder, files)
+    mismatches = unlisted + run_mismatches(folder, files, read)
     if mismatches:
         first, more = mismatches[0], len(mismatches) - 1
         others = f" (and {more} more file{'s' if more != 1 else ''})" if more else ""

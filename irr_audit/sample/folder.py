@@ -130,7 +130,8 @@ def read_sample(folder: Path, limits: Limits = DEFAULT_LIMITS) -> SampleRef:
         ledger["sha256"],
         sample_report_section(record),
     )
-    if hashlib.sha256(ledger_bytes).hexdigest() != ref.ledger_sha256:
+    ledger_sha256 = hashlib.sha256(ledger_bytes).hexdigest()
+    if ledger_sha256 != ref.ledger_sha256:
         raise UsageError(
             f"the ledger in {folder} changed since irr-audit sample wrote it.",
             hint="restore the ledger (its sha256 is in sample.json), or draw a new sample.",
@@ -144,7 +145,7 @@ def read_sample(folder: Path, limits: Limits = DEFAULT_LIMITS) -> SampleRef:
             hint="run irr-audit sample again into a new folder.",
             code="sample-dir-invalid",
         )
-    check_one_sample_run(folder, record)
+    check_one_sample_run(folder, record, {ledger["file"]: ledger_sha256})  # the ledger is not read again
     return ref
 
 
@@ -212,15 +213,16 @@ def _ledger_ids(data: bytes, path: Path, limits: Limits) -> set[str]:
     return ids
 
 
-def check_one_sample_run(folder: Path, record: dict[str, Any]) -> None:
+def check_one_sample_run(folder: Path, record: dict[str, Any], read: dict[str, str] | None = None) -> None:
     """Refuse a sample folder whose files are not those of the run sample.json records.
     The coding sheets are left out: coders may fill them in place. A sample.json
-    written before run records is checked by its ledger's sha256 alone."""
+    written before run records is checked by its ledger's sha256 alone. ``read``: the sha256
+    of files already read."""
     files = recorded_files(record)
     if files is None:
         return
     mismatches = run_mismatches(
-        folder, {name: digest for name, digest in files.items() if not name.startswith(f"{SHEETS}/")}
+        folder, {name: digest for name, digest in files.items() if not name.startswith(f"{SHEETS}/")}, read
     )
     if mismatches:
         first = mismatches[0]
