@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+import irr_audit
 from irr_audit.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -248,6 +249,7 @@ def test_a_sample_folder_planted_in_a_bundle_frozen_without_one_is_ignored(work:
     after = report_json(bundle)
 
     assert before.get("sample") is None and after == before
+    assert irr_audit.audit(bundle).report.sample is None  # the API's audit of the bundle too
     for output_format in ("md", "html"):
         shown = run("report", bundle, "--format", output_format, "-q")
         assert shown.exit_code == 0 and "collector" not in shown.stdout, shown.output
