@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import hashlib
 import html
 import numbers
 import os
@@ -26,8 +25,8 @@ import pandas as pd
 from rich.console import Console, Group
 
 from irr_audit.bundle.adjudication import bundle_report_sections
-from irr_audit.bundle.manifest import is_bundle
-from irr_audit.bundle.read import join_bundle
+from irr_audit.bundle.manifest import Manifest
+from irr_audit.bundle.read import read_bundle
 from irr_audit.errors import UsageError
 from irr_audit.importers.model import ImportOptions
 from irr_audit.importers.run import ImportRun, import_exports
@@ -35,15 +34,12 @@ from irr_audit.io.dataframes import frame_sheets, long_frame_sheets
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
 from irr_audit.io.ordercolumn import order_values
 from irr_audit.io.outputs import refuse_unsafe_outputs, render_json
-from irr_audit.io.runfolder import files_read
+from irr_audit.io.runfolder import JOIN_RECORD, files_read, is_bundle
 from irr_audit.io.sheets import SheetOptions, read_sheets
 from irr_audit.join.counts import read_counts
 from irr_audit.join.folder import (
-    check_join_out,
     is_join_dir,
     read_join_dir,
-    read_join_sample_ids,
-    read_join_sample_report,
     write_join_dir,
 )
 from irr_audit.join.join import JoinResult, join_sheets
@@ -63,7 +59,7 @@ from irr_audit.report.model import (
     check_audit_size,
 )
 from irr_audit.rules.load import load_rule as load_rule_file
-from irr_audit.rules.load import rule_from_mapping, rule_yaml
+from irr_audit.rules.load import rule_from_mapping
 from irr_audit.rules.model import Rule
 from irr_audit.sample.folder import SampleRef, check_sample_rule, read_sample
 
@@ -367,6 +363,8 @@ def audit(
     columns = SheetOptions(id_column, code_column, worksheet, checked)
     step = progress or _no_progress
     folder: Path | None = None
+    folder_sample: dict[str, Any] | None = None  # what a join folder or a bundle keeps of its sample
+    manifest: Manifest | None = None  # a bundle's
     if isinstance(data, (pd.DataFrame, Mapping)):
         loaded = _required_rule(rule, checked)
         reference, notes = _sample_reference(sample, loaded, checked)
@@ -385,13 +383,14 @@ def audit(
                 code="usage-sample",
             )
         reference, notes = _sample_reference(sample, rule, checked)
-        result = joined_inputs(inputs, rule, columns, list(reference.ids) if reference else None, step)
+        joined = joined_inputs(inputs, rule, columns, list(reference.ids) if reference else None, step)
+        result, folder_sample, manifest = joined.join, joined.sample_report, joined.manifest
     step(f"scoring {len(result.units):,} units" + (f", bootstrap of {bootstrap} replicates" if bootstrap else ""))
-    section = reference.report if reference else _sample_section(folder)
+    section = reference.report if reference else folder_sample
     report = dataclasses.replace(build_report(result, options), sample=section)
     sections = {}
-    if folder is not None and is_bundle(folder) and options.list_disagreements:  # its provenance and adjudication
-        sections = bundle_report_sections([folder], report.to_dict())
+    if folder is not None and manifest is not None and options.list_disagreements:  # its provenance and adjudication
+        sections = bundle_report_sections(folder, manifest, report.to_dict())
     if drift_options is not None:
         step("scoring the drift over the coding order")
         sections["drift"] = _drift(result, drift_options, bootstrap, seed, columns)
@@ -662,16 +661,14 @@ def join_folder(
     rule_files = [] if isinstance(rule, Mapping) else [Path(rule)]
     sample_folder = Path(sample) if sample is not None else None
     refuse_unsafe_outputs(files_read([*_paths(sheets), *rule_files, sample_folder]), folders=[out_path])
-    replaced = check_join_out(out_path, force)
     loaded = load_rule(rule, limits=checked)
-    rule_bytes = rule_yaml(rule, checked) if isinstance(rule, Mapping) else _rule_bytes(rule_files[0], loaded)
     reference, notes = _sample_reference(sample_folder, loaded, checked)
     sample_ids = list(reference.ids) if reference else None
     columns = SheetOptions(id_column, code_column, worksheet, checked)
-    result = joined_inputs(_paths(sheets), loaded, columns, sample_ids, progress or _no_progress)
+    result = joined_inputs(_paths(sheets), loaded, columns, sample_ids, progress or _no_progress).join
     written = write_join_dir(
         result,
-        rule_bytes,
+        loaded.source,  # the bytes parsed, read once
         out_path,
         columns,
         sample=sample_folder,
@@ -680,7 +677,7 @@ def join_folder(
         force=force,
         inputs=rule_files,
     )
-    return JoinFolder(result, tuple(written), tuple(replaced), tuple(notes))
+    return JoinFolder(result, tuple(written.written), tuple(written.removed), tuple(notes))
 
 
 def import_export(
@@ -717,19 +714,17 @@ def import_export(
     )
 
 
-def _rule_bytes(path: Path, rule: Rule) -> bytes:
-    """The bytes of the rule file just read, which the folder keeps: the ones that were parsed."""
-    data = path.read_bytes()
-    if "sha256:" + hashlib.sha256(data).hexdigest() != rule.digest:
-        raise UsageError(
-            f"rule file {path} changed while it was read.",
-            hint="run the command again once the rule file is saved.",
-            code="usage-rule-changed",
-        )
-    return data
-
-
 # --- inputs -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Audit input joined in memory, with what a report shows of the sample behind a join
+    folder or a bundle (None: no sample) and a bundle's manifest (None: not a bundle)."""
+
+    join: JoinResult
+    sample_report: dict[str, Any] | None = None
+    manifest: Manifest | None = None
 
 
 def joined_inputs(
@@ -738,7 +733,7 @@ def joined_inputs(
     columns: SheetOptions,
     sample_ids: list[str] | None = None,
     progress: Progress | None = None,
-) -> JoinResult:
+) -> Joined:
     """Sheets + rule (restricted to a sample's ids when given), a folder written by
     `join`, or an audit bundle, joined in memory."""
     step = progress or _no_progress
@@ -750,24 +745,25 @@ def joined_inputs(
         )
     if len(inputs) == 1 and inputs[0].is_dir():
         folder = inputs[0]
-        if (folder / "manifest.json").is_file():  # an audit bundle (irr-audit freeze)
-            result = join_bundle(folder, columns.limits)
+        if is_bundle(folder):  # an audit bundle (irr-audit freeze)
+            frozen = read_bundle(folder, columns.limits)
+            found = Joined(frozen.join, frozen.sample.report if frozen.sample else None, frozen.manifest)
         elif is_join_dir(folder):
-            folder_rule, sheets = read_join_dir(folder, columns.limits)
-            result = join_sheets(sheets, folder_rule, sample_ids=read_join_sample_ids(folder))
+            kept = read_join_dir(folder, columns.limits)
+            found = Joined(join_sheets(kept.sheets, kept.rule, sample_ids=kept.sample_ids), kept.sample_report)
         else:
             raise UsageError(
-                f"{folder} is a folder but not one written by irr-audit join (it has no summary.json).",
+                f"{folder} is a folder but not one written by irr-audit join (it has no {JOIN_RECORD}).",
                 hint="pass the folder given to join --out, or the sheets themselves with --rule.",
                 code="usage-not-a-join-dir",
             )
-        _check_same_rule(rule, result.rule, folder, columns.limits)
-        return result
+        _check_same_rule(rule, found.join.rule, folder, columns.limits)
+        return found
     loaded = _required_rule(rule, columns.limits)
     step(f"reading {len(inputs)} sheets")
     sheets = read_sheets(inputs, columns)
     step(f"joining {len(sheets)} sheets")
-    return join_sheets(sheets, loaded, sample_ids=sample_ids)
+    return Joined(join_sheets(sheets, loaded, sample_ids=sample_ids))
 
 
 def _paths(data: Any) -> list[Path]:
@@ -814,20 +810,8 @@ def _sample_reference(
     """The sample (`join --sample`) the units are restricted to, checked against the rule, and notes."""
     if sample is None:
         return None, []
-    reference = read_sample(Path(sample))
+    reference = read_sample(Path(sample), limits)
     return reference, check_sample_rule(reference, _required_rule(rule, limits))
-
-
-def _sample_section(folder: Path | None) -> dict[str, Any] | None:
-    """What the report shows of the sample behind a join folder or a bundle, if any."""
-    if folder is None:
-        return None
-    if is_join_dir(folder):
-        return read_join_sample_report(folder)
-    frozen_sample = folder / "sample"
-    if (folder / "manifest.json").is_file() and (frozen_sample / "sample.json").is_file():
-        return read_sample(frozen_sample).report
-    return None
 
 
 def _audit_options(

@@ -737,7 +737,7 @@ SAMPLE_DAMAGE = {
     "a ledger named out of the bundle": (
         rehashed_after(ledger_out_of_the_bundle),
         "score: cannot be recomputed",
-        "is not a readable sample record",
+        "is not a sample record as irr-audit sample writes it: ledger.file",
     ),
 }
 

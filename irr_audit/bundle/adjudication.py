@@ -25,14 +25,11 @@ from typing import Any
 
 from irr_audit.bundle.manifest import (
     ADJUDICATION_DIR,
-    MANIFEST,
     BundleError,
+    Manifest,
     Problem,
     canonical_sha256,
-    is_bundle,
     non_finite_numbers,
-    read_manifest,
-    sha256_hex,
     shell_path,
     utc_stamp,
     utc_text,
@@ -42,7 +39,7 @@ from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import csv_text, render_json, spreadsheet_original
 from irr_audit.io.tables import record_pattern, unclosed_quote_line
 from irr_audit.join.join import JoinResult
-from irr_audit.report.model import build_report
+from irr_audit.report.model import disagreement_list
 from irr_audit.rules.model import CodeStatus, Rule
 
 RECORD_FORMAT = "irr-audit-adjudication/1"
@@ -383,9 +380,7 @@ def checked_records(
 
 def check_adjudication(bundle: Path, manifest_sha256: str, join: JoinResult) -> tuple[list[Problem], int]:
     """verify's separate check of the adjudication records against the frozen audit."""
-    listed = build_report(join).disagreements
-    assert listed is not None, "build_report lists the disagreements unless its options say not to"
-    disagreements = disagreement_codes(listed)
+    disagreements = disagreement_codes(disagreement_list(join))  # listed, not scored again
     records, problems = checked_records(bundle, manifest_sha256, disagreements, join.rule.categories)
     return problems, len(records)
 
@@ -460,20 +455,16 @@ def _write_signature(path: Path, signature: bytes) -> None:
 # --- the report --------------------------------------------------------------------------
 
 
-def bundle_report_sections(inputs: list[Path], document: dict[str, Any]) -> dict[str, Any]:
-    """`report BUNDLE`: the bundle's provenance and its adjudication, as report sections.
-    Any other input adds nothing."""
-    if len(inputs) != 1 or not is_bundle(inputs[0]):
-        return {}
-    bundle = inputs[0]
-    manifest = read_manifest(bundle)
+def bundle_report_sections(bundle: Path, read: Manifest, document: dict[str, Any]) -> dict[str, Any]:
+    """`report BUNDLE`: the bundle's provenance and its adjudication, as report sections,
+    from its manifest as the audit read it."""
+    manifest = read.content
     disagreements = disagreement_codes(document.get("disagreements", []))
-    manifest_sha256 = sha256_hex((bundle / MANIFEST).read_bytes())
-    records = trusted_records(bundle, manifest_sha256, disagreements, tuple(document["categories"]))
+    records = trusted_records(bundle, read.sha256, disagreements, tuple(document["categories"]))
     return {
         "bundle": {
             "name": manifest["name"],
-            "digest": f"sha256:{manifest_sha256}",  # what freeze printed; compare it with the anchored one
+            "digest": read.digest,  # what freeze printed; compare it with the anchored one
             "created": manifest["created"],
             "tool_version": manifest["tool_version"],
             "recodes": manifest["recodes"],

@@ -25,9 +25,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from irr_audit.bundle.manifest import is_bundle
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.io.files import resolved
+from irr_audit.io.runfolder import is_bundle
 
 DIGEST_PREFIX = "sha256:"
 DIGEST_TEXT = re.compile(r"(?:sha256:)?([0-9a-fA-F]{64})")

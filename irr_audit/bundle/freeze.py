@@ -33,7 +33,6 @@ from irr_audit.bundle.manifest import (
     FrozenFile,
     build_manifest,
     bundle_name,
-    is_bundle,
     list_bundles,
     load_manifest_json,
     manifest_bytes,
@@ -41,17 +40,16 @@ from irr_audit.bundle.manifest import (
     read_manifest,
     rule_member,
     sha256_hex,
-    sheet_options,
     shell_path,
     units_digest,
 )
 from irr_audit.bundle.signing import sign
 from irr_audit.errors import OutputError, UsageError
 from irr_audit.io.files import resolved
-from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
-from irr_audit.io.runfolder import RECORD_FILES
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits
+from irr_audit.io.runfolder import JOIN_RECORD, RECORD_FILES, is_bundle
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheets
-from irr_audit.join.folder import RULE_COPY, SUMMARY, is_join_dir, read_join_dir, read_join_sample_ids
+from irr_audit.join.folder import JoinDir, is_join_dir, read_join_dir
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.report.model import AuditOptions, build_report
 from irr_audit.rules.load import load_rule
@@ -79,6 +77,7 @@ class FreezeResult:
     path: Path
     manifest: dict[str, Any]
     notes: tuple[str, ...]
+    digest: str = ""  # sha256:<hex> of the manifest's bytes as written: the bundle's digest
 
 
 def collect_source(
@@ -101,11 +100,10 @@ def collect_source(
         )
     if len(inputs) == 1 and is_join_dir(inputs[0]):
         folder = inputs[0]
-        rule, sheets = read_join_dir(folder, limits)
-        summary = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True)
-        columns = sheet_options(summary.get("columns"))
-        sample = sample or _join_dir_sample(folder, summary, read_join_sample_ids(folder))
-        rule_data = _read_matching(folder / RULE_COPY, rule.digest.removeprefix("sha256:"))
+        joined = read_join_dir(folder, limits)
+        rule, sheets, columns = joined.rule, joined.sheets, joined.columns
+        sample = sample or _join_dir_sample(joined)
+        rule_data = rule.source  # the bytes of rule.yaml that were parsed
         if rule_path is not None and load_rule(rule_path, limits).digest != rule.digest:
             raise UsageError(
                 f"--rule {rule_path} is not the rule the join in {folder} used ({rule.label}, {rule.digest[:19]}...).",
@@ -114,7 +112,7 @@ def collect_source(
             )
     elif len(inputs) == 1 and inputs[0].is_dir():
         raise UsageError(
-            f"{inputs[0]} is a folder but not one written by irr-audit join (it has no summary.json).",
+            f"{inputs[0]} is a folder but not one written by irr-audit join (it has no {JOIN_RECORD}).",
             hint="pass the folder given to join --out, or the sheets themselves with --rule.",
             code="usage-not-a-join-dir",
         )
@@ -126,7 +124,7 @@ def collect_source(
                 code="usage-missing-rule",
             )
         rule = load_rule(rule_path, limits)
-        rule_data = _read_matching(rule_path, rule.digest.removeprefix("sha256:"))
+        rule_data = rule.source  # the bytes that were parsed
         columns = ColumnChoice(id_column=id_column, code_column=code_column, worksheet=worksheet)
         sheets = read_sheets(inputs, SheetOptions(**asdict(columns), limits=limits))
     check_sheet_names(sheets)
@@ -136,15 +134,15 @@ def collect_source(
     return FreezeSource(rule_data, sheet_data, columns, join, sample, tuple(notes))
 
 
-def _join_dir_sample(folder: Path, summary: dict[str, Any], ids: list[str] | None) -> Path | None:
+def _join_dir_sample(joined: JoinDir) -> Path | None:
     """The sample folder a join was restricted to, which freeze keeps too."""
-    if ids is None:
+    if joined.sample_ids is None:
         return None
-    recorded = (summary.get("sample") or {}).get("folder")
-    if recorded and Path(recorded).is_dir():
-        return Path(recorded)
+    if joined.sample_folder is not None and joined.sample_folder.is_dir():
+        return joined.sample_folder
     raise UsageError(
-        f"the join in {folder} was restricted to the sample in {recorded}, which is no longer there.",
+        f"the join in {joined.folder} was restricted to the sample in {joined.sample_folder}, "
+        "which is no longer there.",
         hint="pass the sample folder with --sample DIR, so the bundle keeps its ledger and log.",
         code="usage-sample-missing",
     )
@@ -232,7 +230,7 @@ def collect_sample(folder: Path) -> list[FrozenFile]:
 
 def recodes_reference(bundle: Path, rule: Rule) -> dict[str, Any]:
     """The manifest's `recodes` entry for an audit that re-codes ``bundle``'s units."""
-    manifest = read_manifest(bundle)
+    manifest = read_manifest(bundle).content
     if manifest["rule"]["id"] != rule.id:
         raise UsageError(
             f"--recodes {bundle} is an audit of rule {manifest['rule']['id']}, not {rule.id}.",
@@ -338,7 +336,8 @@ def freeze(
             sample_ids=list(join.unit_ids) if sample is not None else None,
         )
         path = write_bundle(audits_dir, name, files + signature_files(manifest, sign_key), manifest)
-    return FreezeResult(path=path, manifest=manifest, notes=tuple(notes))
+    digest = f"sha256:{sha256_hex(manifest_bytes(manifest))}"  # the bytes write_bundle wrote, not a re-read
+    return FreezeResult(path=path, manifest=manifest, notes=tuple(notes), digest=digest)
 
 
 def refuse_frozen(files: list[FrozenFile], audits_dir: Path) -> None:

@@ -25,7 +25,7 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path, PureWindowsPath
 from typing import Any
@@ -34,18 +34,19 @@ from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import render_json
+from irr_audit.io.runfolder import BUNDLE_MANIFEST, BUNDLE_RULE, BUNDLE_SHEETS, SAMPLE_RECORD, is_bundle
 from irr_audit.io.sheets import ColumnChoice
 from irr_audit.join.join import JoinResult
 from irr_audit.rules.model import Rule
 
 FORMAT = "irr-audit-bundle/1"
-MANIFEST = "manifest.json"
-SIGNATURE = "manifest.json.sig"  # beside the manifest: it signs the manifest's bytes, so cannot be listed in it
-SHEETS_DIR = "sheets"
-RULE_DIR = "rule"
+MANIFEST = BUNDLE_MANIFEST  # the names of io.runfolder, which decides what is a bundle
+SIGNATURE = f"{MANIFEST}.sig"  # beside the manifest: it signs the manifest's bytes, so cannot be listed in it
+SHEETS_DIR = BUNDLE_SHEETS
+RULE_DIR = BUNDLE_RULE
 SAMPLE_DIR = "sample"
 ADJUDICATION_DIR = "adjudication"
-SAMPLE_SUMMARY = "sample.json"
+SAMPLE_SUMMARY = SAMPLE_RECORD
 PARTIAL_MARK = ".partial-"
 NAME_PATTERN = re.compile(r"(?P<stamp>\d{8}T\d{6}Z)_(?P<rule>[a-z0-9_]+)_v(?P<version>\d+)(?:_(?P<n>\d+))?")
 SHA256_PATTERN = re.compile(r"[0-9a-f]{64}")
@@ -228,12 +229,6 @@ def sample_entry(files: list[str], sample_ids: list[str]) -> dict[str, Any]:
         "ids": {"count": len(sample_ids), "ids_sha256": units_digest(sample_ids)},
         "restricts_units": True,
     }
-
-
-def sheet_options(columns: dict[str, Any] | None) -> ColumnChoice:
-    """The sheet-reading options a manifest recorded (unknown keys from a newer tool are ignored)."""
-    known = {field.name for field in fields(ColumnChoice)}
-    return ColumnChoice(**{key: value for key, value in (columns or {}).items() if key in known})
 
 
 def non_finite_numbers(document: Any) -> list[str]:
@@ -441,10 +436,6 @@ def symlink_problem(bundle: Path, path: str) -> str | None:
     return None
 
 
-def is_bundle(path: Path) -> bool:
-    return path.is_dir() and (path / MANIFEST).is_file()
-
-
 def is_partial(path: Path) -> bool:
     """A folder that freeze was still building when it stopped."""
     return path.name.startswith(".") and PARTIAL_MARK in path.name
@@ -485,14 +476,32 @@ def load_manifest_json(bundle: Path) -> tuple[bytes, Any]:
     return data, load_json(data, f"{bundle / MANIFEST}", own_file=True)
 
 
-def read_manifest(bundle: Path) -> dict[str, Any]:
-    """A bundle's manifest, checked (structure, integrity hash), for commands that use the bundle."""
+@dataclass(frozen=True)
+class Manifest:
+    """A bundle's manifest as read once: its bytes (what the digest and a signature cover)
+    and its checked content."""
+
+    data: bytes
+    content: dict[str, Any]
+
+    @property
+    def sha256(self) -> str:
+        return sha256_hex(self.data)
+
+    @property
+    def digest(self) -> str:
+        """sha256:<hex>, the bundle's digest, as freeze printed it."""
+        return f"sha256:{self.sha256}"
+
+
+def read_manifest(bundle: Path) -> Manifest:
+    """A bundle's manifest, read once and checked (structure, integrity hash), for commands that use the bundle."""
     if not is_bundle(bundle):
         raise not_a_bundle(bundle)
     if (bundle / MANIFEST).is_symlink():
         raise altered(bundle, f"{MANIFEST} is a symlink")
     try:
-        _, manifest = load_manifest_json(bundle)
+        data, manifest = load_manifest_json(bundle)
     except (OSError, ValueError) as exc:
         raise altered(bundle, f"{MANIFEST} cannot be read as JSON ({type(exc).__name__})") from None
     problems = manifest_problems(manifest)
@@ -501,12 +510,14 @@ def read_manifest(bundle: Path) -> dict[str, Any]:
     problems += [] if problems else manifest_consistency_problems(manifest)
     if problems:
         raise altered(bundle, f"{MANIFEST} {problems[0]}")
-    return manifest
+    return Manifest(data, manifest)
 
 
 def not_a_bundle(path: Path) -> BundleError:
+    has_manifest = (path / MANIFEST).is_file()
+    why = f"its {MANIFEST} is not beside {SHEETS_DIR}/ or {RULE_DIR}/" if has_manifest else f"it has no {MANIFEST}"
     return BundleError(
-        f"{path} is not an audit bundle (it has no {MANIFEST}).",
+        f"{path} is not an audit bundle ({why}).",
         hint="pass a folder that irr-audit freeze created, e.g. audits/20240501T120000Z_<rule>_v1.",
         code="bundle-not-found",
     )

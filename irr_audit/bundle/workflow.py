@@ -21,14 +21,14 @@ from irr_audit.bundle.anchor import (
 )
 from irr_audit.bundle.freeze import FreezeResult, FreezeSource, collect_source
 from irr_audit.bundle.freeze import freeze as freeze_bundle
-from irr_audit.bundle.manifest import ADJUDICATION_DIR, MANIFEST, read_manifest, sha256_hex, shell_path
-from irr_audit.bundle.read import join_bundle
+from irr_audit.bundle.manifest import ADJUDICATION_DIR, sha256_hex, shell_path
+from irr_audit.bundle.read import read_bundle
 from irr_audit.bundle.signing import SigningError, check_allowed_signers, sign, ssh_keygen
 from irr_audit.errors import IrrAuditError, LimitError, UsageError
 from irr_audit.io.files import read_bounded, resolved
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.join.join import JoinResult
-from irr_audit.report.model import build_report
+from irr_audit.report.model import disagreement_list
 
 
 def check_sign_key(key: Path | None) -> None:
@@ -83,7 +83,7 @@ def freeze_audit(
     check_sign_key(sign_key)
     source = collect_source(inputs, rule, id_column, code_column, sample, worksheet=worksheet, limits=limits)
     result = freeze_bundle(source, into, now or datetime.now(timezone.utc), recodes=recodes, sign_key=sign_key)
-    return Frozen(source, result, sha256_digest((result.path / MANIFEST).read_bytes()))
+    return Frozen(source, result, result.digest)
 
 
 # --- verify ------------------------------------------------------------------------------
@@ -136,12 +136,13 @@ class Adjudication:
 
 def adjudication(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> Adjudication:
     """A bundle's disagreements and the decisions on record; any doubtful record is refused."""
-    manifest = read_manifest(bundle)
-    join = join_bundle(bundle, limits)
-    disagreements = adj.disagreement_codes(build_report(join).disagreements or ())
-    manifest_sha256 = sha256_hex((bundle / MANIFEST).read_bytes())
+    frozen = read_bundle(bundle, limits)
+    join, manifest_sha256 = frozen.join, frozen.manifest.sha256
+    disagreements = adj.disagreement_codes(disagreement_list(join))  # listed, not scored
     records = adj.trusted_records(bundle, manifest_sha256, disagreements, join.rule.categories)
-    return Adjudication(bundle, manifest, manifest_sha256, join, disagreements, adj.current_decisions(records))
+    return Adjudication(
+        bundle, frozen.manifest.content, manifest_sha256, join, disagreements, adj.current_decisions(records)
+    )
 
 
 def check_template_output(bundle: Path, output: Path) -> None:

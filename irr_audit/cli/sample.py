@@ -56,7 +56,7 @@ def sample(
     from irr_audit.io.collector import read_dataset, read_run_record
     from irr_audit.rules.load import load_rule
     from irr_audit.sample.build import SampleRequest, build_sample, summary_lines
-    from irr_audit.sample.folder import check_sample_out, write_sample_dir
+    from irr_audit.sample.folder import write_sample_dir
     from irr_audit.sample.sheets import SheetFormat, parse_coders
 
     inputs = [dataset, rule, *([run_record] if run_record else [])]
@@ -71,12 +71,11 @@ def sample(
     limits = parse_limits(limit)
     loaded_rule = load_rule(rule, limits)
     record = None if run_record is None else read_run_record(run_record, limits)
-    built = build_sample(read_dataset(dataset, limits), record, loaded_rule, rule.read_bytes(), request)
-    strays = check_sample_out(out, built, force)
+    built = build_sample(read_dataset(dataset, limits), record, loaded_rule, loaded_rule.source, request)
     written = write_sample_dir(built, out, inputs, force)
     if not quiet:
         for line in summary_lines(built):
             say(line)
-        say(f"wrote {len(written)} files into {out}")
-        if strays:
-            say(f"replaced {out} (--force): replaced or deleted {', '.join(strays)}")
+        say(f"wrote {len(written.written)} files into {out}")
+        if written.removed:
+            say(f"replaced {out} (--force): replaced or deleted {', '.join(written.removed)}")

@@ -19,7 +19,7 @@ from typing import Any
 from irr_audit.errors import OutputError
 from irr_audit.io.display import NOT_WHITESPACE
 from irr_audit.io.files import resolved
-from irr_audit.io.runfolder import RECORD_FILES, read_record, recorded_files
+from irr_audit.io.runfolder import RECORD_FILES, is_bundle, read_record, recorded_files
 
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 FORMULA_PATTERN = r"[=+\-@\t\r]"
@@ -319,9 +319,9 @@ def _listing(folder: Path) -> list[Path]:
 
 
 def _refuse_bundle(path: Path, start: Path) -> None:
-    """An audit bundle (manifest.json beside sheets/ or rule/) at or above ``start`` is never written."""
+    """An audit bundle at or above ``start`` is never written."""
     for folder in (start, *start.parents):
-        if (folder / "manifest.json").is_file() and any((folder / part).is_dir() for part in ("sheets", "rule")):
+        if is_bundle(folder):
             where = "is the audit bundle" if resolved(path) == folder else "is inside the audit bundle"
             raise OutputError(
                 f"{path} {where} {folder}; a bundle's files are never changed.",

@@ -33,10 +33,13 @@ from irr_audit.errors import OutputError
 RUN_KEY = "run"
 PARTIAL_MARK = ".partial-"
 REPLACED_MARK = ".replaced-"
+# The record file of each folder irr-audit writes, named here once.
 JOIN_RECORD = "summary.json"
 SAMPLE_RECORD = "sample.json"
 IMPORT_RECORD = "import.json"
 BUNDLE_MANIFEST = "manifest.json"
+BUNDLE_SHEETS = "sheets"
+BUNDLE_RULE = "rule"
 RECORD_FILES = {JOIN_RECORD: "join", SAMPLE_RECORD: "sample", IMPORT_RECORD: "import"}
 RUN_ID_OF = "sha256 of the lines '<file>\\t<sha256>\\n' of every other file, sorted by file"
 SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -114,8 +117,9 @@ class Mismatch:
     detail: str
 
 
-def run_mismatches(folder: Path, files: Mapping[str, str]) -> list[Mismatch]:
-    """The files of ``folder`` that are not as its run record says (missing, a link, other bytes)."""
+def run_mismatches(folder: Path, files: Mapping[str, str], read: Mapping[str, str] | None = None) -> list[Mismatch]:
+    """The files of ``folder`` that are not as its run record says (missing, a link, other bytes).
+    ``read`` gives the sha256 of files the caller has already read, which are not read again."""
     found = []
     for name, recorded in sorted(files.items()):
         path = folder.joinpath(*name.split("/"))
@@ -125,7 +129,7 @@ def run_mismatches(folder: Path, files: Mapping[str, str]) -> list[Mismatch]:
         elif not path.is_file():
             found.append(Mismatch(name, "is missing"))
         else:
-            digest = sha256_file(path)
+            digest = (read or {}).get(name) or sha256_file(path)
             if digest != recorded:
                 found.append(Mismatch(name, f"has sha256 {digest[:12]}..., the run record says {recorded[:12]}..."))
     return found
@@ -187,6 +191,16 @@ def listed(names: Iterable[str], limit: int = 5) -> str:
 
 
 # --- writing a folder as one run ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """What writing a run's folder did: the files written (under their final names) and the
+    files of the old folder that the run did not write identically, replaced or deleted
+    (only with --force; relative POSIX paths)."""
+
+    written: list[Path]
+    removed: list[str] = field(default_factory=list)
 
 
 def replace_folder(
@@ -286,6 +300,24 @@ def _unwritable(out: Path, exc: OSError) -> OutputError:
     )
 
 
+# --- the folders irr-audit writes -----------------------------------------------------------
+
+
+def is_bundle(path: Path) -> bool:
+    """An audit bundle as freeze makes it: manifest.json beside sheets/ or rule/ (a manifest.json
+    alone, as a web project has, makes no bundle)."""
+    return (
+        path.is_dir()
+        and (path / BUNDLE_MANIFEST).is_file()
+        and any((path / part).is_dir() for part in (BUNDLE_SHEETS, BUNDLE_RULE))
+    )
+
+
+def is_run_folder(path: Path) -> bool:
+    """A folder irr-audit wrote: a join or sample folder (its record file), or an audit bundle."""
+    return path.is_dir() and (is_bundle(path) or any((path / name).is_file() for name in RECORD_FILES))
+
+
 # --- the files a command reads ---------------------------------------------------------------
 
 
@@ -299,7 +331,7 @@ def files_read(paths: Iterable[Path | None]) -> list[Path]:
             continue
         if not path.is_dir():
             found.append(path)
-        elif any((path / name).is_file() for name in (JOIN_RECORD, SAMPLE_RECORD, IMPORT_RECORD, BUNDLE_MANIFEST)):
+        elif is_run_folder(path):
             found += _files_below(path)
             found += _join_folder_sources(path)
         else:

@@ -9,8 +9,9 @@ trimmed as they are matched.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +44,13 @@ class SheetOptions(ColumnChoice):
     The limits are not recorded with the audit: they change what can be read, never what is read."""
 
     limits: Limits = DEFAULT_LIMITS
+
+
+def recorded_columns(record: Mapping[str, str | None] | None) -> ColumnChoice:
+    """The column options a join summary or a bundle manifest recorded, its values checked to be
+    text or null (irr_audit.io.records); a key of a newer irr-audit is left out."""
+    known = {option.name for option in fields(ColumnChoice)}
+    return ColumnChoice(**{key: value for key, value in (record or {}).items() if key in known})
 
 
 def limits_of(options: ColumnChoice) -> Limits:

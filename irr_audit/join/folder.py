@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +24,16 @@ import pandas as pd
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
-from irr_audit.io.files import resolved
+from irr_audit.io.files import read_bounded, resolved
 from irr_audit.io.framecsv import frame_csv_text
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
 from irr_audit.io.outputs import refuse_column_collisions, refuse_unsafe_outputs, render_json
+from irr_audit.io.records import join_record_problems
 from irr_audit.io.runfolder import (
+    JOIN_RECORD,
     RUN_KEY,
     Mismatch,
+    Replacement,
     files_read,
     listed,
     occupants,
@@ -39,13 +43,13 @@ from irr_audit.io.runfolder import (
     replace_folder,
     run_mismatches,
 )
-from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheet
+from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheet, recorded_columns
 from irr_audit.join.counts import counts_csv_text
 from irr_audit.join.join import JoinResult
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
 
-SUMMARY = "summary.json"
+SUMMARY = JOIN_RECORD
 JOINED = "joined.csv"
 LOG = "missingness_log.csv"
 LOG_JSONL = "missingness_log.jsonl"
@@ -67,13 +71,14 @@ def write_join_dir(
     *,
     force: bool = False,
     inputs: Sequence[Path] = (),
-) -> list[Path]:
-    """Write the join's outputs as the whole of folder ``out``; returns the paths written.
-    A join restricted to a sample (`join --sample`) records the sample's ids, so `score DIR`
-    joins the same units. ``inputs`` are the other files the command read (the rule);
-    the sheets and the sample folder are known from the result."""
+) -> Replacement:
+    """Write the join's outputs as the whole of folder ``out``; returns the paths written and
+    the files of the old folder deleted (with ``force``). A join restricted to a sample
+    (`join --sample`) records the sample's ids, so `score DIR` joins the same units.
+    ``inputs`` are the other files the command read (the rule); the sheets and the sample
+    folder are known from the result."""
     refuse_unsafe_outputs(files_read([*inputs, *(sheet.path for sheet in result.sheets), sample]), folders=[out])
-    check_join_out(out, force)
+    removed = check_join_out(out, force)
     refuse_column_collisions(
         [
             ("comment_id", "the id column"),
@@ -101,7 +106,7 @@ def write_join_dir(
     def with_run_record(digests: dict[str, str]) -> dict[str, bytes]:
         return {SUMMARY: render_json({**summary, RUN_KEY: record_of(digests)}).encode("utf-8")}
 
-    return replace_folder(out, files(), with_run_record)
+    return Replacement(replace_folder(out, files(), with_run_record), removed)
 
 
 def check_join_out(out: Path, force: bool) -> list[str]:
@@ -177,26 +182,73 @@ def is_join_dir(path: Path) -> bool:
     return path.is_dir() and (path / SUMMARY).is_file()
 
 
-def read_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> tuple[Rule, list[Sheet]]:
-    """The rule and the original sheets behind a join folder, checked unchanged."""
-    try:
-        summary = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True)
-        records = _sheet_records(summary["sheets"])
-        columns = SheetOptions(**summary.get("columns", {}), limits=limits)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(
-            f"{folder / SUMMARY} is not a join summary ({type(exc).__name__}).",
-            hint="run irr-audit join again to recreate the folder.",
-            code="joindir-invalid",
-        ) from None
-    check_one_run(folder, summary)
-    rule = load_rule(folder / RULE_COPY, limits)
+@dataclass(frozen=True)
+class JoinDir:
+    """A join folder read back: the rule it kept, the original sheets (checked unchanged),
+    how they were read, and the sample the join was restricted to (`join --sample`)."""
+
+    folder: Path
+    rule: Rule
+    sheets: list[Sheet]
+    columns: ColumnChoice
+    sample_ids: list[str] | None = None
+    sample_folder: Path | None = None  # where the sample was when it was joined
+    sample_report: dict[str, Any] | None = None  # what a report shows of the sample
+
+
+def read_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> JoinDir:
+    """The join in ``folder``: its summary read once and checked (its structure, then that the
+    folder holds one run), then the rule and the original sheets, checked unchanged."""
+    summary = read_join_summary(folder, limits)
+    rule_path = folder / RULE_COPY
+    # The rule is read once: parsed here, and its bytes' digest checked with the run record.
+    rule = load_rule(rule_path, limits) if rule_path.is_file() and not rule_path.is_symlink() else None
+    check_one_run(folder, summary, {RULE_COPY: rule.digest.removeprefix("sha256:")} if rule else None)
+    rule = rule or load_rule(rule_path, limits)
+    columns = recorded_columns(summary.get("columns"))
+    options = SheetOptions(columns.id_column, columns.code_column, columns.worksheet, limits)
     with ThreadPoolExecutor(max_workers=thread_count()) as pool:  # as read_sheets: one sheet per core at a time
-        return rule, list(pool.map(lambda record: _reread(folder, record, columns), records))
+        sheets = list(pool.map(lambda record: _reread(folder, record, options), summary["sheets"]))
+    sample = summary.get("sample")
+    if not sample:
+        return JoinDir(folder, rule, sheets, columns)
+    return JoinDir(
+        folder,
+        rule,
+        sheets,
+        columns,
+        sample_ids=list(sample["ids"]),
+        sample_folder=Path(sample["folder"]) if sample.get("folder") else None,
+        sample_report=sample.get("report") or None,
+    )
 
 
-def check_one_run(folder: Path, summary: Any) -> None:
-    """Refuse a join folder whose files are not all those of the run its summary records."""
+def read_join_summary(folder: Path, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """A join folder's summary.json, read within the limits and checked for structure
+    (irr_audit.io.records): a hand edit is refused naming the key."""
+    path = folder / SUMMARY
+    data = read_bounded(path, f"join summary {path}", limits, code="joindir")
+    try:
+        summary = load_json(data, f"{path}", limits, own_file=True)
+    except ValueError as exc:  # not UTF-8, or not JSON
+        raise _invalid_summary(path, f"it is not JSON ({getattr(exc, 'msg', None) or exc})") from None
+    problems = join_record_problems(summary)
+    if problems:
+        raise _invalid_summary(path, problems[0])
+    return dict(summary)
+
+
+def _invalid_summary(path: Path, problem: str) -> UsageError:
+    return UsageError(
+        f"{path} is not a join summary as irr-audit join writes it: {problem}.",
+        hint="run irr-audit join again to recreate the folder.",
+        code="joindir-invalid",
+    )
+
+
+def check_one_run(folder: Path, summary: Any, read: dict[str, str] | None = None) -> None:
+    """Refuse a join folder whose files are not all those of the run its summary records
+    (``read``: the sha256 of files already read)."""
     files = recorded_files(summary)
     if files is None:
         raise UsageError(
@@ -208,7 +260,7 @@ def check_one_run(folder: Path, summary: Any) -> None:
     unlisted = [
         Mismatch(name, "is not in the run record") for name in JOIN_FILES if name != SUMMARY and name not in files
     ]
-    mismatches = unlisted + run_mismatches(folder, files)
+    mismatches = unlisted + run_mismatches(folder, files, read)
     if mismatches:
         first, more = mismatches[0], len(mismatches) - 1
         others = f" (and {more} more file{'s' if more != 1 else ''})" if more else ""
@@ -218,35 +270,6 @@ def check_one_run(folder: Path, summary: Any) -> None:
             hint=f"run irr-audit join again with --out {folder} to write the folder as one run.",
             code="joindir-not-one-run",
         )
-
-
-def read_join_sample_report(folder: Path) -> dict[str, Any] | None:
-    """What the report shows of the sample a join folder was restricted to, or None."""
-    sample = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True).get("sample")
-    return None if not sample else sample.get("report") or None
-
-
-def read_join_sample_ids(folder: Path) -> list[str] | None:
-    """The sample ids a join folder was restricted to (`join --sample`), or None."""
-    try:
-        sample = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True).get("sample")
-        return None if sample is None else [str(comment_id) for comment_id in sample["ids"]]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise UsageError(
-            f"{folder / SUMMARY} is not a join summary ({type(exc).__name__}).",
-            hint="run irr-audit join again to recreate the folder.",
-            code="joindir-invalid",
-        ) from None
-
-
-def _sheet_records(records: Any) -> list[dict[str, str]]:
-    """The summary's sheet records, each with the text fields _reread uses (TypeError if not)."""
-    fields = ("name", "path", "relative_path", "sha256")
-    if not isinstance(records, list) or not all(
-        isinstance(record, dict) and all(isinstance(record.get(field), str) for field in fields) for record in records
-    ):
-        raise TypeError("a sheet record lacks its name, paths or sha256")
-    return records
 
 
 def _reread(folder: Path, record: dict[str, Any], columns: ColumnChoice) -> Sheet:

@@ -191,7 +191,7 @@ def build_report(join: JoinResult, options: AuditOptions = AuditOptions()) -> Au
         units={**join.summary()["units"], "available_case": counted["available_case"]},
         missingness=_missingness(join),
         agreement=agreement,
-        disagreements=tuple(_disagreements(join)) if options.list_disagreements else None,
+        disagreements=tuple(disagreement_list(join)) if options.list_disagreements else None,
         disagreement_count=len(disagreement_units(join)),
         warnings=join.warnings,
         group=_group_comparison(join, options) if options.group else None,
@@ -325,9 +325,9 @@ def disagreement_units(join: JoinResult) -> np.ndarray:
     return np.flatnonzero(join.fully_coded & differs)
 
 
-def _disagreements(join: JoinResult) -> list[dict[str, Any]]:
+def disagreement_list(join: JoinResult) -> list[dict[str, Any]]:
     """The disagreements for post-hoc review, with the comment's text when a sheet
-    carries it (a body or text column)."""
+    carries it (a body or text column): what a report lists, without scoring anything."""
     units = disagreement_units(join)
     categories = np.array(join.rule.categories, dtype=object)
     named = categories[join.codes[units]].tolist()

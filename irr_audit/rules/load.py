@@ -208,6 +208,7 @@ def parse_rule(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> Rule:
         changelog=_changelog(document, name),
         digest="sha256:" + hashlib.sha256(data).hexdigest(),
         source_name=name,
+        source=bytes(data),
     )
 
 

@@ -46,6 +46,9 @@ class Rule:
     changelog: Any = None
     digest: str = ""
     source_name: str = ""
+    # The bytes the rule was parsed from (digest is their sha256): what a join folder and a
+    # bundle keep, so the rule file is read once and never re-read after it was checked.
+    source: bytes = field(default=b"", repr=False, compare=False)
 
     @property
     def categories(self) -> tuple[str, ...]:

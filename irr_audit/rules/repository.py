@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io.files import check_name, resolved
 from irr_audit.io.outputs import write_text_atomic
+from irr_audit.io.runfolder import BUNDLE_MANIFEST
 from irr_audit.rules.load import MAX_RULE_BYTES
 from irr_audit.rules.lock import LOCK_FILE_NAME, parse_lock
 from irr_audit.rules.revisions import RULE_FILE_NAME, Baseline, sha256_digest
@@ -174,7 +175,7 @@ def read_manifests(audits_dir: Path) -> dict[str, bytes]:
         )
     manifests: dict[str, bytes] = {}
     for bundle in sorted(_children(audits_dir)):
-        manifest = bundle / "manifest.json"
+        manifest = bundle / BUNDLE_MANIFEST
         if bundle.is_dir() and not bundle.name.startswith(".") and manifest.is_file():
             manifests[label_of(manifest)] = read_at_most(manifest, MAX_MANIFEST_BYTES)
     return manifests

@@ -44,7 +44,7 @@ LEDGER_CSV = "ledger.csv"
 LEDGER_JSONL = "ledger.jsonl"
 LOG_CSV = "missingness_log.csv"
 LOG_JSONL = "missingness_log.jsonl"
-RECORD = "sample.json"
+RECORD = runfolder.SAMPLE_RECORD
 RULE_COPY = "rule.yaml"
 SHEETS = "sheets"
 

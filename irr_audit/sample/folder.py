@@ -12,21 +12,32 @@ from typing import Any
 
 from irr_audit.errors import OutputError, UsageError
 from irr_audit.io.collector import quoted
-from irr_audit.io.limits import json_lines, load_json, load_json_line
+from irr_audit.io.files import read_bounded
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, load_json, load_json_line
 from irr_audit.io.outputs import refuse_unsafe_outputs
-from irr_audit.io.runfolder import files_read, listed, occupants, recorded_files, replace_folder, run_mismatches
+from irr_audit.io.records import sample_record_problems
+from irr_audit.io.runfolder import (
+    Replacement,
+    files_read,
+    listed,
+    occupants,
+    recorded_files,
+    replace_folder,
+    run_mismatches,
+)
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
 from irr_audit.sample.build import RECORD, RULE_COPY, SHEETS, Sample
 
 
-def write_sample_dir(sample: Sample, out: Path, inputs: Sequence[Path], force: bool) -> list[Path]:
-    """Write the sample's files as the whole of folder ``out``. Without ``force`` the folder
-    may hold only what this sample writes, byte for byte: a sheet a coder filled, the
+def write_sample_dir(sample: Sample, out: Path, inputs: Sequence[Path], force: bool) -> Replacement:
+    """Write the sample's files as the whole of folder ``out``; returns the paths written and
+    the files of the old folder replaced or deleted (with ``force``). Without ``force`` the
+    folder may hold only what this sample writes, byte for byte: a sheet a coder filled, the
     files of another draw, or files sample did not write are refused."""
     refuse_unsafe_outputs(files_read(inputs), folders=[out])
-    check_sample_out(out, sample, force)
-    return replace_folder(out, sample.files)
+    removed = check_sample_out(out, sample, force)
+    return Replacement(replace_folder(out, sample.files), removed)
 
 
 def check_sample_out(out: Path, sample: Sample, force: bool) -> list[str]:
@@ -84,7 +95,8 @@ class SampleRef:
 
 
 def sample_report_section(record: dict[str, Any]) -> dict[str, Any]:
-    """The part of sample.json an audit report shows: where the units came from and how complete they are."""
+    """The part of sample.json an audit report shows: where the units came from and how complete they are.
+    ``record`` is checked (irr_audit.io.records.sample_record_problems)."""
     completeness = record.get("completeness") or {}
     return {
         "dataset": (record.get("dataset") or {}).get("file"),
@@ -95,7 +107,7 @@ def sample_report_section(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def read_sample(folder: Path) -> SampleRef:
+def read_sample(folder: Path, limits: Limits = DEFAULT_LIMITS) -> SampleRef:
     """The sampled ids of a folder written by `irr-audit sample`, with its ledger checked unchanged."""
     record_path = folder / RECORD
     if not record_path.is_file():
@@ -104,33 +116,28 @@ def read_sample(folder: Path) -> SampleRef:
             hint="pass the folder given to irr-audit sample --out.",
             code="usage-not-a-sample-dir",
         )
-    try:
-        record = load_json(record_path.read_bytes(), f"{record_path}", own_file=True)
-        rule = record["rule"]
-        ledger = record["ledger"]
-        ref = SampleRef(
-            folder,
-            tuple(str(i) for i in ledger["sample_ids"]),
-            str(rule["id"]),
-            int(rule["version"]),
-            str(rule["digest"]),
-            str(ledger["sha256"]),
-            sample_report_section(record),
-        )
-        ledger_bytes = _ledger_path(folder, ledger["file"]).read_bytes()
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(
-            f"{record_path} is not a readable sample record, or its ledger is missing ({type(exc).__name__}).",
-            hint="run irr-audit sample again into a new folder.",
-            code="sample-dir-invalid",
-        ) from None
-    if hashlib.sha256(ledger_bytes).hexdigest() != ref.ledger_sha256:
+    record = read_sample_record(record_path, limits)
+    ledger = record["ledger"]
+    ledger_path = _ledger_path(folder, ledger["file"], record_path)
+    ledger_bytes = read_bounded(ledger_path, f"sample ledger {ledger_path}", limits, code="sample-ledger")
+    rule = record["rule"]
+    ref = SampleRef(
+        folder,
+        tuple(ledger["sample_ids"]),
+        rule["id"],
+        rule["version"],
+        rule["digest"],
+        ledger["sha256"],
+        sample_report_section(record),
+    )
+    ledger_sha256 = hashlib.sha256(ledger_bytes).hexdigest()
+    if ledger_sha256 != ref.ledger_sha256:
         raise UsageError(
             f"the ledger in {folder} changed since irr-audit sample wrote it.",
             hint="restore the ledger (its sha256 is in sample.json), or draw a new sample.",
             code="sample-ledger-changed",
         )
-    ledger_ids = _ledger_ids(ledger_bytes, folder / str(ledger["file"]))
+    ledger_ids = _ledger_ids(ledger_bytes, ledger_path, limits)
     missing = [comment_id for comment_id in ref.ids if comment_id not in ledger_ids]
     if missing:
         raise UsageError(
@@ -138,26 +145,52 @@ def read_sample(folder: Path) -> SampleRef:
             hint="run irr-audit sample again into a new folder.",
             code="sample-dir-invalid",
         )
-    check_one_sample_run(folder, record)
+    check_one_sample_run(folder, record, {ledger["file"]: ledger_sha256})  # the ledger is not read again
     return ref
 
 
-def _ledger_path(folder: Path, name: object) -> Path:
+def read_sample_record(path: Path, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """A sample folder's sample.json, read within the limits and checked for structure
+    (irr_audit.io.records): a hand edit is refused naming the key."""
+    data = read_bounded(path, f"sample record {path}", limits, code="sample-dir")
+    try:
+        record = load_json(data, f"{path}", limits, own_file=True)
+    except ValueError as exc:  # not UTF-8, or not JSON
+        raise _invalid_record(path, f"it is not JSON ({getattr(exc, 'msg', None) or exc})") from None
+    problems = sample_record_problems(record)
+    if problems:
+        raise _invalid_record(path, problems[0])
+    return dict(record)
+
+
+def _invalid_record(path: Path, problem: str) -> UsageError:
+    return UsageError(
+        f"{path} is not a sample record as irr-audit sample writes it: {problem}.",
+        hint="run irr-audit sample again into a new folder.",
+        code="sample-dir-invalid",
+    )
+
+
+def _ledger_path(folder: Path, name: str, record_path: Path) -> Path:
     """The ledger a sample record names: a regular file in the sample's folder, never a
     path out of it (a record inside a bundle is not trusted) nor a pipe that would block."""
-    if not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\\" in name:
-        raise ValueError("the ledger is not named as a file in the sample's folder")
+    if name in ("", ".", "..") or "/" in name or "\\" in name or "\x00" in name:
+        raise _invalid_record(record_path, f"ledger.file {quoted(name)} is not a file name in the sample's folder")
     path = folder / name
     if path.is_symlink() or not path.is_file():
-        raise OSError(f"{path} is not a regular file")
+        raise UsageError(
+            f"the ledger {path} that {record_path} names is missing, or is not a regular file.",
+            hint="restore the ledger from the sample that was drawn, or draw the sample again into a new folder.",
+            code="sample-dir-invalid",
+        )
     return path
 
 
-def _ledger_ids(data: bytes, path: Path) -> set[str]:
+def _ledger_ids(data: bytes, path: Path, limits: Limits) -> set[str]:
     """The comment ids of a sample ledger (one JSON object per line), or a UsageError
     naming the line that is not one."""
     try:
-        lines = list(json_lines(data, f"{path}", own_file=True))
+        lines = list(json_lines(data, f"{path}", limits, own_file=True))
     except UnicodeDecodeError as exc:
         raise UsageError(
             f"sample ledger {path} is not UTF-8 (byte {exc.start}).",
@@ -167,7 +200,7 @@ def _ledger_ids(data: bytes, path: Path) -> set[str]:
     ids = set()
     for number, line in lines:
         try:
-            entry = load_json_line(line, f"{path} line {number}", own_file=True)
+            entry = load_json_line(line, f"{path} line {number}", limits, own_file=True)
         except ValueError:
             entry = None
         if not isinstance(entry, dict) or not isinstance(entry.get("comment_id"), str):
@@ -180,15 +213,16 @@ def _ledger_ids(data: bytes, path: Path) -> set[str]:
     return ids
 
 
-def check_one_sample_run(folder: Path, record: dict[str, Any]) -> None:
+def check_one_sample_run(folder: Path, record: dict[str, Any], read: dict[str, str] | None = None) -> None:
     """Refuse a sample folder whose files are not those of the run sample.json records.
     The coding sheets are left out: coders may fill them in place. A sample.json
-    written before run records is checked by its ledger's sha256 alone."""
+    written before run records is checked by its ledger's sha256 alone. ``read``: the sha256
+    of files already read."""
     files = recorded_files(record)
     if files is None:
         return
     mismatches = run_mismatches(
-        folder, {name: digest for name, digest in files.items() if not name.startswith(f"{SHEETS}/")}
+        folder, {name: digest for name, digest in files.items() if not name.startswith(f"{SHEETS}/")}, read
     )
     if mismatches:
         first = mismatches[0]

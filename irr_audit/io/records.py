@@ -1,0 +1,236 @@
+"""The record files irr-audit writes into its folders (join's summary.json, sample's
+sample.json), checked for structure when they are read. Pure.
+
+A record is irr-audit's own file, but anyone can edit it: every value a command
+takes from one is checked here once, as the manifest of a bundle is, so that a
+hand-edited record is refused naming its key, never a crash deep inside a reader
+or a renderer, and never a value read as another (an id list written as "c1" is no
+list of two ids "c" and "1"). Keys irr-audit does not read are not checked, and a
+key an older irr-audit did not write may be absent where the readers have a default.
+Each function returns the problems as short phrases ("columns.id_column is 5, not
+text or null"); the reader names the file and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from irr_audit.io.display import visible
+
+Check = Callable[[Any, str], list[str]]
+
+SHEET_RECORD_KEYS = ("name", "path", "relative_path", "sha256")  # what a join folder's reader uses of a sheet
+
+
+# --- the values ----------------------------------------------------------------------------
+
+
+def _shown(value: Any) -> str:
+    text = visible(repr(value))
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def text(value: Any, where: str) -> list[str]:
+    return [] if isinstance(value, str) else [f"{where} is {_shown(value)}, not text"]
+
+
+def text_or_null(value: Any, where: str) -> list[str]:
+    return [] if value is None or isinstance(value, str) else [f"{where} is {_shown(value)}, not text or null"]
+
+
+def count(value: Any, where: str) -> list[str]:
+    return [] if _is_count(value) else [f"{where} is {_shown(value)}, not a count (a whole number from 0 up)"]
+
+
+def whole_or_null(value: Any, where: str) -> list[str]:
+    return [] if value is None or _is_whole(value) else [f"{where} is {_shown(value)}, not a whole number or null"]
+
+
+def count_or_null(value: Any, where: str) -> list[str]:
+    return [] if value is None else count(value, where)
+
+
+def flag(value: Any, where: str) -> list[str]:
+    return [] if isinstance(value, bool) else [f"{where} is {_shown(value)}, not true or false"]
+
+
+def texts(value: Any, where: str) -> list[str]:
+    """A list of text values (ids, reasons): the first that is not text is named by its index."""
+    if not isinstance(value, list):
+        return [f"{where} is {_shown(value)}, not a list"]
+    return next(
+        ([f"{where}[{at}] is {_shown(item)}, not text"] for at, item in enumerate(value) if not isinstance(item, str)),
+        [],
+    )
+
+
+def texts_or_null(value: Any, where: str) -> list[str]:
+    return [] if value is None else texts(value, where)
+
+
+def mapping(
+    value: Any, where: str, required: dict[str, Check] | None = None, optional: dict[str, Check] | None = None
+) -> list[str]:
+    """An object with ``required`` keys and, when present, ``optional`` ones, each of its kind.
+    Other keys are left alone (a newer irr-audit may add some)."""
+    if not isinstance(value, dict):
+        return [f"{where} is {_shown(value)}, not an object"]
+    problems: list[str] = []
+    for key, check in (required or {}).items():
+        problems += check(value[key], _at(where, key)) if key in value else [f"{_at(where, key)} is missing"]
+    for key, check in (optional or {}).items():
+        if key in value:
+            problems += check(value[key], _at(where, key))
+    return problems
+
+
+def _at(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _each(check: Check) -> Check:
+    """A list whose every item passes ``check``."""
+
+    def checked(value: Any, where: str) -> list[str]:
+        if not isinstance(value, list):
+            return [f"{where} is {_shown(value)}, not a list"]
+        return [problem for at, item in enumerate(value) for problem in check(item, f"{where}[{at}]")]
+
+    return checked
+
+
+def _counts_by_text(value: Any, where: str) -> list[str]:
+    if not isinstance(value, dict):
+        return [f"{where} is {_shown(value)}, not an object"]
+    return [problem for key, item in value.items() for problem in count(item, _at(where, key))]
+
+
+def _sha256(value: Any, where: str) -> list[str]:
+    good = isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+    return [] if good else [f"{where} is {_shown(value)}, not a sha256 (64 hex digits)"]
+
+
+# --- what a sample tells a report (sample.json, and its copy in a join's summary.json) -----------
+
+
+def _sample_counts(value: Any, where: str) -> list[str]:
+    if value == {}:  # no counts: the report shows none
+        return []
+    return mapping(
+        value,
+        where,
+        required={"items": count, "usable_units": count, "sampled_units": count},
+        optional={"unique_ids": count, "log_rows": _counts_by_text, "duplicates_skipped_by_collector": count_or_null},
+    )
+
+
+def _completeness(value: Any, where: str) -> list[str]:
+    return mapping(
+        value, where, optional={"verdict": text_or_null, "statement": text_or_null, "reasons": texts_or_null}
+    )
+
+
+def _count_check(value: Any, where: str) -> list[str]:
+    return mapping(
+        value, where, required={"check": text, "record": whole_or_null, "tool": _whole}, optional={"agrees": flag}
+    )
+
+
+def _whole(value: Any, where: str) -> list[str]:
+    return [] if _is_whole(value) else [f"{where} is {_shown(value)}, not a whole number"]
+
+
+def _draw(value: Any, where: str) -> list[str]:
+    return mapping(
+        value,
+        where,
+        optional={
+            "seed": whole_or_null,
+            "size": count,
+            "population": count,
+            "size_requested": count_or_null,
+            "method": text,
+            "note": text,
+            "order": text,
+        },
+    )
+
+
+SAMPLE_PARTS: dict[str, Check] = {
+    "counts": _sample_counts,
+    "completeness": _completeness,
+    "count_mismatches": _each(_count_check),
+    "draw": _draw,
+}
+
+
+def sample_report_problems(section: Any, where: str) -> list[str]:
+    """The part of sample.json a report shows (irr_audit.sample.folder.sample_report_section),
+    as a join's summary.json keeps it: ``{}`` when there is none."""
+    return mapping(section, where, optional={"dataset": text_or_null, **SAMPLE_PARTS})
+
+
+def sample_record_problems(record: Any) -> list[str]:
+    """What is wrong with a sample.json that `join --sample` and freeze read: the rule the
+    sample was drawn for, its ledger and sampled ids, and what a report shows of it."""
+    if not isinstance(record, dict):
+        return ["is not a JSON object"]
+    return mapping(
+        record,
+        "",
+        required={
+            "rule": lambda value, where: mapping(value, where, required={"id": text, "version": count, "digest": text}),
+            "ledger": lambda value, where: mapping(
+                value, where, required={"file": text, "sha256": _sha256, "sample_ids": texts}
+            ),
+        },
+        optional={
+            "dataset": lambda value, where: mapping(value, where, optional={"file": text_or_null}),
+            "run": lambda value, where: mapping(value, where),
+            **SAMPLE_PARTS,
+        },
+    )
+
+
+# --- join's summary.json ------------------------------------------------------------------------
+
+
+def _columns(value: Any, where: str) -> list[str]:
+    """How the sheets were read (ColumnChoice): each option text or null, whatever its name."""
+    if not isinstance(value, dict):
+        return [f"{where} is {_shown(value)}, not an object"]
+    return [problem for key, item in value.items() for problem in text_or_null(item, _at(where, key))]
+
+
+def _sheet_record(value: Any, where: str) -> list[str]:
+    return mapping(value, where, required=dict.fromkeys(SHEET_RECORD_KEYS, text))
+
+
+def _join_sample(value: Any, where: str) -> list[str]:
+    if value is None:
+        return []
+    return mapping(
+        value, where, required={"ids": texts}, optional={"folder": text_or_null, "report": sample_report_problems}
+    )
+
+
+def join_record_problems(summary: Any) -> list[str]:
+    """What is wrong with a join's summary.json as `score DIR`, `report DIR` and freeze read it:
+    the sheets to read again, how they were read (columns) and the sample it was restricted to."""
+    if not isinstance(summary, dict):
+        return ["is not a JSON object"]
+    return mapping(
+        summary,
+        "",
+        required={"sheets": _each(_sheet_record)},
+        optional={"columns": _columns, "sample": _join_sample},
+    )
