@@ -1,0 +1,93 @@
+"""Readers: every input file is read once, through the one bounded reader, then hashed
+and parsed from the same bytes; a file replaced by a huge one is refused unread."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from irr_audit.bundle.verify import verify_bundle
+from irr_audit.cli import app
+from irr_audit.errors import IrrAuditError
+from irr_audit.io.files import read_bounded
+from irr_audit.io.limits import Limits
+
+ROOT = Path(__file__).resolve().parents[1]
+RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
+EXAMPLES = ROOT / "examples" / "sheets"
+HUGE = 400 * 1024 * 1024  # sparse: it takes no disk, but reading it would take 400 MB
+
+
+def run(*args: object):
+    return CliRunner().invoke(app, [str(arg) for arg in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def bundle(tmp_path: Path) -> Path:
+    folder = tmp_path / "coding sheets"
+    folder.mkdir()
+    sheets = [shutil.copy(EXAMPLES / name, folder / name) for name in ("alice.csv", "bob.csv")]
+    result = run("freeze", *sheets, "--rule", RULE, "--into", tmp_path / "audits")
+    assert result.exit_code == 0, result.stderr
+    return Path(result.stdout.rstrip("\n").split("  ", 1)[1])
+
+
+def replace_with_huge(path: Path) -> None:
+    os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+    with open(path, "wb") as stream:
+        stream.truncate(HUGE)
+
+
+def test_read_bounded_refuses_beyond_its_cap_before_reading(tmp_path: Path) -> None:
+    path = tmp_path / "DIGESTS"
+    path.touch()
+    replace_with_huge(path)
+    tracemalloc.start()
+    try:
+        with pytest.raises(IrrAuditError) as caught:
+            read_bounded(path, f"digest list {path}", code="digests", max_bytes=1000, max_hint="pass the list.")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert caught.value.code == "digests-too-large"
+    assert caught.value.message == f"digest list {path} is {HUGE:,} bytes, more than the 1,000 it may hold."
+    assert peak < 1024 * 1024
+
+
+def test_verify_refuses_a_sheet_replaced_by_a_huge_file_without_reading_it(bundle: Path) -> None:
+    replace_with_huge(bundle / "sheets" / "alice.csv")
+    tracemalloc.start()
+    try:
+        verification = verify_bundle(bundle, limits=Limits(file_bytes=3000))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    lines = [problem.line() for problem in verification.problems]
+    assert not verification.ok
+    assert lines[0].startswith("changed: sheets/alice.csv: is larger than the ")
+    assert lines[0].endswith(" bytes frozen (not read)")
+    assert peak < 50 * 1024 * 1024
+
+
+@pytest.mark.parametrize("command", ["score", "report"])
+def test_score_and_report_of_a_bundle_refuse_a_huge_sheet_unread(bundle: Path, command: str) -> None:
+    replace_with_huge(bundle / "sheets" / "alice.csv")
+    result = run(command, bundle, "--limit", "file_bytes=3000")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        f"Error [bundle-altered]: bundle {bundle} was altered: sheets/alice.csv is larger than the "
+    )
+    assert "Hint: run irr-audit verify" in result.stderr
+
+
+def test_verify_names_the_limit_a_frozen_file_exceeds(bundle: Path) -> None:
+    result = run("verify", bundle, "--limit", "file_bytes=100")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error [limit-file-bytes]: ")
+    assert "--limit file_bytes=N" in result.stderr
