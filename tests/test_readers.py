@@ -3,6 +3,8 @@ and parsed from the same bytes; a file replaced by a huge one is refused unread.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import stat
@@ -91,3 +93,44 @@ def test_verify_names_the_limit_a_frozen_file_exceeds(bundle: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith("Error [limit-file-bytes]: ")
     assert "--limit file_bytes=N" in result.stderr
+
+
+@pytest.fixture
+def counts(tmp_path: Path) -> Path:
+    sheets = [EXAMPLES / "alice.csv", EXAMPLES / "bob.csv"]
+    result = run("join", *sheets, "--rule", RULE, "--out", tmp_path / "j")
+    assert result.exit_code == 0, result.stderr
+    return tmp_path / "j" / "counts.csv"
+
+
+@pytest.mark.parametrize(
+    ("limit", "says"),
+    [
+        ("file_bytes=10", "is 65 bytes; the limit file_bytes is 10."),
+        ("columns=1", "has 3 columns in its first line; the limit columns is 1."),
+    ],
+)
+def test_score_counts_applies_the_limits(counts: Path, limit: str, says: str) -> None:
+    result = run("score", "--counts", counts, "--rule", RULE, "--limit", limit)
+    name = limit.split("=")[0]
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error [limit-{name.replace('_', '-')}]: sheet ")
+    assert says in result.stderr
+    assert f"--limit {name}=N" in result.stderr
+
+
+def test_score_counts_records_the_bytes_it_parsed(counts: Path) -> None:
+    result = run("score", "--counts", counts, "--rule", RULE, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    (source,) = json.loads(result.stdout)["sheets"]
+    assert source["sha256"] == hashlib.sha256(counts.read_bytes()).hexdigest()
+    assert source["size"] == counts.stat().st_size
+
+
+def test_a_rule_beyond_rule_bytes_names_the_one_limit(tmp_path: Path) -> None:
+    rule = tmp_path / "v1.yaml"
+    rule.write_bytes(RULE.read_bytes())
+    result = run("score", EXAMPLES / "alice.csv", EXAMPLES / "bob.csv", "--rule", rule, "--limit", "rule_bytes=100")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error [limit-rule-bytes]: rule file {rule} is {rule.stat().st_size:,} bytes")
+    assert "--limit rule_bytes=N" in result.stderr

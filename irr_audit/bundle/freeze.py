@@ -47,10 +47,10 @@ from irr_audit.bundle.manifest import (
 )
 from irr_audit.bundle.signing import sign
 from irr_audit.errors import OutputError, UsageError
-from irr_audit.io.files import resolved
+from irr_audit.io.files import read_bounded, resolved
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
 from irr_audit.io.runfolder import RECORD_FILES
-from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheets
+from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheets_keeping_bytes
 from irr_audit.join.folder import RULE_COPY, SUMMARY, is_join_dir, read_join_dir, read_join_sample_ids
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.report.model import AuditOptions, build_report
@@ -105,7 +105,8 @@ def collect_source(
         summary = load_json((folder / SUMMARY).read_bytes(), f"{folder / SUMMARY}", own_file=True)
         columns = sheet_options(summary.get("columns"))
         sample = sample or _join_dir_sample(folder, summary, read_join_sample_ids(folder))
-        rule_data = _read_matching(folder / RULE_COPY, rule.digest.removeprefix("sha256:"))
+        rule_data = _read_matching(folder / RULE_COPY, rule.digest.removeprefix("sha256:"), limits)
+        sheet_data = tuple(_read_matching(sheet.path, sheet.sha256, limits) for sheet in sheets)
         if rule_path is not None and load_rule(rule_path, limits).digest != rule.digest:
             raise UsageError(
                 f"--rule {rule_path} is not the rule the join in {folder} used ({rule.label}, {rule.digest[:19]}...).",
@@ -126,13 +127,14 @@ def collect_source(
                 code="usage-missing-rule",
             )
         rule = load_rule(rule_path, limits)
-        rule_data = _read_matching(rule_path, rule.digest.removeprefix("sha256:"))
+        rule_data = _read_matching(rule_path, rule.digest.removeprefix("sha256:"), limits)
         columns = ColumnChoice(id_column=id_column, code_column=code_column, worksheet=worksheet)
-        sheets = read_sheets(inputs, SheetOptions(**asdict(columns), limits=limits))
+        read = read_sheets_keeping_bytes(inputs, SheetOptions(**asdict(columns), limits=limits))
+        sheets = [sheet for sheet, _ in read]
+        sheet_data = tuple(data for _, data in read)
     check_sheet_names(sheets)
     sample_ids, notes = _sample_ids(sample, rule)
     join = join_sheets(sheets, rule, sample_ids=sample_ids)
-    sheet_data = tuple(_read_matching(sheet.path, sheet.sha256) for sheet in sheets)
     return FreezeSource(rule_data, sheet_data, columns, join, sample, tuple(notes))
 
 
@@ -158,9 +160,9 @@ def _sample_ids(sample: Path | None, rule: Rule) -> tuple[list[str] | None, list
     return list(reference.ids), check_sample_rule(reference, rule)
 
 
-def _read_matching(path: Path, sha256: str) -> bytes:
+def _read_matching(path: Path, sha256: str, limits: Limits) -> bytes:
     """The file's bytes, which must still be those that were parsed a moment ago."""
-    data = path.read_bytes()
+    data = read_bounded(path, f"{path}", limits)
     if sha256_hex(data) != sha256:
         raise UsageError(
             f"{path} changed while it was being frozen.",
@@ -219,14 +221,8 @@ def collect_sample(folder: Path) -> list[FrozenFile]:
                 hint="rename the file.",
                 code="usage-sample-name",
             )
-        try:
-            files.append(FrozenFile(f"{SAMPLE_DIR}/{path.name}", path.read_bytes()))
-        except OSError as exc:
-            raise UsageError(
-                f"--sample {folder}: {path.name} cannot be read ({exc.strerror}).",
-                hint="check the file's permissions.",
-                code="usage-sample-unreadable",
-            ) from None
+        data = read_bounded(path, f"--sample {folder}: {path.name}", code="usage-sample")
+        files.append(FrozenFile(f"{SAMPLE_DIR}/{path.name}", data))
     return files
 
 

@@ -21,7 +21,15 @@ from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError
 from irr_audit.io.arrowtext import from_numpy, may_have_edge_space
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
-from irr_audit.io.tables import ParsedFile, RawTable, SpanningValues, parse_file, read_and_parse, record_pattern
+from irr_audit.io.tables import (
+    ParsedFile,
+    RawTable,
+    SpanningValues,
+    parse_file,
+    read_and_parse,
+    read_table_bytes,
+    record_pattern,
+)
 
 VERSION_PATTERN = re.compile(r"[vV]?\s*(\d+)")
 TEXT_COLUMNS = ("body", "text")  # the comment's text, shown beside disagreements when a sheet has it
@@ -95,12 +103,29 @@ def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> li
         return list(pool.map(lambda path: read_sheet(path, options), paths))
 
 
+def read_sheets_keeping_bytes(paths: list[Path], options: ColumnChoice = SheetOptions()) -> list[tuple[Sheet, bytes]]:
+    """As ``read_sheets``, each sheet with the very bytes it was parsed from (each file read
+    once: freeze copies these bytes into a bundle)."""
+
+    def read(path: Path) -> tuple[Sheet, bytes]:
+        data = read_table_bytes(path, limits_of(options))
+        return parse_sheet(data, path, options), data
+
+    with ThreadPoolExecutor(max_workers=thread_count()) as pool:
+        return list(pool.map(read, paths))
+
+
 def read_table(path: str | Path, options: ColumnChoice = SheetOptions()) -> RawTable:
     """Read any table irr-audit takes (a counts file, say) with the sheets' checks: every cell as text."""
+    return read_table_file(path, options).table
+
+
+def read_table_file(path: str | Path, options: ColumnChoice = SheetOptions()) -> ParsedFile:
+    """As ``read_table``, with the sha256 and size of the bytes parsed (the file is read once)."""
     table_path = Path(path)
-    table = read_and_parse(table_path, options.worksheet, limits_of(options)).table
-    _check_spanning(table, table_path.name, dict(enumerate(table.header)))
-    return table
+    parsed = read_and_parse(table_path, options.worksheet, limits_of(options))
+    _check_spanning(parsed.table, table_path.name, dict(enumerate(parsed.table.header)))
+    return parsed
 
 
 def parse_sheet(data: bytes, path: Path, options: ColumnChoice = SheetOptions()) -> Sheet:

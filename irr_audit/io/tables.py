@@ -79,7 +79,7 @@ class ParsedFile:
 
 def read_and_parse(path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS) -> ParsedFile:
     """Read a table file from disk and parse it (on any thread: nothing here is shared)."""
-    return parse_file(_read_bytes(path, limits), path, worksheet, limits)
+    return parse_file(read_table_bytes(path, limits), path, worksheet, limits)
 
 
 def parse_file(data: bytes, path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS) -> ParsedFile:
@@ -100,7 +100,8 @@ def use_lean_memory_pool() -> None:
         pass
 
 
-def _read_bytes(sheet_path: Path, limits: Limits) -> bytes:
+def read_table_bytes(sheet_path: Path, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    """A table file's bytes, read once within the limits (parse them with ``parse_file``)."""
     check_name(sheet_path, "sheet")
     _check_suffix(sheet_path)
     return read_bounded(sheet_path, f"sheet {sheet_path}", limits, code="sheet")
