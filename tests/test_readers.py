@@ -19,6 +19,7 @@ from irr_audit.cli import app
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import Limits
+from irr_audit.io.runfolder import read_record
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
@@ -134,3 +135,12 @@ def test_a_rule_beyond_rule_bytes_names_the_one_limit(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith(f"Error [limit-rule-bytes]: rule file {rule} is {rule.stat().st_size:,} bytes")
     assert "--limit rule_bytes=N" in result.stderr
+
+
+@pytest.mark.parametrize("text", ['{"run": NaN}', "[" * 5000 + "]" * 5000, '{"a": ' + "9" * 5000 + "}", "{}x"])
+def test_a_run_record_is_read_with_the_one_json_loader(tmp_path: Path, text: str) -> None:
+    record = tmp_path / "summary.json"
+    record.write_text(text)
+    assert read_record(record) is None
+    record.write_text('{"run": {"id": "x"}}')
+    assert read_record(record) == {"run": {"id": "x"}}

@@ -38,6 +38,7 @@ from irr_audit.bundle.manifest import (
     utc_text,
 )
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
+from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import csv_text, render_json, spreadsheet_original
 from irr_audit.io.tables import record_pattern, unclosed_quote_line
@@ -329,9 +330,9 @@ def record_files(bundle: Path) -> tuple[list[tuple[str, bytes]], list[Problem]]:
         name = f"{ADJUDICATION_DIR}/{path.name}"
         if path.name in records:
             try:
-                files.append((name, path.read_bytes()))
-            except OSError as exc:
-                problems.append(Problem("adjudication", name, f"cannot be read ({exc.strerror})"))
+                files.append((name, read_bounded(path, "the record")))
+            except IrrAuditError as error:
+                problems.append(Problem("adjudication", name, error.message.rstrip(".")))
         elif not (
             path.name.endswith(SIGNATURE_SUFFIX)
             and path.name.removesuffix(SIGNATURE_SUFFIX) in records

@@ -11,14 +11,11 @@ no folder and the old one whole beside it under a leftover name:
 The folder's record file (join's summary.json, sample's sample.json) carries the
 run record: the sha256 of every other file the run wrote and a run id derived from
 them. A reader checks each file against it, so a folder that mixes two runs is refused.
-
-Light on purpose (no pandas, no pyarrow): the output checks run before anything else.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import secrets
@@ -28,7 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from irr_audit.errors import OutputError
+from irr_audit.errors import IrrAuditError, OutputError
+from irr_audit.io.files import read_bounded
+from irr_audit.io.limits import load_json
 
 RUN_KEY = "run"
 PARTIAL_MARK = ".partial-"
@@ -98,10 +97,11 @@ def member_problem(name: object) -> str | None:
 
 
 def read_record(path: Path) -> Any:
-    """A record file's JSON, or None when it is missing or not JSON."""
+    """A record file's JSON (read within the limits, as every JSON file), or None when it is
+    missing or not JSON."""
     try:
-        return json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
+        return load_json(read_bounded(path, f"{path}"), f"{path}", own_file=True)
+    except IrrAuditError:
         return None
 
 

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from irr_audit.errors import OutputError, UsageError
+from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.io.collector import quoted
+from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import json_lines, load_json, load_json_line
 from irr_audit.io.outputs import refuse_unsafe_outputs
 from irr_audit.io.runfolder import files_read, listed, occupants, recorded_files, replace_folder, run_mismatches
@@ -117,8 +118,8 @@ def read_sample(folder: Path) -> SampleRef:
             str(ledger["sha256"]),
             sample_report_section(record),
         )
-        ledger_bytes = _ledger_path(folder, ledger["file"]).read_bytes()
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        ledger_bytes = read_bounded(_ledger_path(folder, ledger["file"]), f"the ledger in {folder}")
+    except (OSError, ValueError, KeyError, TypeError, IrrAuditError) as exc:
         raise UsageError(
             f"{record_path} is not a readable sample record, or its ledger is missing ({type(exc).__name__}).",
             hint="run irr-audit sample again into a new folder.",
