@@ -101,7 +101,7 @@ def read_record(path: Path) -> Any:
     missing or not JSON."""
     try:
         return load_json(read_bounded(path, f"{path}"), f"{path}", own_file=True)
-    except IrrAuditError:
+    except (IrrAuditError, ValueError):  # not JSON: a ValueError, as from json.loads
         return None
 
 
