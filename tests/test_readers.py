@@ -14,12 +14,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from irr_audit.bundle.adjudication import parse_decisions
 from irr_audit.bundle.verify import verify_bundle
 from irr_audit.cli import app
-from irr_audit.errors import IrrAuditError
+from irr_audit.errors import IrrAuditError, UsageError
+from irr_audit.io.collector import parse_dataset
 from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import Limits
 from irr_audit.io.runfolder import read_record
+from irr_audit.rules.load import load_rule
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
@@ -144,3 +147,61 @@ def test_a_run_record_is_read_with_the_one_json_loader(tmp_path: Path, text: str
     assert read_record(record) is None
     record.write_text('{"run": {"id": "x"}}')
     assert read_record(record) == {"run": {"id": "x"}}
+
+
+# --- a quote left open: one finder for every CSV read with the csv module ------------------
+
+DECISIONS_HEADER = "comment_id,code,note\n"
+
+
+def decisions_error(text: str) -> str:
+    with pytest.raises(UsageError) as caught:
+        parse_decisions(text, "d.csv", load_rule(RULE), {"u1": {}, "u2": {}, "u3": {}})
+    assert caught.value.code == "adjudication-decisions"
+    return caught.value.message
+
+
+def test_a_decisions_note_that_swallows_rows_names_the_line_its_quote_opened() -> None:
+    text = DECISIONS_HEADER + 'u1,yes,"first\nu2,no,second\nu3,yes,third"\n'
+    assert decisions_error(text) == (
+        "decisions file d.csv: the 'note' value of row 2 starts with a quote on line 2 that is not closed until "
+        "line 4, so lines 3-4 would be read as part of that value, not as rows; line 3, 'u2,no,second', is a row "
+        "of this file."
+    )
+
+
+def test_a_decisions_id_over_two_lines_is_refused_with_its_lines() -> None:
+    text = DECISIONS_HEADER + 'u1,yes,ok\n"u2\nu3",no,x\n'
+    assert decisions_error(text).startswith(
+        "decisions file d.csv: the 'comment_id' value of row 3 starts with a quote on line 3 that is not closed "
+        "until line 4, so line 4 would be read"
+    )
+
+
+def test_a_decisions_quote_never_closed_names_its_line() -> None:
+    assert decisions_error(DECISIONS_HEADER + 'u1,yes,ok\nu2,no,"open\nu3,yes,x\n') == (
+        "decisions file d.csv has a quote opened on line 3 that is never closed."
+    )
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\x1c", "\x85"])
+def test_a_note_with_a_separator_that_is_no_line_break_is_kept(separator: str) -> None:
+    """str.splitlines() splits at these; a CSV line does not end there."""
+    text = DECISIONS_HEADER + f'u1,yes,"a{separator}u2,no,b"\nu2,no,c\n'
+    decisions = parse_decisions(text, "d.csv", load_rule(RULE), {"u1": {}, "u2": {}})
+    assert [(decision.comment_id, decision.note) for decision in decisions] == [
+        ("u1", f"a{separator}u2,no,b"),
+        ("u2", "c"),
+    ]
+
+
+def test_the_collector_names_the_line_and_the_item_a_quote_swallowed() -> None:
+    header = b"postId,commentId,body,authorName,status\n"
+    data = header + b'p,c1,"he said,ann,ok\np,c2,fine,bob,ok\np,c3,end",cy,ok\n'
+    with pytest.raises(IrrAuditError) as caught:
+        parse_dataset(data, "items.csv")
+    assert caught.value.message == (
+        "dataset items.csv: the 'body' value of row 2 starts with a quote on line 2 that is not closed until "
+        "line 4, so lines 3-4 would be read as part of that value, not as items; line 3, 'p,c2,fine,bob,ok', "
+        "has the shape of an item."
+    )

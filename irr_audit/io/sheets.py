@@ -25,6 +25,7 @@ from irr_audit.io.tables import (
     ParsedFile,
     RawTable,
     SpanningValues,
+    SwallowedValue,
     parse_file,
     read_and_parse,
     read_table_bytes,
@@ -299,7 +300,7 @@ def _check_spanning(
     at_structural = np.isin(spans.columns, list(structural))
     if at_structural.any():
         first = int(np.flatnonzero(at_structural)[0])
-        raise _swallowed(table, spans, first, name, "")
+        raise _swallowed(table, spans, first, name, None)
     if id_at is None or code_at is None:
         return
     width = len(table.header)
@@ -310,8 +311,7 @@ def _check_spanning(
         if found is not None:
             value, later_line, text = found
             entry = int(entries[value])
-            shaped = f"; line {int(spans.first_lines[entry]) + later_line}, '{_escaped(text)}', is a row of this sheet"
-            raise _swallowed(table, spans, entry, name, shaped)
+            raise _swallowed(table, spans, entry, name, (int(spans.first_lines[entry]) + later_line, text))
 
 
 def _record_shaped_line(
@@ -335,14 +335,14 @@ def _record_shaped_line(
     return owner, int(at + offsets[0] - offsets[owner]), flat[at].as_py()
 
 
-def _swallowed(table: RawTable, spans: SpanningValues, entry: int, name: str, shaped: str) -> SheetError:
-    column = table.header[int(spans.columns[entry])]
+def _swallowed(
+    table: RawTable, spans: SpanningValues, entry: int, name: str, shaped: tuple[int, str] | None
+) -> SheetError:
     first, last = int(spans.first_lines[entry]), int(spans.last_lines[entry])
+    value = SwallowedValue(int(spans.columns[entry]), first, last, shaped)
     row = int(table.rows[int(spans.records[entry])])
-    swallowed = f"line {last}" if last == first + 1 else f"lines {first + 1}-{last}"
     return SheetError(
-        f"sheet {name}: the {column!r} value of row {row} starts with a quote on line {first} that is not closed "
-        f"until line {last}, so {swallowed} would be read as part of that value, not as rows{shaped}.",
+        f"sheet {name}: {value.sentence(table.header[value.column], row, shaped_is='is a row of this sheet')}.",
         hint=f"close the quote at the end of the value on line {first}; a quote that is part of the text is written "
         'as two quotes ("") inside a quoted value. Then save the sheet again.',
         code="sheet-unclosed-quote",
