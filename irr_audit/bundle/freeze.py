@@ -11,9 +11,7 @@ audit at once make one bundle.
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
-import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -25,7 +23,6 @@ from filelock import FileLock, Timeout
 
 from irr_audit.bundle.manifest import (
     MANIFEST,
-    PARTIAL_MARK,
     SAMPLE_DIR,
     SAMPLE_SUMMARY,
     SHEETS_DIR,
@@ -49,7 +46,7 @@ from irr_audit.bundle.signing import sign
 from irr_audit.errors import OutputError, UsageError
 from irr_audit.io.files import read_bounded, resolved
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
-from irr_audit.io.runfolder import RECORD_FILES
+from irr_audit.io.runfolder import RECORD_FILES, build_folder, fsync_folder
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheets_keeping_bytes
 from irr_audit.join.folder import RULE_COPY, SUMMARY, is_join_dir, read_join_dir, read_join_sample_ids
 from irr_audit.join.join import JoinResult, join_sheets
@@ -389,69 +386,26 @@ def free_name(audits_dir: Path, created: datetime, rule: Rule) -> str:
 def write_bundle(audits_dir: Path, name: str, files: list[FrozenFile], manifest: dict[str, Any]) -> Path:
     """Build the bundle in a hidden sibling folder, flush it to disk, then rename it
     into place: until the rename nothing carries a bundle's name."""
+    final = audits_dir / name
+    contents = [(file.path, file.data) for file in files] + [(MANIFEST, manifest_bytes(manifest))]  # last: whole
     try:
-        audits_dir.mkdir(parents=True, exist_ok=True)
-        building = audits_dir / f".{name}{PARTIAL_MARK}{secrets.token_hex(6)}"
-        building.mkdir()  # not mkdtemp: the bundle keeps the usual permissions of a folder
+        building, _ = build_folder(final, contents, read_only=True)
     except OSError as exc:
         raise _unwritable(audits_dir, exc) from None
-    final = audits_dir / name
     try:
-        for file in files:
-            _write_new_file(building.joinpath(*file.path.split("/")), file.data)
-        _write_new_file(building / MANIFEST, manifest_bytes(manifest))  # last: the bundle is whole
-        _make_read_only(building)
-        _fsync_folders(building)
         if final.exists():
             raise UsageError(
                 f"bundle {final} appeared while freezing.", hint="run freeze again.", code="usage-already-frozen"
             )
         os.rename(building, final)
-        _fsync_folder(audits_dir)
+        fsync_folder(audits_dir)
     except OSError as exc:
-        _discard(building)
+        shutil.rmtree(building, ignore_errors=True)
         raise _unwritable(audits_dir, exc) from None
     except BaseException:
-        _discard(building)
+        shutil.rmtree(building, ignore_errors=True)
         raise
     return final
-
-
-def _write_new_file(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "xb") as stream:
-        stream.write(data)
-        stream.flush()
-        os.fsync(stream.fileno())
-
-
-def _make_read_only(folder: Path) -> None:
-    read_only = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
-    for root, _, names in os.walk(folder):
-        for name in names:
-            os.chmod(Path(root) / name, read_only)
-
-
-def _fsync_folders(folder: Path) -> None:
-    for root, _, _ in os.walk(folder, topdown=False):
-        _fsync_folder(Path(root))
-
-
-def _fsync_folder(folder: Path) -> None:
-    try:
-        handle = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return  # some systems cannot open a folder; the rename is still atomic there
-    try:
-        os.fsync(handle)
-    except OSError:
-        pass
-    finally:
-        os.close(handle)
-
-
-def _discard(building: Path) -> None:
-    shutil.rmtree(building, ignore_errors=True)
 
 
 def _unwritable(audits_dir: Path, exc: OSError) -> OutputError:

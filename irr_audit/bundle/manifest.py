@@ -34,6 +34,7 @@ from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import render_json
+from irr_audit.io.runfolder import PARTIAL_MARK
 from irr_audit.io.sheets import ColumnChoice
 from irr_audit.join.join import JoinResult
 from irr_audit.rules.model import Rule
@@ -46,7 +47,6 @@ RULE_DIR = "rule"
 SAMPLE_DIR = "sample"
 ADJUDICATION_DIR = "adjudication"
 SAMPLE_SUMMARY = "sample.json"
-PARTIAL_MARK = ".partial-"
 NAME_PATTERN = re.compile(r"(?P<stamp>\d{8}T\d{6}Z)_(?P<rule>[a-z0-9_]+)_v(?P<version>\d+)(?:_(?P<n>\d+))?")
 SHA256_PATTERN = re.compile(r"[0-9a-f]{64}")
 INTEGRITY_OF = "this manifest as canonical JSON (sorted keys, no spaces, UTF-8) without the integrity key"

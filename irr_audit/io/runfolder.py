@@ -20,6 +20,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,41 +189,62 @@ def listed(names: Iterable[str], limit: int = 5) -> str:
 # --- writing a folder as one run ----------------------------------------------------------
 
 
-def replace_folder(
-    out: Path,
-    files: Mapping[str, bytes] | Iterable[tuple[str, bytes]],
-    record: Callable[[dict[str, str]], Mapping[str, bytes]] | None = None,
-) -> list[Path]:
-    """Make ``out`` hold exactly ``files`` (relative POSIX path -> bytes, or pairs made one
-    at a time so that only one is in memory), replacing any folder there as a whole.
-    ``record``, when given, makes the last files (the run record) from the sha256 of
-    those written. Returns the paths written, under their final names.
+FileSource = Mapping[str, bytes] | Iterable[tuple[str, bytes]]
 
-    The caller has checked that whatever the old folder holds may go."""
-    parent = out.parent
-    token = secrets.token_hex(6)
-    building = parent / f".{out.name}{PARTIAL_MARK}{token}"
-    aside = parent / f".{out.name}{REPLACED_MARK}{token}"
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        building.mkdir()  # not mkdtemp: the folder gets the usual permissions
-    except OSError as exc:
-        raise _unwritable(out, exc) from None
-    moved_aside = False
+
+def build_folder(
+    target: Path,
+    files: FileSource,
+    record: Callable[[dict[str, str]], Mapping[str, bytes]] | None = None,
+    *,
+    read_only: bool = False,
+) -> tuple[Path, list[str]]:
+    """Build a new folder beside ``target`` under a hidden name (``.<name>.partial-<hex>``),
+    holding exactly ``files`` (relative POSIX path -> bytes, or pairs made one at a time so
+    that only one is in memory) in their order, then the files ``record`` makes from the
+    sha256 of those (the run record), all flushed to disk: nothing carries ``target``'s
+    name yet. Returns the folder and the names written. On any failure the partial folder
+    is removed and the error raised (an OSError as it is)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    building = target.parent / f".{target.name}{PARTIAL_MARK}{secrets.token_hex(6)}"
+    building.mkdir()  # not mkdtemp: the folder gets the usual permissions
     digests: dict[str, str] = {}
     try:
         for name, data in files.items() if isinstance(files, Mapping) else files:
             _write_new_file(building.joinpath(*name.split("/")), data)
-            digests[name] = hashlib.sha256(data).hexdigest()
+            digests[name] = hashlib.sha256(data).hexdigest() if record else ""
         last = record(dict(digests)) if record else {}
         for name, data in last.items():
             _write_new_file(building.joinpath(*name.split("/")), data)
+        if read_only:
+            _make_read_only(building)
         _fsync_tree(building)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return building, sorted([*digests, *last])
+
+
+def replace_folder(
+    out: Path, files: FileSource, record: Callable[[dict[str, str]], Mapping[str, bytes]] | None = None
+) -> list[Path]:
+    """Make ``out`` hold exactly ``files`` (as ``build_folder`` takes them), replacing any
+    folder there as a whole: the new folder is built beside it, then swapped in.
+    Returns the paths written, under their final names.
+
+    The caller has checked that whatever the old folder holds may go."""
+    try:
+        building, names = build_folder(out, files, record)
+    except OSError as exc:
+        raise _unwritable(out, exc) from None
+    aside = out.parent / f".{out.name}{REPLACED_MARK}{secrets.token_hex(6)}"
+    moved_aside = False
+    try:
         if out.exists() or out.is_symlink():
-            _rename(out, aside)
+            os.rename(out, aside)
             moved_aside = True
-        _rename(building, out)
-        _fsync_folder(parent)
+        os.rename(building, out)
+        fsync_folder(out.parent)
     except BaseException as exc:
         shutil.rmtree(building, ignore_errors=True)
         if moved_aside and not out.exists():
@@ -232,19 +254,7 @@ def replace_folder(
         raise
     if moved_aside:
         shutil.rmtree(aside, ignore_errors=True)
-    return [out.joinpath(*name.split("/")) for name in sorted([*digests, *last])]
-
-
-def leftovers(out: Path) -> list[Path]:
-    """The leftover folders of replacements of ``out`` that were stopped (killed)."""
-    if not out.parent.is_dir():
-        return []
-    prefix = f".{out.name}."
-    return sorted(
-        path
-        for path in out.parent.iterdir()
-        if path.name.startswith(prefix) and (PARTIAL_MARK in path.name or REPLACED_MARK in path.name)
-    )
+    return [out.joinpath(*name.split("/")) for name in names]
 
 
 def _write_new_file(path: Path, data: bytes) -> None:
@@ -255,16 +265,20 @@ def _write_new_file(path: Path, data: bytes) -> None:
         os.fsync(stream.fileno())
 
 
-def _rename(source: Path, target: Path) -> None:
-    os.rename(source, target)
+def _make_read_only(folder: Path) -> None:
+    read_only = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+    for root, _, names in os.walk(folder):
+        for name in names:
+            os.chmod(Path(root) / name, read_only)
 
 
 def _fsync_tree(folder: Path) -> None:
     for root, _, _ in os.walk(folder, topdown=False):
-        _fsync_folder(Path(root))
+        fsync_folder(Path(root))
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
+    """Flush a folder's entries (a rename into it) to disk, where the system allows it."""
     try:
         handle = os.open(folder, os.O_RDONLY)
     except OSError:
