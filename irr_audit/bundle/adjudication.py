@@ -30,13 +30,12 @@ from irr_audit.bundle.manifest import (
     is_bundle,
     non_finite_numbers,
     read_manifest,
-    sha256_hex,
     shell_path,
     utc_stamp,
     utc_text,
 )
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
-from irr_audit.io.files import read_bounded
+from irr_audit.io.files import read_bounded, sha256_hex
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import csv_text, render_json, spreadsheet_original
 from irr_audit.io.tables import CsvBroken, csv_records, record_pattern, swallowed_value

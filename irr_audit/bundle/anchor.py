@@ -18,7 +18,6 @@ for an adjudication record. Blank lines and lines starting with ``#`` are ignore
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterable
@@ -27,9 +26,8 @@ from pathlib import Path
 
 from irr_audit.bundle.manifest import is_bundle
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
-from irr_audit.io.files import read_bounded, resolved
+from irr_audit.io.files import DIGEST_PREFIX, read_bounded, resolved
 
-DIGEST_PREFIX = "sha256:"
 DIGEST_TEXT = re.compile(r"(?:sha256:)?([0-9a-fA-F]{64})")
 LIST_LINE = re.compile(r"(?:sha256:)?([0-9a-fA-F]{64})[ \t]+(\S+)[ \t]*")
 # A digest list grows by one short line per freeze or adjudication: 16 MiB is some
@@ -39,11 +37,6 @@ DIGEST_LIST_MAX_BYTES = 16 * 1024 * 1024
 
 class DigestListError(IrrAuditError):
     code = "digests-invalid"
-
-
-def sha256_digest(data: bytes) -> str:
-    """The digest as freeze prints it and a digest list holds it: sha256:<hex>."""
-    return DIGEST_PREFIX + hashlib.sha256(data).hexdigest()
 
 
 def parse_digest(text: str, option: str = "--expect") -> str:

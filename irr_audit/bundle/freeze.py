@@ -37,14 +37,13 @@ from irr_audit.bundle.manifest import (
     plain_file_name_problem,
     read_manifest,
     rule_member,
-    sha256_hex,
     sheet_options,
     shell_path,
     units_digest,
 )
 from irr_audit.bundle.signing import sign
 from irr_audit.errors import OutputError, UsageError
-from irr_audit.io.files import read_bounded, resolved
+from irr_audit.io.files import read_bounded, resolved, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
 from irr_audit.io.runfolder import RECORD_FILES, build_folder, fsync_folder
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheets_keeping_bytes

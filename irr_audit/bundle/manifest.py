@@ -18,7 +18,6 @@ anchor kept outside the bundle (irr_audit.bundle.anchor).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -27,14 +26,15 @@ import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timezone
-from pathlib import Path, PureWindowsPath
+from pathlib import Path
 from typing import Any
 
 from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError
+from irr_audit.io.files import sha256_hex
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import render_json
-from irr_audit.io.runfolder import PARTIAL_MARK
+from irr_audit.io.runfolder import PARTIAL_MARK, member_path_problem
 from irr_audit.io.sheets import ColumnChoice
 from irr_audit.join.join import JoinResult
 from irr_audit.rules.model import Rule
@@ -110,10 +110,6 @@ def shell_path(path: Path | str) -> str:
     return shlex.quote(str(path))
 
 
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def units_digest(unit_ids: Iterable[str]) -> str:
     """sha256 of the sorted unit ids joined by newlines (UTF-8): two audits of the
     same units have the same digest whatever order their sheets list them in."""
@@ -125,25 +121,6 @@ def canonical_sha256(document: dict[str, Any], without: str) -> str:
     rest = {key: value for key, value in document.items() if key != without}
     text = json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return sha256_hex(text.encode("utf-8"))
-
-
-def member_path_problem(text: object) -> str | None:
-    """Why a path read from a manifest may not name a file inside the bundle, or None.
-
-    >>> member_path_problem("sheets/alice smith.csv") is None
-    True
-    >>> member_path_problem("sheets/../../etc/passwd")
-    "has a '..', '.' or empty part"
-    """
-    if not isinstance(text, str) or not text:
-        return "is not a non-empty text path"
-    if "\\" in text or "\x00" in text:
-        return "contains a backslash or NUL"
-    if text.startswith("/") or PureWindowsPath(text).drive:
-        return "is absolute"
-    if any(part in ("", ".", "..") for part in text.split("/")):
-        return "has a '..', '.' or empty part"
-    return None
 
 
 def plain_file_name_problem(name: str) -> str | None:

@@ -18,12 +18,11 @@ from irr_audit.bundle.manifest import (
     altered,
     member,
     read_manifest,
-    sha256_hex,
     sheet_options,
     symlink_problem,
 )
 from irr_audit.errors import IrrAuditError, LimitError
-from irr_audit.io.files import read_bounded
+from irr_audit.io.files import read_bounded, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.sheets import SheetOptions, parse_sheet
 from irr_audit.join.join import JoinResult, join_sheets

@@ -19,7 +19,7 @@ from typing import Any
 
 from irr_audit._version import __version__
 from irr_audit.bundle.adjudication import check_adjudication, record_files
-from irr_audit.bundle.anchor import Anchors, listed_problem, sha256_digest
+from irr_audit.bundle.anchor import Anchors, listed_problem
 from irr_audit.bundle.manifest import (
     ADJUDICATION_DIR,
     MANIFEST,
@@ -35,14 +35,13 @@ from irr_audit.bundle.manifest import (
     manifest_consistency_problems,
     manifest_problems,
     not_a_bundle,
-    sha256_hex,
     symlink_problem,
     units_digest,
 )
 from irr_audit.bundle.read import frozen_file, join_files
 from irr_audit.bundle.signing import SIGNATURE_MAX_BYTES, check_signature
 from irr_audit.errors import IrrAuditError
-from irr_audit.io.files import read_bounded, resolved
+from irr_audit.io.files import read_bounded, resolved, sha256_digest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
 from irr_audit.join.join import JoinResult

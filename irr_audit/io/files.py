@@ -10,12 +10,33 @@ name too long are each refused by name.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 from pathlib import Path
 
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, limit_error
+
+DIGEST_PREFIX = "sha256:"
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_digest(data: bytes) -> str:
+    """A digest as irr-audit prints and records it: sha256:<hex>."""
+    return DIGEST_PREFIX + sha256_hex(data)
+
+
+def sha256_file(path: Path) -> str:
+    """A file's sha256 (hex), read in blocks: a large file is hashed, not held in memory."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def shown_name(path: Path | str) -> str:

@@ -23,11 +23,11 @@ import shutil
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from irr_audit.errors import IrrAuditError, OutputError
-from irr_audit.io.files import read_bounded
+from irr_audit.io.files import read_bounded, sha256_file, sha256_hex
 from irr_audit.io.limits import load_json
 
 RUN_KEY = "run"
@@ -46,29 +46,16 @@ FILE_MANAGER_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 # --- the run record -------------------------------------------------------------------
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def run_record(files: Mapping[str, bytes]) -> dict[str, Any]:
-    """The run record of a folder's files (all but the record file itself). Pure.
+def record_of(digests: Mapping[str, str]) -> dict[str, Any]:
+    """The run record of files known by their sha256 (name -> hex digest). Pure.
 
     The id is derived from the files' content, so the same inputs give the same
     bytes; two runs that wrote different files have different ids.
 
-    >>> record = run_record({"b.csv": b"1", "a.csv": b""})
+    >>> record = record_of({"b.csv": sha256_hex(b"1"), "a.csv": sha256_hex(b"")})
     >>> list(record["files"]), record["id"][:12]
     (['a.csv', 'b.csv'], '964f90ee8abf')
     """
-    return record_of({name: hashlib.sha256(data).hexdigest() for name, data in files.items()})
-
-
-def record_of(digests: Mapping[str, str]) -> dict[str, Any]:
-    """The run record of files known by their sha256 (name -> hex digest). Pure."""
     ordered = {name: digests[name] for name in sorted(digests)}
     listing = "".join(f"{name}\t{digest}\n" for name, digest in ordered.items())
     return {"id": hashlib.sha256(listing.encode("utf-8")).hexdigest(), "of": RUN_ID_OF, "files": ordered}
@@ -81,18 +68,28 @@ def recorded_files(record: Any) -> dict[str, str] | None:
     if not (isinstance(run, dict) and isinstance(run.get("id"), str) and isinstance(files, dict)):
         return None
     if not all(
-        member_problem(name) is None and isinstance(digest, str) and SHA256.fullmatch(digest)
+        member_path_problem(name) is None and isinstance(digest, str) and SHA256.fullmatch(digest)
         for name, digest in files.items()
     ):
         return None
     return dict(files)
 
 
-def member_problem(name: object) -> str | None:
-    """Why a name from a run record does not name a file inside the folder, or None."""
-    if not isinstance(name, str) or not name or "\\" in name or "\x00" in name or name.startswith("/"):
-        return "is not a relative path"
-    if any(part in ("", ".", "..") for part in name.split("/")):
+def member_path_problem(text: object) -> str | None:
+    """Why a path read from a manifest or a run record may not name a file inside its folder, or None.
+
+    >>> member_path_problem("sheets/alice smith.csv") is None
+    True
+    >>> member_path_problem("sheets/../../etc/passwd")
+    "has a '..', '.' or empty part"
+    """
+    if not isinstance(text, str) or not text:
+        return "is not a non-empty text path"
+    if "\\" in text or "\x00" in text:
+        return "contains a backslash or NUL"
+    if text.startswith("/") or PureWindowsPath(text).drive:
+        return "is absolute"
+    if any(part in ("", ".", "..") for part in text.split("/")):
         return "has a '..', '.' or empty part"
     return None
 
@@ -212,7 +209,7 @@ def build_folder(
     try:
         for name, data in files.items() if isinstance(files, Mapping) else files:
             _write_new_file(building.joinpath(*name.split("/")), data)
-            digests[name] = hashlib.sha256(data).hexdigest() if record else ""
+            digests[name] = sha256_hex(data) if record else ""
         last = record(dict(digests)) if record else {}
         for name, data in last.items():
             _write_new_file(building.joinpath(*name.split("/")), data)
