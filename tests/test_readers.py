@@ -17,11 +17,12 @@ from typer.testing import CliRunner
 from irr_audit.bundle.adjudication import parse_decisions
 from irr_audit.bundle.verify import verify_bundle
 from irr_audit.cli import app
-from irr_audit.errors import IrrAuditError, UsageError
+from irr_audit.errors import IrrAuditError, SheetError, UsageError
 from irr_audit.io.collector import parse_dataset
 from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import Limits
 from irr_audit.io.runfolder import read_record
+from irr_audit.io.sheets import parse_sheet
 from irr_audit.rules.load import load_rule
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -205,3 +206,26 @@ def test_the_collector_names_the_line_and_the_item_a_quote_swallowed() -> None:
         "line 4, so lines 3-4 would be read as part of that value, not as items; line 3, 'p,c2,fine,bob,ok', "
         "has the shape of an item."
     )
+
+
+# --- every refusal has its hint --------------------------------------------------------------
+
+
+def test_an_empty_csv_and_an_empty_worksheet_say_how_to_fix_them() -> None:
+    from io import BytesIO
+
+    from openpyxl import Workbook
+
+    workbook = Workbook()
+    workbook.active.title = "Codes"
+    stream = BytesIO()
+    workbook.save(stream)
+    for data, name, says in (
+        (b"\xef\xbb\xbf", "s.csv", "sheet s.csv is empty."),
+        (stream.getvalue(), "s.xlsx", "sheet s.xlsx has an empty worksheet 'Codes'."),
+    ):
+        with pytest.raises(SheetError) as caught:
+            parse_sheet(data, Path(name))
+        assert caught.value.code == "sheet-empty"
+        assert caught.value.message == says
+        assert caught.value.hint

@@ -28,7 +28,6 @@ from irr_audit.bundle.manifest import (
     Problem,
     canonical_sha256,
     is_bundle,
-    non_finite_numbers,
     read_manifest,
     shell_path,
     utc_stamp,
@@ -70,11 +69,6 @@ class Decision:
 def disagreement_codes(disagreements: Iterable[dict[str, Any]]) -> dict[str, dict[str, str]]:
     """comment id -> {coder: independent code}, from the report's disagreements."""
     return {item["comment_id"]: dict(item["codes"]) for item in disagreements}
-
-
-def unescape_cell(text: str) -> str:
-    """Undo the quote that csv_text puts before text a spreadsheet would run as a formula."""
-    return spreadsheet_original(text)
 
 
 def template_csv(
@@ -154,7 +148,7 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: dict[str,
                 f"row {row} decides {unit!r} again (first in row {decisions[unit].row})",
                 "keep one row per comment_id.",
             )
-        note = unescape_cell(cells[at_note].strip()) if at_note is not None else ""
+        note = spreadsheet_original(cells[at_note].strip()) if at_note is not None else ""
         decisions[unit] = Decision(unit, _final_code(raw_code, rule, source, row), note, row)
     return list(decisions.values())
 
@@ -164,11 +158,11 @@ def _column_name(header: list[str], at: int) -> str:
 
 
 def _known_unit(text: str, disagreements: dict[str, dict[str, str]]) -> str:
-    return text if text in disagreements else unescape_cell(text)
+    return text if text in disagreements else spreadsheet_original(text)
 
 
 def _final_code(raw: str, rule: Rule, source: str, row: int) -> str:
-    for candidate in dict.fromkeys((raw, unescape_cell(raw))):
+    for candidate in dict.fromkeys((raw, spreadsheet_original(raw))):
         status, code = rule.classify(candidate)
         if status is CodeStatus.VALID and code is not None:
             return code
@@ -243,9 +237,6 @@ def record_problems(
     """What makes an adjudication record untrustworthy for this bundle, or []."""
     if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
         return [f"is not an adjudication record (format {RECORD_FORMAT})"]
-    non_finite = non_finite_numbers(record)
-    if non_finite:
-        return [f"holds a number JSON does not allow ({non_finite[0]})"]
     if record.get("record_sha256") != canonical_sha256(record, "record_sha256"):
         return ["was edited after it was recorded (its record_sha256 does not match)"]
     problems = []

@@ -19,7 +19,6 @@ anchor kept outside the bundle (irr_audit.bundle.anchor).
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import shlex
@@ -213,34 +212,10 @@ def sheet_options(columns: dict[str, Any] | None) -> ColumnChoice:
     return ColumnChoice(**{key: value for key, value in (columns or {}).items() if key in known})
 
 
-def non_finite_numbers(document: Any) -> list[str]:
-    """Where a parsed JSON document holds NaN or an infinity, which Python's json module
-    reads but JSON does not allow (and no score freeze writes holds). Pure.
-
-    >>> non_finite_numbers({"score": {"po": float("nan")}, "n": [1, float("-inf")]})
-    ['n[1] is -Infinity', 'score.po is NaN']
-    """
-    found, pending = [], [("", document)]
-    while pending:  # a loop, not recursion: a nested document cannot exhaust the stack here
-        where, value = pending.pop()
-        if isinstance(value, float) and not math.isfinite(value):
-            shown = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-            found.append(f"{where or '(the document)'} is {shown}")
-        elif isinstance(value, dict):
-            pending += [(f"{where}.{key}" if where else str(key), inner) for key, inner in value.items()]
-        elif isinstance(value, list):
-            pending += [(f"{where}[{index}]", inner) for index, inner in enumerate(value)]
-    return sorted(found)
-
-
 def manifest_problems(manifest: Any) -> list[str]:
     """What is wrong with a manifest's structure, as short sentences. Pure."""
     if not isinstance(manifest, dict):
         return ["is not a JSON object"]
-    non_finite = non_finite_numbers(manifest)
-    if non_finite:
-        more = f" (and {len(non_finite) - 1} more)" if len(non_finite) > 1 else ""
-        return [f"{non_finite[0]}{more}, which JSON does not allow"]
     problems: list[str] = []
     if manifest.get("format") != FORMAT:
         problems.append(f"format is {manifest.get('format')!r}, expected {FORMAT!r}")
