@@ -211,7 +211,7 @@ def append_digest(path: Path, digest: str, name: str) -> int:
             hint=f"add this line to it by hand: {digest_line(digest, name)}",
             code="output-unwritable",
         ) from None
-    return path.read_bytes().rstrip(b"\n").count(b"\n") + 1
+    return read_digest_list(path).lookup(name)[-1].line
 
 
 def _ends_with_newline(path: Path) -> bool:
