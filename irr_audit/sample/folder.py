@@ -68,7 +68,15 @@ def check_sample_out(out: Path, sample: Sample, force: bool) -> list[str]:
 
 
 def _differs(path: Path, data: bytes) -> bool:
-    return (path.is_file() or path.is_symlink()) and (path.is_symlink() or path.read_bytes() != data)
+    """Whether a file is there that is not ``data`` byte for byte (read only when its size is data's)."""
+    if path.is_symlink():
+        return True
+    if not path.is_file():
+        return False
+    try:
+        return path.stat().st_size != len(data) or read_bounded(path, f"{path}", max_bytes=len(data)) != data
+    except (OSError, IrrAuditError):
+        return True
 
 
 @dataclass(frozen=True)
