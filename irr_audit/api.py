@@ -420,7 +420,7 @@ def audit_counts(
             "--counts needs the rule the codes belong to.", hint="add --rule RULE.", code="usage-missing-rule"
         )
     loaded = load_rule(rule, limits=limits)
-    merged = read_counts(files, loaded)
+    merged = read_counts(files, loaded, _limits(limits))
     report = build_counts_report(loaded, merged.coders, merged.patterns, merged.units, merged.sources, options)
     units = report.units
     line = (

@@ -8,6 +8,8 @@ import os
 import re
 import shutil
 import stat
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from typer.testing import CliRunner
 from irr_audit.bundle import freeze as freeze_module
 from irr_audit.bundle.manifest import canonical_sha256, list_bundles, units_digest
 from irr_audit.cli import app
+from irr_audit.io import runfolder
 from irr_audit.io.outputs import render_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -169,7 +172,7 @@ def edit_rule(bundle: Path) -> None:
         (delete_bob, "missing: sheets/bob.csv"),
         (add_carol, "extra: sheets/carol.csv: not in the manifest"),
         (edit_created, "manifest: manifest.json: edited after freezing (its integrity hash does not match)"),
-        (edit_rule, f"changed: {RULE_FILE}: sha256 "),
+        (edit_rule, f"changed: {RULE_FILE}: is larger than the "),  # a file grown since freezing is not read
     ],
     ids=["one byte of a sheet", "deleted file", "added file", "edited manifest", "edited rule"],
 )
@@ -467,7 +470,7 @@ def failing_on_call(number: int, real: Callable[..., Any]) -> Callable[..., Any]
 
 def test_a_failed_freeze_leaves_nothing(sheets: list[Path], tmp_path: Path, monkeypatch) -> None:
     audits = tmp_path / "audits"
-    monkeypatch.setattr(freeze_module, "_write_new_file", failing_on_call(2, freeze_module._write_new_file))
+    monkeypatch.setattr(runfolder, "_write_new_file", failing_on_call(2, runfolder._write_new_file))
 
     result = run("freeze", *sheets, "--rule", RULE, "--into", audits)
 
@@ -478,21 +481,35 @@ def test_a_failed_freeze_leaves_nothing(sheets: list[Path], tmp_path: Path, monk
     assert os.listdir(audits) == [freeze_module.FREEZE_LOCK]  # the lock's file, not a bundle
 
 
-def test_a_killed_freeze_leaves_no_bundle_that_looks_whole(sheets: list[Path], tmp_path: Path, monkeypatch) -> None:
+KILLED_FREEZE = """
+import os, sys
+from irr_audit.cli import app
+from irr_audit.io import runfolder
+
+real_write = runfolder._write_new_file
+
+def write(path, data):
+    if sys.argv[1] == "while-writing" and path.name == "bob.csv":
+        os._exit(9)  # kill -9: no clean-up runs
+    real_write(path, data)
+
+def rename(source, target):
+    os._exit(9)  # after the manifest is written, before the rename
+
+runfolder._write_new_file = write
+if sys.argv[1] == "before-rename":
+    os.rename = rename
+app(sys.argv[2:])
+"""
+
+
+def test_a_killed_freeze_leaves_no_bundle_that_looks_whole(sheets: list[Path], tmp_path: Path) -> None:
     """A kill gives no chance to clean up: the half-built folder stays, hidden and unfinished."""
     audits = tmp_path / "audits"
-    monkeypatch.setattr(freeze_module, "_discard", lambda building: None)
-    monkeypatch.setattr(freeze_module, "_write_new_file", failing_on_call(2, freeze_module._write_new_file))
-    assert run("freeze", *sheets, "--rule", RULE, "--into", audits).exit_code == 2
-    monkeypatch.undo()
-    monkeypatch.setattr(freeze_module, "_discard", lambda building: None)
-
-    def killed(*args: Any) -> None:
-        raise KeyboardInterrupt  # after the manifest is written, before the rename
-
-    monkeypatch.setattr(freeze_module.os, "rename", killed)
-    assert run("freeze", *sheets, "--rule", RULE, "--into", audits).exit_code != 0  # click: "Aborted!"
-    monkeypatch.undo()
+    for when in ("while-writing", "before-rename"):
+        arguments = ["freeze", *map(str, sheets), "--rule", str(RULE), "--into", str(audits)]
+        killed = subprocess.run([sys.executable, "-c", KILLED_FREEZE, when, *arguments], cwd=ROOT)
+        assert killed.returncode == 9
 
     leftovers = sorted(path for path in audits.iterdir() if path.name != freeze_module.FREEZE_LOCK)
     assert len(leftovers) == 2 and all(path.name.startswith(".") and ".partial-" in path.name for path in leftovers)

@@ -171,7 +171,7 @@ def test_huge_rule_file_is_refused(tmp_path: Path) -> None:
         app, ["score", str(FILES / "partner.csv"), str(FILES / "crlf.csv"), "--rule", str(rule)], catch_exceptions=False
     )
     assert result.exit_code == 2
-    assert result.stderr.startswith(f"Error [rule-too-large]: rule file {rule} is 52,428,800 bytes")
+    assert result.stderr.startswith(f"Error [limit-rule-bytes]: rule file {rule} is 52,428,800 bytes")
 
 
 # --- paths ---------------------------------------------------------------------

@@ -26,7 +26,7 @@ from irr_audit.cli import app
 from irr_audit.metrics.consensus import consensus_codes
 from irr_audit.metrics.krippendorff import coincidence_diagonal, coincidence_matrix
 from irr_audit.metrics.multi_coder import RatingCounts
-from irr_audit.metrics.patterns import Patterns, grouped_sums, pair_tables
+from irr_audit.metrics.patterns import Grouping, Patterns, pair_tables
 from irr_audit.metrics.two_coder import collapse_to_category, collapse_to_each_category
 from irr_audit.metrics.weights import identity_weights
 from irr_audit.report.model import MAX_CODERS, MAX_TABLE_CELLS
@@ -162,8 +162,9 @@ def test_grouped_sums_equal_adding_one_at_a_time(values: np.ndarray, n_keys: int
     for entry, key in enumerate(keys):
         if key >= 0:
             expected[:, key] += values[:, entry]
-    assert np.array_equal(grouped_sums(values, keys, n_keys), expected)
-    assert np.array_equal(grouped_sums(values[0], keys, n_keys), expected[0])
+    grouping = Grouping(keys, n_keys)
+    assert np.array_equal(grouping.sums(values), expected)
+    assert np.array_equal(grouping.sums(values[0]), expected[0])
 
 
 # --- large inputs, in a child process with its address space capped ------------------------------

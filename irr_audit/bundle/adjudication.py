@@ -10,8 +10,6 @@ the same unit, and the earlier one stays on file as history.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import re
@@ -29,15 +27,15 @@ from irr_audit.bundle.manifest import (
     Manifest,
     Problem,
     canonical_sha256,
-    non_finite_numbers,
     shell_path,
     utc_stamp,
     utc_text,
 )
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
+from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import csv_text, render_json, spreadsheet_original
-from irr_audit.io.tables import record_pattern, unclosed_quote_line
+from irr_audit.io.tables import CsvBroken, csv_records, record_pattern, swallowed_value
 from irr_audit.join.join import JoinResult
 from irr_audit.report.model import disagreement_list
 from irr_audit.rules.model import CodeStatus, Rule
@@ -71,11 +69,6 @@ def disagreement_codes(disagreements: Iterable[dict[str, Any]]) -> dict[str, dic
     return {item["comment_id"]: dict(item["codes"]) for item in disagreements}
 
 
-def unescape_cell(text: str) -> str:
-    """Undo the quote that csv_text puts before text a spreadsheet would run as a formula."""
-    return spreadsheet_original(text)
-
-
 def template_csv(
     disagreements: dict[str, dict[str, str]], coders: list[str], current: dict[str, dict[str, Any]]
 ) -> str:
@@ -97,15 +90,13 @@ def template_csv(
 def parse_decisions(text: str, source: str, rule: Rule, disagreements: dict[str, dict[str, str]]) -> list[Decision]:
     """The filled rows of a decisions file (comment_id, code, optional note). Rows with
     an empty code are left undecided. Raises UsageError naming the file and row."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
-        records = list(reader)
-    except csv.Error as exc:
-        opened = unclosed_quote_line(text, 1, ",")
+        records = csv_records(text)
+    except CsvBroken as broken:
         problem = (
-            f"has a quote opened on line {opened} that is never closed"
-            if opened is not None
-            else f"is not valid CSV near line {reader.line_num}: {exc}"
+            f"has a quote opened on line {broken.opened} that is never closed"
+            if broken.opened is not None
+            else f"is not valid CSV near line {broken.line}: {broken.reason}"
         )
         raise _bad_file(
             source,
@@ -114,10 +105,11 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: dict[str,
         ) from None
     if not records:
         raise _bad_file(source, "is empty", "fill in the CSV that irr-audit adjudicate BUNDLE prints.")
-    header = [column.strip().casefold() for column in records[0]]
+    columns = records[0][2]
+    header = [column.strip().casefold() for column in columns]
     for required in ("comment_id", "code"):
         if required not in header:
-            found = ", ".join(column for column in records[0] if column.strip()) or "(none)"
+            found = ", ".join(column for column in columns if column.strip()) or "(none)"
             raise _bad_file(
                 source,
                 f'has no column "{required}" (columns found: {found})',
@@ -127,9 +119,17 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: dict[str,
     at_note = header.index("note") if "note" in header else None
     decisions: dict[str, Decision] = {}
     row_shape = re.compile(record_pattern(",", len(header), at_id, at_code))
-    for row, record in enumerate(records[1:], start=2):
+    free_text = set(range(len(header))) - {at_id, at_code}  # a note may run over lines; an id or code never
+    for row, (first_line, _, record) in enumerate(records[1:], start=2):
         cells = record + [""] * (len(header) - len(record))
-        _refuse_swallowed_rows(cells, row, (at_id, at_code), row_shape, source)
+        swallowed = swallowed_value(cells, first_line, free_text, row_shape)
+        if swallowed is not None:
+            raise UsageError(
+                f"decisions file {source}: {swallowed.sentence(_column_name(columns, swallowed.column), row)}.",
+                hint=f"close the quote at the end of the value on line {swallowed.opened} "
+                "(a quote inside a value is written twice).",
+                code="adjudication-decisions",
+            )
         unit = _known_unit(cells[at_id].strip(), disagreements)
         raw_code = cells[at_code].strip()
         if not raw_code:
@@ -146,33 +146,21 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: dict[str,
                 f"row {row} decides {unit!r} again (first in row {decisions[unit].row})",
                 "keep one row per comment_id.",
             )
-        note = unescape_cell(cells[at_note].strip()) if at_note is not None else ""
+        note = spreadsheet_original(cells[at_note].strip()) if at_note is not None else ""
         decisions[unit] = Decision(unit, _final_code(raw_code, rule, source, row), note, row)
     return list(decisions.values())
 
 
-def _refuse_swallowed_rows(
-    cells: list[str], row: int, keys: tuple[int, ...], row_shape: re.Pattern[str], source: str
-) -> None:
-    """A value over several lines where none belongs (an id, a code) or holding a line shaped
-    like a row of the file: a quote left open has swallowed the rows after it."""
-    for at, cell in enumerate(cells):
-        lines = cell.splitlines()
-        if len(lines) > 1 and (at in keys or any(row_shape.match(line) for line in lines[1:])):
-            raise _bad_file(
-                source,
-                f"row {row} has a value over {len(lines)} lines that swallows what looks like "
-                "further rows: a quote was opened and not closed where the value ends",
-                "close the quote at the end of the value (a quote inside a value is written twice).",
-            )
+def _column_name(header: list[str], at: int) -> str:
+    return header[at].strip() if at < len(header) else f"column {at + 1}"
 
 
 def _known_unit(text: str, disagreements: dict[str, dict[str, str]]) -> str:
-    return text if text in disagreements else unescape_cell(text)
+    return text if text in disagreements else spreadsheet_original(text)
 
 
 def _final_code(raw: str, rule: Rule, source: str, row: int) -> str:
-    for candidate in dict.fromkeys((raw, unescape_cell(raw))):
+    for candidate in dict.fromkeys((raw, spreadsheet_original(raw))):
         status, code = rule.classify(candidate)
         if status is CodeStatus.VALID and code is not None:
             return code
@@ -247,9 +235,6 @@ def record_problems(
     """What makes an adjudication record untrustworthy for this bundle, or []."""
     if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
         return [f"is not an adjudication record (format {RECORD_FORMAT})"]
-    non_finite = non_finite_numbers(record)
-    if non_finite:
-        return [f"holds a number JSON does not allow ({non_finite[0]})"]
     if record.get("record_sha256") != canonical_sha256(record, "record_sha256"):
         return ["was edited after it was recorded (its record_sha256 does not match)"]
     problems = []
@@ -326,9 +311,9 @@ def record_files(bundle: Path) -> tuple[list[tuple[str, bytes]], list[Problem]]:
         name = f"{ADJUDICATION_DIR}/{path.name}"
         if path.name in records:
             try:
-                files.append((name, path.read_bytes()))
-            except OSError as exc:
-                problems.append(Problem("adjudication", name, f"cannot be read ({exc.strerror})"))
+                files.append((name, read_bounded(path, "the record")))
+            except IrrAuditError as error:
+                problems.append(Problem("adjudication", name, error.message.rstrip(".")))
         elif not (
             path.name.endswith(SIGNATURE_SUFFIX)
             and path.name.removesuffix(SIGNATURE_SUFFIX) in records

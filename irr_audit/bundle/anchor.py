@@ -18,7 +18,6 @@ for an adjudication record. Blank lines and lines starting with ``#`` are ignore
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterable
@@ -26,10 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
-from irr_audit.io.files import resolved
+from irr_audit.io.files import DIGEST_PREFIX, read_bounded, resolved
 from irr_audit.io.runfolder import is_bundle
 
-DIGEST_PREFIX = "sha256:"
 DIGEST_TEXT = re.compile(r"(?:sha256:)?([0-9a-fA-F]{64})")
 LIST_LINE = re.compile(r"(?:sha256:)?([0-9a-fA-F]{64})[ \t]+(\S+)[ \t]*")
 # A digest list grows by one short line per freeze or adjudication: 16 MiB is some
@@ -39,11 +37,6 @@ DIGEST_LIST_MAX_BYTES = 16 * 1024 * 1024
 
 class DigestListError(IrrAuditError):
     code = "digests-invalid"
-
-
-def sha256_digest(data: bytes) -> str:
-    """The digest as freeze prints it and a digest list holds it: sha256:<hex>."""
-    return DIGEST_PREFIX + hashlib.sha256(data).hexdigest()
 
 
 def parse_digest(text: str, option: str = "--expect") -> str:
@@ -124,28 +117,20 @@ def parse_digest_list(text: str, source: str) -> DigestList:
 def read_digest_list(path: Path, *, missing_ok: bool = False) -> DigestList:
     """A digest list from disk, read with a size limit. A missing file is an error
     unless ``missing_ok`` (freeze creates the list)."""
+    if missing_ok and not path.exists() and not path.is_symlink():
+        return DigestList(str(path), ())
     try:
-        if path.exists() and not path.is_file():  # a folder, or a pipe that would block the read
-            raise DigestListError(f"digest list {path} is not a file.", hint="pass a file, e.g. audits/DIGESTS.")
-        if not path.exists():
-            if missing_ok:
-                return DigestList(str(path), ())
-            raise DigestListError(
-                f"digest list {path} does not exist.",
-                hint="pass the file freeze --digests appended to, e.g. audits/DIGESTS.",
-                code="digests-not-found",
-            )
-        with open(path, "rb") as stream:
-            data = stream.read(DIGEST_LIST_MAX_BYTES + 1)
-    except OSError as exc:
-        raise DigestListError(
-            f"digest list {path} cannot be read ({exc.strerror}).", hint="check the file's permissions."
-        ) from None
-    if len(data) > DIGEST_LIST_MAX_BYTES:
-        raise DigestListError(
-            f"digest list {path} is larger than the digest list limit of {DIGEST_LIST_MAX_BYTES // 2**20} MiB.",
-            hint="pass the list freeze --digests writes; it grows by one short line per bundle.",
+        data = read_bounded(
+            path,
+            f"digest list {path}",
+            code="digests",
+            missing_hint="pass the file freeze --digests appended to, e.g. audits/DIGESTS.",
+            max_bytes=DIGEST_LIST_MAX_BYTES,
+            max_hint="pass the list freeze --digests writes; it grows by one short line per bundle.",
         )
+    except IrrAuditError as error:
+        code = error.code if error.code == "digests-not-found" else DigestListError.code
+        raise DigestListError(error.message, hint=error.hint, code=code) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -226,7 +211,7 @@ def append_digest(path: Path, digest: str, name: str) -> int:
             hint=f"add this line to it by hand: {digest_line(digest, name)}",
             code="output-unwritable",
         ) from None
-    return path.read_bytes().rstrip(b"\n").count(b"\n") + 1
+    return read_digest_list(path).lookup(name)[-1].line
 
 
 def _ends_with_newline(path: Path) -> bool:

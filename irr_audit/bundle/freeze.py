@@ -11,9 +11,7 @@ audit at once make one bundle.
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
-import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -25,7 +23,6 @@ from filelock import FileLock, Timeout
 
 from irr_audit.bundle.manifest import (
     MANIFEST,
-    PARTIAL_MARK,
     SAMPLE_DIR,
     SAMPLE_SUMMARY,
     SHEETS_DIR,
@@ -39,16 +36,15 @@ from irr_audit.bundle.manifest import (
     plain_file_name_problem,
     read_manifest,
     rule_member,
-    sha256_hex,
     shell_path,
     units_digest,
 )
 from irr_audit.bundle.signing import sign
 from irr_audit.errors import OutputError, UsageError
-from irr_audit.io.files import resolved
+from irr_audit.io.files import read_bounded, resolved, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
-from irr_audit.io.runfolder import JOIN_RECORD, RECORD_FILES, is_bundle
-from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheets
+from irr_audit.io.runfolder import JOIN_RECORD, RECORD_FILES, build_folder, fsync_folder, is_bundle
+from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheets_keeping_bytes
 from irr_audit.join.folder import JoinDir, is_join_dir, read_join_dir
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.report.model import AuditOptions, build_report
@@ -104,6 +100,8 @@ def collect_source(
         rule, sheets, columns = joined.rule, joined.sheets, joined.columns
         sample = sample or _join_dir_sample(joined)
         rule_data = rule.source  # the bytes of rule.yaml that were parsed
+        # read again, bounded, and checked to be the bytes the join recorded
+        sheet_data = tuple(_read_matching(sheet.path, sheet.sha256, limits) for sheet in sheets)
         if rule_path is not None and load_rule(rule_path, limits).digest != rule.digest:
             raise UsageError(
                 f"--rule {rule_path} is not the rule the join in {folder} used ({rule.label}, {rule.digest[:19]}...).",
@@ -126,11 +124,12 @@ def collect_source(
         rule = load_rule(rule_path, limits)
         rule_data = rule.source  # the bytes that were parsed
         columns = ColumnChoice(id_column=id_column, code_column=code_column, worksheet=worksheet)
-        sheets = read_sheets(inputs, SheetOptions(**asdict(columns), limits=limits))
+        read = read_sheets_keeping_bytes(inputs, SheetOptions(**asdict(columns), limits=limits))
+        sheets = [sheet for sheet, _ in read]
+        sheet_data = tuple(data for _, data in read)
     check_sheet_names(sheets)
     sample_ids, notes = _sample_ids(sample, rule)
     join = join_sheets(sheets, rule, sample_ids=sample_ids)
-    sheet_data = tuple(_read_matching(sheet.path, sheet.sha256) for sheet in sheets)
     return FreezeSource(rule_data, sheet_data, columns, join, sample, tuple(notes))
 
 
@@ -156,9 +155,9 @@ def _sample_ids(sample: Path | None, rule: Rule) -> tuple[list[str] | None, list
     return list(reference.ids), check_sample_rule(reference, rule)
 
 
-def _read_matching(path: Path, sha256: str) -> bytes:
+def _read_matching(path: Path, sha256: str, limits: Limits) -> bytes:
     """The file's bytes, which must still be those that were parsed a moment ago."""
-    data = path.read_bytes()
+    data = read_bounded(path, f"{path}", limits)
     if sha256_hex(data) != sha256:
         raise UsageError(
             f"{path} changed while it was being frozen.",
@@ -217,14 +216,8 @@ def collect_sample(folder: Path) -> list[FrozenFile]:
                 hint="rename the file.",
                 code="usage-sample-name",
             )
-        try:
-            files.append(FrozenFile(f"{SAMPLE_DIR}/{path.name}", path.read_bytes()))
-        except OSError as exc:
-            raise UsageError(
-                f"--sample {folder}: {path.name} cannot be read ({exc.strerror}).",
-                hint="check the file's permissions.",
-                code="usage-sample-unreadable",
-            ) from None
+        data = read_bounded(path, f"--sample {folder}: {path.name}", code="usage-sample")
+        files.append(FrozenFile(f"{SAMPLE_DIR}/{path.name}", data))
     return files
 
 
@@ -392,69 +385,26 @@ def free_name(audits_dir: Path, created: datetime, rule: Rule) -> str:
 def write_bundle(audits_dir: Path, name: str, files: list[FrozenFile], manifest: dict[str, Any]) -> Path:
     """Build the bundle in a hidden sibling folder, flush it to disk, then rename it
     into place: until the rename nothing carries a bundle's name."""
+    final = audits_dir / name
+    contents = [(file.path, file.data) for file in files] + [(MANIFEST, manifest_bytes(manifest))]  # last: whole
     try:
-        audits_dir.mkdir(parents=True, exist_ok=True)
-        building = audits_dir / f".{name}{PARTIAL_MARK}{secrets.token_hex(6)}"
-        building.mkdir()  # not mkdtemp: the bundle keeps the usual permissions of a folder
+        building, _ = build_folder(final, contents, read_only=True)
     except OSError as exc:
         raise _unwritable(audits_dir, exc) from None
-    final = audits_dir / name
     try:
-        for file in files:
-            _write_new_file(building.joinpath(*file.path.split("/")), file.data)
-        _write_new_file(building / MANIFEST, manifest_bytes(manifest))  # last: the bundle is whole
-        _make_read_only(building)
-        _fsync_folders(building)
         if final.exists():
             raise UsageError(
                 f"bundle {final} appeared while freezing.", hint="run freeze again.", code="usage-already-frozen"
             )
         os.rename(building, final)
-        _fsync_folder(audits_dir)
+        fsync_folder(audits_dir)
     except OSError as exc:
-        _discard(building)
+        shutil.rmtree(building, ignore_errors=True)
         raise _unwritable(audits_dir, exc) from None
     except BaseException:
-        _discard(building)
+        shutil.rmtree(building, ignore_errors=True)
         raise
     return final
-
-
-def _write_new_file(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "xb") as stream:
-        stream.write(data)
-        stream.flush()
-        os.fsync(stream.fileno())
-
-
-def _make_read_only(folder: Path) -> None:
-    read_only = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
-    for root, _, names in os.walk(folder):
-        for name in names:
-            os.chmod(Path(root) / name, read_only)
-
-
-def _fsync_folders(folder: Path) -> None:
-    for root, _, _ in os.walk(folder, topdown=False):
-        _fsync_folder(Path(root))
-
-
-def _fsync_folder(folder: Path) -> None:
-    try:
-        handle = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return  # some systems cannot open a folder; the rename is still atomic there
-    try:
-        os.fsync(handle)
-    except OSError:
-        pass
-    finally:
-        os.close(handle)
-
-
-def _discard(building: Path) -> None:
-    shutil.rmtree(building, ignore_errors=True)
 
 
 def _unwritable(audits_dir: Path, exc: OSError) -> OutputError:

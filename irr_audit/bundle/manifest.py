@@ -18,23 +18,30 @@ anchor kept outside the bundle (irr_audit.bundle.anchor).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import os
 import re
 import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from pathlib import Path, PureWindowsPath
+from pathlib import Path
 from typing import Any
 
 from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError
+from irr_audit.io.files import sha256_hex
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import render_json
-from irr_audit.io.runfolder import BUNDLE_MANIFEST, BUNDLE_RULE, BUNDLE_SHEETS, SAMPLE_RECORD, is_bundle
+from irr_audit.io.runfolder import (
+    BUNDLE_MANIFEST,
+    BUNDLE_RULE,
+    BUNDLE_SHEETS,
+    PARTIAL_MARK,
+    SAMPLE_RECORD,
+    is_bundle,
+    member_path_problem,
+)
 from irr_audit.io.sheets import ColumnChoice
 from irr_audit.join.join import JoinResult
 from irr_audit.rules.model import Rule
@@ -47,7 +54,6 @@ RULE_DIR = BUNDLE_RULE
 SAMPLE_DIR = "sample"
 ADJUDICATION_DIR = "adjudication"
 SAMPLE_SUMMARY = SAMPLE_RECORD
-PARTIAL_MARK = ".partial-"
 NAME_PATTERN = re.compile(r"(?P<stamp>\d{8}T\d{6}Z)_(?P<rule>[a-z0-9_]+)_v(?P<version>\d+)(?:_(?P<n>\d+))?")
 SHA256_PATTERN = re.compile(r"[0-9a-f]{64}")
 INTEGRITY_OF = "this manifest as canonical JSON (sorted keys, no spaces, UTF-8) without the integrity key"
@@ -111,10 +117,6 @@ def shell_path(path: Path | str) -> str:
     return shlex.quote(str(path))
 
 
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def units_digest(unit_ids: Iterable[str]) -> str:
     """sha256 of the sorted unit ids joined by newlines (UTF-8): two audits of the
     same units have the same digest whatever order their sheets list them in."""
@@ -126,25 +128,6 @@ def canonical_sha256(document: dict[str, Any], without: str) -> str:
     rest = {key: value for key, value in document.items() if key != without}
     text = json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return sha256_hex(text.encode("utf-8"))
-
-
-def member_path_problem(text: object) -> str | None:
-    """Why a path read from a manifest may not name a file inside the bundle, or None.
-
-    >>> member_path_problem("sheets/alice smith.csv") is None
-    True
-    >>> member_path_problem("sheets/../../etc/passwd")
-    "has a '..', '.' or empty part"
-    """
-    if not isinstance(text, str) or not text:
-        return "is not a non-empty text path"
-    if "\\" in text or "\x00" in text:
-        return "contains a backslash or NUL"
-    if text.startswith("/") or PureWindowsPath(text).drive:
-        return "is absolute"
-    if any(part in ("", ".", "..") for part in text.split("/")):
-        return "has a '..', '.' or empty part"
-    return None
 
 
 def plain_file_name_problem(name: str) -> str | None:
@@ -231,34 +214,10 @@ def sample_entry(files: list[str], sample_ids: list[str]) -> dict[str, Any]:
     }
 
 
-def non_finite_numbers(document: Any) -> list[str]:
-    """Where a parsed JSON document holds NaN or an infinity, which Python's json module
-    reads but JSON does not allow (and no score freeze writes holds). Pure.
-
-    >>> non_finite_numbers({"score": {"po": float("nan")}, "n": [1, float("-inf")]})
-    ['n[1] is -Infinity', 'score.po is NaN']
-    """
-    found, pending = [], [("", document)]
-    while pending:  # a loop, not recursion: a nested document cannot exhaust the stack here
-        where, value = pending.pop()
-        if isinstance(value, float) and not math.isfinite(value):
-            shown = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-            found.append(f"{where or '(the document)'} is {shown}")
-        elif isinstance(value, dict):
-            pending += [(f"{where}.{key}" if where else str(key), inner) for key, inner in value.items()]
-        elif isinstance(value, list):
-            pending += [(f"{where}[{index}]", inner) for index, inner in enumerate(value)]
-    return sorted(found)
-
-
 def manifest_problems(manifest: Any) -> list[str]:
     """What is wrong with a manifest's structure, as short sentences. Pure."""
     if not isinstance(manifest, dict):
         return ["is not a JSON object"]
-    non_finite = non_finite_numbers(manifest)
-    if non_finite:
-        more = f" (and {len(non_finite) - 1} more)" if len(non_finite) > 1 else ""
-        return [f"{non_finite[0]}{more}, which JSON does not allow"]
     problems: list[str] = []
     if manifest.get("format") != FORMAT:
         problems.append(f"format is {manifest.get('format')!r}, expected {FORMAT!r}")

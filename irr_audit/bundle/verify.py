@@ -10,7 +10,6 @@ bundle folder could change a file and re-hash the manifest.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import os
@@ -20,7 +19,7 @@ from typing import Any
 
 from irr_audit._version import __version__
 from irr_audit.bundle.adjudication import check_adjudication, record_files
-from irr_audit.bundle.anchor import Anchors, listed_problem, sha256_digest
+from irr_audit.bundle.anchor import Anchors, listed_problem
 from irr_audit.bundle.manifest import (
     ADJUDICATION_DIR,
     MANIFEST,
@@ -36,14 +35,13 @@ from irr_audit.bundle.manifest import (
     manifest_consistency_problems,
     manifest_problems,
     not_a_bundle,
-    sha256_hex,
     symlink_problem,
     units_digest,
 )
-from irr_audit.bundle.read import join_files
+from irr_audit.bundle.read import frozen_file, join_files
 from irr_audit.bundle.signing import SIGNATURE_MAX_BYTES, check_signature
 from irr_audit.errors import IrrAuditError
-from irr_audit.io.files import resolved
+from irr_audit.io.files import read_bounded, resolved, sha256_digest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
 from irr_audit.join.join import JoinResult
@@ -54,8 +52,6 @@ from irr_audit.report.model import AuditOptions, build_report
 SCORE_REL_TOL = 1e-12
 SCORE_ABS_TOL = 1e-15
 NOT_COMPARED = ("tool",)  # the tool's version may differ at verify time; that is not a changed score
-# Bytes hashed at a time: a file replaced by a huge one is hashed, not loaded whole.
-HASH_CHUNK = 1024 * 1024
 
 
 def compare_scores(frozen: Any, recomputed: Any, where: str = "") -> tuple[list[str], list[str]]:
@@ -191,11 +187,12 @@ def check_consistency(
     if manifest["integrity"]["sha256"] != canonical_sha256(manifest, "integrity"):
         problems.append(Problem("manifest", MANIFEST, "edited after freezing (its integrity hash does not match)"))
     problems += [Problem("manifest", MANIFEST, text) for text in manifest_consistency_problems(manifest)]
-    problems += file_problems(bundle, manifest)
+    files, found = file_problems(bundle, manifest, limits)
+    problems += found
     notes = []
     if resolved(bundle).name != manifest["name"]:
         notes.append(f"the folder is named {resolved(bundle).name}; the manifest names the bundle {manifest['name']}")
-    join, score_problems, new_keys = recompute(bundle, manifest, limits)
+    join, score_problems, new_keys = recompute(bundle, manifest, files, limits)
     problems += score_problems
     if new_keys:
         shown = ", ".join(new_keys[:8]) + (f" and {len(new_keys) - 8} more" if len(new_keys) > 8 else "")
@@ -306,20 +303,16 @@ def _with_anchors(found: Verification, manifest_data: bytes | None, anchors: Anc
 def bundle_member_bytes(bundle: Path, path: str, limit: int = SIGNATURE_MAX_BYTES) -> bytes | str | None:
     """A small file of the bundle that no manifest lists (a signature): its bytes, None
     when absent, or why it cannot be used."""
-    location = bundle.joinpath(*path.split("/"))
     unsafe = symlink_problem(bundle, path)
     if unsafe is not None:
         return unsafe
+    location = bundle.joinpath(*path.split("/"))
     if not location.exists():
         return None
-    if not location.is_file():
-        return "is not a file"
     try:
-        with open(location, "rb") as stream:
-            data = stream.read(limit + 1)
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror})"
-    return data if len(data) <= limit else f"is larger than the signature limit of {limit} bytes"
+        return read_bounded(location, "the signature", max_bytes=limit)
+    except IrrAuditError as error:
+        return error.message.rstrip(".")
 
 
 def signature_problem(data: bytes, signature: bytes | str | None, anchors: Anchors) -> tuple[str | None, str | None]:
@@ -372,12 +365,18 @@ def _record_anchor_problems(
 # --- verify: the files ------------------------------------------------------------------
 
 
-def file_problems(bundle: Path, manifest: dict[str, Any]) -> list[Problem]:
-    """Changed, missing and extra files against the manifest's file list."""
+def file_problems(
+    bundle: Path, manifest: dict[str, Any], limits: Limits = DEFAULT_LIMITS
+) -> tuple[dict[str, bytes], list[Problem]]:
+    """The listed files' bytes as read (each once), and the changed, missing and extra
+    files against the manifest's file list."""
     problems = []
+    files = {}
     listed = {record["path"]: record for record in manifest["files"]}
     for path, record in listed.items():
-        problem = _file_problem(bundle, path, record)
+        data, problem = frozen_file(bundle, record, limits)
+        if data is not None:
+            files[path] = data
         if problem is not None:
             problems.append(problem)
     unlisted: list[OSError] = []
@@ -393,47 +392,15 @@ def file_problems(bundle: Path, manifest: dict[str, Any]) -> list[Problem]:
     signature = bundle / SIGNATURE
     if signature.is_symlink() or (signature.exists() and not signature.is_file()):
         problems.append(Problem("extra", SIGNATURE, "is not a signature file"))
-    return problems
-
-
-def _file_problem(bundle: Path, path: str, record: dict[str, Any]) -> Problem | None:
-    unsafe = symlink_problem(bundle, path)
-    location = bundle.joinpath(*path.split("/"))
-    if unsafe is not None:
-        return Problem("changed", path, unsafe)
-    if not location.exists():
-        return Problem("missing", path)
-    if not location.is_file():
-        return Problem("changed", path, "is not a file")
-    try:
-        size, digest = file_sha256(location)
-    except OSError as exc:
-        return Problem("changed", path, f"cannot be read ({exc.strerror})")
-    if digest != record["sha256"] or size != record["size"]:
-        return Problem(
-            "changed",
-            path,
-            f"sha256 {digest[:12]}... ({size} bytes), frozen {record['sha256'][:12]}... ({record['size']} bytes)",
-        )
-    return None
-
-
-def file_sha256(path: Path) -> tuple[int, str]:
-    """A file's size and sha256, read in chunks: a file replaced by a huge one is not loaded whole."""
-    digest, size = hashlib.sha256(), 0
-    with open(path, "rb") as stream:
-        while chunk := stream.read(HASH_CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
-    return size, digest.hexdigest()
+    return files, problems
 
 
 def recompute(
-    bundle: Path, manifest: dict[str, Any], limits: Limits = DEFAULT_LIMITS
+    bundle: Path, manifest: dict[str, Any], files: dict[str, bytes], limits: Limits = DEFAULT_LIMITS
 ) -> tuple[JoinResult | None, list[Problem], list[str]]:
-    """The join and score from the frozen files as they are now, against the frozen ones."""
+    """The join and score from the frozen files as they are now (``files``, as read), against the frozen ones."""
     try:
-        join = join_files(bundle, manifest, limits)
+        join = join_files(bundle, manifest, files, limits)
     except IrrAuditError as error:
         why = " ".join(error.message.split())  # one line, whatever the reader's message spans
         return None, [Problem("score", "", f"cannot be recomputed from the bundle's files: {why}")], []

@@ -12,20 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from irr_audit.bundle import adjudication as adj
-from irr_audit.bundle.anchor import (
-    Anchors,
-    check_list_target,
-    parse_digest,
-    read_digest_list,
-    sha256_digest,
-)
+from irr_audit.bundle.anchor import Anchors, check_list_target, parse_digest, read_digest_list
 from irr_audit.bundle.freeze import FreezeResult, FreezeSource, collect_source
 from irr_audit.bundle.freeze import freeze as freeze_bundle
-from irr_audit.bundle.manifest import ADJUDICATION_DIR, sha256_hex, shell_path
+from irr_audit.bundle.manifest import ADJUDICATION_DIR, shell_path
 from irr_audit.bundle.read import read_bundle
 from irr_audit.bundle.signing import SigningError, check_allowed_signers, sign, ssh_keygen
 from irr_audit.errors import IrrAuditError, LimitError, UsageError
-from irr_audit.io.files import read_bounded, resolved
+from irr_audit.io.files import read_bounded, resolved, sha256_digest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.join.join import JoinResult
 from irr_audit.report.model import disagreement_list

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
 import json
 import re
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from typing import Any
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.files import check_name, read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, JsonHooks, Limits, json_lines, load_json, load_json_line
-from irr_audit.io.tables import LINE_BREAK, count_line_breaks, record_pattern, unclosed_quote_line
+from irr_audit.io.tables import CsvBroken, csv_records, record_pattern, swallowed_value
 
 DATASET_FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
 MAX_QUOTED_CHARS = 60
@@ -230,31 +229,25 @@ def _json_lines_items(text: str, name: str, limits: Limits) -> list[Item]:
 
 
 def _csv_items(text: str, name: str) -> list[Item]:
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    parsed: list[tuple[int, list[str]]] = []  # (first line, record)
-    ended = 0
     try:
-        for record in reader:
-            parsed.append((ended + 1, record))
-            ended = reader.line_num
-    except csv.Error as exc:
-        opened = unclosed_quote_line(text, ended + 1, ",")
-        if opened is not None:
+        parsed = csv_records(text)
+    except CsvBroken as broken:
+        if broken.opened is not None:
             raise IrrAuditError(
-                f"dataset {name}: the quote opened on line {opened} is never closed, so the rest of the file "
+                f"dataset {name}: the quote opened on line {broken.opened} is never closed, so the rest of the file "
                 "would be read as one value.",
-                hint=f"close the quote on line {opened}, or export the collector's dataset again.",
+                hint=f"close the quote on line {broken.opened}, or export the collector's dataset again.",
                 code="collector-unclosed-quote",
             ) from None
         raise IrrAuditError(
-            f"dataset {name} is not valid CSV near line {reader.line_num}: {exc}.",
+            f"dataset {name} is not valid CSV near line {broken.line}: {broken.reason}.",
             hint="export the collector's dataset again as CSV.",
             code="collector-malformed",
         ) from None
-    (_, header), *records = parsed
+    (_, _, header), *records = parsed
     columns = _csv_columns(header, name)
     items = []
-    for index, (first_line, record) in enumerate(records):
+    for index, (first_line, _, record) in enumerate(records):
         row = index + 2  # the row a spreadsheet shows; the header is row 1
         if not any(cell.strip() for cell in record):
             continue
@@ -281,23 +274,13 @@ def _check_line_breaks(
     field (body, statusReason) when a line it swallowed has the shape of an item."""
     text_columns = {at for field, at in columns.items() if field in TEXT_FIELDS}
     shape = re.compile(record_pattern(",", len(header), columns["comment_id"], columns["status"]))
-    line = first_line
-    for at, cell in enumerate(record):
-        breaks = count_line_breaks(cell)
-        if not breaks:
-            continue
-        swallowed = LINE_BREAK.split(cell)[1:]
-        shaped = [(line + after, text) for after, text in enumerate(swallowed, start=1) if shape.match(text)]
-        if at not in text_columns or shaped:
-            looks = f"; line {shaped[0][0]}, {quoted(shaped[0][1])}, has the shape of an item" if shaped else ""
-            raise IrrAuditError(
-                f"dataset {name}: the {header[at]} value of row {row} starts with a quote on line {line} that is "
-                f"not closed until line {line + breaks}, so lines {line + 1}-{line + breaks} would be read as part "
-                f"of that value, not as items{looks}.",
-                hint=f"close the quote on line {line}, or export the collector's dataset again.",
-                code="collector-unclosed-quote",
-            )
-        line += breaks
+    found = swallowed_value(record, first_line, text_columns, shape)
+    if found is not None:
+        raise IrrAuditError(
+            f"dataset {name}: {found.sentence(header[found.column], row, 'items', 'has the shape of an item')}.",
+            hint=f"close the quote on line {found.opened}, or export the collector's dataset again.",
+            code="collector-unclosed-quote",
+        )
 
 
 def _csv_columns(header: list[str], name: str) -> dict[str, int]:

@@ -10,12 +10,33 @@ name too long are each refused by name.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 from pathlib import Path
 
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, limit_error
+
+DIGEST_PREFIX = "sha256:"
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_digest(data: bytes) -> str:
+    """A digest as irr-audit prints and records it: sha256:<hex>."""
+    return DIGEST_PREFIX + sha256_hex(data)
+
+
+def sha256_file(path: Path) -> str:
+    """A file's sha256 (hex), read in blocks: a large file is hashed, not held in memory."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def shown_name(path: Path | str) -> str:
@@ -57,6 +78,8 @@ def read_bounded(
     limit_name: str = "file_bytes",
     code: str = "input",
     missing_hint: str = "check the path.",
+    max_bytes: int | None = None,
+    max_hint: str = "",
 ) -> bytes:
     """The bytes of the regular file ``path``, within a size limit.
 
@@ -65,7 +88,9 @@ def read_bounded(
     that loops and a name too long for the system are each refused by name, with the
     error codes ``<code>-not-found``, ``<code>-not-a-file`` and ``<code>-unreadable``.
     Only the file's own size is ever allocated, and a file larger than the limit is
-    refused before it is read."""
+    refused before it is read. ``max_bytes`` is a fixed cap below the limit, for a file
+    that is small by nature (a digest list, a signature, a frozen file of known size):
+    beyond it the file is refused as ``<code>-too-large`` with ``max_hint``."""
     limit = getattr(limits, limit_name)
     try:
         handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
@@ -79,6 +104,7 @@ def read_bounded(
                 hint="pass a regular file.",
                 code=f"{code}-not-a-file",
             )
+        _check_cap(status.st_size, max_bytes, subject, code, max_hint)
         if status.st_size > limit:
             raise limit_error(limit_name, limits, subject, f"is {status.st_size:,} bytes")
         with os.fdopen(handle, "rb", closefd=False) as stream:
@@ -87,9 +113,19 @@ def read_bounded(
         raise _unreadable(subject, exc, code, missing_hint) from None
     finally:
         os.close(handle)
+    _check_cap(len(data), max_bytes, subject, code, max_hint)
     if len(data) > limit:
         raise limit_error(limit_name, limits, subject, f"is more than {limit:,} bytes")
     return data
+
+
+def _check_cap(size: int, max_bytes: int | None, subject: str, code: str, hint: str) -> None:
+    if max_bytes is not None and size > max_bytes:
+        raise IrrAuditError(
+            f"{subject} is {size:,} bytes, more than the {max_bytes:,} it may hold.",
+            hint=hint,
+            code=f"{code}-too-large",
+        )
 
 
 def _kind_of(mode: int) -> str:

@@ -26,8 +26,9 @@ from irr_audit.io.outputs import (
 def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str:
     """A whole table as CSV in one vectorised pass: what `csv_text` does row by row.
 
-    ``for_spreadsheets`` neutralises formula-looking text (the files people open);
-    machine files (counts) keep every value exactly. The text is what pandas'
+    ``for_spreadsheets`` (every CSV irr-audit writes, counts.csv included) neutralises
+    formula-looking text; False keeps every value exactly (a DataFrame's CSV form,
+    which irr_audit.io.dataframes only fingerprints). The text is what pandas'
     ``to_csv`` writes, built with pyarrow's string kernels (a million rows in a
     fraction of pandas' time); pandas writes what those do not cover.
     """

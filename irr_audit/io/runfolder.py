@@ -11,24 +11,24 @@ no folder and the old one whole beside it under a leftover name:
 The folder's record file (join's summary.json, sample's sample.json) carries the
 run record: the sha256 of every other file the run wrote and a run id derived from
 them. A reader checks each file against it, so a folder that mixes two runs is refused.
-
-Light on purpose (no pandas, no pyarrow): the output checks run before anything else.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import secrets
 import shutil
+import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
-from irr_audit.errors import OutputError
+from irr_audit.errors import IrrAuditError, OutputError
+from irr_audit.io.files import read_bounded, sha256_file, sha256_hex
+from irr_audit.io.limits import load_json
 
 RUN_KEY = "run"
 PARTIAL_MARK = ".partial-"
@@ -50,29 +50,16 @@ FILE_MANAGER_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 # --- the run record -------------------------------------------------------------------
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def run_record(files: Mapping[str, bytes]) -> dict[str, Any]:
-    """The run record of a folder's files (all but the record file itself). Pure.
+def record_of(digests: Mapping[str, str]) -> dict[str, Any]:
+    """The run record of files known by their sha256 (name -> hex digest). Pure.
 
     The id is derived from the files' content, so the same inputs give the same
     bytes; two runs that wrote different files have different ids.
 
-    >>> record = run_record({"b.csv": b"1", "a.csv": b""})
+    >>> record = record_of({"b.csv": sha256_hex(b"1"), "a.csv": sha256_hex(b"")})
     >>> list(record["files"]), record["id"][:12]
     (['a.csv', 'b.csv'], '964f90ee8abf')
     """
-    return record_of({name: hashlib.sha256(data).hexdigest() for name, data in files.items()})
-
-
-def record_of(digests: Mapping[str, str]) -> dict[str, Any]:
-    """The run record of files known by their sha256 (name -> hex digest). Pure."""
     ordered = {name: digests[name] for name in sorted(digests)}
     listing = "".join(f"{name}\t{digest}\n" for name, digest in ordered.items())
     return {"id": hashlib.sha256(listing.encode("utf-8")).hexdigest(), "of": RUN_ID_OF, "files": ordered}
@@ -85,27 +72,38 @@ def recorded_files(record: Any) -> dict[str, str] | None:
     if not (isinstance(run, dict) and isinstance(run.get("id"), str) and isinstance(files, dict)):
         return None
     if not all(
-        member_problem(name) is None and isinstance(digest, str) and SHA256.fullmatch(digest)
+        member_path_problem(name) is None and isinstance(digest, str) and SHA256.fullmatch(digest)
         for name, digest in files.items()
     ):
         return None
     return dict(files)
 
 
-def member_problem(name: object) -> str | None:
-    """Why a name from a run record does not name a file inside the folder, or None."""
-    if not isinstance(name, str) or not name or "\\" in name or "\x00" in name or name.startswith("/"):
-        return "is not a relative path"
-    if any(part in ("", ".", "..") for part in name.split("/")):
+def member_path_problem(text: object) -> str | None:
+    """Why a path read from a manifest or a run record may not name a file inside its folder, or None.
+
+    >>> member_path_problem("sheets/alice smith.csv") is None
+    True
+    >>> member_path_problem("sheets/../../etc/passwd")
+    "has a '..', '.' or empty part"
+    """
+    if not isinstance(text, str) or not text:
+        return "is not a non-empty text path"
+    if "\\" in text or "\x00" in text:
+        return "contains a backslash or NUL"
+    if text.startswith("/") or PureWindowsPath(text).drive:
+        return "is absolute"
+    if any(part in ("", ".", "..") for part in text.split("/")):
         return "has a '..', '.' or empty part"
     return None
 
 
 def read_record(path: Path) -> Any:
-    """A record file's JSON, or None when it is missing or not JSON."""
+    """A record file's JSON (read within the limits, as every JSON file), or None when it is
+    missing or not JSON."""
     try:
-        return json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
+        return load_json(read_bounded(path, f"{path}"), f"{path}", own_file=True)
+    except (IrrAuditError, ValueError):  # not JSON: a ValueError, as from json.loads
         return None
 
 
@@ -203,41 +201,62 @@ class Replacement:
     removed: list[str] = field(default_factory=list)
 
 
-def replace_folder(
-    out: Path,
-    files: Mapping[str, bytes] | Iterable[tuple[str, bytes]],
-    record: Callable[[dict[str, str]], Mapping[str, bytes]] | None = None,
-) -> list[Path]:
-    """Make ``out`` hold exactly ``files`` (relative POSIX path -> bytes, or pairs made one
-    at a time so that only one is in memory), replacing any folder there as a whole.
-    ``record``, when given, makes the last files (the run record) from the sha256 of
-    those written. Returns the paths written, under their final names.
+FileSource = Mapping[str, bytes] | Iterable[tuple[str, bytes]]
 
-    The caller has checked that whatever the old folder holds may go."""
-    parent = out.parent
-    token = secrets.token_hex(6)
-    building = parent / f".{out.name}{PARTIAL_MARK}{token}"
-    aside = parent / f".{out.name}{REPLACED_MARK}{token}"
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        building.mkdir()  # not mkdtemp: the folder gets the usual permissions
-    except OSError as exc:
-        raise _unwritable(out, exc) from None
-    moved_aside = False
+
+def build_folder(
+    target: Path,
+    files: FileSource,
+    record: Callable[[dict[str, str]], Mapping[str, bytes]] | None = None,
+    *,
+    read_only: bool = False,
+) -> tuple[Path, list[str]]:
+    """Build a new folder beside ``target`` under a hidden name (``.<name>.partial-<hex>``),
+    holding exactly ``files`` (relative POSIX path -> bytes, or pairs made one at a time so
+    that only one is in memory) in their order, then the files ``record`` makes from the
+    sha256 of those (the run record), all flushed to disk: nothing carries ``target``'s
+    name yet. Returns the folder and the names written. On any failure the partial folder
+    is removed and the error raised (an OSError as it is)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    building = target.parent / f".{target.name}{PARTIAL_MARK}{secrets.token_hex(6)}"
+    building.mkdir()  # not mkdtemp: the folder gets the usual permissions
     digests: dict[str, str] = {}
     try:
         for name, data in files.items() if isinstance(files, Mapping) else files:
             _write_new_file(building.joinpath(*name.split("/")), data)
-            digests[name] = hashlib.sha256(data).hexdigest()
+            digests[name] = sha256_hex(data) if record else ""
         last = record(dict(digests)) if record else {}
         for name, data in last.items():
             _write_new_file(building.joinpath(*name.split("/")), data)
+        if read_only:
+            _make_read_only(building)
         _fsync_tree(building)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return building, sorted([*digests, *last])
+
+
+def replace_folder(
+    out: Path, files: FileSource, record: Callable[[dict[str, str]], Mapping[str, bytes]] | None = None
+) -> list[Path]:
+    """Make ``out`` hold exactly ``files`` (as ``build_folder`` takes them), replacing any
+    folder there as a whole: the new folder is built beside it, then swapped in.
+    Returns the paths written, under their final names.
+
+    The caller has checked that whatever the old folder holds may go."""
+    try:
+        building, names = build_folder(out, files, record)
+    except OSError as exc:
+        raise _unwritable(out, exc) from None
+    aside = out.parent / f".{out.name}{REPLACED_MARK}{secrets.token_hex(6)}"
+    moved_aside = False
+    try:
         if out.exists() or out.is_symlink():
-            _rename(out, aside)
+            os.rename(out, aside)
             moved_aside = True
-        _rename(building, out)
-        _fsync_folder(parent)
+        os.rename(building, out)
+        fsync_folder(out.parent)
     except BaseException as exc:
         shutil.rmtree(building, ignore_errors=True)
         if moved_aside and not out.exists():
@@ -247,19 +266,7 @@ def replace_folder(
         raise
     if moved_aside:
         shutil.rmtree(aside, ignore_errors=True)
-    return [out.joinpath(*name.split("/")) for name in sorted([*digests, *last])]
-
-
-def leftovers(out: Path) -> list[Path]:
-    """The leftover folders of replacements of ``out`` that were stopped (killed)."""
-    if not out.parent.is_dir():
-        return []
-    prefix = f".{out.name}."
-    return sorted(
-        path
-        for path in out.parent.iterdir()
-        if path.name.startswith(prefix) and (PARTIAL_MARK in path.name or REPLACED_MARK in path.name)
-    )
+    return [out.joinpath(*name.split("/")) for name in names]
 
 
 def _write_new_file(path: Path, data: bytes) -> None:
@@ -270,16 +277,20 @@ def _write_new_file(path: Path, data: bytes) -> None:
         os.fsync(stream.fileno())
 
 
-def _rename(source: Path, target: Path) -> None:
-    os.rename(source, target)
+def _make_read_only(folder: Path) -> None:
+    read_only = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+    for root, _, names in os.walk(folder):
+        for name in names:
+            os.chmod(Path(root) / name, read_only)
 
 
 def _fsync_tree(folder: Path) -> None:
     for root, _, _ in os.walk(folder, topdown=False):
-        _fsync_folder(Path(root))
+        fsync_folder(Path(root))
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
+    """Flush a folder's entries (a rename into it) to disk, where the system allows it."""
     try:
         handle = os.open(folder, os.O_RDONLY)
     except OSError:

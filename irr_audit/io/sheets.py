@@ -22,7 +22,16 @@ from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError
 from irr_audit.io.arrowtext import from_numpy, may_have_edge_space
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
-from irr_audit.io.tables import ParsedFile, RawTable, SpanningValues, parse_file, read_and_parse, record_pattern
+from irr_audit.io.tables import (
+    ParsedFile,
+    RawTable,
+    SpanningValues,
+    SwallowedValue,
+    parse_file,
+    read_and_parse,
+    read_table_bytes,
+    record_pattern,
+)
 
 VERSION_PATTERN = re.compile(r"[vV]?\s*(\d+)")
 TEXT_COLUMNS = ("body", "text")  # the comment's text, shown beside disagreements when a sheet has it
@@ -103,12 +112,29 @@ def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> li
         return list(pool.map(lambda path: read_sheet(path, options), paths))
 
 
+def read_sheets_keeping_bytes(paths: list[Path], options: ColumnChoice = SheetOptions()) -> list[tuple[Sheet, bytes]]:
+    """As ``read_sheets``, each sheet with the very bytes it was parsed from (each file read
+    once: freeze copies these bytes into a bundle)."""
+
+    def read(path: Path) -> tuple[Sheet, bytes]:
+        data = read_table_bytes(path, limits_of(options))
+        return parse_sheet(data, path, options), data
+
+    with ThreadPoolExecutor(max_workers=thread_count()) as pool:
+        return list(pool.map(read, paths))
+
+
 def read_table(path: str | Path, options: ColumnChoice = SheetOptions()) -> RawTable:
     """Read any table irr-audit takes (a counts file, say) with the sheets' checks: every cell as text."""
+    return read_table_file(path, options).table
+
+
+def read_table_file(path: str | Path, options: ColumnChoice = SheetOptions()) -> ParsedFile:
+    """As ``read_table``, with the sha256 and size of the bytes parsed (the file is read once)."""
     table_path = Path(path)
-    table = read_and_parse(table_path, options.worksheet, limits_of(options)).table
-    _check_spanning(table, table_path.name, dict(enumerate(table.header)))
-    return table
+    parsed = read_and_parse(table_path, options.worksheet, limits_of(options))
+    _check_spanning(parsed.table, table_path.name, dict(enumerate(parsed.table.header)))
+    return parsed
 
 
 def parse_sheet(data: bytes, path: Path, options: ColumnChoice = SheetOptions()) -> Sheet:
@@ -282,7 +308,7 @@ def _check_spanning(
     at_structural = np.isin(spans.columns, list(structural))
     if at_structural.any():
         first = int(np.flatnonzero(at_structural)[0])
-        raise _swallowed(table, spans, first, name, "")
+        raise _swallowed(table, spans, first, name, None)
     if id_at is None or code_at is None:
         return
     width = len(table.header)
@@ -293,8 +319,7 @@ def _check_spanning(
         if found is not None:
             value, later_line, text = found
             entry = int(entries[value])
-            shaped = f"; line {int(spans.first_lines[entry]) + later_line}, '{_escaped(text)}', is a row of this sheet"
-            raise _swallowed(table, spans, entry, name, shaped)
+            raise _swallowed(table, spans, entry, name, (int(spans.first_lines[entry]) + later_line, text))
 
 
 def _record_shaped_line(
@@ -318,14 +343,14 @@ def _record_shaped_line(
     return owner, int(at + offsets[0] - offsets[owner]), flat[at].as_py()
 
 
-def _swallowed(table: RawTable, spans: SpanningValues, entry: int, name: str, shaped: str) -> SheetError:
-    column = table.header[int(spans.columns[entry])]
+def _swallowed(
+    table: RawTable, spans: SpanningValues, entry: int, name: str, shaped: tuple[int, str] | None
+) -> SheetError:
     first, last = int(spans.first_lines[entry]), int(spans.last_lines[entry])
+    value = SwallowedValue(int(spans.columns[entry]), first, last, shaped)
     row = int(table.rows[int(spans.records[entry])])
-    swallowed = f"line {last}" if last == first + 1 else f"lines {first + 1}-{last}"
     return SheetError(
-        f"sheet {name}: the {column!r} value of row {row} starts with a quote on line {first} that is not closed "
-        f"until line {last}, so {swallowed} would be read as part of that value, not as rows{shaped}.",
+        f"sheet {name}: {value.sentence(table.header[value.column], row, shaped_is='is a row of this sheet')}.",
         hint=f"close the quote at the end of the value on line {first}; a quote that is part of the text is written "
         'as two quotes ("") inside a quoted value. Then save the sheet again.',
         code="sheet-unclosed-quote",

@@ -79,7 +79,8 @@ class ParsedFile:
 
 def read_and_parse(path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS) -> ParsedFile:
     """Read a table file from disk and parse it (on any thread: nothing here is shared)."""
-    return parse_file(_read_bytes(path, limits), path, worksheet, limits)
+    data = read_table_bytes(path, limits)  # its type and size are checked before it is read
+    return ParsedFile(_parsed_table(data, path, worksheet, limits), hashlib.sha256(data).hexdigest(), len(data))
 
 
 def parse_file(data: bytes, path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS) -> ParsedFile:
@@ -87,20 +88,8 @@ def parse_file(data: bytes, path: Path, worksheet: str | None = None, limits: Li
     return ParsedFile(parse_table(data, path, worksheet, limits), hashlib.sha256(data).hexdigest(), len(data))
 
 
-def use_lean_memory_pool() -> None:
-    """Give freed Arrow memory back soon (jemalloc, 200 ms decay): a million-unit audit
-    then peaks about 20% lower than with the default pool, at no cost in time (an
-    immediate return, decay 0, saves a little more memory but re-faults pages and
-    costs a fifth more time). Where jemalloc is not built in, nothing changes.
-    Call it before pyarrow's first allocation: the decay applies to arenas made after it."""
-    try:
-        pa.set_memory_pool(pa.jemalloc_memory_pool())
-        pa.jemalloc_set_decay_ms(200)
-    except (NotImplementedError, pa.ArrowNotImplementedError):
-        pass
-
-
-def _read_bytes(sheet_path: Path, limits: Limits) -> bytes:
+def read_table_bytes(sheet_path: Path, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    """A table file's bytes, read once within the limits (parse them with ``parse_file``)."""
     check_name(sheet_path, "sheet")
     _check_suffix(sheet_path)
     return read_bounded(sheet_path, f"sheet {sheet_path}", limits, code="sheet")
@@ -108,10 +97,15 @@ def _read_bytes(sheet_path: Path, limits: Limits) -> bytes:
 
 def parse_table(data: bytes, path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS) -> RawTable:
     """Parse table bytes into header and text cells (an XLSX file: ``worksheet``, or its first). Pure."""
-    name = path.name
     _check_suffix(path)
     if len(data) > limits.file_bytes:
-        raise limit_error("file_bytes", limits, f"sheet {name}", f"is {len(data):,} bytes")
+        raise limit_error("file_bytes", limits, f"sheet {path.name}", f"is {len(data):,} bytes")
+    return _parsed_table(data, path, worksheet, limits)
+
+
+def _parsed_table(data: bytes, path: Path, worksheet: str | None, limits: Limits) -> RawTable:
+    """``parse_table`` once the file's type and size are known to be right."""
+    name = path.name
     if not data or data.isspace():  # (no stripped copy of a large file)
         raise SheetError(
             f"sheet {name} is empty.",
@@ -216,27 +210,28 @@ def _delimited_table(data: bytes, delimiter: str, name: str, limits: Limits = DE
         if fast is not None:
             return fast
     text = _decode(data, name)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    parsed: Records = []
-    spans: list[tuple[int, int, int, int]] = []  # record, column, first line, last line
-    ended = 0  # the line the previous record ended on
     try:
-        for record in reader:
-            if reader.line_num > ended + 1 and parsed:  # a record over several lines (not the header)
-                spans += _record_spans(len(parsed) - 1, record, ended + 1)
-            ended = reader.line_num
-            parsed.append(record)
-    except csv.Error as exc:
-        opened = unclosed_quote_line(text, ended + 1, delimiter)
-        if opened is not None:
-            raise _unclosed_quote_error(name, opened, _line_count(text)) from None
+        records = csv_records(text, delimiter)
+    except CsvBroken as broken:
+        if broken.opened is not None:
+            raise _unclosed_quote_error(name, broken.opened, broken.last_line) from None
         raise SheetError(
-            f"sheet {name} is not valid {'TSV' if delimiter == chr(9) else 'CSV'} near line {reader.line_num}: {exc}.",
+            f"sheet {name} is not valid {'TSV' if delimiter == chr(9) else 'CSV'} near line {broken.line}: "
+            f"{broken.reason}.",
             hint="open it in a spreadsheet and export it again.",
             code="sheet-malformed",
         ) from None
+    parsed: Records = [record for _, _, record in records]
+    spans: list[tuple[int, int, int, int]] = []  # record, column, first line, last line
+    for index, (first, last, record) in enumerate(records[1:]):  # the header is not a record
+        if last > first:
+            spans += _record_spans(index, record, first)
     if not parsed:
-        raise SheetError(f"sheet {name} is empty.", code="sheet-empty")
+        raise SheetError(
+            f"sheet {name} is empty.",
+            hint="export the coder's sheet again; it must have a header row and one row per comment.",
+            code="sheet-empty",
+        )
     header, *body = parsed
     table = _padded_table(header, body, np.arange(2, len(body) + 2), name)
     return dataclasses.replace(table, spanning=_spanning(spans, delimiter)) if spans else table
@@ -404,6 +399,73 @@ def _line_count_bytes(data: bytes) -> int:
 
 def _line_count(text: str) -> int:
     return count_line_breaks(text) + (not text.endswith(("\n", "\r")))
+
+
+class CsvBroken(ValueError):
+    """CSV text the csv module cannot read: near ``line``, with ``opened`` the line of a
+    quote left open (None when the fault is another), ``last_line`` the text's last line."""
+
+    def __init__(self, line: int, opened: int | None, last_line: int, reason: str):
+        super().__init__(reason)
+        self.line, self.opened, self.last_line, self.reason = line, opened, last_line, reason
+
+
+def csv_records(text: str, delimiter: str = ",") -> list[tuple[int, int, list[str]]]:
+    """The records of CSV text read by the csv module (strict), each as (its first line,
+    its last line, its cells): every CSV irr-audit reads with the csv module goes through
+    here, so a quote left open is found, and named by its line, the same way. Raises CsvBroken."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    records = []
+    ended = 0  # the line the previous record ended on
+    try:
+        for record in reader:
+            records.append((ended + 1, reader.line_num, record))
+            ended = reader.line_num
+    except csv.Error as exc:
+        opened = unclosed_quote_line(text, ended + 1, delimiter)
+        raise CsvBroken(reader.line_num, opened, _line_count(text), str(exc)) from None
+    return records
+
+
+@dataclass(frozen=True)
+class SwallowedValue:
+    """A value over several lines that a quote left open made swallow the rows after it."""
+
+    column: int
+    opened: int  # the line where its quote opened
+    closed: int  # the line where it closed
+    shaped: tuple[int, str] | None  # a line it swallowed that has the shape of a record: (its line, its text)
+
+    def sentence(self, column: str, row: int, what: str = "rows", shaped_is: str = "is a row of this file") -> str:
+        """What happened, for a message: which value, where its quote opened and closed, what it swallowed."""
+        swallowed = (
+            f"line {self.closed}" if self.closed == self.opened + 1 else f"lines {self.opened + 1}-{self.closed}"
+        )
+        looks = f"; line {self.shaped[0]}, '{printable(self.shaped[1], 80)}', {shaped_is}" if self.shaped else ""
+        return (
+            f"the {column!r} value of row {row} starts with a quote on line {self.opened} that is not closed until "
+            f"line {self.closed}, so {swallowed} would be read as part of that value, not as {what}{looks}"
+        )
+
+
+def swallowed_value(
+    record: list[str], first_line: int, free_text: set[int], shape: re.Pattern[str]
+) -> SwallowedValue | None:
+    """The first value of a record (from ``csv_records``) that swallowed rows through a
+    quote left open: a value over several lines in a column that never holds a line
+    break, or in a free-text column (``free_text``) a value one of whose later lines has
+    the shape of a record (``shape``, from ``record_pattern``). None when there is none."""
+    line = first_line
+    for at, cell in enumerate(record):
+        breaks = count_line_breaks(cell)
+        if not breaks:
+            continue
+        later = LINE_BREAK.split(cell)[1:]
+        shaped = next(((line + after, text) for after, text in enumerate(later, start=1) if shape.match(text)), None)
+        if at not in free_text or shaped is not None:
+            return SwallowedValue(at, line, line + breaks, shaped)
+        line += breaks
+    return None
 
 
 def unclosed_quote_line(text: str, first_line: int, delimiter: str) -> int | None:

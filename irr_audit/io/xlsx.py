@@ -51,7 +51,11 @@ def read_worksheet(data: bytes, name: str, worksheet_name: str | None, limits: L
     finally:
         workbook.close()
     if not values:
-        raise SheetError(f"sheet {name} has an empty worksheet {worksheet.title!r}.", code="sheet-empty")
+        raise SheetError(
+            f"sheet {name} has an empty worksheet {worksheet.title!r}.",
+            hint="choose the worksheet with the codes (--worksheet NAME), or save the coder's sheet again.",
+            code="sheet-empty",
+        )
     header = [_xlsx_text(value) for value in values[0]]
     body = [[_xlsx_text(value) for value in row] for row in values[1:]]
     numeric: dict[int, list[int]] = {}

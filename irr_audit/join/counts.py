@@ -16,7 +16,6 @@ for one machine come from counts made where the data lives (README: DuckDB, Spar
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +25,10 @@ import pandas as pd
 
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.io.framecsv import frame_csv_text
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import refuse_column_collisions, spreadsheet_original
-from irr_audit.io.sheets import read_table
+from irr_audit.io.sheets import SheetOptions, read_table_file
+from irr_audit.io.tables import ParsedFile
 from irr_audit.join.join import JoinResult
 from irr_audit.metrics.patterns import MAX_UNITS, compress
 from irr_audit.rules.model import CodeStatus, Rule
@@ -66,9 +67,10 @@ class Counts:
     sources: tuple[dict[str, Any], ...]
 
 
-def read_counts(paths: list[Path], rule: Rule) -> Counts:
-    """Read and merge counts files (shards add up)."""
-    frames = [_read_one(path) for path in paths]
+def read_counts(paths: list[Path], rule: Rule, limits: Limits = DEFAULT_LIMITS) -> Counts:
+    """Read and merge counts files (shards add up), each read once within ``limits``."""
+    read = [_read_one(path, limits) for path in paths]
+    frames = [frame for frame, _ in read]
     coders = tuple(frames[0].columns[:-1])
     for path, frame in zip(paths[1:], frames[1:]):
         if tuple(frame.columns[:-1]) != coders:
@@ -86,12 +88,12 @@ def read_counts(paths: list[Path], rule: Rule) -> Counts:
         {
             "name": path.name,
             "coder": None,
-            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-            "size": path.stat().st_size,
+            "sha256": parsed.sha256,
+            "size": parsed.size,
             "rows": len(frame),
             "empty_rows": 0,
         }
-        for path, frame in zip(paths, frames)
+        for path, (frame, parsed) in zip(paths, read)
     )
     return Counts(coders, codes, units, sources)
 
@@ -111,8 +113,9 @@ def _check_total(units: np.ndarray, paths: list[Path]) -> None:
         )
 
 
-def _read_one(path: Path) -> pd.DataFrame:
-    table = read_table(path)
+def _read_one(path: Path, limits: Limits) -> tuple[pd.DataFrame, ParsedFile]:
+    parsed = read_table_file(path, SheetOptions(limits=limits))
+    table = parsed.table
     columns = [spreadsheet_original(column.strip()) for column in table.header]
     if len(columns) < 3 or columns[-1] != UNITS or len(set(columns)) != len(columns):
         raise SheetError(
@@ -123,7 +126,7 @@ def _read_one(path: Path) -> pd.DataFrame:
         )
     frame = pd.DataFrame({name: column.to_numpy(zero_copy_only=False) for name, column in zip(columns, table.cells)})
     frame[UNITS] = _unit_counts(frame[UNITS], path, table.rows)
-    return frame
+    return frame, parsed
 
 
 def _unit_counts(column: pd.Series, path: Path, rows: np.ndarray) -> np.ndarray:

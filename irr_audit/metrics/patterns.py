@@ -234,16 +234,6 @@ class Grouping:
         return out.reshape(*values.shape[:-1], self.n_keys)
 
 
-def grouped_sums(values: np.ndarray, keys: np.ndarray, n_keys: int) -> np.ndarray:
-    """The sums of ``values`` (..., N) over the entries of each key 0..n_keys-1: (..., n_keys), float64.
-    Entries with a negative key are left out.
-
-    >>> grouped_sums(np.array([[1.0, 2.0, 4.0]]), np.array([2, -1, 2]), 3).tolist()
-    [[0.0, 0.0, 5.0]]
-    """
-    return Grouping(keys, n_keys).sums(values)
-
-
 def pair_tables(patterns: Patterns, a: int, b: int, weights: np.ndarray) -> np.ndarray:
     """K x K tables of coder a (rows) by coder b (columns) for a batch of unit weights.
 

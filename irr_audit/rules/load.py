@@ -152,18 +152,6 @@ def load_rule(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Rule:
     """Read and validate a rule file."""
     rule_path = Path(path)
     check_name(rule_path, "rule file")
-    try:
-        size = rule_path.stat().st_size
-    except OSError:
-        size = 0  # read_bounded says why the file cannot be read
-    if size > limits.rule_bytes:
-        raise RuleError(
-            f"rule file {rule_path} is {size:,} bytes; a rule file is at most "
-            f"{limits.rule_bytes:,} bytes (the limit rule_bytes).",
-            hint="check that --rule names the rule file and not a data file; if it is, raise the limit: "
-            "--limit rule_bytes=N.",
-            code="rule-too-large",
-        )
     data = read_bounded(
         rule_path,
         f"rule file {rule_path}",

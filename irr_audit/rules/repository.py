@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from irr_audit.errors import IrrAuditError, UsageError
-from irr_audit.io.files import check_name, resolved
+from irr_audit.io.files import check_name, resolved, sha256_digest
 from irr_audit.io.outputs import write_text_atomic
 from irr_audit.io.runfolder import BUNDLE_MANIFEST
 from irr_audit.rules.load import MAX_RULE_BYTES
 from irr_audit.rules.lock import LOCK_FILE_NAME, parse_lock
-from irr_audit.rules.revisions import RULE_FILE_NAME, Baseline, sha256_digest
+from irr_audit.rules.revisions import RULE_FILE_NAME, Baseline
 
 MAX_MANIFEST_BYTES = 50_000_000
 GIT_TIMEOUT_SECONDS = 120

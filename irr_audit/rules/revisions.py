@@ -13,7 +13,6 @@ so that every message points at a file the user can open.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -24,6 +23,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from irr_audit.errors import LimitError, RuleError
+from irr_audit.io.files import sha256_digest
 from irr_audit.io.limits import load_json
 from irr_audit.rules.load import MAX_RULE_BYTES, parse_rule
 from irr_audit.rules.model import Rule, code_key
@@ -648,10 +648,6 @@ def gate_problem(
 
 
 # --- small helpers -----------------------------------------------------------
-
-
-def sha256_digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def shown_path(rules_label: str, key: str) -> str:

@@ -122,7 +122,7 @@ def build_sample(
             files[path], replaced = render_xlsx_sheet(rows, rule)
         else:
             files[path] = render_csv_sheet(rows)
-        sheet: dict[str, Any] = {"coder": coder, "file": path, "sha256": hashlib.sha256(files[path]).hexdigest()}
+        sheet: dict[str, Any] = {"coder": coder, "file": path, "sha256": ""}  # filled below, with every file's
         if replaced:
             sheet["bodies_with_characters_xlsx_cannot_hold"] = {
                 "replaced_by": "U+FFFD",
@@ -131,8 +131,11 @@ def build_sample(
             }
         sheets.append(sheet)
     completeness = assess_completeness(run_record)
-    record = _sample_record(dataset, run_record, rule, request, ledger, log, draw, completeness, sheets, files)
-    record["run"] = runfolder.run_record(files)  # sha256 of every other file: a reader refuses a folder mixing two runs
+    digests = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}  # each file hashed once
+    for sheet in sheets:
+        sheet["sha256"] = digests[sheet["file"]]
+    record = _sample_record(dataset, run_record, rule, request, ledger, log, draw, completeness, sheets, digests)
+    record["run"] = runfolder.record_of(digests)  # a reader refuses a folder mixing two runs
     files[RECORD] = render_json(record).encode("utf-8")
     return Sample(files=files, record=record, ledger=ledger, draw=draw, completeness=completeness, log=log)
 
@@ -147,7 +150,7 @@ def _sample_record(
     draw: Draw,
     completeness: Completeness,
     sheets: list[dict[str, Any]],
-    files: dict[str, bytes],
+    digests: dict[str, str],
 ) -> dict[str, Any]:
     checks = count_checks(dataset, run_record)
     return {
@@ -178,7 +181,7 @@ def _sample_record(
         "sheet_format": request.sheet_format.value,
         "ledger": {
             "file": LEDGER_JSONL,
-            "sha256": hashlib.sha256(files[LEDGER_JSONL]).hexdigest(),
+            "sha256": digests[LEDGER_JSONL],
             "sample_ids": list(draw.ids),
         },
         "missingness_log": {"file": LOG_JSONL, "rows": len(log)},

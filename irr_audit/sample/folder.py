@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from irr_audit.errors import OutputError, UsageError
+from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.io.collector import quoted
 from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, load_json, load_json_line
@@ -78,7 +78,15 @@ def check_sample_out(out: Path, sample: Sample, force: bool) -> list[str]:
 
 
 def _differs(path: Path, data: bytes) -> bool:
-    return (path.is_file() or path.is_symlink()) and (path.is_symlink() or path.read_bytes() != data)
+    """Whether a file is there that is not ``data`` byte for byte (read only when its size is data's)."""
+    if path.is_symlink():
+        return True
+    if not path.is_file():
+        return False
+    try:
+        return path.stat().st_size != len(data) or read_bounded(path, f"{path}", max_bytes=len(data)) != data
+    except (OSError, IrrAuditError):
+        return True
 
 
 @dataclass(frozen=True)

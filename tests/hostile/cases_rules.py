@@ -453,7 +453,7 @@ CASES = [
         SCORE,
         {"rule.yaml": rule(question='"' + "q" * 2_000_000 + '"')},
         exit=2,
-        code="rule-too-large",
+        code="limit-rule-bytes",
         says=("rule.yaml",),
     ),
     Case(
