@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from irr_audit.errors import IrrAuditError
+from irr_audit.io.display import shortened
 
 NAMESPACE = "irr-audit"
 SIGNATURE_SUFFIX = ".sig"
@@ -80,7 +81,7 @@ def said(completed: subprocess.CompletedProcess[bytes]) -> str:
     lines = (" ".join("".join(ch if ch.isprintable() else " " for ch in line).split()) for line in text.splitlines())
     words = "; ".join(line for line in lines if line and not re.fullmatch(r"@+", line))
     words = words or f"exit status {completed.returncode}"
-    return words if len(words) <= 300 else words[:297] + "..."
+    return shortened(words, 300)
 
 
 def sign(data: bytes, key: Path) -> bytes:

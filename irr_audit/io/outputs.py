@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from irr_audit.errors import OutputError
-from irr_audit.io.display import NOT_WHITESPACE
+from irr_audit.io.display import UNSHOWN_BUT_WHITESPACE
 from irr_audit.io.files import resolved
 from irr_audit.io.runfolder import RECORD_FILES, read_record, recorded_files
 
@@ -80,7 +80,7 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 
 
 # json.dumps escapes C0 controls itself; these it would leave raw (outside strings JSON has none of them).
-_JSON_RAW_CONTROL = re.compile(f"[{NOT_WHITESPACE}]")
+_JSON_RAW_CONTROL = UNSHOWN_BUT_WHITESPACE
 
 
 def render_json(document: dict[str, Any]) -> str:

@@ -178,13 +178,6 @@ def occupants(folder: Path, claimed: Mapping[str, str | None]) -> Occupants:
     return result
 
 
-def listed(names: Iterable[str], limit: int = 5) -> str:
-    """A short list of names for a message: 'a, b and 3 more'."""
-    names = list(names)
-    shown = ", ".join(names[:limit])
-    return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
-
-
 # --- writing a folder as one run ----------------------------------------------------------
 
 

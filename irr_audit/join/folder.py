@@ -23,6 +23,7 @@ import pandas as pd
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
+from irr_audit.io.display import listed
 from irr_audit.io.files import resolved
 from irr_audit.io.framecsv import frame_csv_text
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
@@ -31,7 +32,6 @@ from irr_audit.io.runfolder import (
     RUN_KEY,
     Mismatch,
     files_read,
-    listed,
     occupants,
     read_record,
     record_of,

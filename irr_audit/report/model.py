@@ -11,6 +11,7 @@ import numpy as np
 
 from irr_audit._version import __version__
 from irr_audit.errors import UsageError
+from irr_audit.io.display import listed, shortened
 from irr_audit.join.join import JoinResult, across_columns
 from irr_audit.metrics import group_vs_reference, summarise
 from irr_audit.rules.model import Rule
@@ -30,7 +31,7 @@ class GroupSpec:
         coders = tuple(member.strip() for member in members.split(",") if member.strip())
         if not name.strip() or len(coders) < 2 or against is None:
             raise UsageError(
-                f"--group {_shortened(group)!r} is not NAME=CODER,CODER[,...] with --against CODER.",
+                f"--group {shortened(group, 200)!r} is not NAME=CODER,CODER[,...] with --against CODER.",
                 hint="for example --group humans=ann,ben,cat --against model.",
                 code="usage-group",
             )
@@ -56,14 +57,9 @@ def _counted(items: tuple[str, ...]) -> dict[str, int]:
     return counts
 
 
-def _shortened(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _listed(names: list[str], shown: int = 5) -> str:
-    """A few names of a list that can be long (a --group of thousands): the first ones and how many more."""
-    text = ", ".join(repr(_shortened(name, 60)) for name in names[:shown])
-    return text + (f" and {len(names) - shown:,} more" if len(names) > shown else "")
+def _listed(names: list[str]) -> str:
+    """Coders' names for a message: a --group can name thousands."""
+    return listed(repr(shortened(name, 60)) for name in names)
 
 
 # What one audit scores: every limit names itself in its message (README, "Limits").

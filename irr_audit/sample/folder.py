@@ -12,9 +12,10 @@ from typing import Any
 
 from irr_audit.errors import OutputError, UsageError
 from irr_audit.io.collector import quoted
+from irr_audit.io.display import listed
 from irr_audit.io.limits import json_lines, load_json, load_json_line
 from irr_audit.io.outputs import refuse_unsafe_outputs
-from irr_audit.io.runfolder import files_read, listed, occupants, recorded_files, replace_folder, run_mismatches
+from irr_audit.io.runfolder import files_read, occupants, recorded_files, replace_folder, run_mismatches
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
 from irr_audit.sample.build import RECORD, RULE_COPY, SHEETS, Sample
