@@ -105,6 +105,19 @@ def sign(data: bytes, key: Path) -> bytes:
     return signature
 
 
+def check_sign_key(key: Path | None) -> None:
+    """Before anything is read or written: ssh-keygen is there and the key is a file."""
+    if key is None:
+        return
+    ssh_keygen()
+    if not key.is_file():
+        raise SigningError(
+            f"--sign {key} is not a key file.",
+            hint="pass an SSH private key, e.g. ~/.ssh/id_ed25519.",
+            code="usage-sign-key",
+        )
+
+
 def check_allowed_signers(path: Path) -> None:
     """Before anything runs: the allowed signers file must be a readable file."""
     if not path.is_file():

@@ -19,7 +19,7 @@ from typing import Any
 from irr_audit.errors import OutputError
 from irr_audit.io.display import UNSHOWN_BUT_WHITESPACE
 from irr_audit.io.files import resolved
-from irr_audit.io.runfolder import RECORD_FILES, read_record, recorded_files
+from irr_audit.io.runfolder import RECORD_FILES, files_read, read_record, recorded_files
 
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 FORMULA_PATTERN = r"[=+\-@\t\r]"
@@ -189,6 +189,20 @@ def refuse_unsafe_outputs(inputs: Iterable[Path], files: Iterable[Path] = (), fo
         _check_output_folder(folder, known)
 
 
+def check_outputs(
+    inputs: Iterable[Path | None], option: str, files: Iterable[Path] = (), folders: Iterable[Path] = ()
+) -> None:
+    """:func:`refuse_unsafe_outputs` for a command's arguments as given (None skipped, the
+    folders irr-audit wrote expanded to the files in them, runfolder.files_read); the message
+    starts with the option that named the output."""
+    try:
+        refuse_unsafe_outputs(files_read(inputs), files=files, folders=folders)
+    except OutputError as error:
+        if error.message.startswith(option):
+            raise
+        raise OutputError(f"{option}: {error.message}", hint=error.hint, code=error.code) from None
+
+
 class _Inputs:
     """The inputs by resolved path and by (device, inode)."""
 
@@ -263,12 +277,7 @@ def _check_output_file(path: Path, inputs: _Inputs) -> None:
 
 
 def _check_output_folder(folder: Path, inputs: _Inputs) -> None:
-    if folder.exists() and not folder.is_dir():
-        raise OutputError(
-            f"cannot write into {folder}: it is a file, not a folder.",
-            hint="choose an output folder that does not exist yet or is a folder.",
-            code="output-unwritable",
-        )
+    _refuse_file_as_folder(folder, folder)
     inside = inputs.inside(folder)
     if inside is None:
         inside = next((found for entry in _entries(folder) if (found := inputs.same_as(entry)) is not None), None)
@@ -359,17 +368,23 @@ def _refuse_symlink(path: Path) -> None:
         )
 
 
+def _refuse_file_as_folder(folder: Path, existing: Path) -> None:
+    """``existing`` (``folder`` or the nearest existing folder on the way to it) must not be a file."""
+    if existing.exists() and not existing.is_dir():
+        which = "it" if existing == folder else str(existing)
+        raise OutputError(
+            f"cannot write into {folder}: {which} is a file, not a folder.",
+            hint="choose an output folder that does not exist yet or is a folder.",
+            code="output-unwritable",
+        )
+
+
 def _refuse_unwritable(folder: Path) -> None:
     """The nearest existing folder on the way to ``folder`` must be a folder we may write."""
     existing = next((candidate for candidate in (folder, *folder.parents) if candidate.exists()), None)
     if existing is None:
         return
-    if not existing.is_dir():
-        raise OutputError(
-            f"cannot write into {folder}: {existing} is a file, not a folder.",
-            hint="choose an output folder that does not exist yet or is a folder.",
-            code="output-unwritable",
-        )
+    _refuse_file_as_folder(folder, existing)
     if not os.access(existing, os.W_OK | os.X_OK):
         raise OutputError(
             f"cannot write into {folder}: {existing} is not writable (permission denied).",
