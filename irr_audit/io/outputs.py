@@ -12,7 +12,7 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,20 +79,43 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return "".join(lines)
 
 
-# json.dumps escapes C0 controls itself; these it would leave raw (outside strings JSON has none of them).
-_JSON_RAW_CONTROL = UNSHOWN_BUT_WHITESPACE
-
-
 def render_json(document: dict[str, Any]) -> str:
-    """Byte-stable JSON: sorted keys, fixed indentation, a trailing newline. Control characters
-    (C1 and DEL too, which json leaves raw) and bidi overrides are written as \\u escapes: the
-    same values, and nothing a terminal would obey when the JSON is printed."""
+    """Byte-stable JSON: sorted keys, fixed indentation, a trailing newline, and nothing raw
+    that a terminal would obey or a reader take for a line break (:func:`_escaped_json`)."""
     encoder = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
     buffer = io.StringIO()  # what json.dumps writes, without holding every piece of it at once
     for chunk in encoder.iterencode(document):
         buffer.write(chunk)
     buffer.write("\n")
-    return _JSON_RAW_CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", buffer.getvalue())
+    return _escaped_json(buffer.getvalue())
+
+
+def json_line(record: Mapping[str, Any], *, compact: bool = False) -> str:
+    """One JSON object on one line of JSON Lines, escaped as :func:`render_json` escapes.
+
+    >>> json_line({"id": "a\\u2028b\\x85", "row": 2}), json_line({"row": None}, compact=True)
+    ('{"id": "a\\\\u2028b\\\\u0085", "row": 2}\\n', '{"row":null}\\n')
+    """
+    return jsonl_text([record], compact=compact)
+
+
+def jsonl_text(records: Iterable[Mapping[str, Any]], *, compact: bool = False) -> str:
+    """JSON Lines: :func:`json_line` of each record (keys in their order; ``compact``
+    without spaces after ``,`` and ``:``)."""
+    separators = (",", ":") if compact else (", ", ": ")
+    encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=separators)
+    return _escaped_json("".join(encoder.encode(record) + "\n" for record in records))
+
+
+# json escapes the C0 controls itself; these it leaves raw: DEL and the C1 controls, the
+# bidi controls, the line and paragraph separators (line breaks to some JSON Lines readers)
+# and lone surrogates (from file names that were not UTF-8, which no UTF-8 file can hold).
+# Outside strings JSON has none of them, so escaping them keeps every value as it was.
+_JSON_RAW_CONTROL = UNSHOWN_BUT_WHITESPACE
+
+
+def _escaped_json(text: str) -> str:
+    return _JSON_RAW_CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def refuse_column_collisions(columns: Sequence[tuple[str, str]], output: str) -> None:
