@@ -25,7 +25,7 @@ from irr_audit.bundle.manifest import ADJUDICATION_DIR, MANIFEST, read_manifest,
 from irr_audit.bundle.read import join_bundle
 from irr_audit.bundle.signing import check_allowed_signers, check_sign_key, sign, ssh_keygen
 from irr_audit.errors import IrrAuditError, LimitError, UsageError
-from irr_audit.io.files import read_bounded
+from irr_audit.io.files import check_usable, read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.join.join import JoinResult
 from irr_audit.report.model import build_report
@@ -62,6 +62,7 @@ def freeze_audit(
     """Freeze an audit (sheets + rule, or a join folder) into a new bundle under ``into``,
     signed with ``sign_key`` when given. The digest list the digest will be appended to
     (``digests``) and the key are checked before anything is read or written."""
+    check_usable([*inputs, into, rule, recodes, sample, digests, sign_key])
     if digests is not None:
         check_list_target(digests, [*inputs, rule, sample, recodes])
     check_sign_key(sign_key)
@@ -77,6 +78,7 @@ def read_anchors(
     expect: str | None, digests: Path | None, allowed_signers: Path | None, identity: str | None
 ) -> Anchors:
     """The anchors verify checks, read and checked before the bundle is."""
+    check_usable([digests, allowed_signers])
     if identity is not None and allowed_signers is None:
         raise UsageError(
             "--identity names the signer to check; it goes with --allowed-signers FILE.",
@@ -120,6 +122,7 @@ class Adjudication:
 
 def adjudication(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> Adjudication:
     """A bundle's disagreements and the decisions on record; any doubtful record is refused."""
+    check_usable([bundle])
     manifest = read_manifest(bundle)
     join = join_bundle(bundle, limits)
     disagreements = adj.disagreement_codes(build_report(join).disagreements or ())

@@ -39,23 +39,8 @@ def reports_errors(command: F) -> F:
         except IrrAuditError as error:
             typer.echo(error.render(), err=True)
             raise typer.Exit(2) from None
-        except OSError as error:
-            if error.filename is None:
-                raise
-            typer.echo(unusable_path(error).render(), err=True)
-            raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
-
-
-def unusable_path(error: OSError) -> IrrAuditError:
-    """A path the system refused to look at (a name too long, a link that loops, a folder that
-    cannot be entered): bad input, named, rather than a crash."""
-    return IrrAuditError(
-        f"{error.filename} cannot be used: {error.strerror}.",
-        hint="check the path, its length and the permissions of the folders on it.",
-        code="path-unusable",
-    )
 
 
 RuleOption = Annotated[Path | None, typer.Option("--rule", help="The rule file the sheets were coded under.")]

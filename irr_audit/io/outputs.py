@@ -18,7 +18,7 @@ from typing import Any
 
 from irr_audit.errors import OutputError
 from irr_audit.io.display import UNSHOWN_BUT_WHITESPACE
-from irr_audit.io.files import resolved
+from irr_audit.io.files import check_usable, resolved
 from irr_audit.io.runfolder import RECORD_FILES, files_read, read_record, recorded_files
 
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
@@ -205,6 +205,8 @@ def refuse_unsafe_outputs(inputs: Iterable[Path], files: Iterable[Path] = (), fo
     Paths are compared after following symlinks, and by device and inode, so a hard
     link or a case-insensitive spelling of an input is an input too.
     """
+    files, folders = list(files), list(folders)
+    check_usable([*files, *folders])
     known = _Inputs.of(inputs)
     for path in files:
         _check_output_file(path, known)

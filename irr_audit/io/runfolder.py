@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from irr_audit.errors import OutputError
+from irr_audit.io.files import check_usable
 
 RUN_KEY = "run"
 PARTIAL_MARK = ".partial-"
@@ -285,6 +286,8 @@ def files_read(paths: Iterable[Path | None]) -> list[Path]:
     """Every file a command reads from these arguments, for the output checks: a file
     itself; for a folder irr-audit wrote (a join or sample folder, an audit bundle)
     every file in it, and the sheets and sample a join folder names."""
+    paths = list(paths)
+    check_usable(paths)
     found: list[Path] = []
     for path in paths:
         if path is None:

@@ -4,6 +4,7 @@ which every renderer shows. Pure: no files, no clock.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,10 +120,40 @@ def bootstrapped_quantities(n_coders: int, n_categories: int) -> int:
 
 @dataclass(frozen=True)
 class AuditOptions:
+    """What an audit computes beyond the counts; checked when made (UsageError), so that a
+    library caller gets the same refusal as the CLI (numpy integers are whole numbers too)."""
+
     n_boot: int = 0
     seed: int | None = None
     group: GroupSpec | None = None
     list_disagreements: bool = True  # `score` only counts them; `report` lists them with their text
+
+    def __post_init__(self) -> None:
+        if not _whole(self.n_boot) or self.n_boot < 0:
+            raise UsageError(
+                f"--bootstrap {self.n_boot!r} is not a number of replicates (a whole number from 0 up).",
+                hint="use 0 (no bootstrap) or a number such as 2000.",
+                code="usage-bootstrap",
+            )
+        if self.seed is not None and not _whole(self.seed):
+            raise UsageError(
+                f"--seed {self.seed!r} is not a whole number.",
+                hint="the bootstrap's seed is a whole number from 0 up.",
+                code="usage-seed",
+            )
+        if self.seed is not None and self.seed < 0:
+            raise UsageError(
+                f"--seed {self.seed} is negative.",
+                hint="the bootstrap's seed is a whole number from 0 up.",
+                code="usage-seed",
+            )
+        check_audit_size(0, 0, int(self.n_boot))  # too many replicates: refused before any sheet is read
+        object.__setattr__(self, "n_boot", int(self.n_boot))
+        object.__setattr__(self, "seed", None if self.seed is None else int(self.seed))
+
+
+def _whole(number: object) -> bool:
+    return isinstance(number, numbers.Integral) and not isinstance(number, bool)
 
 
 @dataclass(frozen=True)
