@@ -163,7 +163,10 @@ def test_a_library_caller_gets_the_same_error(world: Path, kind: str) -> None:
         lambda: irr_audit.audit([bad, world / "bob.csv"], rule=RULE),
         lambda: irr_audit.load_rule(bad),
         lambda: irr_audit.audit_counts([bad], rule=RULE),
+        lambda: irr_audit.join_folder([bad, world / "bob.csv"], RULE, world / "library-out"),
     ]
+    if kind != "folder":  # a folder is what join writes into
+        calls.append(lambda: irr_audit.join_folder([world / "alice.csv", world / "bob.csv"], RULE, bad))
     for call in calls:
         with pytest.raises(IrrAuditError):
             call()
