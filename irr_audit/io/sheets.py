@@ -37,6 +37,11 @@ class ColumnChoice:
     code_column: str | None = None
     worksheet: str | None = None
 
+    @property
+    def limits(self) -> Limits:
+        """The default limits: a choice of columns alone sets none (SheetOptions does)."""
+        return DEFAULT_LIMITS
+
 
 @dataclass(frozen=True)
 class SheetOptions(ColumnChoice):
@@ -44,10 +49,6 @@ class SheetOptions(ColumnChoice):
     The limits are not recorded with the audit: they change what can be read, never what is read."""
 
     limits: Limits = DEFAULT_LIMITS
-
-
-def limits_of(options: ColumnChoice) -> Limits:
-    return options.limits if isinstance(options, SheetOptions) else DEFAULT_LIMITS
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class Sheet:
 def read_sheet(path: str | Path, options: ColumnChoice = SheetOptions()) -> Sheet:
     """Read one coding sheet from disk."""
     sheet_path = Path(path)
-    return sheet_from_parsed(read_and_parse(sheet_path, options.worksheet, limits_of(options)), sheet_path, options)
+    return sheet_from_parsed(read_and_parse(sheet_path, options.worksheet, options.limits), sheet_path, options)
 
 
 def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> list[Sheet]:
@@ -99,14 +100,14 @@ def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> li
 def read_table(path: str | Path, options: ColumnChoice = SheetOptions()) -> RawTable:
     """Read any table irr-audit takes (a counts file, say) with the sheets' checks: every cell as text."""
     table_path = Path(path)
-    table = read_and_parse(table_path, options.worksheet, limits_of(options)).table
+    table = read_and_parse(table_path, options.worksheet, options.limits).table
     _check_spanning(table, table_path.name, dict(enumerate(table.header)))
     return table
 
 
 def parse_sheet(data: bytes, path: Path, options: ColumnChoice = SheetOptions()) -> Sheet:
     """Parse sheet bytes. Pure: ``path`` names the sheet and picks its format."""
-    return sheet_from_parsed(parse_file(data, path, options.worksheet, limits_of(options)), path, options)
+    return sheet_from_parsed(parse_file(data, path, options.worksheet, options.limits), path, options)
 
 
 def parse_rule_version(text: str) -> int | None:

@@ -5,6 +5,7 @@ which every renderer shows. Pure: no files, no clock.
 from __future__ import annotations
 
 import numbers
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +42,7 @@ class GroupSpec:
     @classmethod
     def of(cls, name: str, members: tuple[str, ...], reference: str) -> GroupSpec:
         """The group of these coders (two or more), each named once, scored against ``reference``."""
-        twice = [coder for coder, n in _counted(members).items() if n > 1]
+        twice = [coder for coder, n in Counter(members).items() if n > 1]
         if twice:  # a coder counted twice would outvote the others: a wrong consensus
             raise UsageError(
                 f"--group names {_listed(twice)} more than once.",
@@ -49,13 +50,6 @@ class GroupSpec:
                 code="usage-group",
             )
         return cls(name, members, reference)
-
-
-def _counted(items: tuple[str, ...]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for item in items:
-        counts[item] = counts.get(item, 0) + 1
-    return counts
 
 
 def _listed(names: list[str]) -> str:
