@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from irr_audit.errors import RuleError
-from irr_audit.io.display import shortened
+from irr_audit.io.display import CONTROL, shortened, visible
 from irr_audit.io.files import check_name, read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, limit_error
 from irr_audit.rules.model import Code, Rule, code_key
@@ -298,6 +298,14 @@ def _code_text(value: Any, name: str, where: str) -> str:
             where,
             f"must be a non-empty text code (got {value!r})",
             hint='quote codes that YAML would read otherwise, e.g. code: "yes".',
+        )
+    control = CONTROL.search(value.strip())
+    if control is not None:  # a code is typed in sheets and shown in reports: it must print as written
+        raise _invalid(
+            name,
+            where,
+            f"holds the control character U+{ord(control.group()):04X} ('{visible(value.strip())}')",
+            hint="write the code with printable characters only (no line break, tab or escape).",
         )
     return value.strip()
 
