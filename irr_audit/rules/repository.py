@@ -60,8 +60,9 @@ def gather_check_inputs(
 ) -> CheckInputs:
     check_usable([rules_dir, lock_path, audits_dir])
     current = read_rule_files(rules_dir)
-    lock = read_lock(lock_path or default_lock_path(rules_dir), named=lock_path is not None)
+    named = lock_path is not None  # a lock the user named must exist; the default one may not
     lock_path = lock_path or default_lock_path(rules_dir)
+    lock = read_lock(lock_path, named=named)
     manifests = read_manifests(audits_dir) if audits_dir is not None else {}
     shown_lock = label_of(lock_path)
     if base is None:
