@@ -31,6 +31,7 @@ from irr_audit.errors import UsageError
 from irr_audit.importers.model import ImportOptions
 from irr_audit.importers.run import ImportRun, import_exports
 from irr_audit.io.dataframes import frame_sheets, long_frame_sheets
+from irr_audit.io.files import check_usable
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
 from irr_audit.io.ordercolumn import order_values
 from irr_audit.io.outputs import refuse_unsafe_outputs, render_json
@@ -56,7 +57,6 @@ from irr_audit.report.model import (
     GroupSpec,
     build_counts_report,
     build_report,
-    check_audit_size,
 )
 from irr_audit.rules.load import load_rule as load_rule_file
 from irr_audit.rules.load import rule_from_mapping
@@ -374,6 +374,7 @@ def audit(
         result = join_sheets(sheets, loaded, sample_ids=list(reference.ids) if reference else None)
     else:
         inputs = _paths(data)
+        check_usable(inputs)
         if len(inputs) == 1 and inputs[0].is_dir():
             folder = inputs[0]
         if folder is not None and sample is not None:
@@ -817,33 +818,13 @@ def _sample_reference(
 def _audit_options(
     bootstrap: int, seed: int | None, group: Any, against: str | None, list_disagreements: bool
 ) -> AuditOptions:
-    """The options of an audit, checked before anything is read (numpy integers are whole numbers too)."""
-    if not _whole(bootstrap) or bootstrap < 0:
-        raise UsageError(
-            f"--bootstrap {bootstrap!r} is not a number of replicates (a whole number from 0 up).",
-            hint="use 0 (no bootstrap) or a number such as 2000.",
-            code="usage-bootstrap",
-        )
+    """The options of an audit, checked before anything is read (AuditOptions checks the bootstrap and seed)."""
     if against is not None and group is None:
         raise UsageError(
             "--against needs --group.", hint="for example --group humans=ann,ben --against model.", code="usage-group"
         )
-    if seed is not None and not _whole(seed):
-        raise UsageError(
-            f"--seed {seed!r} is not a whole number.",
-            hint="the bootstrap's seed is a whole number from 0 up.",
-            code="usage-seed",
-        )
-    if seed is not None and seed < 0:
-        raise UsageError(
-            f"--seed {seed} is negative.", hint="the bootstrap's seed is a whole number from 0 up.", code="usage-seed"
-        )
-    check_audit_size(0, 0, int(bootstrap))  # too many replicates: refused before any sheet is read
     return AuditOptions(
-        n_boot=int(bootstrap),
-        seed=None if seed is None else int(seed),
-        group=_group(group, against),
-        list_disagreements=list_disagreements,
+        n_boot=bootstrap, seed=seed, group=_group(group, against), list_disagreements=list_disagreements
     )
 
 

@@ -21,16 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from irr_audit.bundle.anchor import parse_digest, parse_digest_list
 from irr_audit.bundle.freeze import FREEZE_LOCK
 from irr_audit.bundle.manifest import canonical_sha256
 from irr_audit.bundle.read import join_files, read_frozen_files
 from irr_audit.bundle.verify import compare_scores
-from irr_audit.cli import app
 from irr_audit.errors import UsageError
 from irr_audit.io.outputs import render_json
+from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
@@ -39,17 +38,6 @@ DIGEST_LINE = re.compile(r"(sha256:[0-9a-f]{64})  (.+)")
 INTERNAL_ONLY = "checked: internal consistency only: whoever can write the bundle folder could change a file"
 SSH_KEYGEN = shutil.which("ssh-keygen")
 needs_ssh_keygen = pytest.mark.skipif(SSH_KEYGEN is None, reason="ssh-keygen (OpenSSH) is not installed")
-
-
-def run(*args: object):
-    return CliRunner().invoke(app, [str(arg) for arg in args], catch_exceptions=False)
-
-
-@pytest.fixture
-def sheets(tmp_path: Path) -> list[Path]:
-    folder = tmp_path / "sheets"
-    folder.mkdir()
-    return [Path(shutil.copy(EXAMPLES / name, folder / name)) for name in ("alice.csv", "bob.csv")]
 
 
 def freeze(sheets: list[Path], audits: Path, *extra: object) -> tuple[str, Path]:
@@ -250,16 +238,34 @@ def test_freeze_never_appends_to_an_input_or_into_a_bundle(sheets: list[Path], t
     _, bundle = freeze(sheets, tmp_path / "audits")
     others = [Path(shutil.copy(sheet, tmp_path / f"{sheet.stem}2.csv")) for sheet in sheets]
 
+    overwrites = "Error [output-overwrites-input]: --digests: writing {} would overwrite an input file"
     for target, message in (
-        (others[0], f"Error [usage-digests]: --digests {others[0]} is a file this command reads."),
-        (RULE, f"Error [usage-digests]: --digests {RULE} is a file this command reads."),
-        (bundle / "DIGESTS", f"Error [usage-digests]: --digests {bundle / 'DIGESTS'} is inside {bundle}"),
+        (others[0], overwrites.format(others[0])),
+        (RULE, overwrites.format(RULE)),
+        (bundle / "DIGESTS", f"Error [output-in-bundle]: --digests: {bundle / 'DIGESTS'} is inside the audit bundle"),
         (sheets[0], f"Error [digests-invalid]: digest list {sheets[0]}, line 1, is not '<digest>  <name>'"),
     ):
         result = run("freeze", *others, "--rule", RULE, "--into", tmp_path / "new", "--digests", target)
         assert result.exit_code == 2 and result.stderr.startswith(message), result.stderr
     assert [sheet.read_bytes() for sheet in [*sheets, *others]] == [*before, *before]
     assert not (bundle / "DIGESTS").exists() and not (tmp_path / "new").exists()
+
+
+def test_freeze_of_a_join_folder_never_appends_to_a_sheet_it_was_joined_from(
+    sheets: list[Path], tmp_path: Path
+) -> None:
+    """The join folder names its sheets: they are inputs of freeze J too, and the message says
+    so (not that the sheet is no digest list)."""
+    joined = tmp_path / "J"
+    assert run("join", *sheets, "--rule", RULE, "--out", joined, "-q").exit_code == 0
+    before = sheets[0].read_bytes()
+    for target in (sheets[0], joined / "joined.csv"):
+        result = run("freeze", joined, "--into", tmp_path / "audits", "--digests", target)
+        assert result.exit_code == 2
+        assert result.stderr.startswith(
+            f"Error [output-overwrites-input]: --digests: writing {target} would overwrite an input file"
+        ), result.stderr
+    assert sheets[0].read_bytes() == before and not (tmp_path / "audits").exists()
 
 
 def test_the_expected_digest_must_be_a_digest(sheets: list[Path], tmp_path: Path) -> None:
@@ -334,7 +340,9 @@ def test_anchoring_options_of_adjudicate_need_decisions(sheets: list[Path], tmp_
     result = run("adjudicate", bundle, "--digests", tmp_path / "DIGESTS")
     assert result.exit_code == 2 and "Error [usage-adjudicate]: --digests and --sign" in result.stderr
     inside = run("adjudicate", bundle, "--decisions", tmp_path / "x.csv", "--by", "a", "--digests", bundle / "DIGESTS")
-    assert inside.exit_code == 2 and "Error [usage-digests]" in inside.stderr
+    assert inside.exit_code == 2 and "Error [output-in-bundle]: --digests:" in inside.stderr
+    listing = run("adjudicate", bundle, "--output", bundle / "adjudication" / "list.csv")
+    assert listing.exit_code == 2 and "Error [output-in-bundle]: --output:" in listing.stderr
 
 
 # --- 4. SSH signatures -----------------------------------------------------------------------

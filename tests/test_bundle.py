@@ -15,31 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from irr_audit.bundle import freeze as freeze_module
 from irr_audit.bundle.manifest import canonical_sha256, list_bundles, units_digest
-from irr_audit.cli import app
 from irr_audit.io import runfolder
 from irr_audit.io.outputs import render_json
+from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
 EXAMPLES = ROOT / "examples" / "sheets"
 RULE_FILE = "rule/explicit_current_failure/v1.yaml"
 NAME = re.compile(r"\d{8}T\d{6}Z_explicit_current_failure_v1")
-
-
-def run(*args: object):
-    return CliRunner().invoke(app, [str(arg) for arg in args], catch_exceptions=False)
-
-
-@pytest.fixture
-def sheets(tmp_path: Path) -> list[Path]:
-    """The example audit (kappa 0.70 on 20 fully coded units), copied where freeze may read it."""
-    folder = tmp_path / "coding sheets"
-    folder.mkdir()
-    return [Path(shutil.copy(EXAMPLES / name, folder / name)) for name in ("alice.csv", "bob.csv")]
 
 
 def printed_path(stdout: str) -> Path:

@@ -221,8 +221,9 @@ MARKUP_TAGS = {
 
 
 def shown(text: str) -> str:
-    """What a reader must see for ``text``: its words, control characters as escapes."""
-    return visible(" ".join(text.split()))
+    """What a reader must see for ``text``: its words (spaces, tabs and line breaks fold into one
+    space, as in any Markdown), every other control character or separator as an escape."""
+    return visible(re.sub(r"[ \t\r\n]+", " ", text).strip(" "))
 
 
 # Any text a sheet can hold (no surrogates: UTF-8 files cannot), e-mail addresses aside.

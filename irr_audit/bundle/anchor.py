@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
-from irr_audit.io.files import DIGEST_PREFIX, read_bounded, resolved
-from irr_audit.io.runfolder import is_bundle
+from irr_audit.io.files import DIGEST_PREFIX, read_bounded
+from irr_audit.io.outputs import check_outputs
 
 DIGEST_TEXT = re.compile(r"(?:sha256:)?([0-9a-fA-F]{64})")
 LIST_LINE = re.compile(r"(?:sha256:)?([0-9a-fA-F]{64})[ \t]+(\S+)[ \t]*")
@@ -159,27 +159,12 @@ def listed_problem(digests: DigestList, name: str, digest: str) -> str | None:
     return None
 
 
-def check_list_target(path: Path, reads: Iterable[Path], inside: Iterable[Path] = ()) -> DigestList:
-    """Before a command writes anything: the digest list it will append to must be a
-    digest list (never another file), neither a file the command reads nor a file
-    inside a folder it reads (a bundle, a join folder, a sample), and not inside any
-    bundle. Returns the list."""
-    target = resolved(path)
-    inside = [*inside, *(folder for folder in target.parents if is_bundle(folder))]
-    for read in reads:
-        if target == resolved(read):
-            raise UsageError(
-                f"--digests {path} is a file this command reads.",
-                hint="keep the digest list apart, e.g. --digests audits/DIGESTS.",
-                code="usage-digests",
-            )
-    for folder in inside:
-        if target.is_relative_to(resolved(folder)):
-            raise UsageError(
-                f"--digests {path} is inside {folder}, which this command reads.",
-                hint="keep the digest list beside the bundles, e.g. --digests audits/DIGESTS.",
-                code="usage-digests",
-            )
+def check_list_target(path: Path, inputs: Iterable[Path | None]) -> DigestList:
+    """Before a command writes anything: the digest list it will append to passes the output
+    check (never a file the command reads, in a folder it reads or in a bundle: io.outputs)
+    and is a digest list (never another file). ``inputs`` are the command's arguments as
+    given. Returns the list."""
+    check_outputs(inputs, "--digests", files=[path])
     return read_digest_list(path, missing_ok=True)
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from irr_audit.errors import IrrAuditError
+from irr_audit.io.display import shortened
 
 NAMESPACE = "irr-audit"
 SIGNATURE_SUFFIX = ".sig"
@@ -80,7 +81,7 @@ def said(completed: subprocess.CompletedProcess[bytes]) -> str:
     lines = (" ".join("".join(ch if ch.isprintable() else " " for ch in line).split()) for line in text.splitlines())
     words = "; ".join(line for line in lines if line and not re.fullmatch(r"@+", line))
     words = words or f"exit status {completed.returncode}"
-    return words if len(words) <= 300 else words[:297] + "..."
+    return shortened(words, 300)
 
 
 def sign(data: bytes, key: Path) -> bytes:
@@ -102,6 +103,19 @@ def sign(data: bytes, key: Path) -> bytes:
             hint="pass an SSH private key readable only by you (chmod 600), e.g. one made with ssh-keygen -t ed25519.",
         )
     return signature
+
+
+def check_sign_key(key: Path | None) -> None:
+    """Before anything is read or written: ssh-keygen is there and the key is a file."""
+    if key is None:
+        return
+    ssh_keygen()
+    if not key.is_file():
+        raise SigningError(
+            f"--sign {key} is not a key file.",
+            hint="pass an SSH private key, e.g. ~/.ssh/id_ed25519.",
+            code="usage-sign-key",
+        )
 
 
 def check_allowed_signers(path: Path) -> None:

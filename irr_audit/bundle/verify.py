@@ -41,7 +41,8 @@ from irr_audit.bundle.manifest import (
 from irr_audit.bundle.read import frozen_file, join_files
 from irr_audit.bundle.signing import SIGNATURE_MAX_BYTES, check_signature
 from irr_audit.errors import IrrAuditError
-from irr_audit.io.files import read_bounded, resolved, sha256_digest, sha256_hex
+from irr_audit.io.display import shortened
+from irr_audit.io.files import check_usable, read_bounded, resolved, sha256_digest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
 from irr_audit.join.join import JoinResult
@@ -89,7 +90,7 @@ def compare_scores(frozen: Any, recomputed: Any, where: str = "") -> tuple[list[
         return differences, new
     if _same_value(frozen, recomputed):
         return [], []
-    return [f"{where or '(score)'}: frozen {_short(frozen)}, recomputed {_short(recomputed)}"], []
+    return [f"{where or '(score)'}: frozen {_as_json(frozen)}, recomputed {_as_json(recomputed)}"], []
 
 
 def _same_value(frozen: Any, recomputed: Any) -> bool:
@@ -105,9 +106,8 @@ def _same_value(frozen: Any, recomputed: Any) -> bool:
     return type(frozen) is type(recomputed) and frozen == recomputed
 
 
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= 80 else text[:77] + "..."
+def _as_json(value: Any) -> str:
+    return shortened(json.dumps(value, ensure_ascii=False, sort_keys=True), 80)
 
 
 # --- verify -------------------------------------------------------------------------
@@ -158,6 +158,7 @@ class Verification:
 def verify_bundle(bundle: Path, anchors: Anchors | None = None, limits: Limits = DEFAULT_LIMITS) -> Verification:
     """Re-hash every file, check the manifest, recompute the score and compare; then
     check the bundle against the anchors kept outside it, if any."""
+    check_usable([bundle])
     if not bundle.is_dir():
         raise BundleError(
             f"{bundle} is not a folder.", hint="pass a bundle folder made by irr-audit freeze.", code="bundle-not-found"
@@ -216,11 +217,7 @@ def manifest_read_problem(error: Exception) -> str:
         if not error.doc.strip():
             return "is empty"
         return f"is not JSON ({error.msg} at line {error.lineno}, column {error.colno})"
-    return f"cannot be read as JSON ({_short_text(str(error))})"
-
-
-def _short_text(text: str) -> str:
-    return text if len(text) <= 120 else text[:117] + "..."
+    return f"cannot be read as JSON ({shortened(str(error), 120)})"
 
 
 def _bytes_or_none(path: Path) -> bytes | None:

@@ -17,26 +17,12 @@ from irr_audit.bundle.freeze import FreezeResult, FreezeSource, collect_source
 from irr_audit.bundle.freeze import freeze as freeze_bundle
 from irr_audit.bundle.manifest import ADJUDICATION_DIR, shell_path
 from irr_audit.bundle.read import read_bundle
-from irr_audit.bundle.signing import SigningError, check_allowed_signers, sign, ssh_keygen
+from irr_audit.bundle.signing import check_allowed_signers, check_sign_key, sign, ssh_keygen
 from irr_audit.errors import IrrAuditError, LimitError, UsageError
-from irr_audit.io.files import read_bounded, resolved, sha256_digest, sha256_hex
+from irr_audit.io.files import check_usable, read_bounded, sha256_digest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.join.join import JoinResult
 from irr_audit.report.model import disagreement_list
-
-
-def check_sign_key(key: Path | None) -> None:
-    """Before anything is read or written: ssh-keygen is there and the key is a file."""
-    if key is None:
-        return
-    ssh_keygen()
-    if not key.is_file():
-        raise SigningError(
-            f"--sign {key} is not a key file.",
-            hint="pass an SSH private key, e.g. ~/.ssh/id_ed25519.",
-            code="usage-sign-key",
-        )
-
 
 # --- freeze --------------------------------------------------------------------------
 
@@ -70,10 +56,9 @@ def freeze_audit(
     """Freeze an audit (sheets + rule, or a join folder) into a new bundle under ``into``,
     signed with ``sign_key`` when given. The digest list the digest will be appended to
     (``digests``) and the key are checked before anything is read or written."""
-    reads = [*inputs, *(path for path in (rule,) if path is not None)]
-    folders = [path for path in (*inputs, sample, recodes) if path is not None and path.is_dir()]
+    check_usable([*inputs, into, rule, recodes, sample, digests, sign_key])
     if digests is not None:
-        check_list_target(digests, reads, folders)
+        check_list_target(digests, [*inputs, rule, sample, recodes])
     check_sign_key(sign_key)
     source = collect_source(inputs, rule, id_column, code_column, sample, worksheet=worksheet, limits=limits)
     result = freeze_bundle(source, into, now or datetime.now(timezone.utc), recodes=recodes, sign_key=sign_key)
@@ -87,6 +72,7 @@ def read_anchors(
     expect: str | None, digests: Path | None, allowed_signers: Path | None, identity: str | None
 ) -> Anchors:
     """The anchors verify checks, read and checked before the bundle is."""
+    check_usable([digests, allowed_signers])
     if identity is not None and allowed_signers is None:
         raise UsageError(
             "--identity names the signer to check; it goes with --allowed-signers FILE.",
@@ -130,6 +116,7 @@ class Adjudication:
 
 def adjudication(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> Adjudication:
     """A bundle's disagreements and the decisions on record; any doubtful record is refused."""
+    check_usable([bundle])
     frozen = read_bundle(bundle, limits)
     join, manifest_sha256 = frozen.join, frozen.manifest.sha256
     disagreements = adj.disagreement_codes(disagreement_list(join))  # listed, not scored
@@ -137,16 +124,6 @@ def adjudication(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> Adjudication:
     return Adjudication(
         bundle, frozen.manifest.content, manifest_sha256, join, disagreements, adj.current_decisions(records)
     )
-
-
-def check_template_output(bundle: Path, output: Path) -> None:
-    """The list of disagreements is never written into the bundle: a bundle only gains records."""
-    if resolved(output).is_relative_to(resolved(bundle)):
-        raise UsageError(
-            f"--output {output} is inside the bundle {bundle}.",
-            hint="write the list elsewhere; a bundle only gains adjudication records.",
-            code="usage-adjudicate",
-        )
 
 
 @dataclass(frozen=True)

@@ -212,13 +212,8 @@ def adjudicate(
     """
     from irr_audit.bundle.anchor import append_digest, check_list_target, digest_line
     from irr_audit.bundle.manifest import shell_path
-    from irr_audit.bundle.workflow import (
-        adjudication,
-        check_sign_key,
-        check_template_output,
-        decide_hint,
-        record_decisions,
-    )
+    from irr_audit.bundle.signing import check_sign_key
+    from irr_audit.bundle.workflow import adjudication, decide_hint, record_decisions
     from irr_audit.io.outputs import write_text_atomic
 
     if decisions is None and (digests is not None or sign is not None):
@@ -228,7 +223,7 @@ def adjudicate(
             code="usage-adjudicate",
         )
     if digests is not None:
-        check_list_target(digests, [path for path in (decisions,) if path is not None], [bundle])
+        check_list_target(digests, [bundle, decisions])
     check_sign_key(sign)
     if output is not None:
         check_outputs([bundle, decisions], "--output", files=[output])
@@ -243,7 +238,6 @@ def adjudicate(
         if output is None:
             typer.echo(state.template(), nl=False)
         else:
-            check_template_output(bundle, output)
             write_text_atomic(output, state.template())
         if not quiet:
             say(

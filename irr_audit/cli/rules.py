@@ -129,12 +129,19 @@ def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None) -> None:
     Refuses (exit 1) while `rules check` finds problems: a lock never records an edit.
     """
     from irr_audit.rules.lock import lock_entries, render_lock
-    from irr_audit.rules.repository import default_lock_path, label_of, read_lock, read_rule_files, write_lock
+    from irr_audit.rules.repository import (
+        default_lock_path,
+        label_of,
+        read_lock,
+        read_rule_files,
+        rule_folder_files,
+        write_lock,
+    )
     from irr_audit.rules.revisions import check_rules
 
     lock_path = lock or default_lock_path(rules_dir)
     # the rule files, as read_rule_files reads them
-    check_outputs(sorted(rules_dir.glob("*/*")), "--lock", files=[lock_path])
+    check_outputs(rule_folder_files(rules_dir), "--lock", files=[lock_path])
     current = read_rule_files(rules_dir)
     existing = read_lock(lock_path)
     result = check_rules(current, [existing] if existing else [], rules_label=label_of(rules_dir))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from irr_audit._version import __version__
-from irr_audit.errors import IrrAuditError, OutputError
+from irr_audit.errors import IrrAuditError
 from irr_audit.io.display import visible
 
 if TYPE_CHECKING:
@@ -39,23 +39,8 @@ def reports_errors(command: F) -> F:
         except IrrAuditError as error:
             typer.echo(error.render(), err=True)
             raise typer.Exit(2) from None
-        except OSError as error:
-            if error.filename is None:
-                raise
-            typer.echo(unusable_path(error).render(), err=True)
-            raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
-
-
-def unusable_path(error: OSError) -> IrrAuditError:
-    """A path the system refused to look at (a name too long, a link that loops, a folder that
-    cannot be entered): bad input, named, rather than a crash."""
-    return IrrAuditError(
-        f"{error.filename} cannot be used: {error.strerror}.",
-        hint="check the path, its length and the permissions of the folders on it.",
-        code="path-unusable",
-    )
 
 
 RuleOption = Annotated[Path | None, typer.Option("--rule", help="The rule file the sheets were coded under.")]
@@ -103,16 +88,10 @@ def check_outputs(
     inputs: Sequence[Path | None], option: str, files: Sequence[Path] = (), folders: Sequence[Path] = ()
 ) -> None:
     """Refuse, before the command reads anything, an output that would write an input or a
-    bundle; the message starts with the option that named the output."""
-    from irr_audit.io.outputs import refuse_unsafe_outputs
-    from irr_audit.io.runfolder import files_read
+    bundle; the message starts with the option that named the output (io.outputs.check_outputs)."""
+    from irr_audit.io.outputs import check_outputs as refuse
 
-    try:
-        refuse_unsafe_outputs(files_read(inputs), files=files, folders=folders)
-    except OutputError as error:
-        if error.message.startswith(option):
-            raise
-        raise OutputError(f"{option}: {error.message}", hint=error.hint, code=error.code) from None
+    refuse(inputs, option, files=files, folders=folders)
 
 
 def parse_limits(values: list[str] | None) -> Limits:

@@ -5,7 +5,6 @@ and import.json (the exports' sha256, the rule, the counts, and the run record).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -15,13 +14,13 @@ from typing import Any
 from irr_audit.errors import OutputError
 from irr_audit.importers.build import LOG_COLUMNS, ImportResult
 from irr_audit.importers.model import ImportOptions
+from irr_audit.io.display import listed
 from irr_audit.io.files import resolved
-from irr_audit.io.outputs import csv_text, refuse_unsafe_outputs, render_json
+from irr_audit.io.outputs import csv_text, jsonl_text, refuse_unsafe_outputs, render_json
 from irr_audit.io.runfolder import (
     IMPORT_RECORD,
     RUN_KEY,
     files_read,
-    listed,
     occupants,
     read_record,
     record_of,
@@ -72,7 +71,7 @@ def _cell(value: Any) -> str:
 
 
 def log_jsonl(log: list[dict[str, Any]]) -> str:
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in log)
+    return jsonl_text(log)
 
 
 def import_summary(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from irr_audit.errors import IrrAuditError
+from irr_audit.io.display import CONTROL
 from irr_audit.io.files import check_name, read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, JsonHooks, Limits, json_lines, load_json, load_json_line
 from irr_audit.io.tables import CsvBroken, csv_records, record_pattern, swallowed_value
@@ -48,7 +49,6 @@ REQUIRED_CSV_FIELDS = ("comment_id", "body", "status")
 TEXT_FIELDS = ("body", "status_reason")  # may hold a line break; the other fields never do
 LARGEST_COUNT = 2**53  # counts above this are not exact as JSON numbers in most readers
 INPUT_URL_KEYS = ("postUrl", "url", "inputUrl", "input")
-CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1, as the sheet reader refuses in ids
 REDDIT_POST_ID = re.compile(r"/comments/([A-Za-z0-9]+)")
 
 
@@ -323,7 +323,7 @@ def _with_id(fields: dict[str, Any]) -> dict[str, Any]:
     matched back to the ledger (the sheet reader refuses such ids too)."""
     raw_id = fields.pop("comment_id")
     text = {field: _field_text(value) for field, value in fields.items()}
-    control = CONTROL_CHARACTER.search(raw_id) if isinstance(raw_id, str) else None
+    control = CONTROL.search(raw_id) if isinstance(raw_id, str) else None
     if control is not None:
         problem = f"commentId holds the control character U+{ord(control.group()):04X}"
         return {**text, "comment_id": None, "id_problem": problem, "raw": raw_id}

@@ -12,17 +12,19 @@ Ordinary Unicode (accents, CJK, emoji, right-to-left letters) is left as it is.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-# C0 controls other than tab, line feed and carriage return; DEL and the C1
-# controls; the Unicode Bidi_Control characters; the line and paragraph
-# separators, which some programs break lines on.
-# Lone surrogates are the bytes of a file name that were not UTF-8 (os.fsdecode keeps them
-# as U+DC80-U+DCFF); no terminal or file can show them as they are.
-NOT_WHITESPACE = (
-    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff"
-)
-_CONTROL = re.compile(f"[\t\n\r{NOT_WHITESPACE}]")
-_CONTROL_NOT_WHITESPACE = re.compile(f"[{NOT_WHITESPACE}]")
+# The C0 controls, DEL and the C1 controls: never part of an id or a name. Written with
+# escapes, so that pyarrow's regular expressions (RE2) read the pattern as Python's do.
+_C0_DEL_C1 = r"\x00-\x1f\x7f-\x9f"
+CONTROL = re.compile(f"[{_C0_DEL_C1}]")
+# Shown as escapes too: the Unicode Bidi_Control characters, the line and paragraph
+# separators (some programs break lines on them), and lone surrogates (the bytes of a file
+# name that were not UTF-8: os.fsdecode keeps them as U+DC80-U+DCFF; nothing can show them).
+_REORDERING = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff"
+UNSHOWN = re.compile(f"[{_C0_DEL_C1}{_REORDERING}]")
+# The same but tab, line feed and carriage return: white space where the text is a document.
+UNSHOWN_BUT_WHITESPACE = re.compile(rf"(?![\t\n\r]){UNSHOWN.pattern}")
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
@@ -47,13 +49,32 @@ def visible(text: str, *, keep_whitespace: bool = False) -> str:
     >>> visible("ok \\x1b]0;title\\x07 \\u202eabc"), visible("caf\\u00e9 \\u6f22 \\U0001f600")
     ('ok \\\\x1b]0;title\\\\x07 \\\\u202eabc', 'café 漢 😀')
     """
-    pattern = _CONTROL_NOT_WHITESPACE if keep_whitespace else _CONTROL
+    pattern = UNSHOWN_BUT_WHITESPACE if keep_whitespace else UNSHOWN
     if pattern.search(text) is None:
         return text
     return pattern.sub(lambda match: escape_control(match.group()), text)
 
 
+def shortened(text: str, at_most: int = 80, *, ellipsis: str = "...") -> str:
+    """``text`` cut to ``at_most`` characters, the ellipsis included, when it is longer.
+
+    >>> shortened("abcdefgh", 6), shortened("abc", 6), shortened("abcdefgh", 6, ellipsis="\\u2026")
+    ('abc...', 'abc', 'abcde…')
+    """
+    return text if len(text) <= at_most else text[: at_most - len(ellipsis)] + ellipsis
+
+
+def listed(names: Iterable[str], shown: int = 5) -> str:
+    """A list that can be long, for a message: the first ``shown`` names and how many more.
+
+    >>> listed(["a", "b"]), listed("abcdefg")
+    ('a, b', 'a, b, c, d, e and 2 more')
+    """
+    names = list(names)
+    text = ", ".join(names[:shown])
+    return text + (f" and {len(names) - shown:,} more" if len(names) > shown else "")
+
+
 def printable(text: str, at_most: int = 160) -> str:
-    """Text from a file, fit for one line of a message: control characters escaped, shortened."""
-    shown = re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda match: f"\\x{ord(match.group()):02x}", text)
-    return shown if len(shown) <= at_most else shown[: at_most - 3] + "..."
+    """Text from a file, fit for one line of a message: :func:`visible`, then :func:`shortened`."""
+    return shortened(visible(text), at_most)

@@ -13,6 +13,7 @@ import errno
 import hashlib
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from irr_audit.errors import IrrAuditError, UsageError
@@ -68,6 +69,33 @@ def check_name(path: Path, subject: str) -> None:
                 "record in its outputs.",
                 hint="rename the file (or the folder holding it) with UTF-8 characters, e.g. with mv.",
                 code="path-not-utf8",
+            ) from None
+
+
+def check_usable(paths: Iterable[Path | None]) -> None:
+    """Refuse a path the system cannot even look up: a name too long, a folder on the way that
+    cannot be entered, a NUL character. Probes such as ``Path.exists`` raise OSError on these,
+    so every path a user gives goes through this first. A path that does not exist (or runs
+    through a file), or a link that loops, passes: the reader that wanted it names the problem."""
+    for path in paths:
+        if path is None:
+            continue
+        try:
+            os.stat(path)
+        except ValueError:  # a NUL character: no file system has such a name
+            raise UsageError(
+                f"{shown_name(str(path).replace(chr(0), chr(0x2400)))} holds a NUL character; no file has such a name.",
+                hint="check the path.",
+                code="path-unusable",
+            ) from None
+        except OSError as error:
+            if error.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+                continue
+            why = "its name is longer than the file system allows" if error.errno == errno.ENAMETOOLONG else None
+            raise UsageError(
+                f"{shown_name(path)} cannot be used: {why or error.strerror}.",
+                hint="check the path, its length and the permissions of the folders on it.",
+                code="path-unusable",
             ) from None
 
 

@@ -12,14 +12,14 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from irr_audit.errors import OutputError
-from irr_audit.io.display import NOT_WHITESPACE
-from irr_audit.io.files import resolved
-from irr_audit.io.runfolder import RECORD_FILES, is_bundle, read_record, recorded_files
+from irr_audit.io.display import UNSHOWN_BUT_WHITESPACE
+from irr_audit.io.files import check_usable, resolved
+from irr_audit.io.runfolder import RECORD_FILES, files_read, is_bundle, read_record, recorded_files
 
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 FORMULA_PATTERN = r"[=+\-@\t\r]"
@@ -79,20 +79,43 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return "".join(lines)
 
 
-# json.dumps escapes C0 controls itself; these it would leave raw (outside strings JSON has none of them).
-_JSON_RAW_CONTROL = re.compile(f"[{NOT_WHITESPACE}]")
-
-
 def render_json(document: dict[str, Any]) -> str:
-    """Byte-stable JSON: sorted keys, fixed indentation, a trailing newline. Control characters
-    (C1 and DEL too, which json leaves raw) and bidi overrides are written as \\u escapes: the
-    same values, and nothing a terminal would obey when the JSON is printed."""
+    """Byte-stable JSON: sorted keys, fixed indentation, a trailing newline, and nothing raw
+    that a terminal would obey or a reader take for a line break (:func:`_escaped_json`)."""
     encoder = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
     buffer = io.StringIO()  # what json.dumps writes, without holding every piece of it at once
     for chunk in encoder.iterencode(document):
         buffer.write(chunk)
     buffer.write("\n")
-    return _JSON_RAW_CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", buffer.getvalue())
+    return _escaped_json(buffer.getvalue())
+
+
+def json_line(record: Mapping[str, Any], *, compact: bool = False) -> str:
+    """One JSON object on one line of JSON Lines, escaped as :func:`render_json` escapes.
+
+    >>> json_line({"id": "a\\u2028b\\x85", "row": 2}), json_line({"row": None}, compact=True)
+    ('{"id": "a\\\\u2028b\\\\u0085", "row": 2}\\n', '{"row":null}\\n')
+    """
+    return jsonl_text([record], compact=compact)
+
+
+def jsonl_text(records: Iterable[Mapping[str, Any]], *, compact: bool = False) -> str:
+    """JSON Lines: :func:`json_line` of each record (keys in their order; ``compact``
+    without spaces after ``,`` and ``:``)."""
+    separators = (",", ":") if compact else (", ", ": ")
+    encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=separators)
+    return _escaped_json("".join(encoder.encode(record) + "\n" for record in records))
+
+
+# json escapes the C0 controls itself; these it leaves raw: DEL and the C1 controls, the
+# bidi controls, the line and paragraph separators (line breaks to some JSON Lines readers)
+# and lone surrogates (from file names that were not UTF-8, which no UTF-8 file can hold).
+# Outside strings JSON has none of them, so escaping them keeps every value as it was.
+_JSON_RAW_CONTROL = UNSHOWN_BUT_WHITESPACE
+
+
+def _escaped_json(text: str) -> str:
+    return _JSON_RAW_CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def refuse_column_collisions(columns: Sequence[tuple[str, str]], output: str) -> None:
@@ -182,11 +205,27 @@ def refuse_unsafe_outputs(inputs: Iterable[Path], files: Iterable[Path] = (), fo
     Paths are compared after following symlinks, and by device and inode, so a hard
     link or a case-insensitive spelling of an input is an input too.
     """
+    files, folders = list(files), list(folders)
+    check_usable([*files, *folders])
     known = _Inputs.of(inputs)
     for path in files:
         _check_output_file(path, known)
     for folder in folders:
         _check_output_folder(folder, known)
+
+
+def check_outputs(
+    inputs: Iterable[Path | None], option: str, files: Iterable[Path] = (), folders: Iterable[Path] = ()
+) -> None:
+    """:func:`refuse_unsafe_outputs` for a command's arguments as given (None skipped, the
+    folders irr-audit wrote expanded to the files in them, runfolder.files_read); the message
+    starts with the option that named the output."""
+    try:
+        refuse_unsafe_outputs(files_read(inputs), files=files, folders=folders)
+    except OutputError as error:
+        if error.message.startswith(option):
+            raise
+        raise OutputError(f"{option}: {error.message}", hint=error.hint, code=error.code) from None
 
 
 class _Inputs:
@@ -263,12 +302,7 @@ def _check_output_file(path: Path, inputs: _Inputs) -> None:
 
 
 def _check_output_folder(folder: Path, inputs: _Inputs) -> None:
-    if folder.exists() and not folder.is_dir():
-        raise OutputError(
-            f"cannot write into {folder}: it is a file, not a folder.",
-            hint="choose an output folder that does not exist yet or is a folder.",
-            code="output-unwritable",
-        )
+    _refuse_file_as_folder(folder, folder)
     inside = inputs.inside(folder)
     if inside is None:
         inside = next((found for entry in _entries(folder) if (found := inputs.same_as(entry)) is not None), None)
@@ -359,17 +393,23 @@ def _refuse_symlink(path: Path) -> None:
         )
 
 
+def _refuse_file_as_folder(folder: Path, existing: Path) -> None:
+    """``existing`` (``folder`` or the nearest existing folder on the way to it) must not be a file."""
+    if existing.exists() and not existing.is_dir():
+        which = "it" if existing == folder else str(existing)
+        raise OutputError(
+            f"cannot write into {folder}: {which} is a file, not a folder.",
+            hint="choose an output folder that does not exist yet or is a folder.",
+            code="output-unwritable",
+        )
+
+
 def _refuse_unwritable(folder: Path) -> None:
     """The nearest existing folder on the way to ``folder`` must be a folder we may write."""
     existing = next((candidate for candidate in (folder, *folder.parents) if candidate.exists()), None)
     if existing is None:
         return
-    if not existing.is_dir():
-        raise OutputError(
-            f"cannot write into {folder}: {existing} is a file, not a folder.",
-            hint="choose an output folder that does not exist yet or is a folder.",
-            code="output-unwritable",
-        )
+    _refuse_file_as_folder(folder, existing)
     if not os.access(existing, os.W_OK | os.X_OK):
         raise OutputError(
             f"cannot write into {folder}: {existing} is not writable (permission denied).",

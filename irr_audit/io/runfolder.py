@@ -27,7 +27,7 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from irr_audit.errors import IrrAuditError, OutputError
-from irr_audit.io.files import read_bounded, sha256_file, sha256_hex
+from irr_audit.io.files import check_usable, read_bounded, sha256_file, sha256_hex
 from irr_audit.io.limits import load_json
 
 RUN_KEY = "run"
@@ -181,13 +181,6 @@ def occupants(folder: Path, claimed: Mapping[str, str | None]) -> Occupants:
     return result
 
 
-def listed(names: Iterable[str], limit: int = 5) -> str:
-    """A short list of names for a message: 'a, b and 3 more'."""
-    names = list(names)
-    shown = ", ".join(names[:limit])
-    return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
-
-
 # --- writing a folder as one run ----------------------------------------------------------
 
 
@@ -336,6 +329,8 @@ def files_read(paths: Iterable[Path | None]) -> list[Path]:
     """Every file a command reads from these arguments, for the output checks: a file
     itself; for a folder irr-audit wrote (a join or sample folder, an audit bundle)
     every file in it, and the sheets and sample a join folder names."""
+    paths = list(paths)
+    check_usable(paths)
     found: list[Path] = []
     for path in paths:
         if path is None:

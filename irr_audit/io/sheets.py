@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError
 from irr_audit.io.arrowtext import from_numpy, may_have_edge_space
+from irr_audit.io.display import CONTROL, printable
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.tables import (
     ParsedFile,
@@ -46,6 +47,11 @@ class ColumnChoice:
     code_column: str | None = None
     worksheet: str | None = None
 
+    @property
+    def limits(self) -> Limits:
+        """The default limits: a choice of columns alone sets none (SheetOptions does)."""
+        return DEFAULT_LIMITS
+
 
 @dataclass(frozen=True)
 class SheetOptions(ColumnChoice):
@@ -60,10 +66,6 @@ def recorded_columns(record: Mapping[str, str | None] | None) -> ColumnChoice:
     text or null (irr_audit.io.records); a key of a newer irr-audit is left out."""
     known = {option.name for option in fields(ColumnChoice)}
     return ColumnChoice(**{key: value for key, value in (record or {}).items() if key in known})
-
-
-def limits_of(options: ColumnChoice) -> Limits:
-    return options.limits if isinstance(options, SheetOptions) else DEFAULT_LIMITS
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,7 @@ class Sheet:
 def read_sheet(path: str | Path, options: ColumnChoice = SheetOptions()) -> Sheet:
     """Read one coding sheet from disk."""
     sheet_path = Path(path)
-    return sheet_from_parsed(read_and_parse(sheet_path, options.worksheet, limits_of(options)), sheet_path, options)
+    return sheet_from_parsed(read_and_parse(sheet_path, options.worksheet, options.limits), sheet_path, options)
 
 
 def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> list[Sheet]:
@@ -117,7 +119,7 @@ def read_sheets_keeping_bytes(paths: list[Path], options: ColumnChoice = SheetOp
     once: freeze copies these bytes into a bundle)."""
 
     def read(path: Path) -> tuple[Sheet, bytes]:
-        data = read_table_bytes(path, limits_of(options))
+        data = read_table_bytes(path, options.limits)
         return parse_sheet(data, path, options), data
 
     with ThreadPoolExecutor(max_workers=thread_count()) as pool:
@@ -132,14 +134,14 @@ def read_table(path: str | Path, options: ColumnChoice = SheetOptions()) -> RawT
 def read_table_file(path: str | Path, options: ColumnChoice = SheetOptions()) -> ParsedFile:
     """As ``read_table``, with the sha256 and size of the bytes parsed (the file is read once)."""
     table_path = Path(path)
-    parsed = read_and_parse(table_path, options.worksheet, limits_of(options))
+    parsed = read_and_parse(table_path, options.worksheet, options.limits)
     _check_spanning(parsed.table, table_path.name, dict(enumerate(parsed.table.header)))
     return parsed
 
 
 def parse_sheet(data: bytes, path: Path, options: ColumnChoice = SheetOptions()) -> Sheet:
     """Parse sheet bytes. Pure: ``path`` names the sheet and picks its format."""
-    return sheet_from_parsed(parse_file(data, path, options.worksheet, limits_of(options)), path, options)
+    return sheet_from_parsed(parse_file(data, path, options.worksheet, options.limits), path, options)
 
 
 def parse_rule_version(text: str) -> int | None:
@@ -189,9 +191,9 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = Sh
         keys = kept[id_at] if keys is ids else keys.take(keep)  # one copy when nothing was trimmed
     _check_control_characters(keys, rows, name, "comment id")
     coder = _coder(kept[coder_at], rows, path) if coder_at is not None else path.stem
-    if _control_at(pa.array([coder])) is not None:
+    if CONTROL.search(coder):
         raise SheetError(
-            f"sheet {name} names its coder '{_escaped(coder)}', which holds a control character.",
+            f"sheet {name} names its coder '{printable(coder, 80)}', which holds a control character.",
             hint="name the coder (the coder column, or the file name) with printable characters.",
             code="sheet-control-character",
         )
@@ -254,7 +256,7 @@ def _find_column(header: list[str], wanted: str, option: str, name: str) -> int:
             code="sheet-duplicate-column",
         )
     if not matches:
-        found = ", ".join(_escaped(column, 40) for column in header if column.strip()) or "(none)"
+        found = ", ".join(printable(column, 40) for column in header if column.strip()) or "(none)"
         raise SheetError(
             f'sheet {name} has no column "{wanted}".\n  Columns found: {found}',
             hint=f"pass {option} NAME, or rename the column (if the first row is data, add a header row "
@@ -361,7 +363,7 @@ def _check_control_characters(values: pa.Array, rows: np.ndarray, name: str, wha
     at = _control_at(values)
     if at is not None:
         raise SheetError(
-            f"sheet {name} row {rows[at]}: {what} '{_escaped(values[at].as_py())}' holds a control character.",
+            f"sheet {name} row {rows[at]}: {what} '{printable(values[at].as_py(), 80)}' holds a control character.",
             hint=f"remove it from the {what} (ids are matched as text and written to CSV, XLSX and reports, "
             "where a control character is lost or altered).",
             code="sheet-control-character",
@@ -369,25 +371,6 @@ def _check_control_characters(values: pa.Array, rows: np.ndarray, name: str, wha
 
 
 def _control_at(values: pa.Array) -> int | None:
-    """The first value holding a C0 or C1 control character (or DEL), found in the text
-    buffer without a pass over each value."""
-    if len(values) == 0:
-        return None
-    _, offsets_buffer, data_buffer = values.buffers()
-    if data_buffer is None:
-        return None
-    offset_type = np.int64 if pa.types.is_large_string(values.type) else np.int32
-    offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[values.offset : values.offset + len(values) + 1]
-    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]]
-    bad = (data < 0x20) | (data == 0x7F)
-    lead = np.flatnonzero(data[:-1] == 0xC2)  # U+0080-U+009F are C2 80 - C2 9F in UTF-8
-    bad[lead[(data[lead + 1] >= 0x80) & (data[lead + 1] <= 0x9F)]] = True
-    found = np.flatnonzero(bad)
-    if not len(found):
-        return None
-    return int(np.searchsorted(offsets, found[0] + offsets[0], side="right") - 1)
-
-
-def _escaped(text: str, at_most: int = 80) -> str:
-    shown = re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda match: f"\\x{ord(match.group()):02x}", text)
-    return shown if len(shown) <= at_most else shown[: at_most - 3] + "..."
+    """The first value holding a control character (display.CONTROL), or None."""
+    at = pc.index(pc.match_substring_regex(values, CONTROL.pattern), True).as_py()
+    return None if at < 0 else at

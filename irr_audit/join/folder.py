@@ -24,10 +24,11 @@ import pandas as pd
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
+from irr_audit.io.display import listed
 from irr_audit.io.files import read_bounded, resolved
 from irr_audit.io.framecsv import frame_csv_text
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
-from irr_audit.io.outputs import refuse_column_collisions, refuse_unsafe_outputs, render_json
+from irr_audit.io.outputs import jsonl_text, refuse_column_collisions, refuse_unsafe_outputs, render_json
 from irr_audit.io.records import join_record_problems
 from irr_audit.io.runfolder import (
     JOIN_RECORD,
@@ -35,7 +36,6 @@ from irr_audit.io.runfolder import (
     Mismatch,
     Replacement,
     files_read,
-    listed,
     occupants,
     read_record,
     record_of,
@@ -146,10 +146,9 @@ def previous_join_files(out: Path) -> dict[str, str | None]:
 
 def log_jsonl(log: pd.DataFrame) -> str:
     """The missingness log for machines: one JSON object per row, every value verbatim."""
-    if log.empty:
-        return ""
-    text = log.to_json(orient="records", lines=True, force_ascii=False)
-    return text if text.endswith("\n") else text + "\n"
+    columns = {name: log[name].tolist() for name in log.columns}
+    columns["row"] = [None if row is pd.NA else int(row) for row in columns["row"]]
+    return jsonl_text((dict(zip(columns, values)) for values in zip(*columns.values())), compact=True)
 
 
 def join_summary(result: JoinResult, out: Path, columns: ColumnChoice) -> dict[str, Any]:

@@ -15,7 +15,7 @@ With no missing code the two bases hold the same units and give the same numbers
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -205,15 +205,15 @@ class Replicates:
             for name, batch in self._batches(units[start : start + self._rows]).items():
                 self._parts[name].append(batch)
 
+    def values(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Each coefficient's values and undefined codes in the replicates added, in their order."""
+        return {
+            name: (np.concatenate([v for v, _ in parts]), np.concatenate([k for _, k in parts]))
+            for name, parts in self._parts.items()
+        }
+
     def with_intervals(self, metrics: MetricMap) -> MetricMap:
-        return _with_intervals(
-            self.plan,
-            metrics,
-            {
-                name: (np.concatenate([v for v, _ in parts]), np.concatenate([k for _, k in parts]))
-                for name, parts in self._parts.items()
-            },
-        )
+        return _with_intervals(self.plan, metrics, self.values())
 
 
 def _rows_per_piece(patterns: Patterns) -> int:
@@ -372,47 +372,47 @@ def _pair_intervals(
             out[at] = replicates.with_intervals(evaluated[at])
         return out
     cells = np.array([(row, column) for row in range(k) for column in range(k)], dtype=np.int64).reshape(-1, 2)
-    plan = two_coder_plan(Patterns(cells, np.ones(k * k, dtype=np.int64), k), scale, values)
-    rows_per_batch = max(1, CELLS_PER_PIECE // (k * k))
-    parts: dict[int, dict[str, list[tuple[np.ndarray, np.ndarray]]]] = {
-        at: {c.name: [] for c in plan} for at in resampled
-    }
-    pending: list[tuple[int, np.ndarray]] = []
+    replicates = Replicates(
+        Patterns(cells, np.ones(k * k, dtype=np.int64), k), lambda some: two_coder_plan(some, scale, values)
+    )
+    rows = max(1, CELLS_PER_PIECE // (k * k))
+    for pooled in _pooled(_on_cells(bases, resampled, n_boot, rngs, rows), rows):
+        replicates.add(pooled)
+    replicated = replicates.values()
+    out = list(evaluated)
+    for order, at in enumerate(resampled):  # n_boot rows per basis, in the order they were drawn
+        rows_of = slice(order * n_boot, (order + 1) * n_boot)
+        mine = {name: (found[rows_of], codes[rows_of]) for name, (found, codes) in replicated.items()}
+        out[at] = _with_intervals(replicates.plan, evaluated[at], mine)
+    return out
 
-    def score_pending() -> None:
-        batches = {c.name: c.batch(np.concatenate([weights for _, weights in pending])) for c in plan}
-        start = 0
-        for at, weights in pending:
-            rows = slice(start, start + len(weights))
-            for name, (replicate_values, codes) in batches.items():
-                parts[at][name].append((replicate_values[rows], codes[rows]))
-            start += len(weights)
-        pending.clear()
 
+def _on_cells(
+    bases: list[Patterns], resampled: list[int], n_boot: int, rngs: list[np.random.Generator], rows: int
+) -> Iterator[np.ndarray]:
+    """Each basis's replicates laid on the K x K cells (at most ``rows`` at a time), basis after basis."""
+    k = bases[0].n_categories
     for at in resampled:
-        basis = bases[at]
-        cell_of = basis.rows[:, 0] * k + basis.rows[:, 1]
-        for drawn in replicate_counts(basis.counts, n_boot, rngs[at]):
-            for start in range(0, len(drawn), rows_per_batch):
-                piece = drawn[start : start + rows_per_batch]
+        cell_of = bases[at].rows[:, 0] * k + bases[at].rows[:, 1]
+        for drawn in replicate_counts(bases[at].counts, n_boot, rngs[at]):
+            for start in range(0, len(drawn), rows):
+                piece = drawn[start : start + rows]
                 on_cells = np.zeros((len(piece), k * k))
                 on_cells[:, cell_of] = piece
-                pending.append((at, on_cells))
-                if sum(len(weights) for _, weights in pending) >= rows_per_batch:
-                    score_pending()
-    if pending:
-        score_pending()
-    out = list(evaluated)
-    for at in resampled:
-        out[at] = _with_intervals(
-            plan,
-            evaluated[at],
-            {
-                name: (np.concatenate([v for v, _ in found]), np.concatenate([c for _, c in found]))
-                for name, found in parts[at].items()
-            },
-        )
-    return out
+                yield on_cells
+
+
+def _pooled(chunks: Iterable[np.ndarray], rows: int) -> Iterator[np.ndarray]:
+    """The chunks' rows in order, joined into chunks of at least ``rows`` rows (the last one
+    may hold fewer), so that each coefficient runs once for the replicates of many pairs."""
+    held: list[np.ndarray] = []
+    for chunk in chunks:
+        held.append(chunk)
+        if sum(len(part) for part in held) >= rows:
+            yield np.concatenate(held)
+            held = []
+    if held:
+        yield np.concatenate(held)
 
 
 def _leave_one_out(

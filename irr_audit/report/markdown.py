@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from irr_audit.io.display import visible
+from irr_audit.io.display import shortened, visible
 from irr_audit.report.comparison import extra_sections
 from irr_audit.report.format import LISTED_DISAGREEMENTS, format_metric
 from irr_audit.report.sections import Section, metric_sections
@@ -17,6 +17,8 @@ MARKUP = "\\`*_[]<>#|&~$"
 _MARKUP = re.compile("([" + re.escape(MARKUP) + "])")
 # GitHub's extended autolinks: a scheme before "//" and "www." (an escaped ":" or "." is not one).
 _AUTOLINK = re.compile(r"(:)(?=//)|(?<=www)(\.)", re.IGNORECASE)
+# The white space that Markdown itself folds; any other is shown as an escape or kept as it is.
+_SPACING = re.compile(r"[ \t\r\n]+")
 # What would open a list or a thematic break at the start of the text (inside "- ..." it would nest).
 _BLOCK_START = re.compile(r"^([-+])(?= |-|$)|^(\d{1,9})([.)])(?= |$)")
 
@@ -25,13 +27,13 @@ def md_text(text: object) -> str:
     """User text inside Markdown: one line, no markup, no HTML, no link, no control character.
 
     Every character that could start Markdown is backslash-escaped, so the text shows
-    exactly as written; white space (line breaks included) becomes single spaces, and
-    control characters their visible escapes.
+    exactly as written; spaces, tabs and line breaks become single spaces, and every
+    other control character or separator its visible escape (display.visible).
 
     >>> md_text("[x](javascript:alert(1)) <b>|*em*|")
     '\\\\[x\\\\](javascript:alert(1)) \\\\<b\\\\>\\\\|\\\\*em\\\\*\\\\|'
     """
-    flat = visible(" ".join(str(text).split()))
+    flat = visible(_SPACING.sub(" ", str(text)).strip(" "))
     escaped = _MARKUP.sub(r"\\\1", flat)
     escaped = _AUTOLINK.sub(lambda match: "\\" + match.group(), escaped)
     escaped = _BLOCK_START.sub(
@@ -164,15 +166,11 @@ def _disagreement_section(report: dict[str, Any]) -> list[str]:
         [
             md_text(item["comment_id"]),
             *(md_text(item["codes"][c]) for c in coders),
-            *([md_text(_short(item.get("text") or ""))] if with_text else []),
+            *([md_text(shortened(item.get("text") or "", 160, ellipsis="\u2026"))] if with_text else []),
         ]
         for item in disagreements
     ]
     return lines + _table(["comment_id", *map(md_text, coders), *(["text"] if with_text else [])], rows)
-
-
-def _short(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 def adjudication_lines(report: dict[str, Any]) -> list[str]:

@@ -4,6 +4,8 @@ which every renderer shows. Pure: no files, no clock.
 
 from __future__ import annotations
 
+import numbers
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +13,7 @@ import numpy as np
 
 from irr_audit._version import __version__
 from irr_audit.errors import UsageError
+from irr_audit.io.display import listed, shortened
 from irr_audit.join.join import JoinResult, across_columns
 from irr_audit.metrics import group_vs_reference, summarise
 from irr_audit.rules.model import Rule
@@ -30,7 +33,7 @@ class GroupSpec:
         coders = tuple(member.strip() for member in members.split(",") if member.strip())
         if not name.strip() or len(coders) < 2 or against is None:
             raise UsageError(
-                f"--group {_shortened(group)!r} is not NAME=CODER,CODER[,...] with --against CODER.",
+                f"--group {shortened(group, 200)!r} is not NAME=CODER,CODER[,...] with --against CODER.",
                 hint="for example --group humans=ann,ben,cat --against model.",
                 code="usage-group",
             )
@@ -39,7 +42,7 @@ class GroupSpec:
     @classmethod
     def of(cls, name: str, members: tuple[str, ...], reference: str) -> GroupSpec:
         """The group of these coders (two or more), each named once, scored against ``reference``."""
-        twice = [coder for coder, n in _counted(members).items() if n > 1]
+        twice = [coder for coder, n in Counter(members).items() if n > 1]
         if twice:  # a coder counted twice would outvote the others: a wrong consensus
             raise UsageError(
                 f"--group names {_listed(twice)} more than once.",
@@ -49,21 +52,9 @@ class GroupSpec:
         return cls(name, members, reference)
 
 
-def _counted(items: tuple[str, ...]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for item in items:
-        counts[item] = counts.get(item, 0) + 1
-    return counts
-
-
-def _shortened(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _listed(names: list[str], shown: int = 5) -> str:
-    """A few names of a list that can be long (a --group of thousands): the first ones and how many more."""
-    text = ", ".join(repr(_shortened(name, 60)) for name in names[:shown])
-    return text + (f" and {len(names) - shown:,} more" if len(names) > shown else "")
+def _listed(names: list[str]) -> str:
+    """Coders' names for a message: a --group can name thousands."""
+    return listed(repr(shortened(name, 60)) for name in names)
 
 
 # What one audit scores: every limit names itself in its message (README, "Limits").
@@ -123,10 +114,40 @@ def bootstrapped_quantities(n_coders: int, n_categories: int) -> int:
 
 @dataclass(frozen=True)
 class AuditOptions:
+    """What an audit computes beyond the counts; checked when made (UsageError), so that a
+    library caller gets the same refusal as the CLI (numpy integers are whole numbers too)."""
+
     n_boot: int = 0
     seed: int | None = None
     group: GroupSpec | None = None
     list_disagreements: bool = True  # `score` only counts them; `report` lists them with their text
+
+    def __post_init__(self) -> None:
+        if not _whole(self.n_boot) or self.n_boot < 0:
+            raise UsageError(
+                f"--bootstrap {self.n_boot!r} is not a number of replicates (a whole number from 0 up).",
+                hint="use 0 (no bootstrap) or a number such as 2000.",
+                code="usage-bootstrap",
+            )
+        if self.seed is not None and not _whole(self.seed):
+            raise UsageError(
+                f"--seed {self.seed!r} is not a whole number.",
+                hint="the bootstrap's seed is a whole number from 0 up.",
+                code="usage-seed",
+            )
+        if self.seed is not None and self.seed < 0:
+            raise UsageError(
+                f"--seed {self.seed} is negative.",
+                hint="the bootstrap's seed is a whole number from 0 up.",
+                code="usage-seed",
+            )
+        check_audit_size(0, 0, int(self.n_boot))  # too many replicates: refused before any sheet is read
+        object.__setattr__(self, "n_boot", int(self.n_boot))
+        object.__setattr__(self, "seed", None if self.seed is None else int(self.seed))
+
+
+def _whole(number: object) -> bool:
+    return isinstance(number, numbers.Integral) and not isinstance(number, bool)
 
 
 @dataclass(frozen=True)

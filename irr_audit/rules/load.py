@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from irr_audit.errors import RuleError
+from irr_audit.io.display import CONTROL, shortened, visible
 from irr_audit.io.files import check_name, read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, limit_error
 from irr_audit.rules.model import Code, Rule, code_key
@@ -238,7 +239,7 @@ def _rule_id(document: dict[str, Any], name: str) -> str:
         raise _invalid(
             name,
             "rule",
-            f"must be an id of lower-case letters, digits and _ (got {_shortened(rule_id)})",
+            f"must be an id of lower-case letters, digits and _ (got {shortened(repr(rule_id))})",
             hint="for example `rule: explicit_current_failure`.",
         )
     if len(rule_id) > MAX_RULE_ID:
@@ -251,18 +252,13 @@ def _rule_id(document: dict[str, Any], name: str) -> str:
     return rule_id
 
 
-def _shortened(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def _version(document: dict[str, Any], name: str) -> int:
     version = document["version"]
     if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= MAX_VERSION:
         raise _invalid(
             name,
             "version",
-            f"must be a whole number from 1 to {MAX_VERSION:,} (got {_shortened(version)})",
+            f"must be a whole number from 1 to {MAX_VERSION:,} (got {shortened(repr(version))})",
             hint="write `version: 1` and bump it by one for every revision.",
         )
     return version
@@ -291,6 +287,14 @@ def _code_text(value: Any, name: str, where: str) -> str:
             where,
             f"must be a non-empty text code (got {value!r})",
             hint='quote codes that YAML would read otherwise, e.g. code: "yes".',
+        )
+    control = CONTROL.search(value.strip())
+    if control is not None:  # a code is typed in sheets and shown in reports: it must print as written
+        raise _invalid(
+            name,
+            where,
+            f"holds the control character U+{ord(control.group()):04X} ('{visible(value.strip())}')",
+            hint="write the code with printable characters only (no line break, tab or escape).",
         )
     return value.strip()
 
@@ -497,7 +501,7 @@ def _plain(value: Any, where: str, depth: int, limits: Limits) -> Any:
     """The mapping as plain dicts, lists and scalars; anything a YAML file cannot hold is
     refused, by key. A mapping that contains itself is refused by the depth limit."""
     if depth < 0:
-        found = f"nests deeper than {limits.depth} levels at {_shortened(where)}"
+        found = f"nests deeper than {limits.depth} levels at {shortened(repr(where))}"
         raise limit_error("depth", limits, MAPPING_NAME, found)
     if isinstance(value, Mapping):
         return {

@@ -6,13 +6,13 @@ of the revision check. JSON with sorted keys: byte-stable and easy to review.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.limits import load_json
+from irr_audit.io.outputs import render_json
 from irr_audit.rules.load import parse_rule
 from irr_audit.rules.revisions import Baseline
 
@@ -45,7 +45,7 @@ def render_lock(entries: Sequence[LockEntry]) -> str:
         "note": "Released rule versions. Written by `irr-audit rules lock`; do not edit by hand.",
         "rules": [{"file": e.file, "rule": e.rule, "version": e.version, "sha256": e.sha256} for e in entries],
     }
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return render_json(document)
 
 
 def parse_lock(data: bytes, shown: str) -> Baseline:

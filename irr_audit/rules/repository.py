@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from irr_audit.errors import IrrAuditError, UsageError
-from irr_audit.io.files import check_name, resolved, sha256_digest
+from irr_audit.io.files import check_name, check_usable, resolved, sha256_digest
 from irr_audit.io.outputs import write_text_atomic
 from irr_audit.io.runfolder import BUNDLE_MANIFEST
 from irr_audit.rules.load import MAX_RULE_BYTES
@@ -59,9 +59,11 @@ def default_lock_path(rules_dir: Path) -> Path:
 def gather_check_inputs(
     rules_dir: Path, base: str | None, lock_path: Path | None, audits_dir: Path | None
 ) -> CheckInputs:
+    check_usable([rules_dir, lock_path, audits_dir])
     current = read_rule_files(rules_dir)
+    named = lock_path is not None  # a lock the user named must exist; the default one may not
     lock_path = lock_path or default_lock_path(rules_dir)
-    lock = read_lock(lock_path)
+    lock = read_lock(lock_path, named=named)
     manifests = read_manifests(audits_dir) if audits_dir is not None else {}
     shown_lock = label_of(lock_path)
     if base is None:
@@ -93,8 +95,15 @@ def no_baseline_note(shown_lock: str, why: str) -> str:
 # --- rule files -----------------------------------------------------------------
 
 
+def rule_folder_files(rules_dir: Path) -> list[Path]:
+    """The files one level down in the rules folder (`<rule>/<file>`): what `rules lock` reads."""
+    check_usable([rules_dir])
+    return sorted(rules_dir.glob("*/*"))
+
+
 def read_rule_files(rules_dir: Path) -> dict[str, bytes]:
     """`<rule>/<file>.yaml` under the rules folder, keyed by that relative path."""
+    check_usable([rules_dir])
     if not rules_dir.is_dir():
         raise UsageError(
             f"{label_of(rules_dir)} is not a folder.",
@@ -144,9 +153,19 @@ def _children(folder: Path) -> list[Path]:
 # --- the lock file ---------------------------------------------------------------
 
 
-def read_lock(lock_path: Path) -> Baseline | None:
+def read_lock(lock_path: Path, *, named: bool = False) -> Baseline | None:
+    """The lock file, or None when there is none: the default lock may be missing, a lock the
+    user named (``named``) or a symbolic link to a missing file may not."""
     if not lock_path.exists():
-        return None
+        if not named and not lock_path.is_symlink():
+            return None
+        raise UsageError(
+            f"the lock file {label_of(lock_path)} does not exist"
+            f"{' (it is a symbolic link to a missing file)' if lock_path.is_symlink() else ''}.",
+            hint="pass --lock FILE of a lock that irr-audit rules lock wrote, or leave out --lock "
+            "to use RULES_DIR/rules.lock.",
+            code="usage-lock",
+        )
     if not lock_path.is_file():
         raise UsageError(
             f"the lock file {label_of(lock_path)} is not a file.", hint="pass --lock FILE.", code="usage-lock"

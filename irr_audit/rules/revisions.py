@@ -23,6 +23,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from irr_audit.errors import LimitError, RuleError
+from irr_audit.io.display import visible
 from irr_audit.io.files import sha256_digest
 from irr_audit.io.limits import load_json
 from irr_audit.rules.load import MAX_RULE_BYTES, parse_rule
@@ -45,7 +46,8 @@ class Problem:
     fix: str
 
     def render(self) -> str:
-        return _one_line(f"{self.file}: [{self.code}] {self.what} Fix: {self.fix}")
+        # User text (bundle names, YAML) is escaped: it must not break the one-line-per-problem output.
+        return visible(f"{self.file}: [{self.code}] {self.what} Fix: {self.fix}")
 
 
 @dataclass(frozen=True)
@@ -696,8 +698,3 @@ def _without_prefix(message: str, name: str) -> str:
         if message.startswith(prefix):
             return message[len(prefix) :]
     return message
-
-
-def _one_line(text: str) -> str:
-    # User text (bundle names, YAML) must not break the one-line-per-problem output.
-    return re.sub(r"[\x00-\x1f\x7f]+", " ", text)

@@ -5,7 +5,6 @@ missingness log, sample.json and one blank sheet per coder, as bytes. Pure.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +13,7 @@ from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io import runfolder
 from irr_audit.io.collector import Dataset, RunRecord
-from irr_audit.io.outputs import csv_text, render_json
+from irr_audit.io.outputs import csv_text, jsonl_text, render_json
 from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.rules.model import Rule
 from irr_audit.sample.draw import Draw, coder_order, draw_sample
@@ -104,11 +103,11 @@ def build_sample(
     by_id = {unit.comment_id: unit for unit in ledger.units}
     sampled = set(draw.ids)
     files: dict[str, bytes] = {
-        LEDGER_JSONL: _jsonl(unit.record(unit.comment_id in sampled) for unit in ledger.units),
+        LEDGER_JSONL: jsonl_text(unit.record(unit.comment_id in sampled) for unit in ledger.units).encode("utf-8"),
         LEDGER_CSV: csv_text(
             LEDGER_COLUMNS, (_ledger_csv_row(unit, unit.comment_id in sampled) for unit in ledger.units)
         ).encode("utf-8"),
-        LOG_JSONL: _jsonl(row._asdict() for row in log),
+        LOG_JSONL: jsonl_text(row._asdict() for row in log).encode("utf-8"),
         LOG_CSV: csv_text(LOG_COLUMNS, log).encode("utf-8"),
         RULE_COPY: rule_bytes,
     }
@@ -204,17 +203,6 @@ def _reason_counts(log: Iterable[LogRow]) -> dict[str, int]:
     for row in log:
         counts[row.reason] = counts.get(row.reason, 0) + 1
     return {reason.value: counts[reason.value] for reason in Reason if reason.value in counts}
-
-
-def _jsonl(records: Iterable[dict[str, Any]]) -> bytes:
-    lines = []
-    for record in records:
-        line = json.dumps(record, ensure_ascii=False)
-        # Characters some readers take as line breaks stay escaped: one record per line.
-        for char in ("\x85", "\u2028", "\u2029"):
-            line = line.replace(char, f"\\u{ord(char):04x}")
-        lines.append(line + "\n")
-    return "".join(lines).encode("utf-8")
 
 
 def summary_lines(sample: Sample) -> list[str]:

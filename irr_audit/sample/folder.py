@@ -12,6 +12,7 @@ from typing import Any
 
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.io.collector import quoted
+from irr_audit.io.display import listed
 from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, load_json, load_json_line
 from irr_audit.io.outputs import refuse_unsafe_outputs
@@ -19,7 +20,6 @@ from irr_audit.io.records import sample_record_problems
 from irr_audit.io.runfolder import (
     Replacement,
     files_read,
-    listed,
     occupants,
     recorded_files,
     replace_folder,

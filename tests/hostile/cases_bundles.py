@@ -257,22 +257,26 @@ CASES = [
         "verify: a manifest nested 100,000 deep",
         VERIFY,
         setup=manifest_text(lambda text: text.replace('"recodes": null', '"recodes": ' + deep_json(100_000), 1)),
-        exit=(1, 2),
+        exit=1,
         shows=("manifest",),
-        says=("manifest",),
     ),
     Case(
         "verify: a manifest with a 5,000-digit number",
         VERIFY,
         setup=manifest_text(lambda text: text.replace('"count": 4', '"count": ' + "9" * 5000, 1)),
-        exit=(1, 2),
+        exit=1,
         shows=("manifest",),
-        says=("manifest",),
     ),
     Case(
         "verify: a manifest that is empty", VERIFY, setup=manifest_text(lambda text: ""), exit=1, stdout=("manifest",)
     ),
-    Case("verify: a manifest with a BOM", VERIFY, setup=manifest_text(lambda text: "\ufeff" + text), exit=(0, 1)),
+    Case(
+        "verify: a manifest with a BOM",
+        VERIFY,
+        setup=manifest_text(lambda text: "\ufeff" + text),
+        exit=1,
+        shows=("is not JSON",),
+    ),
     Case(
         "verify: a manifest that is a list",
         VERIFY,
@@ -284,9 +288,8 @@ CASES = [
         "verify: a manifest that is a folder",
         VERIFY,
         setup=edit_bundle(lambda bundle: ((bundle / "manifest.json").unlink(), (bundle / "manifest.json").mkdir())),
-        exit=(1, 2),
+        exit=1,
         shows=("manifest",),
-        says=("manifest",),
     ),
     Case(
         "verify: a manifest that is a symlink",
@@ -307,9 +310,8 @@ CASES = [
         VERIFY,
         {"ann.csv": ANN, "ben.csv": BEN},
         setup=sampled_bundle(lambda bundle, manifest: manifest["sample"].pop("summary")),
-        exit=(1, 2),
+        exit=1,
         shows=("manifest",),
-        says=("manifest",),
     ),
     Case(
         "verify: a sampled bundle as frozen",
@@ -374,9 +376,8 @@ CASES = [
         setup=record_text(
             lambda text: text.replace('"decisions": [', '"x": ' + deep_json(100_000) + ', "decisions": [', 1)
         ),
-        exit=(1, 2),
+        exit=1,
         shows=("adjudication",),
-        says=("adjudication",),
     ),
     Case(
         "verify: an adjudication record edited",
@@ -445,7 +446,8 @@ CASES = [
         "adjudicate {bundle} --decisions decisions.csv --by " + "b" * 100_000,
         {"decisions.csv": DECISIONS},
         setup=frozen,
-        exit=(0, 2),
+        exit=0,
+        shows=("recorded 1 decisions",),
     ),
     Case(
         "adjudicate: decisions not UTF-8",
@@ -641,7 +643,8 @@ CASES = [
         "rules check rules --audits audits",
         {"rules/demo/v1.yaml": RULE},
         setup=manifest_text(lambda text: text.replace('"recodes": null', '"recodes": ' + deep_json(100_000), 1)),
-        exit=(1, 2),
+        exit=1,
+        shows=("bundle-manifest-invalid",),
     ),
 ]
 

@@ -141,20 +141,25 @@ CASES = [
         "text: terminal escapes in a unit's id",
         TEXT,
         {"alice.csv": alice_with(comment_id="c" + ESCAPES), "bob.csv": bob_with("c" + ESCAPES)},
-        exit=(0, 2),
+        exit=2,
+        code="sheet-control-character",
         never_shown=NEVER_ESCAPES,
     ),
     Case(
         "text: terminal escapes in a code",
         f"score {SHEETS}",
         {"rule.yaml": 'rule: demo\nversion: 1\nscale: nominal\ncodes: ["yes", "no\\e[2J"]\n'},
+        exit=2,
+        code="rule-invalid",
+        says=("codes[1]", "U+001B"),
         never_shown=NEVER_ESCAPES,
     ),
     Case(
         "text: terminal escapes in a warning's id",
         f"score {SHEETS}",
         {"alice.csv": alice_with(comment_id="c\u200b" + ESCAPES)},
-        exit=(0, 2),
+        exit=2,
+        code="sheet-control-character",
         never_shown=NEVER_ESCAPES,
     ),
     Case(
@@ -180,7 +185,8 @@ CASES = [
         "text: terminal escapes in a rule folder's name",
         "rules check rules",
         {"rules/x\x1b[2J/v1.yaml": RULE},
-        exit=(1, 2),
+        exit=1,
+        shows=("rule-folder-mismatch",),
         never_shown=NEVER_ESCAPES,
     ),
     Case(
@@ -207,7 +213,8 @@ CASES = [
             '"status": "ok\u001b[2J"}]'
         },
         never_shown=NEVER_ESCAPES,
-        exit=(0, 2),
+        exit=2,
+        code="collector-not-json",
     ),
     Case(
         "json: terminal escapes stay escaped",

@@ -11,7 +11,8 @@ frozen bundle that ``frozen`` makes, ``{digest}`` the sha256 of its manifest as
 frozen.
 
 Every case is checked by tests/test_hostile.py: exit code 0, 1 or 2 and the one
-expected, no traceback, one message for exit 2 (with ``code`` and ``says``),
+expected (one code per case: a refusal is exit 2, what the tool rightly accepts exit 0),
+no traceback, one message for exit 2 (with ``code`` and ``says``),
 every file that existed before byte-identical after (``changes`` lists old
 outputs a command may replace), and units conserved for sheets. A case that
 fails today because the fix is under way elsewhere is ``pending`` with the area
@@ -55,7 +56,7 @@ class Case:
     name: str
     command: str  # as typed in a shell, run in the case's folder
     files: Mapping[str, Content] = field(default_factory=dict, repr=False)
-    exit: int | tuple[int, ...] = 0  # a tuple: any of these (a fix may refuse or cope)
+    exit: int | tuple[int, ...] = 0  # with copies > 1, a tuple: the exit of each copy, in any order
     code: str | None = None  # the error code of an exit-2 message
     says: tuple[str, ...] = ()  # text the message holds, when the command refuses (exit 2)
     shows: tuple[str, ...] = ()  # text stdout or stderr holds, when it does not (exit 0 or 1)

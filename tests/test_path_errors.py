@@ -1,0 +1,189 @@
+"""A path that cannot be used as given is bad input, refused by the library itself.
+
+Every path argument of every command is fed a folder where a file belongs, a dangling
+symlink, a file without read permission and a path under a file (``a.csv/x``): each
+gets exit 2 and one message from an IrrAuditError the readers raise (the CLI has no
+catch-all that turns any OSError into "bad input"), and a library caller gets the same.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import irr_audit
+from irr_audit.errors import IrrAuditError
+from irr_audit.report.model import AuditOptions
+from tests.conftest import run
+
+ROOT = Path(__file__).resolve().parents[1]
+RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
+EXAMPLES = ROOT / "examples" / "sheets"
+COLLECTOR = ROOT / "tests" / "fixtures" / "collector"
+KINDS = (
+    "folder",
+    "dangling symlink",
+    "unreadable file",
+    "under a file",
+    "looping symlink",
+    "name too long",
+    "in a closed folder",
+)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Valid inputs of every command: two sheets, a join folder, a bundle, a sample, rules."""
+    home = tmp_path_factory.mktemp("paths")
+    for name in ("alice.csv", "bob.csv"):
+        shutil.copy(EXAMPLES / name, home / name)
+    shutil.copy(COLLECTOR / "dataset.json", home / "dataset.json")
+    shutil.copytree(ROOT / "rules" / "explicit_current_failure", home / "rules" / "explicit_current_failure")
+    rule = home / "rules" / "explicit_current_failure" / "v1.yaml"
+    assert run("join", home / "alice.csv", home / "bob.csv", "--rule", rule, "--out", home / "J", "-q").exit_code == 0
+    assert run("freeze", home / "J", "--into", home / "audits", "-q").exit_code == 0
+    (bundle,) = [path for path in (home / "audits").iterdir() if path.is_dir()]
+    bundle.rename(home / "B")
+    assert run(
+        "sample", home / "dataset.json", "--rule", COLLECTOR / "rule_v1.yaml", "--coders", "a,b", "--out", home / "S"
+    ).exit_code in (0, 1)
+    return home
+
+
+def bad_path(home: Path, kind: str, name: str) -> Path:
+    """A path of ``kind`` under ``home`` (made once per name)."""
+    where = home / "bad" / kind.replace(" ", "_")
+    where.mkdir(parents=True, exist_ok=True)
+    path = where / name
+    if kind == "folder":
+        path.mkdir(exist_ok=True)
+    elif kind == "dangling symlink":
+        if not path.is_symlink():
+            path.symlink_to(where / f"missing-{name}")
+    elif kind == "unreadable file" and not path.exists():
+        path.write_text("comment_id,code\nc1,yes\n", encoding="utf-8")
+        path.chmod(0)
+    elif kind == "looping symlink":
+        if not path.is_symlink():
+            path.symlink_to(path.name)
+    elif kind == "name too long":
+        path = where / ("n" * 300) / name
+    elif kind == "in a closed folder":
+        closed = where / "closed"
+        if not closed.exists():
+            closed.mkdir()
+            (closed / name).write_text("comment_id,code\nc1,yes\n", encoding="utf-8")
+            closed.chmod(0)
+        path = closed / name
+    elif kind == "under a file":
+        (where / "a.csv").write_text("comment_id,code\n", encoding="utf-8")
+        path = where / "a.csv" / name
+    return path
+
+
+def skip_if_readable(path: Path, kind: str) -> None:
+    """Root (with CAP_DAC_OVERRIDE) reads any file and enters any folder: there is no
+    unreadable file to test with. (`setpriv --bounding-set -dac_override,-dac_read_search` runs the suite
+    as root without that capability.)"""
+    if kind not in ("unreadable file", "in a closed folder"):
+        return
+    try:
+        path.read_bytes() if kind == "unreadable file" else list(path.parent.iterdir())
+    except PermissionError:
+        return
+    pytest.skip("this process reads files without permission (root): run as a user to check this case")
+
+
+# (command line with X where the bad path goes, the kinds for which X is refused). A folder
+# is a valid --out, --into or RULES_DIR; there only the other kinds are bad.
+FILE_SLOTS = [
+    "join X {h}/bob.csv --rule {rule} --out {h}/out",
+    "join {h}/alice.csv {h}/bob.csv --rule X --out {h}/out",
+    "join {h}/alice.csv {h}/bob.csv --rule {rule} --out {h}/out --sample X",
+    "score X {h}/bob.csv --rule {rule}",
+    "score X",
+    "score --counts X --rule {rule}",
+    "report X {h}/bob.csv --rule {rule}",
+    "report {h}/J --output X",
+    "sample X --rule {collector}/rule_v1.yaml --coders a,b --out {h}/out",
+    "sample {h}/dataset.json --rule X --coders a,b --out {h}/out",
+    "sample {h}/dataset.json --rule {collector}/rule_v1.yaml --coders a,b --out {h}/out --run-record X",
+    "freeze X {h}/bob.csv --rule {rule} --into {h}/new",
+    "freeze {h}/J --into {h}/new --recodes X",
+    "freeze {h}/J --into {h}/new --sample X",
+    "freeze {h}/J --into {h}/new --digests X",
+    "freeze {h}/J --into {h}/new --sign X",
+    "verify X",
+    "verify {h}/B --digests X",
+    "verify {h}/B --allowed-signers X",
+    "adjudicate X",
+    "adjudicate {h}/B --decisions X --by a",
+    "adjudicate {h}/B --output X",
+    "rules check X",
+    "rules check {h}/rules --lock X",
+    "rules lock {h}/rules --lock X",
+    "rules diff X {rule}",
+    "rules diff {rule} X",
+]
+FOLDER_SLOTS = [
+    "join {h}/alice.csv {h}/bob.csv --rule {rule} --out X",
+    "sample {h}/dataset.json --rule {collector}/rule_v1.yaml --coders a,b --out X",
+    "freeze {h}/J --into X",
+    "rules lock X",
+    "rules check {h}/rules --audits X",
+]
+CASES = [(line, kind) for line in FILE_SLOTS for kind in KINDS] + [
+    (line, kind) for line in FOLDER_SLOTS for kind in KINDS if kind != "folder"
+]
+
+
+@pytest.mark.parametrize(("line", "kind"), CASES, ids=[f"{line.split(' X')[0]} X:{kind}" for line, kind in CASES])
+def test_every_path_argument_refuses_an_unusable_path(world: Path, line: str, kind: str) -> None:
+    bad = bad_path(world, kind, "x.csv")
+    skip_if_readable(bad, kind)
+    words = line.format(h=world, rule=world / "rules" / "explicit_current_failure" / "v1.yaml", collector=COLLECTOR)
+    args = [str(bad) if word == "X" else word for word in words.split()]
+    result = run(*args)  # an exception (an OSError that escaped) fails the test here
+    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
+    if result.stderr.startswith("Usage: "):  # typer checks that some paths it is given are readable
+        assert f"'{bad}' is not readable" in " ".join(result.stderr.replace("│", "").split()), result.stderr
+        return
+    assert result.stderr.startswith("Error ["), result.stderr
+    assert result.stderr.count("Error [") == 1 and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_library_caller_gets_the_same_error(world: Path, kind: str) -> None:
+    bad = bad_path(world, kind, "y.csv")
+    skip_if_readable(bad, kind)
+    calls: list[Callable[[], object]] = [
+        lambda: irr_audit.audit([bad, world / "bob.csv"], rule=RULE),
+        lambda: irr_audit.load_rule(bad),
+        lambda: irr_audit.audit_counts([bad], rule=RULE),
+        lambda: irr_audit.join_folder([bad, world / "bob.csv"], RULE, world / "library-out"),
+    ]
+    if kind != "folder":  # a folder is what join writes into
+        calls.append(lambda: irr_audit.join_folder([world / "alice.csv", world / "bob.csv"], RULE, bad))
+    for call in calls:
+        with pytest.raises(IrrAuditError):
+            call()
+
+
+@pytest.mark.parametrize(
+    ("options", "code"),
+    [
+        ({"n_boot": 10, "seed": -1}, "usage-seed"),
+        ({"n_boot": 10, "seed": 1.5}, "usage-seed"),
+        ({"n_boot": -1}, "usage-bootstrap"),
+        ({"n_boot": True}, "usage-bootstrap"),
+        ({"n_boot": 10**9}, "usage-bootstrap"),
+    ],
+)
+def test_audit_options_are_checked_when_made(options: dict, code: str) -> None:
+    """A library caller building AuditOptions gets the CLI's refusal, not numpy's ValueError."""
+    with pytest.raises(IrrAuditError) as raised:
+        AuditOptions(**options)
+    assert raised.value.code == code
