@@ -8,7 +8,11 @@ catch-all that turns any OSError into "bad input"), and a library caller gets th
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -187,3 +191,25 @@ def test_audit_options_are_checked_when_made(options: dict, code: str) -> None:
     with pytest.raises(IrrAuditError) as raised:
         AuditOptions(**options)
     assert raised.value.code == code
+
+
+def test_the_permission_cases_run_even_as_root(tmp_path: Path) -> None:
+    """The unreadable-file and closed-folder cases skip under root, which reads any file; here
+    they run again in a pytest without root's override of file permissions (setpriv drops
+    CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH), so that CI, which runs as root, checks them too."""
+    locked = tmp_path / "locked.csv"
+    locked.write_text("comment_id,code\n", encoding="utf-8")
+    locked.chmod(0)
+    if os.geteuid() != 0:  # a user: the cases above ran as they are, none skipped
+        with pytest.raises(PermissionError):
+            locked.read_bytes()
+        return
+    setpriv = shutil.which("setpriv")
+    assert setpriv is not None, "setpriv (util-linux) runs the permission cases without root's override"
+    command = [setpriv, "--bounding-set", "-dac_override,-dac_read_search", sys.executable, "-m", "pytest"]
+    options = [str(Path(__file__)), "-k", "unreadable or closed", "-q", "-p", "no:cacheprovider", "-rs"]
+    done = subprocess.run([*command, *options], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    passed = re.search(r"(\d+) passed", done.stdout)
+    assert passed and int(passed.group(1)) >= 2 * len(FILE_SLOTS), done.stdout[-2000:]
+    assert "skipped" not in done.stdout, done.stdout[-2000:]
