@@ -98,12 +98,14 @@ def test_counts_give_the_cli_document(tmp_path: Path) -> None:
     out = tmp_path / "joined"
     assert cli("join", *EXAMPLE, "--rule", RULE, "--out", str(out), "-q")[0] == 0
     counts = str(out / "counts.csv")
-    result = irr_audit.audit_counts([counts, counts], RULE, bootstrap=20, seed=4)
+    shard = tmp_path / "shard.csv"  # a second shard: 8 more units both coded yes, 1 more coded by bob only
+    shard.write_text("alice,bob,units\nyes,yes,8\n,no,1\n", encoding="utf-8")
+    result = irr_audit.audit_counts([counts, shard], RULE, bootstrap=20, seed=4)
     assert_same_as_cli(
-        result, "--counts", counts, "--counts", counts, "--rule", RULE, "--bootstrap", "20", "--seed", "4"
+        result, "--counts", counts, "--counts", str(shard), "--rule", RULE, "--bootstrap", "20", "--seed", "4"
     )
     assert result.join is None and list(result.missingness.columns) == list(LOG_COLUMNS) and result.missingness.empty
-    assert result.summary_line == "44 units from 2 coders in 2 counts file(s): 40 fully coded."
+    assert result.summary_line == "31 units from 2 coders in 2 counts file(s): 28 fully coded."
 
 
 LOG_COLUMNS = ("sheet", "coder", "row", "comment_id", "raw_value", "reason", "detail")

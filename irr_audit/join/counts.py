@@ -70,6 +70,7 @@ class Counts:
 def read_counts(paths: list[Path], rule: Rule, limits: Limits = DEFAULT_LIMITS) -> Counts:
     """Read and merge counts files (shards add up), each read once within ``limits``."""
     read = [_read_one(path, limits) for path in paths]
+    _refuse_repeated_files(paths, [parsed.sha256 for _, parsed in read])
     frames = [frame for frame, _ in read]
     coders = tuple(frames[0].columns[:-1])
     for path, frame in zip(paths[1:], frames[1:]):
@@ -96,6 +97,22 @@ def read_counts(paths: list[Path], rule: Rule, limits: Limits = DEFAULT_LIMITS) 
         for path, (frame, parsed) in zip(paths, read)
     )
     return Counts(coders, codes, units, sources)
+
+
+def _refuse_repeated_files(paths: list[Path], digests: list[str]) -> None:
+    """The same counts given twice would count every unit twice: a wrong number, so refused.
+    Two shards with the very same bytes are taken for one file given twice (the same path,
+    a link, or a copy)."""
+    first_of: dict[str, Path] = {}
+    for path, digest in zip(paths, digests):
+        if digest in first_of:
+            raise UsageError(
+                f"counts file {path} has the same bytes as {first_of[digest]}: its units would be counted twice.",
+                hint="give each shard once; if two shards really hold the same patterns, add their units "
+                "up in one file.",
+                code="counts-repeated",
+            )
+        first_of[digest] = path
 
 
 def _check_total(units: np.ndarray, paths: list[Path]) -> None:

@@ -255,11 +255,20 @@ CASES = [
         check=total_units(8),
     ),
     Case(
-        "counts: the same file twice",
+        "counts: the same file twice is refused",
         COUNTS + " --counts counts.csv",
         {"counts.csv": counts("yes,yes,3", "no,no,1")},
-        exit=0,
-        check=total_units(8),
+        exit=2,
+        code="counts-repeated",
+        says=("counted twice",),
+    ),
+    Case(
+        "counts: a copy of a shard is refused",
+        COUNTS + " --counts copy.csv",
+        {"counts.csv": counts("yes,yes,3", "no,no,1"), "copy.csv": counts("yes,yes,3", "no,no,1")},
+        exit=2,
+        code="counts-repeated",
+        says=("copy.csv",),
     ),
     Case(
         "counts: with sheets too",
