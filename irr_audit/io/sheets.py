@@ -169,6 +169,12 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = Sh
                 "choose one with --worksheet NAME."
             )
         raise
+    if id_at == code_at:
+        raise SheetError(
+            f"sheet {name}: the id column and the code column are both '{printable(header[id_at], 80)}'.",
+            hint="name two different columns with --id-column and --code-column.",
+            code="sheet-same-column",
+        )
     version_at = _optional_column(header, "rule_version")
     coder_at = _optional_column(header, "coder")
     text_at = next((at for at in (_optional_column(header, column) for column in TEXT_COLUMNS) if at is not None), None)

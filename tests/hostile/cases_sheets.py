@@ -463,7 +463,10 @@ CASES = [
     ),
     Case("columns: --id-column empty means the default", JOIN + " --id-column ''", exit=0, shows=("4 fully coded",)),
     Case(
-        "columns: --code-column naming the id column", JOIN + " --code-column comment_id", exit=0, shows=("8 invalid",)
+        "columns: --code-column naming the id column is refused",
+        JOIN + " --code-column comment_id",
+        exit=2,
+        code="sheet-same-column",
     ),
     Case("columns: --worksheet with CSV sheets", JOIN + " --worksheet Codes", exit=0, shows=("4 fully coded",)),
     # --- JSON Lines ---------------------------------------------------------------------------
