@@ -58,3 +58,86 @@ def quadratic_value_weights(values: np.ndarray) -> np.ndarray:
     if spread == 0:
         return np.ones((v.size, v.size))
     return 1.0 - ((v[:, None] - v[None, :]) / spread) ** 2
+
+
+# --- the weights of Gwet (2014, ch. 3) and irrCAC, by name ------------------------------------
+
+WEIGHT_NAMES = ("identity", "linear", "quadratic", "ordinal", "radical", "ratio", "circular", "bipolar")
+
+
+def _scaled_disagreement(d: np.ndarray) -> np.ndarray:
+    """1 - d / max(d): a disagreement d_kl >= 0 (0 on the diagonal) as agreement weights."""
+    top = d.max() if d.size else 0.0
+    return np.ones_like(d) if top == 0 else 1.0 - d / top
+
+
+def named_weights(name: str, values: np.ndarray) -> np.ndarray:
+    """Gwet's weights on the categories' numbers x_k (their values, or positions 1..K), as irrCAC
+    builds them (``weights.gen`` in the R package, ``irrCAC.weights`` in Python):
+
+    - identity: 1 on the diagonal, 0 elsewhere;
+    - linear: 1 - |x_k - x_l| / (x_max - x_min); quadratic: 1 - (x_k - x_l)^2 / (x_max - x_min)^2;
+    - radical: 1 - sqrt|x_k - x_l| / sqrt(x_max - x_min);
+    - ordinal: 1 - C(n_kl, 2) / max, n_kl = |k - l| + 1 on positions (values do not matter);
+    - ratio: 1 - ((x_k - x_l) / (x_k + x_l))^2 / ((x_max - x_min) / (x_max + x_min))^2 (values > 0);
+    - circular: 1 - sin^2(pi (x_k - x_l) / U) / max, U = x_max - x_min + 1;
+    - bipolar: 1 - (x_k - x_l)^2 / ((x_k + x_l - 2 x_min)(2 x_max - x_k - x_l)) / max, off the diagonal.
+
+    irrCAC's weighting vignette prints them for the categories 1:3:
+
+    >>> named_weights("radical", np.array([1, 2, 3]))[0].round(7).tolist()
+    [1.0, 0.2928932, 0.0]
+    >>> named_weights("ordinal", np.array([1, 2, 3]))[0].round(7).tolist()
+    [1.0, 0.6666667, 0.0]
+    >>> named_weights("bipolar", np.array([1, 2, 3]))[0].round(7).tolist()
+    [1.0, 0.6666667, 0.0]
+    """
+    x = np.asarray(values, dtype=float)
+    k = x.size
+    if name == "identity" or k < 2:
+        return np.eye(k)
+    diff = x[:, None] - x[None, :]
+    spread = x.max() - x.min()
+    if spread == 0:
+        raise ValueError("the categories' values are all equal: no weights can tell them apart")
+    if name == "linear":
+        return 1.0 - np.abs(diff) / spread
+    if name == "quadratic":
+        return 1.0 - (diff / spread) ** 2
+    if name == "radical":
+        return 1.0 - np.sqrt(np.abs(diff)) / np.sqrt(spread)
+    if name == "ordinal":
+        steps = np.abs(np.arange(k)[:, None] - np.arange(k)[None, :]) + 1.0
+        return _scaled_disagreement(steps * (steps - 1) / 2)
+    if name == "ratio":
+        if (x <= 0).any():
+            raise ValueError("ratio weights need positive values (they divide by x_k + x_l)")
+        return 1.0 - ((diff / (x[:, None] + x[None, :])) / (spread / (x.max() + x.min()))) ** 2
+    if name == "circular":
+        return _scaled_disagreement(np.sin(np.pi * diff / (spread + 1)) ** 2)
+    if name == "bipolar":
+        total = x[:, None] + x[None, :]
+        denominator = (total - 2 * x.min()) * (2 * x.max() - total)
+        off = ~np.eye(k, dtype=bool)
+        d = np.zeros((k, k))
+        d[off] = diff[off] ** 2 / denominator[off]
+        return _scaled_disagreement(d)
+    raise ValueError(f"unknown weights {name!r}: one of {', '.join(WEIGHT_NAMES)}")
+
+
+def weights_problem(matrix: np.ndarray, n_categories: int) -> str | None:
+    """Why a custom weights matrix cannot be used, or None. Agreement weights are K x K, symmetric,
+    1 on the diagonal and in [0, 1) off it: an off-diagonal 1 would make two categories the
+    same, and the chance terms could then reach 1 with more than one category in use."""
+    if matrix.shape != (n_categories, n_categories):
+        return f"it is {matrix.shape[0]} x {matrix.shape[1] if matrix.ndim == 2 else '?'}, not {n_categories} x {n_categories} (one row and column per code)"
+    if not np.isfinite(matrix).all():
+        return "it holds a value that is not a finite number"
+    if not np.array_equal(np.diag(matrix), np.ones(n_categories)):
+        return "its diagonal is not all 1 (a code agrees fully with itself)"
+    if not np.array_equal(matrix, matrix.T):
+        return "it is not symmetric (w[k][l] must equal w[l][k])"
+    off = matrix[~np.eye(n_categories, dtype=bool)]
+    if off.size and (off.min() < 0 or off.max() >= 1):
+        return "a weight off the diagonal is outside [0, 1) (0: full disagreement; below 1: two codes differ)"
+    return None
