@@ -41,6 +41,7 @@ from irr_audit.join.folder import (
 )
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
+from irr_audit.metrics.intervals import IntervalSpec
 from irr_audit.report.console import render_console, render_text
 from irr_audit.report.html import render_html
 from irr_audit.report.markdown import render_markdown
@@ -55,6 +56,7 @@ from irr_audit.report.model import (
 from irr_audit.rules.load import load_rule as load_rule_file
 from irr_audit.rules.load import rule_from_mapping, rule_yaml
 from irr_audit.rules.model import Rule
+from irr_audit.rules.weights import WEIGHT_NAMES
 from irr_audit.sample.folder import SampleRef, check_sample_rule, read_sample
 
 PathLike = str | os.PathLike[str]
@@ -321,6 +323,10 @@ def audit(
     sample: PathLike | None = None,
     list_disagreements: bool = True,
     progress: Progress | None = None,
+    ci_level: float = 0.95,
+    interval: str = "normal",
+    test_against: float | None = None,
+    weights: str | Sequence[Sequence[float]] | None = None,
 ) -> Audit:
     """Audit the codes of two or more coders (docs/api.md).
 
@@ -331,9 +337,12 @@ def audit(
     restricts sheets or DataFrames to its units, as `join --sample` does.
     ``list_disagreements=False`` counts the disagreements without listing them and leaves
     a bundle's adjudication unread (what `score` does). ``progress`` is called with the name
-    of each step. Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
+    of each step. ``ci_level``, ``interval`` (normal or t), ``test_against`` and ``weights`` (a
+    name or a K x K matrix; default: the rule's ``weights``) set the statistics (docs/statistics.md).
+    Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
     """
     options = _audit_options(bootstrap, seed, group, against, list_disagreements)
+    options = _with_statistics(options, ci_level, interval, test_against, weights)
     checked = _limits(limits)
     columns = SheetOptions(id_column, code_column, worksheet, checked)
     step = progress or _no_progress
@@ -376,11 +385,16 @@ def audit_counts(
     group: str | Mapping[str, Sequence[str]] | None = None,
     against: str | None = None,
     limits: LimitsLike = None,
+    ci_level: float = 0.95,
+    interval: str = "normal",
+    test_against: float | None = None,
+    weights: str | Sequence[Sequence[float]] | None = None,
 ) -> Audit:
     """Audit unit-pattern counts (`join`'s counts.csv, or counts made in SQL; several files
     are shards and add up): every coefficient, with no missingness log and no list of
     disagreeing units (``join`` is None). ``group`` is refused: it needs the sheets."""
     options = _audit_options(bootstrap, seed, group, against, True)
+    options = _with_statistics(options, ci_level, interval, test_against, weights)
     files = _paths(paths)
     if not files:
         raise UsageError("no counts file to score.", hint="pass one or more counts files.", code="usage-no-input")
@@ -608,6 +622,41 @@ def _audit_options(
         group=_group(group, against),
         list_disagreements=list_disagreements,
     )
+
+
+def _with_statistics(
+    options: AuditOptions, ci_level: object, interval: object, test_against: object, weights: object
+) -> AuditOptions:
+    """The interval, test and weights options, checked before anything is read (a weights
+    matrix is checked against the rule's codes when the rule is known)."""
+    try:
+        spec = IntervalSpec(ci_level, interval, test_against)  # type: ignore[arg-type]
+    except ValueError as error:
+        raise UsageError(
+            f"{error}.",
+            hint="for example ci_level=0.9 (--ci-level 0.9), interval='t' (--interval t), --test-against 0.6.",
+            code="usage-interval",
+        ) from None
+    if isinstance(weights, str):
+        if weights not in WEIGHT_NAMES:
+            raise UsageError(
+                f"--weights {weights!r} is not a weighting.",
+                hint=f"use one of {', '.join(WEIGHT_NAMES)} (or a matrix in the rule's weights key).",
+                code="usage-weights",
+            )
+        chosen: str | tuple[tuple[float, ...], ...] | None = weights
+    elif weights is None:
+        chosen = None
+    else:
+        try:
+            chosen = tuple(tuple(float(cell) for cell in row) for row in weights)  # type: ignore[attr-defined]
+        except (TypeError, ValueError):
+            raise UsageError(
+                f"weights={weights!r} is neither a weighting's name nor a matrix of numbers.",
+                hint="for example weights='quadratic' or weights=[[1, 0.5], [0.5, 1]].",
+                code="usage-weights",
+            ) from None
+    return dataclasses.replace(options, intervals=spec, weights=chosen)
 
 
 def _whole(number: object) -> bool:

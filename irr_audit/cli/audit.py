@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -51,6 +51,18 @@ GroupOption = Annotated[
     typer.Option("--group", help="NAME=CODER,CODER,...: score this group's consensus against --against."),
 ]
 Against = Annotated[str | None, typer.Option("--against", help="The coder the --group consensus is scored against.")]
+CiLevel = Annotated[float, typer.Option("--ci-level", help="Confidence level of every interval (default 0.95).")]
+IntervalOption = Annotated[
+    str, typer.Option("--interval", help="normal (default, large-sample) or t (n - 1 df, as irrCAC).")
+]
+TestAgainst = Annotated[
+    float | None,
+    typer.Option("--test-against", help="C: also test H0: coefficient <= C (one-sided p-value, e.g. 0.6)."),
+]
+WeightsOption = Annotated[
+    str | None,
+    typer.Option("--weights", help="identity, linear, quadratic, ordinal, radical, ratio, circular or bipolar."),
+]
 CountsOption = Annotated[
     list[Path] | None,
     typer.Option("--counts", help="Score unit-pattern counts (join's counts.csv, or made in SQL); repeat to merge."),
@@ -125,6 +137,10 @@ def score(
     worksheet: Worksheet = None,
     quiet: Quiet = False,
     limit: LimitOption = None,
+    ci_level: CiLevel = 0.95,
+    interval: IntervalOption = "normal",
+    test_against: TestAgainst = None,
+    weights: WeightsOption = None,
 ) -> None:
     """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient."""
     result = _audit(
@@ -141,6 +157,7 @@ def score(
         code_column=code_column,
         worksheet=worksheet,
         limit=limit,
+        statistics={"ci_level": ci_level, "interval": interval, "test_against": test_against, "weights": weights},
     )
     _emit(result, output_format.value, None, include_disagreements=False)
 
@@ -164,6 +181,10 @@ def report(
     worksheet: Worksheet = None,
     quiet: Quiet = False,
     limit: LimitOption = None,
+    ci_level: CiLevel = 0.95,
+    interval: IntervalOption = "normal",
+    test_against: TestAgainst = None,
+    weights: WeightsOption = None,
 ) -> None:
     """The whole audit in one document: provenance, units, table, coefficients, disagreements."""
     if output is not None:
@@ -182,6 +203,7 @@ def report(
         code_column=code_column,
         worksheet=worksheet,
         limit=limit,
+        statistics={"ci_level": ci_level, "interval": interval, "test_against": test_against, "weights": weights},
     )
     _emit(result, output_format.value, output)  # a bundle's adjudication comes with it, kept apart
 
@@ -201,6 +223,7 @@ def _audit(
     code_column: str | None,
     worksheet: str | None,
     limit: list[str] | None,
+    statistics: dict[str, Any],
 ) -> Audit:
     """The audit of sheets, a join folder, a bundle, or (--counts) unit-pattern counts."""
     from irr_audit.api import audit, audit_counts
@@ -214,7 +237,14 @@ def _audit(
                 hint="--counts scores unit-pattern counts on their own.",
             )
         scored = audit_counts(
-            counts, rule, bootstrap=bootstrap, seed=seed, group=group, against=against, limits=parse_limits(limit)
+            counts,
+            rule,
+            bootstrap=bootstrap,
+            seed=seed,
+            group=group,
+            against=against,
+            limits=parse_limits(limit),
+            **statistics,
         )
         if not quiet:
             say(scored.summary_line)
@@ -233,6 +263,7 @@ def _audit(
             limits=parse_limits(limit),
             list_disagreements=list_disagreements,
             progress=progress.step,
+            **statistics,
         )
     if not quiet:
         _tell(result.summary_line, result.input_warnings)

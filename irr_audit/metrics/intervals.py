@@ -13,9 +13,12 @@ H0: coefficient <= c (the alternative: the coefficient exceeds a required value 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from scipy.special import ndtr, ndtri, stdtr, stdtrit
+
+from irr_audit.metrics.estimates import ANALYTIC_CI
+from irr_audit.metrics.result import Metric
 
 KINDS = ("normal", "t")
 
@@ -116,3 +119,37 @@ def p_value_above(estimate: float, se: float, n: int, spec: IntervalSpec, value:
     if not (se > 0 and math.isfinite(se)):
         return None
     return spec.upper_tail((estimate - value) / se, n)
+
+
+def restated(metric: Metric, n: int, spec: IntervalSpec, bounds: tuple[float, float] = (-1.0, 1.0)) -> Metric:
+    """A metric with its analytic interval made as ``spec`` asks (n: the units of its basis) and
+    its tests: ``p_value`` (H0: coefficient = 0, two-sided, on the coefficient's SE as irrCAC
+    tests it), ``p_value_h0`` where a null SE exists (the classical z test of kappa = 0) and,
+    with ``spec.test_against`` c, ``test_against`` (H0: coefficient <= c, one-sided).
+    A p-value that has no value (SE 0, or a t test on one unit) is null with its reason."""
+    if not metric.defined or metric.value is None or metric.se is None:
+        return metric
+    value, se = metric.value, metric.se
+    if metric.ci_method == ANALYTIC_CI and not spec.is_default:
+        span = interval(value, se, n, spec)
+        if span is None:
+            metric = replace(metric, ci=None, ci_method=None, ci_clipped=False)
+        else:
+            metric = metric.with_ci(span[0], span[1], spec.method(n), bounds=bounds)
+    extra = dict(metric.extra)
+    extra.update(_test("p_value", p_value_zero(value, se, n, spec), se, n))
+    se_h0 = extra.get("se_h0")
+    if isinstance(se_h0, float) and se_h0 > 0 and math.isfinite(se_h0):
+        extra["p_value_h0"] = min(1.0, 2 * float(ndtr(-abs(value) / se_h0)))
+    if spec.test_against is not None:
+        c = spec.test_against
+        tested = _test("p_value", p_value_above(value, se, n, spec, c), se, n)
+        extra["test_against"] = {"value": c, "alternative": "greater", **tested}
+    return replace(metric, extra=extra)
+
+
+def _test(key: str, p: float | None, se: float, n: int) -> dict[str, object]:
+    if p is not None:
+        return {key: p}
+    why = "the standard error is 0" if not se > 0 else "a t test needs two or more units"
+    return {key: None, f"{key}_reason": why}

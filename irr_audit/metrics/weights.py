@@ -13,6 +13,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from irr_audit.rules.weights import WEIGHT_NAMES as WEIGHT_NAMES
+from irr_audit.rules.weights import weights_problem as weights_problem
+
 
 @lru_cache(maxsize=8)
 def identity_weights(n_categories: int) -> np.ndarray:
@@ -61,8 +64,6 @@ def quadratic_value_weights(values: np.ndarray) -> np.ndarray:
 
 
 # --- the weights of Gwet (2014, ch. 3) and irrCAC, by name ------------------------------------
-
-WEIGHT_NAMES = ("identity", "linear", "quadratic", "ordinal", "radical", "ratio", "circular", "bipolar")
 
 
 def _scaled_disagreement(d: np.ndarray) -> np.ndarray:
@@ -123,21 +124,3 @@ def named_weights(name: str, values: np.ndarray) -> np.ndarray:
         d[off] = diff[off] ** 2 / denominator[off]
         return _scaled_disagreement(d)
     raise ValueError(f"unknown weights {name!r}: one of {', '.join(WEIGHT_NAMES)}")
-
-
-def weights_problem(matrix: np.ndarray, n_categories: int) -> str | None:
-    """Why a custom weights matrix cannot be used, or None. Agreement weights are K x K, symmetric,
-    1 on the diagonal and in [0, 1) off it: an off-diagonal 1 would make two categories the
-    same, and the chance terms could then reach 1 with more than one category in use."""
-    if matrix.shape != (n_categories, n_categories):
-        return f"it is {matrix.shape[0]} x {matrix.shape[1] if matrix.ndim == 2 else '?'}, not {n_categories} x {n_categories} (one row and column per code)"
-    if not np.isfinite(matrix).all():
-        return "it holds a value that is not a finite number"
-    if not np.array_equal(np.diag(matrix), np.ones(n_categories)):
-        return "its diagonal is not all 1 (a code agrees fully with itself)"
-    if not np.array_equal(matrix, matrix.T):
-        return "it is not symmetric (w[k][l] must equal w[l][k])"
-    off = matrix[~np.eye(n_categories, dtype=bool)]
-    if off.size and (off.min() < 0 or off.max() >= 1):
-        return "a weight off the diagonal is outside [0, 1) (0: full disagreement; below 1: two codes differ)"
-    return None

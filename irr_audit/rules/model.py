@@ -46,6 +46,7 @@ class Rule:
     changelog: Any = None
     digest: str = ""
     source_name: str = ""
+    weights: str | tuple[tuple[float, ...], ...] | None = None  # a name of WEIGHT_NAMES or a K x K matrix
 
     @property
     def categories(self) -> tuple[str, ...]:
