@@ -76,8 +76,18 @@ METRIC_COLUMNS = (
     "bootstrap_se",
     "bootstrap_ci_low",
     "bootstrap_ci_high",
+    "p_value",
 )
-NUMBER_COLUMNS = ("value", "se", "ci_low", "ci_high", "bootstrap_se", "bootstrap_ci_low", "bootstrap_ci_high")
+NUMBER_COLUMNS = (
+    "value",
+    "se",
+    "ci_low",
+    "ci_high",
+    "bootstrap_se",
+    "bootstrap_ci_low",
+    "bootstrap_ci_high",
+    "p_value",
+)
 
 
 # --- rules -------------------------------------------------------------------------
@@ -190,6 +200,12 @@ class Audit:
         return metric_frame(self.report.agreement["available_case"])
 
     @property
+    def gwet_missing(self) -> pd.DataFrame:
+        """Fleiss, Conger, AC1/AC2 and Brennan-Prediger by Gwet's missing-data convention, on every
+        unit with at least one valid code, as irrCAC computes them (docs/statistics.md)."""
+        return metric_frame(self.report.agreement["gwet_missing"])
+
+    @property
     def pairs(self) -> tuple[Pair, ...]:
         """Every pair of coders, in the order of the coders."""
         return tuple(
@@ -297,6 +313,7 @@ def _metric_row(entry: Mapping[str, Any]) -> list[Any]:
         bootstrap.get("se"),
         boot_ci[0],
         boot_ci[1],
+        entry.get("p_value"),
     ]
 
 

@@ -179,3 +179,16 @@ def test_interval_spec_refuses_what_it_cannot_honour() -> None:
     with pytest.raises(ValueError, match="interval"):
         IntervalSpec(0.95, "z")
     assert IntervalSpec(0.95, "t").quantile(1) is None  # a t interval on one unit has no df
+
+
+def test_gwet_basis_gets_its_own_seeded_bootstrap_at_the_chosen_level() -> None:
+    codes = np.array([[0, 0, -1], [1, 1, 1], [0, 1, 0], [1, -1, -1], [0, 0, 0], [1, 1, 0], [0, -1, -1]] * 3)
+    spec = IntervalSpec(0.9, "normal")
+    first = summarise(codes, 2, "nominal", n_boot=300, seed=7, intervals=spec)
+    again = summarise(codes, 2, "nominal", n_boot=300, seed=7, intervals=spec)
+    boot = first.gwet_missing["gwet_ac1"].extra["bootstrap"]
+    assert boot == again.gwet_missing["gwet_ac1"].extra["bootstrap"]
+    assert boot["n_boot"] == 300 and "90%" in boot["ci_method"]
+    low, high = boot["ci"]
+    assert low < first.gwet_missing["gwet_ac1"].value < high
+    assert first.available_case["fleiss_kappa"].extra["bootstrap"]["n_boot"] == 300

@@ -49,8 +49,9 @@ class IntervalSpec:
             raise ValueError(f"the value to test against must be a finite number, not {self.test_against!r}")
 
     @property
-    def is_default(self) -> bool:
-        return self == IntervalSpec()
+    def is_default_interval(self) -> bool:
+        """95% normal: the intervals the estimators attach themselves (a test changes none)."""
+        return self.level == 0.95 and self.kind == "normal"
 
     def degrees_of_freedom(self, n: int) -> int | None:
         """n - 1 for t (None when n < 2: no t interval), None for normal."""
@@ -130,7 +131,7 @@ def restated(metric: Metric, n: int, spec: IntervalSpec, bounds: tuple[float, fl
     if not metric.defined or metric.value is None or metric.se is None:
         return metric
     value, se = metric.value, metric.se
-    if metric.ci_method == ANALYTIC_CI and not spec.is_default:
+    if metric.ci_method == ANALYTIC_CI and not spec.is_default_interval:
         span = interval(value, se, n, spec)
         if span is None:
             metric = replace(metric, ci=None, ci_method=None, ci_clipped=False)

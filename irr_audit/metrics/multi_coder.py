@@ -174,7 +174,7 @@ def conger_chance(counts: RatingCounts, units: np.ndarray, weights: np.ndarray |
     r = active.sum(axis=1)
     total = p.sum(axis=1)
     if weights is None:
-        pairs = (total**2).sum(axis=1) - (p**2).sum(axis=(1, 2))
+        pairs = (total**2 - (p**2).sum(axis=1)).sum(axis=1)
     else:
         pairs = np.einsum("bk,kl,bl->b", total, weights, total) - np.einsum("bgk,kl,bgl->b", p, weights, p)
     return safe_divide(pairs, r * (r - 1))

@@ -328,6 +328,8 @@ def _group_comparison(join: JoinResult, options: AuditOptions) -> dict[str, Any]
         _values(rule),
         n_boot=options.n_boot,
         seed=options.seed,
+        intervals=options.intervals,
+        weights=options.weights if options.weights is not None else rule.weights,
     )
     out = comparison.to_dict(list(rule.categories), list(spec.members), spec.reference)
     out["name"] = spec.name
