@@ -192,3 +192,46 @@ def test_gwet_basis_gets_its_own_seeded_bootstrap_at_the_chosen_level() -> None:
     low, high = boot["ci"]
     assert low < first.gwet_missing["gwet_ac1"].value < high
     assert first.available_case["fleiss_kappa"].extra["bootstrap"]["n_boot"] == 300
+
+
+CHANCE_FROM_THE_DATA = (
+    "weighted_kappa",
+    "weighted_kappa_linear",
+    "weighted_kappa_quadratic",
+    "fleiss_kappa_weighted",
+    "conger_kappa_weighted",
+    "krippendorff_alpha_weighted",
+)
+
+
+def test_codes_sharing_a_value_make_a_weighted_coefficient_undefined_not_nan() -> None:
+    """Interval codes a and b share the value 1: every weight builds w_ab = 1, so data using only
+    a and b leave chance agreement certain. Decided from the counts of the classes, never NaN."""
+    codes = np.array([[0, 1], [1, 0], [0, 0], [1, 1]])
+    for weights in ("linear", "quadratic", "radical", None):
+        s = summarise(codes, 3, "interval", [1, 1, 2], weights=weights)
+        for basis in (s.metrics, s.available_case, s.gwet_missing):
+            for name, metric in basis.items():
+                if isinstance(metric, dict):
+                    continue
+                assert metric.value is None or np.isfinite(metric.value), (weights, name)
+                if name in CHANCE_FROM_THE_DATA:  # Brennan-Prediger and AC2 keep p_e < 1: defined
+                    assert not metric.defined and "same value" in str(metric.reason), (weights, name)
+
+
+@pytest.mark.parametrize("weights", ["identity", "linear", "quadratic", "ordinal", "radical", "circular", "bipolar"])
+def test_weighted_coefficients_on_random_data_are_numbers_in_range_or_undefined(weights: str) -> None:
+    rng = np.random.default_rng(len(weights))
+    for _ in range(15):
+        k, coders, units = int(rng.integers(2, 5)), int(rng.integers(2, 4)), int(rng.integers(1, 12))
+        codes = rng.integers(-1, k, size=(units, coders))
+        s = summarise(codes, k, "ordinal", weights=weights, intervals=IntervalSpec(0.9, "t", 0.2))
+        for basis in (s.metrics, s.available_case, s.gwet_missing):
+            for name, metric in basis.items():
+                if isinstance(metric, dict) or not metric.defined:
+                    continue
+                assert metric.value is not None and np.isfinite(metric.value) and metric.value <= 1 + 1e-12, name
+                if metric.ci is not None:
+                    assert metric.ci[0] <= metric.value <= metric.ci[1], name
+                p = metric.extra.get("p_value")
+                assert p is None or 0 <= p <= 1, name

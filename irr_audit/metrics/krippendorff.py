@@ -28,6 +28,7 @@ from irr_audit.metrics.multi_coder import RatingCounts
 from irr_audit.metrics.patterns import Patterns, compress, unit_weights
 from irr_audit.metrics.reasons import Undefined
 from irr_audit.metrics.result import Metric
+from irr_audit.metrics.weights import agreement_classes
 from irr_audit.rules.scale import Scale
 
 Batch = tuple[np.ndarray, np.ndarray]
@@ -255,6 +256,7 @@ def weighted_alpha_batch(patterns: Patterns, units: np.ndarray, weights: np.ndar
     codes = first_code(
         (n_total == 0, Undefined.NO_PAIRABLE_VALUES),
         ((n_c > 0).sum(axis=-1) <= 1, Undefined.NO_VALUE_VARIATION),
+        ((n_c @ agreement_classes(weights, n_c.shape[-1]) > 0).sum(axis=-1) <= 1, Undefined.ONE_WEIGHT_CLASS_USED),
     )
     alpha = 1 - (n_total - 1) * safe_divide(observed, expected)
     return np.where(codes == 0, alpha, np.nan), codes

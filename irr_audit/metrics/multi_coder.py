@@ -39,7 +39,7 @@ from irr_audit.metrics.estimates import first_code, metric_from, safe_divide, wi
 from irr_audit.metrics.patterns import Patterns, compress, unit_weights
 from irr_audit.metrics.reasons import Undefined
 from irr_audit.metrics.result import Metric
-from irr_audit.metrics.weights import identity_weights
+from irr_audit.metrics.weights import agreement_classes, identity_weights
 
 Batch = tuple[np.ndarray, np.ndarray]
 
@@ -117,8 +117,24 @@ def classification_probabilities(counts: RatingCounts, units: np.ndarray) -> np.
     return safe_divide(counts.totals(units / counts.m), n[:, None])  # sum_i units_i r_ik / r_i
 
 
-def _categories_used(counts: RatingCounts, units: np.ndarray) -> np.ndarray:
-    return (counts.totals(_as_weights(units)) > 0).sum(axis=1)
+def _categories_used(counts: RatingCounts, units: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """How many categories the codes use; with weights, how many classes of codes the weights
+    tell apart (agreement_classes)."""
+    totals = counts.totals(_as_weights(units))
+    if weights is not None:
+        totals = totals @ agreement_classes(weights, counts.n_categories)
+    return (totals > 0).sum(axis=1)
+
+
+def _certain_chance_codes(
+    counts: RatingCounts, units: np.ndarray, weights: np.ndarray | None
+) -> tuple[tuple[np.ndarray, Undefined], tuple[np.ndarray, Undefined]]:
+    """The conditions under which p_e = 1 exactly: one category used, or (weighted) one class of
+    codes the weights cannot tell apart."""
+    return (
+        (_categories_used(counts, units) <= 1, Undefined.ONE_CATEGORY_USED),
+        (_categories_used(counts, units, weights) <= 1, Undefined.ONE_WEIGHT_CLASS_USED),
+    )
 
 
 def _chance_corrected(p_a: np.ndarray, p_e: np.ndarray, codes: np.ndarray) -> Batch:
@@ -136,9 +152,7 @@ def fleiss_batch(counts: RatingCounts, units: np.ndarray, weights: np.ndarray | 
     one category is all there is. Off the diagonal weights are below 1 (weights_problem), so
     p_e = 1 exactly when one category is all there is."""
     p_a, codes = percent_agreement_batch(counts, units, weights)
-    codes = first_code(
-        (codes != 0, Undefined.NO_PAIRED_UNITS), (_categories_used(counts, units) <= 1, Undefined.ONE_CATEGORY_USED)
-    )
+    codes = first_code((codes != 0, Undefined.NO_PAIRED_UNITS), *_certain_chance_codes(counts, units, weights))
     return _chance_corrected(p_a, fleiss_chance(counts, units, weights), codes)
 
 
@@ -182,9 +196,7 @@ def conger_chance(counts: RatingCounts, units: np.ndarray, weights: np.ndarray |
 
 def conger_batch(counts: RatingCounts, units: np.ndarray, weights: np.ndarray | None = None) -> Batch:
     p_a, codes = percent_agreement_batch(counts, units, weights)
-    codes = first_code(
-        (codes != 0, Undefined.NO_PAIRED_UNITS), (_categories_used(counts, units) <= 1, Undefined.ONE_CATEGORY_USED)
-    )
+    codes = first_code((codes != 0, Undefined.NO_PAIRED_UNITS), *_certain_chance_codes(counts, units, weights))
     return _chance_corrected(p_a, conger_chance(counts, units, weights), codes)
 
 

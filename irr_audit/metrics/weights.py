@@ -124,3 +124,19 @@ def named_weights(name: str, values: np.ndarray) -> np.ndarray:
         d[off] = diff[off] ** 2 / denominator[off]
         return _scaled_disagreement(d)
     raise ValueError(f"unknown weights {name!r}: one of {', '.join(WEIGHT_NAMES)}")
+
+
+def agreement_classes(weights: np.ndarray | None, n_categories: int) -> np.ndarray:
+    """(K, C) membership of the classes of codes the weights cannot tell apart (w_kl = 1, as two
+    codes with the same value get): chance agreement is certain exactly when the codes used all
+    lie in one class, so each weighted coefficient decides "undefined" from the counts of these
+    classes. Without weights, or with no such pair, every code is its own class.
+
+    >>> agreement_classes(named_weights("linear", np.array([1.0, 1.0, 2.0])), 3).tolist()
+    [[1, 0], [1, 0], [0, 1]]
+    """
+    if weights is None:
+        return np.eye(n_categories, dtype=np.int64)
+    first = [int(np.flatnonzero(row == 1.0)[0]) for row in np.asarray(weights)]  # the class's first code
+    labels = sorted(set(first))
+    return np.array([[int(f == label) for label in labels] for f in first], dtype=np.int64).reshape(n_categories, -1)
