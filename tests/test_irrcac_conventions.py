@@ -235,3 +235,13 @@ def test_weighted_coefficients_on_random_data_are_numbers_in_range_or_undefined(
                     assert metric.ci[0] <= metric.value <= metric.ci[1], name
                 p = metric.extra.get("p_value")
                 assert p is None or 0 <= p <= 1, name
+
+
+def test_a_change_of_weights_between_rule_versions_shows_in_the_diff(tmp_path: Path) -> None:
+    from irr_audit.rules.diff import render_rule_diff
+
+    old, new = tmp_path / "v1.yaml", tmp_path / "v2.yaml"
+    old.write_text(RULE + "weights: linear\n")
+    new.write_text(RULE.replace("version: 1", "version: 2") + "weights: [[1, 0.5, 0], [0.5, 1, 0.5], [0, 0.5, 1]]\n")
+    diff = render_rule_diff(load_rule(old), load_rule(new))
+    assert "@@ weights @@" in diff and "- linear" in diff and "+ 1 0.5 0; 0.5 1 0.5; 0 0.5 1" in diff
