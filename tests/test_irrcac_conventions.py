@@ -245,3 +245,21 @@ def test_a_change_of_weights_between_rule_versions_shows_in_the_diff(tmp_path: P
     new.write_text(RULE.replace("version: 1", "version: 2") + "weights: [[1, 0.5, 0], [0.5, 1, 0.5], [0, 0.5, 1]]\n")
     diff = render_rule_diff(load_rule(old), load_rule(new))
     assert "@@ weights @@" in diff and "- linear" in diff and "+ 1 0.5 0; 0.5 1 0.5; 0 0.5 1" in diff
+
+
+def test_only_a_t_interval_or_another_level_loads_scipy() -> None:
+    """scipy maps about 110 MB of address space: join and a default score run without it."""
+    import subprocess
+    import sys
+
+    case = EXAMPLES / "F_irrcac_raw4raters"
+    sheets = sorted(str(path) for path in (case / "sheets").iterdir())
+    script = (
+        "import sys, irr_audit\n"
+        f"a = irr_audit.audit({sheets!r}, {str(case / 'rule.yaml')!r}, test_against=0.5)\n"
+        "print('scipy' in sys.modules, end=' ')\n"
+        f"a = irr_audit.audit({sheets!r}, {str(case / 'rule.yaml')!r}, interval='t')\n"
+        "print('scipy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False True"

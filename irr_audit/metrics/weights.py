@@ -99,8 +99,8 @@ def named_weights(name: str, values: np.ndarray) -> np.ndarray:
         return np.eye(k)
     diff = x[:, None] - x[None, :]
     spread = x.max() - x.min()
-    if spread == 0:
-        raise ValueError("the categories' values are all equal: no weights can tell them apart")
+    if spread == 0:  # every code has one value: no weighting tells them apart (one class, see agreement_classes)
+        return np.ones((k, k))
     if name == "linear":
         return 1.0 - np.abs(diff) / spread
     if name == "quadratic":
