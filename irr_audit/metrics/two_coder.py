@@ -292,6 +292,8 @@ def _kappa_metric(counts: np.ndarray, weights: np.ndarray | None) -> Metric:
     if n == 0:
         return Metric.undefined(NO_UNITS)
     batch_value, code = kappa_batch(counts, weights)  # one table: 0-d arrays
+    if int(code) == Undefined.ONE_CATEGORY_USED:
+        return Metric.undefined(ONE_CATEGORY)
     if int(code) != Undefined.DEFINED:
         return Metric.undefined(REASON_TEXT[Undefined(int(code))])
     value = float(batch_value)
