@@ -170,6 +170,9 @@ def test_conger_below_minus_one_is_the_conventions_value_not_a_bug() -> None:
     conger = s.available_case["conger_kappa"]
     assert conger.value == pytest.approx(-1.5, abs=1e-12)
     assert conger.ci is None or conger.ci[0] <= conger.value <= conger.ci[1]
+    # every unit's term equals the coefficient: the SE is 0 up to rounding, so no p-value
+    assert conger.se is not None and conger.se < 1e-12
+    assert conger.extra["p_value"] is None and "standard error is 0" in conger.extra["p_value_reason"]
 
 
 def test_interval_spec_refuses_what_it_cannot_honour() -> None:

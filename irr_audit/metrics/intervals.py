@@ -19,6 +19,9 @@ from irr_audit.metrics.estimates import ANALYTIC_CI
 from irr_audit.metrics.result import Metric
 
 KINDS = ("normal", "t")
+# An SE this small relative to the estimate is a zero variance left over by floating point (the
+# per-unit terms all equal the coefficient, as on two units): a real one would need ~10^24 units.
+ROUNDING_SE = 1e-12
 
 
 def normal_upper_tail(z: float) -> float:
@@ -147,6 +150,8 @@ def restated(metric: Metric, n: int, spec: IntervalSpec, bounds: tuple[float, fl
         else:
             metric = metric.with_ci(span[0], span[1], spec.method(n), bounds=bounds)
     extra = dict(metric.extra)
+    if se <= ROUNDING_SE * max(1.0, abs(value)):
+        se = 0.0  # a zero variance computed in floating point: no test has a value
     extra.update(_test("p_value", p_value_zero(value, se, n, spec), se, n))
     se_h0 = extra.get("se_h0")
     if isinstance(se_h0, float) and se_h0 > 0 and math.isfinite(se_h0):
@@ -161,5 +166,5 @@ def restated(metric: Metric, n: int, spec: IntervalSpec, bounds: tuple[float, fl
 def _test(key: str, p: float | None, se: float, n: int) -> dict[str, object]:
     if p is not None:
         return {key: p}
-    why = "the standard error is 0" if not se > 0 else "a t test needs two or more units"
+    why = "the standard error is 0 (to rounding)" if not se > 0 else "a t test needs two or more units"
     return {key: None, f"{key}_reason": why}
