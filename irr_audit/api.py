@@ -46,6 +46,7 @@ from irr_audit.join.folder import (
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.metrics import samplesize
+from irr_audit.metrics.intervals import IntervalSpec
 from irr_audit.report.comparison import compare_joins, comparison_sections, drift_of_join
 from irr_audit.report.console import render_console, render_text, section_table
 from irr_audit.report.html import render_html
@@ -61,6 +62,7 @@ from irr_audit.report.model import (
 from irr_audit.rules.load import load_rule as load_rule_file
 from irr_audit.rules.load import rule_from_mapping
 from irr_audit.rules.model import Rule
+from irr_audit.rules.weights import WEIGHT_NAMES
 from irr_audit.sample.folder import SampleRef, check_sample_rule, read_sample
 
 PathLike = str | os.PathLike[str]
@@ -80,8 +82,18 @@ METRIC_COLUMNS = (
     "bootstrap_se",
     "bootstrap_ci_low",
     "bootstrap_ci_high",
+    "p_value",
 )
-NUMBER_COLUMNS = ("value", "se", "ci_low", "ci_high", "bootstrap_se", "bootstrap_ci_low", "bootstrap_ci_high")
+NUMBER_COLUMNS = (
+    "value",
+    "se",
+    "ci_low",
+    "ci_high",
+    "bootstrap_se",
+    "bootstrap_ci_low",
+    "bootstrap_ci_high",
+    "p_value",
+)
 
 
 # --- rules -------------------------------------------------------------------------
@@ -192,6 +204,12 @@ class Audit:
     def available_case(self) -> pd.DataFrame:
         """Every coefficient on the units with at least two valid codes (docs/statistics.md)."""
         return metric_frame(self.report.agreement["available_case"])
+
+    @property
+    def gwet_missing(self) -> pd.DataFrame:
+        """Fleiss, Conger, AC1/AC2 and Brennan-Prediger by Gwet's missing-data convention, on every
+        unit with at least one valid code, as irrCAC computes them (docs/statistics.md)."""
+        return metric_frame(self.report.agreement["gwet_missing"])
 
     @property
     def pairs(self) -> tuple[Pair, ...]:
@@ -313,6 +331,7 @@ def _metric_row(entry: Mapping[str, Any]) -> list[Any]:
         bootstrap.get("se"),
         boot_ci[0],
         boot_ci[1],
+        entry.get("p_value"),
     ]
 
 
@@ -342,6 +361,10 @@ def audit(
     windows: int | None = None,
     window_size: int | None = None,
     order_column: str | None = None,
+    ci_level: float = 0.95,
+    interval: str = "normal",
+    test_against: float | None = None,
+    weights: str | Sequence[Sequence[float]] | None = None,
 ) -> Audit:
     """Audit the codes of two or more coders (docs/api.md).
 
@@ -355,9 +378,12 @@ def audit(
     of each step. ``windows`` (or ``window_size``) adds the drift over the coding order to the
     report (:attr:`Audit.drift`): each sheet's ``order_column`` (a number or an ISO 8601 time),
     else its row order; it is scored with ``bootstrap`` replicates (1000 when 0) and ``seed``
-    (drawn and recorded when None). Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
+    (drawn and recorded when None). ``ci_level``, ``interval`` (normal or t), ``test_against``
+    and ``weights`` (a name or a K x K matrix; default: the rule's ``weights``) set the
+    statistics (docs/statistics.md). Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
     """
     options = _audit_options(bootstrap, seed, group, against, list_disagreements)
+    options = _with_statistics(options, ci_level, interval, test_against, weights)
     drift_options = _drift_options(windows, window_size, order_column, data)
     checked = _limits(limits)
     columns = SheetOptions(id_column, code_column, worksheet, checked)
@@ -408,11 +434,16 @@ def audit_counts(
     group: str | Mapping[str, Sequence[str]] | None = None,
     against: str | None = None,
     limits: LimitsLike = None,
+    ci_level: float = 0.95,
+    interval: str = "normal",
+    test_against: float | None = None,
+    weights: str | Sequence[Sequence[float]] | None = None,
 ) -> Audit:
     """Audit unit-pattern counts (`join`'s counts.csv, or counts made in SQL; several files
     are shards and add up): every coefficient, with no missingness log and no list of
     disagreeing units (``join`` is None). ``group`` is refused: it needs the sheets."""
     options = _audit_options(bootstrap, seed, group, against, True)
+    options = _with_statistics(options, ci_level, interval, test_against, weights)
     files = _paths(paths)
     if not files:
         raise UsageError("no counts file to score.", hint="pass one or more counts files.", code="usage-no-input")
@@ -826,6 +857,41 @@ def _audit_options(
     return AuditOptions(
         n_boot=bootstrap, seed=seed, group=_group(group, against), list_disagreements=list_disagreements
     )
+
+
+def _with_statistics(
+    options: AuditOptions, ci_level: object, interval: object, test_against: object, weights: object
+) -> AuditOptions:
+    """The interval, test and weights options, checked before anything is read (a weights
+    matrix is checked against the rule's codes when the rule is known)."""
+    try:
+        spec = IntervalSpec(ci_level, interval, test_against)  # type: ignore[arg-type]
+    except ValueError as error:
+        raise UsageError(
+            f"{error}.",
+            hint="for example ci_level=0.9 (--ci-level 0.9), interval='t' (--interval t), --test-against 0.6.",
+            code="usage-interval",
+        ) from None
+    if isinstance(weights, str):
+        if weights not in WEIGHT_NAMES:
+            raise UsageError(
+                f"--weights {weights!r} is not a weighting.",
+                hint=f"use one of {', '.join(WEIGHT_NAMES)} (or a matrix in the rule's weights key).",
+                code="usage-weights",
+            )
+        chosen: str | tuple[tuple[float, ...], ...] | None = weights
+    elif weights is None:
+        chosen = None
+    else:
+        try:
+            chosen = tuple(tuple(float(cell) for cell in row) for row in weights)  # type: ignore[attr-defined]
+        except (TypeError, ValueError):
+            raise UsageError(
+                f"weights={weights!r} is neither a weighting's name nor a matrix of numbers.",
+                hint="for example weights='quadratic' or weights=[[1, 0.5], [0.5, 1]].",
+                code="usage-weights",
+            ) from None
+    return dataclasses.replace(options, intervals=spec, weights=chosen)
 
 
 def _whole(number: object) -> bool:

@@ -226,6 +226,7 @@ def test_metrics_are_indexed_by_coefficient_with_fixed_columns() -> None:
         "bootstrap_se",
         "bootstrap_ci_low",
         "bootstrap_ci_high",
+        "p_value",
     ]
     document = result.to_dict()["metrics"]
     assert metrics.loc["cohen_kappa", "value"] == document["cohen_kappa"]["value"]

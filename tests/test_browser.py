@@ -257,7 +257,9 @@ def test_example_report_renders_without_errors(browser: str, tmp_path: Path) -> 
         assert dom["tables"] >= 10
         assert dom["heat"] == ["8", "2", "10", "1", "9", "10", "9", "11", "20"]
         assert len(set(dom["coloured"])) == 4 and "rgba(0, 0, 0, 0)" not in dom["coloured"]
-        assert dom["charts"] == 5  # kappa, pi, AC1, Brennan-Prediger, alpha: every coefficient has its dot
+        assert (
+            dom["charts"] == 7
+        )  # kappa, pi, Fleiss, Conger, AC1, Brennan-Prediger, alpha: every coefficient has its dot
         assert dom["filterShown"] and dom["rows"] == 3
         assert dom["pageWidth"] <= dom["viewWidth"], "nothing sticks out sideways"
         shown = tools.evaluate("""(() => {

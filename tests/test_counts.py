@@ -96,7 +96,7 @@ def test_counts_codes_go_through_the_rule(tmp_path: Path) -> None:
     (tmp_path / "rule.yaml").write_text(RULE)
     (tmp_path / "counts.csv").write_text("a,b,units\n0,0,5\n 1 ,1,5\n2,unknown,3\n,3,1\n")
     document = score_json("--counts", str(tmp_path / "counts.csv"), "--rule", str(tmp_path / "rule.yaml"))
-    assert document["units"] == {"total": 14, "fully_coded": 10, "missing": 4, "available_case": 10}
+    assert document["units"] == {"total": 14, "fully_coded": 10, "missing": 4, "available_case": 10, "gwet_missing": 14}
     assert document["metrics"]["cohen_kappa"]["value"] == pytest.approx(1.0)
 
 

@@ -150,7 +150,7 @@ def test_every_sheet_format(fmt: str, tmp_path: Path) -> None:
     result = run("score", str(path), str(other), "--rule", str(RULE), "--format", "json")
     assert result.exit_code == 0, result.output
     scored = json.loads(result.stdout)
-    assert scored["units"] == {"total": 3, "fully_coded": 2, "missing": 1, "available_case": 2}
+    assert scored["units"] == {"total": 3, "fully_coded": 2, "missing": 1, "available_case": 2, "gwet_missing": 3}
     assert scored["table"] == [[1, 0], [1, 0]]
 
 

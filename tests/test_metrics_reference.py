@@ -40,7 +40,7 @@ def test_domain_example_a_two_missing_units_stay_out_of_n():
     codes = np.array(agree + [[-1, 0], [1, -1]])
     s = summarise(codes, 2, "nominal")
     d = s.to_dict(["yes", "no"], ["alice", "bob"])
-    assert d["units"] == {"total": 22, "fully_coded": 20, "available_case": 20}
+    assert d["units"] == {"total": 22, "fully_coded": 20, "available_case": 20, "gwet_missing": 22}
     assert d["table"] == [[8, 2], [1, 9]]
     assert d["metrics"]["po"]["value"] == pytest.approx(0.85, abs=1e-12)
     assert d["metrics"]["pe"]["value"] == pytest.approx(0.50, abs=1e-12)

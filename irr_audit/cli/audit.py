@@ -69,6 +69,18 @@ CompareWith = Annotated[
     Path | None,
     typer.Option("--compare", help="A join folder or bundle of an earlier audit: add each coefficient's difference."),
 ]
+CiLevel = Annotated[float, typer.Option("--ci-level", help="Confidence level of every interval (default 0.95).")]
+IntervalOption = Annotated[
+    str, typer.Option("--interval", help="normal (default, large-sample) or t (n - 1 df, as irrCAC).")
+]
+TestAgainst = Annotated[
+    float | None,
+    typer.Option("--test-against", help="C: also test H0: coefficient <= C (one-sided p-value, e.g. 0.6)."),
+]
+WeightsOption = Annotated[
+    str | None,
+    typer.Option("--weights", help="identity, linear, quadratic, ordinal, radical, ratio, circular or bipolar."),
+]
 CountsOption = Annotated[
     list[Path] | None,
     typer.Option("--counts", help="Score unit-pattern counts (join's counts.csv, or made in SQL); repeat to merge."),
@@ -143,6 +155,10 @@ def score(
     worksheet: Worksheet = None,
     quiet: Quiet = False,
     limit: LimitOption = None,
+    ci_level: CiLevel = 0.95,
+    interval: IntervalOption = "normal",
+    test_against: TestAgainst = None,
+    weights: WeightsOption = None,
 ) -> None:
     """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient."""
     result = _audit(
@@ -159,6 +175,7 @@ def score(
         code_column=code_column,
         worksheet=worksheet,
         limit=limit,
+        statistics={"ci_level": ci_level, "interval": interval, "test_against": test_against, "weights": weights},
     )
     _emit(result, output_format.value, None, include_disagreements=False)
 
@@ -186,6 +203,10 @@ def report(
     windows: Windows = None,
     window_size: WindowSize = None,
     order_column: OrderColumn = None,
+    ci_level: CiLevel = 0.95,
+    interval: IntervalOption = "normal",
+    test_against: TestAgainst = None,
+    weights: WeightsOption = None,
 ) -> None:
     """The whole audit in one document: provenance, units, table, coefficients, disagreements."""
     if output is not None:
@@ -212,6 +233,7 @@ def report(
         worksheet=worksheet,
         limit=limit,
         drift=drift,
+        statistics={"ci_level": ci_level, "interval": interval, "test_against": test_against, "weights": weights},
     )
     if compare_with is not None:
         from irr_audit.api import compare
@@ -269,6 +291,7 @@ def _audit(
     code_column: str | None,
     worksheet: str | None,
     limit: list[str] | None,
+    statistics: dict[str, Any],
     drift: dict[str, Any] | None = None,
 ) -> Audit:
     """The audit of sheets, a join folder, a bundle, or (--counts) unit-pattern counts."""
@@ -283,7 +306,14 @@ def _audit(
                 hint="--counts scores unit-pattern counts on their own.",
             )
         scored = audit_counts(
-            counts, rule, bootstrap=bootstrap, seed=seed, group=group, against=against, limits=parse_limits(limit)
+            counts,
+            rule,
+            bootstrap=bootstrap,
+            seed=seed,
+            group=group,
+            against=against,
+            limits=parse_limits(limit),
+            **statistics,
         )
         if not quiet:
             say(scored.summary_line)
@@ -303,6 +333,7 @@ def _audit(
             list_disagreements=list_disagreements,
             progress=progress.step,
             **(drift or {}),
+            **statistics,
         )
     if not quiet:
         _tell(result.summary_line, result.input_warnings)

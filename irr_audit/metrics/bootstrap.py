@@ -61,7 +61,13 @@ def replicate_counts(counts: np.ndarray, n_boot: int, rng: np.random.Generator) 
 Replicated = tuple[Metric, np.ndarray, np.ndarray, tuple[float, float]]
 
 
-def attach_bootstraps(items: list[Replicated]) -> list[Metric]:
+def percentiles(level: float) -> list[float]:
+    """The percentiles of a two-sided ``level`` interval: [2.5, 97.5] at 0.95 (rounded so that
+    1 - 0.95 in binary does not move them)."""
+    return [round(50 * (1 - level), 10), round(50 * (1 + level), 10)]
+
+
+def attach_bootstraps(items: list[Replicated], level: float = 0.95) -> list[Metric]:
     """Each metric with the percentile interval of its replicates in ``extra["bootstrap"]``.
     Replicates whose code is not 0 are undefined: counted, and left out of the interval.
     Metrics defined in every replicate share one percentile pass (row by row, the same
@@ -72,11 +78,11 @@ def attach_bootstraps(items: list[Replicated]) -> list[Metric]:
     ]
     if whole:
         stacked = np.stack([items[at][1] for at in whole])
-        lows, highs = np.percentile(stacked, [2.5, 97.5], axis=1)
+        lows, highs = np.percentile(stacked, percentiles(level), axis=1)
         spreads = np.std(stacked, axis=1, ddof=1)
         for row, at in enumerate(whole):
             metric, _, codes, bounds = items[at]
-            done[at] = _with_interval(metric, len(codes), 0, (lows[row], highs[row], spreads[row]), bounds)
+            done[at] = _with_interval(metric, len(codes), 0, (lows[row], highs[row], spreads[row]), bounds, level)
     out = []
     for at, (metric, replicates, codes, bounds) in enumerate(items):
         if at in done:
@@ -85,11 +91,11 @@ def attach_bootstraps(items: list[Replicated]) -> list[Metric]:
         defined = codes == 0
         n_boot, n_undefined = int(len(codes)), int(len(codes) - defined.sum())
         if not metric.defined or defined.sum() < 2:
-            out.append(_with_interval(metric, n_boot, n_undefined, None, bounds))
+            out.append(_with_interval(metric, n_boot, n_undefined, None, bounds, level))
         else:
             kept = replicates[defined]
-            low, high = np.percentile(kept, [2.5, 97.5])
-            out.append(_with_interval(metric, n_boot, n_undefined, (low, high, np.std(kept, ddof=1)), bounds))
+            low, high = np.percentile(kept, percentiles(level))
+            out.append(_with_interval(metric, n_boot, n_undefined, (low, high, np.std(kept, ddof=1)), bounds, level))
     return out
 
 
@@ -99,6 +105,7 @@ def _with_interval(
     n_undefined: int,
     interval: tuple[float, float, float] | None,
     bounds: tuple[float, float],
+    level: float = 0.95,
 ) -> Metric:
     """The metric with its bootstrap summary: the interval (low, high, SE), or why there is none."""
     summary: dict[str, object] = {"n_boot": n_boot, "n_undefined": n_undefined}
@@ -110,7 +117,7 @@ def _with_interval(
         with_ci = Metric.of(metric.value).with_ci(
             float(low),
             float(high),
-            f"percentile bootstrap over units, {n_boot} replicates",
+            f"percentile bootstrap over units, {n_boot} replicates" + ("" if level == 0.95 else f", {100 * level:g}%"),
             se=float(se),
             bounds=bounds,
         )

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from irr_audit.metrics.intervals import IntervalSpec
 from irr_audit.metrics.patterns import MISSING, validate_codes
 from irr_audit.metrics.summary import AgreementSummary, summarise
 from irr_audit.rules.scale import Scale
@@ -113,13 +114,25 @@ def group_vs_reference(
     min_codes: int = 2,
     n_boot: int = 0,
     seed: int | None = None,
+    intervals: IntervalSpec | None = None,
+    weights: object = None,
 ) -> GroupComparison:
-    """The group's consensus scored against ``reference``, and the group's own agreement."""
+    """The group's consensus scored against ``reference``, and the group's own agreement
+    (``intervals`` and ``weights`` as :func:`~irr_audit.metrics.summary.summarise` takes them)."""
     array = validate_codes(codes, n_categories)
     consensus = consensus_codes(array, n_categories, scale, group, min_codes=min_codes)
     paired = np.column_stack([consensus.codes, array[:, reference]])
     return GroupComparison(
         consensus,
-        summarise(paired, n_categories, scale, values, n_boot=n_boot, seed=seed),
-        summarise(array[:, list(group)], n_categories, scale, values, n_boot=n_boot, seed=seed),
+        summarise(paired, n_categories, scale, values, n_boot=n_boot, seed=seed, intervals=intervals, weights=weights),
+        summarise(
+            array[:, list(group)],
+            n_categories,
+            scale,
+            values,
+            n_boot=n_boot,
+            seed=seed,
+            intervals=intervals,
+            weights=weights,
+        ),
     )

@@ -28,6 +28,7 @@ from irr_audit.metrics.multi_coder import RatingCounts
 from irr_audit.metrics.patterns import Patterns, compress, unit_weights
 from irr_audit.metrics.reasons import Undefined
 from irr_audit.metrics.result import Metric
+from irr_audit.metrics.weights import agreement_classes
 from irr_audit.rules.scale import Scale
 
 Batch = tuple[np.ndarray, np.ndarray]
@@ -209,7 +210,11 @@ def gwet_alpha_se(patterns: Patterns, scale: Scale, values: np.ndarray | None) -
         return None
     k = patterns.n_categories
     delta = difference_batch(scale, np.zeros(k), values)
-    w = 1 - delta / delta.max()
+    return alpha_se_with_weights(patterns, 1 - delta / delta.max())
+
+
+def alpha_se_with_weights(patterns: Patterns, w: np.ndarray) -> float | None:
+    """Gwet's linearised SE of alpha written with agreement weights ``w`` fixed in advance."""
     keep = patterns.n_valid >= 2
     kept = patterns.select(keep)
     m, f = kept.n_valid, kept.counts
@@ -227,14 +232,54 @@ def gwet_alpha_se(patterns: Patterns, scale: Scale, values: np.ndarray | None) -
     if p_e >= 1:
         return None
     alpha_prime = (pa_prime - p_e) / (1 - p_e)
-    del p_a  # alpha itself = (p_a - p_e) / (1 - p_e); the variance is of alpha'
-    pa_i = sum_q / (r_mean * (m - 1)) - pa_prime * (m - r_mean) / r_mean
+    # centred on p_a (not p_a'), as irrCAC's krippen.alpha.raw: its README prints SE 0.14557 on cac.raw4raters
+    pa_i = sum_q / (r_mean * (m - 1)) - p_a * (m - r_mean) / r_mean
     alpha_i = (pa_i - p_e) / (1 - p_e)
     pi_w = (w @ pi + w.T @ pi) / 2
     pe_i = rated.at_codes(pi_w) / r_mean - p_e * (m - r_mean) / r_mean
     x = alpha_i - 2 * (1 - alpha_prime) * (pe_i - p_e) / (1 - p_e)
     var = float(f @ (x - alpha_prime) ** 2) / (n * (n - 1))
     return float(np.sqrt(max(var, 0.0)))
+
+
+def weighted_alpha_batch(patterns: Patterns, units: np.ndarray, weights: np.ndarray) -> Batch:
+    """Alpha with the distance 1 - w_kl of agreement weights (Gwet 2014, ch. 4; irrCAC
+    ``krippen.alpha.raw(weights=)``): 1 - (n - 1) sum o_kl (1 - w_kl) / sum n_k n_l (1 - w_kl).
+    Off the diagonal the weights are below 1, so the expected disagreement is 0 exactly when
+    one category holds every pairable value."""
+    units = unit_weights(units)
+    n_c = pairable_totals(patterns, units)
+    n_total = n_c.sum(axis=-1)
+    delta = 1.0 - np.asarray(weights, dtype=float)
+    observed = (coincidence_matrix(patterns, units) * delta).sum(axis=(-2, -1))
+    expected = np.einsum("bc,ck,bk->b", n_c.astype(float), delta, n_c.astype(float))
+    codes = first_code(
+        (n_total == 0, Undefined.NO_PAIRABLE_VALUES),
+        ((n_c > 0).sum(axis=-1) <= 1, Undefined.NO_VALUE_VARIATION),
+        ((n_c @ agreement_classes(weights, n_c.shape[-1]) > 0).sum(axis=-1) <= 1, Undefined.ONE_WEIGHT_CLASS_USED),
+    )
+    alpha = 1 - (n_total - 1) * safe_divide(observed, expected)
+    return np.where(codes == 0, alpha, np.nan), codes
+
+
+def weighted_alpha(patterns: Patterns, weights: np.ndarray) -> Metric:
+    """Weighted alpha with Gwet's SE.
+
+    irrCAC's weighting vignette, cac.raw4raters with quadratic weights: 0.84911, SE 0.12913.
+
+    >>> from irr_audit.metrics.weights import named_weights
+    >>> data = np.array([[0, 0, -1, 0], [1, 1, 2, 1], [2, 2, 2, 2], [2, 2, 2, 2],
+    ...                  [1, 1, 1, 1], [0, 1, 2, 3], [3, 3, 3, 3], [0, 0, 1, 0],
+    ...                  [1, 1, 1, 1], [-1, 4, 4, 4], [-1, -1, 0, 0], [-1, -1, 2, -1]])
+    >>> a = weighted_alpha(compress(data, 5), named_weights("quadratic", np.arange(1, 6)))
+    >>> round(a.value, 5), round(a.se, 5)
+    (0.84911, 0.12913)
+    """
+    value, code = weighted_alpha_batch(patterns, patterns.counts, weights)
+    metric = metric_from(value[0], code[0])
+    if not metric.defined:
+        return metric
+    return with_normal_ci(metric, alpha_se_with_weights(patterns, np.asarray(weights, dtype=float)))
 
 
 def krippendorff_alpha(

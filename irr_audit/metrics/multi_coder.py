@@ -39,7 +39,7 @@ from irr_audit.metrics.estimates import first_code, metric_from, safe_divide, wi
 from irr_audit.metrics.patterns import Patterns, compress, unit_weights
 from irr_audit.metrics.reasons import Undefined
 from irr_audit.metrics.result import Metric
-from irr_audit.metrics.weights import identity_weights
+from irr_audit.metrics.weights import agreement_classes, identity_weights
 
 Batch = tuple[np.ndarray, np.ndarray]
 
@@ -117,8 +117,24 @@ def classification_probabilities(counts: RatingCounts, units: np.ndarray) -> np.
     return safe_divide(counts.totals(units / counts.m), n[:, None])  # sum_i units_i r_ik / r_i
 
 
-def _categories_used(counts: RatingCounts, units: np.ndarray) -> np.ndarray:
-    return (counts.totals(_as_weights(units)) > 0).sum(axis=1)
+def _categories_used(counts: RatingCounts, units: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """How many categories the codes use; with weights, how many classes of codes the weights
+    tell apart (agreement_classes)."""
+    totals = counts.totals(_as_weights(units))
+    if weights is not None:
+        totals = totals @ agreement_classes(weights, counts.n_categories)
+    return (totals > 0).sum(axis=1)
+
+
+def _certain_chance_codes(
+    counts: RatingCounts, units: np.ndarray, weights: np.ndarray | None
+) -> tuple[tuple[np.ndarray, Undefined], tuple[np.ndarray, Undefined]]:
+    """The conditions under which p_e = 1 exactly: one category used, or (weighted) one class of
+    codes the weights cannot tell apart."""
+    return (
+        (_categories_used(counts, units) <= 1, Undefined.ONE_CATEGORY_USED),
+        (_categories_used(counts, units, weights) <= 1, Undefined.ONE_WEIGHT_CLASS_USED),
+    )
 
 
 def _chance_corrected(p_a: np.ndarray, p_e: np.ndarray, codes: np.ndarray) -> Batch:
@@ -131,13 +147,13 @@ def fleiss_chance(counts: RatingCounts, units: np.ndarray, weights: np.ndarray |
     return np.einsum("bk,kl,bl->b", pi, w, pi)
 
 
-def fleiss_batch(counts: RatingCounts, units: np.ndarray) -> Batch:
-    """Fleiss' kappa; undefined when no unit has two codes or one category is all there is."""
-    p_a, codes = percent_agreement_batch(counts, units)
-    codes = first_code(
-        (codes != 0, Undefined.NO_PAIRED_UNITS), (_categories_used(counts, units) <= 1, Undefined.ONE_CATEGORY_USED)
-    )
-    return _chance_corrected(p_a, fleiss_chance(counts, units), codes)
+def fleiss_batch(counts: RatingCounts, units: np.ndarray, weights: np.ndarray | None = None) -> Batch:
+    """Fleiss' kappa (weighted with agreement weights); undefined when no unit has two codes or
+    one category is all there is. Off the diagonal weights are below 1 (weights_problem), so
+    p_e = 1 exactly when one category is all there is."""
+    p_a, codes = percent_agreement_batch(counts, units, weights)
+    codes = first_code((codes != 0, Undefined.NO_PAIRED_UNITS), *_certain_chance_codes(counts, units, weights))
+    return _chance_corrected(p_a, fleiss_chance(counts, units, weights), codes)
 
 
 def _coder_probabilities(counts: RatingCounts, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -160,26 +176,28 @@ def _column(rows: np.ndarray, at: int) -> np.ndarray:
     return rows[:, at]
 
 
-def conger_chance(counts: RatingCounts, units: np.ndarray) -> np.ndarray:
-    """p_e = sum_k (pbar_k^2 - s2_k / r) = sum_k [(sum_g p_gk)^2 - sum_g p_gk^2] / (r (r - 1)).
+def conger_chance(counts: RatingCounts, units: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """p_e = sum_kl w_kl (pbar_k pbar_l - s2_kl / r)
+    = sum_kl w_kl [(sum_g p_gk)(sum_g p_gl) - sum_g p_gk p_gl] / (r (r - 1)).
 
-    That is, the mean over ordered pairs of distinct coders of sum_k p_gk p_hk.
+    That is, the mean over ordered pairs of distinct coders of sum_kl w_kl p_gk p_hl.
     Coders with no code in the data are left out of r.
     """
     p, active = _coder_probabilities(counts, units)
     p = np.where(active[:, :, None], p, 0.0)
     r = active.sum(axis=1)
     total = p.sum(axis=1)
-    squares = (p**2).sum(axis=1)
-    return safe_divide((total**2 - squares).sum(axis=1), r * (r - 1))
+    if weights is None:
+        pairs = (total**2 - (p**2).sum(axis=1)).sum(axis=1)
+    else:
+        pairs = np.einsum("bk,kl,bl->b", total, weights, total) - np.einsum("bgk,kl,bgl->b", p, weights, p)
+    return safe_divide(pairs, r * (r - 1))
 
 
-def conger_batch(counts: RatingCounts, units: np.ndarray) -> Batch:
-    p_a, codes = percent_agreement_batch(counts, units)
-    codes = first_code(
-        (codes != 0, Undefined.NO_PAIRED_UNITS), (_categories_used(counts, units) <= 1, Undefined.ONE_CATEGORY_USED)
-    )
-    return _chance_corrected(p_a, conger_chance(counts, units), codes)
+def conger_batch(counts: RatingCounts, units: np.ndarray, weights: np.ndarray | None = None) -> Batch:
+    p_a, codes = percent_agreement_batch(counts, units, weights)
+    codes = first_code((codes != 0, Undefined.NO_PAIRED_UNITS), *_certain_chance_codes(counts, units, weights))
+    return _chance_corrected(p_a, conger_chance(counts, units, weights), codes)
 
 
 def gwet_chance(counts: RatingCounts, units: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -301,8 +319,8 @@ def fleiss_null_se(counts: RatingCounts) -> float | None:
     return float(np.sqrt(2 / (n * m * (m - 1))) * np.sqrt(max(inner, 0.0)) / pq.sum())
 
 
-def conger_se(counts: RatingCounts, kappa: float) -> float | None:
-    w = identity_weights(counts.n_categories)
+def conger_se(counts: RatingCounts, kappa: float, weights: np.ndarray | None = None) -> float | None:
+    w = identity_weights(counts.n_categories) if weights is None else weights
     f = counts.patterns.counts
     n = f.sum()
     rows = counts.patterns.rows
@@ -312,7 +330,7 @@ def conger_se(counts: RatingCounts, kappa: float) -> float | None:
     p = p_all[0][active]  # (r, K)
     r = p.shape[0]
     n_g = ((rows >= 0) * f[:, None]).sum(axis=0)
-    p_e = float(conger_chance(counts, f)[0])
+    p_e = float(conger_chance(counts, f, weights)[0])
     a = p.sum(axis=0)[None, :] - p  # a_gk = r pbar_k - p_gk
     b = a @ w  # b_gl = sum_k a_gk w_kl
     c = np.einsum("gk,kl,gl->g", a, w, p)
@@ -366,28 +384,58 @@ def percent_agreement(codes: np.ndarray | Patterns, n_categories: int | None = N
     return metric_from(*(a[0] for a in percent_agreement_batch(counts, counts.patterns.counts)))
 
 
-def fleiss_kappa(codes: np.ndarray | Patterns, n_categories: int | None = None) -> Metric:
-    """Fleiss' (1971) kappa, Gwet's (2014) SE; ``extra["se_h0"]`` is the null SE.
+def fleiss_kappa(
+    codes: np.ndarray | Patterns, n_categories: int | None = None, weights: np.ndarray | None = None
+) -> Metric:
+    """Fleiss' (1971) kappa, Gwet's (2014) SE; ``extra["se_h0"]`` is the null SE (unweighted).
 
     Worked example E (docs/statistics.md): (0.7333 - 0.52) / 0.48 = 0.4444.
 
     >>> e = np.array([[1, 1, 1], [1, 1, 0], [0, 0, 0], [1, 0, 0], [0, 0, 0]])
     >>> round(fleiss_kappa(e, 2).value, 4)
     0.4444
+
+    irrCAC README, cac.raw4raters (units rated by one coder inform pi_k): kappa = 0.76117,
+    SE 0.15302; with quadratic weights (irrCAC's weighting vignette) 0.86494, SE 0.14603.
+
+    >>> from irr_audit.metrics.weights import named_weights
+    >>> raw4 = np.array([[0, 0, -1, 0], [1, 1, 2, 1], [2, 2, 2, 2], [2, 2, 2, 2],
+    ...                  [1, 1, 1, 1], [0, 1, 2, 3], [3, 3, 3, 3], [0, 0, 1, 0],
+    ...                  [1, 1, 1, 1], [-1, 4, 4, 4], [-1, -1, 0, 0], [-1, -1, 2, -1]])
+    >>> k = fleiss_kappa(raw4, 5)
+    >>> round(k.value, 5), round(k.se, 5)
+    (0.76117, 0.15302)
+    >>> k2 = fleiss_kappa(raw4, 5, named_weights("quadratic", np.arange(1, 6)))
+    >>> round(k2.value, 5), round(k2.se, 5)
+    (0.86494, 0.14603)
     """
     counts = _counts(codes, n_categories)
-    metric = _estimate(counts, fleiss_batch, fleiss_se)
-    null_se = fleiss_null_se(counts) if metric.defined else None
+    w = None if weights is None else np.asarray(weights, dtype=float)
+    metric = _estimate(counts, lambda c, u: fleiss_batch(c, u, w), lambda c, value: fleiss_se(c, value, w))
+    null_se = fleiss_null_se(counts) if metric.defined and w is None else None
     return metric if null_se is None else replace(metric, extra={**metric.extra, "se_h0": null_se})
 
 
-def conger_kappa(codes: np.ndarray | Patterns, n_categories: int | None = None) -> Metric:
-    """Conger's (1980) kappa with Gwet's (2014) SE; equals Cohen's kappa for two coders.
+def conger_kappa(
+    codes: np.ndarray | Patterns, n_categories: int | None = None, weights: np.ndarray | None = None
+) -> Metric:
+    """Conger's (1980) kappa with Gwet's (2014) SE; equals Cohen's kappa for two coders who
+    both coded every unit.
 
     >>> round(conger_kappa(np.array([[0, 0], [0, 1], [1, 1], [1, 1]]), 2).value, 4)
     0.5
+
+    irrCAC README, cac.raw4raters: 0.76282, SE 0.14917.
+
+    >>> raw4 = np.array([[0, 0, -1, 0], [1, 1, 2, 1], [2, 2, 2, 2], [2, 2, 2, 2],
+    ...                  [1, 1, 1, 1], [0, 1, 2, 3], [3, 3, 3, 3], [0, 0, 1, 0],
+    ...                  [1, 1, 1, 1], [-1, 4, 4, 4], [-1, -1, 0, 0], [-1, -1, 2, -1]])
+    >>> k = conger_kappa(raw4, 5)
+    >>> round(k.value, 5), round(k.se, 5)
+    (0.76282, 0.14917)
     """
-    return _estimate(_counts(codes, n_categories), conger_batch, conger_se)
+    w = None if weights is None else np.asarray(weights, dtype=float)
+    return _estimate(_counts(codes, n_categories), lambda c, u: conger_batch(c, u, w), lambda c, v: conger_se(c, v, w))
 
 
 def gwet_ac(codes: np.ndarray | Patterns, n_categories: int | None = None, weights: np.ndarray | None = None) -> Metric:

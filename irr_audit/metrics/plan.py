@@ -22,15 +22,32 @@ from irr_audit.metrics.krippendorff import (
     coincidence_diagonal,
     krippendorff_alpha,
     pairable_totals,
+    weighted_alpha,
+    weighted_alpha_batch,
 )
 from irr_audit.metrics.patterns import Patterns, pair_tables
 from irr_audit.metrics.reasons import Undefined
 from irr_audit.metrics.result import Metric
-from irr_audit.metrics.weights import linear_weights, quadratic_value_weights, quadratic_weights
+from irr_audit.metrics.weights import (
+    WEIGHT_NAMES,
+    linear_weights,
+    named_weights,
+    quadratic_value_weights,
+    quadratic_weights,
+    weights_problem,
+)
 from irr_audit.rules.scale import Scale
 
 Batch = tuple[np.ndarray, np.ndarray]
 PerCategory = dict[int, Metric]
+
+
+@dataclass(frozen=True)
+class Weighting:
+    """Agreement weights a user chose (by name, or a custom matrix named "custom")."""
+
+    name: str
+    matrix: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -40,6 +57,28 @@ class Coefficient:
     point: Callable[[], Metric | PerCategory]
     bounds: tuple[float, float] = (-1.0, 1.0)
     needs_coders: bool = False  # depends on which coder gave which code, not only on each unit's codes
+
+
+def resolve_weights(weights: object, scale: Scale, n_categories: int, values: np.ndarray | None) -> Weighting | None:
+    """The chosen weights as a matrix: a name of ``WEIGHT_NAMES`` on the codes' values
+    (interval and ratio scales) or their positions 1..K (nominal, ordinal), or a K x K matrix
+    checked by :func:`weights_problem`. Raises ValueError saying what is wrong."""
+    if weights is None:
+        return None
+    if isinstance(weights, str):
+        if weights not in WEIGHT_NAMES:
+            raise ValueError(f"unknown weights {weights!r}: one of {', '.join(WEIGHT_NAMES)}")
+        numbers = values if scale.needs_values and values is not None else np.arange(1, n_categories + 1)
+        matrix = named_weights(weights, np.asarray(numbers, dtype=float))
+        return Weighting(weights, matrix)
+    try:
+        matrix = np.array(weights, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"the weights are neither a name nor a matrix of numbers ({error})") from None
+    problem = weights_problem(matrix, n_categories)
+    if problem:
+        raise ValueError(f"the weights matrix cannot be used: {problem}")
+    return Weighting("custom", matrix)
 
 
 def _reuse_last(compute: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
@@ -74,22 +113,55 @@ def _specific_agreement_batch(patterns: Patterns, units: np.ndarray) -> Batch:
     return np.where(codes == 0, safe_divide(diagonal, n_k), np.nan), codes
 
 
-def _gwet_family(patterns: Patterns, scale: Scale, values: np.ndarray | None) -> list[Coefficient]:
+def _ac2(
+    counts: mc.RatingCounts, scale: Scale, values: np.ndarray | None, weights: Weighting | None
+) -> list[Coefficient]:
+    """AC2 with the chosen weights, or quadratic ones on an ordered scale."""
+    if weights is None and not scale.is_ordered:
+        return []
+    w2 = ac2_weights(scale, counts.n_categories, values) if weights is None else weights.matrix
+    name = "quadratic" if weights is None else weights.name
+    return [
+        Coefficient(
+            "gwet_ac2",
+            lambda u: mc.gwet_batch(counts, u, w2),
+            lambda: _named(mc.gwet_ac(counts.patterns, weights=w2), weights=name),
+        )
+    ]
+
+
+def _weighted_gwet_framework(counts: mc.RatingCounts, weights: Weighting | None) -> list[Coefficient]:
+    """Fleiss', Conger's and Brennan-Prediger's coefficients with the chosen weights."""
+    if weights is None:
+        return []
+    w, rated = weights.matrix, counts.patterns
+    return [
+        Coefficient(
+            "fleiss_kappa_weighted",
+            lambda u: mc.fleiss_batch(counts, u, w),
+            lambda: _named(mc.fleiss_kappa(rated, weights=w), weights=weights.name),
+        ),
+        Coefficient(
+            "conger_kappa_weighted",
+            lambda u: mc.conger_batch(counts, u, w),
+            lambda: _named(mc.conger_kappa(rated, weights=w), weights=weights.name),
+            needs_coders=True,
+        ),
+        Coefficient(
+            "brennan_prediger_weighted",
+            lambda u: mc.brennan_prediger_batch(counts, u, w),
+            lambda: _named(mc.brennan_prediger(rated, weights=w), weights=weights.name),
+        ),
+    ]
+
+
+def _gwet_family(
+    patterns: Patterns, scale: Scale, values: np.ndarray | None, weights: Weighting | None = None
+) -> list[Coefficient]:
     counts = mc.RatingCounts.of(patterns)
-    k = patterns.n_categories
     plan = [
         Coefficient("gwet_ac1", lambda u: mc.gwet_batch(counts, u), lambda: mc.gwet_ac(patterns)),
-    ]
-    if scale.is_ordered:
-        w2 = ac2_weights(scale, k, values)
-        plan.append(
-            Coefficient(
-                "gwet_ac2",
-                lambda u: mc.gwet_batch(counts, u, w2),
-                lambda: _named(mc.gwet_ac(patterns, weights=w2), weights="quadratic"),
-            )
-        )
-    plan += [
+        *_ac2(counts, scale, values, weights),
         Coefficient(
             "brennan_prediger", lambda u: mc.brennan_prediger_batch(counts, u), lambda: mc.brennan_prediger(patterns)
         ),
@@ -98,6 +170,17 @@ def _gwet_family(patterns: Patterns, scale: Scale, values: np.ndarray | None) ->
             lambda u: alpha_batch(patterns, u, scale, values),
             lambda: krippendorff_alpha(patterns, scale=scale, values=values),
         ),
+    ]
+    if weights is not None:
+        w = weights.matrix
+        plan.append(
+            Coefficient(
+                "krippendorff_alpha_weighted",
+                lambda u: weighted_alpha_batch(patterns, u, w),
+                lambda: _named(weighted_alpha(patterns, w), weights=weights.name),
+            )
+        )
+    plan += [
         Coefficient(
             "specific_agreement",
             lambda u: _specific_agreement_batch(patterns, u),
@@ -112,9 +195,14 @@ def _named(metric: Metric, **extra: object) -> Metric:
     return Metric(**{**metric.__dict__, "extra": {**metric.extra, **extra}})
 
 
-def two_coder_plan(patterns: Patterns, scale: Scale, values: np.ndarray | None) -> list[Coefficient]:
-    """Coefficients for two coders, from their K x K table (rows = first coder)."""
+def two_coder_plan(
+    patterns: Patterns, scale: Scale, values: np.ndarray | None, weights: Weighting | None = None
+) -> list[Coefficient]:
+    """Coefficients for two coders, from their K x K table (rows = first coder). Fleiss' and
+    Conger's kappa are here too (Gwet's framework for any number of coders): with both codes on
+    every unit they equal Scott's pi and Cohen's kappa; with missing codes they do not."""
     k = patterns.n_categories
+    counts = mc.RatingCounts.of(patterns)
 
     @_reuse_last
     def tables(units: np.ndarray) -> np.ndarray:
@@ -126,16 +214,27 @@ def two_coder_plan(patterns: Patterns, scale: Scale, values: np.ndarray | None) 
         Coefficient("pe", lambda u: tc.pe_batch(tables(u)), lambda: tc.chance_agreement(table), (0.0, 1.0)),
         Coefficient("cohen_kappa", lambda u: tc.kappa_batch(tables(u)), lambda: tc.cohen_kappa(table)),
         Coefficient("scott_pi", lambda u: tc.scott_batch(tables(u)), lambda: tc.scott_pi(table)),
+        *_fleiss_conger(counts),
     ]
 
-    def weighted(name: str, w: np.ndarray) -> Coefficient:
-        return Coefficient(name, lambda u: tc.kappa_batch(tables(u), w), lambda: tc.weighted_kappa(table, w))
+    def weighted(name: str, w: np.ndarray, **extra: object) -> Coefficient:
+        return Coefficient(
+            name, lambda u: tc.kappa_batch(tables(u), w), lambda: _named(tc.weighted_kappa(table, w), **extra)
+        )
 
-    if scale.is_ordered:
+    if scale.is_ordered and scale.needs_values and values is not None:  # on the codes' values, not positions
+        plan += [
+            weighted("weighted_kappa_linear", named_weights("linear", values)),
+            weighted("weighted_kappa_quadratic", named_weights("quadratic", values)),
+        ]
+    elif scale.is_ordered:
         plan += [
             weighted("weighted_kappa_linear", linear_weights(k)),
             weighted("weighted_kappa_quadratic", quadratic_weights(k)),
         ]
+    if weights is not None:
+        plan.append(weighted("weighted_kappa", weights.matrix, weights=weights.name))
+    plan += _weighted_gwet_framework(counts, weights)
     plan += [
         Coefficient("pabak", lambda u: tc.pabak_batch(tables(u)), lambda: tc.pabak(table)),
         Coefficient(
@@ -144,10 +243,22 @@ def two_coder_plan(patterns: Patterns, scale: Scale, values: np.ndarray | None) 
         Coefficient("bias_index", lambda u: tc.bias_index_batch(tables(u)), lambda: tc.bias_index(table)),
         Coefficient("max_kappa", lambda u: tc.max_kappa_batch(tables(u)), lambda: tc.max_kappa(table)),
     ]
-    return plan + _gwet_family(patterns, scale, values)
+    return plan + _gwet_family(patterns, scale, values, weights)
 
 
-def multi_coder_plan(patterns: Patterns, scale: Scale, values: np.ndarray | None) -> list[Coefficient]:
+def _fleiss_conger(counts: mc.RatingCounts) -> list[Coefficient]:
+    rated = counts.patterns
+    return [
+        Coefficient("fleiss_kappa", lambda u: mc.fleiss_batch(counts, u), lambda: mc.fleiss_kappa(rated)),
+        Coefficient(
+            "conger_kappa", lambda u: mc.conger_batch(counts, u), lambda: mc.conger_kappa(rated), needs_coders=True
+        ),
+    ]
+
+
+def multi_coder_plan(
+    patterns: Patterns, scale: Scale, values: np.ndarray | None, weights: Weighting | None = None
+) -> list[Coefficient]:
     """Coefficients for three or more coders; ``po`` is Fleiss' P-bar, ``pe`` Fleiss' p_e."""
     counts = mc.RatingCounts.of(patterns)
 
@@ -160,12 +271,32 @@ def multi_coder_plan(patterns: Patterns, scale: Scale, values: np.ndarray | None
             "po", lambda u: mc.percent_agreement_batch(counts, u), lambda: mc.percent_agreement(patterns), (0.0, 1.0)
         ),
         Coefficient("pe", fleiss_pe, lambda: metric_from(*(a[0] for a in fleiss_pe(patterns.counts))), (0.0, 1.0)),
-        Coefficient("fleiss_kappa", lambda u: mc.fleiss_batch(counts, u), lambda: mc.fleiss_kappa(patterns)),
-        Coefficient(
-            "conger_kappa", lambda u: mc.conger_batch(counts, u), lambda: mc.conger_kappa(patterns), needs_coders=True
-        ),
+        *_fleiss_conger(counts),
+        *_weighted_gwet_framework(counts, weights),
     ]
-    return plan + _gwet_family(patterns, scale, values)
+    return plan + _gwet_family(patterns, scale, values, weights)
+
+
+def gwet_missing_plan(
+    patterns: Patterns, scale: Scale, values: np.ndarray | None, weights: Weighting | None = None
+) -> list[Coefficient]:
+    """Gwet's (2014, ch. 5) missing-data convention, as irrCAC computes it: on every unit with at
+    least one code, p_a over the units with two or more codes, and pi_k (and each coder's p_gk)
+    over all of them, so a unit one coder alone rated still informs chance agreement."""
+    counts = mc.RatingCounts.of(patterns)
+    plan = [
+        Coefficient(
+            "po", lambda u: mc.percent_agreement_batch(counts, u), lambda: mc.percent_agreement(patterns), (0.0, 1.0)
+        ),
+        *_fleiss_conger(counts),
+        Coefficient("gwet_ac1", lambda u: mc.gwet_batch(counts, u), lambda: mc.gwet_ac(patterns)),
+        *_ac2(counts, scale, values, weights),
+        Coefficient(
+            "brennan_prediger", lambda u: mc.brennan_prediger_batch(counts, u), lambda: mc.brennan_prediger(patterns)
+        ),
+        *_weighted_gwet_framework(counts, weights),
+    ]
+    return plan
 
 
 def per_category_plan(patterns: Patterns) -> list[Coefficient]:

@@ -22,6 +22,7 @@ class Undefined(IntEnum):
     CATEGORY_UNUSED = 8
     ONE_CODER = 9
     ONE_UNIT = 10
+    ONE_WEIGHT_CLASS_USED = 11
 
 
 REASON_TEXT: dict[Undefined, str] = {
@@ -38,6 +39,10 @@ REASON_TEXT: dict[Undefined, str] = {
     Undefined.CATEGORY_UNUSED: "no coder used this category",
     Undefined.ONE_CODER: "one coder: agreement needs at least two coders",
     Undefined.ONE_UNIT: "n = 1: a single unit cannot separate agreement from chance",
+    Undefined.ONE_WEIGHT_CLASS_USED: (
+        "pe = 1: the codes used all have weight 1 with each other (the same value), "
+        "so the weights cannot tell them apart"
+    ),
 }
 
 

@@ -3,12 +3,11 @@
 Two bases, side by side (docs/contract.md, docs/statistics.md):
 
 - ``metrics``: units every coder coded with a valid code (fully coded);
-- ``available_case``: units with at least two valid codes, each coefficient by
-  its published missing-data convention (Krippendorff's pairable values; Gwet
-  2014 for Fleiss, Conger, AC1/AC2, Brennan-Prediger). Units with a single valid
-  code are outside this basis by the contract's definition; the coefficient
-  functions themselves (``fleiss_kappa(codes, K)`` etc.) follow Gwet in full and
-  let single-code units inform pi_k when given them.
+- ``available_case``: units with at least two valid codes (every coefficient
+  on these units; Krippendorff's pairable values are exactly these units' codes);
+- ``gwet_missing``: Gwet's (2014) missing-data convention as irrCAC computes it,
+  for Fleiss, Conger, AC1/AC2 and Brennan-Prediger: every unit with at least one
+  valid code, a unit coded once informing the chance term (pi_k) and n.
 
 With no missing code the two bases hold the same units and give the same numbers.
 """
@@ -25,13 +24,17 @@ from irr_audit.metrics.bootstrap import CELLS_PER_PIECE, attach_bootstraps, repl
 from irr_audit.metrics.disagreement import disagreement_profile
 from irr_audit.metrics.estimates import metric_from
 from irr_audit.metrics.interpret import kappa_paradox, krippendorff_label, landis_koch_label
+from irr_audit.metrics.intervals import IntervalSpec, restated
 from irr_audit.metrics.krippendorff import coincidence_matrix, scale_values
 from irr_audit.metrics.patterns import Grouping, Patterns, compress, merge_coders, pair_tables
 from irr_audit.metrics.plan import (
     Coefficient,
     PerCategory,
+    Weighting,
+    gwet_missing_plan,
     multi_coder_plan,
     per_category_plan,
+    resolve_weights,
     two_coder_plan,
 )
 from irr_audit.metrics.reasons import REASON_TEXT, Undefined
@@ -81,6 +84,10 @@ class AgreementSummary:
     interpretation: dict[str, Any]
     warnings: tuple[str, ...]
     bootstrap: dict[str, Any] = field(default_factory=dict)
+    gwet_missing: MetricMap = field(default_factory=dict)
+    n_rated: int = 0  # units with at least one valid code: the gwet_missing basis
+    intervals: IntervalSpec = field(default_factory=IntervalSpec)
+    weights: str | None = None
 
     def to_dict(self, categories: list[str], coders: list[str]) -> dict[str, Any]:
         """JSON-ready form with category and coder names (the keys of docs/contract.md)."""
@@ -88,11 +95,23 @@ class AgreementSummary:
             raise ValueError("to_dict needs one name per category and one per coder")
         return {
             "scale": self.scale.value,
-            "units": {"total": self.n_units, "fully_coded": self.n_fully_coded, "available_case": self.n_available},
+            "units": {
+                "total": self.n_units,
+                "fully_coded": self.n_fully_coded,
+                "available_case": self.n_available,
+                "gwet_missing": self.n_rated,
+            },
             "table": _matrix(self.table),
             "table_kind": "pair" if self.n_coders == 2 else "coincidence",
             "metrics": _metric_map(self.metrics, categories),
             "available_case": _metric_map(self.available_case, categories),
+            "gwet_missing": _metric_map(self.gwet_missing, categories),
+            "intervals": {
+                "level": self.intervals.level,
+                "kind": self.intervals.kind,
+                "test_against": self.intervals.test_against,
+                "weights": self.weights,
+            },
             "pairs": [
                 {
                     "coders": [coders[a], coders[b]],
@@ -157,23 +176,41 @@ def _name_disagreement(profile: dict[str, Any], categories: list[str]) -> dict[s
 # --- computation ------------------------------------------------------------------
 
 
-def _plan(patterns: Patterns, scale: Scale, values: np.ndarray | None) -> list[Coefficient]:
+def _plan(
+    patterns: Patterns, scale: Scale, values: np.ndarray | None, weights: Weighting | None = None
+) -> list[Coefficient]:
     if patterns.n_coders == 2:
-        return two_coder_plan(patterns, scale, values)
-    return multi_coder_plan(patterns, scale, values)
+        return two_coder_plan(patterns, scale, values, weights)
+    return multi_coder_plan(patterns, scale, values, weights)
 
 
 # Raw shares and indices stay reported for a single unit; chance-corrected ones do not.
 NOT_CHANCE_CORRECTED = frozenset({"po", "pe", "specific_agreement", "prevalence_index", "bias_index"})
 
 
-def _evaluate(plan: list[Coefficient], patterns: Patterns) -> MetricMap:
-    """Point Metrics (their bootstrap intervals are added by :func:`_bootstrap`).
+def _evaluate(plan: list[Coefficient], patterns: Patterns, intervals: IntervalSpec | None = None) -> MetricMap:
+    """Point Metrics (their bootstrap intervals are added by :func:`_bootstrap`), their analytic
+    intervals and tests made as ``intervals`` asks, with n the units of this basis.
 
     With a single unit the formulas still produce numbers (0 for one disagreeing
     unit), but no coefficient can separate agreement from chance on one unit, so
     the chance-corrected ones are reported undefined.
     """
+    points = _points(plan, patterns)
+    if intervals is None:
+        return points
+    n = patterns.n_units
+    out: MetricMap = {}
+    for c in plan:
+        point = points[c.name]
+        if isinstance(point, Metric):
+            out[c.name] = restated(point, n, intervals, c.bounds)
+        else:
+            out[c.name] = {k: restated(m, n, intervals, c.bounds) for k, m in point.items()}
+    return out
+
+
+def _points(plan: list[Coefficient], patterns: Patterns) -> MetricMap:
     if patterns.n_units == 1:
         one_unit = Metric.undefined(REASON_TEXT[Undefined.ONE_UNIT])
         out: MetricMap = {}
@@ -194,7 +231,8 @@ class Replicates:
     per-pattern sums) exceed CELLS_PER_PIECE cells per piece, so memory does not grow with the
     number of categories or replicates; only the values themselves are kept."""
 
-    def __init__(self, patterns: Patterns, plan: PlanBuilder) -> None:
+    def __init__(self, patterns: Patterns, plan: PlanBuilder, level: float = 0.95) -> None:
+        self.level = level
         self.plan = plan(patterns)
         self._batches = _batches(self.plan, patterns, plan)
         self._rows = _rows_per_piece(patterns)
@@ -213,7 +251,7 @@ class Replicates:
         }
 
     def with_intervals(self, metrics: MetricMap) -> MetricMap:
-        return _with_intervals(self.plan, metrics, self.values())
+        return _with_intervals(self.plan, metrics, self.values(), self.level)
 
 
 def _rows_per_piece(patterns: Patterns) -> int:
@@ -224,7 +262,10 @@ def _rows_per_piece(patterns: Patterns) -> int:
 
 
 def _with_intervals(
-    plan: list[Coefficient], metrics: MetricMap, replicated: dict[str, tuple[np.ndarray, np.ndarray]]
+    plan: list[Coefficient],
+    metrics: MetricMap,
+    replicated: dict[str, tuple[np.ndarray, np.ndarray]],
+    level: float = 0.95,
 ) -> MetricMap:
     """The metrics with the percentile intervals of their replicates (values, undefined codes)."""
     keys: list[tuple[str, int | None]] = []
@@ -239,7 +280,7 @@ def _with_intervals(
             for k, metric in point.items():
                 keys.append((c.name, k))
                 items.append((metric, values[:, k], codes[:, k], c.bounds))
-    bootstrapped = dict(zip(keys, attach_bootstraps(items)))
+    bootstrapped = dict(zip(keys, attach_bootstraps(items, level)))
     out: MetricMap = {}
     for name, point in metrics.items():
         if isinstance(point, dict):
@@ -323,7 +364,11 @@ def _warnings(metrics: MetricMap, patterns: Patterns, multi: bool) -> list[str]:
 
 
 def _pairs(
-    patterns: Patterns, scale: Scale, values: np.ndarray | None, n_boot: int, rngs: list[np.random.Generator]
+    patterns: Patterns,
+    plan: PlanBuilder,
+    intervals: IntervalSpec,
+    n_boot: int,
+    rngs: list[np.random.Generator],
 ) -> tuple[PairSummary, ...]:
     full = patterns.select(patterns.n_valid == patterns.n_coders)
     coder_pairs = [(a, b) for a in range(patterns.n_coders) for b in range(a + 1, patterns.n_coders)]
@@ -331,9 +376,9 @@ def _pairs(
     for a, b in coder_pairs:
         on_both = patterns.columns((a, b))
         bases += [full.columns((a, b)), on_both.select(on_both.n_valid == 2)]
-    evaluated = [_evaluate(two_coder_plan(basis, scale, values), basis) for basis in bases]
+    evaluated = [_evaluate(plan(basis), basis, intervals) for basis in bases]
     if n_boot > 0:
-        evaluated = _pair_intervals(bases, evaluated, scale, values, n_boot, rngs)
+        evaluated = _pair_intervals(bases, evaluated, plan, intervals.level, n_boot, rngs)
     return tuple(
         PairSummary(
             (a, b),
@@ -350,8 +395,8 @@ def _pairs(
 def _pair_intervals(
     bases: list[Patterns],
     evaluated: list[MetricMap],
-    scale: Scale,
-    values: np.ndarray | None,
+    two_coder: PlanBuilder,
+    level: float,
     n_boot: int,
     rngs: list[np.random.Generator],
 ) -> list[MetricMap]:
@@ -366,15 +411,13 @@ def _pair_intervals(
     if k * k > max(len(bases[at].counts) for at in resampled):
         out = list(evaluated)
         for at in resampled:
-            replicates = Replicates(bases[at], lambda some: two_coder_plan(some, scale, values))
+            replicates = Replicates(bases[at], two_coder, level)
             for drawn in replicate_counts(bases[at].counts, n_boot, rngs[at]):
                 replicates.add(drawn)
             out[at] = replicates.with_intervals(evaluated[at])
         return out
     cells = np.array([(row, column) for row in range(k) for column in range(k)], dtype=np.int64).reshape(-1, 2)
-    replicates = Replicates(
-        Patterns(cells, np.ones(k * k, dtype=np.int64), k), lambda some: two_coder_plan(some, scale, values)
-    )
+    replicates = Replicates(Patterns(cells, np.ones(k * k, dtype=np.int64), k), two_coder, level)
     rows = max(1, CELLS_PER_PIECE // (k * k))
     for pooled in _pooled(_on_cells(bases, resampled, n_boot, rngs, rows), rows):
         replicates.add(pooled)
@@ -383,7 +426,7 @@ def _pair_intervals(
     for order, at in enumerate(resampled):  # n_boot rows per basis, in the order they were drawn
         rows_of = slice(order * n_boot, (order + 1) * n_boot)
         mine = {name: (found[rows_of], codes[rows_of]) for name, (found, codes) in replicated.items()}
-        out[at] = _with_intervals(replicates.plan, evaluated[at], mine)
+        out[at] = _with_intervals(replicates.plan, evaluated[at], mine, level)
     return out
 
 
@@ -445,6 +488,8 @@ def summarise(
     n_boot: int = 0,
     seed: int | None = None,
     counts: np.ndarray | None = None,
+    intervals: IntervalSpec | None = None,
+    weights: str | object = None,
 ) -> AgreementSummary:
     """Every coefficient that applies, on both bases, with uncertainty and diagnostics.
 
@@ -453,6 +498,9 @@ def summarise(
     ``n_boot`` > 0 adds a percentile bootstrap (seeded by ``seed``) to every metric.
     ``counts`` weights the rows: rows may then be distinct unit patterns with the
     number of units showing each (the mergeable form of `score --counts`).
+    ``intervals`` sets the analytic intervals and tests (level, normal or t, a value to test
+    against; default 95% normal). ``weights`` names Gwet's weights (``WEIGHT_NAMES``) or gives a
+    K x K agreement matrix: the weighted coefficients then join the unweighted ones.
 
     Worked example A of docs/statistics.md (20 fully coded units of 22):
 
@@ -465,6 +513,8 @@ def summarise(
     """
     scale = Scale(scale)
     checked_values = scale_values(scale, n_categories, values)
+    spec = IntervalSpec() if intervals is None else intervals
+    weighting = resolve_weights(weights, scale, n_categories, checked_values)
     patterns = compress(codes, n_categories, counts)
     n_coders = patterns.n_coders
     multi = n_coders >= 3
@@ -472,8 +522,8 @@ def summarise(
     is_full = available.n_valid == n_coders
     full = available.select(is_full)
     n_pairs = n_coders * (n_coders - 1) // 2
-    # rngs[0] draws the shared resampling, rngs[2:] each pair's; rngs[1] is no longer
-    # drawn from, and stays so that the pairs keep their seeds. No bootstrap, no draws.
+    # rngs[0] draws the shared resampling, rngs[1] Gwet's basis (all rated units), rngs[2:]
+    # each pair's. No bootstrap, no draws.
     rngs = _children(seed, 2 + 2 * n_pairs) if n_boot > 0 else []
 
     if n_coders < 2:
@@ -497,18 +547,31 @@ def summarise(
         )
 
     def plan(some: Patterns) -> list[Coefficient]:
-        return _plan(some, scale, checked_values)
+        return _plan(some, scale, checked_values, weighting)
 
-    metrics = _evaluate(plan(full), full)
-    available_case = _evaluate(plan(available), available)
-    by_category = _evaluate(per_category_plan(full), full)
+    def two_coder(some: Patterns) -> list[Coefficient]:
+        return two_coder_plan(some, scale, checked_values, weighting)
+
+    def gwet_plan(some: Patterns) -> list[Coefficient]:
+        return gwet_missing_plan(some, scale, checked_values, weighting)
+
+    rated = patterns.select(patterns.n_valid >= 1)
+    metrics = _evaluate(plan(full), full, spec)
+    available_case = _evaluate(plan(available), available, spec)
+    gwet_missing = _evaluate(gwet_plan(rated), rated, spec)
+    by_category = _evaluate(per_category_plan(full), full, spec)
     if n_boot > 0 and available.n_units:
         metrics, available_case, by_category = _bootstrap(
-            available, is_full, plan, (metrics, available_case, by_category), n_boot, rngs[0]
+            available, is_full, plan, (metrics, available_case, by_category), n_boot, rngs[0], spec.level
         )
+    if n_boot > 0 and rated.n_units > 1:
+        replicates = Replicates(rated, gwet_plan, spec.level)
+        for drawn in replicate_counts(rated.counts, n_boot, rngs[1]):
+            replicates.add(drawn)
+        gwet_missing = replicates.with_intervals(gwet_missing)
     table = pair_tables(full, 0, 1, full.counts) if not multi else coincidence_matrix(full)
     per_category = _per_category_entries(full, metrics, by_category)
-    pairs = _pairs(patterns, scale, checked_values, n_boot, list(rngs[2:]))
+    pairs = _pairs(patterns, two_coder, spec, n_boot, list(rngs[2:]))
     leave_one_out = _leave_one_out(full, scale, checked_values, metrics) if multi else ()
     warnings = _warnings(metrics, full, multi)
     return AgreementSummary(
@@ -528,6 +591,10 @@ def summarise(
         interpretation=_interpretation(metrics, multi),
         warnings=tuple(warnings),
         bootstrap={"n_boot": n_boot, "seed": seed} if n_boot > 0 else {},
+        gwet_missing=gwet_missing,
+        n_rated=rated.n_units,
+        intervals=spec,
+        weights=None if weighting is None else weighting.name,
     )
 
 
@@ -538,6 +605,7 @@ def _bootstrap(
     evaluated: tuple[MetricMap, MetricMap, MetricMap],
     n_boot: int,
     rng: np.random.Generator,
+    level: float = 0.95,
 ) -> tuple[MetricMap, MetricMap, MetricMap]:
     """The fully coded metrics, the available-case ones and the per-category ones with their
     percentile intervals. One resampling of the units serves both bases, overall and per
@@ -552,10 +620,10 @@ def _bootstrap(
     on_full = in_draw_order.select(slice(0, n_full))
     wanted: dict[str, tuple[Replicates, slice, MetricMap]] = {}
     if available.n_units > 1:
-        wanted["available"] = (Replicates(in_draw_order, plan), slice(None), available_case)
+        wanted["available"] = (Replicates(in_draw_order, plan, level), slice(None), available_case)
     if on_full.n_units > 1:
-        wanted["full"] = (Replicates(on_full, plan), slice(0, n_full), metrics)
-        wanted["category"] = (Replicates(on_full, per_category_plan), slice(0, n_full), by_category)
+        wanted["full"] = (Replicates(on_full, plan, level), slice(0, n_full), metrics)
+        wanted["category"] = (Replicates(on_full, per_category_plan, level), slice(0, n_full), by_category)
     if not wanted:
         return evaluated
     for drawn in replicate_counts(in_draw_order.counts, n_boot, rng):

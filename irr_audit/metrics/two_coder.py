@@ -18,7 +18,7 @@ import numpy as np
 from irr_audit.metrics.estimates import first_code, metric_from, safe_divide, with_normal_ci
 from irr_audit.metrics.reasons import REASON_TEXT, Undefined
 from irr_audit.metrics.result import Metric
-from irr_audit.metrics.weights import identity_weights
+from irr_audit.metrics.weights import agreement_classes, identity_weights
 
 NO_UNITS = REASON_TEXT[Undefined.NO_UNITS]
 ONE_CATEGORY = "pe = 1: both coders used one and the same category for every unit"
@@ -70,6 +70,10 @@ def kappa_batch(tables: np.ndarray, weights: np.ndarray | None = None) -> Batch:
     tables = np.asarray(tables, dtype=np.int64)
     n, rows, cols = _margins(tables)
     codes = _kappa_codes(n, rows, cols)
+    if weights is not None:  # codes the weights cannot tell apart (the same value) are one class
+        classes = agreement_classes(weights, tables.shape[-1])
+        one_class = _certain_chance(n, rows @ classes, cols @ classes)
+        codes = np.where((codes == 0) & one_class, np.int8(Undefined.ONE_WEIGHT_CLASS_USED), codes)
     if weights is None:
         chance = (rows * cols).sum(axis=-1)
         above_chance = n * np.trace(tables, axis1=-2, axis2=-1) - chance
@@ -287,9 +291,12 @@ def _kappa_metric(counts: np.ndarray, weights: np.ndarray | None) -> Metric:
     n = int(counts.sum())
     if n == 0:
         return Metric.undefined(NO_UNITS)
-    if chance_is_certain(counts):
+    batch_value, code = kappa_batch(counts, weights)  # one table: 0-d arrays
+    if int(code) == Undefined.ONE_CATEGORY_USED:
         return Metric.undefined(ONE_CATEGORY)
-    value = float(kappa_batch(counts, weights)[0])
+    if int(code) != Undefined.DEFINED:
+        return Metric.undefined(REASON_TEXT[Undefined(int(code))])
+    value = float(batch_value)
     se, se0 = fleiss_cohen_everitt_se(counts, weights)
     return with_normal_ci(Metric.of(value, extra={"se_h0": se0}), se)
 

@@ -13,6 +13,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from irr_audit.rules.weights import WEIGHT_NAMES as WEIGHT_NAMES
+from irr_audit.rules.weights import weights_problem as weights_problem
+
 
 @lru_cache(maxsize=8)
 def identity_weights(n_categories: int) -> np.ndarray:
@@ -58,3 +61,82 @@ def quadratic_value_weights(values: np.ndarray) -> np.ndarray:
     if spread == 0:
         return np.ones((v.size, v.size))
     return 1.0 - ((v[:, None] - v[None, :]) / spread) ** 2
+
+
+# --- the weights of Gwet (2014, ch. 3) and irrCAC, by name ------------------------------------
+
+
+def _scaled_disagreement(d: np.ndarray) -> np.ndarray:
+    """1 - d / max(d): a disagreement d_kl >= 0 (0 on the diagonal) as agreement weights."""
+    top = d.max() if d.size else 0.0
+    return np.ones_like(d) if top == 0 else 1.0 - d / top
+
+
+def named_weights(name: str, values: np.ndarray) -> np.ndarray:
+    """Gwet's weights on the categories' numbers x_k (their values, or positions 1..K), as irrCAC
+    builds them (``weights.gen`` in the R package, ``irrCAC.weights`` in Python):
+
+    - identity: 1 on the diagonal, 0 elsewhere;
+    - linear: 1 - |x_k - x_l| / (x_max - x_min); quadratic: 1 - (x_k - x_l)^2 / (x_max - x_min)^2;
+    - radical: 1 - sqrt|x_k - x_l| / sqrt(x_max - x_min);
+    - ordinal: 1 - C(n_kl, 2) / max, n_kl = |k - l| + 1 on positions (values do not matter);
+    - ratio: 1 - ((x_k - x_l) / (x_k + x_l))^2 / ((x_max - x_min) / (x_max + x_min))^2 (values > 0);
+    - circular: 1 - sin^2(pi (x_k - x_l) / U) / max, U = x_max - x_min + 1;
+    - bipolar: 1 - (x_k - x_l)^2 / ((x_k + x_l - 2 x_min)(2 x_max - x_k - x_l)) / max, off the diagonal.
+
+    irrCAC's weighting vignette prints them for the categories 1:3:
+
+    >>> named_weights("radical", np.array([1, 2, 3]))[0].round(7).tolist()
+    [1.0, 0.2928932, 0.0]
+    >>> named_weights("ordinal", np.array([1, 2, 3]))[0].round(7).tolist()
+    [1.0, 0.6666667, 0.0]
+    >>> named_weights("bipolar", np.array([1, 2, 3]))[0].round(7).tolist()
+    [1.0, 0.6666667, 0.0]
+    """
+    x = np.asarray(values, dtype=float)
+    k = x.size
+    if name == "identity" or k < 2:
+        return np.eye(k)
+    diff = x[:, None] - x[None, :]
+    spread = x.max() - x.min()
+    if spread == 0:  # every code has one value: no weighting tells them apart (one class, see agreement_classes)
+        return np.ones((k, k))
+    if name == "linear":
+        return 1.0 - np.abs(diff) / spread
+    if name == "quadratic":
+        return 1.0 - (diff / spread) ** 2
+    if name == "radical":
+        return 1.0 - np.sqrt(np.abs(diff)) / np.sqrt(spread)
+    if name == "ordinal":
+        steps = np.abs(np.arange(k)[:, None] - np.arange(k)[None, :]) + 1.0
+        return _scaled_disagreement(steps * (steps - 1) / 2)
+    if name == "ratio":
+        if (x <= 0).any():
+            raise ValueError("ratio weights need positive values (they divide by x_k + x_l)")
+        return 1.0 - ((diff / (x[:, None] + x[None, :])) / (spread / (x.max() + x.min()))) ** 2
+    if name == "circular":
+        return _scaled_disagreement(np.sin(np.pi * diff / (spread + 1)) ** 2)
+    if name == "bipolar":
+        total = x[:, None] + x[None, :]
+        denominator = (total - 2 * x.min()) * (2 * x.max() - total)
+        off = ~np.eye(k, dtype=bool)
+        d = np.zeros((k, k))
+        d[off] = diff[off] ** 2 / denominator[off]
+        return _scaled_disagreement(d)
+    raise ValueError(f"unknown weights {name!r}: one of {', '.join(WEIGHT_NAMES)}")
+
+
+def agreement_classes(weights: np.ndarray | None, n_categories: int) -> np.ndarray:
+    """(K, C) membership of the classes of codes the weights cannot tell apart (w_kl = 1, as two
+    codes with the same value get): chance agreement is certain exactly when the codes used all
+    lie in one class, so each weighted coefficient decides "undefined" from the counts of these
+    classes. Without weights, or with no such pair, every code is its own class.
+
+    >>> agreement_classes(named_weights("linear", np.array([1.0, 1.0, 2.0])), 3).tolist()
+    [[1, 0], [1, 0], [0, 1]]
+    """
+    if weights is None:
+        return np.eye(n_categories, dtype=np.int64)
+    first = [int(np.flatnonzero(row == 1.0)[0]) for row in np.asarray(weights)]  # the class's first code
+    labels = sorted(set(first))
+    return np.array([[int(f == label) for label in labels] for f in first], dtype=np.int64).reshape(n_categories, -1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numbers
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,8 @@ from irr_audit.errors import UsageError
 from irr_audit.io.display import listed, shortened
 from irr_audit.join.join import JoinResult, across_columns
 from irr_audit.metrics import group_vs_reference, summarise
+from irr_audit.metrics.intervals import IntervalSpec
+from irr_audit.metrics.plan import resolve_weights
 from irr_audit.rules.model import Rule
 
 
@@ -121,6 +123,8 @@ class AuditOptions:
     seed: int | None = None
     group: GroupSpec | None = None
     list_disagreements: bool = True  # `score` only counts them; `report` lists them with their text
+    intervals: IntervalSpec = field(default_factory=IntervalSpec)
+    weights: str | tuple[tuple[float, ...], ...] | None = None  # None: the rule's own, if it names any
 
     def __post_init__(self) -> None:
         if not _whole(self.n_boot) or self.n_boot < 0:
@@ -209,7 +213,11 @@ def build_report(join: JoinResult, options: AuditOptions = AuditOptions()) -> Au
         rule=rule,
         sheets=tuple(_sheet_info(join, column) for column in range(len(join.sheets))),
         coders=join.coders,
-        units={**join.summary()["units"], "available_case": counted["available_case"]},
+        units={
+            **join.summary()["units"],
+            "available_case": counted["available_case"],
+            "gwet_missing": counted["gwet_missing"],
+        },
         missingness=_missingness(join),
         agreement=agreement,
         disagreements=tuple(disagreement_list(join)) if options.list_disagreements else None,
@@ -247,6 +255,7 @@ def build_counts_report(
             "fully_coded": counted["fully_coded"],
             "missing": total - counted["fully_coded"],
             "available_case": counted["available_case"],
+            "gwet_missing": counted["gwet_missing"],
         },
         missingness={
             "log_rows": None,
@@ -264,6 +273,16 @@ def build_counts_report(
 def _agreement(
     rule: Rule, coders: tuple[str, ...], codes: np.ndarray, counts: np.ndarray | None, options: AuditOptions
 ) -> tuple[dict[str, Any], dict[str, int]]:
+    weights = options.weights if options.weights is not None else rule.weights
+    try:
+        resolve_weights(weights, rule.scale, len(rule.categories), _values(rule))
+    except ValueError as error:
+        raise UsageError(
+            f"weights for rule {rule.id}: {error}.",
+            hint="a matrix has one row and one column per code of the rule, in its order; "
+            "ratio weights need values above 0.",
+            code="usage-weights",
+        ) from None
     summary = summarise(
         codes,
         len(rule.categories),
@@ -272,6 +291,8 @@ def _agreement(
         n_boot=options.n_boot,
         seed=options.seed,
         counts=counts,
+        intervals=options.intervals,
+        weights=weights,
     )
     agreement = summary.to_dict(list(rule.categories), list(coders))
     counted = agreement.pop("units")
@@ -328,6 +349,8 @@ def _group_comparison(join: JoinResult, options: AuditOptions) -> dict[str, Any]
         _values(rule),
         n_boot=options.n_boot,
         seed=options.seed,
+        intervals=options.intervals,
+        weights=options.weights if options.weights is not None else rule.weights,
     )
     out = comparison.to_dict(list(rule.categories), list(spec.members), spec.reference)
     out["name"] = spec.name

@@ -25,6 +25,22 @@ CHANCE_CORRECTED = (
     "gwet_ac1",
     "gwet_ac2",
     "brennan_prediger",
+    "weighted_kappa",
+    "fleiss_kappa_weighted",
+    "conger_kappa_weighted",
+    "brennan_prediger_weighted",
+    "krippendorff_alpha_weighted",
+)
+GWET_MISSING = (
+    "po",
+    "fleiss_kappa",
+    "conger_kappa",
+    "gwet_ac1",
+    "gwet_ac2",
+    "brennan_prediger",
+    "fleiss_kappa_weighted",
+    "conger_kappa_weighted",
+    "brennan_prediger_weighted",
 )
 PARADOX = ("prevalence_index", "bias_index", "pabak", "max_kappa")
 
@@ -52,6 +68,7 @@ def metric_sections(report: dict[str, Any]) -> list[Section]:
         _chance_section(report, metrics, available),
         _paradox_section(report, metrics, available),
         _uncertainty_section(report, metrics),
+        _gwet_missing_section(report),
         *_where_sections(report),
     ]
     if report.get("group_comparison"):
@@ -244,6 +261,7 @@ def _uncertainty_section(report: dict[str, Any], metrics: dict[str, Any]) -> Sec
                 format_number(metric.get("se")) if metric.get("se") is not None else "",
                 format_interval(metric),
                 format_interval(bootstrap) if bootstrap.get("defined") else _undefined_boot(bootstrap),
+                _p_value(metric),
             )
         )
     notes = [f"Analytic interval: {method}." for method in methods]
@@ -252,8 +270,54 @@ def _uncertainty_section(report: dict[str, Any], metrics: dict[str, Any]) -> Sec
     else:
         notes.append("No bootstrap was run; add --bootstrap N --seed S for intervals on every coefficient.")
     notes.append("Intervals are clipped to [-1, 1]; * marks those that were.")
-    columns = ("coefficient", "SE", "95% CI", "bootstrap 95% CI")
+    notes.append("p: two-sided test of H0: coefficient = 0 on its SE (docs/statistics.md, Uncertainty).")
+    level = _level(report)
+    columns = ("coefficient", "SE", f"{level} CI", f"bootstrap {level} CI", "p (H0: 0)")
     return Section("uncertainty", "Uncertainty (fully coded units)", columns, tuple(rows), tuple(notes))
+
+
+def _level(report: dict[str, Any]) -> str:
+    return f"{100 * (report.get('intervals') or {}).get('level', 0.95):g}%"
+
+
+def _p_value(metric: dict[str, Any]) -> str:
+    if "p_value" not in metric:
+        return ""
+    return "undefined" if metric["p_value"] is None else f"{metric['p_value']:.4g}"
+
+
+def _gwet_missing_section(report: dict[str, Any]) -> Section | None:
+    """Gwet's missing-data convention (the gwet_missing basis), shown when it holds other units
+    than the available-case basis: with no unit coded once the two agree."""
+    gwet = report.get("gwet_missing") or {}
+    units = report.get("units") or {}
+    if not gwet or units.get("gwet_missing") == units.get("available_case"):
+        return None
+    rows = tuple(
+        (
+            _label_with_detail(name, gwet[name]),
+            format_metric(gwet[name]),
+            format_number(gwet[name].get("se")) if gwet[name].get("se") is not None else "",
+            format_interval(gwet[name]),
+            _p_value(gwet[name]),
+        )
+        for name in GWET_MISSING
+        if name in gwet
+    )
+    against = [
+        f"{metric_label(name)}: p = {_p_value(test)} for H0: coefficient <= {test['value']}"
+        for name in GWET_MISSING
+        if name in gwet
+        for test in [gwet[name].get("test_against")]
+        if test
+    ]
+    notes = (
+        f"The {units.get('gwet_missing', '?')} units with at least one valid code (Gwet 2014, as irrCAC): "
+        "a unit coded once adds nothing to agreement but informs chance agreement and n.",
+        *against,
+    )
+    columns = ("coefficient", "value", "SE", f"{_level(report)} CI", "p (H0: 0)")
+    return Section("gwet_missing", "Gwet's missing-data convention", columns, rows, notes)
 
 
 def _undefined_boot(bootstrap: dict[str, Any]) -> str:

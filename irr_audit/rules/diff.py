@@ -24,6 +24,7 @@ def render_rule_diff(old: Rule, new: Rule) -> str:
     sections = [
         _text_section("question", old.question, new.question),
         _text_section("scale", old.scale.value, new.scale.value),
+        _text_section("weights", _weights_text(old.weights), _weights_text(new.weights)),
         _codes_section(old, new),
         *_code_detail_sections(old, new),
         _list_section("missing codes", old.missing_codes, new.missing_codes),
@@ -44,7 +45,7 @@ def render_rule_diff(old: Rule, new: Rule) -> str:
             if old.digest == new.digest
             else ("the files differ only in formatting, comments or the changelog")
         )
-        lines += ["", f"no change to codes, definitions, examples, scale, missing codes or aliases ({same})."]
+        lines += ["", f"no change to codes, definitions, examples, scale, weights, missing codes or aliases ({same})."]
     lines += _changelog_section(new)
     return "\n".join(lines) + "\n"
 
@@ -110,6 +111,12 @@ def _renames(old: Rule, new: Rule) -> dict[str, str]:
             if code_key(target_text) in new_codes:
                 renames[code_key(source_text)] = new_codes[code_key(target_text)]
     return renames
+
+
+def _weights_text(weights: str | tuple[tuple[float, ...], ...] | None) -> str | None:
+    if weights is None or isinstance(weights, str):
+        return weights
+    return "; ".join(" ".join(f"{cell:g}" for cell in row) for row in weights)
 
 
 def _text_section(title: str, old: str | None, new: str | None) -> list[str]:

@@ -15,6 +15,7 @@ from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from irr_audit.errors import RuleError
@@ -23,6 +24,7 @@ from irr_audit.io.files import check_name, read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, limit_error
 from irr_audit.rules.model import Code, Rule, code_key
 from irr_audit.rules.scale import Scale
+from irr_audit.rules.weights import WEIGHT_NAMES, named_weights_problem, weights_problem
 
 MAX_RULE_BYTES = DEFAULT_LIMITS.rule_bytes
 NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
@@ -41,6 +43,7 @@ KNOWN_KEYS = (
     "aliases",
     "examples",
     "changelog",
+    "weights",
 )
 EXAMPLE_KINDS = ("positive", "negative", "ambiguous")
 
@@ -195,10 +198,42 @@ def parse_rule(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> Rule:
         aliases=aliases,
         examples=_examples(document, name),
         changelog=_changelog(document, name),
+        weights=_weights(document, name, scale, codes),
         digest="sha256:" + hashlib.sha256(data).hexdigest(),
         source_name=name,
         source=bytes(data),
     )
+
+
+def _weights(
+    document: dict[str, Any], name: str, scale: Scale, codes: tuple[Code, ...]
+) -> str | tuple[tuple[float, ...], ...] | None:
+    """The optional ``weights``: a name (on the codes' values for interval and ratio scales, on
+    their positions 1..K otherwise) or a K x K matrix of agreement weights, one row per code in
+    the rule's order, symmetric, 1 on the diagonal and in [0, 1) off it."""
+    weights = document.get("weights")
+    if weights is None:
+        return None
+    hint = f"write one of {', '.join(WEIGHT_NAMES)}, or a matrix such as [[1, 0.5], [0.5, 1]] (one row per code)."
+    if isinstance(weights, str):
+        numbers = [code.value for code in codes] if scale.needs_values else list(range(1, len(codes) + 1))
+        problem = named_weights_problem(weights, np.array(numbers, dtype=float))
+        if problem:
+            raise _invalid(name, "weights", problem, hint=hint)
+        return weights
+    rows = weights if isinstance(weights, list) else None
+    if rows is None or not all(isinstance(row, list) for row in rows):
+        raise _invalid(name, "weights", "must be a weighting's name or a list of rows of numbers", hint=hint)
+    cells = [cell for row in rows for cell in row]
+    if any(isinstance(cell, bool) or not isinstance(cell, (int, float)) for cell in cells):
+        raise _invalid(name, "weights", "holds a cell that is not a number", hint=hint)
+    if any(len(row) != len(rows) for row in rows):
+        raise _invalid(name, "weights", "is not square (every row needs as many numbers as there are rows)", hint=hint)
+    matrix = tuple(tuple(float(cell) for cell in row) for row in rows)
+    problem = weights_problem(np.array(matrix, dtype=float).reshape(len(rows), len(rows)), len(codes))
+    if problem:
+        raise _invalid(name, "weights", problem, hint=hint)
+    return matrix
 
 
 def _check_counts(document: dict[str, Any], name: str, limits: Limits) -> None:

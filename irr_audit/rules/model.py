@@ -49,6 +49,7 @@ class Rule:
     # The bytes the rule was parsed from (digest is their sha256): what a join folder and a
     # bundle keep, so the rule file is read once and never re-read after it was checked.
     source: bytes = field(default=b"", repr=False, compare=False)
+    weights: str | tuple[tuple[float, ...], ...] | None = None  # a name of WEIGHT_NAMES or a K x K matrix
 
     @property
     def categories(self) -> tuple[str, ...]:

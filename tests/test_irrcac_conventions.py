@@ -1,0 +1,268 @@
+"""Gwet's missing-data convention, intervals, tests and weights, against irrCAC's printed values
+(tests/examples/F_irrcac_raw4raters and G_irrcac_ben_gerry, each with its SOURCE.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from irr_audit.api import load_rule
+from irr_audit.cli import app
+from irr_audit.errors import IrrAuditError
+from irr_audit.metrics import summarise
+from irr_audit.metrics.intervals import IntervalSpec
+
+EXAMPLES = Path(__file__).parent / "examples"
+
+
+def score(case: Path, *extra: str) -> tuple[int, dict | str]:
+    sheets = sorted(str(path) for path in (case / "sheets").iterdir())
+    result = CliRunner().invoke(app, ["score", *sheets, "--rule", str(case / "rule.yaml"), "--format", "json", *extra])
+    return result.exit_code, (json.loads(result.stdout) if result.exit_code == 0 else result.output)
+
+
+def decimals(number: float) -> int:
+    text = repr(float(number))
+    return len(text.split(".")[1]) if "." in text and "e" not in text else 12
+
+
+def assert_printed(actual: dict, printed: dict, name: str) -> None:
+    """Each printed figure, to the digits irrCAC prints it with."""
+    assert actual["defined"], name
+    assert round(actual["value"], decimals(printed["value"])) == printed["value"], name
+    if "se" in printed:
+        assert round(actual["se"], 5) == pytest.approx(printed["se"], abs=1e-12), name
+    if "ci" in printed:
+        places = decimals(printed["ci"][0])
+        assert [round(x, places) for x in actual["ci"]] == printed["ci"], name
+    if "p_value" in printed:
+        assert actual["p_value"] == pytest.approx(printed["p_value"], rel=1e-6), name
+
+
+@pytest.mark.parametrize("case", ["F_irrcac_raw4raters", "G_irrcac_ben_gerry"])
+def test_irrcac_printed_values_through_the_cli(case: str) -> None:
+    expected = json.loads((EXAMPLES / case / "expected.json").read_text())
+    code, out = score(EXAMPLES / case, "--interval", expected["interval"])
+    assert code == 0, out
+    assert isinstance(out, dict)
+    assert {key: out["units"][key] for key in expected["units"]} == expected["units"]
+    for basis in ("gwet_missing", "available_case"):
+        for name, printed in expected[basis].items():
+            assert_printed(out[basis][name], printed, f"{basis} {name}")
+
+
+def test_irrcac_weighting_vignette_through_the_cli() -> None:
+    case = EXAMPLES / "F_irrcac_raw4raters"
+    expected = json.loads((case / "expected.json").read_text())["weighted"]
+    code, out = score(case, "--interval", "t", "--weights", expected["weights"])
+    assert code == 0, out
+    assert isinstance(out, dict)
+    for basis in ("gwet_missing", "available_case"):
+        for name, printed in expected[basis].items():
+            assert out[basis][name]["weights"] == "quadratic"
+            assert_printed(out[basis][name], printed, f"{basis} {name}")
+
+
+def test_with_missing_codes_two_coders_fleiss_and_conger_differ_from_scott_and_cohen() -> None:
+    code, out = score(EXAMPLES / "G_irrcac_ben_gerry")
+    assert code == 0 and isinstance(out, dict)
+    for basis in ("metrics", "available_case"):  # both codes on every unit: the same coefficients
+        assert out[basis]["fleiss_kappa"]["value"] == pytest.approx(out[basis]["scott_pi"]["value"], abs=1e-14)
+        assert out[basis]["conger_kappa"]["value"] == pytest.approx(out[basis]["cohen_kappa"]["value"], abs=1e-14)
+    gwet = out["gwet_missing"]
+    assert abs(gwet["fleiss_kappa"]["value"] - out["available_case"]["scott_pi"]["value"]) > 1e-4
+    assert abs(gwet["conger_kappa"]["value"] - out["available_case"]["cohen_kappa"]["value"]) > 1e-4
+
+
+def test_default_intervals_are_the_normal_95_percent_ones_and_level_and_t_change_them() -> None:
+    case = EXAMPLES / "F_irrcac_raw4raters"
+    _, normal = score(case)
+    _, t90 = score(case, "--interval", "t", "--ci-level", "0.9")
+    assert isinstance(normal, dict) and isinstance(t90, dict)
+    ac1 = normal["gwet_missing"]["gwet_ac1"]
+    assert ac1["ci_method"] == "normal approximation, estimate +/- 1.96 SE"
+    assert ac1["ci"][0] == pytest.approx(ac1["value"] - 1.959963984540054 * ac1["se"], abs=1e-12)
+    low90 = t90["gwet_missing"]["gwet_ac1"]
+    assert low90["ci"][0] == pytest.approx(ac1["value"] - 1.7958848187036696 * ac1["se"], abs=1e-12)  # t_{0.95, 11}
+    assert "90%" in low90["ci_method"] and "11 df" in low90["ci_method"]
+    assert normal["intervals"] == {"level": 0.95, "kind": "normal", "test_against": None, "weights": None}
+
+
+def test_test_against_is_one_sided_and_its_p_value_falls_as_the_estimate_rises_above_it() -> None:
+    _, out = score(EXAMPLES / "F_irrcac_raw4raters", "--test-against", "0.6")
+    assert isinstance(out, dict)
+    ac1 = out["gwet_missing"]["gwet_ac1"]
+    z = (ac1["value"] - 0.6) / ac1["se"]
+    from scipy.stats import norm
+
+    assert ac1["test_against"] == {"value": 0.6, "alternative": "greater", "p_value": pytest.approx(norm.sf(z))}
+
+
+@pytest.mark.parametrize(
+    ("options", "code"),
+    [
+        (["--ci-level", "1.5"], "usage-interval"),
+        (["--ci-level", "0"], "usage-interval"),
+        (["--interval", "wald"], "usage-interval"),
+        (["--test-against", "nan"], "usage-interval"),
+        (["--weights", "cubic"], "usage-weights"),
+    ],
+)
+def test_bad_statistics_options_are_one_message(options: list[str], code: str) -> None:
+    exit_code, output = score(EXAMPLES / "F_irrcac_raw4raters", *options)
+    assert exit_code == 2
+    assert f"[{code}]" in str(output) and "Traceback" not in str(output)
+
+
+RULE = "rule: r\nversion: 1\nscale: ordinal\ncodes: [a, b, c]\n"
+
+
+@pytest.mark.parametrize(
+    ("weights", "problem"),
+    [
+        ("[[1, 0.5], [0.5, 1]]", "not 3 x 3"),
+        ("[[1, 0.5, 0], [0.4, 1, 0.5], [0, 0.5, 1]]", "not symmetric"),
+        ("[[0.9, 0.5, 0], [0.5, 1, 0.5], [0, 0.5, 1]]", "diagonal"),
+        ("[[1, 1, 0], [1, 1, 0.5], [0, 0.5, 1]]", "outside [0, 1)"),
+        ("[[1, -0.5, 0], [-0.5, 1, 0.5], [0, 0.5, 1]]", "outside [0, 1)"),
+        ("[[1, x, 0], [0.5, 1, 0.5], [0, 0.5, 1]]", "not a number"),
+        ("[[1, 0.5], [0.5, 1], [0, 0]]", "not square"),
+        ("cubic", "not a weighting"),
+        ("{a: 1}", "name or a list of rows"),
+    ],
+)
+def test_a_rule_weights_key_is_validated(tmp_path: Path, weights: str, problem: str) -> None:
+    rule = tmp_path / "rule.yaml"
+    rule.write_text(RULE + f"weights: {weights}\n")
+    with pytest.raises(IrrAuditError) as raised:
+        load_rule(rule)
+    assert raised.value.code == "rule-invalid"
+    assert "key weights" in str(raised.value) and problem in str(raised.value)
+
+
+def test_a_custom_matrix_in_the_rule_weights_every_weighted_coefficient(tmp_path: Path) -> None:
+    rule = tmp_path / "rule.yaml"
+    rule.write_text(RULE + "weights: [[1, 0.5, 0], [0.5, 1, 0.5], [0, 0.5, 1]]\n")
+    for name, codes in (("ann", "a,a,b,c,c,b"), ("ben", "a,b,b,c,b,a")):
+        lines = [f"{i + 1},{c}" for i, c in enumerate(codes.split(","))]
+        (tmp_path / f"{name}.csv").write_text("comment_id,code\n" + "\n".join(lines) + "\n")
+    result = CliRunner().invoke(
+        app, ["score", str(tmp_path / "ann.csv"), str(tmp_path / "ben.csv"), "--rule", str(rule), "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    metrics = json.loads(result.stdout)["metrics"]
+    # the matrix is linear weights on 3 codes: Cohen's weighted kappa with it is the linear one
+    assert metrics["weighted_kappa"]["value"] == pytest.approx(metrics["weighted_kappa_linear"]["value"], abs=1e-14)
+    for name in ("weighted_kappa", "gwet_ac2", "fleiss_kappa_weighted", "conger_kappa_weighted"):
+        assert metrics[name]["weights"] == "custom"
+
+
+def test_conger_below_minus_one_is_the_conventions_value_not_a_bug() -> None:
+    """Found by hypothesis: five coders, one unit all 0, one unit (0, 1) by two coders. p_a = 0.5;
+    each coder's p_gk: four put all their codes on 0, one splits 0.5/0.5, so p_e = 16/20 = 0.8 and
+    kappa = (0.5 - 0.8) / 0.2 = -1.5 (irrCAC's conger gives -1.5 too). Kappa's floor is
+    -p_e / (1 - p_e), not -1; the interval is widened to hold the estimate."""
+    s = summarise(np.array([[0, 0, 0, 0, 0], [0, 1, -1, -1, -1]]), 2, "nominal")
+    conger = s.available_case["conger_kappa"]
+    assert conger.value == pytest.approx(-1.5, abs=1e-12)
+    assert conger.ci is None or conger.ci[0] <= conger.value <= conger.ci[1]
+    # every unit's term equals the coefficient: the SE is 0 up to rounding, so no p-value
+    assert conger.se is not None and conger.se < 1e-12
+    assert conger.extra["p_value"] is None and "standard error is 0" in conger.extra["p_value_reason"]
+
+
+def test_interval_spec_refuses_what_it_cannot_honour() -> None:
+    for level in (0, 1, 1.2, True):
+        with pytest.raises(ValueError, match="level"):
+            IntervalSpec(level)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="interval"):
+        IntervalSpec(0.95, "z")
+    assert IntervalSpec(0.95, "t").quantile(1) is None  # a t interval on one unit has no df
+
+
+def test_gwet_basis_gets_its_own_seeded_bootstrap_at_the_chosen_level() -> None:
+    codes = np.array([[0, 0, -1], [1, 1, 1], [0, 1, 0], [1, -1, -1], [0, 0, 0], [1, 1, 0], [0, -1, -1]] * 3)
+    spec = IntervalSpec(0.9, "normal")
+    first = summarise(codes, 2, "nominal", n_boot=300, seed=7, intervals=spec)
+    again = summarise(codes, 2, "nominal", n_boot=300, seed=7, intervals=spec)
+    boot = first.gwet_missing["gwet_ac1"].extra["bootstrap"]
+    assert boot == again.gwet_missing["gwet_ac1"].extra["bootstrap"]
+    assert boot["n_boot"] == 300 and "90%" in boot["ci_method"]
+    low, high = boot["ci"]
+    assert low < first.gwet_missing["gwet_ac1"].value < high
+    assert first.available_case["fleiss_kappa"].extra["bootstrap"]["n_boot"] == 300
+
+
+CHANCE_FROM_THE_DATA = (
+    "weighted_kappa",
+    "weighted_kappa_linear",
+    "weighted_kappa_quadratic",
+    "fleiss_kappa_weighted",
+    "conger_kappa_weighted",
+    "krippendorff_alpha_weighted",
+)
+
+
+def test_codes_sharing_a_value_make_a_weighted_coefficient_undefined_not_nan() -> None:
+    """Interval codes a and b share the value 1: every weight builds w_ab = 1, so data using only
+    a and b leave chance agreement certain. Decided from the counts of the classes, never NaN."""
+    codes = np.array([[0, 1], [1, 0], [0, 0], [1, 1]])
+    for weights in ("linear", "quadratic", "radical", None):
+        s = summarise(codes, 3, "interval", [1, 1, 2], weights=weights)
+        for basis in (s.metrics, s.available_case, s.gwet_missing):
+            for name, metric in basis.items():
+                if isinstance(metric, dict):
+                    continue
+                assert metric.value is None or np.isfinite(metric.value), (weights, name)
+                if name in CHANCE_FROM_THE_DATA:  # Brennan-Prediger and AC2 keep p_e < 1: defined
+                    assert not metric.defined and "same value" in str(metric.reason), (weights, name)
+
+
+@pytest.mark.parametrize("weights", ["identity", "linear", "quadratic", "ordinal", "radical", "circular", "bipolar"])
+def test_weighted_coefficients_on_random_data_are_numbers_in_range_or_undefined(weights: str) -> None:
+    rng = np.random.default_rng(len(weights))
+    for _ in range(15):
+        k, coders, units = int(rng.integers(2, 5)), int(rng.integers(2, 4)), int(rng.integers(1, 12))
+        codes = rng.integers(-1, k, size=(units, coders))
+        s = summarise(codes, k, "ordinal", weights=weights, intervals=IntervalSpec(0.9, "t", 0.2))
+        for basis in (s.metrics, s.available_case, s.gwet_missing):
+            for name, metric in basis.items():
+                if isinstance(metric, dict) or not metric.defined:
+                    continue
+                assert metric.value is not None and np.isfinite(metric.value) and metric.value <= 1 + 1e-12, name
+                if metric.ci is not None:
+                    assert metric.ci[0] <= metric.value <= metric.ci[1], name
+                p = metric.extra.get("p_value")
+                assert p is None or 0 <= p <= 1, name
+
+
+def test_a_change_of_weights_between_rule_versions_shows_in_the_diff(tmp_path: Path) -> None:
+    from irr_audit.rules.diff import render_rule_diff
+
+    old, new = tmp_path / "v1.yaml", tmp_path / "v2.yaml"
+    old.write_text(RULE + "weights: linear\n")
+    new.write_text(RULE.replace("version: 1", "version: 2") + "weights: [[1, 0.5, 0], [0.5, 1, 0.5], [0, 0.5, 1]]\n")
+    diff = render_rule_diff(load_rule(old), load_rule(new))
+    assert "@@ weights @@" in diff and "- linear" in diff and "+ 1 0.5 0; 0.5 1 0.5; 0 0.5 1" in diff
+
+
+def test_only_a_t_interval_or_another_level_loads_scipy() -> None:
+    """scipy maps about 110 MB of address space: join and a default score run without it."""
+    import subprocess
+    import sys
+
+    case = EXAMPLES / "F_irrcac_raw4raters"
+    sheets = sorted(str(path) for path in (case / "sheets").iterdir())
+    script = (
+        "import sys, irr_audit\n"
+        f"a = irr_audit.audit({sheets!r}, {str(case / 'rule.yaml')!r}, test_against=0.5)\n"
+        "print('scipy' in sys.modules, end=' ')\n"
+        f"a = irr_audit.audit({sheets!r}, {str(case / 'rule.yaml')!r}, interval='t')\n"
+        "print('scipy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False True"
