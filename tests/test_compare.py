@@ -301,12 +301,12 @@ def test_what_cannot_be_compared_is_named() -> None:
     every = ("yes", "no", "maybe")
     b = irr_audit.audit({"ann": frame(0, every), "ben": frame(0, every), "cy": frame(2, every)}, rule_b)
     document = irr_audit.compare(a, b, bootstrap=100, seed=0).to_dict()
-    assert "cohen_kappa" not in document["differences"] and "fleiss_kappa" not in document["differences"]
-    assert {"po", "krippendorff_alpha", "gwet_ac1"} <= set(document["differences"])
+    assert "cohen_kappa" not in document["differences"]  # two coders' own coefficient
+    # Fleiss' and Conger's kappa are reported for two coders as for three: compared
+    assert {"po", "fleiss_kappa", "conger_kappa", "krippendorff_alpha", "gwet_ac1"} <= set(document["differences"])
     assert set(document["per_category"]) == {"yes", "no"}
     notes = " | ".join(document["notes"])
     assert "the coders differ" in notes
     assert "reported by A only, not compared: " in notes and "cohen_kappa" in notes
-    assert "reported by B only, not compared: " in notes and "fleiss_kappa" in notes
     assert "categories of B's rule only, not compared per category: maybe" in notes
     assert document["rules"]["same"] is False and "+ maybe" in document["rules"]["diff"]

@@ -48,7 +48,11 @@ def test_pooled_pair_intervals_are_each_pairs_own(seed: int, units: int, coders:
     n_boot = 200
     seeds = np.random.SeedSequence(seed).spawn(len(bases))
 
-    pooled = _pair_intervals(bases, evaluated, Scale(scale), None, n_boot, [np.random.default_rng(s) for s in seeds])
+    def plan(some: Patterns) -> list:
+        return two_coder_plan(some, Scale(scale), None)
+
+    rngs = [np.random.default_rng(s) for s in seeds]
+    pooled = _pair_intervals(bases, evaluated, plan, 0.95, n_boot, rngs)
     own = []
     for basis, metrics, child in zip(bases, evaluated, seeds):
         replicates = Replicates(basis, lambda some: two_coder_plan(some, Scale(scale), None))
