@@ -22,6 +22,10 @@ class Undefined(IntEnum):
     CATEGORY_UNUSED = 8
     ONE_CODER = 9
     ONE_UNIT = 10
+    # numbered apart from the ones above, so that codes added elsewhere at the same time do not collide
+    PAIR_UNDEFINED = 20
+    INCOMPLETE_RANKS = 21
+    ALL_TIED = 22
 
 
 REASON_TEXT: dict[Undefined, str] = {
@@ -38,6 +42,9 @@ REASON_TEXT: dict[Undefined, str] = {
     Undefined.CATEGORY_UNUSED: "no coder used this category",
     Undefined.ONE_CODER: "one coder: agreement needs at least two coders",
     Undefined.ONE_UNIT: "n = 1: a single unit cannot separate agreement from chance",
+    Undefined.PAIR_UNDEFINED: "Cohen's kappa of at least one pair of coders is undefined (see pairs)",
+    Undefined.INCOMPLETE_RANKS: "defined on fully coded units only: ranking the units needs every coder's code",
+    Undefined.ALL_TIED: "every coder gave every unit the same code: there is no ranking to agree on",
 }
 
 
