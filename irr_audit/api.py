@@ -12,6 +12,7 @@ import copy
 import dataclasses
 import hashlib
 import html
+import math
 import numbers
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -41,6 +42,7 @@ from irr_audit.join.folder import (
 )
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
+from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
 from irr_audit.report.console import render_console, render_text
 from irr_audit.report.html import render_html
 from irr_audit.report.markdown import render_markdown
@@ -321,6 +323,7 @@ def audit(
     sample: PathLike | None = None,
     list_disagreements: bool = True,
     progress: Progress | None = None,
+    alpha_min: Sequence[float] | None = None,
 ) -> Audit:
     """Audit the codes of two or more coders (docs/api.md).
 
@@ -331,9 +334,11 @@ def audit(
     restricts sheets or DataFrames to its units, as `join --sample` does.
     ``list_disagreements=False`` counts the disagreements without listing them and leaves
     a bundle's adjudication unread (what `score` does). ``progress`` is called with the name
-    of each step. Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
+    of each step. ``alpha_min`` are the minimums of Krippendorff's bootstrap (with ``bootstrap``
+    > 0): the report gives q(alpha < each); 0.667 and 0.800 when None. Raises an
+    :class:`~irr_audit.errors.IrrAuditError` on bad input.
     """
-    options = _audit_options(bootstrap, seed, group, against, list_disagreements)
+    options = _audit_options(bootstrap, seed, group, against, list_disagreements, alpha_min)
     checked = _limits(limits)
     columns = SheetOptions(id_column, code_column, worksheet, checked)
     step = progress or _no_progress
@@ -376,6 +381,7 @@ def audit_counts(
     group: str | Mapping[str, Sequence[str]] | None = None,
     against: str | None = None,
     limits: LimitsLike = None,
+    alpha_min: Sequence[float] | None = None,
 ) -> Audit:
     """Audit unit-pattern counts (`join`'s counts.csv, or counts made in SQL; several files
     are shards and add up): every coefficient, with no missingness log and no list of
@@ -578,7 +584,12 @@ def _sample_section(folder: Path | None) -> dict[str, Any] | None:
 
 
 def _audit_options(
-    bootstrap: int, seed: int | None, group: Any, against: str | None, list_disagreements: bool
+    bootstrap: int,
+    seed: int | None,
+    group: Any,
+    against: str | None,
+    list_disagreements: bool,
+    alpha_min: Sequence[float] | None = None,
 ) -> AuditOptions:
     """The options of an audit, checked before anything is read (numpy integers are whole numbers too)."""
     if not _whole(bootstrap) or bootstrap < 0:
@@ -602,12 +613,49 @@ def _audit_options(
             f"--seed {seed} is negative.", hint="the bootstrap's seed is a whole number from 0 up.", code="usage-seed"
         )
     check_audit_size(0, 0, int(bootstrap))  # too many replicates: refused before any sheet is read
+    if alpha_min is not None and bootstrap == 0:
+        raise UsageError(
+            "--alpha-min needs --bootstrap: q(alpha < alpha_min) comes from Krippendorff's bootstrap.",
+            hint="add --bootstrap 2000 --seed 1 (any seed).",
+            code="usage-alpha-min",
+        )
     return AuditOptions(
         n_boot=int(bootstrap),
         seed=None if seed is None else int(seed),
         group=_group(group, against),
         list_disagreements=list_disagreements,
+        alpha_min=checked_alpha_min(alpha_min),
     )
+
+
+def checked_alpha_min(alpha_min: Sequence[float] | None) -> tuple[float, ...]:
+    """The minimums of Krippendorff's bootstrap, each a number in [-1, 1], in the order given and
+    each once; Krippendorff's 0.667 and 0.800 when none is given."""
+    if alpha_min is None:
+        return DEFAULT_ALPHA_MIN
+    if isinstance(alpha_min, (str, bytes)) or not isinstance(alpha_min, Sequence):
+        alpha_min = [alpha_min]  # type: ignore[list-item]
+    out: list[float] = []
+    for item in alpha_min:
+        number = _real(item)
+        if number is None or not -1 <= number <= 1:
+            raise UsageError(
+                f"--alpha-min {item!r} is not a value alpha can take (a number from -1 to 1).",
+                hint="for example --alpha-min 0.667 --alpha-min 0.8.",
+                code="usage-alpha-min",
+            )
+        if number not in out:
+            out.append(number)
+    if not out:
+        return DEFAULT_ALPHA_MIN
+    return tuple(out)
+
+
+def _real(item: object) -> float | None:
+    if isinstance(item, bool) or not isinstance(item, numbers.Real):
+        return None
+    number = float(item)
+    return number if math.isfinite(number) else None
 
 
 def _whole(number: object) -> bool:

@@ -51,6 +51,14 @@ GroupOption = Annotated[
     typer.Option("--group", help="NAME=CODER,CODER,...: score this group's consensus against --against."),
 ]
 Against = Annotated[str | None, typer.Option("--against", help="The coder the --group consensus is scored against.")]
+AlphaMin = Annotated[
+    list[float] | None,
+    typer.Option(
+        "--alpha-min",
+        help="With --bootstrap: the probability that alpha is below this minimum (Krippendorff's bootstrap); "
+        "repeat for several (default 0.667 and 0.8).",
+    ),
+]
 CountsOption = Annotated[
     list[Path] | None,
     typer.Option("--counts", help="Score unit-pattern counts (join's counts.csv, or made in SQL); repeat to merge."),
@@ -125,6 +133,7 @@ def score(
     worksheet: Worksheet = None,
     quiet: Quiet = False,
     limit: LimitOption = None,
+    alpha_min: AlphaMin = None,
 ) -> None:
     """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient."""
     result = _audit(
@@ -141,6 +150,7 @@ def score(
         code_column=code_column,
         worksheet=worksheet,
         limit=limit,
+        alpha_min=alpha_min,
     )
     _emit(result, output_format.value, None, include_disagreements=False)
 
@@ -164,6 +174,7 @@ def report(
     worksheet: Worksheet = None,
     quiet: Quiet = False,
     limit: LimitOption = None,
+    alpha_min: AlphaMin = None,
 ) -> None:
     """The whole audit in one document: provenance, units, table, coefficients, disagreements."""
     if output is not None:
@@ -182,6 +193,7 @@ def report(
         code_column=code_column,
         worksheet=worksheet,
         limit=limit,
+        alpha_min=alpha_min,
     )
     _emit(result, output_format.value, output)  # a bundle's adjudication comes with it, kept apart
 
@@ -201,6 +213,7 @@ def _audit(
     code_column: str | None,
     worksheet: str | None,
     limit: list[str] | None,
+    alpha_min: list[float] | None = None,
 ) -> Audit:
     """The audit of sheets, a join folder, a bundle, or (--counts) unit-pattern counts."""
     from irr_audit.api import audit, audit_counts
@@ -214,7 +227,14 @@ def _audit(
                 hint="--counts scores unit-pattern counts on their own.",
             )
         scored = audit_counts(
-            counts, rule, bootstrap=bootstrap, seed=seed, group=group, against=against, limits=parse_limits(limit)
+            counts,
+            rule,
+            bootstrap=bootstrap,
+            seed=seed,
+            group=group,
+            against=against,
+            limits=parse_limits(limit),
+            alpha_min=alpha_min,
         )
         if not quiet:
             say(scored.summary_line)
@@ -233,6 +253,7 @@ def _audit(
             limits=parse_limits(limit),
             list_disagreements=list_disagreements,
             progress=progress.step,
+            alpha_min=alpha_min,
         )
     if not quiet:
         _tell(result.summary_line, result.input_warnings)

@@ -13,6 +13,8 @@ from irr_audit._version import __version__
 from irr_audit.errors import UsageError
 from irr_audit.join.join import JoinResult, across_columns
 from irr_audit.metrics import group_vs_reference, summarise
+from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
+from irr_audit.metrics.extended import extended_sections
 from irr_audit.rules.model import Rule
 
 
@@ -127,6 +129,7 @@ class AuditOptions:
     seed: int | None = None
     group: GroupSpec | None = None
     list_disagreements: bool = True  # `score` only counts them; `report` lists them with their text
+    alpha_min: tuple[float, ...] = DEFAULT_ALPHA_MIN  # Krippendorff's bootstrap: q(alpha < each)
 
 
 @dataclass(frozen=True)
@@ -255,6 +258,20 @@ def _agreement(
     agreement = summary.to_dict(list(rule.categories), list(coders))
     counted = agreement.pop("units")
     agreement.pop("scale", None)
+    agreement.update(
+        extended_sections(
+            codes,
+            len(rule.categories),
+            rule.scale.value,
+            _values(rule),
+            list(coders),
+            agreement["metrics"],
+            counts=counts,
+            n_boot=options.n_boot,
+            seed=options.seed,
+            alpha_min=options.alpha_min,
+        )
+    )
     return agreement, counted
 
 
