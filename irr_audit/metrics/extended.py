@@ -107,14 +107,15 @@ def kalpha_section(
     seed: int | None,
     alpha_min: tuple[float, ...],
 ) -> dict[str, Any]:
-    """Krippendorff's bootstrap on both bases: fully coded units, and every unit's pairable values."""
-    streams = np.random.SeedSequence(seed, spawn_key=(KALPHA_STREAM,)).spawn(2)
+    """Krippendorff's bootstrap on both bases: fully coded units, and every unit's pairable values.
+    Both draw from the same stream, so that bases holding the same units give the same distribution."""
+    stream = np.random.SeedSequence(seed, spawn_key=(KALPHA_STREAM,))
     available = patterns.select(patterns.n_valid >= 2)
     return {
         "seed": seed,
         "alpha_min": list(alpha_min),
-        "metrics": krippendorff_bootstrap(full, scale, values, n_boot, np.random.default_rng(streams[0]), alpha_min),
+        "metrics": krippendorff_bootstrap(full, scale, values, n_boot, np.random.default_rng(stream), alpha_min),
         "available_case": krippendorff_bootstrap(
-            available, scale, values, n_boot, np.random.default_rng(streams[1]), alpha_min
+            available, scale, values, n_boot, np.random.default_rng(stream), alpha_min
         ),
     }

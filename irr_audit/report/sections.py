@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from irr_audit.report.format import LISTED_DISAGREEMENTS, format_interval, format_metric, format_number, metric_label
+from irr_audit.report.more_sections import more_sections
 
 RAW = ("po", "pe")
 CHANCE_CORRECTED = (
@@ -25,6 +26,8 @@ CHANCE_CORRECTED = (
     "gwet_ac1",
     "gwet_ac2",
     "brennan_prediger",
+    "light_kappa",
+    "kendall_w",
 )
 PARADOX = ("prevalence_index", "bias_index", "pabak", "max_kappa")
 
@@ -52,6 +55,7 @@ def metric_sections(report: dict[str, Any]) -> list[Section]:
         _chance_section(report, metrics, available),
         _paradox_section(report, metrics, available),
         _uncertainty_section(report, metrics),
+        *(Section(*parts) for parts in more_sections(report)),
         *_where_sections(report),
     ]
     if report.get("group_comparison"):
