@@ -4,7 +4,8 @@ The public API (docs/api.md):
 
 - :func:`load_rule` (a rule file or a mapping -> :class:`Rule`),
 - :func:`audit` (sheets, a join folder, a bundle, or pandas DataFrames -> :class:`Audit`),
-  :func:`audit_counts` (unit-pattern counts -> :class:`Audit`),
+  :func:`audit_counts` (unit-pattern counts -> :class:`Audit`), :func:`audit_table` (a published
+  K x K table or subjects x categories counts -> :class:`Audit`),
 - :func:`join_folder` (sheets -> the folder `irr-audit join` writes),
 - the errors: :class:`IrrAuditError` and its subclasses, each with a stable ``code``.
 """
@@ -18,7 +19,7 @@ from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError, LimitError, OutputError, RuleError, SheetError, UsageError
 
 if TYPE_CHECKING:
-    from irr_audit.api import Audit, JoinFolder, Pair, audit, audit_counts, join_folder, load_rule
+    from irr_audit.api import Audit, JoinFolder, Pair, audit, audit_counts, audit_table, join_folder, load_rule
     from irr_audit.bundle.anchor import DigestListError
     from irr_audit.bundle.manifest import BundleError
     from irr_audit.bundle.signing import SigningError
@@ -35,6 +36,7 @@ _LAZY = {
     "Pair": "irr_audit.api",
     "audit": "irr_audit.api",
     "audit_counts": "irr_audit.api",
+    "audit_table": "irr_audit.api",
     "join_folder": "irr_audit.api",
     "load_rule": "irr_audit.api",
     "Rule": "irr_audit.rules.model",
@@ -62,6 +64,7 @@ __all__ = [
     "__version__",
     "audit",
     "audit_counts",
+    "audit_table",
     "join_folder",
     "load_rule",
 ]

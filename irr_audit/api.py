@@ -42,6 +42,7 @@ from irr_audit.join.folder import (
 )
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
+from irr_audit.join.table_input import read_agreement_table, read_category_counts
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
 from irr_audit.report.console import render_console, render_text
 from irr_audit.report.html import render_html
@@ -54,6 +55,7 @@ from irr_audit.report.model import (
     build_report,
     check_audit_size,
 )
+from irr_audit.report.table_report import build_table_report
 from irr_audit.rules.load import load_rule as load_rule_file
 from irr_audit.rules.load import rule_from_mapping, rule_yaml
 from irr_audit.rules.model import Rule
@@ -77,6 +79,7 @@ METRIC_COLUMNS = (
     "bootstrap_ci_low",
     "bootstrap_ci_high",
 )
+TABLE_READERS = {"table": read_agreement_table, "category_counts": read_category_counts}
 NUMBER_COLUMNS = ("value", "se", "ci_low", "ci_high", "bootstrap_se", "bootstrap_ci_low", "bootstrap_ci_high")
 
 
@@ -402,6 +405,39 @@ def audit_counts(
         f"{units['total']} units from {len(merged.coders)} coders in {len(files)} counts file(s): "
         f"{units['fully_coded']} fully coded."
     )
+    return Audit(report, None, line)
+
+
+def audit_table(
+    path: PathLike,
+    rule: RuleSource | None,
+    *,
+    kind: str = "table",
+    bootstrap: int = 0,
+    seed: int | None = None,
+    limits: LimitsLike = None,
+    alpha_min: Sequence[float] | None = None,
+) -> Audit:
+    """Audit a published table: ``kind="table"`` (a K x K agreement table, rows the first coder,
+    `score --table`) or ``kind="category_counts"`` (subjects x categories, Fleiss 1971's layout,
+    `score --category-counts`). The report has the structure of every report; what the table does
+    not determine is undefined with the reason "not determined by a table" and listed under
+    ``input.not_determined`` (docs/statistics.md, "Tables as input")."""
+    if kind not in TABLE_READERS:
+        raise UsageError(
+            f"kind={kind!r} is not a table kind.", hint="use kind='table' or kind='category_counts'.", code="data-form"
+        )
+    options = _audit_options(bootstrap, seed, None, None, True, alpha_min)
+    if rule is None:
+        flag = "--table" if kind == "table" else "--category-counts"
+        raise UsageError(
+            f"{flag} needs the rule the codes belong to.", hint="add --rule RULE.", code="usage-missing-rule"
+        )
+    loaded = load_rule(rule, limits=limits)
+    table = TABLE_READERS[kind](Path(path), loaded)
+    report = build_table_report(loaded, table, options)
+    units = report.units
+    line = f"{units['total']} units from a {'K x K table' if kind == 'table' else 'subjects x categories table'}."
     return Audit(report, None, line)
 
 

@@ -59,6 +59,19 @@ AlphaMin = Annotated[
         "repeat for several (default 0.667 and 0.8).",
     ),
 ]
+TableOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--table", help="Score a K x K agreement table (rows the first coder; the rule's categories as labels)."
+    ),
+]
+CategoryCountsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--category-counts",
+        help="Score a subjects x categories count matrix (Fleiss 1971's layout; a first column `unit` optional).",
+    ),
+]
 CountsOption = Annotated[
     list[Path] | None,
     typer.Option("--counts", help="Score unit-pattern counts (join's counts.csv, or made in SQL); repeat to merge."),
@@ -134,6 +147,8 @@ def score(
     quiet: Quiet = False,
     limit: LimitOption = None,
     alpha_min: AlphaMin = None,
+    table: TableOption = None,
+    category_counts: CategoryCountsOption = None,
 ) -> None:
     """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient."""
     result = _audit(
@@ -151,6 +166,8 @@ def score(
         worksheet=worksheet,
         limit=limit,
         alpha_min=alpha_min,
+        table=table,
+        category_counts=category_counts,
     )
     _emit(result, output_format.value, None, include_disagreements=False)
 
@@ -175,10 +192,12 @@ def report(
     quiet: Quiet = False,
     limit: LimitOption = None,
     alpha_min: AlphaMin = None,
+    table: TableOption = None,
+    category_counts: CategoryCountsOption = None,
 ) -> None:
     """The whole audit in one document: provenance, units, table, coefficients, disagreements."""
     if output is not None:
-        check_outputs([*(inputs or []), rule, *(counts or [])], "--output", files=[output])
+        check_outputs([*(inputs or []), rule, *(counts or []), table, category_counts], "--output", files=[output])
     result = _audit(
         inputs or [],
         rule,
@@ -194,6 +213,8 @@ def report(
         worksheet=worksheet,
         limit=limit,
         alpha_min=alpha_min,
+        table=table,
+        category_counts=category_counts,
     )
     _emit(result, output_format.value, output)  # a bundle's adjudication comes with it, kept apart
 
@@ -214,10 +235,39 @@ def _audit(
     worksheet: str | None,
     limit: list[str] | None,
     alpha_min: list[float] | None = None,
+    table: Path | None = None,
+    category_counts: Path | None = None,
 ) -> Audit:
-    """The audit of sheets, a join folder, a bundle, or (--counts) unit-pattern counts."""
-    from irr_audit.api import audit, audit_counts
+    """The audit of sheets, a join folder, a bundle, (--counts) unit-pattern counts, or a published
+    table (--table, --category-counts)."""
+    from irr_audit.api import audit, audit_counts, audit_table
     from irr_audit.cli.progress import steps, wanted
+
+    tables = [(flag, path) for flag, path in (("--table", table), ("--category-counts", category_counts)) if path]
+    if tables:
+        if len(tables) > 1 or inputs or counts:
+            raise UsageError(
+                "give one input: sheets (or a folder), --counts, --table or --category-counts.",
+                code="usage-counts",
+                hint="a table is scored on its own.",
+            )
+        flag, path = tables[0]
+        if group is not None:
+            raise UsageError(
+                "--group needs the sheets, not a table.", hint="run score on the sheets.", code="usage-group"
+            )
+        scored = audit_table(
+            path,
+            rule,
+            kind="table" if flag == "--table" else "category_counts",
+            bootstrap=bootstrap,
+            seed=seed,
+            limits=parse_limits(limit),
+            alpha_min=alpha_min,
+        )
+        if not quiet:
+            say(scored.summary_line)
+        return scored
 
     if counts:
         if inputs:
