@@ -18,8 +18,8 @@ pairs of pairable values, not units, and keeps the expected disagreement of the 
 - Hayes, A. F. & Krippendorff, K. (2007). Answering the call for a standard reliability
   measure for coding data. Communication Methods and Measures 1(1), 77-89.
   doi:10.1080/19312450709336664
-- Krippendorff, K. (2016). Bootstrapping distributions for Krippendorff's alpha
-  (the algorithm; https://www.asc.upenn.edu/sites/default/files/2021-03/Algorithm%20for%20Bootstrapping%20a%20Distribution%20of%20Alpha.pdf).
+- Krippendorff, K. (2016). Bootstrapping distributions for Krippendorff's alpha (the algorithm
+  of the KALPHA macro; also transcribed in R's ``icr::krippalpha`` and ``kripp.boot``).
 
 No published closed-form standard error exists for ordinal alpha (its metric depends on the
 data's own marginals, so Gwet's linearised SE, which holds the weights fixed, does not
