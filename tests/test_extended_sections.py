@@ -107,3 +107,23 @@ def test_alpha_min_outside_alphas_range_is_refused(bad: object) -> None:
     with pytest.raises(UsageError) as caught:
         audit(frame, rule, bootstrap=10, alpha_min=[bad])  # type: ignore[list-item]
     assert caught.value.code == "usage-alpha-min"
+
+
+def test_scoring_loads_no_scipy() -> None:
+    """scipy.special would map ~110 MB of address space into every command run under a memory cap."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pandas as pd\n"
+        "from irr_audit.api import audit\n"
+        "codes = [{'code': str(v), 'value': v} for v in range(5)]\n"
+        "rule = {'rule': 'n', 'version': 1, 'scale': 'interval', 'codes': codes}\n"
+        "frame = pd.DataFrame({'comment_id': ['a', 'b', 'c'] * 2, 'coder': ['x'] * 3 + ['y'] * 3,\n"
+        "                      'code': ['1', '2', '4', '1', '3', '4']})\n"
+        "report = audit(frame, rule, bootstrap=20, seed=1).to_dict()\n"
+        "assert report['icc']['forms']['icc_c1']['defined'] and report['coder_bias']['pairs']\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'scipy'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

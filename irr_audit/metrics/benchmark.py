@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scipy.special import ndtr
+from irr_audit.metrics.distributions import normal_cdf as ndtr
 
 # (lower, upper, label), highest band first
 SCALES: dict[str, tuple[tuple[float, float, str], ...]] = {

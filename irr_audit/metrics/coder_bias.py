@@ -28,7 +28,8 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from scipy.special import chdtrc
+
+from irr_audit.metrics.distributions import chi2_sf
 
 WHAT_IT_MEANS = (
     "Marginal homogeneity tests ask whether the coders use the categories at the same rates (coder bias), "
@@ -46,7 +47,7 @@ def _test(name: str, statistic: Fraction | None, df: int, reason: str | None = N
         "defined": True,
         "statistic": value,
         "df": df,
-        "p_value": float(chdtrc(df, value)),
+        "p_value": float(chi2_sf(value, df)),
         **extra,
     }
 
@@ -192,6 +193,6 @@ def kendall_w(patterns_rows: np.ndarray, counts: np.ndarray) -> dict[str, Any]:
         "defined": True,
         "friedman_chi2": float(chi2),
         "df": n - 1,
-        "p_value": float(chdtrc(n - 1, float(chi2))),
+        "p_value": float(chi2_sf(float(chi2), n - 1)),
         "ties_corrected": True,
     }

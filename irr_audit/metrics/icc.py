@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import fdtri
 
+from irr_audit.metrics.distributions import f_quantile as f_ppf
 from irr_audit.metrics.result import Metric
 
 CI_METHOD = "F-based interval (McGraw & Wong 1996, Table 7), 95%"
@@ -33,7 +33,7 @@ CI_METHOD = "F-based interval (McGraw & Wong 1996, Table 7), 95%"
 def f_quantile(level: float, dfn: float, dfd: float) -> float:
     """The ``level`` quantile of the F distribution (dfn, dfd): the one place the ICC intervals
     get their critical values (a t/normal interval function of the same shape serves the others)."""
-    return float(fdtri(dfn, dfd, level))
+    return f_ppf(level, dfn, dfd)
 
 
 @dataclass(frozen=True)
