@@ -208,7 +208,9 @@ def kendall_w_batch(patterns: Patterns, units: np.ndarray) -> Batch:
         ties += (totals**3 - totals).sum(axis=-1)
     spread = (units * (rank_sums - (m * (n[:, None] + 1) / 2)) ** 2).sum(axis=-1)
     denominator = m * m * (n**3 - n) - m * ties
-    codes = first_code((n < 2, Undefined.ONE_UNIT), (denominator == 0, Undefined.ALL_TIED))  # whole numbers: exact
+    codes = first_code(  # whole numbers: exact
+        (n == 0, Undefined.NO_UNITS), (n < 2, Undefined.ONE_UNIT), (denominator == 0, Undefined.ALL_TIED)
+    )
     return np.where(codes == 0, 12 * safe_divide(spread, denominator), np.nan), codes
 
 
