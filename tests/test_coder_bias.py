@@ -51,6 +51,30 @@ def test_statsmodels_agrees_on_random_tables(seed: int) -> None:
         assert ours["exact_p_value"] == pytest.approx(sm_mcnemar(table, exact=True).pvalue, rel=1e-10)
 
 
+@pytest.mark.parametrize(("k", "n"), [(0, 1001), (480, 1001), (500, 1001), (1200, 5000), (49_000, 100_000)])
+def test_binomial_tail_beyond_the_exact_sum(k: int, n: int) -> None:
+    from scipy.stats import binom
+
+    from irr_audit.metrics.coder_bias import binomial_half_cdf
+
+    assert binomial_half_cdf(k, n) == pytest.approx(binom.cdf(k, n, 0.5), rel=1e-9, abs=1e-300)
+
+
+def test_mcnemar_of_millions_of_units_is_quick() -> None:
+    result = mcnemar(np.array([[3_000_000, 3_000_000], [6_000_000, 3_000_000]]))
+    assert result["statistic"] == pytest.approx(3_000_000**2 / 9_000_000) and result["exact_p_value"] == 0.0
+
+
+def test_many_categories_in_floating_point_agree_with_statsmodels() -> None:
+    from statsmodels.stats.contingency_tables import SquareTable
+
+    rng = np.random.default_rng(11)
+    table = rng.integers(0, 5, size=(80, 80)) + np.diag(rng.integers(20, 60, size=80))
+    ours = stuart_maxwell(table)
+    assert ours["df"] == 79
+    assert ours["statistic"] == pytest.approx(SquareTable(table, shift_zeros=False).homogeneity().statistic, rel=1e-9)
+
+
 def test_undefined_cases_say_why() -> None:
     perfect = np.diag([5, 7, 3])
     assert all(not test["defined"] and test["reason"] for test in marginal_homogeneity(perfect))

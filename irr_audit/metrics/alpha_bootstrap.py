@@ -36,7 +36,10 @@ from irr_audit.metrics.krippendorff import coincidence_matrix, difference_batch
 from irr_audit.metrics.patterns import Patterns
 from irr_audit.rules.scale import Scale
 
-DEFAULT_ALPHA_MIN = (0.667, 0.800)  # Krippendorff's (2004) tentative and reliable thresholds
+DEFAULT_ALPHA_MIN = (0.667, 0.800)
+CELLS_PER_CHUNK = (
+    1_000_000  # replicates x drawn cells held at once  # Krippendorff's (2004) tentative and reliable thresholds
+)
 METHOD = "Krippendorff's bootstrap of pairable values (Hayes & Krippendorff 2007)"
 
 
@@ -63,13 +66,22 @@ def krippendorff_bootstrap(
     k = len(n_c)
     upper = np.triu_indices(k)
     cell = coincidences[upper]
-    probabilities = np.where(upper[0] == upper[1], cell, 2 * cell) / n_total
+    used_cells = np.flatnonzero(cell)  # only the pairs the data hold can be drawn
+    probabilities = np.where(upper[0] == upper[1], cell, 2 * cell)[used_cells] / n_total
+    deltas = delta[upper][used_cells]
     q = int(np.count_nonzero(coincidences))
     m = int(patterns.n_valid.max())
     draws = int(min(25 * q, (m - 1) * n_total / 2))
-    # each replicate's counts over the cells: a multinomial draw of M pairs
-    drawn = rng.multinomial(draws, probabilities / probabilities.sum(), size=n_boot)
-    alphas = 1 - (drawn @ delta[upper]) / (draws * expected)
+    # each replicate's counts over the cells: a multinomial draw of M pairs, in chunks of bounded memory
+    rows = max(1, CELLS_PER_CHUNK // len(used_cells))
+    alphas = np.concatenate(
+        [
+            1
+            - (rng.multinomial(draws, probabilities / probabilities.sum(), size=min(rows, n_boot - start)) @ deltas)
+            / (draws * expected)
+            for start in range(0, n_boot, rows)
+        ]
+    )
     alphas = np.maximum(alphas, -1.0)
     diagonal = np.diag(coincidences) / n_total
     if np.count_nonzero(np.diag(coincidences)) == 1:

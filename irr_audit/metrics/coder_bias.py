@@ -29,13 +29,17 @@ from typing import Any
 
 import numpy as np
 
-from irr_audit.metrics.distributions import chi2_sf
+from irr_audit.metrics.distributions import beta_inc, chi2_sf
 
 WHAT_IT_MEANS = (
     "Marginal homogeneity tests ask whether the coders use the categories at the same rates (coder bias), "
     "not whether they agree on each unit: a small p-value says one coder leans towards some categories; "
     "a large one says nothing about agreement, which the coefficients above measure."
 )
+
+
+MAX_EXACT_CATEGORIES = 60  # exact elimination is cubic in the categories: (K - 1)^3 fraction operations
+SINGULAR = "the covariance of the margins is singular: no disagreement off the diagonal to test"
 
 
 def _test(name: str, statistic: Fraction | None, df: int, reason: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -66,9 +70,23 @@ def mcnemar(table: np.ndarray) -> dict[str, Any]:
     b, c = int(t[0, 1]), int(t[1, 0])
     if b + c == 0:
         return _test("McNemar", None, 1, "no discordant units: b + c = 0, nothing to compare")
-    tail = sum(math.comb(b + c, i) for i in range(min(b, c) + 1))
-    exact = min(1.0, float(Fraction(2 * tail, 2 ** (b + c))))
+    exact = min(1.0, 2 * binomial_half_cdf(min(b, c), b + c))
     return _test("McNemar", Fraction((b - c) ** 2, b + c), 1, exact_p_value=exact)
+
+
+def binomial_half_cdf(k: int, n: int) -> float:
+    """P(X <= k) for X binomial (n, 1/2): exactly from the integers up to n = 1000, beyond by the
+    regularized incomplete beta function I_{1/2}(n - k, k + 1) (a sum of millions of binomial
+    coefficients would take minutes).
+
+    >>> binomial_half_cdf(2, 10), round(binomial_half_cdf(3_000_000, 9_000_000), 6)
+    (0.0546875, 0.0)
+    """
+    if k >= n:
+        return 1.0
+    if n <= 1000:
+        return float(Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2**n))
+    return beta_inc(n - k, k + 1, 0.5)
 
 
 def _used(table: np.ndarray) -> np.ndarray:
@@ -101,6 +119,8 @@ def _stuart_maxwell_exact(table: np.ndarray) -> tuple[Fraction | None, int, str 
     if k < 2:
         return None, 0, "fewer than two categories used: the margins cannot differ"
     rows, cols = t.sum(axis=1), t.sum(axis=0)
+    if k - 1 > MAX_EXACT_CATEGORIES:
+        return _stuart_maxwell_float(t, rows, cols)
     d = [Fraction(int(rows[i] - cols[i])) for i in range(k - 1)]
     s = [
         [
@@ -111,8 +131,19 @@ def _stuart_maxwell_exact(table: np.ndarray) -> tuple[Fraction | None, int, str 
     ]
     solved = _solve(s, d)
     if solved is None:
-        return None, k - 1, "the covariance of the margins is singular: no disagreement off the diagonal to test"
+        return None, k - 1, SINGULAR
     return sum((a * b for a, b in zip(d, solved)), Fraction(0)), k - 1, None
+
+
+def _stuart_maxwell_float(t: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> tuple[Fraction | None, int, str | None]:
+    """Beyond MAX_EXACT_CATEGORIES used categories, in floating point; singular by the matrix's rank."""
+    k = len(t)
+    d = (rows - cols)[: k - 1].astype(float)
+    s = -(t + t.T)[: k - 1, : k - 1].astype(float)
+    np.fill_diagonal(s, (rows + cols - 2 * np.diag(t))[: k - 1])
+    if np.linalg.matrix_rank(s) < k - 1:
+        return None, k - 1, SINGULAR
+    return Fraction(float(d @ np.linalg.solve(s, d))), k - 1, None
 
 
 def stuart_maxwell(table: np.ndarray) -> dict[str, Any]:
