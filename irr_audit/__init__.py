@@ -4,7 +4,8 @@ The public API (docs/api.md):
 
 - :func:`load_rule` (a rule file or a mapping -> :class:`Rule`),
 - :func:`audit` (sheets, a join folder, a bundle, or pandas DataFrames -> :class:`Audit`),
-  :func:`audit_counts` (unit-pattern counts -> :class:`Audit`),
+  :func:`audit_counts` (unit-pattern counts -> :class:`Audit`), :func:`audit_table` (a published
+  K x K table or subjects x categories counts -> :class:`Audit`),
 - :func:`join_folder` (sheets -> the folder `irr-audit join` writes),
 - :func:`plan_alpha`, :func:`plan_kappa`, :func:`plan_half_width`, :func:`plan_pilot`
   (the units an audit needs, before it is made),
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         Pair,
         audit,
         audit_counts,
+        audit_table,
         compare,
         import_export,
         join_folder,
@@ -57,6 +59,7 @@ _LAZY = {
     "Pair": "irr_audit.api",
     "audit": "irr_audit.api",
     "audit_counts": "irr_audit.api",
+    "audit_table": "irr_audit.api",
     "join_folder": "irr_audit.api",
     "import_export": "irr_audit.api",
     "ImportRun": "irr_audit.importers.run",
@@ -92,6 +95,7 @@ __all__ = [
     "__version__",
     "audit",
     "audit_counts",
+    "audit_table",
     "compare",
     "import_export",
     "join_folder",

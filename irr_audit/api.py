@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import html
+import math
 import numbers
 import os
 import secrets
@@ -45,7 +46,9 @@ from irr_audit.join.folder import (
 )
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
+from irr_audit.join.table_input import read_agreement_table, read_category_counts
 from irr_audit.metrics import samplesize
+from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
 from irr_audit.metrics.intervals import IntervalSpec
 from irr_audit.report.comparison import compare_joins, comparison_sections, drift_of_join
 from irr_audit.report.console import render_console, render_text, section_table
@@ -59,6 +62,7 @@ from irr_audit.report.model import (
     build_counts_report,
     build_report,
 )
+from irr_audit.report.table_report import build_table_report
 from irr_audit.rules.load import load_rule as load_rule_file
 from irr_audit.rules.load import rule_from_mapping
 from irr_audit.rules.model import Rule
@@ -94,6 +98,7 @@ NUMBER_COLUMNS = (
     "bootstrap_ci_high",
     "p_value",
 )
+TABLE_READERS = {"table": read_agreement_table, "category_counts": read_category_counts}
 
 
 # --- rules -------------------------------------------------------------------------
@@ -365,6 +370,7 @@ def audit(
     interval: str = "normal",
     test_against: float | None = None,
     weights: str | Sequence[Sequence[float]] | None = None,
+    alpha_min: Sequence[float] | None = None,
 ) -> Audit:
     """Audit the codes of two or more coders (docs/api.md).
 
@@ -380,9 +386,11 @@ def audit(
     else its row order; it is scored with ``bootstrap`` replicates (1000 when 0) and ``seed``
     (drawn and recorded when None). ``ci_level``, ``interval`` (normal or t), ``test_against``
     and ``weights`` (a name or a K x K matrix; default: the rule's ``weights``) set the
-    statistics (docs/statistics.md). Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
+    statistics (docs/statistics.md). ``alpha_min`` are the minimums of Krippendorff's bootstrap
+    (with ``bootstrap`` > 0): the report gives q(alpha < each); 0.667 and 0.800 when None.
+    Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
     """
-    options = _audit_options(bootstrap, seed, group, against, list_disagreements)
+    options = _audit_options(bootstrap, seed, group, against, list_disagreements, alpha_min)
     options = _with_statistics(options, ci_level, interval, test_against, weights)
     drift_options = _drift_options(windows, window_size, order_column, data)
     checked = _limits(limits)
@@ -438,11 +446,12 @@ def audit_counts(
     interval: str = "normal",
     test_against: float | None = None,
     weights: str | Sequence[Sequence[float]] | None = None,
+    alpha_min: Sequence[float] | None = None,
 ) -> Audit:
     """Audit unit-pattern counts (`join`'s counts.csv, or counts made in SQL; several files
     are shards and add up): every coefficient, with no missingness log and no list of
     disagreeing units (``join`` is None). ``group`` is refused: it needs the sheets."""
-    options = _audit_options(bootstrap, seed, group, against, True)
+    options = _audit_options(bootstrap, seed, group, against, True, alpha_min)
     options = _with_statistics(options, ci_level, interval, test_against, weights)
     files = _paths(paths)
     if not files:
@@ -649,6 +658,39 @@ def _comparable(side: Audit | PathLike, limits: LimitsLike, name: str) -> tuple[
     return audit(side, limits=limits, list_disagreements=False), str(side)
 
 
+def audit_table(
+    path: PathLike,
+    rule: RuleSource | None,
+    *,
+    kind: str = "table",
+    bootstrap: int = 0,
+    seed: int | None = None,
+    limits: LimitsLike = None,
+    alpha_min: Sequence[float] | None = None,
+) -> Audit:
+    """Audit a published table: ``kind="table"`` (a K x K agreement table, rows the first coder,
+    `score --table`) or ``kind="category_counts"`` (subjects x categories, Fleiss 1971's layout,
+    `score --category-counts`). The report has the structure of every report; what the table does
+    not determine is undefined with the reason "not determined by a table" and listed under
+    ``input.not_determined`` (docs/statistics.md, "Tables as input")."""
+    if kind not in TABLE_READERS:
+        raise UsageError(
+            f"kind={kind!r} is not a table kind.", hint="use kind='table' or kind='category_counts'.", code="data-form"
+        )
+    options = _audit_options(bootstrap, seed, None, None, True, alpha_min)
+    if rule is None:
+        flag = "--table" if kind == "table" else "--category-counts"
+        raise UsageError(
+            f"{flag} needs the rule the codes belong to.", hint="add --rule RULE.", code="usage-missing-rule"
+        )
+    loaded = load_rule(rule, limits=limits)
+    table = TABLE_READERS[kind](Path(path), loaded)
+    report = build_table_report(loaded, table, options)
+    units = report.units
+    line = f"{units['total']} units from a {'K x K table' if kind == 'table' else 'subjects x categories table'}."
+    return Audit(report, None, line)
+
+
 # --- the folder `join` writes ------------------------------------------------------------
 
 
@@ -847,15 +889,30 @@ def _sample_reference(
 
 
 def _audit_options(
-    bootstrap: int, seed: int | None, group: Any, against: str | None, list_disagreements: bool
+    bootstrap: int,
+    seed: int | None,
+    group: Any,
+    against: str | None,
+    list_disagreements: bool,
+    alpha_min: Sequence[float] | None = None,
 ) -> AuditOptions:
     """The options of an audit, checked before anything is read (AuditOptions checks the bootstrap and seed)."""
     if against is not None and group is None:
         raise UsageError(
             "--against needs --group.", hint="for example --group humans=ann,ben --against model.", code="usage-group"
         )
+    if alpha_min is not None and bootstrap == 0:
+        raise UsageError(
+            "--alpha-min needs --bootstrap: q(alpha < alpha_min) comes from Krippendorff's bootstrap.",
+            hint="add --bootstrap 2000 --seed 1 (any seed).",
+            code="usage-alpha-min",
+        )
     return AuditOptions(
-        n_boot=bootstrap, seed=seed, group=_group(group, against), list_disagreements=list_disagreements
+        n_boot=bootstrap,
+        seed=seed,
+        group=_group(group, against),
+        list_disagreements=list_disagreements,
+        alpha_min=checked_alpha_min(alpha_min),
     )
 
 
@@ -892,6 +949,36 @@ def _with_statistics(
                 code="usage-weights",
             ) from None
     return dataclasses.replace(options, intervals=spec, weights=chosen)
+
+
+def checked_alpha_min(alpha_min: Sequence[float] | None) -> tuple[float, ...]:
+    """The minimums of Krippendorff's bootstrap, each a number in [-1, 1], in the order given and
+    each once; Krippendorff's 0.667 and 0.800 when none is given."""
+    if alpha_min is None:
+        return DEFAULT_ALPHA_MIN
+    if isinstance(alpha_min, (str, bytes)) or not isinstance(alpha_min, Sequence):
+        alpha_min = [alpha_min]  # type: ignore[list-item]
+    out: list[float] = []
+    for item in alpha_min:
+        number = _real(item)
+        if number is None or not -1 <= number <= 1:
+            raise UsageError(
+                f"--alpha-min {item!r} is not a value alpha can take (a number from -1 to 1).",
+                hint="for example --alpha-min 0.667 --alpha-min 0.8.",
+                code="usage-alpha-min",
+            )
+        if number not in out:
+            out.append(number)
+    if not out:
+        return DEFAULT_ALPHA_MIN
+    return tuple(out)
+
+
+def _real(item: object) -> float | None:
+    if isinstance(item, bool) or not isinstance(item, numbers.Real):
+        return None
+    number = float(item)
+    return number if math.isfinite(number) else None
 
 
 def _whole(number: object) -> bool:

@@ -81,6 +81,27 @@ WeightsOption = Annotated[
     str | None,
     typer.Option("--weights", help="identity, linear, quadratic, ordinal, radical, ratio, circular or bipolar."),
 ]
+AlphaMin = Annotated[
+    list[float] | None,
+    typer.Option(
+        "--alpha-min",
+        help="With --bootstrap: the probability that alpha is below this minimum (Krippendorff's bootstrap); "
+        "repeat for several (default 0.667 and 0.8).",
+    ),
+]
+TableOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--table", help="Score a K x K agreement table (rows the first coder; the rule's categories as labels)."
+    ),
+]
+CategoryCountsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--category-counts",
+        help="Score a subjects x categories count matrix (Fleiss 1971's layout; a first column `unit` optional).",
+    ),
+]
 CountsOption = Annotated[
     list[Path] | None,
     typer.Option("--counts", help="Score unit-pattern counts (join's counts.csv, or made in SQL); repeat to merge."),
@@ -159,6 +180,9 @@ def score(
     interval: IntervalOption = "normal",
     test_against: TestAgainst = None,
     weights: WeightsOption = None,
+    alpha_min: AlphaMin = None,
+    table: TableOption = None,
+    category_counts: CategoryCountsOption = None,
 ) -> None:
     """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient."""
     result = _audit(
@@ -176,6 +200,9 @@ def score(
         worksheet=worksheet,
         limit=limit,
         statistics={"ci_level": ci_level, "interval": interval, "test_against": test_against, "weights": weights},
+        alpha_min=alpha_min,
+        table=table,
+        category_counts=category_counts,
     )
     _emit(result, output_format.value, None, include_disagreements=False)
 
@@ -207,10 +234,15 @@ def report(
     interval: IntervalOption = "normal",
     test_against: TestAgainst = None,
     weights: WeightsOption = None,
+    alpha_min: AlphaMin = None,
+    table: TableOption = None,
+    category_counts: CategoryCountsOption = None,
 ) -> None:
     """The whole audit in one document: provenance, units, table, coefficients, disagreements."""
     if output is not None:
-        check_outputs([*(inputs or []), rule, *(counts or []), compare_with], "--output", files=[output])
+        check_outputs(
+            [*(inputs or []), rule, *(counts or []), compare_with, table, category_counts], "--output", files=[output]
+        )
     drift = {"windows": windows, "window_size": window_size, "order_column": order_column}
     if counts and any(value is not None for value in drift.values()):
         raise UsageError(
@@ -234,6 +266,9 @@ def report(
         limit=limit,
         drift=drift,
         statistics={"ci_level": ci_level, "interval": interval, "test_against": test_against, "weights": weights},
+        alpha_min=alpha_min,
+        table=table,
+        category_counts=category_counts,
     )
     if compare_with is not None:
         from irr_audit.api import compare
@@ -293,10 +328,40 @@ def _audit(
     limit: list[str] | None,
     statistics: dict[str, Any],
     drift: dict[str, Any] | None = None,
+    alpha_min: list[float] | None = None,
+    table: Path | None = None,
+    category_counts: Path | None = None,
 ) -> Audit:
-    """The audit of sheets, a join folder, a bundle, or (--counts) unit-pattern counts."""
-    from irr_audit.api import audit, audit_counts
+    """The audit of sheets, a join folder, a bundle, (--counts) unit-pattern counts, or a published
+    table (--table, --category-counts)."""
+    from irr_audit.api import audit, audit_counts, audit_table
     from irr_audit.cli.progress import steps, wanted
+
+    tables = [(flag, path) for flag, path in (("--table", table), ("--category-counts", category_counts)) if path]
+    if tables:
+        if len(tables) > 1 or inputs or counts:
+            raise UsageError(
+                "give one input: sheets (or a folder), --counts, --table or --category-counts.",
+                code="usage-counts",
+                hint="a table is scored on its own.",
+            )
+        flag, path = tables[0]
+        if group is not None:
+            raise UsageError(
+                "--group needs the sheets, not a table.", hint="run score on the sheets.", code="usage-group"
+            )
+        scored = audit_table(
+            path,
+            rule,
+            kind="table" if flag == "--table" else "category_counts",
+            bootstrap=bootstrap,
+            seed=seed,
+            limits=parse_limits(limit),
+            alpha_min=alpha_min,
+        )
+        if not quiet:
+            say(scored.summary_line)
+        return scored
 
     if counts:
         if inputs:
@@ -314,6 +379,7 @@ def _audit(
             against=against,
             limits=parse_limits(limit),
             **statistics,
+            alpha_min=alpha_min,
         )
         if not quiet:
             say(scored.summary_line)
@@ -334,6 +400,7 @@ def _audit(
             progress=progress.step,
             **(drift or {}),
             **statistics,
+            alpha_min=alpha_min,
         )
     if not quiet:
         _tell(result.summary_line, result.input_warnings)

@@ -16,6 +16,7 @@ import numpy as np
 
 from irr_audit.metrics import multi_coder as mc
 from irr_audit.metrics import two_coder as tc
+from irr_audit.metrics.coder_bias import kendall_w
 from irr_audit.metrics.estimates import first_code, metric_from, safe_divide
 from irr_audit.metrics.krippendorff import (
     alpha_batch,
@@ -243,7 +244,7 @@ def two_coder_plan(
         Coefficient("bias_index", lambda u: tc.bias_index_batch(tables(u)), lambda: tc.bias_index(table)),
         Coefficient("max_kappa", lambda u: tc.max_kappa_batch(tables(u)), lambda: tc.max_kappa(table)),
     ]
-    return plan + _gwet_family(patterns, scale, values, weights)
+    return plan + _gwet_family(patterns, scale, values, weights) + _kendall(patterns, scale)
 
 
 def _fleiss_conger(counts: mc.RatingCounts) -> list[Coefficient]:
@@ -272,9 +273,15 @@ def multi_coder_plan(
         ),
         Coefficient("pe", fleiss_pe, lambda: metric_from(*(a[0] for a in fleiss_pe(patterns.counts))), (0.0, 1.0)),
         *_fleiss_conger(counts),
+        Coefficient(
+            "light_kappa",
+            lambda u: light_kappa_batch(patterns, u),
+            lambda: metric_from(*(a[0] for a in light_kappa_batch(patterns, patterns.counts))),
+            needs_coders=True,
+        ),
         *_weighted_gwet_framework(counts, weights),
     ]
-    return plan + _gwet_family(patterns, scale, values, weights)
+    return plan + _gwet_family(patterns, scale, values, weights) + _kendall(patterns, scale)
 
 
 def gwet_missing_plan(
@@ -297,6 +304,69 @@ def gwet_missing_plan(
         *_weighted_gwet_framework(counts, weights),
     ]
     return plan
+
+
+def light_kappa_batch(patterns: Patterns, units: np.ndarray) -> Batch:
+    """Light's (1971) kappa: the mean of Cohen's kappa over every pair of coders, undefined
+    when any pair's kappa is. Light, R. J. (1971), Psychological Bulletin 76(5), 365-377,
+    doi:10.1037/h0031643."""
+    units = np.atleast_2d(units)
+    coders = range(patterns.n_coders)
+    pairs = [(a, b) for a in coders for b in coders if a < b]
+    total = np.zeros(units.shape[0])
+    undefined = np.zeros(units.shape[0], dtype=bool)
+    for a, b in pairs:
+        value, code = tc.kappa_batch(pair_tables(patterns, a, b, units))
+        undefined |= code != 0
+        total += np.where(code == 0, value, 0.0)
+    codes = first_code((units.sum(axis=-1) == 0, Undefined.NO_UNITS), (undefined, Undefined.PAIR_UNDEFINED))
+    return np.where(codes == 0, total / len(pairs), np.nan), codes
+
+
+def kendall_w_batch(patterns: Patterns, units: np.ndarray) -> Batch:
+    """Kendall's W (ties corrected) for a batch of unit weights; category positions are the ranks."""
+    units = np.atleast_2d(np.asarray(units, dtype=np.float64))
+    rows, k, m = patterns.rows, patterns.n_categories, patterns.n_coders
+    n = units.sum(axis=-1)
+    if (rows < 0).any():
+        return np.full(len(units), np.nan), np.full(len(units), np.int8(Undefined.INCOMPLETE_RANKS))
+    rank_sums = np.zeros_like(units)
+    ties = np.zeros(len(units))
+    for j in range(m):
+        totals = units @ np.eye(k)[rows[:, j]]  # (B, K): the units coder j put in each category
+        below = np.cumsum(totals, axis=-1) - totals
+        rank_sums += (below + (totals + 1) / 2)[:, rows[:, j]]
+        ties += (totals**3 - totals).sum(axis=-1)
+    spread = (units * (rank_sums - (m * (n[:, None] + 1) / 2)) ** 2).sum(axis=-1)
+    denominator = m * m * (n**3 - n) - m * ties
+    codes = first_code(  # whole numbers: exact
+        (n == 0, Undefined.NO_UNITS), (n < 2, Undefined.ONE_UNIT), (denominator == 0, Undefined.ALL_TIED)
+    )
+    return np.where(codes == 0, 12 * safe_divide(spread, denominator), np.nan), codes
+
+
+def _kendall_point(patterns: Patterns) -> Metric:
+    _, codes = kendall_w_batch(patterns, patterns.counts)
+    if codes[0] != 0:
+        return metric_from(np.nan, codes[0])
+    exact = kendall_w(patterns.rows, patterns.counts)
+    extra = {key: exact[key] for key in ("friedman_chi2", "df", "p_value", "ties_corrected")}
+    return Metric.of(exact["value"], extra=extra)
+
+
+def _kendall(patterns: Patterns, scale: Scale) -> list[Coefficient]:
+    """Kendall's W for ordinal rules (Kendall & Babington Smith 1939), on the units every coder coded."""
+    if scale is not Scale.ORDINAL:
+        return []
+    return [
+        Coefficient(
+            "kendall_w",
+            lambda u: kendall_w_batch(patterns, u),
+            lambda: _kendall_point(patterns),
+            (0.0, 1.0),
+            needs_coders=True,
+        )
+    ]
 
 
 def per_category_plan(patterns: Patterns) -> list[Coefficient]:

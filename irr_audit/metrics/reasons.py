@@ -23,6 +23,9 @@ class Undefined(IntEnum):
     ONE_CODER = 9
     ONE_UNIT = 10
     ONE_WEIGHT_CLASS_USED = 11
+    PAIR_UNDEFINED = 20
+    INCOMPLETE_RANKS = 21
+    ALL_TIED = 22
 
 
 REASON_TEXT: dict[Undefined, str] = {
@@ -43,6 +46,9 @@ REASON_TEXT: dict[Undefined, str] = {
         "pe = 1: the codes used all have weight 1 with each other (the same value), "
         "so the weights cannot tell them apart"
     ),
+    Undefined.PAIR_UNDEFINED: "Cohen's kappa of at least one pair of coders is undefined (see pairs)",
+    Undefined.INCOMPLETE_RANKS: "defined on fully coded units only: ranking the units needs every coder's code",
+    Undefined.ALL_TIED: "every coder gave every unit the same code: there is no ranking to agree on",
 }
 
 

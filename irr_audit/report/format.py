@@ -28,6 +28,8 @@ METRIC_LABELS = {
     "bias_index": "bias index",
     "max_kappa": "maximum kappa",
     "specific_agreement": "specific agreement",
+    "light_kappa": "Light's kappa",
+    "kendall_w": "Kendall's W (concordance of rankings)",
 }
 
 

@@ -16,6 +16,8 @@ from irr_audit.errors import UsageError
 from irr_audit.io.display import listed, shortened
 from irr_audit.join.join import JoinResult, across_columns
 from irr_audit.metrics import group_vs_reference, summarise
+from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
+from irr_audit.metrics.extended import extended_sections
 from irr_audit.metrics.intervals import IntervalSpec
 from irr_audit.metrics.plan import resolve_weights
 from irr_audit.rules.model import Rule
@@ -125,6 +127,7 @@ class AuditOptions:
     list_disagreements: bool = True  # `score` only counts them; `report` lists them with their text
     intervals: IntervalSpec = field(default_factory=IntervalSpec)
     weights: str | tuple[tuple[float, ...], ...] | None = None  # None: the rule's own, if it names any
+    alpha_min: tuple[float, ...] = DEFAULT_ALPHA_MIN  # Krippendorff's bootstrap: q(alpha < each)
 
     def __post_init__(self) -> None:
         if not _whole(self.n_boot) or self.n_boot < 0:
@@ -297,6 +300,20 @@ def _agreement(
     agreement = summary.to_dict(list(rule.categories), list(coders))
     counted = agreement.pop("units")
     agreement.pop("scale", None)
+    agreement.update(
+        extended_sections(
+            codes,
+            len(rule.categories),
+            rule.scale.value,
+            _values(rule),
+            list(coders),
+            agreement["metrics"],
+            counts=counts,
+            n_boot=options.n_boot,
+            seed=options.seed,
+            alpha_min=options.alpha_min,
+        )
+    )
     return agreement, counted
 
 

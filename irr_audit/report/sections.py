@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from irr_audit.report.format import LISTED_DISAGREEMENTS, format_interval, format_metric, format_number, metric_label
+from irr_audit.report.more_sections import more_sections
 
 RAW = ("po", "pe")
 CHANCE_CORRECTED = (
@@ -30,6 +31,8 @@ CHANCE_CORRECTED = (
     "conger_kappa_weighted",
     "brennan_prediger_weighted",
     "krippendorff_alpha_weighted",
+    "light_kappa",
+    "kendall_w",
 )
 GWET_MISSING = (
     "po",
@@ -69,6 +72,7 @@ def metric_sections(report: dict[str, Any]) -> list[Section]:
         _paradox_section(report, metrics, available),
         _uncertainty_section(report, metrics),
         _gwet_missing_section(report),
+        *(Section(*parts) for parts in more_sections(report)),
         *_where_sections(report),
     ]
     if report.get("group_comparison"):
