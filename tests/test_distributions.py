@@ -7,6 +7,7 @@ import pytest
 from scipy import stats
 
 from irr_audit.metrics.distributions import chi2_sf, f_cdf, f_quantile, normal_cdf
+from irr_audit.metrics.intervals import IntervalSpec
 
 
 @pytest.mark.parametrize("x", [-40.0, -8.0, -1.96, -0.3, 0.0, 0.7, 1.96, 6.0, 9.0])
@@ -38,3 +39,16 @@ def test_f_quantile_and_cdf(seed: int) -> None:
 def test_refuses_what_has_no_quantile() -> None:
     with pytest.raises(ValueError):
         f_quantile(1.0, 2, 3)
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 7, 11, 30, 250])
+@pytest.mark.parametrize("level", [0.8, 0.9, 0.95, 0.99, 0.999])
+def test_t_quantiles_and_tails_of_the_intervals_match_scipy(df: int, level: float) -> None:
+    """The t interval's critical value (from F(1, df)) and the t test's tail (from the incomplete
+    beta) against scipy.stats.t."""
+    spec = IntervalSpec(level, "t")
+    assert spec.quantile(df + 1) == pytest.approx(stats.t.ppf((1 + level) / 2, df), rel=1e-12)
+    for statistic in (-3.5, -0.4, 0.0, 0.7, 2.1, 6.0):
+        assert spec.upper_tail(statistic, df + 1) == pytest.approx(stats.t.sf(statistic, df), rel=1e-10, abs=1e-300)
+    normal = IntervalSpec(level, "normal")
+    assert normal.quantile(10) == pytest.approx(stats.norm.ppf((1 + level) / 2), rel=1e-14)

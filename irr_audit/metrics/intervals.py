@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from statistics import NormalDist
 
+from irr_audit.metrics.distributions import beta_inc, f_quantile
 from irr_audit.metrics.estimates import ANALYTIC_CI
 from irr_audit.metrics.result import Metric
 
@@ -65,24 +67,21 @@ class IntervalSpec:
 
     def quantile(self, n: int) -> float | None:
         """The two-sided critical value; None when a t interval has no degrees of freedom."""
-        # scipy maps its own BLAS (about 110 MB of address space): loaded only when an interval
-        # other than the estimators' own 95% normal one is asked for, never by join or a default score
-        from scipy.special import ndtri, stdtrit  # noqa: PLC0415
-
-        p = (1 + self.level) / 2
         if self.kind == "normal":
-            return float(ndtri(p))
+            return NormalDist().inv_cdf((1 + self.level) / 2)
         df = self.degrees_of_freedom(n)
-        return None if df is None else float(stdtrit(df, p))
+        # T^2 is F(1, df): P(|T| <= t) = level exactly when P(F <= t^2) = level
+        return None if df is None else math.sqrt(f_quantile(self.level, 1, df))
 
     def upper_tail(self, statistic: float, n: int) -> float | None:
         """P(T >= statistic) under the reference distribution."""
         if self.kind == "normal":
             return normal_upper_tail(statistic)
-        from scipy.special import stdtr  # noqa: PLC0415  (as in quantile: only t loads scipy)
-
         df = self.degrees_of_freedom(n)
-        return None if df is None else float(stdtr(df, -statistic))
+        if df is None:
+            return None
+        beyond = 0.5 * beta_inc(df / 2, 0.5, df / (df + statistic * statistic))  # P(T >= |statistic|)
+        return beyond if statistic >= 0 else 1.0 - beyond
 
     def method(self, n: int) -> str:
         percent = f"{100 * self.level:g}%"

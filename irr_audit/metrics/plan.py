@@ -326,10 +326,12 @@ def light_kappa_batch(patterns: Patterns, units: np.ndarray) -> Batch:
 def kendall_w_batch(patterns: Patterns, units: np.ndarray) -> Batch:
     """Kendall's W (ties corrected) for a batch of unit weights; category positions are the ranks."""
     units = np.atleast_2d(np.asarray(units, dtype=np.float64))
-    rows, k, m = patterns.rows, patterns.n_categories, patterns.n_coders
+    incomplete = (patterns.rows < 0).any(axis=1)
+    # ranking needs every coder's code: undefined wherever a unit some coder left uncoded counts
+    partial = units[:, incomplete].sum(axis=-1) > 0
+    rows, units = patterns.rows[~incomplete], units[:, ~incomplete]
+    k, m = patterns.n_categories, patterns.n_coders
     n = units.sum(axis=-1)
-    if (rows < 0).any():
-        return np.full(len(units), np.nan), np.full(len(units), np.int8(Undefined.INCOMPLETE_RANKS))
     rank_sums = np.zeros_like(units)
     ties = np.zeros(len(units))
     for j in range(m):
@@ -340,7 +342,10 @@ def kendall_w_batch(patterns: Patterns, units: np.ndarray) -> Batch:
     spread = (units * (rank_sums - (m * (n[:, None] + 1) / 2)) ** 2).sum(axis=-1)
     denominator = m * m * (n**3 - n) - m * ties
     codes = first_code(  # whole numbers: exact
-        (n == 0, Undefined.NO_UNITS), (n < 2, Undefined.ONE_UNIT), (denominator == 0, Undefined.ALL_TIED)
+        (partial, Undefined.INCOMPLETE_RANKS),
+        (n == 0, Undefined.NO_UNITS),
+        (n < 2, Undefined.ONE_UNIT),
+        (denominator == 0, Undefined.ALL_TIED),
     )
     return np.where(codes == 0, 12 * safe_divide(spread, denominator), np.nan), codes
 
