@@ -61,7 +61,7 @@ from irr_audit.report.model import (
 from irr_audit.rules.load import load_rule as load_rule_file
 from irr_audit.rules.load import rule_from_mapping
 from irr_audit.rules.model import Rule
-from irr_audit.sample.folder import SampleRef, check_sample_rule, read_sample
+from irr_audit.sample.folder import SampleRef, check_sample_rule, read_sample, with_ledger
 
 PathLike = str | os.PathLike[str]
 RuleSource = Rule | PathLike | Mapping[str, Any]
@@ -386,6 +386,8 @@ def audit(
         reference, notes = _sample_reference(sample, rule, checked)
         joined = joined_inputs(inputs, rule, columns, list(reference.ids) if reference else None, step)
         result, folder_sample, manifest = joined.join, joined.sample_report, joined.manifest
+    if reference is not None:
+        result = reference.joined(result)  # the ledger's text beside each disagreement
     step(f"scoring {len(result.units):,} units" + (f", bootstrap of {bootstrap} replicates" if bootstrap else ""))
     section = reference.report if reference else folder_sample
     report = dataclasses.replace(build_report(result, options), sample=section)
@@ -751,7 +753,8 @@ def joined_inputs(
             found = Joined(frozen.join, frozen.sample.report if frozen.sample else None, frozen.manifest)
         elif is_join_dir(folder):
             kept = read_join_dir(folder, columns.limits)
-            found = Joined(join_sheets(kept.sheets, kept.rule, sample_ids=kept.sample_ids), kept.sample_report)
+            join = join_sheets(kept.sheets, kept.rule, sample_ids=kept.sample_ids)
+            found = Joined(with_ledger(join, kept.sample_folder, kept.sample_ids, columns.limits), kept.sample_report)
         else:
             raise UsageError(
                 f"{folder} is a folder but not one written by irr-audit join (it has no {JOIN_RECORD}).",
