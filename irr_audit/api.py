@@ -249,8 +249,9 @@ class Audit:
         """The self-contained HTML page of `report --format html`."""
         return render_html(self._document())
 
-    def to_text(self, width: int = 80, include_disagreements: bool = True) -> str:
-        """The console report as plain text (`report --format text` into a file or a pipe)."""
+    def to_text(self, width: int | None = 80, include_disagreements: bool = True) -> str:
+        """The console report as plain text of ``width`` columns; None wraps no line (what
+        `report --format text` writes into a file or a pipe)."""
         return render_text(self._document(include_disagreements), width)
 
     def console_report(self, include_disagreements: bool = True) -> Any:
