@@ -180,3 +180,15 @@ def test_a_join_folder_whose_sample_is_gone_shows_the_sheets_text_and_says_why(s
     listed = {item["comment_id"]: item for item in result.to_dict()["disagreements"]}
     assert listed["kq3z1q7"]["text"] == "SHEET TEXT"
     assert json.loads(result.to_json())["units"]["fully_coded"] == 20
+
+
+def test_a_join_folder_whose_ledger_was_altered_shows_the_sheets_text(sample: Path, tmp_path: Path) -> None:
+    sheets = filled(sample, edit={"kq3z1q7": "SHEET TEXT"})
+    joined = tmp_path / "joined"
+    irr_audit.join_folder(sheets, RULE, joined, sample=sample)
+    ledger = sample / "ledger.jsonl"
+    ledger.write_text(ledger.read_text(encoding="utf-8").replace("broken lol", "FORGED"), encoding="utf-8")
+    result = irr_audit.audit(joined)
+    assert any("cannot be read (the ledger in" in warning for warning in result.warnings)
+    listed = {item["comment_id"]: item for item in result.to_dict()["disagreements"]}
+    assert listed["kq3z1q7"]["text"] == "SHEET TEXT"  # never the altered ledger's

@@ -32,6 +32,7 @@ from irr_audit.bundle.manifest import (
     utc_text,
 )
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
+from irr_audit.io.display import visible
 from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import csv_text, render_json, spreadsheet_original
@@ -88,8 +89,9 @@ def template_csv(
     """The disagreements to decide, as a CSV to fill in: one row per unit, the coders'
     independent codes beside it, and code and note (prefilled with the current decision).
     When the comments' text is known, ``text`` and ``link`` columns follow, to read while
-    deciding; parse_decisions ignores them."""
-    texts = texts or {}
+    deciding; parse_decisions ignores them. They are printed to a terminal, so their control
+    characters are shown as escapes."""
+    texts = {unit: {key: visible(value) for key, value in entry.items()} for unit, entry in (texts or {}).items()}
     with_text = bool(texts)
     header = ["comment_id", *(CODER_COLUMN_PREFIX + coder for coder in coders), "code", "note"]
     header += ["text", "link"] if with_text else []

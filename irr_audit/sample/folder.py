@@ -165,17 +165,22 @@ def read_sample(folder: Path, limits: Limits = DEFAULT_LIMITS) -> SampleRef:
 
 def with_ledger(join: JoinResult, folder: Path | None, ids: Sequence[str] | None, limits: Limits) -> JoinResult:
     """A join folder made with `join --sample`, joined again: with the ledger's text and context,
-    read from the sample folder the join recorded. A sample folder since deleted or moved, or
-    drawn again, leaves the sheets' text, and a warning says so."""
+    read from the sample folder the join recorded. A sample folder since deleted, moved, drawn
+    again or altered (its ledger checked as `join --sample` checks it) leaves the sheets' text,
+    and a warning says so."""
     if folder is None or ids is None:
         return join
     if not (folder / RECORD).is_file():
         problem = f"the sample folder {folder} is no longer there"
     else:
-        ref = read_sample(folder, limits)
-        if list(ref.ids) == list(ids):
+        try:
+            ref = read_sample(folder, limits)
+        except IrrAuditError as error:  # the scores need only the sheets; the text is not shown unchecked
+            ref, problem = None, f"the sample in {folder} cannot be read ({error.message.rstrip('.')})"
+        if ref is not None and list(ref.ids) == list(ids):
             return ref.joined(join)
-        problem = f"the sample folder {folder} now holds another sample"
+        if ref is not None:
+            problem = f"the sample folder {folder} now holds another sample"
     warning = f"{problem}: the disagreements show the sheets' text, not the ledger's."
     return replace(join, warnings=(*join.warnings, warning))
 
