@@ -47,7 +47,7 @@ from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.metrics import samplesize
 from irr_audit.report.comparison import compare_joins, comparison_sections, drift_of_join
-from irr_audit.report.console import render_console, render_text, section_table
+from irr_audit.report.console import UNWRAPPED, render_console, render_text, section_table
 from irr_audit.report.html import render_html
 from irr_audit.report.markdown import render_markdown, section_lines
 from irr_audit.report.model import (
@@ -546,8 +546,9 @@ class Comparison:
             lines += section_lines(section)
         return "\n".join(lines) + "\n"
 
-    def to_text(self, width: int = 80) -> str:
-        console = Console(width=width, record=True, file=StringIO())
+    def to_text(self, width: int | None = 80) -> str:
+        """The comparison as plain text of ``width`` columns; None wraps no line."""
+        console = Console(width=UNWRAPPED if width is None else width, record=True, file=StringIO())
         console.print(Group(*(section_table(s) for s in comparison_sections({"comparison": self.document}))))
         return console.export_text()
 

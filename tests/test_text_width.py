@@ -40,3 +40,14 @@ def test_the_api_wraps_at_the_width_asked_for_or_not_at_all() -> None:
     assert UNITS_LINE not in result.to_text(width=60).splitlines()
     assert UNITS_LINE in result.to_text(width=None).splitlines()
     assert result.to_text() == result.to_text(width=80)  # the default is unchanged
+
+
+def test_compare_text_into_a_pipe_wraps_no_line(tmp_path: Path) -> None:
+    joined = tmp_path / "joined"
+    irr_audit.join_folder(SHEETS, RULE, joined)
+    result = run("compare", joined, joined, "--bootstrap", "100", "--seed", "1")
+    assert result.exit_code == 0, result.output
+    compared = irr_audit.compare(joined, joined, bootstrap=100, seed=1)
+    assert result.stdout == compared.to_text(width=None)
+    assert max(map(len, compared.to_text(width=None).splitlines())) > 80  # a line the old 80 columns would wrap
+    assert max(map(len, compared.to_text(width=80).splitlines())) <= 80

@@ -4,6 +4,7 @@ parses its options, calls the library (irr_audit.api), renders and exits."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from enum import Enum
 from pathlib import Path
@@ -250,8 +251,8 @@ def compare(
         sys.stdout.write(compared.to_json())
     elif output_format == CompareFormat.MD:
         sys.stdout.write(compared.to_markdown())
-    else:
-        sys.stdout.write(compared.to_text(width=100))
+    else:  # a terminal's width, or whole lines into a pipe or a file
+        sys.stdout.write(compared.to_text(width=shutil.get_terminal_size().columns if sys.stdout.isatty() else None))
 
 
 def _audit(
