@@ -51,7 +51,7 @@ from irr_audit.metrics import samplesize
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
 from irr_audit.metrics.intervals import IntervalSpec
 from irr_audit.report.comparison import compare_joins, comparison_sections, drift_of_join
-from irr_audit.report.console import render_console, render_text, section_table
+from irr_audit.report.console import UNWRAPPED, render_console, render_text, section_table
 from irr_audit.report.html import render_html
 from irr_audit.report.markdown import render_markdown, section_lines
 from irr_audit.report.model import (
@@ -67,7 +67,7 @@ from irr_audit.rules.load import load_rule as load_rule_file
 from irr_audit.rules.load import rule_from_mapping
 from irr_audit.rules.model import Rule
 from irr_audit.rules.weights import WEIGHT_NAMES
-from irr_audit.sample.folder import SampleRef, check_sample_rule, read_sample
+from irr_audit.sample.folder import SampleRef, check_sample_rule, read_sample, with_ledger
 
 PathLike = str | os.PathLike[str]
 RuleSource = Rule | PathLike | Mapping[str, Any]
@@ -272,8 +272,9 @@ class Audit:
         """The self-contained HTML page of `report --format html`."""
         return render_html(self._document())
 
-    def to_text(self, width: int = 80, include_disagreements: bool = True) -> str:
-        """The console report as plain text (`report --format text` into a file or a pipe)."""
+    def to_text(self, width: int | None = 80, include_disagreements: bool = True) -> str:
+        """The console report as plain text of ``width`` columns; None wraps no line (what
+        `report --format text` writes into a file or a pipe)."""
         return render_text(self._document(include_disagreements), width)
 
     def console_report(self, include_disagreements: bool = True) -> Any:
@@ -420,6 +421,8 @@ def audit(
         reference, notes = _sample_reference(sample, rule, checked)
         joined = joined_inputs(inputs, rule, columns, list(reference.ids) if reference else None, step)
         result, folder_sample, manifest = joined.join, joined.sample_report, joined.manifest
+    if reference is not None:
+        result = reference.joined(result)  # the ledger's text beside each disagreement
     step(f"scoring {len(result.units):,} units" + (f", bootstrap of {bootstrap} replicates" if bootstrap else ""))
     section = reference.report if reference else folder_sample
     report = dataclasses.replace(build_report(result, options), sample=section)
@@ -583,8 +586,9 @@ class Comparison:
             lines += section_lines(section)
         return "\n".join(lines) + "\n"
 
-    def to_text(self, width: int = 80) -> str:
-        console = Console(width=width, record=True, file=StringIO())
+    def to_text(self, width: int | None = 80) -> str:
+        """The comparison as plain text of ``width`` columns; None wraps no line."""
+        console = Console(width=UNWRAPPED if width is None else width, record=True, file=StringIO())
         console.print(Group(*(section_table(s) for s in comparison_sections({"comparison": self.document}))))
         return console.export_text()
 
@@ -824,7 +828,8 @@ def joined_inputs(
             found = Joined(frozen.join, frozen.sample.report if frozen.sample else None, frozen.manifest)
         elif is_join_dir(folder):
             kept = read_join_dir(folder, columns.limits)
-            found = Joined(join_sheets(kept.sheets, kept.rule, sample_ids=kept.sample_ids), kept.sample_report)
+            join = join_sheets(kept.sheets, kept.rule, sample_ids=kept.sample_ids)
+            found = Joined(with_ledger(join, kept.sample_folder, kept.sample_ids, columns.limits), kept.sample_report)
         else:
             raise UsageError(
                 f"{folder} is a folder but not one written by irr-audit join (it has no {JOIN_RECORD}).",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import os
 import re
@@ -526,9 +528,11 @@ def test_adjudicate_lists_the_disagreements_to_decide(sheets: list[Path], tmp_pa
     result = run("adjudicate", bundle)
 
     assert result.exit_code == 0
-    assert result.stdout.splitlines() == ["comment_id,coder:alice,coder:bob,code,note"] + [
-        f"{unit},{alice},{bob},," for unit, alice, bob in DISAGREEMENTS
-    ]
+    # the sheets carry a body: the text follows, to read while deciding (no link without a sample's ledger)
+    texts = {row["comment_id"]: row["body"] for row in csv.DictReader(sheets[0].open(encoding="utf-8"))}
+    assert list(csv.reader(io.StringIO(result.stdout))) == [
+        ["comment_id", "coder:alice", "coder:bob", "code", "note", "text", "link"]
+    ] + [[unit, alice, bob, "", "", texts[unit], ""] for unit, alice, bob in DISAGREEMENTS]
     assert "3 disagreements, 0 decided" in result.stderr
 
 

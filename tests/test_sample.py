@@ -335,12 +335,12 @@ def test_xlsx_sheet_states_the_allowed_codes_and_validates_the_code_column(tmp_p
     assert workbook.sheetnames == ["coding"]
     worksheet = workbook["coding"]
     assert tuple(cell.value for cell in worksheet[1]) == SHEET_COLUMNS
-    note = worksheet["E1"].comment.text
+    note = worksheet["G1"].comment.text  # the code column, after the context columns
     assert note.startswith("Rule explicit_current_failure v1. Allowed codes:")
     assert "yes: Explicit current failure" in note and "unknown: you cannot tell" in note
     (validation,) = worksheet.data_validations.dataValidation
     assert validation.type == "list" and validation.formula1 == '"yes,no,unknown"'
-    assert str(validation.sqref) == "E2:E13"
+    assert str(validation.sqref) == "G2:G13"
 
 
 # --- the filled sheets go into join and score ----------------------------------------------
@@ -721,7 +721,7 @@ def test_control_characters_xlsx_cannot_hold_are_replaced_and_recorded(tmp_path)
     ]
     result, folder = sample(tmp_path, write_file(tmp_path, "dataset.json", json.dumps(items)), "--sheet-format", "xlsx")
     assert result.exit_code == 0, result.output
-    assert load_workbook(folder / "sheets/alice.xlsx").worksheets[0]["D2"].value == "bell\ufffdhere"
+    assert load_workbook(folder / "sheets/alice.xlsx").worksheets[0]["F2"].value == "bell\ufffdhere"
     assert jsonl(folder / "ledger.jsonl")[0]["body"] == "bell\x07here"
     sheet = json.loads((folder / "sample.json").read_text())["sheets"][0]
     assert sheet["bodies_with_characters_xlsx_cannot_hold"]["comment_ids"] == ["a"]
