@@ -305,7 +305,16 @@ def changelog_problems(file: RuleFile) -> list[Problem]:
     changelog = rule.changelog
     example = "changelog: {summary: what changed, why: the disagreement it resolves}"
     if isinstance(changelog, str) and changelog.strip():
-        return []
+        # free text cannot be checked for a reason; a revision is reviewed by what and why
+        return [
+            Problem(
+                "changelog-incomplete",
+                file.shown,
+                f"is new version {rule.version} of {rule.id} and its changelog is one piece of text, "
+                "which does not say apart what changed and why.",
+                f"write it as `changelog: {{summary: {_one_line(changelog)}, why: the disagreement it resolves}}`.",
+            )
+        ]
     if not isinstance(changelog, Mapping) or not changelog:
         return [
             Problem(
@@ -315,18 +324,45 @@ def changelog_problems(file: RuleFile) -> list[Problem]:
                 f"add `{example}`.",
             )
         ]
-    missing = [key for key in ("summary", "why") if not _filled_text(changelog.get(key))]
-    if not missing:
-        return []
+    missing = [key for key in ("summary", "why") if not _says_something(changelog.get(key))]
     meaning = {"summary": "what changed", "why": "why it changed"}
-    return [
-        Problem(
-            "changelog-incomplete",
-            file.shown,
-            "has a changelog without " + " or ".join(f"{key} ({meaning[key]})" for key in missing) + ".",
-            f"add {' and '.join(f'changelog.{key}' for key in missing)} as text.",
-        )
-    ]
+    if missing:
+        return [
+            Problem(
+                "changelog-incomplete",
+                file.shown,
+                "has a changelog without " + " or ".join(f"{key} ({meaning[key]})" for key in missing) + ".",
+                f"add {' and '.join(f'changelog.{key}' for key in missing)} as text.",
+            )
+        ]
+    if _normal_text(changelog["why"]) == _normal_text(changelog["summary"]):
+        return [
+            Problem(
+                "changelog-incomplete",
+                file.shown,
+                "has a changelog whose why repeats its summary, so it does not say why the rule changed.",
+                "write in changelog.why the disagreement or finding the change resolves.",
+            )
+        ]
+    return []
+
+
+PLACEHOLDERS = frozenset({"-", "--", ".", "...", "?", "n/a", "na", "none", "tbd", "todo", "fixme", "xxx", "wip"})
+
+
+def _normal_text(text: str) -> str:
+    return " ".join(text.split()).casefold().rstrip(".")
+
+
+def _says_something(value: Any) -> bool:
+    """Text that is more than a placeholder (``TBD``, ``n/a``, ``-``)."""
+    return _filled_text(value) and _normal_text(value) not in {*PLACEHOLDERS, ""}
+
+
+def _one_line(text: str) -> str:
+    """A changelog's text quoted for a YAML flow mapping in a fix."""
+    flat = " ".join(text.split())
+    return json.dumps(flat if len(flat) <= 80 else flat[:77] + "...", ensure_ascii=False)
 
 
 def code_map_problems(file: RuleFile, previous: RuleFile | None) -> list[Problem]:
