@@ -355,9 +355,11 @@ def audit(
     of each step. ``windows`` (or ``window_size``) adds the drift over the coding order to the
     report (:attr:`Audit.drift`): each sheet's ``order_column`` (a number or an ISO 8601 time),
     else its row order; it is scored with ``bootstrap`` replicates (1000 when 0) and ``seed``
-    (drawn and recorded when None). Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
+    (drawn and recorded when None). A bootstrap without a ``seed`` draws one, records it in the
+    report and says so in :attr:`Audit.summary_line`: passing it back repeats the intervals exactly.
+    Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
     """
-    options = _audit_options(bootstrap, seed, group, against, list_disagreements)
+    options, seed_note = _seeded(_audit_options(bootstrap, seed, group, against, list_disagreements))
     drift_options = _drift_options(windows, window_size, order_column, data)
     checked = _limits(limits)
     columns = SheetOptions(id_column, code_column, worksheet, checked)
@@ -394,9 +396,9 @@ def audit(
         sections = bundle_report_sections(folder, manifest, report.to_dict())
     if drift_options is not None:
         step("scoring the drift over the coding order")
-        sections["drift"] = _drift(result, drift_options, bootstrap, seed, columns)
+        sections["drift"] = _drift(result, drift_options, bootstrap, options.seed, columns)
     warnings = (*result.warnings, *(note.removeprefix("warning: ") for note in notes))
-    return Audit(report, result, result.summary_line(), warnings, sections)
+    return Audit(report, result, result.summary_line() + seed_note, warnings, sections)
 
 
 def audit_counts(
@@ -411,8 +413,9 @@ def audit_counts(
 ) -> Audit:
     """Audit unit-pattern counts (`join`'s counts.csv, or counts made in SQL; several files
     are shards and add up): every coefficient, with no missingness log and no list of
-    disagreeing units (``join`` is None). ``group`` is refused: it needs the sheets."""
-    options = _audit_options(bootstrap, seed, group, against, True)
+    disagreeing units (``join`` is None). ``group`` is refused: it needs the sheets. A bootstrap
+    without a ``seed`` draws one, as :func:`audit` does."""
+    options, seed_note = _seeded(_audit_options(bootstrap, seed, group, against, True))
     files = _paths(paths)
     if not files:
         raise UsageError("no counts file to score.", hint="pass one or more counts files.", code="usage-no-input")
@@ -428,7 +431,7 @@ def audit_counts(
         f"{units['total']} units from {len(merged.coders)} coders in {len(files)} counts file(s): "
         f"{units['fully_coded']} fully coded."
     )
-    return Audit(report, None, line)
+    return Audit(report, None, line + seed_note)
 
 
 # --- drift within an audit, and two audits compared ------------------------------------------
@@ -506,6 +509,15 @@ def _drift(
 def _seed_or_drawn(seed: int | None) -> int:
     """The seed given, or one drawn now (the output records it, so the run can be repeated)."""
     return int(seed) if seed is not None else secrets.randbelow(2**32)
+
+
+def _seeded(options: AuditOptions) -> tuple[AuditOptions, str]:
+    """A bootstrap always has a seed: the one given, or one drawn now; with a drawn one, the
+    sentence the summary line ends with, so that the user can repeat the run."""
+    if options.n_boot == 0 or options.seed is not None:
+        return options, ""
+    seed = _seed_or_drawn(None)
+    return dataclasses.replace(options, seed=seed), f" Bootstrap seed {seed} was drawn; --seed {seed} repeats it."
 
 
 @dataclass(frozen=True, eq=False)
