@@ -190,9 +190,11 @@ def test_verify_reports_a_changed_code_as_a_score_difference(sheets: list[Path],
     path = writable(bundle / "sheets" / "bob.csv")
     path.write_text(path.read_text().replace(",yes,,v1", ",no,,v1", 1), encoding="utf-8")
 
-    lines = run("verify", bundle).stdout.splitlines()
+    lines = run("verify", bundle, "--verbose").stdout.splitlines()
 
-    assert lines[0].startswith("changed: sheets/bob.csv")
+    assert lines[0].startswith("FAILED: bundle ") and "files 1 changed (sheets/bob.csv)" in lines[0]
+    assert lines[1].startswith("headline: Cohen's kappa (two coders, a nominal rule): frozen 0.7000 -> now ")
+    assert any(line.startswith("changed: sheets/bob.csv") for line in lines)
     assert any(line.startswith("score: table[0][0]: frozen 8, recomputed ") for line in lines)
 
 
@@ -504,7 +506,7 @@ def test_a_killed_freeze_leaves_no_bundle_that_looks_whole(sheets: list[Path], t
     for leftover in leftovers:
         result = run("verify", leftover)
         assert result.exit_code == 1
-        assert result.stdout.startswith(f"unfinished: {leftover.name}: a freeze that did not finish")
+        assert f"\nunfinished: {leftover.name}: a freeze that did not finish" in result.stdout
     assert freeze(sheets, audits).parent == audits  # a new freeze is not confused by the leftovers
 
 
