@@ -25,6 +25,7 @@ import pandas as pd
 from rich.console import Console, Group
 
 from irr_audit.bundle.adjudication import bundle_report_sections
+from irr_audit.bundle.labels import bundle_labels
 from irr_audit.bundle.manifest import Manifest
 from irr_audit.bundle.read import read_bundle
 from irr_audit.errors import UsageError
@@ -628,6 +629,20 @@ def _comparable(side: Audit | PathLike, limits: LimitsLike, name: str) -> tuple[
             code="usage-compare",
         )
     return audit(side, limits=limits, list_disagreements=False), str(side)
+
+
+# --- the labels the study goes on to use ---------------------------------------------------
+
+
+def labels(bundle: PathLike, *, limits: LimitsLike = None) -> pd.DataFrame:
+    """The final labels of an audit bundle (`irr-audit labels`, README "Final labels"): one
+    row per unit with ``comment_id``, ``coder:<name>`` for each coder (the valid code, else
+    empty), ``agreed_code`` (where every coder gave the same valid code),
+    ``adjudicated_code`` (the decision on record for a disagreement), ``final_code``, and
+    ``final`` (``agreed``, ``adjudicated`` or ``undecided``) with ``why``. A unit without a
+    final label is ``undecided``, its ``final_code`` empty and ``why`` saying what is missing.
+    The bundle and its adjudication records are checked first, as `adjudicate` checks them."""
+    return bundle_labels(Path(bundle), _limits(limits))
 
 
 # --- the folder `join` writes ------------------------------------------------------------

@@ -198,6 +198,31 @@ def _verdict(result: Verification) -> str:
 
 @app.command()
 @reports_errors
+def labels(
+    bundle: BundleArgument,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the CSV to this file.")] = None,
+    quiet: Quiet = False,
+    limit: LimitOption = None,
+) -> None:
+    """The final labels as CSV: per unit, each coder's code, the agreed and the adjudicated
+    code, and which is final and why (agreed, adjudicated, or undecided with its reason)."""
+    from irr_audit.api import labels as bundle_labels
+    from irr_audit.bundle.labels import labels_csv, labels_summary
+    from irr_audit.io.outputs import write_text_atomic
+
+    if output is not None:
+        check_outputs([bundle], "--output", files=[output])
+    frame = bundle_labels(bundle, limits=parse_limits(limit))
+    if output is None:
+        typer.echo(labels_csv(frame), nl=False)
+    else:
+        write_text_atomic(output, labels_csv(frame))
+    if not quiet:
+        say(labels_summary(frame))
+
+
+@app.command()
+@reports_errors
 def adjudicate(
     bundle: BundleArgument,
     decisions: Annotated[
