@@ -59,10 +59,11 @@ from irr_audit.report.model import (
     build_counts_report,
     build_report,
 )
+from irr_audit.report.sections import recoding_sentence
 from irr_audit.rules.load import load_rule as load_rule_file
 from irr_audit.rules.load import rule_from_mapping
 from irr_audit.rules.model import Rule
-from irr_audit.sample.folder import SampleRef, check_sample_rule, read_sample
+from irr_audit.sample.folder import SampleRef, check_sample_rule, read_sample, recoding_of, sample_report_for
 
 PathLike = str | os.PathLike[str]
 RuleSource = Rule | PathLike | Mapping[str, Any]
@@ -390,7 +391,7 @@ def audit(
         joined = joined_inputs(inputs, rule, columns, list(reference.ids) if reference else None, step)
         result, folder_sample, manifest = joined.join, joined.sample_report, joined.manifest
     step(f"scoring {len(result.units):,} units" + (f", bootstrap of {bootstrap} replicates" if bootstrap else ""))
-    section = reference.report if reference else folder_sample
+    section = sample_report_for(reference, result.rule) if reference else folder_sample
     report = dataclasses.replace(build_report(result, options), sample=section)
     sections = {}
     if folder is not None and manifest is not None and options.list_disagreements:  # its provenance and adjudication
@@ -701,10 +702,13 @@ def join_folder(
         columns,
         sample=sample_folder,
         sample_ids=sample_ids,
-        sample_report=reference.report if reference else None,
+        sample_report=sample_report_for(reference, loaded) if reference else None,
         force=force,
         inputs=rule_files,
     )
+    recoding = recoding_of(reference, loaded) if reference else None
+    if recoding:  # said on stderr too: the sample's units, coded again under a revised rule
+        notes = [*notes, recoding_sentence(recoding)]
     return JoinFolder(result, tuple(written.written), tuple(written.removed), tuple(notes))
 
 
@@ -775,7 +779,8 @@ def joined_inputs(
         folder = inputs[0]
         if is_bundle(folder):  # an audit bundle (irr-audit freeze)
             frozen = read_bundle(folder, columns.limits)
-            found = Joined(frozen.join, frozen.sample.report if frozen.sample else None, frozen.manifest)
+            section = sample_report_for(frozen.sample, frozen.join.rule) if frozen.sample else None
+            found = Joined(frozen.join, section, frozen.manifest)
         elif is_join_dir(folder):
             kept = read_join_dir(folder, columns.limits)
             found = Joined(join_sheets(kept.sheets, kept.rule, sample_ids=kept.sample_ids), kept.sample_report)

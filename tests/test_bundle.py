@@ -20,6 +20,7 @@ from irr_audit.bundle import freeze as freeze_module
 from irr_audit.bundle.manifest import canonical_sha256, list_bundles, units_digest
 from irr_audit.io import runfolder
 from irr_audit.io.outputs import render_json
+from irr_audit.io.unitsketch import units_sketch
 from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,7 +95,7 @@ def test_freeze_verify_round_trip(sheets: list[Path], tmp_path: Path) -> None:
     assert [record["path"] for record in manifest["files"]] == [RULE_FILE, "sheets/alice.csv", "sheets/bob.csv"]
     assert manifest["recodes"] is None and manifest["sample"] is None
     ids = [line.split(",")[0] for line in (EXAMPLES / "alice.csv").read_text().splitlines()[1:]]
-    assert manifest["units"] == {"count": 22, "ids_sha256": units_digest(ids)}
+    assert manifest["units"] == {"count": 22, "ids_sha256": units_digest(ids), "sketch": units_sketch(ids)}
     assert manifest["score"]["metrics"]["cohen_kappa"]["value"] == pytest.approx(0.70, abs=1e-12)
     assert manifest["score"]["units"]["fully_coded"] == 20
 
@@ -408,7 +409,7 @@ def test_freeze_keeps_the_sample_and_its_units(sheets: list[Path], tmp_path: Pat
     assert manifest["sample"]["files"] == ["sample/ledger.jsonl", "sample/missingness_log.csv", "sample/sample.json"]
     assert manifest["sample"]["ids"] == {"count": 18, "ids_sha256": units_digest(ids)}
     assert not (bundle / "sample" / "sheets").exists()
-    assert manifest["units"] == {"count": 18, "ids_sha256": units_digest(ids)}
+    assert manifest["units"] == {"count": 18, "ids_sha256": units_digest(ids), "sketch": units_sketch(ids)}
     assert (bundle / "sample" / "missingness_log.csv").read_bytes() == (sample / "missingness_log.csv").read_bytes()
     assert run("verify", bundle).exit_code == 0
     assert score_json(bundle)["units"]["total"] == 18

@@ -45,6 +45,7 @@ from irr_audit.io.display import shortened
 from irr_audit.io.files import check_usable, read_bounded, resolved, sha256_digest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
+from irr_audit.io.unitsketch import units_sketch
 from irr_audit.join.join import JoinResult
 from irr_audit.report.headline import Headline, headline_metric
 from irr_audit.report.model import AuditOptions, build_report
@@ -523,7 +524,11 @@ def recompute(
         return None, [Problem("score", "", f"cannot be recomputed from the bundle's files: {why}")], [], None
     problems = []
     units = manifest["units"]
-    if units["count"] != len(join.unit_ids) or units["ids_sha256"] != units_digest(join.unit_ids):
+    if (
+        units["count"] != len(join.unit_ids)
+        or units["ids_sha256"] != units_digest(join.unit_ids)
+        or ("sketch" in units and units["sketch"] != units_sketch(join.unit_ids))
+    ):
         problems.append(
             Problem(
                 "units",
