@@ -114,3 +114,17 @@ def test_cells_are_neutralised_for_spreadsheets(tmp_path: Path):
     text = run("labels", bundle).stdout
     assert "\n'=HYPERLINK(1)," in text and "\n'+cmd," in text
     assert set(irr_audit.labels(bundle)["comment_id"]) == {"=HYPERLINK(1)", "+cmd"}  # the library keeps the ids
+
+
+def test_three_coders_agree_only_when_all_do(tmp_path: Path):
+    folder = tmp_path / "three"
+    folder.mkdir()
+    codes = {"ann": ["yes", "no", "yes"], "ben": ["yes", "no", "no"], "cat": ["yes", "", "no"]}
+    for coder, column in codes.items():
+        lines = [f"u{n},{code}" for n, code in enumerate(column)]
+        (folder / f"{coder}.csv").write_text("comment_id,code\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    bundle = freeze(sorted(folder.iterdir()), tmp_path / "audits")
+    frame = irr_audit.labels(bundle).set_index("comment_id")
+    assert frame.loc["u0", ["agreed_code", "final"]].tolist() == ["yes", "agreed"]
+    assert frame.loc["u1", ["final_code", "final", "why"]].tolist() == ["", "undecided", "missing codes: cat blank"]
+    assert frame.loc["u2", "final"] == "undecided" and "disagreed" in frame.loc["u2", "why"]

@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import random
+import stat
 from pathlib import Path
 
 import pytest
 import yaml
 
 import irr_audit
+from irr_audit.bundle.manifest import canonical_sha256
+from irr_audit.io.outputs import render_json
 from irr_audit.io.unitsketch import SKETCH_SIZE, sketch_jaccard, units_sketch
 from tests.conftest import run
 
@@ -199,3 +203,15 @@ def test_the_sketch_is_exact_for_small_audits_and_close_for_large_ones():
 
 def range_ids(count: int, prefix: str = "id") -> list[str]:
     return [f"{prefix}{n}" for n in range(count)]
+
+
+def test_verify_refuses_a_forged_re_coding_mark(study: Path):
+    bundle = freeze(join(study, 1, "j1"), "--into", study / "audits")
+    document = manifest(bundle)
+    document["sample"]["recoding"] = {"drawn_under": {"id": RULE_ID, "version": 0}, "coded_under": {"version": 1}}
+    document["integrity"]["sha256"] = canonical_sha256(document, "integrity")
+    os.chmod(bundle / "manifest.json", stat.S_IRUSR | stat.S_IWUSR)
+    (bundle / "manifest.json").write_text(render_json(document), encoding="utf-8")
+    result = run("verify", bundle)
+    assert result.exit_code == 1
+    assert "manifest: manifest.json: sample.recoding does not match" in result.stdout

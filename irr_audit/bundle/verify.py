@@ -38,7 +38,7 @@ from irr_audit.bundle.manifest import (
     symlink_problem,
     units_digest,
 )
-from irr_audit.bundle.read import frozen_file, join_files
+from irr_audit.bundle.read import frozen_file, frozen_sample, join_files
 from irr_audit.bundle.signing import SIGNATURE_MAX_BYTES, check_signature
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.display import shortened
@@ -49,6 +49,7 @@ from irr_audit.io.unitsketch import units_sketch
 from irr_audit.join.join import JoinResult
 from irr_audit.report.headline import Headline, headline_metric
 from irr_audit.report.model import AuditOptions, build_report
+from irr_audit.sample.folder import recoding_of
 
 # Scores are recomputed by the same code from the same bytes; the tolerance only
 # absorbs float noise from a different numpy or CPU, never a changed code.
@@ -518,7 +519,8 @@ def recompute(
     """The join and score from the frozen files as they are now (``files``, as read), against the frozen ones:
     the join, the problems, the keys only the recomputed score has, and that score (None: not recomputed)."""
     try:
-        join = join_files(bundle, manifest, files, limits)
+        sample = frozen_sample(bundle, manifest, limits)
+        join = join_files(bundle, manifest, files, limits, sample)
     except IrrAuditError as error:
         why = " ".join(error.message.split())  # one line, whatever the reader's message spans
         return None, [Problem("score", "", f"cannot be recomputed from the bundle's files: {why}")], [], None
@@ -536,6 +538,11 @@ def recompute(
                 f"the frozen sheets hold {len(join.unit_ids)} units, "
                 f"the manifest says {units['count']} (or their ids differ)",
             )
+        )
+    recoding = recoding_of(sample, join.rule) if sample is not None else None
+    if (manifest.get("sample") or {}).get("recoding") != recoding:
+        problems.append(
+            Problem("manifest", MANIFEST, "sample.recoding does not match the frozen sample's rule and the bundle's")
         )
     # Through JSON, as the frozen score went: tuples become lists, exactly as in the manifest.
     score = json.loads(
