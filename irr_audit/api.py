@@ -26,6 +26,7 @@ import pandas as pd
 from rich.console import Console, Group
 
 from irr_audit.bundle.adjudication import bundle_report_sections
+from irr_audit.bundle.labels import bundle_labels
 from irr_audit.bundle.manifest import Manifest
 from irr_audit.bundle.read import read_bundle
 from irr_audit.errors import UsageError
@@ -62,12 +63,20 @@ from irr_audit.report.model import (
     build_counts_report,
     build_report,
 )
+from irr_audit.report.sections import recoding_sentence
 from irr_audit.report.table_report import build_table_report
 from irr_audit.rules.load import load_rule as load_rule_file
 from irr_audit.rules.load import rule_from_mapping
 from irr_audit.rules.model import Rule
 from irr_audit.rules.weights import WEIGHT_NAMES
-from irr_audit.sample.folder import SampleRef, check_sample_rule, read_sample, with_ledger
+from irr_audit.sample.folder import (
+    SampleRef,
+    check_sample_rule,
+    read_sample,
+    recoding_of,
+    sample_report_for,
+    with_ledger,
+)
 
 PathLike = str | os.PathLike[str]
 RuleSource = Rule | PathLike | Mapping[str, Any]
@@ -389,9 +398,11 @@ def audit(
     and ``weights`` (a name or a K x K matrix; default: the rule's ``weights``) set the
     statistics (docs/statistics.md). ``alpha_min`` are the minimums of Krippendorff's bootstrap
     (with ``bootstrap`` > 0): the report gives q(alpha < each); 0.667 and 0.800 when None.
+    A bootstrap without a ``seed`` draws one, records it in the report and says so in
+    :attr:`Audit.summary_line`: passing it back repeats the intervals exactly.
     Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
     """
-    options = _audit_options(bootstrap, seed, group, against, list_disagreements, alpha_min)
+    options, seed_note = _seeded(_audit_options(bootstrap, seed, group, against, list_disagreements, alpha_min))
     options = _with_statistics(options, ci_level, interval, test_against, weights)
     drift_options = _drift_options(windows, window_size, order_column, data)
     checked = _limits(limits)
@@ -424,16 +435,16 @@ def audit(
     if reference is not None:
         result = reference.joined(result)  # the ledger's text beside each disagreement
     step(f"scoring {len(result.units):,} units" + (f", bootstrap of {bootstrap} replicates" if bootstrap else ""))
-    section = reference.report if reference else folder_sample
+    section = sample_report_for(reference, result.rule) if reference else folder_sample
     report = dataclasses.replace(build_report(result, options), sample=section)
     sections = {}
     if folder is not None and manifest is not None and options.list_disagreements:  # its provenance and adjudication
         sections = bundle_report_sections(folder, manifest, report.to_dict())
     if drift_options is not None:
         step("scoring the drift over the coding order")
-        sections["drift"] = _drift(result, drift_options, bootstrap, seed, columns)
+        sections["drift"] = _drift(result, drift_options, bootstrap, options.seed, columns)
     warnings = (*result.warnings, *(note.removeprefix("warning: ") for note in notes))
-    return Audit(report, result, result.summary_line(), warnings, sections)
+    return Audit(report, result, result.summary_line() + seed_note, warnings, sections)
 
 
 def audit_counts(
@@ -453,8 +464,9 @@ def audit_counts(
 ) -> Audit:
     """Audit unit-pattern counts (`join`'s counts.csv, or counts made in SQL; several files
     are shards and add up): every coefficient, with no missingness log and no list of
-    disagreeing units (``join`` is None). ``group`` is refused: it needs the sheets."""
-    options = _audit_options(bootstrap, seed, group, against, True, alpha_min)
+    disagreeing units (``join`` is None). ``group`` is refused: it needs the sheets. A bootstrap
+    without a ``seed`` draws one, as :func:`audit` does."""
+    options, seed_note = _seeded(_audit_options(bootstrap, seed, group, against, True, alpha_min))
     options = _with_statistics(options, ci_level, interval, test_against, weights)
     files = _paths(paths)
     if not files:
@@ -471,7 +483,7 @@ def audit_counts(
         f"{units['total']} units from {len(merged.coders)} coders in {len(files)} counts file(s): "
         f"{units['fully_coded']} fully coded."
     )
-    return Audit(report, None, line)
+    return Audit(report, None, line + seed_note)
 
 
 # --- drift within an audit, and two audits compared ------------------------------------------
@@ -549,6 +561,15 @@ def _drift(
 def _seed_or_drawn(seed: int | None) -> int:
     """The seed given, or one drawn now (the output records it, so the run can be repeated)."""
     return int(seed) if seed is not None else secrets.randbelow(2**32)
+
+
+def _seeded(options: AuditOptions) -> tuple[AuditOptions, str]:
+    """A bootstrap always has a seed: the one given, or one drawn now; with a drawn one, the
+    sentence the summary line ends with, so that the user can repeat the run."""
+    if options.n_boot == 0 or options.seed is not None:
+        return options, ""
+    seed = _seed_or_drawn(None)
+    return dataclasses.replace(options, seed=seed), f" Bootstrap seed {seed} was drawn; --seed {seed} repeats it."
 
 
 @dataclass(frozen=True, eq=False)
@@ -681,7 +702,7 @@ def audit_table(
         raise UsageError(
             f"kind={kind!r} is not a table kind.", hint="use kind='table' or kind='category_counts'.", code="data-form"
         )
-    options = _audit_options(bootstrap, seed, None, None, True, alpha_min)
+    options, seed_note = _seeded(_audit_options(bootstrap, seed, None, None, True, alpha_min))
     if rule is None:
         flag = "--table" if kind == "table" else "--category-counts"
         raise UsageError(
@@ -692,7 +713,21 @@ def audit_table(
     report = build_table_report(loaded, table, options)
     units = report.units
     line = f"{units['total']} units from a {'K x K table' if kind == 'table' else 'subjects x categories table'}."
-    return Audit(report, None, line)
+    return Audit(report, None, line + seed_note)
+
+
+# --- the labels the study goes on to use ---------------------------------------------------
+
+
+def labels(bundle: PathLike, *, limits: LimitsLike = None) -> pd.DataFrame:
+    """The final labels of an audit bundle (`irr-audit labels`, README "Final labels"): one
+    row per unit with ``comment_id``, ``coder:<name>`` for each coder (the valid code, else
+    empty), ``agreed_code`` (where every coder gave the same valid code),
+    ``adjudicated_code`` (the decision on record for a disagreement), ``final_code``, and
+    ``final`` (``agreed``, ``adjudicated`` or ``undecided``) with ``why``. A unit without a
+    final label is ``undecided``, its ``final_code`` empty and ``why`` saying what is missing.
+    The bundle and its adjudication records are checked first, as `adjudicate` checks them."""
+    return bundle_labels(Path(bundle), _limits(limits))
 
 
 # --- the folder `join` writes ------------------------------------------------------------
@@ -751,10 +786,13 @@ def join_folder(
         columns,
         sample=sample_folder,
         sample_ids=sample_ids,
-        sample_report=reference.report if reference else None,
+        sample_report=sample_report_for(reference, loaded) if reference else None,
         force=force,
         inputs=rule_files,
     )
+    recoding = recoding_of(reference, loaded) if reference else None
+    if recoding:  # said on stderr too: the sample's units, coded again under a revised rule
+        notes = [*notes, recoding_sentence(recoding)]
     return JoinFolder(result, tuple(written.written), tuple(written.removed), tuple(notes))
 
 
@@ -825,7 +863,8 @@ def joined_inputs(
         folder = inputs[0]
         if is_bundle(folder):  # an audit bundle (irr-audit freeze)
             frozen = read_bundle(folder, columns.limits)
-            found = Joined(frozen.join, frozen.sample.report if frozen.sample else None, frozen.manifest)
+            section = sample_report_for(frozen.sample, frozen.join.rule) if frozen.sample else None
+            found = Joined(frozen.join, section, frozen.manifest)
         elif is_join_dir(folder):
             kept = read_join_dir(folder, columns.limits)
             join = join_sheets(kept.sheets, kept.rule, sample_ids=kept.sample_ids)

@@ -460,7 +460,9 @@ def test_filled_xlsx_sheets_join_with_the_sample(tmp_path):
     assert report["table"] == [[4, 1], [1, 4]]
 
 
-def test_join_sample_refuses_another_rule_version(tmp_path, partial):
+def test_join_sample_refuses_sheets_coded_under_the_sample_s_version_as_a_re_coding(tmp_path, partial):
+    """A re-coding under v2 is allowed (tests/test_recoding.py), but these blank sheets say
+    v1: the sheets' own rule version is checked, so v1 codes never pass for v2 codes."""
     _, folder = partial
     result = run(
         "join",
@@ -475,8 +477,7 @@ def test_join_sample_refuses_another_rule_version(tmp_path, partial):
     )
     assert result.exit_code == 2
     assert result.stderr.startswith(
-        f"Error [usage-sample-rule]: the sample in {folder} was drawn for rule explicit_current_failure v1, "
-        "but --rule is explicit_current_failure v2."
+        "Error [sheet-rule-version]: sheet alice.csv was coded under explicit_current_failure"
     )
 
 

@@ -46,7 +46,10 @@ class ReportFormat(str, Enum):
 Bootstrap = Annotated[
     int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates over units for every coefficient (0: none).")
 ]
-Seed = Annotated[int | None, typer.Option("--seed", help="Seed of the bootstrap, for reproducible intervals.")]
+Seed = Annotated[
+    int | None,
+    typer.Option("--seed", help="Seed of the bootstrap, for reproducible intervals (drawn and shown when absent)."),
+]
 GroupOption = Annotated[
     str | None,
     typer.Option("--group", help="NAME=CODER,CODER,...: score this group's consensus against --against."),

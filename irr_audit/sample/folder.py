@@ -281,21 +281,51 @@ def check_one_sample_run(folder: Path, record: dict[str, Any], read: dict[str, s
 
 
 def check_sample_rule(ref: SampleRef, rule: Rule) -> list[str]:
-    """The rule given to join must be the one the sample's sheets were made for.
-    Returns warnings (a same-version rule file whose bytes changed)."""
-    if (ref.rule_id, ref.rule_version) != (rule.id, rule.version):
+    """The rule given to join must be the one the sample's sheets were made for, or a later
+    version of it: the same units re-coded under a revised rule (docs/procedure.md, step 8;
+    :func:`recoding_of` records it). Returns warnings (a same-version rule file whose bytes changed)."""
+    if ref.rule_id != rule.id:
         raise UsageError(
             f"the sample in {ref.folder} was drawn for rule {ref.rule_id} v{ref.rule_version}, "
             f"but --rule is {rule.label}.",
-            hint=f"pass --rule rules/{ref.rule_id}/v{ref.rule_version}.yaml, the rule the sheets were made for.",
+            hint=f"pass --rule rules/{ref.rule_id}/v<version>.yaml, the rule the sheets were coded under "
+            "(that version or a later one, for a re-coding); another rule needs its own sample.",
             code="usage-sample-rule",
         )
+    if rule.version < ref.rule_version:
+        raise UsageError(
+            f"the sample in {ref.folder} was drawn for {ref.rule_id} v{ref.rule_version}, "
+            f"but --rule is the earlier {rule.label}.",
+            hint=f"pass --rule rules/{ref.rule_id}/v{ref.rule_version}.yaml or a later version; a sample is "
+            "re-coded under a revised rule, never an earlier one.",
+            code="usage-sample-rule",
+        )
+    if rule.version != ref.rule_version:
+        return []
     if ref.rule_digest != rule.digest:
         return [
             f"warning: {rule.source_name} is {rule.label} but its bytes differ from the rule file the "
             f"sample was drawn with ({ref.folder / RULE_COPY}); a released rule version should not change."
         ]
     return []
+
+
+def recoding_of(ref: SampleRef, rule: Rule) -> dict[str, Any] | None:
+    """The re-coding a join under ``rule`` of this sample is (None: the sample's own rule):
+    the rule version the sample was drawn under and the one it is coded under now."""
+    if ref.rule_id != rule.id or ref.rule_version == rule.version:
+        return None
+    return {
+        "drawn_under": {"id": ref.rule_id, "version": ref.rule_version, "digest": ref.rule_digest},
+        "coded_under": {"id": rule.id, "version": rule.version, "digest": rule.digest},
+    }
+
+
+def sample_report_for(ref: SampleRef, rule: Rule) -> dict[str, Any]:
+    """What a report shows of the sample an audit under ``rule`` was restricted to: the
+    sample's section, and the re-coding when the rule is a later version than the sample's."""
+    recoding = recoding_of(ref, rule)
+    return {**ref.report, "recoding": recoding} if recoding else dict(ref.report)
 
 
 def sample_ids_for_join(folder: Path, rule_path: Path) -> tuple[SampleRef, list[str]]:
