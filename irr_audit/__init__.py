@@ -10,6 +10,7 @@ The public API (docs/api.md):
 - :func:`plan_alpha`, :func:`plan_kappa`, :func:`plan_half_width`, :func:`plan_pilot`
   (the units an audit needs, before it is made),
 - :func:`import_export` (an annotation tool's export -> the folder `irr-audit import` writes),
+- :func:`labels` (an audit bundle -> its final labels, agreed or adjudicated, as a DataFrame),
 - :func:`compare` (two audits -> :class:`Comparison`, each coefficient's difference with its interval),
 - the errors: :class:`IrrAuditError` and its subclasses, each with a stable ``code``.
 """
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
         compare,
         import_export,
         join_folder,
+        labels,
         load_rule,
         plan_alpha,
         plan_half_width,
@@ -61,6 +63,7 @@ _LAZY = {
     "audit_counts": "irr_audit.api",
     "audit_table": "irr_audit.api",
     "join_folder": "irr_audit.api",
+    "labels": "irr_audit.api",
     "import_export": "irr_audit.api",
     "ImportRun": "irr_audit.importers.run",
     "load_rule": "irr_audit.api",
@@ -99,6 +102,7 @@ __all__ = [
     "compare",
     "import_export",
     "join_folder",
+    "labels",
     "load_rule",
     "plan_alpha",
     "plan_half_width",

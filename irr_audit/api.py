@@ -26,6 +26,7 @@ import pandas as pd
 from rich.console import Console, Group
 
 from irr_audit.bundle.adjudication import bundle_report_sections
+from irr_audit.bundle.labels import bundle_labels
 from irr_audit.bundle.manifest import Manifest
 from irr_audit.bundle.read import read_bundle
 from irr_audit.errors import UsageError
@@ -51,7 +52,7 @@ from irr_audit.metrics import samplesize
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
 from irr_audit.metrics.intervals import IntervalSpec
 from irr_audit.report.comparison import compare_joins, comparison_sections, drift_of_join
-from irr_audit.report.console import render_console, render_text, section_table
+from irr_audit.report.console import UNWRAPPED, render_console, render_text, section_table
 from irr_audit.report.html import render_html
 from irr_audit.report.markdown import render_markdown, section_lines
 from irr_audit.report.model import (
@@ -62,12 +63,20 @@ from irr_audit.report.model import (
     build_counts_report,
     build_report,
 )
+from irr_audit.report.sections import recoding_sentence
 from irr_audit.report.table_report import build_table_report
 from irr_audit.rules.load import load_rule as load_rule_file
 from irr_audit.rules.load import rule_from_mapping
 from irr_audit.rules.model import Rule
 from irr_audit.rules.weights import WEIGHT_NAMES
-from irr_audit.sample.folder import SampleRef, check_sample_rule, read_sample
+from irr_audit.sample.folder import (
+    SampleRef,
+    check_sample_rule,
+    read_sample,
+    recoding_of,
+    sample_report_for,
+    with_ledger,
+)
 
 PathLike = str | os.PathLike[str]
 RuleSource = Rule | PathLike | Mapping[str, Any]
@@ -272,8 +281,9 @@ class Audit:
         """The self-contained HTML page of `report --format html`."""
         return render_html(self._document())
 
-    def to_text(self, width: int = 80, include_disagreements: bool = True) -> str:
-        """The console report as plain text (`report --format text` into a file or a pipe)."""
+    def to_text(self, width: int | None = 80, include_disagreements: bool = True) -> str:
+        """The console report as plain text of ``width`` columns; None wraps no line (what
+        `report --format text` writes into a file or a pipe)."""
         return render_text(self._document(include_disagreements), width)
 
     def console_report(self, include_disagreements: bool = True) -> Any:
@@ -388,9 +398,11 @@ def audit(
     and ``weights`` (a name or a K x K matrix; default: the rule's ``weights``) set the
     statistics (docs/statistics.md). ``alpha_min`` are the minimums of Krippendorff's bootstrap
     (with ``bootstrap`` > 0): the report gives q(alpha < each); 0.667 and 0.800 when None.
+    A bootstrap without a ``seed`` draws one, records it in the report and says so in
+    :attr:`Audit.summary_line`: passing it back repeats the intervals exactly.
     Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
     """
-    options = _audit_options(bootstrap, seed, group, against, list_disagreements, alpha_min)
+    options, seed_note = _seeded(_audit_options(bootstrap, seed, group, against, list_disagreements, alpha_min))
     options = _with_statistics(options, ci_level, interval, test_against, weights)
     drift_options = _drift_options(windows, window_size, order_column, data)
     checked = _limits(limits)
@@ -420,17 +432,19 @@ def audit(
         reference, notes = _sample_reference(sample, rule, checked)
         joined = joined_inputs(inputs, rule, columns, list(reference.ids) if reference else None, step)
         result, folder_sample, manifest = joined.join, joined.sample_report, joined.manifest
+    if reference is not None:
+        result = reference.joined(result)  # the ledger's text beside each disagreement
     step(f"scoring {len(result.units):,} units" + (f", bootstrap of {bootstrap} replicates" if bootstrap else ""))
-    section = reference.report if reference else folder_sample
+    section = sample_report_for(reference, result.rule) if reference else folder_sample
     report = dataclasses.replace(build_report(result, options), sample=section)
     sections = {}
     if folder is not None and manifest is not None and options.list_disagreements:  # its provenance and adjudication
         sections = bundle_report_sections(folder, manifest, report.to_dict())
     if drift_options is not None:
         step("scoring the drift over the coding order")
-        sections["drift"] = _drift(result, drift_options, bootstrap, seed, columns)
+        sections["drift"] = _drift(result, drift_options, bootstrap, options.seed, columns)
     warnings = (*result.warnings, *(note.removeprefix("warning: ") for note in notes))
-    return Audit(report, result, result.summary_line(), warnings, sections)
+    return Audit(report, result, result.summary_line() + seed_note, warnings, sections)
 
 
 def audit_counts(
@@ -450,8 +464,9 @@ def audit_counts(
 ) -> Audit:
     """Audit unit-pattern counts (`join`'s counts.csv, or counts made in SQL; several files
     are shards and add up): every coefficient, with no missingness log and no list of
-    disagreeing units (``join`` is None). ``group`` is refused: it needs the sheets."""
-    options = _audit_options(bootstrap, seed, group, against, True, alpha_min)
+    disagreeing units (``join`` is None). ``group`` is refused: it needs the sheets. A bootstrap
+    without a ``seed`` draws one, as :func:`audit` does."""
+    options, seed_note = _seeded(_audit_options(bootstrap, seed, group, against, True, alpha_min))
     options = _with_statistics(options, ci_level, interval, test_against, weights)
     files = _paths(paths)
     if not files:
@@ -468,7 +483,7 @@ def audit_counts(
         f"{units['total']} units from {len(merged.coders)} coders in {len(files)} counts file(s): "
         f"{units['fully_coded']} fully coded."
     )
-    return Audit(report, None, line)
+    return Audit(report, None, line + seed_note)
 
 
 # --- drift within an audit, and two audits compared ------------------------------------------
@@ -548,6 +563,15 @@ def _seed_or_drawn(seed: int | None) -> int:
     return int(seed) if seed is not None else secrets.randbelow(2**32)
 
 
+def _seeded(options: AuditOptions) -> tuple[AuditOptions, str]:
+    """A bootstrap always has a seed: the one given, or one drawn now; with a drawn one, the
+    sentence the summary line ends with, so that the user can repeat the run."""
+    if options.n_boot == 0 or options.seed is not None:
+        return options, ""
+    seed = _seed_or_drawn(None)
+    return dataclasses.replace(options, seed=seed), f" Bootstrap seed {seed} was drawn; --seed {seed} repeats it."
+
+
 @dataclass(frozen=True, eq=False)
 class Comparison:
     """Two audits compared (:func:`compare`): ``to_dict()`` is the document of
@@ -583,8 +607,9 @@ class Comparison:
             lines += section_lines(section)
         return "\n".join(lines) + "\n"
 
-    def to_text(self, width: int = 80) -> str:
-        console = Console(width=width, record=True, file=StringIO())
+    def to_text(self, width: int | None = 80) -> str:
+        """The comparison as plain text of ``width`` columns; None wraps no line."""
+        console = Console(width=UNWRAPPED if width is None else width, record=True, file=StringIO())
         console.print(Group(*(section_table(s) for s in comparison_sections({"comparison": self.document}))))
         return console.export_text()
 
@@ -677,7 +702,7 @@ def audit_table(
         raise UsageError(
             f"kind={kind!r} is not a table kind.", hint="use kind='table' or kind='category_counts'.", code="data-form"
         )
-    options = _audit_options(bootstrap, seed, None, None, True, alpha_min)
+    options, seed_note = _seeded(_audit_options(bootstrap, seed, None, None, True, alpha_min))
     if rule is None:
         flag = "--table" if kind == "table" else "--category-counts"
         raise UsageError(
@@ -688,7 +713,21 @@ def audit_table(
     report = build_table_report(loaded, table, options)
     units = report.units
     line = f"{units['total']} units from a {'K x K table' if kind == 'table' else 'subjects x categories table'}."
-    return Audit(report, None, line)
+    return Audit(report, None, line + seed_note)
+
+
+# --- the labels the study goes on to use ---------------------------------------------------
+
+
+def labels(bundle: PathLike, *, limits: LimitsLike = None) -> pd.DataFrame:
+    """The final labels of an audit bundle (`irr-audit labels`, README "Final labels"): one
+    row per unit with ``comment_id``, ``coder:<name>`` for each coder (the valid code, else
+    empty), ``agreed_code`` (where every coder gave the same valid code),
+    ``adjudicated_code`` (the decision on record for a disagreement), ``final_code``, and
+    ``final`` (``agreed``, ``adjudicated`` or ``undecided``) with ``why``. A unit without a
+    final label is ``undecided``, its ``final_code`` empty and ``why`` saying what is missing.
+    The bundle and its adjudication records are checked first, as `adjudicate` checks them."""
+    return bundle_labels(Path(bundle), _limits(limits))
 
 
 # --- the folder `join` writes ------------------------------------------------------------
@@ -747,10 +786,13 @@ def join_folder(
         columns,
         sample=sample_folder,
         sample_ids=sample_ids,
-        sample_report=reference.report if reference else None,
+        sample_report=sample_report_for(reference, loaded) if reference else None,
         force=force,
         inputs=rule_files,
     )
+    recoding = recoding_of(reference, loaded) if reference else None
+    if recoding:  # said on stderr too: the sample's units, coded again under a revised rule
+        notes = [*notes, recoding_sentence(recoding)]
     return JoinFolder(result, tuple(written.written), tuple(written.removed), tuple(notes))
 
 
@@ -821,10 +863,12 @@ def joined_inputs(
         folder = inputs[0]
         if is_bundle(folder):  # an audit bundle (irr-audit freeze)
             frozen = read_bundle(folder, columns.limits)
-            found = Joined(frozen.join, frozen.sample.report if frozen.sample else None, frozen.manifest)
+            section = sample_report_for(frozen.sample, frozen.join.rule) if frozen.sample else None
+            found = Joined(frozen.join, section, frozen.manifest)
         elif is_join_dir(folder):
             kept = read_join_dir(folder, columns.limits)
-            found = Joined(join_sheets(kept.sheets, kept.rule, sample_ids=kept.sample_ids), kept.sample_report)
+            join = join_sheets(kept.sheets, kept.rule, sample_ids=kept.sample_ids)
+            found = Joined(with_ledger(join, kept.sample_folder, kept.sample_ids, columns.limits), kept.sample_report)
         else:
             raise UsageError(
                 f"{folder} is a folder but not one written by irr-audit join (it has no {JOIN_RECORD}).",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import os
 import re
@@ -20,6 +22,7 @@ from irr_audit.bundle import freeze as freeze_module
 from irr_audit.bundle.manifest import canonical_sha256, list_bundles, units_digest
 from irr_audit.io import runfolder
 from irr_audit.io.outputs import render_json
+from irr_audit.io.unitsketch import units_sketch
 from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,7 +97,7 @@ def test_freeze_verify_round_trip(sheets: list[Path], tmp_path: Path) -> None:
     assert [record["path"] for record in manifest["files"]] == [RULE_FILE, "sheets/alice.csv", "sheets/bob.csv"]
     assert manifest["recodes"] is None and manifest["sample"] is None
     ids = [line.split(",")[0] for line in (EXAMPLES / "alice.csv").read_text().splitlines()[1:]]
-    assert manifest["units"] == {"count": 22, "ids_sha256": units_digest(ids)}
+    assert manifest["units"] == {"count": 22, "ids_sha256": units_digest(ids), "sketch": units_sketch(ids)}
     assert manifest["score"]["metrics"]["cohen_kappa"]["value"] == pytest.approx(0.70, abs=1e-12)
     assert manifest["score"]["units"]["fully_coded"] == 20
 
@@ -190,9 +193,11 @@ def test_verify_reports_a_changed_code_as_a_score_difference(sheets: list[Path],
     path = writable(bundle / "sheets" / "bob.csv")
     path.write_text(path.read_text().replace(",yes,,v1", ",no,,v1", 1), encoding="utf-8")
 
-    lines = run("verify", bundle).stdout.splitlines()
+    lines = run("verify", bundle, "--verbose").stdout.splitlines()
 
-    assert lines[0].startswith("changed: sheets/bob.csv")
+    assert lines[0].startswith("FAILED: bundle ") and "files 1 changed (sheets/bob.csv)" in lines[0]
+    assert lines[1].startswith("headline: Cohen's kappa (two coders, a nominal rule): frozen 0.7000 -> now ")
+    assert any(line.startswith("changed: sheets/bob.csv") for line in lines)
     assert any(line.startswith("score: table[0][0]: frozen 8, recomputed ") for line in lines)
 
 
@@ -406,7 +411,7 @@ def test_freeze_keeps_the_sample_and_its_units(sheets: list[Path], tmp_path: Pat
     assert manifest["sample"]["files"] == ["sample/ledger.jsonl", "sample/missingness_log.csv", "sample/sample.json"]
     assert manifest["sample"]["ids"] == {"count": 18, "ids_sha256": units_digest(ids)}
     assert not (bundle / "sample" / "sheets").exists()
-    assert manifest["units"] == {"count": 18, "ids_sha256": units_digest(ids)}
+    assert manifest["units"] == {"count": 18, "ids_sha256": units_digest(ids), "sketch": units_sketch(ids)}
     assert (bundle / "sample" / "missingness_log.csv").read_bytes() == (sample / "missingness_log.csv").read_bytes()
     assert run("verify", bundle).exit_code == 0
     assert score_json(bundle)["units"]["total"] == 18
@@ -504,7 +509,7 @@ def test_a_killed_freeze_leaves_no_bundle_that_looks_whole(sheets: list[Path], t
     for leftover in leftovers:
         result = run("verify", leftover)
         assert result.exit_code == 1
-        assert result.stdout.startswith(f"unfinished: {leftover.name}: a freeze that did not finish")
+        assert f"\nunfinished: {leftover.name}: a freeze that did not finish" in result.stdout
     assert freeze(sheets, audits).parent == audits  # a new freeze is not confused by the leftovers
 
 
@@ -526,9 +531,11 @@ def test_adjudicate_lists_the_disagreements_to_decide(sheets: list[Path], tmp_pa
     result = run("adjudicate", bundle)
 
     assert result.exit_code == 0
-    assert result.stdout.splitlines() == ["comment_id,coder:alice,coder:bob,code,note"] + [
-        f"{unit},{alice},{bob},," for unit, alice, bob in DISAGREEMENTS
-    ]
+    # the sheets carry a body: the text follows, to read while deciding (no link without a sample's ledger)
+    texts = {row["comment_id"]: row["body"] for row in csv.DictReader(sheets[0].open(encoding="utf-8"))}
+    assert list(csv.reader(io.StringIO(result.stdout))) == [
+        ["comment_id", "coder:alice", "coder:bob", "code", "note", "text", "link"]
+    ] + [[unit, alice, bob, "", "", texts[unit], ""] for unit, alice, bob in DISAGREEMENTS]
     assert "3 disagreements, 0 decided" in result.stderr
 
 

@@ -126,6 +126,8 @@ FILE_SLOTS = [
     "adjudicate X",
     "adjudicate {h}/B --decisions X --by a",
     "adjudicate {h}/B --output X",
+    "labels X",
+    "labels {h}/B --output X",
     "rules check X",
     "rules check {h}/rules --lock X",
     "rules lock {h}/rules --lock X",

@@ -335,12 +335,12 @@ def test_xlsx_sheet_states_the_allowed_codes_and_validates_the_code_column(tmp_p
     assert workbook.sheetnames == ["coding"]
     worksheet = workbook["coding"]
     assert tuple(cell.value for cell in worksheet[1]) == SHEET_COLUMNS
-    note = worksheet["E1"].comment.text
+    note = worksheet["G1"].comment.text  # the code column, after the context columns
     assert note.startswith("Rule explicit_current_failure v1. Allowed codes:")
     assert "yes: Explicit current failure" in note and "unknown: you cannot tell" in note
     (validation,) = worksheet.data_validations.dataValidation
     assert validation.type == "list" and validation.formula1 == '"yes,no,unknown"'
-    assert str(validation.sqref) == "E2:E13"
+    assert str(validation.sqref) == "G2:G13"
 
 
 # --- the filled sheets go into join and score ----------------------------------------------
@@ -460,7 +460,9 @@ def test_filled_xlsx_sheets_join_with_the_sample(tmp_path):
     assert report["table"] == [[4, 1], [1, 4]]
 
 
-def test_join_sample_refuses_another_rule_version(tmp_path, partial):
+def test_join_sample_refuses_sheets_coded_under_the_sample_s_version_as_a_re_coding(tmp_path, partial):
+    """A re-coding under v2 is allowed (tests/test_recoding.py), but these blank sheets say
+    v1: the sheets' own rule version is checked, so v1 codes never pass for v2 codes."""
     _, folder = partial
     result = run(
         "join",
@@ -475,8 +477,7 @@ def test_join_sample_refuses_another_rule_version(tmp_path, partial):
     )
     assert result.exit_code == 2
     assert result.stderr.startswith(
-        f"Error [usage-sample-rule]: the sample in {folder} was drawn for rule explicit_current_failure v1, "
-        "but --rule is explicit_current_failure v2."
+        "Error [sheet-rule-version]: sheet alice.csv was coded under explicit_current_failure"
     )
 
 
@@ -721,7 +722,7 @@ def test_control_characters_xlsx_cannot_hold_are_replaced_and_recorded(tmp_path)
     ]
     result, folder = sample(tmp_path, write_file(tmp_path, "dataset.json", json.dumps(items)), "--sheet-format", "xlsx")
     assert result.exit_code == 0, result.output
-    assert load_workbook(folder / "sheets/alice.xlsx").worksheets[0]["D2"].value == "bell\ufffdhere"
+    assert load_workbook(folder / "sheets/alice.xlsx").worksheets[0]["F2"].value == "bell\ufffdhere"
     assert jsonl(folder / "ledger.jsonl")[0]["body"] == "bell\x07here"
     sheet = json.loads((folder / "sample.json").read_text())["sheets"][0]
     assert sheet["bodies_with_characters_xlsx_cannot_hold"]["comment_ids"] == ["a"]

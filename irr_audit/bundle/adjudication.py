@@ -32,6 +32,7 @@ from irr_audit.bundle.manifest import (
     utc_text,
 )
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
+from irr_audit.io.display import visible
 from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import csv_text, render_json, spreadsheet_original
@@ -69,18 +70,38 @@ def disagreement_codes(disagreements: Iterable[dict[str, Any]]) -> dict[str, dic
     return {item["comment_id"]: dict(item["codes"]) for item in disagreements}
 
 
+def disagreement_texts(disagreements: Iterable[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """comment id -> the comment's text and link as the report lists them (the ledger's, for a
+    sampled bundle), for units that have a text."""
+    return {
+        item["comment_id"]: {"text": item["text"], "link": item.get("link") or ""}
+        for item in disagreements
+        if item.get("text")
+    }
+
+
 def template_csv(
-    disagreements: dict[str, dict[str, str]], coders: list[str], current: dict[str, dict[str, Any]]
+    disagreements: dict[str, dict[str, str]],
+    coders: list[str],
+    current: dict[str, dict[str, Any]],
+    texts: dict[str, dict[str, str]] | None = None,
 ) -> str:
     """The disagreements to decide, as a CSV to fill in: one row per unit, the coders'
-    independent codes beside it, and code and note (prefilled with the current decision)."""
+    independent codes beside it, and code and note (prefilled with the current decision).
+    When the comments' text is known, ``text`` and ``link`` columns follow, to read while
+    deciding; parse_decisions ignores them. They are printed to a terminal, so their control
+    characters are shown as escapes."""
+    texts = {unit: {key: visible(value) for key, value in entry.items()} for unit, entry in (texts or {}).items()}
+    with_text = bool(texts)
     header = ["comment_id", *(CODER_COLUMN_PREFIX + coder for coder in coders), "code", "note"]
+    header += ["text", "link"] if with_text else []
     rows = [
         [
             unit,
             *(codes[coder] for coder in coders),
             current.get(unit, {}).get("final_code", ""),
             current.get(unit, {}).get("note", ""),
+            *((texts.get(unit, {}).get("text", ""), texts.get(unit, {}).get("link", "")) if with_text else ()),
         ]
         for unit, codes in disagreements.items()
     ]

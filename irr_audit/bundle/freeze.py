@@ -50,7 +50,7 @@ from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.report.model import AuditOptions, build_report
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
-from irr_audit.sample.folder import check_sample_rule, read_sample
+from irr_audit.sample.folder import check_sample_rule, read_sample, recoding_of
 
 FREEZE_LOCK = ".freeze.lock"  # held by freeze around "is this audit frozen? -> write its bundle"
 LOCK_TIMEOUT = 600.0  # seconds a freeze waits for another freeze of the same audits folder
@@ -66,6 +66,7 @@ class FreezeSource:
     join: JoinResult
     sample: Path | None = None
     notes: tuple[str, ...] = ()
+    recoding: dict[str, Any] | None = None  # the sample was drawn under an earlier version of the rule
 
 
 @dataclass(frozen=True)
@@ -128,9 +129,9 @@ def collect_source(
         sheets = [sheet for sheet, _ in read]
         sheet_data = tuple(data for _, data in read)
     check_sheet_names(sheets)
-    sample_ids, notes = _sample_ids(sample, rule)
+    sample_ids, notes, recoding = _sample_ids(sample, rule)
     join = join_sheets(sheets, rule, sample_ids=sample_ids)
-    return FreezeSource(rule_data, sheet_data, columns, join, sample, tuple(notes))
+    return FreezeSource(rule_data, sheet_data, columns, join, sample, tuple(notes), recoding)
 
 
 def _join_dir_sample(joined: JoinDir) -> Path | None:
@@ -147,12 +148,13 @@ def _join_dir_sample(joined: JoinDir) -> Path | None:
     )
 
 
-def _sample_ids(sample: Path | None, rule: Rule) -> tuple[list[str] | None, list[str]]:
+def _sample_ids(sample: Path | None, rule: Rule) -> tuple[list[str] | None, list[str], dict[str, Any] | None]:
+    """The sample's ids, warnings, and the re-coding the audit is (None: coded under the sample's rule)."""
     if sample is None:
-        return None, []
-
+        return None, [], None
     reference = read_sample(sample)
-    return list(reference.ids), check_sample_rule(reference, rule)
+    warnings = check_sample_rule(reference, rule)
+    return list(reference.ids), warnings, recoding_of(reference, rule)
 
 
 def _read_matching(path: Path, sha256: str, limits: Limits) -> bytes:
@@ -237,6 +239,22 @@ def recodes_reference(bundle: Path, rule: Rule) -> dict[str, Any]:
     }
 
 
+def check_recodes_agree(recodes: dict[str, Any] | None, recoding: dict[str, Any] | None) -> None:
+    """--recodes BUNDLE and a sample drawn under an earlier version must tell one story:
+    the bundle re-coded is an audit of the version the sample was drawn under."""
+    if recodes is None or recoding is None:
+        return
+    drawn = recoding["drawn_under"]["version"]
+    if recodes["rule"]["version"] != drawn:
+        raise UsageError(
+            f"--recodes {recodes['bundle']} is an audit of {recodes['rule']['id']} v{recodes['rule']['version']}, "
+            f"but the sample was drawn under v{drawn}.",
+            hint=f"pass --recodes the bundle of the v{drawn} audit of this sample, or leave --recodes out: "
+            "the sample already records the re-coding.",
+            code="usage-recodes-rule",
+        )
+
+
 def frozen_files(source: FreezeSource, sample: list[FrozenFile]) -> list[FrozenFile]:
     sheets = [
         FrozenFile(f"{SHEETS_DIR}/{sheet.name}", data) for sheet, data in zip(source.join.sheets, source.sheet_data)
@@ -312,6 +330,7 @@ def freeze(
             f"the units differ from those of {recodes_entry['bundle']}; a re-coded sample "
             "normally re-codes the same units"
         )
+    check_recodes_agree(recodes_entry, source.recoding)
 
     score = build_report(join, AuditOptions(list_disagreements=False)).to_dict(include_disagreements=False)
     with audits_lock(audits_dir, lock_timeout):
@@ -327,6 +346,7 @@ def freeze(
             recodes=recodes_entry,
             sample_files=[file.path for file in sample_files] if sample is not None else None,
             sample_ids=list(join.unit_ids) if sample is not None else None,
+            sample_recoding=source.recoding,
         )
         path = write_bundle(audits_dir, name, files + signature_files(manifest, sign_key), manifest)
     digest = f"sha256:{sha256_hex(manifest_bytes(manifest))}"  # the bytes write_bundle wrote, not a re-read

@@ -43,6 +43,7 @@ from irr_audit.io.runfolder import (
     member_path_problem,
 )
 from irr_audit.io.sheets import ColumnChoice
+from irr_audit.io.unitsketch import is_sketch, units_sketch
 from irr_audit.join.join import JoinResult
 from irr_audit.rules.model import Rule
 
@@ -168,6 +169,7 @@ def build_manifest(
     recodes: dict[str, Any] | None,
     sample_files: list[str] | None,
     sample_ids: list[str] | None,
+    sample_recoding: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The manifest of a new bundle. Pure."""
     rule = join.rule
@@ -188,9 +190,13 @@ def build_manifest(
             for sheet in join.sheets
         ],
         "files": sorted((file.record() for file in files), key=lambda record: record["path"]),
-        "units": {"count": len(join.unit_ids), "ids_sha256": units_digest(join.unit_ids)},
+        "units": {
+            "count": len(join.unit_ids),
+            "ids_sha256": units_digest(join.unit_ids),
+            "sketch": units_sketch(join.unit_ids),  # rules check --audits: the overlap with other audits
+        },
         "recodes": recodes,
-        "sample": None if sample_files is None else sample_entry(sample_files, sample_ids or []),
+        "sample": None if sample_files is None else sample_entry(sample_files, sample_ids or [], sample_recoding),
         "columns": asdict(columns),
         "score": score,
     }
@@ -203,15 +209,17 @@ def manifest_bytes(manifest: dict[str, Any]) -> bytes:
     return render_json(manifest).encode("utf-8")
 
 
-def sample_entry(files: list[str], sample_ids: list[str]) -> dict[str, Any]:
+def sample_entry(files: list[str], sample_ids: list[str], recoding: dict[str, Any] | None = None) -> dict[str, Any]:
     """The manifest's `sample`: the frozen files of `irr-audit sample`; the audit's
-    units are exactly the sample's ids, read back from sample/sample.json."""
-    return {
+    units are exactly the sample's ids, read back from sample/sample.json. ``recoding``
+    (the sample was drawn under an earlier version of the rule) marks the audit as a re-coding."""
+    entry = {
         "files": files,
         "summary": f"{SAMPLE_DIR}/{SAMPLE_SUMMARY}",
         "ids": {"count": len(sample_ids), "ids_sha256": units_digest(sample_ids)},
         "restricts_units": True,
     }
+    return {**entry, "recoding": recoding} if recoding is not None else entry
 
 
 def manifest_problems(manifest: Any) -> list[str]:
@@ -232,6 +240,8 @@ def manifest_problems(manifest: Any) -> list[str]:
     units = manifest.get("units")
     if not (isinstance(units, dict) and _is_count(units.get("count")) and _is_sha(units.get("ids_sha256"))):
         problems.append("units must have a count and an ids_sha256")
+    elif "sketch" in units and not is_sketch(units["sketch"]):
+        problems.append("units.sketch must be a list of the ids' smallest hashes (16 hex digits), ascending")
     recodes = manifest.get("recodes", "absent")
     if recodes is not None and not (
         isinstance(recodes, dict)

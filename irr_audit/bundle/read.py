@@ -46,7 +46,9 @@ def join_files(
         for record in manifest["sheets"]
     ]
     sample = sample or frozen_sample(bundle, manifest, limits)
-    return join_sheets(sheets, rule, sample_ids=list(sample.ids) if sample else None)
+    if sample is None:
+        return join_sheets(sheets, rule)
+    return sample.joined(join_sheets(sheets, rule, sample_ids=list(sample.ids)))
 
 
 def frozen_sample(bundle: Path, manifest: dict[str, Any], limits: Limits = DEFAULT_LIMITS) -> SampleRef | None:

@@ -38,15 +38,18 @@ from irr_audit.bundle.manifest import (
     symlink_problem,
     units_digest,
 )
-from irr_audit.bundle.read import frozen_file, join_files
+from irr_audit.bundle.read import frozen_file, frozen_sample, join_files
 from irr_audit.bundle.signing import SIGNATURE_MAX_BYTES, check_signature
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.display import shortened
 from irr_audit.io.files import check_usable, read_bounded, resolved, sha256_digest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
+from irr_audit.io.unitsketch import units_sketch
 from irr_audit.join.join import JoinResult
+from irr_audit.report.headline import Headline, headline_metric
 from irr_audit.report.model import AuditOptions, build_report
+from irr_audit.sample.folder import recoding_of
 
 # Scores are recomputed by the same code from the same bytes; the tolerance only
 # absorbs float noise from a different numpy or CPU, never a changed code.
@@ -130,6 +133,15 @@ class Verification:
     adjudication_records: int
     digest: str | None = None  # sha256:<hex> of manifest.json's bytes
     anchors: tuple[str, ...] = ()  # each outside anchor that held, as a sentence; none: internal consistency only
+    headline: HeadlineChange | None = None  # None: the manifest could not be read
+
+    def files_by_kind(self) -> dict[str, list[str]]:
+        """The paths of the changed, missing and extra files, in the order found."""
+        found: dict[str, list[str]] = {kind: [] for kind in FILE_KINDS}
+        for problem in self.problems:
+            if problem.kind in found:
+                found[problem.kind].append(problem.path)
+        return found
 
     @property
     def ok(self) -> bool:
@@ -152,7 +164,108 @@ class Verification:
             "notes": list(self.notes),
             "files_checked": self.files_checked,
             "adjudication_records": self.adjudication_records,
+            "files": self.files_by_kind(),
+            "headline": self.headline.to_dict() if self.headline is not None else None,
         }
+
+
+FILE_KINDS = ("changed", "missing", "extra")
+NAMES_SHOWN = 3  # the verdict names this many files of each kind; --verbose lists every one
+
+
+@dataclass(frozen=True)
+class HeadlineChange:
+    """The headline coefficient (irr_audit.report.headline) as frozen and as recomputed
+    now from the bundle's files (``now`` None: the score could not be recomputed)."""
+
+    frozen: Headline
+    now: Headline | None
+
+    @property
+    def changed(self) -> bool:
+        return self.now is None or self.now.to_dict() != self.frozen.to_dict()
+
+    def to_dict(self) -> dict[str, Any]:
+        frozen = self.frozen.to_dict()
+        return {
+            "metric": frozen.pop("metric"),
+            "label": frozen.pop("label"),
+            "why": frozen.pop("why"),
+            "frozen": frozen,
+            "now": _value_part(self.now) if self.now is not None else None,
+        }
+
+    def line(self) -> str:
+        """'headline: Cohen's kappa (two coders, a nominal rule): frozen 0.7000 -> now 0.6500'."""
+        head = f"headline: {self.frozen.label} ({self.frozen.why}): "
+        if self.now is None:
+            return head + f"frozen {self.frozen.shown} -> now cannot be recomputed"
+        if not self.changed:
+            return head + f"{self.frozen.shown}, frozen and now"
+        return head + f"frozen {self.frozen.shown} -> now {self.now.shown}"
+
+
+def _value_part(headline: Headline) -> dict[str, Any]:
+    part = headline.to_dict()
+    for key in ("metric", "label", "why"):
+        part.pop(key)
+    return part
+
+
+def headline_change(frozen_score: Any, recomputed_score: dict[str, Any] | None) -> HeadlineChange | None:
+    """The headline of the frozen score, and the same coefficient recomputed (the design
+    is the frozen one: a changed sheet does not change which coefficient is compared)."""
+    if not isinstance(frozen_score, dict):
+        return None
+    frozen = headline_metric(frozen_score)
+    if recomputed_score is None:
+        return HeadlineChange(frozen, None)
+    metrics = recomputed_score.get("metrics")
+    metric = metrics.get(frozen.name) if isinstance(metrics, dict) else None
+    return HeadlineChange(frozen, Headline(frozen.name, frozen.label, frozen.why, metric))
+
+
+def verdict_lines(result: Verification) -> list[str]:
+    """The short verdict verify prints first: the outcome, the changed, missing and extra
+    files (counts and a few names), the headline coefficient frozen -> now, and how many
+    other problems there are. Pure."""
+    name = result.name or result.bundle.name
+    files = result.files_by_kind()
+    counted = ", ".join(_files_part(kind, files[kind]) for kind in FILE_KINDS)
+    if result.ok:
+        lines = [f"OK: bundle {name}: files {result.files_checked} unchanged, 0 missing, 0 extra."]
+    else:
+        lines = [f"FAILED: bundle {name}: files {counted}."]
+    if result.headline is not None:
+        lines.append(result.headline.line())
+    others: dict[str, int] = {}
+    for problem in result.problems:
+        if problem.kind not in FILE_KINDS:
+            others[problem.kind] = others.get(problem.kind, 0) + 1
+    if others:
+        lines.append("other problems, by kind: " + ", ".join(f"{count} {kind}" for kind, count in others.items()) + ".")
+    return lines
+
+
+PROBLEMS_SHOWN = 10  # without --verbose: this many problem lines, never the score's value by value
+
+
+def problems_shown(result: Verification, verbose: bool) -> tuple[list[Problem], int]:
+    """The problem lines verify prints after its verdict, and how many it leaves to
+    --verbose: every one when ``verbose``; else the first few, score differences last
+    (the verdict gives the headline's and counts the rest)."""
+    if verbose:
+        return list(result.problems), 0
+    ordered = sorted(result.problems, key=lambda problem: problem.kind == "score" and bool(problem.path))
+    return ordered[:PROBLEMS_SHOWN], max(0, len(ordered) - PROBLEMS_SHOWN)
+
+
+def _files_part(kind: str, paths: list[str]) -> str:
+    """'2 changed (sheets/a.csv, sheets/b.csv)', '0 missing'."""
+    shown = ", ".join(paths[:NAMES_SHOWN]) + (
+        f" and {len(paths) - NAMES_SHOWN} more" if len(paths) > NAMES_SHOWN else ""
+    )
+    return f"{len(paths)} {kind}" + (f" ({shown})" if paths else "")
 
 
 def verify_bundle(bundle: Path, anchors: Anchors | None = None, limits: Limits = DEFAULT_LIMITS) -> Verification:
@@ -193,7 +306,7 @@ def check_consistency(
     notes = []
     if resolved(bundle).name != manifest["name"]:
         notes.append(f"the folder is named {resolved(bundle).name}; the manifest names the bundle {manifest['name']}")
-    join, score_problems, new_keys = recompute(bundle, manifest, files, limits)
+    join, score_problems, new_keys, score = recompute(bundle, manifest, files, limits)
     problems += score_problems
     if new_keys:
         shown = ", ".join(new_keys[:8]) + (f" and {len(new_keys) - 8} more" if len(new_keys) > 8 else "")
@@ -202,7 +315,15 @@ def check_consistency(
     if join is not None:
         adjudication_problems, records = check_adjudication(bundle, sha256_hex(manifest_data), join)
         problems += adjudication_problems
-    return Verification(bundle, manifest["name"], tuple(problems), tuple(notes), len(manifest["files"]), records)
+    return Verification(
+        bundle,
+        manifest["name"],
+        tuple(problems),
+        tuple(notes),
+        len(manifest["files"]),
+        records,
+        headline=headline_change(manifest["score"], score),
+    )
 
 
 def manifest_read_problem(error: Exception) -> str:
@@ -394,16 +515,22 @@ def file_problems(
 
 def recompute(
     bundle: Path, manifest: dict[str, Any], files: dict[str, bytes], limits: Limits = DEFAULT_LIMITS
-) -> tuple[JoinResult | None, list[Problem], list[str]]:
-    """The join and score from the frozen files as they are now (``files``, as read), against the frozen ones."""
+) -> tuple[JoinResult | None, list[Problem], list[str], dict[str, Any] | None]:
+    """The join and score from the frozen files as they are now (``files``, as read), against the frozen ones:
+    the join, the problems, the keys only the recomputed score has, and that score (None: not recomputed)."""
     try:
-        join = join_files(bundle, manifest, files, limits)
+        sample = frozen_sample(bundle, manifest, limits)
+        join = join_files(bundle, manifest, files, limits, sample)
     except IrrAuditError as error:
         why = " ".join(error.message.split())  # one line, whatever the reader's message spans
-        return None, [Problem("score", "", f"cannot be recomputed from the bundle's files: {why}")], []
+        return None, [Problem("score", "", f"cannot be recomputed from the bundle's files: {why}")], [], None
     problems = []
     units = manifest["units"]
-    if units["count"] != len(join.unit_ids) or units["ids_sha256"] != units_digest(join.unit_ids):
+    if (
+        units["count"] != len(join.unit_ids)
+        or units["ids_sha256"] != units_digest(join.unit_ids)
+        or ("sketch" in units and units["sketch"] != units_sketch(join.unit_ids))
+    ):
         problems.append(
             Problem(
                 "units",
@@ -412,10 +539,15 @@ def recompute(
                 f"the manifest says {units['count']} (or their ids differ)",
             )
         )
+    recoding = recoding_of(sample, join.rule) if sample is not None else None
+    if (manifest.get("sample") or {}).get("recoding") != recoding:
+        problems.append(
+            Problem("manifest", MANIFEST, "sample.recoding does not match the frozen sample's rule and the bundle's")
+        )
     # Through JSON, as the frozen score went: tuples become lists, exactly as in the manifest.
     score = json.loads(
         render_json(build_report(join, AuditOptions(list_disagreements=False)).to_dict(include_disagreements=False))
     )
     differences, new_keys = compare_scores(manifest["score"], score)
     problems += [Problem("score", *text.split(": ", 1)) for text in differences]
-    return join, problems, new_keys
+    return join, problems, new_keys, score

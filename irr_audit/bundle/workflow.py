@@ -6,7 +6,7 @@ what they return.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -104,6 +104,7 @@ class Adjudication:
     join: JoinResult
     disagreements: dict[str, dict[str, str]]
     current: dict[str, dict[str, Any]]
+    texts: dict[str, dict[str, str]] = field(default_factory=dict)  # comment id -> text and link shown to decide
 
     @property
     def decided(self) -> int:
@@ -111,7 +112,7 @@ class Adjudication:
 
     def template(self) -> str:
         """The disagreements to decide as a CSV to fill in (code and note prefilled with the current decision)."""
-        return adj.template_csv(self.disagreements, list(self.join.coders), self.current)
+        return adj.template_csv(self.disagreements, list(self.join.coders), self.current, self.texts)
 
 
 def adjudication(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> Adjudication:
@@ -119,10 +120,17 @@ def adjudication(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> Adjudication:
     check_usable([bundle])
     frozen = read_bundle(bundle, limits)
     join, manifest_sha256 = frozen.join, frozen.manifest.sha256
-    disagreements = adj.disagreement_codes(disagreement_list(join))  # listed, not scored
+    listed = disagreement_list(join)  # listed, not scored
+    disagreements = adj.disagreement_codes(listed)
     records = adj.trusted_records(bundle, manifest_sha256, disagreements, join.rule.categories)
     return Adjudication(
-        bundle, frozen.manifest.content, manifest_sha256, join, disagreements, adj.current_decisions(records)
+        bundle,
+        frozen.manifest.content,
+        manifest_sha256,
+        join,
+        disagreements,
+        adj.current_decisions(records),
+        adj.disagreement_texts(listed),
     )
 
 

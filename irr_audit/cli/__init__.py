@@ -44,7 +44,8 @@ def main() -> None:
         # documentation advises, stdout is pointed at devnull so the final flush stays quiet.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
-    except Exception:  # a bug: say so, show the details, exit with a code of its own
+    except Exception as error:  # a bug: say so, show the details, exit with a code of its own
+        _exit_if_broken_install(error)
         traceback.print_exc()
         typer.echo(
             f"\nirr-audit {__version__} hit an internal error: this is a bug in irr-audit, not a problem with "
@@ -52,6 +53,19 @@ def main() -> None:
             err=True,
         )
         sys.exit(INTERNAL_ERROR)
+
+
+def _exit_if_broken_install(error: Exception) -> None:
+    """A dependency that fails to import is not a bug of irr-audit: one message naming the
+    packages, their versions and the fix, and exit 2."""
+    from irr_audit.cli.dependencies import dependency_message, failed_dependency
+
+    name = failed_dependency(error)
+    if name is None:
+        return
+    message, hint = dependency_message(name, error)
+    typer.echo(f"Error [dependency-import]: {message}\n  Hint: {hint}", err=True)
+    sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ parses its options, calls the library (irr_audit.api), renders and exits."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from enum import Enum
 from pathlib import Path
@@ -45,7 +46,10 @@ class ReportFormat(str, Enum):
 Bootstrap = Annotated[
     int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates over units for every coefficient (0: none).")
 ]
-Seed = Annotated[int | None, typer.Option("--seed", help="Seed of the bootstrap, for reproducible intervals.")]
+Seed = Annotated[
+    int | None,
+    typer.Option("--seed", help="Seed of the bootstrap, for reproducible intervals (drawn and shown when absent)."),
+]
 GroupOption = Annotated[
     str | None,
     typer.Option("--group", help="NAME=CODER,CODER,...: score this group's consensus against --against."),
@@ -307,8 +311,8 @@ def compare(
         sys.stdout.write(compared.to_json())
     elif output_format == CompareFormat.MD:
         sys.stdout.write(compared.to_markdown())
-    else:
-        sys.stdout.write(compared.to_text(width=100))
+    else:  # a terminal's width, or whole lines into a pipe or a file
+        sys.stdout.write(compared.to_text(width=shutil.get_terminal_size().columns if sys.stdout.isatty() else None))
 
 
 def _audit(
@@ -420,15 +424,15 @@ def _emit(result: Audit, output_format: str, output: Path | None, include_disagr
 
     from irr_audit.io.outputs import write_text_atomic
 
-    if output_format == "text" and output is None:
-        Console(width=None if sys.stdout.isatty() else 80).print(result.console_report(include_disagreements))
+    if output_format == "text" and output is None and sys.stdout.isatty():
+        Console().print(result.console_report(include_disagreements))  # fitted to the terminal's width
         return
     if output_format == "json":
         text = result.to_json(include_disagreements)
     elif output_format == "md":
         text = result.to_markdown()
-    elif output_format == "text":
-        text = result.to_text(include_disagreements=include_disagreements)
+    elif output_format == "text":  # a pipe or a file: whole lines, headers intact
+        text = result.to_text(width=None, include_disagreements=include_disagreements)
     else:  # html
         text = result.to_html()
     if output is None:

@@ -143,13 +143,19 @@ def verify(
         typer.Option("--identity", help="With --allowed-signers: the signer's identity (default: any listed)."),
     ] = None,
     limit: LimitOption = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="List every problem (the JSON output always does).")
+    ] = False,
 ) -> None:
     """Re-hash a bundle and recompute its score. Exit 0 when all match, 1 naming each difference.
+
+    The short verdict comes first: the changed, missing and extra files, and the headline
+    coefficient frozen -> now; --verbose lists every problem.
 
     Without --expect, --digests or --allowed-signers this checks internal consistency only:
     whoever can write the bundle could change a file and re-hash the manifest.
     """
-    from irr_audit.bundle.verify import INTERNAL_ONLY, verify_bundle
+    from irr_audit.bundle.verify import INTERNAL_ONLY, problems_shown, verdict_lines, verify_bundle
     from irr_audit.bundle.workflow import read_anchors
     from irr_audit.io.outputs import render_json
 
@@ -158,8 +164,13 @@ def verify(
     if output_format is VerifyFormat.JSON:
         typer.echo(render_json(result.to_dict()), nl=False)
     else:
-        for problem in result.problems:
+        for line in verdict_lines(result):
+            say(line, err=False)
+        shown, hidden = problems_shown(result, verbose)
+        for problem in shown:
             say(problem.line(), err=False)
+        if hidden:
+            say(f"... {hidden} more problem{'s' if hidden != 1 else ''}: --verbose lists every one.", err=False)
         if result.digest is not None:
             say(f"digest: {result.digest}", err=False)
         if result.anchors:
@@ -183,6 +194,31 @@ def _verdict(result: Verification) -> str:
         f"OK: bundle {name} verifies: {result.files_checked} files unchanged, manifest intact, score recomputed "
         f"equal; {records} adjudication record{'s' if records != 1 else ''} checked."
     )
+
+
+@app.command()
+@reports_errors
+def labels(
+    bundle: BundleArgument,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the CSV to this file.")] = None,
+    quiet: Quiet = False,
+    limit: LimitOption = None,
+) -> None:
+    """The final labels as CSV: per unit, each coder's code, the agreed and the adjudicated
+    code, and which is final and why (agreed, adjudicated, or undecided with its reason)."""
+    from irr_audit.api import labels as bundle_labels
+    from irr_audit.bundle.labels import labels_csv, labels_summary
+    from irr_audit.io.outputs import write_text_atomic
+
+    if output is not None:
+        check_outputs([bundle], "--output", files=[output])
+    frame = bundle_labels(bundle, limits=parse_limits(limit))
+    if output is None:
+        typer.echo(labels_csv(frame), nl=False)
+    else:
+        write_text_atomic(output, labels_csv(frame))
+    if not quiet:
+        say(labels_summary(frame))
 
 
 @app.command()

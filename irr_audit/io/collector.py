@@ -2,9 +2,10 @@
 
 The dataset is a JSON array, JSON Lines or CSV of items with the fields listed in
 docs/procedure.md, "The collector's output" (postId, commentId, body, authorName,
-status, statusReason, observedAt; parent, depth and hiddenBranchesRemaining may be
-null and are not used). The run record is the OUTPUT object (commentsSaved, duplicatesSkipped,
-hiddenBranchesRemaining, completionReason, status, isComplete, inputResults).
+status, statusReason, observedAt, url, parent, postTitle; depth and
+hiddenBranchesRemaining may be null and are not used). The run record is the
+OUTPUT object (commentsSaved, duplicatesSkipped, hiddenBranchesRemaining,
+completionReason, status, isComplete, inputResults).
 
 `parse_dataset` and `parse_run_record` are pure (bytes in, records out);
 `read_dataset` and `read_run_record` only add the file system. Nothing here
@@ -44,9 +45,11 @@ ITEM_FIELDS = {
     "status_reason": ("statusReason",),
     "observed_at": ("observedAt",),
     "url": ("url", "permalink", "commentUrl", "postUrl"),
+    "parent_id": ("parent", "parentId"),
+    "thread_title": ("postTitle", "threadTitle", "title"),
 }
 REQUIRED_CSV_FIELDS = ("comment_id", "body", "status")
-TEXT_FIELDS = ("body", "status_reason")  # may hold a line break; the other fields never do
+TEXT_FIELDS = ("body", "status_reason", "thread_title")  # may hold a line break; the other fields never do
 LARGEST_COUNT = 2**53  # counts above this are not exact as JSON numbers in most readers
 INPUT_URL_KEYS = ("postUrl", "url", "inputUrl", "input")
 REDDIT_POST_ID = re.compile(r"/comments/([A-Za-z0-9]+)")
@@ -76,6 +79,8 @@ class Item:
     status_reason: str | None = None
     observed_at: str | None = None
     url: str | None = None
+    parent_id: str | None = None  # the comment or post replied to: a comment id, or a Reddit fullname
+    thread_title: str | None = None
     id_problem: str | None = None
     not_an_object: str | None = None
     raw: str = ""

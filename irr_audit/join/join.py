@@ -13,11 +13,11 @@ becomes text only when someone reads it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -49,6 +49,16 @@ for _status, _reason in (
     CELL_REASON[STATUS_INDEX[_status]] = REASON_INDEX[_reason]
 RESERVED_COLUMNS = ("comment_id", "fully_coded")
 NOT_IN_SAMPLE = "comment id is not in the sample's ledger"
+
+
+class UnitContext(NamedTuple):
+    """What a sample's ledger holds of a unit beside its id: the text every coder was given
+    (the sheets may carry other copies), a link to the comment, and the context shown with it."""
+
+    text: str
+    link: str = ""
+    parent_text: str = ""
+    thread_title: str = ""
 
 
 @dataclass(frozen=True)
@@ -117,6 +127,7 @@ class JoinResult:
     cell_rows: tuple[tuple[np.ndarray, np.ndarray | None], ...]
     entries: LogEntries
     warnings: tuple[str, ...] = ()
+    context: Mapping[str, UnitContext] | None = None  # comment id -> its ledger entry, for a sampled join
 
     @cached_property
     def unit_ids(self) -> np.ndarray:

@@ -59,8 +59,13 @@ def print_report(report: dict[str, Any], console: Console) -> None:
     console.print(render_console(report))
 
 
-def render_text(report: dict[str, Any], width: int = 80) -> str:
-    """The console report as plain text of ``width`` columns (`report --format text` into a file or a pipe)."""
-    console = Console(width=width, record=True, file=io.StringIO())
+# No line is wrapped: wider than any report's line (a comment's text is one line of the report).
+UNWRAPPED = 1_000_000
+
+
+def render_text(report: dict[str, Any], width: int | None = 80) -> str:
+    """The console report as plain text of ``width`` columns, or with no line wrapped (None:
+    `report --format text` into a file or a pipe, where a reader or a script sees whole lines)."""
+    console = Console(width=UNWRAPPED if width is None else width, record=True, file=io.StringIO())
     console.print(render_console(report))
     return console.export_text()

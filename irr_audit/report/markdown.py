@@ -162,15 +162,18 @@ def _disagreement_section(report: dict[str, Any]) -> list[str]:
         ]
         disagreements = disagreements[:LISTED_DISAGREEMENTS]
     with_text = any(item.get("text") for item in disagreements)
+    with_link = any(item.get("link") for item in disagreements)  # a sampled join: the ledger's links
     rows = [
         [
             md_text(item["comment_id"]),
             *(md_text(item["codes"][c]) for c in coders),
             *([md_text(shortened(item.get("text") or "", 160, ellipsis="\u2026"))] if with_text else []),
+            *([md_text(item.get("link") or "")] if with_link else []),
         ]
         for item in disagreements
     ]
-    return lines + _table(["comment_id", *map(md_text, coders), *(["text"] if with_text else [])], rows)
+    header = ["comment_id", *map(md_text, coders), *(["text"] if with_text else []), *(["link"] if with_link else [])]
+    return lines + _table(header, rows)
 
 
 def adjudication_lines(report: dict[str, Any]) -> list[str]:

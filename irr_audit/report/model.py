@@ -387,15 +387,27 @@ def disagreement_units(join: JoinResult) -> np.ndarray:
 
 
 def disagreement_list(join: JoinResult) -> list[dict[str, Any]]:
-    """The disagreements for post-hoc review, with the comment's text when a sheet
-    carries it (a body or text column): what a report lists, without scoring anything."""
+    """The disagreements for post-hoc review, with the comment's text: from the sample's
+    ledger when the join has one (the text every coder was given; a sheet's copy may have
+    been edited), else from a sheet's body or text column. What a report lists, without
+    scoring anything."""
     units = disagreement_units(join)
     categories = np.array(join.rule.categories, dtype=object)
     named = categories[join.codes[units]].tolist()
     coders = join.coders
     ids = join.unit_ids[units].tolist()
     texts = join.texts_for(units)
-    return [
+    listed = [
         {"comment_id": comment_id, "codes": dict(zip(coders, row)), "text": text}
         for comment_id, row, text in zip(ids, named, texts)
     ]
+    if join.context is None:
+        return listed
+    for item in listed:
+        context = join.context.get(item["comment_id"])
+        if context is not None:
+            item["text"] = context.text or item["text"]
+        item["link"] = context.link if context else ""
+        item["parent_text"] = context.parent_text if context else ""
+        item["thread_title"] = context.thread_title if context else ""
+    return listed

@@ -80,6 +80,15 @@ def metric_sections(report: dict[str, Any]) -> list[Section]:
     return [section for section in sections if section is not None and (section.rows or section.notes)]
 
 
+def recoding_sentence(recoding: dict[str, Any]) -> str:
+    """'Re-coding: the units of the sample drawn under rule_x v1, coded again under v2.'"""
+    drawn, coded = recoding["drawn_under"], recoding["coded_under"]
+    return (
+        f"Re-coding: the units of the sample drawn under {drawn['id']} v{drawn['version']}, "
+        f"coded again under v{coded['version']}."
+    )
+
+
 def sample_section(report: dict[str, Any]) -> Section | None:
     """Where the units came from (irr-audit sample): collected, unusable by reason, usable, sampled,
     and whether the threads are complete."""
@@ -101,6 +110,9 @@ def sample_section(report: dict[str, Any]) -> Section | None:
         for item in sample.get("count_mismatches", [])
         if not item.get("agrees", False)
     ]
+    recoding = sample.get("recoding")
+    if recoding:
+        notes.append(recoding_sentence(recoding))
     draw = sample.get("draw") or {}
     if draw.get("seed") is not None:
         notes.append(f"Draw: {draw.get('size')} of {draw.get('population')} usable units, seed {draw['seed']}.")

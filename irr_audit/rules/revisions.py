@@ -26,6 +26,7 @@ from irr_audit.errors import LimitError, RuleError
 from irr_audit.io.display import visible
 from irr_audit.io.files import sha256_digest
 from irr_audit.io.limits import load_json
+from irr_audit.io.unitsketch import is_sketch, sketch_jaccard
 from irr_audit.rules.load import MAX_RULE_BYTES, parse_rule
 from irr_audit.rules.model import Rule, code_key
 
@@ -118,6 +119,12 @@ class Bundle:
     ids_sha256: str
     recodes: Mapping[str, Any] | None
     score: Any = field(default=None, compare=False)
+    sketch: tuple[str, ...] = ()  # units.sketch: the overlap with other audits (none in older bundles)
+    sample_recoding: bool = False  # made from a sample drawn under an earlier version: a re-coding
+
+    @property
+    def marked_recoding(self) -> bool:
+        return self.recodes is not None or self.sample_recoding
 
 
 # --- the check ----------------------------------------------------------------
@@ -305,7 +312,16 @@ def changelog_problems(file: RuleFile) -> list[Problem]:
     changelog = rule.changelog
     example = "changelog: {summary: what changed, why: the disagreement it resolves}"
     if isinstance(changelog, str) and changelog.strip():
-        return []
+        # free text cannot be checked for a reason; a revision is reviewed by what and why
+        return [
+            Problem(
+                "changelog-incomplete",
+                file.shown,
+                f"is new version {rule.version} of {rule.id} and its changelog is one piece of text, "
+                "which does not say apart what changed and why.",
+                f"write it as `changelog: {{summary: {_one_line(changelog)}, why: the disagreement it resolves}}`.",
+            )
+        ]
     if not isinstance(changelog, Mapping) or not changelog:
         return [
             Problem(
@@ -315,18 +331,45 @@ def changelog_problems(file: RuleFile) -> list[Problem]:
                 f"add `{example}`.",
             )
         ]
-    missing = [key for key in ("summary", "why") if not _filled_text(changelog.get(key))]
-    if not missing:
-        return []
+    missing = [key for key in ("summary", "why") if not _says_something(changelog.get(key))]
     meaning = {"summary": "what changed", "why": "why it changed"}
-    return [
-        Problem(
-            "changelog-incomplete",
-            file.shown,
-            "has a changelog without " + " or ".join(f"{key} ({meaning[key]})" for key in missing) + ".",
-            f"add {' and '.join(f'changelog.{key}' for key in missing)} as text.",
-        )
-    ]
+    if missing:
+        return [
+            Problem(
+                "changelog-incomplete",
+                file.shown,
+                "has a changelog without " + " or ".join(f"{key} ({meaning[key]})" for key in missing) + ".",
+                f"add {' and '.join(f'changelog.{key}' for key in missing)} as text.",
+            )
+        ]
+    if _normal_text(changelog["why"]) == _normal_text(changelog["summary"]):
+        return [
+            Problem(
+                "changelog-incomplete",
+                file.shown,
+                "has a changelog whose why repeats its summary, so it does not say why the rule changed.",
+                "write in changelog.why the disagreement or finding the change resolves.",
+            )
+        ]
+    return []
+
+
+PLACEHOLDERS = frozenset({"-", "--", ".", "...", "?", "n/a", "na", "none", "tbd", "todo", "fixme", "xxx", "wip"})
+
+
+def _normal_text(text: str) -> str:
+    return " ".join(text.split()).casefold().rstrip(".")
+
+
+def _says_something(value: Any) -> bool:
+    """Text that is more than a placeholder (``TBD``, ``n/a``, ``-``)."""
+    return _filled_text(value) and _normal_text(value) not in {*PLACEHOLDERS, ""}
+
+
+def _one_line(text: str) -> str:
+    """A changelog's text quoted for a YAML flow mapping in a fix."""
+    flat = " ".join(text.split())
+    return json.dumps(flat if len(flat) <= 80 else flat[:77] + "...", ensure_ascii=False)
 
 
 def code_map_problems(file: RuleFile, previous: RuleFile | None) -> list[Problem]:
@@ -488,6 +531,8 @@ def parse_manifest(data: bytes, shown: str) -> Bundle:
         ids_sha256=_field(units, "ids_sha256", str),
         recodes=recodes,
         score=document.get("score"),
+        sketch=tuple(units["sketch"]) if is_sketch(units.get("sketch")) else (),
+        sample_recoding=isinstance(document.get("sample"), dict) and bool(document["sample"].get("recoding")),
     )
 
 
@@ -536,27 +581,42 @@ def frozen_rule_problems(bundles: Sequence[Bundle], files: Sequence[RuleFile]) -
     return problems
 
 
+SAME_UNITS_JACCARD = 0.5  # at least this share of the two audits' units in common: largely the same units
+
+
+def shared_units(bundle: Bundle, other: Bundle) -> float | None:
+    """1.0 for the same units; else the two audits' Jaccard index from their sketches
+    (None: not known, an older bundle has no sketch)."""
+    if bundle.ids_sha256 == other.ids_sha256:
+        return 1.0
+    if not bundle.sketch or not other.sketch:
+        return None
+    return sketch_jaccard(bundle.sketch, other.sketch)
+
+
 def recoding_problems(bundles: Sequence[Bundle]) -> list[Problem]:
-    """A revision is validated on a new sample, or on one explicitly marked as re-coded."""
+    """A revision is validated on a new sample, or on one explicitly marked as re-coded:
+    an audit of vN on the same units as an audit of an earlier version, or on largely the
+    same (a typo or a few units more or less do not make a new sample), is a re-coding."""
     problems: list[Problem] = []
     for bundle in bundles:
-        if bundle.recodes is not None:
+        if bundle.marked_recoding:
             continue
-        earlier = [
-            other
-            for other in bundles
-            if other.rule_id == bundle.rule_id
-            and other.version < bundle.version
-            and other.ids_sha256 == bundle.ids_sha256
-        ]
+        earlier = []
+        for other in bundles:
+            if other.rule_id == bundle.rule_id and other.version < bundle.version:
+                shared = shared_units(bundle, other)
+                if shared is not None and shared >= SAME_UNITS_JACCARD:
+                    earlier.append((shared, other))
         if not earlier:
             continue
-        source = max(earlier, key=lambda other: (other.version, other.created, other.name))
+        shared, source = max(earlier, key=lambda pair: (pair[0], pair[1].version, pair[1].created, pair[1].name))
+        units = "the same units" if shared == 1.0 else f"largely the same units (Jaccard index {shared:.2f})"
         problems.append(
             Problem(
                 "same-units-not-recoded",
                 bundle.shown,
-                f"audit bundle {bundle.name!r} validates {bundle.rule_id} v{bundle.version} on the same units "
+                f"audit bundle {bundle.name!r} validates {bundle.rule_id} v{bundle.version} on {units} "
                 f"as bundle {source.name!r} (v{source.version}) and is not marked as a re-coding.",
                 f"validate v{bundle.version} on a new sample, or freeze it as an explicit re-coding: "
                 f"irr-audit freeze ... --recodes {PurePosixPath(source.shown).parent}.",

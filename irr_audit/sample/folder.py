@@ -5,8 +5,8 @@ and freeze, with its ledger and files checked unchanged.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from irr_audit.io.runfolder import (
     replace_folder,
     run_mismatches,
 )
+from irr_audit.join.join import JoinResult, UnitContext
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
 from irr_audit.sample.build import RECORD, RULE_COPY, SHEETS, Sample
@@ -100,6 +101,11 @@ class SampleRef:
     rule_digest: str
     ledger_sha256: str
     report: dict[str, Any] = field(default_factory=dict)  # what an audit report shows of the sample
+    context: Mapping[str, UnitContext] = field(default_factory=dict)  # sampled id -> its ledger text and context
+
+    def joined(self, join: JoinResult) -> JoinResult:
+        """The join with this sample's ledger text and context: what reports list beside a disagreement."""
+        return replace(join, context=self.context)
 
 
 def sample_report_section(record: dict[str, Any]) -> dict[str, Any]:
@@ -145,8 +151,8 @@ def read_sample(folder: Path, limits: Limits = DEFAULT_LIMITS) -> SampleRef:
             hint="restore the ledger (its sha256 is in sample.json), or draw a new sample.",
             code="sample-ledger-changed",
         )
-    ledger_ids = _ledger_ids(ledger_bytes, ledger_path, limits)
-    missing = [comment_id for comment_id in ref.ids if comment_id not in ledger_ids]
+    entries = _ledger_entries(ledger_bytes, ledger_path, limits)
+    missing = [comment_id for comment_id in ref.ids if comment_id not in entries]
     if missing:
         raise UsageError(
             f"{record_path} lists sampled id {quoted(missing[0])}, which is not in its ledger.",
@@ -154,7 +160,29 @@ def read_sample(folder: Path, limits: Limits = DEFAULT_LIMITS) -> SampleRef:
             code="sample-dir-invalid",
         )
     check_one_sample_run(folder, record, {ledger["file"]: ledger_sha256})  # the ledger is not read again
-    return ref
+    return replace(ref, context={comment_id: _context(entries[comment_id]) for comment_id in ref.ids})
+
+
+def with_ledger(join: JoinResult, folder: Path | None, ids: Sequence[str] | None, limits: Limits) -> JoinResult:
+    """A join folder made with `join --sample`, joined again: with the ledger's text and context,
+    read from the sample folder the join recorded. A sample folder since deleted, moved, drawn
+    again or altered (its ledger checked as `join --sample` checks it) leaves the sheets' text,
+    and a warning says so."""
+    if folder is None or ids is None:
+        return join
+    if not (folder / RECORD).is_file():
+        problem = f"the sample folder {folder} is no longer there"
+    else:
+        try:
+            ref = read_sample(folder, limits)
+        except IrrAuditError as error:  # the scores need only the sheets; the text is not shown unchecked
+            ref, problem = None, f"the sample in {folder} cannot be read ({error.message.rstrip('.')})"
+        if ref is not None and list(ref.ids) == list(ids):
+            return ref.joined(join)
+        if ref is not None:
+            problem = f"the sample folder {folder} now holds another sample"
+    warning = f"{problem}: the disagreements show the sheets' text, not the ledger's."
+    return replace(join, warnings=(*join.warnings, warning))
 
 
 def read_sample_record(path: Path, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
@@ -194,9 +222,19 @@ def _ledger_path(folder: Path, name: str, record_path: Path) -> Path:
     return path
 
 
-def _ledger_ids(data: bytes, path: Path, limits: Limits) -> set[str]:
-    """The comment ids of a sample ledger (one JSON object per line), or a UsageError
-    naming the line that is not one."""
+def _context(entry: dict[str, Any]) -> UnitContext:
+    """A ledger entry's text and context; a ledger written before links and context has only the body."""
+
+    def text(key: str) -> str:
+        value = entry.get(key)
+        return value if isinstance(value, str) else ""
+
+    return UnitContext(text("body"), text("link") or text("url"), text("parent_body"), text("thread_title"))
+
+
+def _ledger_entries(data: bytes, path: Path, limits: Limits) -> dict[str, dict[str, Any]]:
+    """The entries of a sample ledger (one JSON object per line) by comment id, or a
+    UsageError naming the line that is not one."""
     try:
         lines = list(json_lines(data, f"{path}", limits, own_file=True))
     except UnicodeDecodeError as exc:
@@ -205,7 +243,7 @@ def _ledger_ids(data: bytes, path: Path, limits: Limits) -> set[str]:
             hint="run irr-audit sample again into a new folder.",
             code="sample-dir-invalid",
         ) from None
-    ids = set()
+    entries = {}
     for number, line in lines:
         try:
             entry = load_json_line(line, f"{path} line {number}", limits, own_file=True)
@@ -217,8 +255,8 @@ def _ledger_ids(data: bytes, path: Path, limits: Limits) -> set[str]:
                 hint="run irr-audit sample again into a new folder.",
                 code="sample-dir-invalid",
             )
-        ids.add(entry["comment_id"])
-    return ids
+        entries[entry["comment_id"]] = entry
+    return entries
 
 
 def check_one_sample_run(folder: Path, record: dict[str, Any], read: dict[str, str] | None = None) -> None:
@@ -243,21 +281,51 @@ def check_one_sample_run(folder: Path, record: dict[str, Any], read: dict[str, s
 
 
 def check_sample_rule(ref: SampleRef, rule: Rule) -> list[str]:
-    """The rule given to join must be the one the sample's sheets were made for.
-    Returns warnings (a same-version rule file whose bytes changed)."""
-    if (ref.rule_id, ref.rule_version) != (rule.id, rule.version):
+    """The rule given to join must be the one the sample's sheets were made for, or a later
+    version of it: the same units re-coded under a revised rule (docs/procedure.md, step 8;
+    :func:`recoding_of` records it). Returns warnings (a same-version rule file whose bytes changed)."""
+    if ref.rule_id != rule.id:
         raise UsageError(
             f"the sample in {ref.folder} was drawn for rule {ref.rule_id} v{ref.rule_version}, "
             f"but --rule is {rule.label}.",
-            hint=f"pass --rule rules/{ref.rule_id}/v{ref.rule_version}.yaml, the rule the sheets were made for.",
+            hint=f"pass --rule rules/{ref.rule_id}/v<version>.yaml, the rule the sheets were coded under "
+            "(that version or a later one, for a re-coding); another rule needs its own sample.",
             code="usage-sample-rule",
         )
+    if rule.version < ref.rule_version:
+        raise UsageError(
+            f"the sample in {ref.folder} was drawn for {ref.rule_id} v{ref.rule_version}, "
+            f"but --rule is the earlier {rule.label}.",
+            hint=f"pass --rule rules/{ref.rule_id}/v{ref.rule_version}.yaml or a later version; a sample is "
+            "re-coded under a revised rule, never an earlier one.",
+            code="usage-sample-rule",
+        )
+    if rule.version != ref.rule_version:
+        return []
     if ref.rule_digest != rule.digest:
         return [
             f"warning: {rule.source_name} is {rule.label} but its bytes differ from the rule file the "
             f"sample was drawn with ({ref.folder / RULE_COPY}); a released rule version should not change."
         ]
     return []
+
+
+def recoding_of(ref: SampleRef, rule: Rule) -> dict[str, Any] | None:
+    """The re-coding a join under ``rule`` of this sample is (None: the sample's own rule):
+    the rule version the sample was drawn under and the one it is coded under now."""
+    if ref.rule_id != rule.id or ref.rule_version == rule.version:
+        return None
+    return {
+        "drawn_under": {"id": ref.rule_id, "version": ref.rule_version, "digest": ref.rule_digest},
+        "coded_under": {"id": rule.id, "version": rule.version, "digest": rule.digest},
+    }
+
+
+def sample_report_for(ref: SampleRef, rule: Rule) -> dict[str, Any]:
+    """What a report shows of the sample an audit under ``rule`` was restricted to: the
+    sample's section, and the re-coding when the rule is a later version than the sample's."""
+    recoding = recoding_of(ref, rule)
+    return {**ref.report, "recoding": recoding} if recoding else dict(ref.report)
 
 
 def sample_ids_for_join(folder: Path, rule_path: Path) -> tuple[SampleRef, list[str]]:

@@ -38,7 +38,14 @@ LEDGER_COLUMNS = (
     "item",
     "copies",
     "body",
+    "link",
+    "parent_id",
+    "parent_body",
+    "thread_title",
 )
+# A Reddit id: base 36, with its kind prefix (t1_ a comment, t3_ a post) or without.
+REDDIT_ID = re.compile(r"(?:t[13]_)?([a-z0-9]{1,13})")
+REDDIT_PERMALINK = "https://www.reddit.com/comments/{post}/_/{comment}/"
 
 
 class LogRow(NamedTuple):
@@ -67,6 +74,10 @@ class LedgerUnit:
     body: str
     item: int  # where the copy used is in the dataset (array position, line or CSV row)
     copies: int  # how many items had this id (all with the same body)
+    link: str = ""  # where a coder reads the comment in its thread (unit_link)
+    parent_id: str = ""
+    parent_body: str = ""  # the text of the comment replied to, when the dataset holds it
+    thread_title: str = ""
 
     def record(self, in_sample: bool) -> dict[str, Any]:
         values = {name: getattr(self, name) for name in LEDGER_COLUMNS if name != "in_sample"}
@@ -99,6 +110,7 @@ def build_ledger(dataset: Dataset, run_record: RunRecord | None = None) -> Ledge
         else:
             log.append(_missing_id_row(dataset.name, item))
     urls = _post_urls(run_record)
+    bodies = {comment_id: group[0].body or "" for comment_id, group in groups.items()}
     units = []
     for comment_id, group in groups.items():
         if _conflicting_fields(group):
@@ -111,7 +123,7 @@ def build_ledger(dataset: Dataset, run_record: RunRecord | None = None) -> Ledge
             reason, raw_value, detail = excluded
             log.append(LogRow(dataset.name, "", first.position, comment_id, raw_value, reason.value, detail))
             continue
-        units.append(_unit(comment_id, first, len(group), urls))
+        units.append(_unit(comment_id, first, len(group), urls, bodies))
     log.sort(key=lambda row: row.row or 0)
     return Ledger(units=tuple(units), log=tuple(log), items=len(dataset.items), known_ids=len(groups))
 
@@ -193,12 +205,14 @@ def _post_urls(run_record: RunRecord | None) -> dict[str, str]:
     return {entry.post_id: entry.url for entry in run_record.inputs if entry.post_id and entry.url}
 
 
-def _unit(comment_id: str, item: Item, copies: int, post_urls: dict[str, str]) -> LedgerUnit:
+def _unit(comment_id: str, item: Item, copies: int, post_urls: dict[str, str], bodies: dict[str, str]) -> LedgerUnit:
     post_id = (item.post_id or "").strip()
+    parent_id = (item.parent_id or "").strip()
+    url = item.url or post_urls.get(post_id, "")
     return LedgerUnit(
         comment_id=comment_id,
         post_id=post_id,
-        url=item.url or post_urls.get(post_id, ""),
+        url=url,
         author=item.author or "",
         status=item.status or "",
         status_reason=item.status_reason or "",
@@ -206,7 +220,38 @@ def _unit(comment_id: str, item: Item, copies: int, post_urls: dict[str, str]) -
         body=item.body or "",
         item=item.position,
         copies=copies,
+        link=unit_link(item.url, post_id, comment_id) or url,
+        parent_id=parent_id,
+        parent_body=parent_body(parent_id, bodies),
+        thread_title=(item.thread_title or "").strip(),
     )
+
+
+def unit_link(url: str | None, post_id: str, comment_id: str) -> str:
+    """The comment's own link: the dataset's url, else a Reddit permalink built from
+    postId and commentId when both are Reddit ids (the post's URL would not point at the
+    comment); "" when neither is there.
+
+    >>> unit_link(None, "t3_1gx7ka9", "kq3m1x0")
+    'https://www.reddit.com/comments/1gx7ka9/_/kq3m1x0/'
+    """
+    if url:
+        return url
+    post, comment = REDDIT_ID.fullmatch(post_id), REDDIT_ID.fullmatch(comment_id)
+    if post is None or comment is None:
+        return ""
+    return REDDIT_PERMALINK.format(post=post.group(1), comment=comment.group(1))
+
+
+def parent_body(parent_id: str, bodies: dict[str, str]) -> str:
+    """The text of the comment a unit replies to, looked up in the dataset by its id or
+    Reddit fullname (t1_<id>); "" for a top-level comment (its parent is the post, t3_)
+    or a parent the dataset does not hold."""
+    if not parent_id or parent_id.startswith("t3_"):
+        return ""
+    if parent_id in bodies:
+        return bodies[parent_id]
+    return bodies.get(parent_id.removeprefix("t1_"), "")
 
 
 def collection_failures(run_record: RunRecord | None) -> list[LogRow]:

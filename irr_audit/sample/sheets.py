@@ -18,10 +18,13 @@ from irr_audit.io.outputs import csv_text, spreadsheet_safe
 from irr_audit.rules.model import Rule
 from irr_audit.sample.ledger import LedgerUnit
 
+# The context columns (post_id to body) are what every coder reads; join ignores them.
 SHEET_COLUMNS = (
     "comment_id",
     "post_id",
     "url",
+    "thread_title",
+    "parent_body",
     "body",
     "code",
     "note",
@@ -75,11 +78,16 @@ def allowed_codes(rule: Rule) -> tuple[str, ...]:
 
 
 def sheet_rows(units: Sequence[LedgerUnit], rule: Rule, coder: str) -> list[tuple[str, ...]]:
-    """One row per unit: the same text and context for every coder, an empty code
-    and note, the rule and the allowed codes. Nothing from any other coder."""
+    """One row per unit: the same text and context for every coder (the thread's title,
+    the comment replied to, a link to the comment), an empty code and note, the rule and
+    the allowed codes. Nothing from any other coder."""
     allowed = " | ".join(allowed_codes(rule))
+    version = f"v{rule.version}"
     return [
-        (unit.comment_id, unit.post_id, unit.url, unit.body, "", "", rule.id, f"v{rule.version}", allowed, coder)
+        (
+            *(unit.comment_id, unit.post_id, unit.link, unit.thread_title, unit.parent_body, unit.body),
+            *("", "", rule.id, version, allowed, coder),
+        )
         for unit in units
     ]
 
@@ -167,10 +175,11 @@ def render_xlsx_sheet(rows: Sequence[Sequence[str]], rule: Rule) -> tuple[bytes,
     sheet.add_data_validation(validation)
     validation.add(f"{code_letter}2:{code_letter}{max(len(rows), 1) + 1}")
     sheet.freeze_panes = "B2"
-    body_letter = get_column_letter(SHEET_COLUMNS.index("body") + 1)
-    sheet.column_dimensions[body_letter].width = 80
-    for cell in sheet[body_letter][1:]:
-        cell.alignment = Alignment(wrap_text=True, vertical="top")
+    for name, width in (("thread_title", 40), ("parent_body", 60), ("body", 80)):
+        letter = get_column_letter(SHEET_COLUMNS.index(name) + 1)
+        sheet.column_dimensions[letter].width = width
+        for cell in sheet[letter][1:]:
+            cell.alignment = Alignment(wrap_text=True, vertical="top")
     buffer = io.BytesIO()
     workbook.save(buffer)
     return _reproducible_zip(buffer.getvalue()), replaced

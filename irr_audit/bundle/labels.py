@@ -1,0 +1,89 @@
+"""The final labels of an audit bundle (`irr-audit labels`): one row per unit with each
+coder's independent code, the code they all agreed on, the code adjudicated after
+independent coding (docs/procedure.md, step 7), and which of them the study goes on to
+use, and why. A unit with no final label says why it has none; it is never given one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from irr_audit.bundle.workflow import Adjudication, adjudication
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits
+from irr_audit.io.outputs import csv_text
+from irr_audit.join.join import STATUSES, VALID
+from irr_audit.report.model import disagreement_units
+
+CODER_PREFIX = "coder:"  # the coder columns, as in the adjudication template
+AGREED, ADJUDICATED, UNDECIDED = "agreed", "adjudicated", "undecided"
+TAIL_COLUMNS = ("agreed_code", "adjudicated_code", "final_code", "final", "why")
+
+
+def bundle_labels(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> pd.DataFrame:
+    """The labels of a bundle, read and checked as `adjudicate` reads it (a doubtful
+    adjudication record stops it). Columns: comment_id, coder:<name> per coder (the
+    valid code, else empty), agreed_code, adjudicated_code, final_code, final
+    (agreed, adjudicated or undecided) and why; one row per unit, in the bundle's order."""
+    return labels_frame(adjudication(bundle, limits))
+
+
+def labels_frame(state: Adjudication) -> pd.DataFrame:
+    """The labels of an adjudication state. Pure."""
+    join = state.join
+    categories = np.array(join.rule.categories, dtype=object)
+    coders = list(join.coders)
+    valid = join.status == VALID
+    codes = np.where(valid, categories[np.clip(join.codes, 0, None)], "")
+    disagreeing = np.zeros(len(join.unit_ids), dtype=bool)
+    disagreeing[disagreement_units(join)] = True
+    agreed = join.fully_coded & ~disagreeing
+    rows: list[list[Any]] = []
+    for index, comment_id in enumerate(join.unit_ids.tolist()):
+        own = codes[index].tolist()
+        agreed_code = own[0] if agreed[index] else ""
+        decision = state.current.get(comment_id) if disagreeing[index] else None
+        adjudicated_code = decision["final_code"] if decision else ""
+        if agreed_code:
+            final, why = AGREED, "every coder gave this code"
+        elif decision:
+            final, why = (
+                ADJUDICATED,
+                f"the coders disagreed; decided by {decision['decided_by']} on {decision['decided_at']}",
+            )
+        elif disagreeing[index]:
+            final, why = UNDECIDED, "the coders disagreed and it is not adjudicated yet (irr-audit adjudicate)"
+        else:
+            final, why = UNDECIDED, "missing codes: " + _missing(coders, join.status[index])
+        rows.append([comment_id, *own, agreed_code, adjudicated_code, agreed_code or adjudicated_code, final, why])
+    columns = ["comment_id", *(CODER_PREFIX + coder for coder in coders), *TAIL_COLUMNS]
+    return pd.DataFrame(rows, columns=columns, dtype=object)
+
+
+def _missing(coders: list[str], statuses: np.ndarray) -> str:
+    """'bob unknown, carol absent': each coder without a valid code, and what the cell held."""
+    return ", ".join(
+        f"{coder} {STATUSES[status].value}" for coder, status in zip(coders, statuses.tolist()) if status != VALID
+    )
+
+
+def labels_summary(frame: pd.DataFrame) -> str:
+    """'22 units: 17 agreed, 0 adjudicated, 5 undecided (3 disagreements, 2 with missing codes).'"""
+    final = frame["final"]
+    undecided = frame[final == UNDECIDED]["why"]
+    missing = int(undecided.str.startswith("missing codes").sum())
+    line = (
+        f"{len(frame)} units: {int((final == AGREED).sum())} agreed, {int((final == ADJUDICATED).sum())} adjudicated, "
+        f"{len(undecided)} undecided"
+    )
+    if len(undecided):
+        line += f" ({len(undecided) - missing} disagreements not adjudicated, {missing} with missing codes)"
+    return line + "."
+
+
+def labels_csv(frame: pd.DataFrame) -> str:
+    """The labels as CSV for people and spreadsheets (every cell text, formulas neutralised)."""
+    return csv_text(list(frame.columns), frame.itertuples(index=False, name=None))

@@ -1,0 +1,130 @@
+"""`irr-audit labels BUNDLE` and `irr_audit.labels`: the final labels, agreed or adjudicated,
+and every unit without one listed as such."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+
+import irr_audit
+from tests.conftest import run
+
+ROOT = Path(__file__).resolve().parents[1]
+RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
+COLUMNS = [
+    "comment_id",
+    "coder:alice",
+    "coder:bob",
+    "agreed_code",
+    "adjudicated_code",
+    "final_code",
+    "final",
+    "why",
+]
+
+
+def freeze(sheets: list[Path], audits: Path) -> Path:
+    result = run("freeze", *sheets, "--rule", RULE, "--into", audits)
+    assert result.exit_code == 0, result.stderr
+    return Path(result.stdout.rstrip("\n").split("  ", 1)[1])
+
+
+@pytest.fixture
+def bundle(sheets: list[Path], tmp_path: Path) -> Path:
+    return freeze(sheets, tmp_path / "audits")
+
+
+def decide(bundle: Path, tmp_path: Path, text: str) -> None:
+    path = tmp_path / "decisions.csv"
+    path.write_text(text, encoding="utf-8")
+    result = run("adjudicate", bundle, "--decisions", path, "--by", "alice and bob")
+    assert result.exit_code == 0, result.stderr
+
+
+def rows(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_before_adjudication_agreements_are_final_and_the_rest_undecided(bundle: Path):
+    frame = irr_audit.labels(bundle)
+    assert list(frame.columns) == COLUMNS and len(frame) == 22
+    by_id = frame.set_index("comment_id")
+    assert by_id.loc["kq3m1x0"].tolist() == ["yes", "yes", "yes", "", "yes", "agreed", "every coder gave this code"]
+    disagreement = by_id.loc["kq3z1q7"]
+    assert disagreement.tolist()[:6] == ["yes", "no", "", "", "", "undecided"]
+    assert "disagreed and it is not adjudicated yet" in disagreement["why"]
+    assert by_id.loc["kq45w1x", "why"] == "missing codes: alice unknown"
+    assert by_id.loc["kq46x5y", "why"] == "missing codes: bob blank"
+    assert frame["final"].value_counts().to_dict() == {"agreed": 17, "undecided": 5}
+    assert (frame["final_code"] == "").sum() == 5  # no unit without a final label gets one
+
+
+def test_an_adjudicated_disagreement_is_final_with_who_decided(bundle: Path, tmp_path: Path):
+    decide(bundle, tmp_path, "comment_id,code,note\nkq3z1q7,no,fixed crash\n")
+    row = irr_audit.labels(bundle).set_index("comment_id").loc["kq3z1q7"]
+    assert row.tolist()[:6] == ["yes", "no", "", "no", "no", "adjudicated"]
+    assert row["why"].startswith("the coders disagreed; decided by alice and bob on ")
+
+
+def test_a_later_decision_supersedes_an_earlier_one(bundle: Path, tmp_path: Path):
+    decide(bundle, tmp_path, "comment_id,code\nkq3z1q7,no\n")
+    decide(bundle, tmp_path, "comment_id,code\nkq3z1q7,yes\n")
+    assert irr_audit.labels(bundle).set_index("comment_id").loc["kq3z1q7", "final_code"] == "yes"
+
+
+def test_the_cli_writes_csv_to_stdout_or_a_file_and_counts_on_stderr(bundle: Path, tmp_path: Path):
+    decide(bundle, tmp_path, "comment_id,code\nkq3z1q7,no\n")
+    printed = run("labels", bundle)
+    assert printed.exit_code == 0, printed.stderr
+    assert printed.stdout.splitlines()[0] == ",".join(COLUMNS)
+    assert rows(printed.stdout) == irr_audit.labels(bundle).to_dict("records")
+    assert printed.stderr.strip() == (
+        "22 units: 17 agreed, 1 adjudicated, 4 undecided (2 disagreements not adjudicated, 2 with missing codes)."
+    )
+    target = tmp_path / "labels.csv"
+    written = run("labels", bundle, "--output", target, "--quiet")
+    assert written.exit_code == 0 and written.stdout == "" and written.stderr == ""
+    assert target.read_text(encoding="utf-8") == printed.stdout
+
+
+def test_unsafe_outputs_are_refused(bundle: Path, sheets: list[Path]):
+    inside = run("labels", bundle, "--output", bundle / "labels.csv")
+    assert inside.exit_code == 2 and "Error [output-in-bundle]" in inside.stderr
+    manifest = bundle / "manifest.json"
+    before = manifest.read_bytes()
+    assert run("labels", bundle, "--output", manifest).exit_code == 2
+    assert manifest.read_bytes() == before
+
+
+def test_not_a_bundle_is_one_clean_error(tmp_path: Path):
+    result = run("labels", tmp_path)
+    assert result.exit_code == 2 and result.stderr.startswith("Error [")
+    assert "Traceback" not in result.stderr
+
+
+def test_cells_are_neutralised_for_spreadsheets(tmp_path: Path):
+    folder = tmp_path / "sheets"
+    folder.mkdir()
+    for coder, code in (("alice", "yes"), ("bob", "no")):
+        (folder / f"{coder}.csv").write_text(f"comment_id,code\n=HYPERLINK(1),{code}\n+cmd,yes\n", encoding="utf-8")
+    bundle = freeze([folder / "alice.csv", folder / "bob.csv"], tmp_path / "audits")
+    text = run("labels", bundle).stdout
+    assert "\n'=HYPERLINK(1)," in text and "\n'+cmd," in text
+    assert set(irr_audit.labels(bundle)["comment_id"]) == {"=HYPERLINK(1)", "+cmd"}  # the library keeps the ids
+
+
+def test_three_coders_agree_only_when_all_do(tmp_path: Path):
+    folder = tmp_path / "three"
+    folder.mkdir()
+    codes = {"ann": ["yes", "no", "yes"], "ben": ["yes", "no", "no"], "cat": ["yes", "", "no"]}
+    for coder, column in codes.items():
+        lines = [f"u{n},{code}" for n, code in enumerate(column)]
+        (folder / f"{coder}.csv").write_text("comment_id,code\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    bundle = freeze(sorted(folder.iterdir()), tmp_path / "audits")
+    frame = irr_audit.labels(bundle).set_index("comment_id")
+    assert frame.loc["u0", ["agreed_code", "final"]].tolist() == ["yes", "agreed"]
+    assert frame.loc["u1", ["final_code", "final", "why"]].tolist() == ["", "undecided", "missing codes: cat blank"]
+    assert frame.loc["u2", "final"] == "undecided" and "disagreed" in frame.loc["u2", "why"]
