@@ -31,7 +31,7 @@ from irr_audit.errors import UsageError
 from irr_audit.importers.model import ImportOptions
 from irr_audit.importers.run import ImportRun, import_exports
 from irr_audit.io.dataframes import frame_sheets, long_frame_sheets
-from irr_audit.io.files import check_usable
+from irr_audit.io.files import check_exist
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
 from irr_audit.io.ordercolumn import order_values
 from irr_audit.io.outputs import refuse_unsafe_outputs, render_json
@@ -374,7 +374,7 @@ def audit(
         result = join_sheets(sheets, loaded, sample_ids=list(reference.ids) if reference else None)
     else:
         inputs = _paths(data)
-        check_usable(inputs)
+        check_exist([*_named(inputs, "sheet"), *_named(_path_of(rule), "rule"), *_named(_path_of(sample), "sample")])
         if len(inputs) == 1 and inputs[0].is_dir():
             folder = inputs[0]
         if folder is not None and sample is not None:
@@ -414,6 +414,7 @@ def audit_counts(
     disagreeing units (``join`` is None). ``group`` is refused: it needs the sheets."""
     options = _audit_options(bootstrap, seed, group, against, True)
     files = _paths(paths)
+    check_exist([*_named(files, "counts"), *_named(_path_of(rule), "rule")])
     if not files:
         raise UsageError("no counts file to score.", hint="pass one or more counts files.", code="usage-no-input")
     if rule is None:
@@ -585,6 +586,7 @@ def compare(
             code="usage-bootstrap",
         )
     _audit_options(0, seed, None, None, False)  # the seed's checks
+    check_exist([(side, "input") for side in (a, b) if isinstance(side, (str, os.PathLike))])
     sides = [_comparable(side, limits, name) for side, name in ((a, "A"), (b, "B"))]
     joins = [side.join for side, _ in sides]
     if joins[0] is None or joins[1] is None:  # _comparable refused counts already
@@ -642,7 +644,7 @@ class JoinFolder:
 
 def join_folder(
     sheets: Sequence[PathLike],
-    rule: PathLike | Mapping[str, Any],
+    rule: PathLike | Mapping[str, Any] | None,
     out: PathLike,
     *,
     sample: PathLike | None = None,
@@ -659,6 +661,13 @@ def join_folder(
     write is refused unless ``force``; an output that would overwrite an input, always."""
     checked = _limits(limits)
     out_path = Path(out)
+    check_exist(
+        [*_named(_paths(sheets), "sheet"), *_named(_path_of(rule), "rule"), *_named(_path_of(sample), "sample")]
+    )
+    if rule is None:
+        raise UsageError(
+            "join needs the rule the sheets were coded under.", hint="add --rule RULE.", code="usage-missing-rule"
+        )
     rule_files = [] if isinstance(rule, Mapping) else [Path(rule)]
     sample_folder = Path(sample) if sample is not None else None
     refuse_unsafe_outputs(files_read([*_paths(sheets), *rule_files, sample_folder]), folders=[out_path])
@@ -703,6 +712,7 @@ def import_export(
     checked = _limits(limits)
     paths = _paths(exports)
     rule_files = [Path(rule)] if isinstance(rule, (str, os.PathLike)) else []
+    check_exist([*((path, "export") for path in paths), *((path, "rule") for path in rule_files)])
     return import_exports(
         format,
         paths,
@@ -765,6 +775,16 @@ def joined_inputs(
     sheets = read_sheets(inputs, columns)
     step(f"joining {len(sheets)} sheets")
     return Joined(join_sheets(sheets, loaded, sample_ids=sample_ids))
+
+
+def _named(paths: list[Path], kind: str) -> list[tuple[Path, str]]:
+    """Input paths with their kind, for check_exist: one path alone may be a folder or a bundle."""
+    return [(path, "input" if kind == "sheet" and len(paths) == 1 else kind) for path in paths]
+
+
+def _path_of(source: Any) -> list[Path]:
+    """The path a rule or sample argument names, if it is one."""
+    return [Path(source)] if isinstance(source, (str, os.PathLike)) else []
 
 
 def _paths(data: Any) -> list[Path]:

@@ -98,10 +98,6 @@ def join(
     from irr_audit.api import join_folder
     from irr_audit.cli.progress import steps, wanted
 
-    if rule is None:
-        raise UsageError(
-            "join needs the rule the sheets were coded under.", hint="add --rule RULE.", code="usage-missing-rule"
-        )
     check_outputs([*sheets, rule, sample], "--out", folders=[out])
     with steps(wanted(quiet)) as progress:
         joined = join_folder(
@@ -132,7 +128,9 @@ def score(
         list[Path] | None, typer.Argument(help="A folder written by join (or an audit bundle), or two or more sheets.")
     ] = None,
     rule: RuleOption = None,
-    output_format: Annotated[ScoreFormat, typer.Option("--format", help="text or json.")] = ScoreFormat.TEXT,
+    output_format: Annotated[
+        ScoreFormat, typer.Option("--format", help="text or json.", case_sensitive=False)
+    ] = ScoreFormat.TEXT,
     bootstrap: Bootstrap = 0,
     seed: Seed = None,
     group: GroupOption = None,
@@ -169,7 +167,9 @@ def report(
     inputs: Annotated[
         list[Path] | None, typer.Argument(help="A folder written by join (or an audit bundle), or two or more sheets.")
     ] = None,
-    output_format: Annotated[ReportFormat, typer.Option("--format", help="md, json, html or text.")] = ReportFormat.MD,
+    output_format: Annotated[
+        ReportFormat, typer.Option("--format", help="md, json, html or text.", case_sensitive=False)
+    ] = ReportFormat.MD,
     rule: RuleOption = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
     bootstrap: Bootstrap = 0,
@@ -233,7 +233,9 @@ class CompareFormat(str, Enum):
 def compare(
     a: Annotated[Path, typer.Argument(help="The earlier audit: a join folder or a bundle.")],
     b: Annotated[Path, typer.Argument(help="The later audit: a join folder or a bundle.")],
-    output_format: Annotated[CompareFormat, typer.Option("--format", help="text, json or md.")] = CompareFormat.TEXT,
+    output_format: Annotated[
+        CompareFormat, typer.Option("--format", help="text, json or md.", case_sensitive=False)
+    ] = CompareFormat.TEXT,
     bootstrap: Annotated[
         int, typer.Option("--bootstrap", help="Bootstrap replicates for the intervals (100 to 100000).")
     ] = 2000,

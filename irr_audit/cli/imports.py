@@ -28,7 +28,9 @@ class ExportFormat(str, Enum):
 @app.command("import")
 @reports_errors
 def import_command(
-    export_format: Annotated[ExportFormat, typer.Argument(metavar="FORMAT", help="The tool the export comes from.")],
+    export_format: Annotated[
+        ExportFormat, typer.Argument(metavar="FORMAT", help="The tool the export comes from.", case_sensitive=False)
+    ],
     exports: Annotated[
         list[Path], typer.Argument(metavar="EXPORT...", help="The export file (doccano: one file per user).")
     ],

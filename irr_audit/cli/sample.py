@@ -39,7 +39,8 @@ def sample(
         bool, typer.Option("--shuffle", help="Give each coder the units in their own order (needs --seed).")
     ] = False,
     sheet_format: Annotated[
-        SheetFormatChoice, typer.Option("--sheet-format", help="csv, or xlsx with a code list in the sheet.")
+        SheetFormatChoice,
+        typer.Option("--sheet-format", help="csv, or xlsx with a code list in the sheet.", case_sensitive=False),
     ] = SheetFormatChoice.CSV,
     force: Annotated[
         bool,
@@ -54,12 +55,14 @@ def sample(
 ) -> None:
     """Build the working ledger and one blank coding sheet per coder from the collector's output."""
     from irr_audit.io.collector import read_dataset, read_run_record
+    from irr_audit.io.files import check_exist
     from irr_audit.rules.load import load_rule
     from irr_audit.sample.build import SampleRequest, build_sample, summary_lines
     from irr_audit.sample.folder import write_sample_dir
     from irr_audit.sample.sheets import SheetFormat, parse_coders
 
     inputs = [dataset, rule, *([run_record] if run_record else [])]
+    check_exist([(dataset, "dataset"), (rule, "rule"), (run_record, "run record")])
     check_outputs(inputs, "--out", folders=[out])
     request = SampleRequest(
         coders=tuple(parse_coders(coders)),

@@ -198,12 +198,19 @@ class JoinResult:
         }
 
     def summary_line(self) -> str:
+        """Units, then the log's rows by reason: one count of units when each unit not fully
+        coded has one row in the log, else the units and the rows counted apart (so that the
+        numbers in brackets add up to the number before them)."""
         total, fully = len(self.units), int(self.fully_coded.sum())
-        line = (
-            f"{total} units from {len(self.coders)} coders: {fully} fully coded, {total - fully} in the missingness log"
+        counts = self.log_counts()
+        rows = sum(counts.values())
+        reasons = count_phrase(counts)
+        head = f"{total} units from {len(self.coders)} coders: {fully} fully coded"
+        if rows == total - fully:
+            return f"{head}, {rows} in the missingness log" + (f" ({reasons})." if reasons else ".")
+        return f"{head}, {total - fully} not; {rows} rows in the missingness log" + (
+            f" ({reasons})." if reasons else "."
         )
-        reasons = count_phrase(self.log_counts())
-        return line + (f" ({reasons})." if reasons else ".")
 
 
 def across_columns(matrix: np.ndarray, test: Callable[[np.ndarray], np.ndarray], combine: np.ufunc) -> np.ndarray:
