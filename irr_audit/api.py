@@ -61,6 +61,7 @@ from irr_audit.report.model import (
 from irr_audit.rules.load import load_rule as load_rule_file
 from irr_audit.rules.load import rule_from_mapping
 from irr_audit.rules.model import Rule
+from irr_audit.rules.runaliases import with_run_aliases
 from irr_audit.sample.folder import SampleRef, check_sample_rule, read_sample
 
 PathLike = str | os.PathLike[str]
@@ -220,6 +221,18 @@ class Audit:
         return self.join.log.copy()
 
     @property
+    def problems(self) -> list[dict[str, Any]]:
+        """What leaves this audit with nothing (or little) to score: each with ``kind``
+        (no-fully-coded, mostly-invalid, no-shared-id), ``message``, ``values`` (raw value -> count)
+        and ``fix``; empty for a sound audit (docs/api.md, "Problems")."""
+        return copy.deepcopy(list(self.report.problems))
+
+    @property
+    def failed(self) -> bool:
+        """True when no unit is fully coded: nothing to score, a failed check (`score` and `report` exit 1)."""
+        return any(problem["kind"] == "no-fully-coded" for problem in self.report.problems)
+
+    @property
     def drift(self) -> dict[str, Any] | None:
         """Agreement over windows of the coding order (``audit(..., windows=N)``), or None: the
         report's ``drift`` (docs/statistics.md, "Drift within an audit")."""
@@ -342,6 +355,7 @@ def audit(
     windows: int | None = None,
     window_size: int | None = None,
     order_column: str | None = None,
+    aliases: Mapping[str, str] | None = None,
 ) -> Audit:
     """Audit the codes of two or more coders (docs/api.md).
 
@@ -355,7 +369,9 @@ def audit(
     of each step. ``windows`` (or ``window_size``) adds the drift over the coding order to the
     report (:attr:`Audit.drift`): each sheet's ``order_column`` (a number or an ISO 8601 time),
     else its row order; it is scored with ``bootstrap`` replicates (1000 when 0) and ``seed``
-    (drawn and recorded when None). Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
+    (drawn and recorded when None). ``aliases`` ({raw: code}) maps values the rule does not know to
+    its codes for this audit only (`--alias`), recorded in the report. Raises an
+    :class:`~irr_audit.errors.IrrAuditError` on bad input.
     """
     options = _audit_options(bootstrap, seed, group, against, list_disagreements)
     drift_options = _drift_options(windows, window_size, order_column, data)
@@ -366,7 +382,7 @@ def audit(
     folder_sample: dict[str, Any] | None = None  # what a join folder or a bundle keeps of its sample
     manifest: Manifest | None = None  # a bundle's
     if isinstance(data, (pd.DataFrame, Mapping)):
-        loaded = _required_rule(rule, checked)
+        loaded = with_run_aliases(_required_rule(rule, checked), aliases)
         reference, notes = _sample_reference(sample, loaded, checked)
         step("reading the DataFrames")
         sheets = long_frame_sheets(data, columns) if isinstance(data, pd.DataFrame) else frame_sheets(data, columns)
@@ -377,12 +393,20 @@ def audit(
         check_exist([*_named(inputs, "sheet"), *_named(_path_of(rule), "rule"), *_named(_path_of(sample), "sample")])
         if len(inputs) == 1 and inputs[0].is_dir():
             folder = inputs[0]
+        if folder is not None and aliases:
+            raise UsageError(
+                f"{folder} keeps the aliases of its run (if any); --alias applies to sheets being joined.",
+                hint="join the sheets again with --alias, or add the aliases to the rule file.",
+                code="usage-alias",
+            )
         if folder is not None and sample is not None:
             raise UsageError(
                 f"{folder} keeps its own units; sample restricts sheets to a sample's.",
                 hint="leave out sample, or pass the sheets themselves.",
                 code="usage-sample",
             )
+        if folder is None and rule is not None:
+            rule = with_run_aliases(load_rule(rule, limits=checked), aliases)
         reference, notes = _sample_reference(sample, rule, checked)
         joined = joined_inputs(inputs, rule, columns, list(reference.ids) if reference else None, step)
         result, folder_sample, manifest = joined.join, joined.sample_report, joined.manifest
@@ -586,7 +610,7 @@ def compare(
             code="usage-bootstrap",
         )
     _audit_options(0, seed, None, None, False)  # the seed's checks
-    check_exist([(side, "input") for side in (a, b) if isinstance(side, (str, os.PathLike))])
+    check_exist([(Path(side), "input") for side in (a, b) if isinstance(side, (str, os.PathLike))])
     sides = [_comparable(side, limits, name) for side, name in ((a, "A"), (b, "B"))]
     joins = [side.join for side, _ in sides]
     if joins[0] is None or joins[1] is None:  # _comparable refused counts already
@@ -641,6 +665,16 @@ class JoinFolder:
     def warnings(self) -> tuple[str, ...]:
         return self.result.warnings
 
+    @property
+    def problems(self) -> list[dict[str, Any]]:
+        """As :attr:`Audit.problems`: what leaves the join with nothing (or little) to score."""
+        return copy.deepcopy(self.result.problems)
+
+    @property
+    def failed(self) -> bool:
+        """True when no unit is fully coded (`join` writes the folder and exits 1)."""
+        return any(problem["kind"] == "no-fully-coded" for problem in self.result.problems)
+
 
 def join_folder(
     sheets: Sequence[PathLike],
@@ -654,11 +688,14 @@ def join_folder(
     worksheet: str | None = None,
     limits: LimitsLike = None,
     progress: Progress | None = None,
+    aliases: Mapping[str, str] | None = None,
 ) -> JoinFolder:
     """Join coding sheets and write the folder `irr-audit join --out` writes (README, "join"),
     as one run: built beside ``out`` and swapped in whole. ``rule`` is a rule file or a
     mapping (the folder keeps its bytes as rule.yaml). A folder holding files join did not
-    write is refused unless ``force``; an output that would overwrite an input, always."""
+    write is refused unless ``force``; an output that would overwrite an input, always.
+    ``aliases`` ({raw: code}, `--alias`) map values the rule does not know for this run; summary.json
+    records them (``run_aliases``) and `score DIR` applies them again."""
     checked = _limits(limits)
     out_path = Path(out)
     check_exist(
@@ -671,7 +708,7 @@ def join_folder(
     rule_files = [] if isinstance(rule, Mapping) else [Path(rule)]
     sample_folder = Path(sample) if sample is not None else None
     refuse_unsafe_outputs(files_read([*_paths(sheets), *rule_files, sample_folder]), folders=[out_path])
-    loaded = load_rule(rule, limits=checked)
+    loaded = with_run_aliases(load_rule(rule, limits=checked), aliases)
     reference, notes = _sample_reference(sample_folder, loaded, checked)
     sample_ids = list(reference.ids) if reference else None
     columns = SheetOptions(id_column, code_column, worksheet, checked)

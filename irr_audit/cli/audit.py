@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from irr_audit.cli.shared import (
+    AliasOption,
     CodeColumn,
     IdColumn,
     LimitOption,
@@ -20,9 +21,11 @@ from irr_audit.cli.shared import (
     Worksheet,
     app,
     check_outputs,
+    parse_aliases,
     parse_limits,
     reports_errors,
     say,
+    tell_problems,
 )
 from irr_audit.errors import UsageError
 
@@ -93,8 +96,11 @@ def join(
         typer.Option("--force", help="Replace an --out folder that holds files join did not write (they are deleted)."),
     ] = False,
     limit: LimitOption = None,
+    alias: AliasOption = None,
 ) -> None:
-    """Join coding sheets on comment id; route every missing code into the missingness log."""
+    """Join coding sheets on comment id; route every missing code into the missingness log.
+
+    Exit 1 (the folder written) when no unit is fully coded: there is nothing to score."""
     from irr_audit.api import join_folder
     from irr_audit.cli.progress import steps, wanted
 
@@ -111,6 +117,7 @@ def join(
             worksheet=worksheet,
             limits=parse_limits(limit),
             progress=progress.step,
+            aliases=parse_aliases(alias),
         )
     for note in joined.notes:
         say(note)
@@ -119,6 +126,9 @@ def join(
         say(f"wrote {', '.join(str(path) for path in joined.written)}")
         if joined.replaced:
             say(f"replaced {out} (--force): deleted {', '.join(joined.replaced)}")
+    tell_problems(joined.problems)
+    if joined.failed:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -141,8 +151,11 @@ def score(
     worksheet: Worksheet = None,
     quiet: Quiet = False,
     limit: LimitOption = None,
+    alias: AliasOption = None,
 ) -> None:
-    """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient."""
+    """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient.
+
+    Exit 1 when no unit is fully coded: there is nothing to score."""
     result = _audit(
         inputs or [],
         rule,
@@ -157,8 +170,11 @@ def score(
         code_column=code_column,
         worksheet=worksheet,
         limit=limit,
+        alias=alias,
     )
     _emit(result, output_format.value, None, include_disagreements=False)
+    if result.failed:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -186,8 +202,11 @@ def report(
     windows: Windows = None,
     window_size: WindowSize = None,
     order_column: OrderColumn = None,
+    alias: AliasOption = None,
 ) -> None:
-    """The whole audit in one document: provenance, units, table, coefficients, disagreements."""
+    """The whole audit in one document: provenance, units, table, coefficients, disagreements.
+
+    Exit 1 (the report written) when no unit is fully coded: there is nothing to score."""
     if output is not None:
         check_outputs([*(inputs or []), rule, *(counts or []), compare_with], "--output", files=[output])
     drift = {"windows": windows, "window_size": window_size, "order_column": order_column}
@@ -212,6 +231,7 @@ def report(
         worksheet=worksheet,
         limit=limit,
         drift=drift,
+        alias=alias,
     )
     if compare_with is not None:
         from irr_audit.api import compare
@@ -220,6 +240,8 @@ def report(
             compare(compare_with, result, bootstrap=bootstrap or 2000, seed=seed, limits=parse_limits(limit))
         )
     _emit(result, output_format.value, output)  # a bundle's adjudication comes with it, kept apart
+    if result.failed:
+        raise typer.Exit(1)
 
 
 class CompareFormat(str, Enum):
@@ -272,6 +294,7 @@ def _audit(
     worksheet: str | None,
     limit: list[str] | None,
     drift: dict[str, Any] | None = None,
+    alias: list[str] | None = None,
 ) -> Audit:
     """The audit of sheets, a join folder, a bundle, or (--counts) unit-pattern counts."""
     from irr_audit.api import audit, audit_counts
@@ -287,6 +310,12 @@ def _audit(
         scored = audit_counts(
             counts, rule, bootstrap=bootstrap, seed=seed, group=group, against=against, limits=parse_limits(limit)
         )
+        if alias:
+            raise UsageError(
+                "--alias maps raw values of sheets; counts hold codes already.",
+                hint="leave out --alias with --counts.",
+                code="usage-alias",
+            )
         if not quiet:
             say(scored.summary_line)
         return scored
@@ -304,10 +333,12 @@ def _audit(
             limits=parse_limits(limit),
             list_disagreements=list_disagreements,
             progress=progress.step,
+            aliases=parse_aliases(alias),
             **(drift or {}),
         )
     if not quiet:
         _tell(result.summary_line, result.input_warnings)
+    tell_problems(result.problems)
     return result
 
 

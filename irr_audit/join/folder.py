@@ -48,6 +48,7 @@ from irr_audit.join.counts import counts_csv_text
 from irr_audit.join.join import JoinResult
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
+from irr_audit.rules.runaliases import with_run_aliases
 
 SUMMARY = JOIN_RECORD
 JOINED = "joined.csv"
@@ -161,6 +162,7 @@ def join_summary(result: JoinResult, out: Path, columns: ColumnChoice) -> dict[s
         **result.summary(),
         "summary": result.summary_line(),
         "warnings": list(result.warnings),
+        **({"run_aliases": dict(rule.run_aliases)} if rule.run_aliases else {}),
     }
 
 
@@ -203,7 +205,7 @@ def read_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> JoinDir:
     # The rule is read once: parsed here, and its bytes' digest checked with the run record.
     rule = load_rule(rule_path, limits) if rule_path.is_file() and not rule_path.is_symlink() else None
     check_one_run(folder, summary, {RULE_COPY: rule.digest.removeprefix("sha256:")} if rule else None)
-    rule = rule or load_rule(rule_path, limits)
+    rule = with_run_aliases(rule or load_rule(rule_path, limits), summary.get("run_aliases"))
     columns = recorded_columns(summary.get("columns"))
     options = SheetOptions(columns.id_column, columns.code_column, columns.worksheet, limits)
     with ThreadPoolExecutor(max_workers=thread_count()) as pool:  # as read_sheets: one sheet per core at a time

@@ -49,6 +49,8 @@ class Rule:
     # The bytes the rule was parsed from (digest is their sha256): what a join folder and a
     # bundle keep, so the rule file is read once and never re-read after it was checked.
     source: bytes = field(default=b"", repr=False, compare=False)
+    # Aliases given for one run (--alias RAW=CODE), not in the rule file: recorded apart from it.
+    run_aliases: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -83,6 +85,8 @@ class Rule:
         for missing in self.missing_codes:
             table[code_key(missing)] = (CodeStatus.UNKNOWN, None)
         for alias, target in self.aliases.items():
+            table[code_key(alias)] = table[code_key(target)]
+        for alias, target in self.run_aliases.items():
             table[code_key(alias)] = table[code_key(target)]
         return table
 
