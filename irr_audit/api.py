@@ -31,6 +31,7 @@ from irr_audit.errors import UsageError
 from irr_audit.importers.model import ImportOptions
 from irr_audit.importers.run import ImportRun, import_exports
 from irr_audit.io.dataframes import frame_sheets, long_frame_sheets
+from irr_audit.io.delimiter import parse_delimiter
 from irr_audit.io.files import check_exist
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
 from irr_audit.io.ordercolumn import order_values
@@ -356,6 +357,7 @@ def audit(
     window_size: int | None = None,
     order_column: str | None = None,
     aliases: Mapping[str, str] | None = None,
+    delimiter: str | None = None,
 ) -> Audit:
     """Audit the codes of two or more coders (docs/api.md).
 
@@ -370,13 +372,14 @@ def audit(
     report (:attr:`Audit.drift`): each sheet's ``order_column`` (a number or an ISO 8601 time),
     else its row order; it is scored with ``bootstrap`` replicates (1000 when 0) and ``seed``
     (drawn and recorded when None). ``aliases`` ({raw: code}) maps values the rule does not know to
-    its codes for this audit only (`--alias`), recorded in the report. Raises an
+    its codes for this audit only (`--alias`), recorded in the report. ``delimiter`` (`,` `;` `tab` `|`)
+    splits `.csv` sheets (None: detected, README "Messy sheets"). Raises an
     :class:`~irr_audit.errors.IrrAuditError` on bad input.
     """
     options = _audit_options(bootstrap, seed, group, against, list_disagreements)
     drift_options = _drift_options(windows, window_size, order_column, data)
     checked = _limits(limits)
-    columns = SheetOptions(id_column, code_column, worksheet, checked)
+    columns = SheetOptions(id_column, code_column, worksheet, parse_delimiter(delimiter), limits=checked)
     step = progress or _no_progress
     folder: Path | None = None
     folder_sample: dict[str, Any] | None = None  # what a join folder or a bundle keeps of its sample
@@ -515,7 +518,7 @@ def _drift(
         if options.order_column is None:
             order[coded, column] = positions[coded, column]
         else:
-            values = order_values(sheet, options.order_column, columns.worksheet, columns.limits)
+            values = order_values(sheet, options.order_column, columns.worksheet, columns.limits, columns.delimiter)
             order[coded, column] = values[positions[coded, column]]
     return drift_of_join(
         result,
@@ -689,13 +692,14 @@ def join_folder(
     limits: LimitsLike = None,
     progress: Progress | None = None,
     aliases: Mapping[str, str] | None = None,
+    delimiter: str | None = None,
 ) -> JoinFolder:
     """Join coding sheets and write the folder `irr-audit join --out` writes (README, "join"),
     as one run: built beside ``out`` and swapped in whole. ``rule`` is a rule file or a
     mapping (the folder keeps its bytes as rule.yaml). A folder holding files join did not
     write is refused unless ``force``; an output that would overwrite an input, always.
     ``aliases`` ({raw: code}, `--alias`) map values the rule does not know for this run; summary.json
-    records them (``run_aliases``) and `score DIR` applies them again."""
+    records them (``run_aliases``) and `score DIR` applies them again. ``delimiter`` as in :func:`audit`."""
     checked = _limits(limits)
     out_path = Path(out)
     check_exist(
@@ -711,7 +715,7 @@ def join_folder(
     loaded = with_run_aliases(load_rule(rule, limits=checked), aliases)
     reference, notes = _sample_reference(sample_folder, loaded, checked)
     sample_ids = list(reference.ids) if reference else None
-    columns = SheetOptions(id_column, code_column, worksheet, checked)
+    columns = SheetOptions(id_column, code_column, worksheet, parse_delimiter(delimiter), limits=checked)
     result = joined_inputs(_paths(sheets), loaded, columns, sample_ids, progress or _no_progress).join
     written = write_join_dir(
         result,

@@ -14,6 +14,7 @@ import typer
 from irr_audit.cli.shared import (
     AliasOption,
     CodeColumn,
+    DelimiterOption,
     IdColumn,
     LimitOption,
     Quiet,
@@ -97,6 +98,7 @@ def join(
     ] = False,
     limit: LimitOption = None,
     alias: AliasOption = None,
+    delimiter: DelimiterOption = None,
 ) -> None:
     """Join coding sheets on comment id; route every missing code into the missingness log.
 
@@ -118,6 +120,7 @@ def join(
             limits=parse_limits(limit),
             progress=progress.step,
             aliases=parse_aliases(alias),
+            delimiter=delimiter,
         )
     for note in joined.notes:
         say(note)
@@ -152,6 +155,7 @@ def score(
     quiet: Quiet = False,
     limit: LimitOption = None,
     alias: AliasOption = None,
+    delimiter: DelimiterOption = None,
 ) -> None:
     """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient.
 
@@ -171,6 +175,7 @@ def score(
         worksheet=worksheet,
         limit=limit,
         alias=alias,
+        delimiter=delimiter,
     )
     _emit(result, output_format.value, None, include_disagreements=False)
     if result.failed:
@@ -203,6 +208,7 @@ def report(
     window_size: WindowSize = None,
     order_column: OrderColumn = None,
     alias: AliasOption = None,
+    delimiter: DelimiterOption = None,
 ) -> None:
     """The whole audit in one document: provenance, units, table, coefficients, disagreements.
 
@@ -232,6 +238,7 @@ def report(
         limit=limit,
         drift=drift,
         alias=alias,
+        delimiter=delimiter,
     )
     if compare_with is not None:
         from irr_audit.api import compare
@@ -295,6 +302,7 @@ def _audit(
     limit: list[str] | None,
     drift: dict[str, Any] | None = None,
     alias: list[str] | None = None,
+    delimiter: str | None = None,
 ) -> Audit:
     """The audit of sheets, a join folder, a bundle, or (--counts) unit-pattern counts."""
     from irr_audit.api import audit, audit_counts
@@ -334,6 +342,7 @@ def _audit(
             list_disagreements=list_disagreements,
             progress=progress.step,
             aliases=parse_aliases(alias),
+            delimiter=delimiter,
             **(drift or {}),
         )
     if not quiet:

@@ -74,6 +74,16 @@ AliasOption = Annotated[
 ]
 
 
+DelimiterOption = Annotated[
+    str | None,
+    typer.Option(
+        "--delimiter",
+        metavar="CHAR",
+        help="The delimiter of .csv sheets: , ; tab or | (default: detected from the header and first lines).",
+    ),
+]
+
+
 def parse_aliases(values: list[str] | None) -> dict[str, str]:
     """--alias RAW=CODE options -> the library's {raw: code} (irr_audit.rules.runaliases)."""
     from irr_audit.rules.runaliases import parse_alias_options
