@@ -64,4 +64,5 @@ def with_run_aliases(rule: Rule, aliases: Mapping[str, str] | None) -> Rule:
                 code="usage-alias",
             )
     merged = {**rule.run_aliases, **{raw: targets[code_key(code)] for raw, code in aliases.items()}}
+    merged = dict(sorted(merged.items()))  # one order, however given: the report shows the same text
     return dataclasses.replace(rule, run_aliases=merged)
