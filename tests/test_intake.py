@@ -322,3 +322,40 @@ def test_the_summary_line_counts_units_and_rows_apart_when_they_differ(tmp_path:
     assert irr_audit.audit(EXAMPLE, RULE).summary_line.endswith(
         "20 fully coded, 2 in the missingness log (1 unknown, 1 blank)."
     )
+
+
+COMMANDS = [
+    ["join"],
+    ["score"],
+    ["report"],
+    ["sample"],
+    ["freeze"],
+    ["verify"],
+    ["adjudicate"],
+    ["import"],
+    ["compare"],
+    ["rules", "check"],
+    ["rules", "lock"],
+    ["rules", "diff"],
+    ["plan", "alpha"],
+    ["plan", "kappa"],
+    ["plan", "half-width"],
+    ["plan", "pilot"],
+    ["plan"],
+    ["rules"],
+    [],
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda command: " ".join(command) or "irr-audit")
+def test_help_names_what_to_pass_not_python_types(command: list[str]) -> None:
+    shown = run(*command, "--help").stdout
+    assert "--help" in shown and "Show this message and exit." in shown
+    for python_type in ("<list[", "<bool>", "<str>", "<int>", "<float>", "<Path>", "int range"):
+        assert python_type not in shown, (python_type, shown)
+
+
+def test_help_shows_metavars_words_and_defaults() -> None:
+    shown = run("score", "--help").stdout
+    assert "INPUTS <path>..." in shown and "--quiet, -q " in shown and "--limit NAME=VALUE" in shown
+    assert "--format <text|json>" in shown and "[default: text]" in shown and "--bootstrap <integer>" in shown
