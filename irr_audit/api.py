@@ -46,6 +46,7 @@ from irr_audit.join.folder import (
 )
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
+from irr_audit.join.problems import NO_FULLY_CODED, problem
 from irr_audit.metrics import samplesize
 from irr_audit.report.comparison import compare_joins, comparison_sections, drift_of_join
 from irr_audit.report.console import render_console, render_text, section_table
@@ -451,6 +452,15 @@ def audit_counts(
     loaded = load_rule(rule, limits=limits)
     merged = read_counts(files, loaded, _limits(limits))
     report = build_counts_report(loaded, merged.coders, merged.patterns, merged.units, merged.sources, options)
+    if not report.units["fully_coded"]:
+        nothing = problem(
+            NO_FULLY_CODED,
+            f"no unit is fully coded: the counts hold no unit with a code of {loaded.label} from every coder, "
+            "so there is nothing to score.",
+            {},
+            "check that the counts files are those of this audit and rule.",
+        )
+        report = dataclasses.replace(report, problems=(nothing,))
     units = report.units
     line = (
         f"{units['total']} units from {len(merged.coders)} coders in {len(files)} counts file(s): "

@@ -114,6 +114,25 @@ def test_join_writes_its_folder_and_exits_1_with_the_problems_in_summary(tmp_pat
     assert run("score", tmp_path / "out").exit_code == 1
 
 
+def test_counts_with_no_unit_fully_coded_fail_too(tmp_path: Path) -> None:
+    run("join", *numeric_sheets(tmp_path), "--rule", RULE, "--out", tmp_path / "out")
+    result = run("score", "--counts", tmp_path / "out" / "counts.csv", "--rule", RULE)
+    assert result.exit_code == 1 and "problem: no unit is fully coded" in result.stderr
+
+
+def test_an_id_outside_the_sample_one_edit_from_a_sampled_id_is_named(tmp_path: Path) -> None:
+    data = write(
+        tmp_path / "d.jsonl",
+        "".join(f'{{"commentId": "kq{n:05d}x", "body": "b{n}", "status": "ok"}}\n' for n in range(12)),
+    )
+    assert run("sample", data, "--rule", RULE, "--coders", "a,b", "--out", tmp_path / "s", "-q").exit_code == 0
+    ids = [f"kq{n:05d}x" for n in range(12)]
+    a = write(tmp_path / "a.csv", "comment_id,code\n" + "".join(f"{i},yes\n" for i in ids))
+    b = write(tmp_path / "b.csv", "comment_id,code\n" + "".join(f"{i},yes\n" for i in [*ids[:3], "kq00o03x", *ids[4:]]))
+    warnings = irr_audit.audit([a, b], RULE, sample=tmp_path / "s").input_warnings
+    assert any("'kq00o03x' is not in the sample but is one edit from 'kq00003x'" in w for w in warnings), warnings
+
+
 def test_alias_maps_raw_values_for_the_run_and_is_recorded(tmp_path: Path) -> None:
     sheets = numeric_sheets(tmp_path)
     aliases = ("--alias", "1=yes", "--alias", "0=NO")

@@ -326,6 +326,7 @@ def _audit(
             )
         if not quiet:
             say(scored.summary_line)
+        tell_problems(scored.problems)
         return scored
     with steps(wanted(quiet)) as progress:
         result = audit(
