@@ -317,8 +317,8 @@ def _csv_items(text: str, name: str, spellings: dict[str, tuple[str, ...]], deli
         if len(record) > len(header) and any(cell.strip() for cell in record[len(header) :]):
             other = suspected(delimiter.join(header), delimiter.join(record), delimiter)
             raise IrrAuditError(
-                f"dataset {name} row {row} has {len(record)} cells but the header has {len(header)}, "
-                f"split on {shown(delimiter)!r}" + (f"; the file looks {shown(other)}-delimited." if other else "."),
+                f"dataset {name} row {row} has {len(record)} cells but the header has {len(header)}"
+                + (f", split on {shown(delimiter)!r}; the file looks {shown(other)}-delimited." if other else "."),
                 hint=f"pass --delimiter {shown(other)!r}."
                 if other
                 else f"a value probably holds an unquoted {shown(delimiter)!r}; export the dataset again.",

@@ -561,8 +561,8 @@ def _padded_table(
                 )
             other = suspected(delimiter.join(header), delimiter.join(record), delimiter)
             raise SheetError(
-                f"sheet {name} row {row_number} has {len(record)} cells but the header has {width}, "
-                f"split on {shown(delimiter)!r}" + (f"; the file looks {shown(other)}-delimited." if other else "."),
+                f"sheet {name} row {row_number} has {len(record)} cells but the header has {width}"
+                + (f", split on {shown(delimiter)!r}; the file looks {shown(other)}-delimited." if other else "."),
                 hint=f"pass --delimiter {shown(other)!r}."
                 if other
                 else f"a value probably contains an unquoted {shown(delimiter)!r}; quote it or fix the row.",

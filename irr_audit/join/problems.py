@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from irr_audit.io.arrowtext import from_numpy
+from irr_audit.io.display import printable, shortened
 from irr_audit.join.missingness import Reason
 from irr_audit.rules.model import CodeStatus, Rule
 
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 STATUSES = tuple(CodeStatus)  # as join.py stores a cell's status: its index here
 ABSENT = STATUSES.index(CodeStatus.ABSENT)
 
+VALUES_KEPT = 20  # distinct raw values a problem names, the most frequent
+VALUE_CHARACTERS = 100  # each cut to this many characters
 NO_FULLY_CODED = "no-fully-coded"
 MOSTLY_INVALID = "mostly-invalid"
 NO_SHARED_ID = "no-shared-id"
@@ -106,7 +109,9 @@ def problem_lines(problems: list[dict[str, Any]]) -> list[str]:
 
 
 def invalid_values(join: JoinResult, columns: Any) -> dict[str, int]:
-    """The raw values of the cells logged invalid in these sheets, with their counts, most frequent first."""
+    """The raw values of the cells logged invalid in these sheets, with their counts, most frequent
+    first: at most VALUES_KEPT of them, each cut to VALUE_CHARACTERS (a cell may hold megabytes;
+    the missingness log keeps every value whole)."""
     invalid = list(Reason).index(Reason.INVALID)
     counts: Counter[str] = Counter()
     for column in columns:
@@ -115,16 +120,19 @@ def invalid_values(join: JoinResult, columns: Any) -> dict[str, int]:
         if len(positions):
             found = pc.value_counts(join.sheets[column].codes.take(from_numpy(positions)))
             counts.update(dict(zip(found.field("values").to_pylist(), found.field("counts").to_pylist())))
-    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+    cut: Counter[str] = Counter()
+    for value, count in counts.items():
+        cut[shortened(value, VALUE_CHARACTERS)] += count
+    return dict(sorted(cut.items(), key=lambda item: (-item[1], item[0]))[:VALUES_KEPT])
 
 
 def shown_values(values: dict[str, int], most: int = 10) -> str:
-    shown = ", ".join(f"{value!r} ({count})" for value, count in list(values.items())[:most])
+    shown = ", ".join(f"{printable(value, 40)!r} ({count})" for value, count in list(values.items())[:most])
     return shown + (f" and {len(values) - most} more" if len(values) > most else "")
 
 
 def alias_fix(rule: Rule, values: dict[str, int]) -> str:
-    example = next(iter(values), "RAW")
+    example = printable(next(iter(values), "RAW"), 40)
     return (
         f"map each value to a code of the rule ({', '.join(rule.categories)}): add it to the rule's aliases "
         f"(aliases: {{{example!r}: CODE}}, a new version of the rule), or pass --alias RAW=CODE for this run "
@@ -135,7 +143,7 @@ def alias_fix(rule: Rule, values: dict[str, int]) -> str:
 def _first_ids(join: JoinResult, mask: np.ndarray) -> str:
     at = np.flatnonzero(mask)
     ids = join.units.take(from_numpy(at[:SHOWN_IDS])).to_pylist()
-    return ", ".join(repr(unit) for unit in ids) + (", ..." if len(at) > SHOWN_IDS else "")
+    return ", ".join(repr(printable(unit, 40)) for unit in ids) + (", ..." if len(at) > SHOWN_IDS else "")
 
 
 # --- near misses ------------------------------------------------------------------------

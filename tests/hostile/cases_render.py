@@ -269,6 +269,7 @@ CASES = [
         "report: no unit fully coded",
         f"report {SHEETS} --format md",
         {"alice.csv": "comment_id,code\na,yes\nb,unknown\n", "bob.csv": "comment_id,code\na,\nb,no\n"},
+        exit=1,
     ),
     # --- CSV written for spreadsheets ----------------------------------------------------------------------
     Case(
@@ -304,6 +305,7 @@ CASES = [
         f"join {SHEETS} --out out",
         {"alice.csv": "comment_id,code\n@x,+cmd\n-y,=1\n"},
         check=no_formula_cells("missingness_log.csv"),
+        exit=1,
     ),
     Case(
         "csv: the disagreement list neutralises formula ids",
