@@ -685,7 +685,7 @@ class JoinFolder:
 
     @property
     def failed(self) -> bool:
-        """True when no unit is fully coded (`join` writes the folder and exits 1)."""
+        """True when no unit is fully coded (`join` writes the folder and names the problem; `score` exits 1)."""
         return any(problem["kind"] == "no-fully-coded" for problem in self.result.problems)
 
 

@@ -25,7 +25,8 @@ from irr_audit.rules.model import CodeStatus, Rule
 
 if TYPE_CHECKING:
     from irr_audit.io.sheets import Sheet
-    from irr_audit.join.join import JoinResult
+
+JoinResult = Any  # irr_audit.join.join.JoinResult, which imports this module
 
 STATUSES = tuple(CodeStatus)  # as join.py stores a cell's status: its index here
 ABSENT = STATUSES.index(CodeStatus.ABSENT)

@@ -195,7 +195,7 @@ CASES = [
         code="sheet-duplicate-column",
         says=("bob.csv",),
     ),
-    Case("csv: ids all blank, codes given", JOIN, {"bob.csv": sheet(",yes", ",no", " ,yes")}, exit=1),
+    Case("csv: ids all blank, codes given", JOIN, {"bob.csv": sheet(",yes", ",no", " ,yes")}),
     Case("csv: rows of whitespace only", JOIN, {"bob.csv": sheet("a,yes", " , ", "\t,\t", "b,no")}),
     Case(
         "csv: a hundred thousand blank lines before the last row",
@@ -461,7 +461,7 @@ CASES = [
     ),
     Case("columns: --id-column empty means the default", JOIN + " --id-column ''", exit=0, shows=("4 fully coded",)),
     Case(
-        "columns: --code-column naming the id column", JOIN + " --code-column comment_id", exit=1, shows=("8 invalid",)
+        "columns: --code-column naming the id column", JOIN + " --code-column comment_id", exit=0, shows=("8 invalid",)
     ),
     Case("columns: --worksheet with CSV sheets", JOIN + " --worksheet Codes", exit=0, shows=("4 fully coded",)),
     # --- JSON Lines ---------------------------------------------------------------------------
@@ -487,7 +487,7 @@ CASES = [
         "jsonl: NaN and Infinity",
         JOIN_JSONL,
         {"bob.jsonl": jsonl('{"comment_id": "a", "code": NaN}', '{"comment_id": "b", "code": Infinity}')},
-        exit=1,
+        exit=0,
         shows=("2 invalid",),
     ),
     Case(
@@ -502,7 +502,6 @@ CASES = [
             )
         },
         check=units(8),
-        exit=1,
     ),
     Case(
         "jsonl: a key given twice in one object",
@@ -557,10 +556,7 @@ CASES = [
         {"bob.jsonl": jsonl({"comment_id": "a", "code": "yes"}, {"comment_id": "b"}, {"code": "no"})},
     ),
     Case(
-        "jsonl: a code that is an object",
-        JOIN_JSONL,
-        {"bob.jsonl": jsonl({"comment_id": "a", "code": {"x": [1, 2]}})},
-        exit=1,
+        "jsonl: a code that is an object", JOIN_JSONL, {"bob.jsonl": jsonl({"comment_id": "a", "code": {"x": [1, 2]}})}
     ),
     Case(
         "jsonl: ids true, false and null",
@@ -572,7 +568,6 @@ CASES = [
                 {"comment_id": None, "code": "no"},
             )
         },
-        exit=1,
     ),
     Case(
         "jsonl: an escaped NUL in an id",
@@ -619,7 +614,7 @@ CASES = [
         "jsonl: a 5,000-digit number as a code",
         JOIN_JSONL,
         {"bob.jsonl": '{"comment_id": "a", "code": 1e' + big_int(5) + "}\n"},
-        exit=1,
+        exit=0,
         shows=("1 invalid",),
     ),
     # --- XLSX -------------------------------------------------------------------------------
@@ -718,7 +713,7 @@ CASES = [
         process=True,
         memory_mb=512,
     ),
-    Case("xlsx: a cell of 20 MB", JOIN_XLSX, {"bob.xlsx": xlsx_bomb_cell(20 * 1024**2)}, process=True, exit=1),
+    Case("xlsx: a cell of 20 MB", JOIN_XLSX, {"bob.xlsx": xlsx_bomb_cell(20 * 1024**2)}, process=True),
     Case(
         "xlsx: a dimension that claims a million rows",
         JOIN_XLSX,
@@ -822,13 +817,11 @@ CASES = [
         "xlsx: ids as huge numbers, booleans and errors",
         JOIN_XLSX,
         {"bob.xlsx": xlsx([["comment_id", "code"], [1e20, "yes"], [True, "no"], ["#N/A", "yes"], [-0.0, "no"]])},
-        exit=1,
     ),
     Case(
         "xlsx: a cell of 32,767 characters",
         JOIN_XLSX,
         {"bob.xlsx": xlsx([["comment_id", "code"], ["a" * 32767, "yes"]])},
-        exit=1,
     ),
     Case(
         "xlsx: an empty first row",
@@ -902,7 +895,6 @@ CASES = [
             )
         },
         never_shown=("\x1b[2J",),
-        exit=1,
     ),
 ]
 
