@@ -33,7 +33,8 @@ from irr_audit.errors import UsageError
 from irr_audit.importers.model import ImportOptions
 from irr_audit.importers.run import ImportRun, import_exports
 from irr_audit.io.dataframes import frame_sheets, long_frame_sheets
-from irr_audit.io.files import check_usable
+from irr_audit.io.delimiter import parse_delimiter
+from irr_audit.io.files import check_exist
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
 from irr_audit.io.ordercolumn import order_values
 from irr_audit.io.outputs import refuse_unsafe_outputs, render_json
@@ -48,6 +49,7 @@ from irr_audit.join.folder import (
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.join.table_input import read_agreement_table, read_category_counts
+from irr_audit.join.problems import NO_FULLY_CODED, problem
 from irr_audit.metrics import samplesize
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
 from irr_audit.metrics.intervals import IntervalSpec
@@ -68,6 +70,7 @@ from irr_audit.report.table_report import build_table_report
 from irr_audit.rules.load import load_rule as load_rule_file
 from irr_audit.rules.load import rule_from_mapping
 from irr_audit.rules.model import Rule
+from irr_audit.rules.runaliases import with_run_aliases
 from irr_audit.rules.weights import WEIGHT_NAMES
 from irr_audit.sample.folder import (
     SampleRef,
@@ -252,6 +255,18 @@ class Audit:
         return self.join.log.copy()
 
     @property
+    def problems(self) -> list[dict[str, Any]]:
+        """What leaves this audit with nothing (or little) to score: each with ``kind``
+        (no-fully-coded, mostly-invalid, no-shared-id), ``message``, ``values`` (raw value -> count)
+        and ``fix``; empty for a sound audit (docs/api.md, "Problems")."""
+        return copy.deepcopy(list(self.report.problems))
+
+    @property
+    def failed(self) -> bool:
+        """True when no unit is fully coded: nothing to score, a failed check (`score` and `report` exit 1)."""
+        return any(problem["kind"] == "no-fully-coded" for problem in self.report.problems)
+
+    @property
     def drift(self) -> dict[str, Any] | None:
         """Agreement over windows of the coding order (``audit(..., windows=N)``), or None: the
         report's ``drift`` (docs/statistics.md, "Drift within an audit")."""
@@ -381,6 +396,8 @@ def audit(
     test_against: float | None = None,
     weights: str | Sequence[Sequence[float]] | None = None,
     alpha_min: Sequence[float] | None = None,
+    aliases: Mapping[str, str] | None = None,
+    delimiter: str | None = None,
 ) -> Audit:
     """Audit the codes of two or more coders (docs/api.md).
 
@@ -400,19 +417,22 @@ def audit(
     (with ``bootstrap`` > 0): the report gives q(alpha < each); 0.667 and 0.800 when None.
     A bootstrap without a ``seed`` draws one, records it in the report and says so in
     :attr:`Audit.summary_line`: passing it back repeats the intervals exactly.
+    ``aliases`` ({raw: code}) maps values the rule does not know to its codes for this audit
+    only (`--alias`), recorded in the report. ``delimiter`` (`,` `;` `tab` `|`) splits `.csv`
+    sheets (None: detected, README "Messy sheets").
     Raises an :class:`~irr_audit.errors.IrrAuditError` on bad input.
     """
     options, seed_note = _seeded(_audit_options(bootstrap, seed, group, against, list_disagreements, alpha_min))
     options = _with_statistics(options, ci_level, interval, test_against, weights)
     drift_options = _drift_options(windows, window_size, order_column, data)
     checked = _limits(limits)
-    columns = SheetOptions(id_column, code_column, worksheet, checked)
+    columns = SheetOptions(id_column, code_column, worksheet, parse_delimiter(delimiter), limits=checked)
     step = progress or _no_progress
     folder: Path | None = None
     folder_sample: dict[str, Any] | None = None  # what a join folder or a bundle keeps of its sample
     manifest: Manifest | None = None  # a bundle's
     if isinstance(data, (pd.DataFrame, Mapping)):
-        loaded = _required_rule(rule, checked)
+        loaded = with_run_aliases(_required_rule(rule, checked), aliases)
         reference, notes = _sample_reference(sample, loaded, checked)
         step("reading the DataFrames")
         sheets = long_frame_sheets(data, columns) if isinstance(data, pd.DataFrame) else frame_sheets(data, columns)
@@ -420,15 +440,23 @@ def audit(
         result = join_sheets(sheets, loaded, sample_ids=list(reference.ids) if reference else None)
     else:
         inputs = _paths(data)
-        check_usable(inputs)
+        check_exist([*_named(inputs, "sheet"), *_named(_path_of(rule), "rule"), *_named(_path_of(sample), "sample")])
         if len(inputs) == 1 and inputs[0].is_dir():
             folder = inputs[0]
+        if folder is not None and aliases:
+            raise UsageError(
+                f"{folder} keeps the aliases of its run (if any); --alias applies to sheets being joined.",
+                hint="join the sheets again with --alias, or add the aliases to the rule file.",
+                code="usage-alias",
+            )
         if folder is not None and sample is not None:
             raise UsageError(
                 f"{folder} keeps its own units; sample restricts sheets to a sample's.",
                 hint="leave out sample, or pass the sheets themselves.",
                 code="usage-sample",
             )
+        if folder is None and rule is not None:
+            rule = with_run_aliases(load_rule(rule, limits=checked), aliases)
         reference, notes = _sample_reference(sample, rule, checked)
         joined = joined_inputs(inputs, rule, columns, list(reference.ids) if reference else None, step)
         result, folder_sample, manifest = joined.join, joined.sample_report, joined.manifest
@@ -469,6 +497,7 @@ def audit_counts(
     options, seed_note = _seeded(_audit_options(bootstrap, seed, group, against, True, alpha_min))
     options = _with_statistics(options, ci_level, interval, test_against, weights)
     files = _paths(paths)
+    check_exist([*_named(files, "counts"), *_named(_path_of(rule), "rule")])
     if not files:
         raise UsageError("no counts file to score.", hint="pass one or more counts files.", code="usage-no-input")
     if rule is None:
@@ -478,6 +507,15 @@ def audit_counts(
     loaded = load_rule(rule, limits=limits)
     merged = read_counts(files, loaded, _limits(limits))
     report = build_counts_report(loaded, merged.coders, merged.patterns, merged.units, merged.sources, options)
+    if not report.units["fully_coded"]:
+        nothing = problem(
+            NO_FULLY_CODED,
+            f"no unit is fully coded: the counts hold no unit with a code of {loaded.label} from every coder, "
+            "so there is nothing to score.",
+            {},
+            "check that the counts files are those of this audit and rule.",
+        )
+        report = dataclasses.replace(report, problems=(nothing,))
     units = report.units
     line = (
         f"{units['total']} units from {len(merged.coders)} coders in {len(files)} counts file(s): "
@@ -545,7 +583,7 @@ def _drift(
         if options.order_column is None:
             order[coded, column] = positions[coded, column]
         else:
-            values = order_values(sheet, options.order_column, columns.worksheet, columns.limits)
+            values = order_values(sheet, options.order_column, columns.worksheet, columns.limits, columns.delimiter)
             order[coded, column] = values[positions[coded, column]]
     return drift_of_join(
         result,
@@ -650,6 +688,7 @@ def compare(
             code="usage-bootstrap",
         )
     _audit_options(0, seed, None, None, False)  # the seed's checks
+    check_exist([(Path(side), "input") for side in (a, b) if isinstance(side, (str, os.PathLike))])
     sides = [_comparable(side, limits, name) for side, name in ((a, "A"), (b, "B"))]
     joins = [side.join for side, _ in sides]
     if joins[0] is None or joins[1] is None:  # _comparable refused counts already
@@ -751,10 +790,20 @@ class JoinFolder:
     def warnings(self) -> tuple[str, ...]:
         return self.result.warnings
 
+    @property
+    def problems(self) -> list[dict[str, Any]]:
+        """As :attr:`Audit.problems`: what leaves the join with nothing (or little) to score."""
+        return copy.deepcopy(self.result.problems)
+
+    @property
+    def failed(self) -> bool:
+        """True when no unit is fully coded (`join` writes the folder and names the problem; `score` exits 1)."""
+        return any(problem["kind"] == "no-fully-coded" for problem in self.result.problems)
+
 
 def join_folder(
     sheets: Sequence[PathLike],
-    rule: PathLike | Mapping[str, Any],
+    rule: PathLike | Mapping[str, Any] | None,
     out: PathLike,
     *,
     sample: PathLike | None = None,
@@ -764,20 +813,31 @@ def join_folder(
     worksheet: str | None = None,
     limits: LimitsLike = None,
     progress: Progress | None = None,
+    aliases: Mapping[str, str] | None = None,
+    delimiter: str | None = None,
 ) -> JoinFolder:
     """Join coding sheets and write the folder `irr-audit join --out` writes (README, "join"),
     as one run: built beside ``out`` and swapped in whole. ``rule`` is a rule file or a
     mapping (the folder keeps its bytes as rule.yaml). A folder holding files join did not
-    write is refused unless ``force``; an output that would overwrite an input, always."""
+    write is refused unless ``force``; an output that would overwrite an input, always.
+    ``aliases`` ({raw: code}, `--alias`) map values the rule does not know for this run; summary.json
+    records them (``run_aliases``) and `score DIR` applies them again. ``delimiter`` as in :func:`audit`."""
     checked = _limits(limits)
     out_path = Path(out)
+    check_exist(
+        [*_named(_paths(sheets), "sheet"), *_named(_path_of(rule), "rule"), *_named(_path_of(sample), "sample")]
+    )
+    if rule is None:
+        raise UsageError(
+            "join needs the rule the sheets were coded under.", hint="add --rule RULE.", code="usage-missing-rule"
+        )
     rule_files = [] if isinstance(rule, Mapping) else [Path(rule)]
     sample_folder = Path(sample) if sample is not None else None
     refuse_unsafe_outputs(files_read([*_paths(sheets), *rule_files, sample_folder]), folders=[out_path])
-    loaded = load_rule(rule, limits=checked)
+    loaded = with_run_aliases(load_rule(rule, limits=checked), aliases)
     reference, notes = _sample_reference(sample_folder, loaded, checked)
     sample_ids = list(reference.ids) if reference else None
-    columns = SheetOptions(id_column, code_column, worksheet, checked)
+    columns = SheetOptions(id_column, code_column, worksheet, parse_delimiter(delimiter), limits=checked)
     result = joined_inputs(_paths(sheets), loaded, columns, sample_ids, progress or _no_progress).join
     written = write_join_dir(
         result,
@@ -818,6 +878,7 @@ def import_export(
     checked = _limits(limits)
     paths = _paths(exports)
     rule_files = [Path(rule)] if isinstance(rule, (str, os.PathLike)) else []
+    check_exist([*((path, "export") for path in paths), *((path, "rule") for path in rule_files)])
     return import_exports(
         format,
         paths,
@@ -882,6 +943,16 @@ def joined_inputs(
     sheets = read_sheets(inputs, columns)
     step(f"joining {len(sheets)} sheets")
     return Joined(join_sheets(sheets, loaded, sample_ids=sample_ids))
+
+
+def _named(paths: list[Path], kind: str) -> list[tuple[Path, str]]:
+    """Input paths with their kind, for check_exist: one path alone may be a folder or a bundle."""
+    return [(path, "input" if kind == "sheet" and len(paths) == 1 else kind) for path in paths]
+
+
+def _path_of(source: Any) -> list[Path]:
+    """The path a rule or sample argument names, if it is one."""
+    return [Path(source)] if isinstance(source, (str, os.PathLike)) else []
 
 
 def _paths(data: Any) -> list[Path]:

@@ -768,13 +768,13 @@ def test_verify_names_a_damaged_sample(sheets: list[Path], tmp_path: Path, tampe
 def test_what_is_not_a_bundle_is_refused(sheets: list[Path], tmp_path: Path) -> None:
     a_file = tmp_path / "bundle.zip"
     a_file.write_bytes(b"PK")
-    for path, code in (
-        (a_file, "bundle-not-found"),
-        (tmp_path / "absent", "bundle-not-found"),
-        (sheets[0].parent, "bundle-not-found"),
+    for path, code, says in (
+        (a_file, "bundle-not-found", "is not"),
+        (tmp_path / "absent", "bundle-not-found", "does not exist"),
+        (sheets[0].parent, "bundle-not-found", "is not"),
     ):
         result = run("verify", path)
-        assert result.exit_code == 2 and result.stderr.startswith(f"Error [{code}]: {path} is not"), result.stderr
+        assert result.exit_code == 2 and result.stderr.startswith(f"Error [{code}]: {path} {says}"), result.stderr
 
 
 def test_verify_shows_file_names_without_running_their_control_characters(sheets: list[Path], tmp_path: Path) -> None:

@@ -278,7 +278,7 @@ def test_bad_options_are_refused_by_name(tmp_path: Path, args: list[str], code: 
 def test_inputs_that_cannot_be_compared_are_refused(tmp_path: Path) -> None:
     first = join(tmp_path, "A", [ALICE, BOB])
     code, _, err = cli("compare", str(first), str(tmp_path / "missing"))
-    assert code == 2 and "Error [usage-compare]" in err and "missing" in err
+    assert code == 2 and "Error [path-not-found]" in err and "missing does not exist" in err
     counted = irr_audit.audit_counts(first / "counts.csv", RULE)
     with pytest.raises(irr_audit.UsageError) as raised:
         irr_audit.compare(counted, first)

@@ -139,8 +139,8 @@ def test_summary_line_and_warnings_show_escapes(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     result = run("score", first, second, "--rule", RULE)
-    assert result.exit_code == 0
-    assert "warning:" in result.stderr and not CONTROL.search(result.stderr)
+    assert result.exit_code == 1  # the sheets share no id: nothing to score, and the problem names their ids
+    assert "warning:" in result.stderr and "problem:" in result.stderr and not CONTROL.search(result.stderr)
 
 
 def test_console_report_shows_escapes_and_unicode(hostile_bundle: Path) -> None:

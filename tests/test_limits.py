@@ -97,7 +97,8 @@ def test_file_bytes_names_itself_and_can_be_raised(tmp_path: Path) -> None:
     sheet = "comment_id,code,note\n" + "".join(f"a{i},yes,{'x' * 50}\n" for i in range(20))
     result = join_with_partner(tmp_path, "big.csv", sheet, "--limit", "file_bytes=1000")
     refused(result, "limit-file-bytes", "big.csv", "the limit file_bytes is 1,000", "--limit file_bytes=N")
-    assert join_with_partner(tmp_path, "big.csv", sheet, "--limit", "file_bytes=1M").exit_code == 0
+    raised = join_with_partner(tmp_path, "big.csv", sheet, "--limit", "file_bytes=1M")
+    assert raised.exit_code == 1 and "no unit is fully coded" in raised.stderr  # read: it shares no id with its partner
 
 
 # --- JSON, JSON Lines -----------------------------------------------------------------

@@ -99,6 +99,13 @@ def collect_source(
         folder = inputs[0]
         joined = read_join_dir(folder, limits)
         rule, sheets, columns = joined.rule, joined.sheets, joined.columns
+        if rule.run_aliases:
+            raise UsageError(
+                f"the join in {folder} maps values with --alias, which a bundle cannot keep: it keeps the rule file, "
+                "and verify recomputes the scores from it alone.",
+                hint="add the aliases to the rule file (aliases:, in a new version of the rule) and join again.",
+                code="usage-alias",
+            )
         sample = sample or _join_dir_sample(joined)
         rule_data = rule.source  # the bytes of rule.yaml that were parsed
         # read again, bounded, and checked to be the bytes the join recorded

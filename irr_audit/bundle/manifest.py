@@ -197,7 +197,7 @@ def build_manifest(
         },
         "recodes": recodes,
         "sample": None if sample_files is None else sample_entry(sample_files, sample_ids or [], sample_recoding),
-        "columns": asdict(columns),
+        "columns": {key: value for key, value in asdict(columns).items() if key != "delimiter" or value is not None},
         "score": score,
     }
     manifest["integrity"] = {"sha256": canonical_sha256(manifest, "integrity"), "of": INTEGRITY_OF}

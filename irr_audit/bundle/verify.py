@@ -42,7 +42,7 @@ from irr_audit.bundle.read import frozen_file, frozen_sample, join_files
 from irr_audit.bundle.signing import SIGNATURE_MAX_BYTES, check_signature
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.display import shortened
-from irr_audit.io.files import check_usable, read_bounded, resolved, sha256_digest, sha256_hex
+from irr_audit.io.files import check_exist, read_bounded, resolved, sha256_digest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
 from irr_audit.io.unitsketch import units_sketch
@@ -271,7 +271,7 @@ def _files_part(kind: str, paths: list[str]) -> str:
 def verify_bundle(bundle: Path, anchors: Anchors | None = None, limits: Limits = DEFAULT_LIMITS) -> Verification:
     """Re-hash every file, check the manifest, recompute the score and compare; then
     check the bundle against the anchors kept outside it, if any."""
-    check_usable([bundle])
+    check_exist([(bundle, "bundle")])
     if not bundle.is_dir():
         raise BundleError(
             f"{bundle} is not a folder.", hint="pass a bundle folder made by irr-audit freeze.", code="bundle-not-found"

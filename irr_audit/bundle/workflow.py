@@ -19,7 +19,7 @@ from irr_audit.bundle.manifest import ADJUDICATION_DIR, shell_path
 from irr_audit.bundle.read import read_bundle
 from irr_audit.bundle.signing import check_allowed_signers, check_sign_key, sign, ssh_keygen
 from irr_audit.errors import IrrAuditError, LimitError, UsageError
-from irr_audit.io.files import check_usable, read_bounded, sha256_digest, sha256_hex
+from irr_audit.io.files import check_exist, check_usable, read_bounded, sha256_digest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.join.join import JoinResult
 from irr_audit.report.model import disagreement_list
@@ -57,6 +57,8 @@ def freeze_audit(
     signed with ``sign_key`` when given. The digest list the digest will be appended to
     (``digests``) and the key are checked before anything is read or written."""
     check_usable([*inputs, into, rule, recodes, sample, digests, sign_key])
+    kind = "input" if len(inputs) == 1 else "sheet"
+    check_exist([*((path, kind) for path in inputs), (rule, "rule"), (recodes, "bundle"), (sample, "sample")])
     if digests is not None:
         check_list_target(digests, [*inputs, rule, sample, recodes])
     check_sign_key(sign_key)
@@ -117,7 +119,7 @@ class Adjudication:
 
 def adjudication(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> Adjudication:
     """A bundle's disagreements and the decisions on record; any doubtful record is refused."""
-    check_usable([bundle])
+    check_exist([(bundle, "bundle")])
     frozen = read_bundle(bundle, limits)
     join, manifest_sha256 = frozen.join, frozen.manifest.sha256
     listed = disagreement_list(join)  # listed, not scored

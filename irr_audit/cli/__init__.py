@@ -27,7 +27,10 @@ from irr_audit._version import __version__
 
 # Each command group registers its commands on `app` when imported.
 from irr_audit.cli import audit, bundle, imports, plan, rules, sample  # noqa: F401
+from irr_audit.cli.helptext import use_plain_help
 from irr_audit.cli.shared import app
+
+use_plain_help(app)  # --help in words, not Python types (every command registered above)
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE: not 1 (a check failed) and not 2 (bad input)
 

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from irr_audit.cli.shared import (
+    AliasOption,
     CodeColumn,
+    DelimiterOption,
     IdColumn,
     LimitOption,
     Quiet,
@@ -21,9 +23,11 @@ from irr_audit.cli.shared import (
     Worksheet,
     app,
     check_outputs,
+    parse_aliases,
     parse_limits,
     reports_errors,
     say,
+    tell_problems,
 )
 from irr_audit.errors import UsageError
 
@@ -130,15 +134,15 @@ def join(
         typer.Option("--force", help="Replace an --out folder that holds files join did not write (they are deleted)."),
     ] = False,
     limit: LimitOption = None,
+    alias: AliasOption = None,
+    delimiter: DelimiterOption = None,
 ) -> None:
-    """Join coding sheets on comment id; route every missing code into the missingness log."""
+    """Join coding sheets on comment id; route every missing code into the missingness log.
+
+    When no unit is fully coded the folder is written and the problem named (score and report exit 1)."""
     from irr_audit.api import join_folder
     from irr_audit.cli.progress import steps, wanted
 
-    if rule is None:
-        raise UsageError(
-            "join needs the rule the sheets were coded under.", hint="add --rule RULE.", code="usage-missing-rule"
-        )
     check_outputs([*sheets, rule, sample], "--out", folders=[out])
     with steps(wanted(quiet)) as progress:
         joined = join_folder(
@@ -152,6 +156,8 @@ def join(
             worksheet=worksheet,
             limits=parse_limits(limit),
             progress=progress.step,
+            aliases=parse_aliases(alias),
+            delimiter=delimiter,
         )
     for note in joined.notes:
         say(note)
@@ -160,6 +166,7 @@ def join(
         say(f"wrote {', '.join(str(path) for path in joined.written)}")
         if joined.replaced:
             say(f"replaced {out} (--force): deleted {', '.join(joined.replaced)}")
+    tell_problems(joined.problems)  # the folder is written to be read; score and report are the check
 
 
 @app.command()
@@ -169,7 +176,9 @@ def score(
         list[Path] | None, typer.Argument(help="A folder written by join (or an audit bundle), or two or more sheets.")
     ] = None,
     rule: RuleOption = None,
-    output_format: Annotated[ScoreFormat, typer.Option("--format", help="text or json.")] = ScoreFormat.TEXT,
+    output_format: Annotated[
+        ScoreFormat, typer.Option("--format", help="text or json.", case_sensitive=False)
+    ] = ScoreFormat.TEXT,
     bootstrap: Bootstrap = 0,
     seed: Seed = None,
     group: GroupOption = None,
@@ -187,8 +196,12 @@ def score(
     alpha_min: AlphaMin = None,
     table: TableOption = None,
     category_counts: CategoryCountsOption = None,
+    alias: AliasOption = None,
+    delimiter: DelimiterOption = None,
 ) -> None:
-    """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient."""
+    """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient.
+
+    Exit 1 when no unit is fully coded: there is nothing to score."""
     result = _audit(
         inputs or [],
         rule,
@@ -207,8 +220,12 @@ def score(
         alpha_min=alpha_min,
         table=table,
         category_counts=category_counts,
+        alias=alias,
+        delimiter=delimiter,
     )
     _emit(result, output_format.value, None, include_disagreements=False)
+    if result.failed:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -217,7 +234,9 @@ def report(
     inputs: Annotated[
         list[Path] | None, typer.Argument(help="A folder written by join (or an audit bundle), or two or more sheets.")
     ] = None,
-    output_format: Annotated[ReportFormat, typer.Option("--format", help="md, json, html or text.")] = ReportFormat.MD,
+    output_format: Annotated[
+        ReportFormat, typer.Option("--format", help="md, json, html or text.", case_sensitive=False)
+    ] = ReportFormat.MD,
     rule: RuleOption = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
     bootstrap: Bootstrap = 0,
@@ -241,8 +260,12 @@ def report(
     alpha_min: AlphaMin = None,
     table: TableOption = None,
     category_counts: CategoryCountsOption = None,
+    alias: AliasOption = None,
+    delimiter: DelimiterOption = None,
 ) -> None:
-    """The whole audit in one document: provenance, units, table, coefficients, disagreements."""
+    """The whole audit in one document: provenance, units, table, coefficients, disagreements.
+
+    Exit 1 (the report written) when no unit is fully coded: there is nothing to score."""
     if output is not None:
         check_outputs(
             [*(inputs or []), rule, *(counts or []), compare_with, table, category_counts], "--output", files=[output]
@@ -273,6 +296,8 @@ def report(
         alpha_min=alpha_min,
         table=table,
         category_counts=category_counts,
+        alias=alias,
+        delimiter=delimiter,
     )
     if compare_with is not None:
         from irr_audit.api import compare
@@ -281,6 +306,8 @@ def report(
             compare(compare_with, result, bootstrap=bootstrap or 2000, seed=seed, limits=parse_limits(limit))
         )
     _emit(result, output_format.value, output)  # a bundle's adjudication comes with it, kept apart
+    if result.failed:
+        raise typer.Exit(1)
 
 
 class CompareFormat(str, Enum):
@@ -294,7 +321,9 @@ class CompareFormat(str, Enum):
 def compare(
     a: Annotated[Path, typer.Argument(help="The earlier audit: a join folder or a bundle.")],
     b: Annotated[Path, typer.Argument(help="The later audit: a join folder or a bundle.")],
-    output_format: Annotated[CompareFormat, typer.Option("--format", help="text, json or md.")] = CompareFormat.TEXT,
+    output_format: Annotated[
+        CompareFormat, typer.Option("--format", help="text, json or md.", case_sensitive=False)
+    ] = CompareFormat.TEXT,
     bootstrap: Annotated[
         int, typer.Option("--bootstrap", help="Bootstrap replicates for the intervals (100 to 100000).")
     ] = 2000,
@@ -335,6 +364,8 @@ def _audit(
     alpha_min: list[float] | None = None,
     table: Path | None = None,
     category_counts: Path | None = None,
+    alias: list[str] | None = None,
+    delimiter: str | None = None,
 ) -> Audit:
     """The audit of sheets, a join folder, a bundle, (--counts) unit-pattern counts, or a published
     table (--table, --category-counts)."""
@@ -385,8 +416,15 @@ def _audit(
             **statistics,
             alpha_min=alpha_min,
         )
+        if alias:
+            raise UsageError(
+                "--alias maps raw values of sheets; counts hold codes already.",
+                hint="leave out --alias with --counts.",
+                code="usage-alias",
+            )
         if not quiet:
             say(scored.summary_line)
+        tell_problems(scored.problems)
         return scored
     with steps(wanted(quiet)) as progress:
         result = audit(
@@ -402,12 +440,15 @@ def _audit(
             limits=parse_limits(limit),
             list_disagreements=list_disagreements,
             progress=progress.step,
+            aliases=parse_aliases(alias),
+            delimiter=delimiter,
             **(drift or {}),
             **statistics,
             alpha_min=alpha_min,
         )
     if not quiet:
         _tell(result.summary_line, result.input_warnings)
+    tell_problems(result.problems)
     return result
 
 

@@ -117,7 +117,9 @@ def freeze(
 @reports_errors
 def verify(
     bundle: BundleArgument,
-    output_format: Annotated[VerifyFormat, typer.Option("--format", help="text or json.")] = VerifyFormat.TEXT,
+    output_format: Annotated[
+        VerifyFormat, typer.Option("--format", help="text or json.", case_sensitive=False)
+    ] = VerifyFormat.TEXT,
     expect: Annotated[
         str | None,
         typer.Option("--expect", help="The digest freeze printed (sha256:<hex>): fail unless this is that bundle."),

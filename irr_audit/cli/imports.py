@@ -28,7 +28,9 @@ class ExportFormat(str, Enum):
 @app.command("import")
 @reports_errors
 def import_command(
-    export_format: Annotated[ExportFormat, typer.Argument(metavar="FORMAT", help="The tool the export comes from.")],
+    export_format: Annotated[
+        ExportFormat, typer.Argument(metavar="FORMAT", help="The tool the export comes from.", case_sensitive=False)
+    ],
     exports: Annotated[
         list[Path], typer.Argument(metavar="EXPORT...", help="The export file (doccano: one file per user).")
     ],
@@ -62,8 +64,10 @@ def import_command(
     """Turn an annotation tool's export into coding sheets for join, with a log of every annotation."""
     from irr_audit.importers.model import ImportOptions
     from irr_audit.importers.run import import_exports
+    from irr_audit.io.files import check_exist
     from irr_audit.rules.load import load_rule
 
+    check_exist([*((path, "export") for path in exports), (rule, "rule")])
     check_outputs([*exports, rule], "--out", folders=[out])
     limits = parse_limits(limit)
     loaded = load_rule(rule, limits)

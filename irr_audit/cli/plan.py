@@ -31,7 +31,7 @@ class PlanFormat(str, Enum):
     JSON = "json"
 
 
-FormatOption = Annotated[PlanFormat, typer.Option("--format", help="text or json.")]
+FormatOption = Annotated[PlanFormat, typer.Option("--format", help="text or json.", case_sensitive=False)]
 LevelOption = Annotated[float, typer.Option("--level", help="Significance level (default 0.05).")]
 
 

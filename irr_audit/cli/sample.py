@@ -9,7 +9,15 @@ from typing import Annotated
 
 import typer
 
-from irr_audit.cli.shared import LimitOption, app, check_outputs, parse_limits, reports_errors, say
+from irr_audit.cli.shared import (
+    DelimiterOption,
+    LimitOption,
+    app,
+    check_outputs,
+    parse_limits,
+    reports_errors,
+    say,
+)
 
 
 class SheetFormatChoice(str, Enum):
@@ -39,7 +47,8 @@ def sample(
         bool, typer.Option("--shuffle", help="Give each coder the units in their own order (needs --seed).")
     ] = False,
     sheet_format: Annotated[
-        SheetFormatChoice, typer.Option("--sheet-format", help="csv, or xlsx with a code list in the sheet.")
+        SheetFormatChoice,
+        typer.Option("--sheet-format", help="csv, or xlsx with a code list in the sheet.", case_sensitive=False),
     ] = SheetFormatChoice.CSV,
     force: Annotated[
         bool,
@@ -51,15 +60,28 @@ def sample(
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
     limit: LimitOption = None,
+    field: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--field",
+            metavar="FIELD=NAME",
+            help="Read a field from the export's column or key NAME, e.g. --field comment_id=id (repeatable; "
+            "the fields are in the README).",
+        ),
+    ] = None,
+    delimiter: DelimiterOption = None,
 ) -> None:
     """Build the working ledger and one blank coding sheet per coder from the collector's output."""
-    from irr_audit.io.collector import read_dataset, read_run_record
+    from irr_audit.io.collector import parse_field_options, read_dataset, read_run_record
+    from irr_audit.io.delimiter import parse_delimiter
+    from irr_audit.io.files import check_exist
     from irr_audit.rules.load import load_rule
     from irr_audit.sample.build import SampleRequest, build_sample, summary_lines
     from irr_audit.sample.folder import write_sample_dir
     from irr_audit.sample.sheets import SheetFormat, parse_coders
 
     inputs = [dataset, rule, *([run_record] if run_record else [])]
+    check_exist([(dataset, "dataset"), (rule, "rule"), (run_record, "run record")])
     check_outputs(inputs, "--out", folders=[out])
     request = SampleRequest(
         coders=tuple(parse_coders(coders)),
@@ -71,7 +93,9 @@ def sample(
     limits = parse_limits(limit)
     loaded_rule = load_rule(rule, limits)
     record = None if run_record is None else read_run_record(run_record, limits)
-    built = build_sample(read_dataset(dataset, limits), record, loaded_rule, loaded_rule.source, request)
+    fields = parse_field_options(field)
+    read = read_dataset(dataset, limits, fields=fields, delimiter=parse_delimiter(delimiter))
+    built = build_sample(read, record, loaded_rule, loaded_rule.source, request)
     written = write_sample_dir(built, out, inputs, force)
     if not quiet:
         for line in summary_lines(built):

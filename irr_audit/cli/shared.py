@@ -63,6 +63,42 @@ LimitOption = Annotated[
 ]
 
 
+AliasOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--alias",
+        metavar="RAW=CODE",
+        help="Read the value RAW as the rule's CODE in this run, e.g. --alias 1=yes (repeatable; "
+        "recorded in summary.json and the report).",
+    ),
+]
+
+
+DelimiterOption = Annotated[
+    str | None,
+    typer.Option(
+        "--delimiter",
+        metavar="CHAR",
+        help="The delimiter of .csv sheets: , ; tab or | (default: detected from the header and first lines).",
+    ),
+]
+
+
+def parse_aliases(values: list[str] | None) -> dict[str, str]:
+    """--alias RAW=CODE options -> the library's {raw: code} (irr_audit.rules.runaliases)."""
+    from irr_audit.rules.runaliases import parse_alias_options
+
+    return parse_alias_options(values)
+
+
+def tell_problems(problems: list[dict[str, Any]]) -> None:
+    """Each problem of an audit on stderr, quiet or not: a failed check is never silent."""
+    from irr_audit.join.problems import problem_lines
+
+    for line in problem_lines(problems):
+        say(line)
+
+
 def say(text: str, *, err: bool = True) -> None:
     """A line for people, on stderr unless asked: text from files and paths shown with its
     control characters as escapes (irr_audit.io.display), so that no file can drive the terminal."""

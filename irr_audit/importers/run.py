@@ -13,7 +13,7 @@ from irr_audit.importers.build import ImportResult, build_import
 from irr_audit.importers.folder import ExportFile, check_import_out, write_import_dir
 from irr_audit.importers.formats import format_named
 from irr_audit.importers.model import ImportOptions, ParsedExport
-from irr_audit.io.files import check_name, read_bounded, resolved, shown_name
+from irr_audit.io.files import check_exist, check_name, read_bounded, resolved, shown_name
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import refuse_unsafe_outputs
 from irr_audit.io.runfolder import files_read
@@ -73,6 +73,7 @@ def import_exports(
     output is checked before anything is read; ``inputs`` are the other files read (the rule)."""
     options = options or ImportOptions()
     format_named(format_name)
+    check_exist([*((path, "export") for path in paths), *((path, "rule") for path in inputs)])
     refuse_unsafe_outputs(files_read([*inputs, *paths]), folders=[out])
     replaced = check_import_out(out, force)
     parsed, files = read_exports(format_name, paths, options, limits)

@@ -20,11 +20,13 @@ import csv
 import hashlib
 import json
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from irr_audit.errors import IrrAuditError
+from irr_audit.errors import IrrAuditError, UsageError
+from irr_audit.io.delimiter import detect_delimiter, shown, suspected
 from irr_audit.io.display import CONTROL
 from irr_audit.io.files import check_name, read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, JsonHooks, Limits, json_lines, load_json, load_json_line
@@ -36,9 +38,10 @@ csv.field_size_limit(2**31 - 1)  # a long comment body is a cell, not an attack
 
 # Item fields, each with the spellings accepted (compared without case, "_", "-" or spaces);
 # the collector's own spelling comes first and wins when an item has several.
+# snake_case and kebab-case spellings match too (comment_id, post-id); README, "The collector's fields".
 ITEM_FIELDS = {
     "comment_id": ("commentId",),
-    "post_id": ("postId",),
+    "post_id": ("postId", "linkId", "submissionId"),
     "body": ("body",),
     "author": ("authorName", "author"),
     "status": ("status",),
@@ -48,6 +51,7 @@ ITEM_FIELDS = {
     "parent_id": ("parent", "parentId"),
     "thread_title": ("postTitle", "threadTitle", "title"),
 }
+REDDIT_PREFIX = re.compile(r"^t[13]_", re.IGNORECASE)  # a comment (t1_) or a post (t3_)
 REQUIRED_CSV_FIELDS = ("comment_id", "body", "status")
 TEXT_FIELDS = ("body", "status_reason", "thread_title")  # may hold a line break; the other fields never do
 LARGEST_COUNT = 2**53  # counts above this are not exact as JSON numbers in most readers
@@ -131,8 +135,15 @@ class RunRecord:
 # --- reading ------------------------------------------------------------------
 
 
-def read_dataset(path: Path, limits: Limits = DEFAULT_LIMITS) -> Dataset:
-    return parse_dataset(_read_bytes(path, "dataset", limits), path.name, limits)
+def read_dataset(
+    path: Path,
+    limits: Limits = DEFAULT_LIMITS,
+    fields: Mapping[str, str] | None = None,
+    delimiter: str | None = None,
+) -> Dataset:
+    """The collector's dataset; ``fields`` maps item fields to the export's names (``--field``),
+    ``delimiter`` forces a CSV dataset's (None: detected)."""
+    return parse_dataset(_read_bytes(path, "dataset", limits), path.name, limits, fields, delimiter)
 
 
 def read_run_record(path: Path, limits: Limits = DEFAULT_LIMITS) -> RunRecord:
@@ -147,8 +158,17 @@ def _read_bytes(path: Path, what: str, limits: Limits) -> bytes:
 # --- the dataset ----------------------------------------------------------------
 
 
-def parse_dataset(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> Dataset:
-    """Dataset bytes -> items. Pure: ``name`` picks the format by its suffix and names the file."""
+def parse_dataset(
+    data: bytes,
+    name: str,
+    limits: Limits = DEFAULT_LIMITS,
+    fields: Mapping[str, str] | None = None,
+    delimiter: str | None = None,
+) -> Dataset:
+    """Dataset bytes -> items. Pure: ``name`` picks the format by its suffix and names the file.
+    ``fields`` ({item field: the export's name}) reads exports whose names differ; ``delimiter``
+    is a CSV dataset's (None: detected among , ; tab |)."""
+    spellings = field_spellings(fields)
     suffix = Path(name).suffix.lower()
     if suffix not in DATASET_FORMATS:
         raise IrrAuditError(
@@ -165,11 +185,11 @@ def parse_dataset(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> Da
             code="collector-empty",
         )
     if data_format == "json":
-        items = _json_array_items(text, name, limits)
+        items = _json_array_items(text, name, limits, spellings)
     elif data_format == "jsonl":
-        items = _json_lines_items(text, name, limits)
+        items = _json_lines_items(text, name, limits, spellings)
     else:
-        items = _csv_items(text, name)
+        items = _csv_items(text, name, spellings, delimiter or detect_delimiter(text, f"dataset {name}"))
     return Dataset(name=name, format=data_format, sha256=hashlib.sha256(data).hexdigest(), items=tuple(items))
 
 
@@ -189,7 +209,50 @@ def _decode(data: bytes, what: str) -> str:
 AS_WRITTEN: JsonHooks = {"parse_int": JsonNumber, "parse_float": JsonNumber, "parse_constant": JsonNumber}
 
 
-def _json_array_items(text: str, name: str, limits: Limits) -> list[Item]:
+def field_spellings(fields: Mapping[str, str] | None) -> dict[str, tuple[str, ...]]:
+    """ITEM_FIELDS with a field map (``--field comment_id=id``): a mapped field is read from the
+    export's name alone; every field name and every export name is checked."""
+    if not fields:
+        return dict(ITEM_FIELDS)
+    unknown = [field for field in fields if field not in ITEM_FIELDS]
+    if unknown:
+        raise UsageError(
+            f"--field {unknown[0]}=...: {unknown[0]!r} is not a field irr-audit reads.",
+            hint=f"the fields are {', '.join(ITEM_FIELDS)}; e.g. --field comment_id=id --field body=text.",
+            code="usage-field",
+        )
+    names = list(fields.values())
+    if any(not name.strip() for name in names) or len(set(map(_key, names))) < len(names):
+        raise UsageError(
+            f"--field maps {', '.join(f'{k}={v}' for k, v in fields.items())}: each field needs a name of its own.",
+            hint="map each field to a different column or key of the export.",
+            code="usage-field",
+        )
+    return {field: (fields[field],) if field in fields else spellings for field, spellings in ITEM_FIELDS.items()}
+
+
+def parse_field_options(values: Iterable[str] | None) -> dict[str, str]:
+    """--field FIELD=NAME options -> {field: the export's name}."""
+    found: dict[str, str] = {}
+    for value in values or ():
+        field, equals, name = value.partition("=")
+        if not equals or not field.strip() or not name.strip():
+            raise UsageError(
+                f"--field {value!r} is not FIELD=NAME.",
+                hint="for example --field comment_id=id --field body=text.",
+                code="usage-field",
+            )
+        found[field.strip()] = name.strip()
+    return found
+
+
+def reddit_key(text: str | None) -> str:
+    """An id as compared: trimmed, without a Reddit fullname's type prefix (t1_abc and abc are
+    the same comment, t3_abc and abc the same post). The id itself stays as written."""
+    return REDDIT_PREFIX.sub("", (text or "").strip())
+
+
+def _json_array_items(text: str, name: str, limits: Limits, spellings: dict[str, tuple[str, ...]]) -> list[Item]:
     try:
         document = load_json(text, f"dataset {name}", limits, **AS_WRITTEN)
     except json.JSONDecodeError as exc:
@@ -207,7 +270,7 @@ def _json_array_items(text: str, name: str, limits: Limits) -> list[Item]:
             hint=_not_an_array_hint(document),
             code="collector-not-an-array",
         )
-    return [_item(position, value) for position, value in enumerate(document, start=1)]
+    return [_item(position, value, spellings) for position, value in enumerate(document, start=1)]
 
 
 def _not_an_array_hint(document: Any) -> str:
@@ -218,7 +281,7 @@ def _not_an_array_hint(document: Any) -> str:
     return 'pass the collector\'s dataset file: [ {"commentId": ..., "body": ...}, ... ].'
 
 
-def _json_lines_items(text: str, name: str, limits: Limits) -> list[Item]:
+def _json_lines_items(text: str, name: str, limits: Limits, spellings: dict[str, tuple[str, ...]]) -> list[Item]:
     items = []
     for line_number, line in json_lines(text, f"dataset {name}", limits):
         try:
@@ -229,13 +292,13 @@ def _json_lines_items(text: str, name: str, limits: Limits) -> list[Item]:
                 hint=f"repair or remove line {line_number}; JSON Lines has one JSON object per line.",
                 code="collector-not-json",
             ) from None
-        items.append(_item(line_number, value))
+        items.append(_item(line_number, value, spellings))
     return items
 
 
-def _csv_items(text: str, name: str) -> list[Item]:
+def _csv_items(text: str, name: str, spellings: dict[str, tuple[str, ...]], delimiter: str = ",") -> list[Item]:
     try:
-        parsed = csv_records(text)
+        parsed = csv_records(text, delimiter)
     except CsvBroken as broken:
         if broken.opened is not None:
             raise IrrAuditError(
@@ -250,19 +313,23 @@ def _csv_items(text: str, name: str) -> list[Item]:
             code="collector-malformed",
         ) from None
     (_, _, header), *records = parsed
-    columns = _csv_columns(header, name)
+    columns = _csv_columns(header, name, spellings)
     items = []
     for index, (first_line, _, record) in enumerate(records):
         row = index + 2  # the row a spreadsheet shows; the header is row 1
         if not any(cell.strip() for cell in record):
             continue
         if len(record) > len(header) and any(cell.strip() for cell in record[len(header) :]):
+            other = suspected(delimiter.join(header), delimiter.join(record), delimiter)
             raise IrrAuditError(
-                f"dataset {name} row {row} has {len(record)} cells but the header has {len(header)}.",
-                hint="a value probably holds an unquoted comma; export the dataset again.",
+                f"dataset {name} row {row} has {len(record)} cells but the header has {len(header)}"
+                + (f", split on {shown(delimiter)!r}; the file looks {shown(other)}-delimited." if other else "."),
+                hint=f"pass --delimiter {shown(other)!r}."
+                if other
+                else f"a value probably holds an unquoted {shown(delimiter)!r}; export the dataset again.",
                 code="collector-malformed",
             )
-        _check_line_breaks(record, first_line, row, header, columns, name)
+        _check_line_breaks(record, first_line, row, header, columns, name, delimiter)
         # CSV cannot tell null from "": an empty cell is absent.
         fields = {
             field: (record[at] if at < len(record) and record[at] != "" else None) for field, at in columns.items()
@@ -272,13 +339,19 @@ def _csv_items(text: str, name: str) -> list[Item]:
 
 
 def _check_line_breaks(
-    record: list[str], first_line: int, row: int, header: list[str], columns: dict[str, int], name: str
+    record: list[str],
+    first_line: int,
+    row: int,
+    header: list[str],
+    columns: dict[str, int],
+    name: str,
+    delimiter: str = ",",
 ) -> None:
     """No item may vanish into another's value through a quote left open: a value over
     several lines is refused in a field that never holds a line break, and in a text
     field (body, statusReason) when a line it swallowed has the shape of an item."""
     text_columns = {at for field, at in columns.items() if field in TEXT_FIELDS}
-    shape = re.compile(record_pattern(",", len(header), columns["comment_id"], columns["status"]))
+    shape = re.compile(record_pattern(delimiter, len(header), columns["comment_id"], columns["status"]))
     found = swallowed_value(record, first_line, text_columns, shape)
     if found is not None:
         raise IrrAuditError(
@@ -288,35 +361,38 @@ def _check_line_breaks(
         )
 
 
-def _csv_columns(header: list[str], name: str) -> dict[str, int]:
+def _csv_columns(header: list[str], name: str, spellings: dict[str, tuple[str, ...]]) -> dict[str, int]:
     positions = {_key(column): at for at, column in reversed(list(enumerate(header)))}
     columns: dict[str, int] = {}
-    for field, spellings in ITEM_FIELDS.items():
-        found = [positions[_key(spelling)] for spelling in spellings if _key(spelling) in positions]
-        found += [positions[_key(field)]] if _key(field) in positions else []
+    for field, names in spellings.items():
+        mapped = names is not ITEM_FIELDS[field]  # a field map names the export's column exactly
+        found = [positions[_key(spelling)] for spelling in names if _key(spelling) in positions]
+        found += [positions[_key(field)]] if _key(field) in positions and not mapped else []
         if found:
             columns[field] = found[0]
-    missing = [ITEM_FIELDS[field][0] for field in REQUIRED_CSV_FIELDS if field not in columns]
+    missing = [spellings[field][0] for field in REQUIRED_CSV_FIELDS if field not in columns]
     if missing:
         listed = ", ".join(column for column in header if column.strip()) or "(none)"
         raise IrrAuditError(
             f"dataset {name} has no column {', '.join(missing)}.\n  Columns found: {listed}",
             hint="export the collector's dataset with its item fields as columns "
-            "(postId, commentId, body, authorName, status, statusReason, observedAt).",
+            "(postId, commentId, body, authorName, status, statusReason, observedAt), or name the "
+            'columns that hold them with --field, e.g. --field comment_id=id (README, "The collector\'s fields").',
             code="collector-missing-column",
         )
     return columns
 
 
-def _item(position: int, value: Any) -> Item:
+def _item(position: int, value: Any, spellings: dict[str, tuple[str, ...]]) -> Item:
     if not isinstance(value, dict):
         return Item(position=position, not_an_object=_json_type(value), raw=_json_text(value))
     by_key: dict[str, list[Any]] = {}
     for key, field_value in value.items():
         by_key.setdefault(_key(key), []).append(field_value)
     fields = {}
-    for field, spellings in ITEM_FIELDS.items():
-        present = [found for s in (*spellings, field) for found in by_key.get(_key(s), [])]
+    for field, names in spellings.items():
+        mapped = names is not ITEM_FIELDS[field]  # a field map names the export's key exactly
+        present = [found for s in (names if mapped else (*names, field)) for found in by_key.get(_key(s), [])]
         fields[field] = next((found for found in present if found is not None), None)
     return Item(position=position, **_with_id(fields))
 

@@ -99,6 +99,32 @@ def check_usable(paths: Iterable[Path | None]) -> None:
             ) from None
 
 
+# What each kind of input is called when it does not exist: (subject, error code, hint).
+MISSING_INPUTS = {
+    "input": ("{}", "path-not-found", "check the path: a join folder, an audit bundle, or two or more sheets."),
+    "sheet": ("sheet {}", "sheet-not-found", "check the sheet's path."),
+    "rule": ("rule file {}", "rule-not-found", "pass --rule rules/<rule>/v<version>.yaml."),
+    "sample": ("sample folder {}", "sample-dir-not-found", "pass the folder irr-audit sample --out wrote."),
+    "counts": ("counts file {}", "sheet-not-found", "check the counts file's path."),
+    "dataset": ("dataset {}", "collector-not-found", "check the path of the collector's output."),
+    "run record": ("run record {}", "collector-not-found", "check the path of the collector's run record."),
+    "bundle": ("{}", "bundle-not-found", "pass a bundle folder made by irr-audit freeze."),
+    "export": ("export {}", "import-not-found", "check the path of the export."),
+}
+
+
+def check_exist(inputs: Iterable[tuple[Path | None, str]]) -> None:
+    """Refuse, first and in the order given, an input that does not exist, each given as
+    (path, kind of MISSING_INPUTS): a mistyped name is named as such, not as the problem
+    some later check would see in it (``score j_typo`` is not "sheets need the rule")."""
+    given = [(path, kind) for path, kind in inputs if path is not None]
+    check_usable(path for path, _ in given)
+    for path, kind in given:
+        if not os.path.lexists(path):
+            subject, code, hint = MISSING_INPUTS[kind]
+            raise UsageError(f"{subject.format(shown_name(path))} does not exist.", hint=hint, code=code)
+
+
 def read_bounded(
     path: Path,
     subject: str,

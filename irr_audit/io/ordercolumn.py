@@ -15,12 +15,16 @@ from irr_audit.io.tables import read_and_parse
 
 
 def order_values(
-    sheet: Sheet, column: str, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS
+    sheet: Sheet,
+    column: str,
+    worksheet: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    delimiter: str | None = None,
 ) -> np.ndarray:
     """One float per row of ``sheet`` (its kept rows, in order): the order column's value, a
     number or an ISO 8601 time (as nanoseconds since 1970, UTC when no zone is given); NaN
     where it is blank. The file is read again and must be the bytes the sheet was read from."""
-    parsed = read_and_parse(sheet.path, worksheet, limits)
+    parsed = read_and_parse(sheet.path, worksheet, limits, delimiter)
     if parsed.sha256 != sheet.sha256:
         raise SheetError(
             f"sheet {sheet.name} changed since it was read for the audit.",

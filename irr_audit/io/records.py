@@ -211,6 +211,13 @@ def _columns(value: Any, where: str) -> list[str]:
     return [problem for key, item in value.items() for problem in text_or_null(item, _at(where, key))]
 
 
+def _text_map(value: Any, where: str) -> list[str]:
+    """An object whose every value is text (its keys are, in JSON)."""
+    if not isinstance(value, dict):
+        return [f"{where} is {_shown(value)}, not an object"]
+    return [problem for key, item in value.items() for problem in text(item, _at(where, key))]
+
+
 def _sheet_record(value: Any, where: str) -> list[str]:
     return mapping(value, where, required=dict.fromkeys(SHEET_RECORD_KEYS, text))
 
@@ -232,5 +239,5 @@ def join_record_problems(summary: Any) -> list[str]:
         summary,
         "",
         required={"sheets": _each(_sheet_record)},
-        optional={"columns": _columns, "sample": _join_sample},
+        optional={"columns": _columns, "sample": _join_sample, "run_aliases": _text_map},
     )

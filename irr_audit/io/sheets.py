@@ -8,6 +8,7 @@ trimmed as they are matched.
 
 from __future__ import annotations
 
+import csv
 import re
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +22,7 @@ import pyarrow.compute as pc
 from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError
 from irr_audit.io.arrowtext import from_numpy, may_have_edge_space
+from irr_audit.io.delimiter import CANDIDATES, shown
 from irr_audit.io.display import CONTROL, printable
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.tables import (
@@ -46,6 +48,7 @@ class ColumnChoice:
     id_column: str | None = None
     code_column: str | None = None
     worksheet: str | None = None
+    delimiter: str | None = None  # a .csv sheet's, when forced (--delimiter); None: detected
 
     @property
     def limits(self) -> Limits:
@@ -104,7 +107,8 @@ class Sheet:
 def read_sheet(path: str | Path, options: ColumnChoice = SheetOptions()) -> Sheet:
     """Read one coding sheet from disk."""
     sheet_path = Path(path)
-    return sheet_from_parsed(read_and_parse(sheet_path, options.worksheet, options.limits), sheet_path, options)
+    parsed = read_and_parse(sheet_path, options.worksheet, options.limits, options.delimiter)
+    return sheet_from_parsed(parsed, sheet_path, options)
 
 
 def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> list[Sheet]:
@@ -134,14 +138,15 @@ def read_table(path: str | Path, options: ColumnChoice = SheetOptions()) -> RawT
 def read_table_file(path: str | Path, options: ColumnChoice = SheetOptions()) -> ParsedFile:
     """As ``read_table``, with the sha256 and size of the bytes parsed (the file is read once)."""
     table_path = Path(path)
-    parsed = read_and_parse(table_path, options.worksheet, options.limits)
+    parsed = read_and_parse(table_path, options.worksheet, options.limits, options.delimiter)
     _check_spanning(parsed.table, table_path.name, dict(enumerate(parsed.table.header)))
     return parsed
 
 
 def parse_sheet(data: bytes, path: Path, options: ColumnChoice = SheetOptions()) -> Sheet:
     """Parse sheet bytes. Pure: ``path`` names the sheet and picks its format."""
-    return sheet_from_parsed(parse_file(data, path, options.worksheet, options.limits), path, options)
+    parsed = parse_file(data, path, options.worksheet, options.limits, options.delimiter)
+    return sheet_from_parsed(parsed, path, options)
 
 
 def parse_rule_version(text: str) -> int | None:
@@ -263,6 +268,14 @@ def _find_column(header: list[str], wanted: str, option: str, name: str) -> int:
         )
     if not matches:
         found = ", ".join(printable(column, 40) for column in header if column.strip()) or "(none)"
+        other = header_delimiter(header)
+        if other is not None:
+            raise SheetError(
+                f'sheet {name} has no column "{wanted}": its header is one column, {printable(header[0], 60)}, '
+                f"which looks {shown(other)}-delimited.",
+                hint=f"pass --delimiter {shown(other)!r} (or leave --delimiter out: it is detected).",
+                code="sheet-missing-column",
+            )
         raise SheetError(
             f'sheet {name} has no column "{wanted}".\n  Columns found: {found}',
             hint=f"pass {option} NAME, or rename the column (if the first row is data, add a header row "
@@ -270,6 +283,13 @@ def _find_column(header: list[str], wanted: str, option: str, name: str) -> int:
             code="sheet-missing-column",
         )
     return matches[0]
+
+
+def header_delimiter(header: list[str]) -> str | None:
+    """The delimiter a header of one column seems to use (the file was split on another one)."""
+    if len(header) != 1:
+        return None
+    return next((c for c in CANDIDATES if len(next(csv.reader([header[0]], delimiter=c), [])) >= 2), None)
 
 
 def _optional_column(header: list[str], wanted: str) -> int | None:

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from irr_audit.errors import SheetError
+from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, shown, suspected
 from irr_audit.io.display import printable
 from irr_audit.io.files import check_name, read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, limit_error, load_json_line
@@ -77,15 +78,26 @@ class ParsedFile:
     size: int
 
 
-def read_and_parse(path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS) -> ParsedFile:
-    """Read a table file from disk and parse it (on any thread: nothing here is shared)."""
+def read_and_parse(
+    path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS, delimiter: str | None = None
+) -> ParsedFile:
+    """Read a table file from disk and parse it (on any thread: nothing here is shared).
+    ``delimiter``: a `.csv` file's, or None to detect it (irr_audit.io.delimiter)."""
     data = read_table_bytes(path, limits)  # its type and size are checked before it is read
-    return ParsedFile(_parsed_table(data, path, worksheet, limits), hashlib.sha256(data).hexdigest(), len(data))
+    parsed = _parsed_table(data, path, worksheet, limits, delimiter)
+    return ParsedFile(parsed, hashlib.sha256(data).hexdigest(), len(data))
 
 
-def parse_file(data: bytes, path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS) -> ParsedFile:
+def parse_file(
+    data: bytes,
+    path: Path,
+    worksheet: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    delimiter: str | None = None,
+) -> ParsedFile:
     """Parse table bytes and fingerprint them. Pure."""
-    return ParsedFile(parse_table(data, path, worksheet, limits), hashlib.sha256(data).hexdigest(), len(data))
+    parsed = parse_table(data, path, worksheet, limits, delimiter)
+    return ParsedFile(parsed, hashlib.sha256(data).hexdigest(), len(data))
 
 
 def read_table_bytes(sheet_path: Path, limits: Limits = DEFAULT_LIMITS) -> bytes:
@@ -95,15 +107,24 @@ def read_table_bytes(sheet_path: Path, limits: Limits = DEFAULT_LIMITS) -> bytes
     return read_bounded(sheet_path, f"sheet {sheet_path}", limits, code="sheet")
 
 
-def parse_table(data: bytes, path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS) -> RawTable:
-    """Parse table bytes into header and text cells (an XLSX file: ``worksheet``, or its first). Pure."""
+def parse_table(
+    data: bytes,
+    path: Path,
+    worksheet: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    delimiter: str | None = None,
+) -> RawTable:
+    """Parse table bytes into header and text cells (an XLSX file: ``worksheet``, or its first;
+    a `.csv` file: split on ``delimiter``, or on the one detected). Pure."""
     _check_suffix(path)
     if len(data) > limits.file_bytes:
         raise limit_error("file_bytes", limits, f"sheet {path.name}", f"is {len(data):,} bytes")
-    return _parsed_table(data, path, worksheet, limits)
+    return _parsed_table(data, path, worksheet, limits, delimiter)
 
 
-def _parsed_table(data: bytes, path: Path, worksheet: str | None, limits: Limits) -> RawTable:
+def _parsed_table(
+    data: bytes, path: Path, worksheet: str | None, limits: Limits, delimiter: str | None = None
+) -> RawTable:
     """``parse_table`` once the file's type and size are known to be right."""
     name = path.name
     if not data or data.isspace():  # (no stripped copy of a large file)
@@ -117,8 +138,18 @@ def _parsed_table(data: bytes, path: Path, worksheet: str | None, limits: Limits
         return _xlsx_table(data, name, worksheet, limits)
     if suffix in JSONL_SUFFIXES:
         return _jsonl_table(_decode(data, name), name, limits)
-    table = _delimited_table(data, TEXT_FORMATS[suffix], name, limits)
-    return table
+    if delimiter is None:
+        delimiter = detect_delimiter(_head_text(data), f"sheet {name}") if suffix == ".csv" else TEXT_FORMATS[suffix]
+    return _delimited_table(data, delimiter, name, limits)
+
+
+def _head_text(data: bytes) -> str:
+    """The start of a text file as text, for detecting its delimiter (UTF-16 with its BOM too;
+    any other undecodable byte is left for the reader to name)."""
+    head = data[:SAMPLE_BYTES]
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return head[: len(head) // 2 * 2].decode("utf-16", errors="replace")
+    return head.decode("utf-8", errors="replace")
 
 
 def _xlsx_table(data: bytes, name: str, worksheet: str | None, limits: Limits) -> RawTable:
@@ -233,7 +264,7 @@ def _delimited_table(data: bytes, delimiter: str, name: str, limits: Limits = DE
             code="sheet-empty",
         )
     header, *body = parsed
-    table = _padded_table(header, body, np.arange(2, len(body) + 2), name)
+    table = _padded_table(header, body, np.arange(2, len(body) + 2), name, delimiter)
     return dataclasses.replace(table, spanning=_spanning(spans, delimiter)) if spans else table
 
 
@@ -512,16 +543,29 @@ def _one_array(column: pa.ChunkedArray) -> pa.Array:
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
-def _padded_table(header: list[str], body: Records, rows: np.ndarray, name: str) -> RawTable:
+def _padded_table(
+    header: list[str], body: Records, rows: np.ndarray, name: str, delimiter: str | None = None
+) -> RawTable:
     """Short rows are padded (spreadsheets drop trailing empty cells); a row with
-    non-empty cells beyond the header cannot be read safely and is refused."""
+    non-empty cells beyond the header cannot be read safely and is refused, naming the
+    delimiter it was split on and (when one fits better) the one the file seems to use."""
     width = len(header)
     padded: Records = []
     for row_number, record in zip(rows, body):
         if len(record) > width and any(cell.strip() for cell in record[width:]):
+            if delimiter is None:
+                raise SheetError(
+                    f"sheet {name} row {row_number} has {len(record)} cells but the header has {width}.",
+                    hint="a value probably contains an unquoted delimiter; quote it or fix the row.",
+                    code="sheet-ragged",
+                )
+            other = suspected(delimiter.join(header), delimiter.join(record), delimiter)
             raise SheetError(
-                f"sheet {name} row {row_number} has {len(record)} cells but the header has {width}.",
-                hint="a value probably contains an unquoted delimiter; quote it or fix the row.",
+                f"sheet {name} row {row_number} has {len(record)} cells but the header has {width}"
+                + (f", split on {shown(delimiter)!r}; the file looks {shown(other)}-delimited." if other else "."),
+                hint=f"pass --delimiter {shown(other)!r}."
+                if other
+                else f"a value probably contains an unquoted {shown(delimiter)!r}; quote it or fix the row.",
                 code="sheet-ragged",
             )
         padded.append((record + [""] * width)[:width])

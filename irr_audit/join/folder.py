@@ -48,6 +48,7 @@ from irr_audit.join.counts import counts_csv_text
 from irr_audit.join.join import JoinResult
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
+from irr_audit.rules.runaliases import with_run_aliases
 
 SUMMARY = JOIN_RECORD
 JOINED = "joined.csv"
@@ -157,10 +158,16 @@ def join_summary(result: JoinResult, out: Path, columns: ColumnChoice) -> dict[s
         "rule": {"id": rule.id, "version": rule.version, "scale": rule.scale.value, "digest": rule.digest},
         "coders": list(result.coders),
         "sheets": [_sheet_record(sheet, out) for sheet in result.sheets],
-        "columns": {"id_column": columns.id_column, "code_column": columns.code_column, "worksheet": columns.worksheet},
+        "columns": {
+            "id_column": columns.id_column,
+            "code_column": columns.code_column,
+            "worksheet": columns.worksheet,
+            **({"delimiter": columns.delimiter} if columns.delimiter is not None else {}),
+        },
         **result.summary(),
         "summary": result.summary_line(),
         "warnings": list(result.warnings),
+        **({"run_aliases": dict(rule.run_aliases)} if rule.run_aliases else {}),
     }
 
 
@@ -203,9 +210,9 @@ def read_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> JoinDir:
     # The rule is read once: parsed here, and its bytes' digest checked with the run record.
     rule = load_rule(rule_path, limits) if rule_path.is_file() and not rule_path.is_symlink() else None
     check_one_run(folder, summary, {RULE_COPY: rule.digest.removeprefix("sha256:")} if rule else None)
-    rule = rule or load_rule(rule_path, limits)
+    rule = with_run_aliases(rule or load_rule(rule_path, limits), summary.get("run_aliases"))
     columns = recorded_columns(summary.get("columns"))
-    options = SheetOptions(columns.id_column, columns.code_column, columns.worksheet, limits)
+    options = SheetOptions(columns.id_column, columns.code_column, columns.worksheet, columns.delimiter, limits=limits)
     with ThreadPoolExecutor(max_workers=thread_count()) as pool:  # as read_sheets: one sheet per core at a time
         sheets = list(pool.map(lambda record: _reread(folder, record, options), summary["sheets"]))
     sample = summary.get("sample")

@@ -13,6 +13,7 @@ becomes text only when someone reads it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from irr_audit.io.arrowtext import ColumnPacking, agreed_keys, from_numpy, packe
 from irr_audit.io.idcheck import suspicious_id_warnings
 from irr_audit.io.sheets import Sheet, parse_rule_version
 from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
+from irr_audit.join.problems import audit_problems, near_miss_warnings
 from irr_audit.rules.model import CodeStatus, Rule
 
 STATUSES = tuple(CodeStatus)  # a cell's status is stored as its index in this tuple
@@ -197,24 +199,39 @@ class JoinResult:
                     texts[at] = text
         return texts
 
+    @cached_property
+    def problems(self) -> list[dict[str, Any]]:
+        """What leaves this join with nothing (or little) to score (irr_audit.join.problems)."""
+        return audit_problems(self)
+
     def summary(self) -> dict[str, Any]:
         total = len(self.units)
         fully = int(self.fully_coded.sum())
         # one pass per status over the int8 matrix: bincount would first widen all of it to int64
         cells = [int(np.count_nonzero(self.status == index)) for index in range(len(STATUSES))]
-        return {
+        found: dict[str, Any] = {
             "units": {"total": total, "fully_coded": fully, "missing": total - fully},
             "log_rows": self.log_counts(),
             "cells": {status.value: cells[index] for index, status in enumerate(STATUSES)},
         }
+        if self.problems:  # present only when there is one: outputs of sound audits stay as they were
+            found["problems"] = self.problems
+        return found
 
     def summary_line(self) -> str:
+        """Units, then the log's rows by reason: one count of units when each unit not fully
+        coded has one row in the log, else the units and the rows counted apart (so that the
+        numbers in brackets add up to the number before them)."""
         total, fully = len(self.units), int(self.fully_coded.sum())
-        line = (
-            f"{total} units from {len(self.coders)} coders: {fully} fully coded, {total - fully} in the missingness log"
+        counts = self.log_counts()
+        rows = sum(counts.values())
+        reasons = count_phrase(counts)
+        head = f"{total} units from {len(self.coders)} coders: {fully} fully coded"
+        if rows == total - fully:
+            return f"{head}, {rows} in the missingness log" + (f" ({reasons})." if reasons else ".")
+        return f"{head}, {total - fully} not; {rows} rows in the missingness log" + (
+            f" ({reasons})." if reasons else "."
         )
-        reasons = count_phrase(self.log_counts())
-        return line + (f" ({reasons})." if reasons else ".")
 
 
 def across_columns(matrix: np.ndarray, test: Callable[[np.ndarray], np.ndarray], combine: np.ufunc) -> np.ndarray:
@@ -258,7 +275,7 @@ def join_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule, sample_ids:
             parts.append(_entries(column, np.full(len(absent), -1), absent, REASON_INDEX[Reason.ABSENT]))
         warnings = [f"sheet {sheet.name}: {warning}" for sheet in sheets for warning in sheet.warnings]
         warnings += id_warnings.result()
-    return JoinResult(
+    joined = JoinResult(
         rule=rule,
         sheets=tuple(sheets),
         units=unit_ids.result(),
@@ -266,8 +283,9 @@ def join_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule, sample_ids:
         status=status,
         cell_rows=tuple(cell_rows),
         entries=LogEntries.concat(parts),
-        warnings=tuple(warnings),
     )
+    warnings += near_miss_warnings(joined, sample_mode=sample_ids is not None)
+    return dataclasses.replace(joined, warnings=tuple(warnings))
 
 
 def _units(

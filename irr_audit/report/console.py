@@ -32,6 +32,10 @@ def render_console(report: dict[str, Any]) -> Group:
     rule = report["rule"]
     units = report["units"]
     parts: list[Any] = [
+        Text(visible(f"problem: {problem['message']}\n  fix: {problem['fix']}"), style="bold red")
+        for problem in report.get("problems", [])
+    ]
+    parts += [
         Text.assemble(
             (f"{visible(rule['id'])} v{rule['version']}", "bold"),
             visible(f" ({rule['scale']}), coders: {', '.join(report['coders'])}"),

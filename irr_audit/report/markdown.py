@@ -74,10 +74,19 @@ def section_lines(section: Section) -> list[str]:
     return lines
 
 
+def problem_box(report: dict[str, Any]) -> list[str]:
+    """The report's problems as a quoted box under the title (none: no lines)."""
+    lines = []
+    for problem in report.get("problems", []):
+        lines += ["", f"> **Problem:** {md_text(problem['message'])}", ">", f"> **Fix:** {md_text(problem['fix'])}"]
+    return lines
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     rule = report["rule"]
     lines = [
         f"# Inter-coder reliability audit: {md_text(rule['id'])} v{md_text(rule['version'])}",
+        *problem_box(report),
         "",
         "## Provenance",
         "",
@@ -87,6 +96,9 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     if rule.get("question"):
         lines.append(f"- Question: {md_text(rule['question'])}")
+    if rule.get("run_aliases"):
+        aliases = ", ".join(f"{raw}={code}" for raw, code in rule["run_aliases"].items())
+        lines.append(f"- Aliases of this run (--alias): {md_text(aliases)}")
     lines += [
         "",
         *_table(

@@ -174,6 +174,7 @@ class AuditReport:
     warnings: tuple[str, ...] = ()
     group: dict[str, Any] | None = None
     sample: dict[str, Any] | None = None  # where the units came from, when the audit began with `sample`
+    problems: tuple[dict[str, Any], ...] = ()  # what leaves the audit with nothing (or little) to score
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -198,6 +199,10 @@ class AuditReport:
             "warnings": [*self.warnings, *self.agreement.get("warnings", [])],
             "disagreement_count": self.disagreement_count,
         }
+        if self.rule.run_aliases:
+            out["rule"]["run_aliases"] = dict(self.rule.run_aliases)
+        if self.problems:
+            out["problems"] = [dict(problem) for problem in self.problems]
         if self.group is not None:
             out["group_comparison"] = self.group
         if self.sample is not None:
@@ -227,6 +232,7 @@ def build_report(join: JoinResult, options: AuditOptions = AuditOptions()) -> Au
         disagreement_count=len(disagreement_units(join)),
         warnings=join.warnings,
         group=_group_comparison(join, options) if options.group else None,
+        problems=tuple(join.problems),
     )
 
 

@@ -50,6 +50,8 @@ class Rule:
     # bundle keep, so the rule file is read once and never re-read after it was checked.
     source: bytes = field(default=b"", repr=False, compare=False)
     weights: str | tuple[tuple[float, ...], ...] | None = None  # a name of WEIGHT_NAMES or a K x K matrix
+    # Aliases given for one run (--alias RAW=CODE), not in the rule file: recorded apart from it.
+    run_aliases: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -84,6 +86,8 @@ class Rule:
         for missing in self.missing_codes:
             table[code_key(missing)] = (CodeStatus.UNKNOWN, None)
         for alias, target in self.aliases.items():
+            table[code_key(alias)] = table[code_key(target)]
+        for alias, target in self.run_aliases.items():
             table[code_key(alias)] = table[code_key(target)]
         return table
 

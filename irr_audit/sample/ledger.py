@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, NamedTuple
 
-from irr_audit.io.collector import Dataset, InputResult, Item, RunRecord, quoted
+from irr_audit.io.collector import Dataset, InputResult, Item, RunRecord, quoted, reddit_key
 from irr_audit.join.missingness import Reason
 
 PLATFORM_STATUSES = ("ok", "deleted", "removed")
@@ -102,17 +102,17 @@ class Ledger:
 def build_ledger(dataset: Dataset, run_record: RunRecord | None = None) -> Ledger:
     """Items -> one ledger row per usable unique id, and a log row for every other item."""
     log: list[LogRow] = []
-    groups: dict[str, list[Item]] = {}
+    groups: dict[str, list[Item]] = {}  # by the id compared (t1_abc and abc are one comment)
     for item in dataset.items:
-        comment_id = (item.comment_id or "").strip()
-        if comment_id:
-            groups.setdefault(comment_id, []).append(item)
+        if reddit_key(item.comment_id):
+            groups.setdefault(reddit_key(item.comment_id), []).append(item)
         else:
             log.append(_missing_id_row(dataset.name, item))
     urls = _post_urls(run_record)
     bodies = {comment_id: group[0].body or "" for comment_id, group in groups.items()}
     units = []
-    for comment_id, group in groups.items():
+    for group in groups.values():
+        comment_id = (group[0].comment_id or "").strip()  # the id as its first item writes it
         if _conflicting_fields(group):
             log.extend(_conflict_rows(dataset.name, comment_id, group))
             continue
@@ -174,6 +174,8 @@ def _conflicting_fields(group: list[Item]) -> list[str]:
 
 def _comparable(name: str, value: str | None) -> str:
     text = value or ""
+    if name == "post_id":
+        return reddit_key(text)
     return text.strip().casefold() if name == "status" else text
 
 
@@ -202,13 +204,13 @@ def _post_urls(run_record: RunRecord | None) -> dict[str, str]:
     """Post id -> the post URL the collector was given, where the URL names the post."""
     if run_record is None or not run_record.inputs:
         return {}
-    return {entry.post_id: entry.url for entry in run_record.inputs if entry.post_id and entry.url}
+    return {reddit_key(entry.post_id): entry.url for entry in run_record.inputs if entry.post_id and entry.url}
 
 
 def _unit(comment_id: str, item: Item, copies: int, post_urls: dict[str, str], bodies: dict[str, str]) -> LedgerUnit:
     post_id = (item.post_id or "").strip()
     parent_id = (item.parent_id or "").strip()
-    url = item.url or post_urls.get(post_id, "")
+    url = item.url or post_urls.get(reddit_key(post_id), "")
     return LedgerUnit(
         comment_id=comment_id,
         post_id=post_id,
@@ -413,13 +415,13 @@ def count_checks(dataset: Dataset, run_record: RunRecord | None) -> list[dict[st
         )
     per_post: dict[str, int] = {}
     for item in dataset.items:
-        post_id = (item.post_id or "").strip()
+        post_id = reddit_key(item.post_id)  # t3_abc and abc are one post
         per_post[post_id] = per_post.get(post_id, 0) + 1
     for entry in inputs:
         if entry.post_id:
             check(
                 f"{entry.label} commentsSaved vs items with postId {entry.post_id}",
                 entry.comments_saved,
-                per_post.get(entry.post_id, 0),
+                per_post.get(reddit_key(entry.post_id), 0),
             )
     return checks

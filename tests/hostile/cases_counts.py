@@ -199,7 +199,7 @@ CASES = [
         "counts: units zero everywhere",
         COUNTS,
         {"counts.csv": counts("yes,yes,0", "no,no,0")},
-        exit=0,
+        exit=1,
         shows=("0 units from 2 coders",),
     ),
     # --- the shape -------------------------------------------------------------------------------
@@ -236,7 +236,7 @@ CASES = [
         "counts: a header only",
         COUNTS,
         {"counts.csv": counts()},
-        exit=0,
+        exit=1,
         shows=("counts.csv",),
         check=total_units(0),
     ),

@@ -269,6 +269,8 @@ CASES = [
         "report: no unit fully coded",
         f"report {SHEETS} --format md",
         {"alice.csv": "comment_id,code\na,yes\nb,unknown\n", "bob.csv": "comment_id,code\na,\nb,no\n"},
+        exit=1,
+        shows=("Problem:** no unit is fully coded",),
     ),
     # --- CSV written for spreadsheets ----------------------------------------------------------------------
     Case(

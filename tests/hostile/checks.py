@@ -83,7 +83,7 @@ def option(argv: list[str], name: str) -> str | None:
 def units_conserved(argv: list[str], outcome: kit.Outcome) -> None:
     """Every non-empty input row is a unit cell or a row of the missingness log (join), and the
     rows a sheet was read with are the rows it has (score, report --format json)."""
-    if outcome.exit != 0:
+    if outcome.exit == 2:  # refused; exit 1 of join, score or report (nothing to score) has written its output
         return
     worksheet = option(argv, "--worksheet")
     if argv[0] == "join":

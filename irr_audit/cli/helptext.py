@@ -1,0 +1,115 @@
+"""Help pages in words, not Python types: typer shows each value's Python type (`<list[Path]>`,
+`<bool>`); these pages name what to pass (`<path>...`, `<text>`, nothing for a flag), or the
+option's metavar (`NAME=VALUE`). Every command gets the page through the command class
+typer takes (``cls``), set once for every command registered (``use_plain_help``)."""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+from typing import Any
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+# A type typer shows -> the word for what to pass.
+WORDS = {"str": "text", "int": "integer", "float": "number", "path": "path", "Path": "path", "int range": "integer"}
+
+
+class PlainHelpCommand(TyperCommand):
+    """A command whose --help lists its arguments and options with what to pass, in words."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self.format_usage(ctx, formatter)
+        self.format_help_text(ctx, formatter)
+        write_params(self, ctx, formatter)
+        self.format_epilog(ctx, formatter)
+
+
+class PlainHelpGroup(TyperGroup):
+    """A group (irr-audit, irr-audit rules, ...) whose --help lists its options in words and its commands."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self.format_usage(ctx, formatter)
+        self.format_help_text(ctx, formatter)
+        write_params(self, ctx, formatter)
+        commands = [(name, self.get_command(ctx, name)) for name in self.list_commands(ctx)]
+        rows = [
+            (name, command.get_short_help_str(limit=150))
+            for name, command in commands
+            if command and not command.hidden
+        ]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+        self.format_epilog(ctx, formatter)
+
+
+def write_params(command: Any, ctx: Any, formatter: Any) -> None:
+    arguments, options = [], []
+    for param in command.get_params(ctx):
+        if getattr(param, "hidden", False):
+            continue
+        if param.param_type_name == "argument":
+            arguments.append((param_label(param, ctx), param.help or ""))
+        else:
+            options.append((param_label(param, ctx), option_help(param, ctx)))
+    for title, rows in (("Arguments", arguments), ("Options", options)):
+        if rows:
+            with formatter.section(title):
+                formatter.write_dl(rows)
+
+
+def use_plain_help(app: typer.Typer) -> None:
+    """Give ``app``, its commands and its groups the plain help pages (a class of their own is kept)."""
+    if app.info.cls in (None, TyperGroup) or not isinstance(app.info.cls, type):
+        app.info.cls = PlainHelpGroup
+    for command in app.registered_commands:
+        if command.cls in (None, TyperCommand):
+            command.cls = PlainHelpCommand
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            use_plain_help(group.typer_instance)
+
+
+def value_word(param: Any, ctx: Any) -> str:
+    """What to pass for ``param``: its metavar, nothing for a flag, else its type in words."""
+    if param.metavar is not None:
+        return str(param.metavar)
+    if getattr(param, "is_flag", False) or getattr(param, "count", False):
+        return ""
+    shown = param.display_type(ctx) if hasattr(param, "display_type") else param.make_metavar(ctx)
+    return plain_type(str(shown))
+
+
+def plain_type(shown: str) -> str:
+    """`<list[Path]>` -> `<path>...`, `<int>` -> `<integer>`, `<bool>` -> ``, `<csv|xlsx>` as it is."""
+    text = shown.strip("<>")
+    repeated = re.fullmatch(r"list\[(.*)\]", text)
+    if repeated:
+        text = repeated.group(1)
+    if text == "bool":
+        return ""
+    return f"<{WORDS.get(text, text)}>" + ("..." if repeated else "")
+
+
+def param_label(param: Any, ctx: Any) -> str:
+    if param.param_type_name == "argument":
+        name = param.metavar or param.name.upper()
+        word = "" if param.metavar else value_word(param, ctx)
+        return f"{name} {word}".strip()
+    names = ", ".join([*param.opts, *param.secondary_opts])
+    word = value_word(param, ctx)
+    return f"{names} {word}".strip()
+
+
+def option_help(param: Any, ctx: Any) -> str:
+    """The option's help, and its default where it has one worth showing."""
+    text = param.help or ""
+    default = param.default
+    if isinstance(default, Enum):
+        default = default.value
+    nothing = default is None or default is False or (isinstance(default, (list, tuple)) and not default)
+    if param.show_default is not False and not nothing and not callable(default):
+        text = f"{text}  [default: {default}]".strip()
+    return text
