@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 from irr_audit.metrics.distributions import beta_inc, f_quantile
-from irr_audit.metrics.estimates import ANALYTIC_CI
+from irr_audit.metrics.estimates import ANALYTIC_CI, Z_95
 from irr_audit.metrics.result import Metric
 
 KINDS = ("normal", "t")
@@ -67,8 +67,8 @@ class IntervalSpec:
 
     def quantile(self, n: int) -> float | None:
         """The two-sided critical value; None when a t interval has no degrees of freedom."""
-        if self.kind == "normal":
-            return NormalDist().inv_cdf((1 + self.level) / 2)
+        if self.kind == "normal":  # Z_95: the estimators' own, correctly rounded (inv_cdf is 1 ulp off there)
+            return Z_95 if self.level == 0.95 else NormalDist().inv_cdf((1 + self.level) / 2)
         df = self.degrees_of_freedom(n)
         # T^2 is F(1, df): P(|T| <= t) = level exactly when P(F <= t^2) = level
         return None if df is None else math.sqrt(f_quantile(self.level, 1, df))
