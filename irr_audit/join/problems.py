@@ -37,7 +37,7 @@ NO_FULLY_CODED = "no-fully-coded"
 MOSTLY_INVALID = "mostly-invalid"
 NO_SHARED_ID = "no-shared-id"
 SHOWN_IDS = 3  # ids named per sheet when two sheets share none
-NEAR_MISS_CHECKED = 1000  # unmatched ids looked at for a near miss (the first ones)
+NEAR_MISS_CHECKED = 200  # unmatched ids looked at for a near miss (the first ones; 10 are named)
 NEAR_MISS_MAX_LENGTH = 64  # longer ids are not looked at: their variants grow with length
 NEAR_MISS_SHOWN = 10
 NEAR_MISS_SHARE = 4  # looked for only when at most 1 in 4 of the units' ids matched nothing
@@ -186,9 +186,14 @@ def near_miss_warnings(join: JoinResult, sample_mode: bool) -> list[str]:
         found = one_edit_variants(text, alphabet)
         variants += found
         owners += [index] * len(found)
-    at = pc.index_in(pa.array(variants, type=pa.string()), value_set=join.units).to_numpy(zero_copy_only=False)
+    # only units some sheet lacks can be meant: a small set to hash, where a million units are not
+    lacking = np.flatnonzero((join.status == ABSENT).any(axis=1))
+    candidates = join.units.take(from_numpy(lacking))
+    found_at = pc.index_in(pa.array(variants, type=pa.string()), value_set=candidates)
+    at = found_at.to_numpy(zero_copy_only=False)
     hits: dict[int, list[str]] = {}
-    for owner, unit in zip(np.asarray(owners)[~np.isnan(at)], at[~np.isnan(at)].astype(np.int64)):
+    for owner, found in zip(np.asarray(owners)[~np.isnan(at)], at[~np.isnan(at)].astype(np.int64)):
+        unit = lacking[found]
         text, column = unmatched[owner]
         if join.status[unit, column] == ABSENT:  # the id it may have meant is missing from that sheet
             target = join.units[int(unit)].as_py()
