@@ -73,8 +73,10 @@ CASES = {
         "merged.xlsx", fully=2, reasons={"blank": 1}, warning="merged cells B2:B3", log=(("3", "", "blank"),)
     ),
     "formulas: cached value, never evaluated": Case("formulas.xlsx", fully=3),
-    "numbers as ids": Case("numbers_as_ids.xlsx", fully=1, reasons={"absent": 4}, warning="stored as numbers"),
-    "dates as ids": Case("dates_as_ids.xlsx", fully=2, reasons={"absent": 2}, warning="stored as numbers or dates"),
+    "numbers as ids are refused": Case(
+        "numbers_as_ids.xlsx", exit=2, error="sheet-number-id", message="stored as numbers or dates"
+    ),
+    "dates as ids are refused": Case("dates_as_ids.xlsx", exit=2, error="sheet-number-id", message="rows "),
     "hidden rows": Case("hidden_rows.xlsx", fully=3, warning="1 hidden rows were read"),
     # ids
     "excel scientific ids": Case("id_scientific.csv", fully=3, reasons={"absent": 1}, warning="scientific notation"),

@@ -210,11 +210,15 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = Sh
         )
     warnings = list(table.warnings)
     numeric_ids = (table.numeric_cells or {}).get(id_at, [])
-    if numeric_ids:
-        warnings.append(
-            f"{len(numeric_ids)} comment ids are stored as numbers or dates, not text (rows "
-            f"{', '.join(map(str, numeric_ids[:5]))}{' ...' if len(numeric_ids) > 5 else ''}); "
-            "leading zeros and long digits may have been lost. Format the id column as text."
+    if numeric_ids:  # an id is kept as typed or refused: a number's digits are the spreadsheet's, not the coder's
+        raise SheetError(
+            f"sheet {name}: {len(numeric_ids)} comment ids are stored as numbers or dates, not text (rows "
+            f"{', '.join(map(str, numeric_ids[:5]))}{' ...' if len(numeric_ids) > 5 else ''}): the workbook "
+            "keeps a number, which has lost any leading zero and every digit past the 15th, so the id as "
+            "typed cannot be read back.",
+            hint="format the id column as Text in the spreadsheet and enter the ids again (paste them from "
+            "the blank sheet irr-audit sample wrote, or from the collector's file).",
+            code="sheet-number-id",
         )
     return Sheet(
         path=path,

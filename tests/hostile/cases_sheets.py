@@ -817,9 +817,12 @@ CASES = [
         says=("bob.xlsx",),
     ),
     Case(
-        "xlsx: ids as huge numbers, booleans and errors",
+        "xlsx: ids as huge numbers, booleans and errors are refused",
         JOIN_XLSX,
         {"bob.xlsx": xlsx([["comment_id", "code"], [1e20, "yes"], [True, "no"], ["#N/A", "yes"], [-0.0, "no"]])},
+        exit=2,
+        code="sheet-number-id",
+        says=("bob.xlsx", "rows 2, 5"),
     ),
     Case(
         "xlsx: a cell of 32,767 characters",
