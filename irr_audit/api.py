@@ -48,8 +48,8 @@ from irr_audit.join.folder import (
 )
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
-from irr_audit.join.table_input import read_agreement_table, read_category_counts
 from irr_audit.join.problems import NO_FULLY_CODED, problem
+from irr_audit.join.table_input import read_agreement_table, read_category_counts
 from irr_audit.metrics import samplesize
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
 from irr_audit.metrics.intervals import IntervalSpec
