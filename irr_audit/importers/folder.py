@@ -11,10 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from irr_audit.errors import OutputError
 from irr_audit.importers.build import LOG_COLUMNS, ImportResult
 from irr_audit.importers.model import ImportOptions
-from irr_audit.io.display import listed
 from irr_audit.io.files import resolved
 from irr_audit.io.outputs import csv_text, jsonl_text, refuse_unsafe_outputs, render_json
 from irr_audit.io.runfolder import (
@@ -25,6 +23,7 @@ from irr_audit.io.runfolder import (
     read_record,
     record_of,
     recorded_files,
+    refuse_strays,
     replace_folder,
 )
 
@@ -140,19 +139,4 @@ def check_import_out(out: Path, force: bool) -> list[str]:
     previous = recorded_files(read_record(out / IMPORT_RECORD))
     claimed: dict[str, str | None] = {**(previous or {}), IMPORT_RECORD: None} if previous is not None else {}
     found = occupants(out, claimed)
-    if found.folders:
-        raise OutputError(
-            f"--out {out} holds the folder {listed(found.folders)}, which import did not write; import replaces "
-            "its output folder as a whole and never deletes a folder it did not write.",
-            hint="move the folder out, or choose another --out folder.",
-            code="output-folder-not-ours",
-        )
-    strays = [f"{name} (changed since import wrote it)" for name in found.changed] + found.foreign
-    if strays and not force:
-        raise OutputError(
-            f"--out {out} holds {len(strays)} file{'s' if len(strays) != 1 else ''} import did not write: "
-            f"{listed(strays)}.",
-            hint="move the files out or choose another --out folder; --force replaces the folder and deletes them.",
-            code="output-folder-not-ours",
-        )
-    return found.files
+    return refuse_strays(out, found, "import", force)

@@ -27,6 +27,7 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from irr_audit.errors import IrrAuditError, OutputError
+from irr_audit.io.display import listed
 from irr_audit.io.files import check_usable, read_bounded, sha256_file, sha256_hex
 from irr_audit.io.limits import load_json
 
@@ -153,6 +154,33 @@ class Occupants:
     @property
     def files(self) -> list[str]:
         return sorted(self.changed + self.foreign)
+
+
+def refuse_unowned_folders(out: Path, found: Occupants, command: str) -> None:
+    """A run replaces its --out folder as a whole: a folder in it the command did not write is
+    refused, never deleted."""
+    if found.folders:
+        raise OutputError(
+            f"--out {out} holds the folder {listed(found.folders)}, which {command} did not write; {command} "
+            "replaces its output folder as a whole and never deletes a folder it did not write.",
+            hint="move the folder out, or choose another --out folder.",
+            code="output-folder-not-ours",
+        )
+
+
+def refuse_strays(out: Path, found: Occupants, command: str, force: bool) -> list[str]:
+    """Refuse an --out folder holding what no run of ``command`` wrote (unless ``force``: those
+    files are then deleted with the folder, and listed in the return value)."""
+    refuse_unowned_folders(out, found, command)
+    strays = [f"{name} (changed since {command} wrote it)" for name in found.changed] + found.foreign
+    if strays and not force:
+        raise OutputError(
+            f"--out {out} holds {len(strays)} file{'s' if len(strays) != 1 else ''} {command} did not write: "
+            f"{listed(strays)}.",
+            hint="move the files out or choose another --out folder; --force replaces the folder and deletes them.",
+            code="output-folder-not-ours",
+        )
+    return found.files
 
 
 def occupants(folder: Path, claimed: Mapping[str, str | None]) -> Occupants:

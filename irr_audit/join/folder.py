@@ -23,8 +23,7 @@ from typing import Any
 import pandas as pd
 
 from irr_audit._threads import thread_count
-from irr_audit.errors import IrrAuditError, OutputError, UsageError
-from irr_audit.io.display import listed
+from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io.files import read_bounded, resolved
 from irr_audit.io.framecsv import frame_csv_text
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
@@ -40,6 +39,7 @@ from irr_audit.io.runfolder import (
     read_record,
     record_of,
     recorded_files,
+    refuse_strays,
     replace_folder,
     run_mismatches,
 )
@@ -115,22 +115,7 @@ def check_join_out(out: Path, force: bool) -> list[str]:
     are then deleted with the folder, and listed in the return value). A folder is
     never deleted: join writes none."""
     found = occupants(out, previous_join_files(out))
-    if found.folders:
-        raise OutputError(
-            f"--out {out} holds the folder {listed(found.folders)}, which join did not write; join replaces "
-            "its output folder as a whole and never deletes a folder it did not write.",
-            hint="move the folder out, or choose another --out folder.",
-            code="output-folder-not-ours",
-        )
-    strays = [f"{name} (changed since join wrote it)" for name in found.changed] + found.foreign
-    if strays and not force:
-        raise OutputError(
-            f"--out {out} holds {len(strays)} file{'s' if len(strays) != 1 else ''} join did not write: "
-            f"{listed(strays)}.",
-            hint="move the files out or choose another --out folder; --force replaces the folder and deletes them.",
-            code="output-folder-not-ours",
-        )
-    return found.files
+    return refuse_strays(out, found, "join", force)
 
 
 def previous_join_files(out: Path) -> dict[str, str | None]:

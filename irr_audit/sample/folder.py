@@ -22,6 +22,7 @@ from irr_audit.io.runfolder import (
     files_read,
     occupants,
     recorded_files,
+    refuse_unowned_folders,
     replace_folder,
     run_mismatches,
 )
@@ -46,13 +47,7 @@ def check_sample_out(out: Path, sample: Sample, force: bool) -> list[str]:
     (unless ``force``: they are then replaced or deleted, and listed in the return
     value). A folder is never deleted."""
     found = occupants(out, dict.fromkeys(sample.files))
-    if found.folders:
-        raise OutputError(
-            f"--out {out} holds the folder {listed(found.folders)}, which sample did not write; sample replaces "
-            "its output folder as a whole and never deletes a folder it did not write.",
-            hint="move the folder out, or choose another --out folder.",
-            code="output-folder-not-ours",
-        )
+    refuse_unowned_folders(out, found, "sample")
     differing = [name for name in sorted(sample.files) if _differs(out / name, sample.files[name])]
     if force:
         return sorted({*differing, *found.foreign})
