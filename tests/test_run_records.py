@@ -276,11 +276,11 @@ def posix(path: Path, *_: object) -> str:
 
 
 def count_reads(monkeypatch) -> Counter[str]:
-    """Count, by path, the reads of the library's bounded reader (where the join folder,
+    """Count, by path, the reads of the library's bounded reader (where the run records,
     the rule and the sample use it), its run-record hashing and its manifest reader."""
     import irr_audit.bundle.manifest as manifest_module
+    import irr_audit.io.records as records_module
     import irr_audit.io.runfolder as runfolder_module
-    import irr_audit.join.folder as join_folder_module
     import irr_audit.rules.load as rule_module
     import irr_audit.sample.folder as sample_folder_module
 
@@ -293,7 +293,7 @@ def count_reads(monkeypatch) -> Counter[str]:
 
         return wrapper
 
-    for module in (join_folder_module, rule_module, sample_folder_module):
+    for module in (records_module, rule_module, sample_folder_module):
         monkeypatch.setattr(
             module, "read_bounded", counted(module.read_bounded, lambda path, *_: Path(path).as_posix())
         )

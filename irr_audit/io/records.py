@@ -14,9 +14,14 @@ text or null"); the reader names the file and the fix.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from irr_audit.errors import UsageError
 from irr_audit.io.display import visible
+from irr_audit.io.files import read_bounded
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
 
 Check = Callable[[Any, str], list[str]]
 
@@ -241,3 +246,35 @@ def join_record_problems(summary: Any) -> list[str]:
         required={"sheets": _each(_sheet_record)},
         optional={"columns": _columns, "sample": _join_sample, "run_aliases": _text_map},
     )
+
+
+# --- reading a record -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordKind:
+    """A record file irr-audit writes: what it is called in messages, its error codes' stem,
+    the fix for a broken one, and its structural check."""
+
+    name: str  # "a join summary as irr-audit join writes it"
+    subject: str  # "join summary"
+    code: str  # "joindir": codes joindir-invalid, joindir-not-found, ...
+    hint: str
+    problems: Callable[[Any], list[str]]
+
+
+def read_checked_record(path: Path, kind: RecordKind, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """A record read within the limits and checked for structure: a hand edit is refused naming the key."""
+    data = read_bounded(path, f"{kind.subject} {path}", limits, code=kind.code)
+    try:
+        record = load_json(data, f"{path}", limits, own_file=True)
+    except ValueError as exc:  # not UTF-8, or not JSON
+        raise invalid_record(path, kind, f"it is not JSON ({getattr(exc, 'msg', None) or exc})") from None
+    problems = kind.problems(record)
+    if problems:
+        raise invalid_record(path, kind, problems[0])
+    return dict(record)
+
+
+def invalid_record(path: Path, kind: RecordKind, problem: str) -> UsageError:
+    return UsageError(f"{path} is not {kind.name}: {problem}.", hint=kind.hint, code=f"{kind.code}-invalid")

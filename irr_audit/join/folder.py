@@ -24,11 +24,11 @@ import pandas as pd
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import IrrAuditError, UsageError
-from irr_audit.io.files import read_bounded, resolved
+from irr_audit.io.files import resolved
 from irr_audit.io.framecsv import frame_csv_text
-from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import jsonl_text, refuse_column_collisions, refuse_unsafe_outputs, render_json
-from irr_audit.io.records import join_record_problems
+from irr_audit.io.records import RecordKind, join_record_problems, read_checked_record
 from irr_audit.io.runfolder import (
     JOIN_RECORD,
     RUN_KEY,
@@ -214,27 +214,18 @@ def read_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> JoinDir:
     )
 
 
+JOIN_SUMMARY = RecordKind(
+    "a join summary as irr-audit join writes it",
+    "join summary",
+    "joindir",
+    "run irr-audit join again to recreate the folder.",
+    join_record_problems,
+)
+
+
 def read_join_summary(folder: Path, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
-    """A join folder's summary.json, read within the limits and checked for structure
-    (irr_audit.io.records): a hand edit is refused naming the key."""
-    path = folder / SUMMARY
-    data = read_bounded(path, f"join summary {path}", limits, code="joindir")
-    try:
-        summary = load_json(data, f"{path}", limits, own_file=True)
-    except ValueError as exc:  # not UTF-8, or not JSON
-        raise _invalid_summary(path, f"it is not JSON ({getattr(exc, 'msg', None) or exc})") from None
-    problems = join_record_problems(summary)
-    if problems:
-        raise _invalid_summary(path, problems[0])
-    return dict(summary)
-
-
-def _invalid_summary(path: Path, problem: str) -> UsageError:
-    return UsageError(
-        f"{path} is not a join summary as irr-audit join writes it: {problem}.",
-        hint="run irr-audit join again to recreate the folder.",
-        code="joindir-invalid",
-    )
+    """A join folder's summary.json, read within the limits and checked for structure."""
+    return read_checked_record(folder / SUMMARY, JOIN_SUMMARY, limits)
 
 
 def check_one_run(folder: Path, summary: Any, read: dict[str, str] | None = None) -> None:

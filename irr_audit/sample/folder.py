@@ -14,9 +14,9 @@ from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.io.collector import quoted
 from irr_audit.io.display import listed
 from irr_audit.io.files import read_bounded
-from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, load_json, load_json_line
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, load_json_line
 from irr_audit.io.outputs import refuse_unsafe_outputs
-from irr_audit.io.records import sample_record_problems
+from irr_audit.io.records import RecordKind, invalid_record, read_checked_record, sample_record_problems
 from irr_audit.io.runfolder import (
     Replacement,
     files_read,
@@ -180,33 +180,27 @@ def with_ledger(join: JoinResult, folder: Path | None, ids: Sequence[str] | None
     return replace(join, warnings=(*join.warnings, warning))
 
 
+SAMPLE_RECORD_KIND = RecordKind(
+    "a sample record as irr-audit sample writes it",
+    "sample record",
+    "sample-dir",
+    "run irr-audit sample again into a new folder.",
+    sample_record_problems,
+)
+
+
 def read_sample_record(path: Path, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
-    """A sample folder's sample.json, read within the limits and checked for structure
-    (irr_audit.io.records): a hand edit is refused naming the key."""
-    data = read_bounded(path, f"sample record {path}", limits, code="sample-dir")
-    try:
-        record = load_json(data, f"{path}", limits, own_file=True)
-    except ValueError as exc:  # not UTF-8, or not JSON
-        raise _invalid_record(path, f"it is not JSON ({getattr(exc, 'msg', None) or exc})") from None
-    problems = sample_record_problems(record)
-    if problems:
-        raise _invalid_record(path, problems[0])
-    return dict(record)
-
-
-def _invalid_record(path: Path, problem: str) -> UsageError:
-    return UsageError(
-        f"{path} is not a sample record as irr-audit sample writes it: {problem}.",
-        hint="run irr-audit sample again into a new folder.",
-        code="sample-dir-invalid",
-    )
+    """A sample folder's sample.json, read within the limits and checked for structure."""
+    return read_checked_record(path, SAMPLE_RECORD_KIND, limits)
 
 
 def _ledger_path(folder: Path, name: str, record_path: Path) -> Path:
     """The ledger a sample record names: a regular file in the sample's folder, never a
     path out of it (a record inside a bundle is not trusted) nor a pipe that would block."""
     if name in ("", ".", "..") or "/" in name or "\\" in name or "\x00" in name:
-        raise _invalid_record(record_path, f"ledger.file {quoted(name)} is not a file name in the sample's folder")
+        raise invalid_record(
+            record_path, SAMPLE_RECORD_KIND, f"ledger.file {quoted(name)} is not a file name in the sample's folder"
+        )
     path = folder / name
     if path.is_symlink() or not path.is_file():
         raise UsageError(
