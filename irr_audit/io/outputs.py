@@ -137,17 +137,21 @@ def refuse_column_collisions(columns: Sequence[tuple[str, str]], output: str) ->
         seen[written] = (name, origin)
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file in the same folder, flush it to disk, then rename.
-    A symlink is refused, not replaced (refuse_unsafe_outputs says so before a command runs)."""
-    folder = path.parent
-    _refuse_symlink(path)
+def _refuse_folder(path: Path) -> None:
     if path.is_dir():
         raise OutputError(
             f"cannot write {path}: it is a folder.",
             hint="give a file name, e.g. audit.html.",
             code="output-is-a-folder",
         )
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file in the same folder, flush it to disk, then rename.
+    A symlink is refused, not replaced (refuse_unsafe_outputs says so before a command runs)."""
+    folder = path.parent
+    _refuse_symlink(path)
+    _refuse_folder(path)
     if folder.exists() and not folder.is_dir():
         raise OutputError(
             f"cannot write into {folder}: it is a file, not a folder.",
@@ -278,12 +282,7 @@ def _check_output_file(path: Path, inputs: _Inputs) -> None:
     _refuse_bundle(path, resolved(path).parent)
     _refuse_run_file(path)
     _refuse_symlink(path)
-    if path.is_dir():
-        raise OutputError(
-            f"cannot write {path}: it is a folder.",
-            hint="give a file name, e.g. audit.html.",
-            code="output-is-a-folder",
-        )
+    _refuse_folder(path)
     if path.exists():
         mode = path.stat().st_mode
         if not stat.S_ISREG(mode):
