@@ -189,8 +189,8 @@ def degenerate_note(se: float | None, low: float, high: float) -> str | None:
 def interval_of(
     name: str, metric: Mapping[str, Any], level: float, bootstrap: Mapping[str, Any] | None = None
 ) -> tuple[dict[str, Any] | None, str | None]:
-    """A coefficient's interval (analytic where a formula exists, else the percentile bootstrap over
-    units of --bootstrap, else ``bootstrap``, Krippendorff's bootstrap of the headline alpha), and a
+    """A coefficient's interval (analytic where a formula exists, else ``bootstrap``, Krippendorff's
+    bootstrap of the headline alpha, else the percentile bootstrap over units of --bootstrap), and a
     note: why there is none, or why one has no width. Both None for a coefficient without either."""
     if not metric.get("defined"):
         return None, None
@@ -205,18 +205,6 @@ def interval_of(
             "clipped": bool(metric.get("ci_clipped")),
         }
         return interval, degenerate_note(metric.get("se"), ci[0], ci[1])
-    units = metric.get("bootstrap")
-    if isinstance(units, Mapping) and units.get("defined") and units.get("ci"):
-        interval = {
-            "low": units["ci"][0],
-            "high": units["ci"][1],
-            "level": level,
-            "kind": "bootstrap",
-            "method": units.get("ci_method", "percentile bootstrap over units"),
-            "clipped": bool(units.get("ci_clipped")),
-            "n_boot": units.get("n_boot"),
-        }
-        return interval, degenerate_note(units.get("se"), units["ci"][0], units["ci"][1])
     if bootstrap is not None:
         if not bootstrap.get("defined"):
             return None, f"Krippendorff's bootstrap is undefined: {bootstrap.get('reason', 'no reason given')}"
@@ -231,9 +219,21 @@ def interval_of(
             "seed": bootstrap.get("seed"),
         }
         return interval, None
+    units = metric.get("bootstrap")
+    if isinstance(units, Mapping) and units.get("defined") and units.get("ci"):
+        interval = {
+            "low": units["ci"][0],
+            "high": units["ci"][1],
+            "level": level,
+            "kind": "bootstrap",
+            "method": units.get("ci_method", "percentile bootstrap over units"),
+            "clipped": bool(units.get("ci_clipped")),
+            "n_boot": units.get("n_boot"),
+        }
+        return interval, degenerate_note(units.get("se"), units["ci"][0], units["ci"][1])
     if isinstance(units, Mapping) and units:
         return None, f"the bootstrap is undefined in {units.get('n_undefined', '?')} of {units.get('n_boot', '?')}"
-    if name == "po" or name == "pabak" or name == "kendall_w" or name == "light_kappa":
+    if name in ("po", "pabak", "kendall_w", "light_kappa"):  # descriptive: no analytic SE is computed
         return None, "no interval without --bootstrap N"
     return None, "no formula for its standard error; --bootstrap N gives a percentile interval"
 

@@ -68,7 +68,9 @@ def _sampling(report: Mapping[str, Any]) -> str:
         f"after de-duplicating comment ids ({counts.get('unique_ids', 'not recorded')} unique) and setting aside "
         f"unusable items ({dropped})",
     ]
-    if draw.get("seed") is not None:
+    if draw.get("seed") is not None and draw.get("size") == draw.get("population"):
+        parts.append(f"taking all {draw.get('population')} usable units (in an order set by seed {draw['seed']})")
+    elif draw.get("seed") is not None:
         parts.append(
             f"as a simple random sample of {draw.get('size')} of the {draw.get('population')} usable units "
             f"(seed {draw['seed']})"
