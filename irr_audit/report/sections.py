@@ -217,10 +217,10 @@ def paradox_section(report: dict[str, Any]) -> Section:
     rows += [
         (metric_label(name), format_metric(metrics[name]), format_metric(available[name]) if name in available else "")
         for name in ("prevalence_index", "bias_index")
-        if name in metrics
+        if name in metrics and metrics[name].get("defined")  # two codes only: with more, By category
     ]
     notes = [f"The largest {kappa}: {facts['max_kappa']['method']}."] if facts["max_kappa"]["value"] is not None else []
-    if any(name in metrics for name in ("prevalence_index", "bias_index")):
+    if any(metrics.get(name, {}).get("defined") for name in ("prevalence_index", "bias_index")):
         notes.append(
             "Prevalence index: how much more one code is used than the other by both coders; bias index: how "
             "differently the two coders use the codes (Byrt, Bishop & Carlin 1993). The last column: available case."
