@@ -140,4 +140,4 @@ def test_markdown_lists_how_three_or_more_coders_split() -> None:
     markdown = audit.to_markdown()
     assert "| comment_id | coder0 | coder1 | coder2 | coder3 | coder4 | split |" in markdown
     row = next(line for line in markdown.splitlines() if line.startswith(f"| {item['comment_id']} |"))
-    assert row.split(" | ")[6] == " - ".join(f"{n} {code}" for n, code in counts)
+    assert row.removesuffix(" |").split(" | ")[6] == " - ".join(f"{n} {code}" for n, code in counts)
