@@ -2,6 +2,10 @@
 coefficient"): Cohen's kappa for two coders on a nominal rule, Krippendorff's alpha at
 the rule's level of measurement otherwise. Every place that names one number for an
 audit (verify's verdict, a report's headline) takes it from :func:`headline_metric`.
+
+Beside it, what a report leads with, as plain data read from the report dict (pure): the
+``headline`` block (:func:`headline_block`), the one coefficient table (:func:`coefficient_rows`)
+and the kappa paradox explained for any number of coders (:func:`paradox_explanation`).
 """
 
 from __future__ import annotations
