@@ -110,6 +110,7 @@ MISSING_INPUTS = {
     "run record": ("run record {}", "collector-not-found", "check the path of the collector's run record."),
     "bundle": ("{}", "bundle-not-found", "pass a bundle folder made by irr-audit freeze."),
     "export": ("export {}", "import-not-found", "check the path of the export."),
+    "table": ("table {}", "table-not-found", "check the path of the long table (CSV or Parquet)."),
 }
 
 

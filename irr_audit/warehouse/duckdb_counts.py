@@ -1,0 +1,307 @@
+"""Unit-pattern counts of a long table (CSV or Parquet) through DuckDB, in bounded memory.
+
+The table is streamed by DuckDB (read_csv, read_parquet), never held in Python. Two scans:
+the first counts the rows of each distinct (coder, code) and how many have a blank id (a few
+rows come back: the values to classify); the second groups the rows by (unit, coder), then by
+unit, then by pattern (a few hundred rows come back). The codes and coders are classified in
+Python by the rule, as join classifies them (irr_audit.warehouse.longtable), and joined in SQL.
+DuckDB holds at most ``memory_limit`` and spills the rest of its groups to ``temp_directory``.
+
+DuckDB is an optional dependency: ``pip install "irr-audit[warehouse]"``.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import io
+import os
+import re
+import shutil
+import stat
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from irr_audit.errors import IrrAuditError, SheetError, UsageError
+from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, parse_delimiter
+from irr_audit.io.display import printable
+from irr_audit.io.files import check_exist
+from irr_audit.join.join import STATUS_INDEX
+from irr_audit.rules.model import CodeStatus, Rule
+from irr_audit.warehouse.longtable import (
+    CONTROL_PATTERN,
+    MAX_DISTINCT,
+    CodeMap,
+    CoderMap,
+    LongTableColumns,
+    LongTableCounts,
+    PatternTally,
+    RowTally,
+    assemble,
+    coder_map,
+    find_column,
+    trimmed_whitespace,
+)
+
+DEFAULT_MEMORY_LIMIT = "4GB"
+DEFAULT_COLUMNS = LongTableColumns()
+MEMORY_LIMIT = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
+PARQUET_MAGIC = b"PAR1"
+EXTRA = 'pip install "irr-audit[warehouse]"'
+TEXT_TYPES = ("VARCHAR",)
+INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
+
+
+def load_duckdb() -> ModuleType:
+    """DuckDB, or the message that names the extra to install."""
+    try:
+        return importlib.import_module("duckdb")
+    except ImportError:
+        raise UsageError(
+            "irr-audit counts needs DuckDB, which is not installed in this environment.",
+            hint=f"install the optional extra: {EXTRA} (or pip install duckdb).",
+            code="dependency-missing",
+        ) from None
+
+
+def check_memory_limit(value: str) -> str:
+    """A DuckDB memory limit such as 4GB or 512MiB, refused when it is not one."""
+    if not MEMORY_LIMIT.fullmatch(value.strip()):
+        raise UsageError(
+            f"--memory-limit {value!r} is not an amount of memory.",
+            hint="write a number and a unit, e.g. 4GB, 512MB or 8GiB.",
+            code="usage-memory-limit",
+        )
+    return value.strip()
+
+
+def duckdb_counts(
+    path: str | Path,
+    rule: Rule,
+    *,
+    columns: LongTableColumns = DEFAULT_COLUMNS,
+    coders: Sequence[str] | None = None,
+    memory_limit: str = DEFAULT_MEMORY_LIMIT,
+    temp_directory: str | Path | None = None,
+    threads: int | None = None,
+    delimiter: str | None = None,
+) -> LongTableCounts:
+    """The unit-pattern counts of the long table at ``path`` (CSV, TSV or Parquet), as join's
+    counts.csv would have them for the same rows as sheets, and the account of every row.
+
+    ``coders``: the coders to count, in this order (default: every coder named, sorted); a row
+    of another coder is logged as ``other_coder``. ``memory_limit`` bounds DuckDB's memory
+    (DuckDB's units: 4GB, 512MiB); it spills to ``temp_directory`` (default: a new temporary
+    folder, deleted afterwards). ``delimiter`` forces a CSV's delimiter (else detected as a sheet's).
+    """
+    table = Path(path)
+    check_exist([(table, "table")])
+    _check_regular(table)
+    limit = check_memory_limit(memory_limit)
+    duckdb = load_duckdb()
+    spill = Path(tempfile.mkdtemp(prefix="irr-audit-duckdb-", dir=temp_directory))
+    try:
+        connection = duckdb.connect(config={"memory_limit": limit, "temp_directory": str(spill)})
+        try:
+            if threads is not None:
+                connection.execute(f"SET threads = {int(threads)}")
+            connection.execute("SET preserve_insertion_order = false")  # nothing here needs the rows' order
+            return _counts(connection, duckdb, table, rule, columns, coders, delimiter, limit)
+        finally:
+            connection.close()
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+def _counts(
+    connection: Any,
+    duckdb: ModuleType,
+    table: Path,
+    rule: Rule,
+    columns: LongTableColumns,
+    coders: Sequence[str] | None,
+    delimiter: str | None,
+    limit: str,
+) -> LongTableCounts:
+    source = f"table {table.name}"
+    try:
+        reader, names = _reader(connection, table, delimiter)
+        id_at = find_column(names, columns.id_column, "--id-column", source)
+        coder_at = find_column(names, columns.coder_column, "--coder-column", source)
+        code_at = find_column(names, columns.code_column, "--code-column", source)
+        if len({id_at, coder_at, code_at}) < 3:
+            raise SheetError(
+                f"{source}: the id, coder and code columns must be three different columns.",
+                hint="name them with --id-column, --coder-column and --code-column.",
+                code="table-same-column",
+            )
+        _check_id_type(connection, reader, names[id_at], source)
+        connection.execute(
+            f"CREATE TEMP VIEW src AS SELECT CAST({_quoted(names[id_at])} AS VARCHAR) AS id, "
+            f"CAST({_quoted(names[coder_at])} AS VARCHAR) AS coder, "
+            f"CAST({_quoted(names[code_at])} AS VARCHAR) AS code FROM {reader}"
+        )
+        whitespace = trimmed_whitespace()
+        tallies = _row_tallies(connection, whitespace, source)
+        code_map = CodeMap.of((tally.code for tally in tallies), rule)
+        coder_mapping = coder_map((tally.coder for tally in tallies), rule, source, coders)
+        _register(connection, code_map, coder_mapping)
+        patterns = _pattern_tallies(connection, whitespace)
+    except duckdb.OutOfMemoryException as error:
+        raise IrrAuditError(
+            f"{source}: DuckDB ran out of memory within --memory-limit {limit} ({_first_line(error)}).",
+            hint="raise --memory-limit, or give --temp-directory a folder with more free space to spill to.",
+            code="table-memory",
+        ) from None
+    except duckdb.Error as error:
+        raise SheetError(
+            f"{source} cannot be read: {_first_line(error)}",
+            hint="check that the file is a CSV (UTF-8, one header line) or a Parquet file, and its delimiter.",
+            code="table-unreadable",
+        ) from None
+    return assemble(rule, coder_mapping, code_map, tallies, patterns)
+
+
+def _check_regular(table: Path) -> None:
+    mode = os.stat(table).st_mode
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"table {table.name} is not a regular file.", hint="pass a file.", code="table-not-a-file")
+
+
+def _reader(connection: Any, table: Path, delimiter: str | None) -> tuple[str, list[str]]:
+    """The SQL that reads the table, and its column names."""
+    with open(table, "rb") as stream:
+        head = stream.read(SAMPLE_BYTES)
+    if head[:4] == PARQUET_MAGIC or table.suffix.lower() in (".parquet", ".pq"):
+        reader = f"read_parquet({_literal(str(table))})"
+        names = [row[0] for row in connection.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()]
+        return reader, names
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise SheetError(
+            f"table {table.name} is UTF-16; irr-audit counts reads UTF-8 tables.",
+            hint="save the table as CSV UTF-8, or as Parquet.",
+            code="table-encoding",
+        )
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    chosen = parse_delimiter(delimiter) or (
+        "\t" if table.suffix.lower() in (".tsv", ".tab") else detect_delimiter(text, f"table {table.name}")
+    )
+    header = next(csv.reader(io.StringIO(text), delimiter=chosen), [])
+    names = [f"c{at}" for at in range(len(header))]
+    types = ", ".join(f"'{name}': 'VARCHAR'" for name in names)
+    reader = (
+        f"read_csv({_literal(str(table))}, delim={_literal(chosen)}, quote='\"', escape='\"', header=true, "
+        f"auto_detect=false, columns={{{types}}}, null_padding=true, strict_mode=true)"
+    )
+    named = ", ".join(f"{name} AS {_quoted(column)}" for name, column in zip(names, header))
+    return f"(SELECT {named} FROM {reader})", header
+
+
+def _check_id_type(connection: Any, reader: str, column: str, source: str) -> None:
+    """An id stored as a floating-point number, a decimal or a date has lost its digits as typed
+    (join refuses a sheet's numeric ids for the same reason); text and integers are kept."""
+    found = connection.execute(f"DESCRIBE SELECT {_quoted(column)} FROM {reader}").fetchall()[0][1]
+    if found not in TEXT_TYPES and found not in INTEGER_TYPES:
+        raise SheetError(
+            f"{source}: its id column {column!r} holds {found} values, not text or integers: the ids as typed "
+            "cannot be read back from them.",
+            hint="store the ids as text (VARCHAR) or integers.",
+            code="table-id-type",
+        )
+
+
+def _row_tallies(connection: Any, whitespace: str, source: str) -> list[RowTally]:
+    query = """
+        SELECT coder, code, count(*) AS n_rows,
+               count(*) FILTER (WHERE trim(coalesce(id, ''), $ws) = '') AS blank_id,
+               min(trim(id, $ws)) FILTER (WHERE regexp_matches(trim(id, $ws), $control)) AS control_id
+        FROM src GROUP BY coder, code LIMIT $limit
+    """
+    found = connection.execute(
+        query, {"ws": whitespace, "control": CONTROL_PATTERN, "limit": MAX_DISTINCT + 1}
+    ).fetchall()
+    if len(found) > MAX_DISTINCT:
+        raise SheetError(
+            f"{source} has more than {MAX_DISTINCT:,} distinct (coder, code) values.",
+            hint="check --code-column and --coder-column: they should name the code and the coder, not free text.",
+            code="table-too-many-values",
+        )
+    control = sorted(row[4] for row in found if row[4] is not None)
+    if control:
+        raise SheetError(
+            f"{source}: comment id '{printable(control[0], 80)}' holds a control character.",
+            hint="remove it from the id (ids are matched as text and written to CSV, XLSX and reports, "
+            "where a control character is lost or altered).",
+            code="table-control-character",
+        )
+    return [RowTally(coder, code, rows, blank) for coder, code, rows, blank, _ in found]
+
+
+def _register(connection: Any, codes: CodeMap, coders: CoderMap) -> None:
+    connection.execute("CREATE TEMP TABLE code_map(raw VARCHAR, k INTEGER, status INTEGER, filled BOOLEAN)")
+    connection.executemany("INSERT INTO code_map VALUES (?, ?, ?, ?)", codes.rows())
+    connection.execute("CREATE TEMP TABLE coder_map(raw VARCHAR, coder INTEGER, place HUGEINT)")
+    connection.executemany("INSERT INTO coder_map VALUES (?, ?, ?)", coders.rows())
+
+
+PATTERNS = """
+    WITH cell_rows AS (
+        SELECT trim(coalesce(src.id, ''), $ws) AS id, m.coder, m.place, k.k, k.status
+        FROM src
+        JOIN coder_map AS m ON coalesce(src.coder, '') = m.raw
+        JOIN code_map AS k ON coalesce(src.code, '') = k.raw
+        WHERE m.coder >= 0
+    ),
+    cells AS (
+        SELECT id, any_value(place) AS place, min(k) AS lo, max(k) AS hi, min(status) AS status, count(*) AS n
+        FROM cell_rows WHERE id <> '' GROUP BY id, coder
+    ),
+    units AS (
+        SELECT sum(CASE WHEN lo = hi AND status = $valid THEN lo * place ELSE 0 END) AS key,
+               count(*) AS cells,
+               count(*) FILTER (WHERE lo <> hi) AS conflict_cells,
+               coalesce(sum(n) FILTER (WHERE lo <> hi), 0) AS conflict_rows,
+               coalesce(sum(n - 1) FILTER (WHERE lo = hi), 0) AS duplicate_rows,
+               count(*) FILTER (WHERE lo = hi AND status = $valid) AS valid,
+               count(*) FILTER (WHERE lo = hi AND status = $unknown) AS unknown,
+               count(*) FILTER (WHERE lo = hi AND status = $blank) AS blank,
+               count(*) FILTER (WHERE lo = hi AND status = $invalid) AS invalid
+        FROM cells GROUP BY id
+    )
+    SELECT key, count(*), sum(cells), sum(conflict_cells), sum(conflict_rows), sum(duplicate_rows),
+           sum(valid), sum(unknown), sum(blank), sum(invalid)
+    FROM units GROUP BY key
+"""
+TALLIED = (CodeStatus.VALID, CodeStatus.UNKNOWN, CodeStatus.BLANK, CodeStatus.INVALID)
+
+
+def _pattern_tallies(connection: Any, whitespace: str) -> list[PatternTally]:
+    parameters = {"ws": whitespace, **{status.value: STATUS_INDEX[status] for status in TALLIED}}
+    found = connection.execute(PATTERNS, parameters).fetchall()
+    return [
+        PatternTally(
+            key=int(row[0]),
+            units=int(row[1]),
+            cells=int(row[2]),
+            conflict_cells=int(row[3]),
+            conflict_rows=int(row[4]),
+            duplicate_rows=int(row[5]),
+            by_status={STATUS_INDEX[status]: int(count) for status, count in zip(TALLIED, row[6:])},
+        )
+        for row in found
+    ]
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
