@@ -29,9 +29,9 @@ from irr_audit.errors import IrrAuditError, SheetError, UsageError
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, parse_delimiter
 from irr_audit.io.display import printable
 from irr_audit.io.files import check_exist
-from irr_audit.join.join import STATUS_INDEX
-from irr_audit.rules.model import CodeStatus, Rule
+from irr_audit.rules.model import Rule
 from irr_audit.warehouse.longtable import (
+    CONFLICT_BIT,
     CONTROL_PATTERN,
     MAX_DISTINCT,
     CodeMap,
@@ -139,17 +139,17 @@ def _counts(
                 code="table-same-column",
             )
         _check_id_type(connection, reader, names[id_at], source)
+        raw_id = f"coalesce(CAST({_quoted(names[id_at])} AS VARCHAR), '')"
         connection.execute(
-            f"CREATE TEMP VIEW src AS SELECT CAST({_quoted(names[id_at])} AS VARCHAR) AS id, "
+            f"CREATE TEMP VIEW src AS SELECT {_trimmed(raw_id)} AS id, "
             f"CAST({_quoted(names[coder_at])} AS VARCHAR) AS coder, "
             f"CAST({_quoted(names[code_at])} AS VARCHAR) AS code FROM {reader}"
         )
-        whitespace = trimmed_whitespace()
-        tallies = _row_tallies(connection, whitespace, source)
+        tallies = _row_tallies(connection, source)
         code_map = CodeMap.of((tally.code for tally in tallies), rule)
         coder_mapping = coder_map((tally.coder for tally in tallies), rule, source, coders)
         _register(connection, code_map, coder_mapping)
-        patterns = _pattern_tallies(connection, whitespace)
+        patterns = _pattern_tallies(connection, len(rule.categories))
     except duckdb.OutOfMemoryException as error:
         raise IrrAuditError(
             f"{source}: DuckDB ran out of memory within --memory-limit {limit} ({_first_line(error)}).",
@@ -213,16 +213,20 @@ def _check_id_type(connection: Any, reader: str, column: str, source: str) -> No
         )
 
 
-def _row_tallies(connection: Any, whitespace: str, source: str) -> list[RowTally]:
+def _trimmed(expression: str) -> str:
+    """SQL trimming ``expression`` exactly as join trims ids (longtable.trimmed_whitespace); an id
+    that starts and ends with a printable ASCII character, most ids, is kept without a look at the set."""
+    ends_plain = " AND ".join(f"{expression}[{at}] > ' ' AND {expression}[{at}] < chr(127)" for at in (1, -1))
+    return f"(CASE WHEN {ends_plain} THEN {expression} ELSE trim({expression}, {_literal(trimmed_whitespace())}) END)"
+
+
+def _row_tallies(connection: Any, source: str) -> list[RowTally]:
     query = """
-        SELECT coder, code, count(*) AS n_rows,
-               count(*) FILTER (WHERE trim(coalesce(id, ''), $ws) = '') AS blank_id,
-               min(trim(id, $ws)) FILTER (WHERE regexp_matches(trim(id, $ws), $control)) AS control_id
+        SELECT coder, code, count(*) AS n_rows, count(*) FILTER (WHERE id = '') AS blank_id,
+               min(id) FILTER (WHERE regexp_matches(id, $control)) AS control_id
         FROM src GROUP BY coder, code LIMIT $limit
     """
-    found = connection.execute(
-        query, {"ws": whitespace, "control": CONTROL_PATTERN, "limit": MAX_DISTINCT + 1}
-    ).fetchall()
+    found = connection.execute(query, {"control": CONTROL_PATTERN, "limit": MAX_DISTINCT + 1}).fetchall()
     if len(found) > MAX_DISTINCT:
         raise SheetError(
             f"{source} has more than {MAX_DISTINCT:,} distinct (coder, code) values.",
@@ -241,58 +245,41 @@ def _row_tallies(connection: Any, whitespace: str, source: str) -> list[RowTally
 
 
 def _register(connection: Any, codes: CodeMap, coders: CoderMap) -> None:
-    connection.execute("CREATE TEMP TABLE code_map(raw VARCHAR, k INTEGER, status INTEGER, filled BOOLEAN)")
+    connection.execute("CREATE TEMP TABLE code_map(raw VARCHAR, k INTEGER, bit BIGINT, filled BOOLEAN)")
     connection.executemany("INSERT INTO code_map VALUES (?, ?, ?, ?)", codes.rows())
-    connection.execute("CREATE TEMP TABLE coder_map(raw VARCHAR, coder INTEGER, place HUGEINT)")
+    # a key of (K + 1)^coders summed in 64 bits when it fits (faster), else in 128
+    place = "BIGINT" if coders.base ** len(coders.coders) < 2**62 else "HUGEINT"
+    connection.execute(f"CREATE TEMP TABLE coder_map(raw VARCHAR, coder INTEGER, place {place})")
     connection.executemany("INSERT INTO coder_map VALUES (?, ?, ?)", coders.rows())
 
 
+# Rows -> cells (unit, coder): the lowest and highest key of its rows (equal: one code, maybe
+# repeated; different: a conflict) and its rows -> units: the pattern key (a valid cell's key,
+# 1..K, is its category + 1, placed at its coder's digit), the packed count of cells not valid,
+# the rows and the rows in conflict -> a few hundred rows, by pattern key and packed count.
 PATTERNS = """
-    WITH cell_rows AS (
-        SELECT trim(coalesce(src.id, ''), $ws) AS id, m.coder, m.place, k.k, k.status
+    WITH cells AS (
+        SELECT src.id, m.place, min(k.k) AS lo, max(k.k) AS hi, min(k.bit) AS bit, count(*) AS n
         FROM src
         JOIN coder_map AS m ON coalesce(src.coder, '') = m.raw
         JOIN code_map AS k ON coalesce(src.code, '') = k.raw
-        WHERE m.coder >= 0
-    ),
-    cells AS (
-        SELECT id, any_value(place) AS place, min(k) AS lo, max(k) AS hi, min(status) AS status, count(*) AS n
-        FROM cell_rows WHERE id <> '' GROUP BY id, coder
+        WHERE m.coder >= 0 AND src.id <> ''
+        GROUP BY src.id, m.place
     ),
     units AS (
-        SELECT sum(CASE WHEN lo = hi AND status = $valid THEN lo * place ELSE 0 END) AS key,
-               count(*) AS cells,
-               count(*) FILTER (WHERE lo <> hi) AS conflict_cells,
-               coalesce(sum(n) FILTER (WHERE lo <> hi), 0) AS conflict_rows,
-               coalesce(sum(n - 1) FILTER (WHERE lo = hi), 0) AS duplicate_rows,
-               count(*) FILTER (WHERE lo = hi AND status = $valid) AS valid,
-               count(*) FILTER (WHERE lo = hi AND status = $unknown) AS unknown,
-               count(*) FILTER (WHERE lo = hi AND status = $blank) AS blank,
-               count(*) FILTER (WHERE lo = hi AND status = $invalid) AS invalid
+        SELECT sum(CASE WHEN lo = hi AND lo <= $categories THEN lo * place ELSE 0 END) AS key,
+               sum(CASE WHEN lo = hi THEN bit ELSE $conflict END) AS packed,
+               sum(n) AS n_rows,
+               sum(CASE WHEN lo = hi THEN 0 ELSE n END) AS conflict_rows
         FROM cells GROUP BY id
     )
-    SELECT key, count(*), sum(cells), sum(conflict_cells), sum(conflict_rows), sum(duplicate_rows),
-           sum(valid), sum(unknown), sum(blank), sum(invalid)
-    FROM units GROUP BY key
+    SELECT key, packed, count(*), sum(n_rows), sum(conflict_rows) FROM units GROUP BY key, packed
 """
-TALLIED = (CodeStatus.VALID, CodeStatus.UNKNOWN, CodeStatus.BLANK, CodeStatus.INVALID)
 
 
-def _pattern_tallies(connection: Any, whitespace: str) -> list[PatternTally]:
-    parameters = {"ws": whitespace, **{status.value: STATUS_INDEX[status] for status in TALLIED}}
-    found = connection.execute(PATTERNS, parameters).fetchall()
-    return [
-        PatternTally(
-            key=int(row[0]),
-            units=int(row[1]),
-            cells=int(row[2]),
-            conflict_cells=int(row[3]),
-            conflict_rows=int(row[4]),
-            duplicate_rows=int(row[5]),
-            by_status={STATUS_INDEX[status]: int(count) for status, count in zip(TALLIED, row[6:])},
-        )
-        for row in found
-    ]
+def _pattern_tallies(connection: Any, n_categories: int) -> list[PatternTally]:
+    found = connection.execute(PATTERNS, {"categories": n_categories, "conflict": CONFLICT_BIT}).fetchall()
+    return [PatternTally(*(int(value) for value in row)) for row in found]
 
 
 def _quoted(name: str) -> str:

@@ -22,7 +22,7 @@ every row of the table.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -37,7 +37,7 @@ from irr_audit.io.display import CONTROL, printable
 from irr_audit.io.framecsv import frame_csv_text
 from irr_audit.io.outputs import refuse_column_collisions
 from irr_audit.join.counts import UNITS
-from irr_audit.join.join import RESERVED_COLUMNS, STATUS_INDEX, STATUSES
+from irr_audit.join.join import RESERVED_COLUMNS, STATUS_INDEX
 from irr_audit.join.missingness import Reason, count_phrase
 from irr_audit.metrics.patterns import MAX_UNITS, Patterns, compress
 from irr_audit.rules.model import CodeStatus, Rule
@@ -80,15 +80,23 @@ def trim(values: Iterable[str]) -> list[str]:
     return pc.utf8_trim_whitespace(pa.array(list(values), type=pa.string())).to_pylist()
 
 
+# A unit's cells that are not valid, counted in one integer: 12 bits per kind (a unit has at
+# most MAX_CODERS < 4096 cells), so the engine sums one column per unit instead of four.
+PACKED_BITS = 12
+PACKED = (CodeStatus.UNKNOWN, CodeStatus.BLANK, CodeStatus.INVALID, CodeStatus.CONFLICT)
+CONFLICT_BIT = 1 << (PACKED_BITS * PACKED.index(CodeStatus.CONFLICT))
+
+
 @dataclass(frozen=True)
 class CodeMap:
     """Each distinct raw code (None read as "") with its key (status x (K + 1) + category + 1: equal
-    keys are a duplicate, different ones a conflict, as in join), its status and whether the cell
-    is filled (a character other than whitespace: a row with a blank id and a filled code is a row)."""
+    keys are a duplicate, different ones a conflict, as in join; a valid code's key is 1..K), its
+    bit in a unit's packed count of cells that are not valid (0 for a valid code), and whether the
+    cell is filled (a character other than whitespace: a row with a blank id and a filled code is a row)."""
 
     raw: tuple[str, ...]
     key: tuple[int, ...]
-    status: tuple[int, ...]
+    bit: tuple[int, ...]
     filled: tuple[bool, ...]
 
     @classmethod
@@ -96,18 +104,17 @@ class CodeMap:
         raw = tuple(dict.fromkeys("" if code is None else code for code in raw_codes))
         width = len(rule.categories) + 1
         category_of = {code: index for index, code in enumerate(rule.categories)}
-        keys, statuses = [], []
+        keys, bits = [], []
         for text in raw:
             status, code = rule.classify(text)
-            index = STATUS_INDEX[status]
-            keys.append(index * width + (category_of[code] if code is not None else -1) + 1)
-            statuses.append(index)
+            keys.append(STATUS_INDEX[status] * width + (category_of[code] if code is not None else -1) + 1)
+            bits.append(0 if status is CodeStatus.VALID else 1 << (PACKED_BITS * PACKED.index(status)))
         array = pa.array(raw, type=pa.string())
         filled = (pc.binary_length(array).to_numpy() > 0) & ~pc.utf8_is_space(array).to_numpy(zero_copy_only=False)
-        return cls(raw, tuple(keys), tuple(statuses), tuple(bool(value) for value in filled))
+        return cls(raw, tuple(keys), tuple(bits), tuple(bool(value) for value in filled))
 
     def rows(self) -> list[tuple[str, int, int, bool]]:
-        return list(zip(self.raw, self.key, self.status, self.filled))
+        return list(zip(self.raw, self.key, self.bit, self.filled))
 
 
 @dataclass(frozen=True)
@@ -124,7 +131,7 @@ class CoderMap:
         return self.base**index if index >= 0 else 0
 
     def rows(self) -> list[tuple[str, int, int]]:
-        """(raw, index, place): the place as text, for the engines' DECIMAL(38) column."""
+        """(raw, index, place)."""
         return [(raw, index, self.place(index)) for raw, index in zip(self.raw, self.index)]
 
 
@@ -197,15 +204,19 @@ class RowTally:
 
 @dataclass(frozen=True)
 class PatternTally:
-    """The second scan, per pattern key: its units and the tallies of their cells."""
+    """The second scan, per (pattern key, packed count of the cells not valid): the units, the rows
+    behind their cells, and the rows of cells in conflict."""
 
     key: int
+    packed: int
     units: int
-    cells: int
-    conflict_cells: int
+    rows: int
     conflict_rows: int
-    duplicate_rows: int
-    by_status: Mapping[int, int]  # status index -> cells of a single key (duplicates included once)
+
+    def not_valid(self, status: CodeStatus) -> int:
+        """The cells of this status (UNKNOWN, BLANK, INVALID or CONFLICT) in all these units."""
+        mask = (1 << PACKED_BITS) - 1
+        return self.units * ((self.packed >> (PACKED_BITS * PACKED.index(status))) & mask)
 
 
 @dataclass(frozen=True)
@@ -283,24 +294,24 @@ def assemble(
             code="counts-too-many-units",
         )
     compressed = compress(rows_of_pattern.reshape(-1, n_coders), len(rule.categories), units)
-    by_status = {index: sum(tally.by_status.get(index, 0) for tally in patterns) for index in range(len(STATUSES))}
-    cells = sum(tally.cells for tally in patterns)
-    conflict_cells = sum(tally.conflict_cells for tally in patterns)
+    cells = {status: sum(tally.not_valid(status) for tally in patterns) for status in PACKED}
+    cells[CodeStatus.VALID] = int((units * (rows_of_pattern >= 0).sum(axis=1)).sum()) if len(units) else 0
+    rows_in_cells = sum(tally.rows for tally in patterns)
     conflict_rows = sum(tally.conflict_rows for tally in patterns)
-    duplicate_rows = sum(tally.duplicate_rows for tally in patterns)
-    absent = total_units * n_coders - cells
+    single = sum(count for status, count in cells.items() if status is not CodeStatus.CONFLICT)
+    absent = total_units * n_coders - single - cells[CodeStatus.CONFLICT]
     log = {
-        Reason.UNKNOWN.value: by_status[STATUS_INDEX[CodeStatus.UNKNOWN]],
-        Reason.BLANK.value: by_status[STATUS_INDEX[CodeStatus.BLANK]],
-        Reason.INVALID.value: by_status[STATUS_INDEX[CodeStatus.INVALID]],
+        Reason.UNKNOWN.value: cells[CodeStatus.UNKNOWN],
+        Reason.BLANK.value: cells[CodeStatus.BLANK],
+        Reason.INVALID.value: cells[CodeStatus.INVALID],
         Reason.ABSENT.value: absent,
         Reason.CONFLICT.value: conflict_rows,
-        Reason.DUPLICATE.value: duplicate_rows,
+        Reason.DUPLICATE.value: rows_in_cells - conflict_rows - single,
         Reason.MISSING_ID.value: missing_id,
         NO_CODER: no_coder,
         OTHER_CODER: other_coder,
     }
-    valid = by_status[STATUS_INDEX[CodeStatus.VALID]]
+    valid = cells[CodeStatus.VALID]
     accounted = empty + valid + sum(count for reason, count in log.items() if reason != Reason.ABSENT.value)
     if accounted != total_rows:  # pragma: no cover - a bug of the scans, never of the input
         raise AssertionError(f"the scans account for {accounted:,} of {total_rows:,} rows")
@@ -316,7 +327,7 @@ def assemble(
             CodeStatus.BLANK.value: log[Reason.BLANK.value],
             CodeStatus.INVALID.value: log[Reason.INVALID.value],
             CodeStatus.ABSENT.value: absent,
-            CodeStatus.CONFLICT.value: conflict_cells,
+            CodeStatus.CONFLICT.value: cells[CodeStatus.CONFLICT],
         },
     }
     return LongTableCounts(rule, coders.coders, compressed, summary)
