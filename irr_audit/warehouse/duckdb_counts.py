@@ -31,7 +31,6 @@ from irr_audit.io.display import printable
 from irr_audit.io.files import check_exist
 from irr_audit.rules.model import Rule
 from irr_audit.warehouse.longtable import (
-    CONFLICT_BIT,
     CONTROL_PATTERN,
     MAX_DISTINCT,
     CodeMap,
@@ -43,6 +42,8 @@ from irr_audit.warehouse.longtable import (
     assemble,
     coder_map,
     find_column,
+    pattern_tallies,
+    patterns_sql,
     trimmed_whitespace,
 )
 
@@ -253,33 +254,8 @@ def _register(connection: Any, codes: CodeMap, coders: CoderMap) -> None:
     connection.executemany("INSERT INTO coder_map VALUES (?, ?, ?)", coders.rows())
 
 
-# Rows -> cells (unit, coder): the lowest and highest key of its rows (equal: one code, maybe
-# repeated; different: a conflict) and its rows -> units: the pattern key (a valid cell's key,
-# 1..K, is its category + 1, placed at its coder's digit), the packed count of cells not valid,
-# the rows and the rows in conflict -> a few hundred rows, by pattern key and packed count.
-PATTERNS = """
-    WITH cells AS (
-        SELECT src.id, m.place, min(k.k) AS lo, max(k.k) AS hi, min(k.bit) AS bit, count(*) AS n
-        FROM src
-        JOIN coder_map AS m ON coalesce(src.coder, '') = m.raw
-        JOIN code_map AS k ON coalesce(src.code, '') = k.raw
-        WHERE m.coder >= 0 AND src.id <> ''
-        GROUP BY src.id, m.place
-    ),
-    units AS (
-        SELECT sum(CASE WHEN lo = hi AND lo <= $categories THEN lo * place ELSE 0 END) AS key,
-               sum(CASE WHEN lo = hi THEN bit ELSE $conflict END) AS packed,
-               sum(n) AS n_rows,
-               sum(CASE WHEN lo = hi THEN 0 ELSE n END) AS conflict_rows
-        FROM cells GROUP BY id
-    )
-    SELECT key, packed, count(*), sum(n_rows), sum(conflict_rows) FROM units GROUP BY key, packed
-"""
-
-
 def _pattern_tallies(connection: Any, n_categories: int) -> list[PatternTally]:
-    found = connection.execute(PATTERNS, {"categories": n_categories, "conflict": CONFLICT_BIT}).fetchall()
-    return [PatternTally(*(int(value) for value in row)) for row in found]
+    return pattern_tallies(connection.execute(patterns_sql(n_categories)).fetchall())
 
 
 def _quoted(name: str) -> str:

@@ -255,6 +255,43 @@ class LongTableCounts:
         )
 
 
+# Rows -> cells (unit, coder): the lowest and highest key of its rows (equal: one code, maybe
+# repeated; different: a conflict) and its rows -> units: the pattern key (a valid cell's key,
+# 1..K, is its category + 1, placed at its coder's digit), the packed count of cells not valid,
+# the rows and the rows in conflict -> a few hundred rows, by pattern key and packed count.
+# The same text runs in DuckDB and in Spark SQL, over a view `src(id, coder, code)` (the id
+# trimmed) and the tables `coder_map(raw, coder, place)` and `code_map(raw, k, bit, filled)`.
+PATTERNS = """
+    WITH cells AS (
+        SELECT src.id, m.place, min(k.k) AS lo, max(k.k) AS hi, min(k.bit) AS bit, count(*) AS n
+        FROM src
+        JOIN coder_map AS m ON coalesce(src.coder, '') = m.raw
+        JOIN code_map AS k ON coalesce(src.code, '') = k.raw
+        WHERE m.coder >= 0 AND src.id <> ''
+        GROUP BY src.id, m.place
+    ),
+    units AS (
+        SELECT sum(CASE WHEN lo = hi AND lo <= {categories} THEN lo * place ELSE 0 END) AS key,
+               sum(CASE WHEN lo = hi THEN bit ELSE {conflict} END) AS packed,
+               sum(n) AS n_rows,
+               sum(CASE WHEN lo = hi THEN 0 ELSE n END) AS conflict_rows
+        FROM cells GROUP BY id
+    )
+    SELECT key, packed, count(*) AS units, sum(n_rows) AS n_rows, sum(conflict_rows) AS conflict_rows
+    FROM units GROUP BY key, packed
+"""
+
+
+def patterns_sql(n_categories: int) -> str:
+    """The pattern query for a rule of ``n_categories`` codes (two integers written into it)."""
+    return PATTERNS.format(categories=int(n_categories), conflict=CONFLICT_BIT)
+
+
+def pattern_tallies(rows: Iterable[Sequence[Any]]) -> list[PatternTally]:
+    """The pattern query's rows (key, packed, units, rows, conflict rows) as tallies."""
+    return [PatternTally(*(int(value) for value in row)) for row in rows]
+
+
 def decode_key(key: int, n_coders: int, base: int) -> list[int]:
     """A pattern key (sum of (category + 1) x base^coder) as each coder's category, -1 where none."""
     digits = []
