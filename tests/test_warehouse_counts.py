@@ -152,3 +152,138 @@ def test_counts_of_a_long_table_are_joins_counts(tmp_path: Path, seed: int, scal
     whole = score_json(*sheets, "--rule", str(rule))
     counted = score_json("--counts", str(tmp_path / "long.csv.counts.csv"), "--rule", str(rule))
     assert {key: counted[key] for key in COMPARED} == {key: whole[key] for key in COMPARED}
+
+
+def write_csv(path: Path, header: list[str], rows: list[tuple[str, ...]], **shape) -> None:
+    with open(path, "w", newline="", encoding="utf-8-sig" if shape.pop("bom", False) else "utf-8") as stream:
+        csv.writer(stream, **shape).writerows([header, *rows])
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        {"lineterminator": "\r\n"},
+        {"lineterminator": "\n", "quoting": csv.QUOTE_ALL, "bom": True},
+        {"lineterminator": "\r\n", "delimiter": ";", "quoting": csv.QUOTE_ALL},
+        {"lineterminator": "\n", "delimiter": "\t"},
+    ],
+    ids=["crlf", "quoted-bom", "semicolon-crlf-quoted", "tab"],
+)
+def test_counts_read_the_csv_shapes_people_have(tmp_path: Path, shape: dict) -> None:
+    """CRLF, a BOM, quoted fields and headers, ; and tab delimiters, and a note column whose
+    quoted values hold line breaks and delimiters: the same counts as join's on the same sheets."""
+    coders, rows = long_rows(7, "nominal")
+    notes = ["", "a note, with a comma", "two\nlines; and a semicolon", 'a "quoted" word\r\nand a tab\t']
+    noted = [(*row, notes[at % len(notes)]) for at, row in enumerate(rows)]
+    rule = tmp_path / "rule.yaml"
+    rule.write_text(NOMINAL)
+    write_csv(tmp_path / "long.csv", ["comment_id", "coder", "code", "note"], noted, **dict(shape))
+    (tmp_path / "sheets").mkdir()
+    sheets = []
+    for coder in sorted(coders):
+        sheet = tmp_path / "sheets" / f"{coder}.csv"
+        mine = [(unit, code, note) for unit, name, code, note in noted if name.strip() == coder]
+        write_csv(sheet, ["comment_id", "code", "note"], mine, **dict(shape))
+        sheets.append(str(sheet))
+    assert run("join", *sheets, "--rule", str(rule), "--out", str(tmp_path / "joined"), "-q").exit_code == 0
+    result = run("counts", str(tmp_path / "long.csv"), "--rule", str(rule), "--out", str(tmp_path / "c.csv"), "-q")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "c.csv").read_bytes() == (tmp_path / "joined" / "counts.csv").read_bytes()
+
+
+def test_coders_asked_for_are_counted_in_their_order_and_the_others_logged(tmp_path: Path) -> None:
+    coders, rows = long_rows(0, "ordinal")  # five coders
+    rule = tmp_path / "rule.yaml"
+    rule.write_text(ORDINAL)
+    write_long_csv(tmp_path / "long.csv", rows)
+    asked = ["eve", "ann", "cat"]
+    sheets = write_sheets(tmp_path / "sheets", asked, rows)
+    assert run("join", *sheets, "--rule", str(rule), "--out", str(tmp_path / "joined"), "-q").exit_code == 0
+    out, summary = tmp_path / "c.csv", tmp_path / "s.json"
+    result = run(
+        "counts", str(tmp_path / "long.csv"), "--rule", str(rule), "--out", str(out), "--summary", str(summary),
+        "--coders", "eve, ann,cat",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == (tmp_path / "joined" / "counts.csv").read_bytes()
+    others = sum(1 for unit, coder, _ in rows if unit.strip() and coder.strip() in ("ben", "dan"))
+    assert others and json.loads(summary.read_text())["log_rows"]["other_coder"] == others
+    assert "other_coder" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "options", "code"),
+    [
+        ("comment_id,coder,code\na,ann,1\n", ["--memory-limit", "lots"], "usage-memory-limit"),
+        ("id,coder,code\na,ann,1\na,ben,1\n", [], "table-missing-column"),
+        ("comment_id,coder,code\na,ann,1\nb,ann,2\n", [], "table-one-coder"),
+        ("comment_id,coder,code\na\x1b,ann,1\na,ben,1\n", [], "table-control-character"),
+        ("comment_id,coder,code\na,ann,1\na,b\x07en,1\n", [], "table-control-character"),
+        ("comment_id,coder,code\na,ann,1,extra\na,ben,1\n", [], "table-unreadable"),
+        ("comment_id,coder,code\na,ann,1\na,units,1\n", [], "output-column-collision"),
+        ("comment_id,coder,code\na,ann,1\na,comment_id,1\n", [], "table-reserved-coder"),
+        ("comment_id,coder,code\na,ann,1\na,ben,1\n", ["--coders", "ann,ann"], "usage-coders"),
+        ("comment_id,coder,code\na,ann,\xff\na,ben,1\n", [], "table-unreadable"),
+    ],
+)
+def test_bad_tables_are_refused_with_one_message(tmp_path: Path, content: str, options: list[str], code: str) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "long.csv").write_bytes(content.encode("utf-8", errors="surrogateescape").replace(b"\xc3\xbf", b"\xff"))
+    result = run(
+        "counts", str(tmp_path / "long.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c.csv"),
+        *options,
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"Error [{code}]"), result.stderr
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "c.csv").exists()
+
+
+def test_a_floating_point_id_column_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    pq.write_table(pa.table({"comment_id": [1.5, 2.0], "coder": ["ann", "ben"], "code": ["1", "1"]}), tmp_path / "t.pq")
+    result = run("counts", str(tmp_path / "t.pq"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c"))
+    assert result.exit_code == 2 and result.stderr.startswith("Error [table-id-type]"), result.stderr
+
+
+def test_the_table_is_never_the_output(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,1\na,ben,1\n")
+    before = table.read_bytes()
+    result = run("counts", str(table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(table))
+    assert result.exit_code == 2 and table.read_bytes() == before
+
+
+def test_a_missing_table_is_named(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    result = run("counts", str(tmp_path / "nope.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", "c.csv")
+    assert result.exit_code == 2 and result.stderr.startswith("Error [table-not-found]: table ")
+    assert "nope.csv does not exist" in result.stderr
+
+
+def test_without_duckdb_the_extra_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "duckdb", None)  # `import duckdb` now raises ImportError
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "long.csv").write_text("comment_id,coder,code\na,ann,1\na,ben,1\n")
+    result = run("counts", str(tmp_path / "long.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", "c.csv")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error [dependency-missing]")
+    assert 'pip install "irr-audit[warehouse]"' in result.stderr
+
+
+def test_short_rows_and_blank_lines_are_read_as_a_sheets_are(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "long.csv").write_text("comment_id,coder,code\na,ann\na,ben,1\n\nb,ann,1\nb,ben,1\n,\nc,ben\n")
+    (tmp_path / "ann.csv").write_text("comment_id,code\na\n\nb,1\n")
+    (tmp_path / "ben.csv").write_text("comment_id,code\na,1\nb,1\n,\nc\n")
+    rule = str(tmp_path / "rule.yaml")
+    sheets = [str(tmp_path / "ann.csv"), str(tmp_path / "ben.csv")]
+    assert run("join", *sheets, "--rule", rule, "--out", str(tmp_path / "joined"), "-q").exit_code == 0
+    result = run("counts", str(tmp_path / "long.csv"), "--rule", rule, "--out", str(tmp_path / "c.csv"), "-q")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "c.csv").read_text() == (tmp_path / "joined" / "counts.csv").read_text()
+    # a: ann's code blank (a short row); b: both 1; c: ben's code blank, ann absent; the rest empty rows
+    assert (tmp_path / "c.csv").read_text() == "ann,ben,units\n,,1\n,1,1\n1,1,1\n"

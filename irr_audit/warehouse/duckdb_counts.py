@@ -193,9 +193,11 @@ def _reader(connection: Any, table: Path, delimiter: str | None) -> tuple[str, l
     header = next(csv.reader(io.StringIO(text), delimiter=chosen), [])
     names = [f"c{at}" for at in range(len(header))]
     types = ", ".join(f"'{name}': 'VARCHAR'" for name in names)
+    # Short rows are padded, as a sheet's are. DuckDB's parallel CSV scanner cannot pad rows
+    # beside quoted line breaks, so a CSV is parsed on one thread (Parquet is read in parallel).
     reader = (
         f"read_csv({_literal(str(table))}, delim={_literal(chosen)}, quote='\"', escape='\"', header=true, "
-        f"auto_detect=false, columns={{{types}}}, null_padding=true, strict_mode=true)"
+        f"auto_detect=false, columns={{{types}}}, null_padding=true, parallel=false, strict_mode=true)"
     )
     named = ", ".join(f"{name} AS {_quoted(column)}" for name, column in zip(names, header))
     return f"(SELECT {named} FROM {reader})", header
