@@ -208,3 +208,9 @@ def _unreadable(subject: str, error: OSError, code: str, missing_hint: str) -> I
         hint="check the path and the file's permissions.",
         code=f"{code}-unreadable",
     )
+
+
+def unreadable(subject: str, error: OSError, code: str, missing_hint: str) -> IrrAuditError:
+    """The error for an input that cannot be opened or read, for a reader of its own (a table
+    streamed by DuckDB): ``<code>-not-found``, ``<code>-not-a-file`` or ``<code>-unreadable``."""
+    return _unreadable(subject, error, code, missing_hint)

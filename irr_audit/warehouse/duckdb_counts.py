@@ -28,7 +28,7 @@ from typing import Any
 from irr_audit.errors import IrrAuditError, SheetError, UsageError
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, parse_delimiter
 from irr_audit.io.display import printable
-from irr_audit.io.files import check_exist
+from irr_audit.io.files import check_exist, shown_name, unreadable
 from irr_audit.rules.model import Rule
 from irr_audit.warehouse.longtable import (
     CONTROL_PATTERN,
@@ -100,7 +100,7 @@ def duckdb_counts(
     """
     table = Path(path)
     check_exist([(table, "table")])
-    _check_regular(table)
+    head = _head(table)
     limit = check_memory_limit(memory_limit)
     duckdb = load_duckdb()
     spill = Path(tempfile.mkdtemp(prefix="irr-audit-duckdb-", dir=temp_directory))
@@ -110,7 +110,7 @@ def duckdb_counts(
             if threads is not None:
                 connection.execute(f"SET threads = {int(threads)}")
             connection.execute("SET preserve_insertion_order = false")  # nothing here needs the rows' order
-            return _counts(connection, duckdb, table, rule, columns, coders, delimiter, limit)
+            return _counts(connection, duckdb, table, head, rule, columns, coders, delimiter, limit)
         finally:
             connection.close()
     finally:
@@ -121,6 +121,7 @@ def _counts(
     connection: Any,
     duckdb: ModuleType,
     table: Path,
+    head: bytes,
     rule: Rule,
     columns: LongTableColumns,
     coders: Sequence[str] | None,
@@ -129,7 +130,7 @@ def _counts(
 ) -> LongTableCounts:
     source = f"table {table.name}"
     try:
-        reader, names = _reader(connection, table, delimiter)
+        reader, names = _reader(connection, table, head, delimiter)
         id_at = find_column(names, columns.id_column, "--id-column", source)
         coder_at = find_column(names, columns.coder_column, "--coder-column", source)
         code_at = find_column(names, columns.code_column, "--code-column", source)
@@ -166,16 +167,26 @@ def _counts(
     return assemble(rule, coder_mapping, code_map, tallies, patterns)
 
 
-def _check_regular(table: Path) -> None:
-    mode = os.stat(table).st_mode
-    if not stat.S_ISREG(mode):
-        raise UsageError(f"table {table.name} is not a regular file.", hint="pass a file.", code="table-not-a-file")
+def _head(table: Path) -> bytes:
+    """The first MiB of the table (its header, its delimiter, whether it is Parquet), the file opened
+    once as a regular file: a folder, a named pipe, a device, a dangling or looping link is refused."""
+    subject = f"table {shown_name(table)}"
+    try:
+        handle = os.open(table, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise unreadable(subject, exc, "table", "check the path of the long table (CSV or Parquet).") from None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise UsageError(f"{subject} is not a regular file.", hint="pass a file.", code="table-not-a-file")
+        return os.read(handle, SAMPLE_BYTES)
+    except OSError as exc:
+        raise unreadable(subject, exc, "table", "check the path of the long table.") from None
+    finally:
+        os.close(handle)
 
 
-def _reader(connection: Any, table: Path, delimiter: str | None) -> tuple[str, list[str]]:
+def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) -> tuple[str, list[str]]:
     """The SQL that reads the table, and its column names."""
-    with open(table, "rb") as stream:
-        head = stream.read(SAMPLE_BYTES)
     if head[:4] == PARQUET_MAGIC or table.suffix.lower() in (".parquet", ".pq"):
         reader = f"read_parquet({_literal(str(table))})"
         names = [row[0] for row in connection.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()]
