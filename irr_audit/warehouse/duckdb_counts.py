@@ -103,9 +103,16 @@ def duckdb_counts(
     head = _head(table)
     limit = check_memory_limit(memory_limit)
     duckdb = load_duckdb()
-    spill = Path(tempfile.mkdtemp(prefix="irr-audit-duckdb-", dir=temp_directory))
+    spill = _spill_folder(temp_directory)
     try:
-        connection = duckdb.connect(config={"memory_limit": limit, "temp_directory": str(spill)})
+        try:
+            connection = duckdb.connect(config={"memory_limit": limit, "temp_directory": str(spill)})
+        except duckdb.Error as error:
+            raise UsageError(
+                f"DuckDB refused --memory-limit {limit}: {_first_line(error)}",
+                hint="give an amount of memory DuckDB takes, e.g. 4GB.",
+                code="usage-memory-limit",
+            ) from None
         try:
             if threads is not None:
                 connection.execute(f"SET threads = {int(threads)}")
@@ -115,6 +122,18 @@ def duckdb_counts(
             connection.close()
     finally:
         shutil.rmtree(spill, ignore_errors=True)
+
+
+def _spill_folder(temp_directory: str | Path | None) -> Path:
+    """A new folder for DuckDB to spill to, inside ``temp_directory`` (default: the system's)."""
+    try:
+        return Path(tempfile.mkdtemp(prefix="irr-audit-duckdb-", dir=temp_directory))
+    except OSError as exc:
+        raise UsageError(
+            f"--temp-directory {temp_directory}: cannot make a folder there ({exc.strerror}).",
+            hint="give an existing folder you can write to, with free space of about the table's size.",
+            code="usage-temp-directory",
+        ) from None
 
 
 def _counts(

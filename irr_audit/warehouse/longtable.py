@@ -153,6 +153,13 @@ def coder_map(raw_coders: Iterable[str | None], rule: Rule, source: str, wanted:
             raise UsageError(
                 f"--coders names a coder twice: {', '.join(coders)}.", hint="name each coder once.", code="usage-coders"
             )
+        unknown = [coder for coder in coders if coder not in names]
+        if unknown:  # a typo would be a coder absent from every unit
+            raise UsageError(
+                f"--coders names {', '.join(map(repr, unknown))}, who has no row in {source}.",
+                hint=f"the table's coders are {', '.join(sorted(name for name in set(names) if name))}.",
+                code="usage-coders",
+            )
     else:
         coders = tuple(sorted({name for name in names if name}))
     if len(coders) < 2:
