@@ -290,3 +290,36 @@ def test_short_rows_and_blank_lines_are_read_as_a_sheets_are(tmp_path: Path) -> 
     assert (tmp_path / "c.csv").read_text() == (tmp_path / "joined" / "counts.csv").read_text()
     # a: ann's code blank (a short row); b: both 1; c: ben's code blank, ann absent; the rest empty rows
     assert (tmp_path / "c.csv").read_text() == "ann,ben,units\n,,1\n,1,1\n1,1,1\n"
+
+
+@pytest.mark.parametrize("table", ["long.csv", "long.parquet"])
+def test_the_log_is_joins_and_numbers_the_tables_rows(tmp_path: Path, table: str) -> None:
+    coders, rows = long_rows(3, "nominal")
+    rule = tmp_path / "rule.yaml"
+    rule.write_text(NOMINAL)
+    write_long_csv(tmp_path / "long.csv", rows)
+    columns = ["comment_id", "coder", "code"]
+    pq.write_table(pa.table({name: [row[at] for row in rows] for at, name in enumerate(columns)}), tmp_path / table)
+    sheets = write_sheets(tmp_path / "sheets", sorted(coders), rows)
+    assert run("join", *sheets, "--rule", str(rule), "--out", str(tmp_path / "joined"), "-q").exit_code == 0
+    log, summary = tmp_path / "log.jsonl", tmp_path / "s.json"
+    result = run(
+        "counts", str(tmp_path / table), "--rule", str(rule), "--out", str(tmp_path / "c.csv"), "--log", str(log),
+        "--summary", str(summary), "-q",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    joined = [json.loads(line) for line in (tmp_path / "joined" / "missingness_log.jsonl").read_text().splitlines()]
+    fields = ("coder", "comment_id", "raw_value", "reason")
+    ours = sorted(tuple(entry[key] for key in fields) for entry in logged if entry["reason"] != "no_coder")
+    assert ours == sorted(tuple(entry[key] for key in fields) for entry in joined)
+    counted = {}
+    for entry in logged:
+        counted[entry["reason"]] = counted.get(entry["reason"], 0) + 1
+    assert counted == json.loads(summary.read_text())["log_rows"]
+    for entry in logged:
+        if entry["record"] is not None:  # the table's row it names
+            unit, coder, code = rows[entry["record"] - 1]
+            assert (unit.strip(), coder.strip(), code) == (entry["comment_id"], entry["coder"], entry["raw_value"])
+    # a duplicate is a later row than the one kept, as join keeps the first
+    assert any(entry["reason"] == "duplicate" for entry in logged)

@@ -51,6 +51,12 @@ def counts(
     summary: Annotated[
         Path | None, typer.Option("--summary", help="Also write the account of every row (JSON) to this file.")
     ] = None,
+    log: Annotated[
+        Path | None,
+        typer.Option(
+            "--log", help="Also write the missingness log (JSON Lines: record, coder, comment_id, raw_value, reason)."
+        ),
+    ] = None,
     alias: AliasOption = None,
     delimiter: DelimiterOption = None,
     quiet: Quiet = False,
@@ -68,7 +74,7 @@ def counts(
     check_exist([(table, "table"), (rule, "rule")])
     if rule is None:
         raise UsageError("counts needs the rule.", hint="pass --rule rules/<rule>/v<version>.yaml.", code="usage-rule")
-    check_outputs([table, rule], "--out", files=[out, *([summary] if summary else [])])
+    check_outputs([table, rule], "--out", files=[out, *(path for path in (summary, log) if path)])
     wanted = [name.strip() for name in coders.split(",")] if coders is not None else None
     result = duckdb_counts(
         table,
@@ -80,10 +86,11 @@ def counts(
         memory_limit=memory_limit,
         temp_directory=temp_directory,
         delimiter=delimiter,
+        log=log,
     )
     write_text_atomic(out, result.csv_text())
     if summary is not None:
         write_text_atomic(summary, render_json({"coders": list(result.coders), **result.summary}))
     if not quiet:
         say(result.summary_line())
-        say(f"wrote {out}" + (f", {summary}" if summary else ""))
+        say("wrote " + ", ".join(str(path) for path in (out, summary, log) if path))

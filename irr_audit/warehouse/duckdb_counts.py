@@ -20,15 +20,16 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 from irr_audit.errors import IrrAuditError, SheetError, UsageError
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, parse_delimiter
 from irr_audit.io.display import printable
 from irr_audit.io.files import check_exist, shown_name, unreadable
+from irr_audit.join.join import STATUSES
 from irr_audit.rules.model import Rule
 from irr_audit.warehouse.longtable import (
     CONTROL_PATTERN,
@@ -44,9 +45,11 @@ from irr_audit.warehouse.longtable import (
     find_column,
     pattern_tallies,
     patterns_sql,
+    trim,
     trimmed_whitespace,
 )
 
+T = TypeVar("T")
 DEFAULT_MEMORY_LIMIT = "4GB"
 DEFAULT_COLUMNS = LongTableColumns()
 MEMORY_LIMIT = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
@@ -89,6 +92,7 @@ def duckdb_counts(
     temp_directory: str | Path | None = None,
     threads: int | None = None,
     delimiter: str | None = None,
+    log: str | Path | None = None,
 ) -> LongTableCounts:
     """The unit-pattern counts of the long table at ``path`` (CSV, TSV or Parquet), as join's
     counts.csv would have them for the same rows as sheets, and the account of every row.
@@ -97,6 +101,7 @@ def duckdb_counts(
     of another coder is logged as ``other_coder``. ``memory_limit`` bounds DuckDB's memory
     (DuckDB's units: 4GB, 512MiB); it spills to ``temp_directory`` (default: a new temporary
     folder, deleted afterwards). ``delimiter`` forces a CSV's delimiter (else detected as a sheet's).
+    ``log``: also write the missingness log there, as JSON Lines (LOG_COLUMNS below).
     """
     table = Path(path)
     check_exist([(table, "table")])
@@ -117,11 +122,35 @@ def duckdb_counts(
             if threads is not None:
                 connection.execute(f"SET threads = {int(threads)}")
             connection.execute("SET preserve_insertion_order = false")  # nothing here needs the rows' order
-            return _counts(connection, duckdb, table, head, rule, columns, coders, delimiter, limit)
+            counted, codes, coder_mapping = _counts(
+                connection, duckdb, table, head, rule, columns, coders, delimiter, limit
+            )
+            if log is not None:
+                _guarded(duckdb, table, limit, lambda: _write_log(connection, Path(log), rule, codes, coder_mapping))
+            return counted
         finally:
             connection.close()
     finally:
         shutil.rmtree(spill, ignore_errors=True)
+
+
+def _guarded(duckdb: ModuleType, table: Path, limit: str, work: Callable[[], T]) -> T:
+    """``work()``, DuckDB's errors turned into one message naming the table."""
+    source = f"table {table.name}"
+    try:
+        return work()
+    except duckdb.OutOfMemoryException as error:
+        raise IrrAuditError(
+            f"{source}: DuckDB ran out of memory within --memory-limit {limit} ({_first_line(error)}).",
+            hint="raise --memory-limit, or give --temp-directory a folder with more free space to spill to.",
+            code="table-memory",
+        ) from None
+    except duckdb.Error as error:
+        raise SheetError(
+            f"{source} cannot be read: {_first_line(error)}",
+            hint="check that the file is a CSV (UTF-8, one header line) or a Parquet file, and its delimiter.",
+            code="table-unreadable",
+        ) from None
 
 
 def _spill_folder(temp_directory: str | Path | None) -> Path:
@@ -146,9 +175,10 @@ def _counts(
     coders: Sequence[str] | None,
     delimiter: str | None,
     limit: str,
-) -> LongTableCounts:
+) -> tuple[LongTableCounts, CodeMap, CoderMap]:
     source = f"table {table.name}"
-    try:
+
+    def scans() -> tuple[list[RowTally], CodeMap, CoderMap, list[PatternTally]]:
         reader, names = _reader(connection, table, head, delimiter)
         id_at = find_column(names, columns.id_column, "--id-column", source)
         coder_at = find_column(names, columns.coder_column, "--coder-column", source)
@@ -171,19 +201,10 @@ def _counts(
         coder_mapping = coder_map((tally.coder for tally in tallies), rule, source, coders)
         _register(connection, code_map, coder_mapping)
         patterns = _pattern_tallies(connection, len(rule.categories))
-    except duckdb.OutOfMemoryException as error:
-        raise IrrAuditError(
-            f"{source}: DuckDB ran out of memory within --memory-limit {limit} ({_first_line(error)}).",
-            hint="raise --memory-limit, or give --temp-directory a folder with more free space to spill to.",
-            code="table-memory",
-        ) from None
-    except duckdb.Error as error:
-        raise SheetError(
-            f"{source} cannot be read: {_first_line(error)}",
-            hint="check that the file is a CSV (UTF-8, one header line) or a Parquet file, and its delimiter.",
-            code="table-unreadable",
-        ) from None
-    return assemble(rule, coder_mapping, code_map, tallies, patterns)
+        return tallies, code_map, coder_mapping, patterns
+
+    tallies, code_map, coder_mapping, patterns = _guarded(duckdb, table, limit, scans)
+    return assemble(rule, coder_mapping, code_map, tallies, patterns), code_map, coder_mapping
 
 
 def _head(table: Path) -> bytes:
@@ -300,3 +321,73 @@ def _literal(text: str) -> str:
 
 def _first_line(error: BaseException) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+LOG_COLUMNS = ("record", "coder", "comment_id", "raw_value", "reason")
+# The log: every row that is not the row behind a valid cell (but empty rows), and every absent
+# cell, with join's reasons. `record` numbers the table's data rows in file order (1: the first
+# after the header; empty for an absent cell, which has no row); of a duplicate's rows the
+# first is the cell and the later ones are logged, as join does.
+LOG = """
+    COPY (
+        WITH numbered AS (SELECT row_number() OVER () AS record, id, coder, code FROM src),
+        rows AS (
+            SELECT n.record, n.id, coalesce(n.code, '') AS raw_value, m.coder AS c, m.name, k.k, k.reason, k.filled
+            FROM numbered AS n
+            JOIN coder_names AS m ON coalesce(n.coder, '') = m.raw
+            JOIN code_reasons AS k ON coalesce(n.code, '') = k.raw
+        ),
+        placed AS (
+            SELECT *, min(k) OVER cell AS lo, max(k) OVER cell AS hi,
+                   row_number() OVER (PARTITION BY id, c ORDER BY record) AS nth
+            FROM rows WHERE id <> '' AND c >= 0
+            WINDOW cell AS (PARTITION BY id, c)
+        ),
+        logged AS (
+            SELECT record, name AS coder, id AS comment_id, raw_value, 'missing_id' AS reason
+            FROM rows WHERE id = '' AND filled
+            UNION ALL
+            SELECT record, name, id, raw_value, CASE WHEN c = -1 THEN 'no_coder' ELSE 'other_coder' END
+            FROM rows WHERE id <> '' AND c < 0
+            UNION ALL
+            SELECT record, name, id, raw_value,
+                   CASE WHEN lo <> hi THEN 'conflict' WHEN nth > 1 THEN 'duplicate' ELSE reason END
+            FROM placed WHERE lo <> hi OR nth > 1 OR reason IS NOT NULL
+            UNION ALL
+            SELECT NULL, coders.name, units.id, '', 'absent'
+            FROM (SELECT DISTINCT id FROM placed) AS units CROSS JOIN coder_list AS coders
+            ANTI JOIN (SELECT DISTINCT id, c FROM placed) AS cells ON cells.id = units.id AND cells.c = coders.c
+        )
+        SELECT record, coder, comment_id, raw_value, reason FROM logged
+        ORDER BY record NULLS LAST, coder, comment_id
+    ) TO {path} (FORMAT json)
+"""
+
+
+def _write_log(connection: Any, path: Path, rule: Rule, codes: CodeMap, coders: CoderMap) -> None:
+    """The missingness log as JSON Lines (every value verbatim), written beside ``path`` and
+    renamed into place: a log cut short is never left under its name."""
+    width = len(rule.categories) + 1
+    connection.execute("CREATE TEMP TABLE code_reasons(raw VARCHAR, k INTEGER, filled BOOLEAN, reason VARCHAR)")
+    connection.executemany(
+        "INSERT INTO code_reasons VALUES (?, ?, ?, ?)",
+        [
+            (raw, key, filled, None if key <= len(rule.categories) else STATUSES[key // width].value)
+            for raw, key, _, filled in codes.rows()
+        ],
+    )
+    names = dict(zip(coders.raw, trim(coders.raw)))
+    connection.execute("CREATE TEMP TABLE coder_names(raw VARCHAR, coder INTEGER, name VARCHAR)")
+    connection.executemany(
+        "INSERT INTO coder_names VALUES (?, ?, ?)",
+        [(raw, index, names[raw]) for raw, index in zip(coders.raw, coders.index)],
+    )
+    connection.execute("CREATE TEMP TABLE coder_list(c INTEGER, name VARCHAR)")
+    connection.executemany("INSERT INTO coder_list VALUES (?, ?)", list(enumerate(coders.coders)))
+    connection.execute("SET preserve_insertion_order = true")  # row_number() OVER () follows the file
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        connection.execute(LOG.format(path=_literal(str(temporary))))
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
