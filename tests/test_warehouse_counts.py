@@ -227,6 +227,9 @@ def test_coders_asked_for_are_counted_in_their_order_and_the_others_logged(tmp_p
         ("comment_id,coder,code\na,ann,1\na,ben,1\n", ["--memory-limit", "0.0001KB"], "table-memory"),
         ("comment_id,coder,code\na,ann,1\na,ben,1\n", ["--temp-directory", "/nonexistent/x"], "usage-temp-directory"),
         ("comment_id,coder,code\na,ann,\xff\na,ben,1\n", [], "table-unreadable"),
+        ("comment_id,coder,code,rule_version\na,ann,1,1\na,ben,1,v2\n", [], "table-rule-version"),
+        ("comment_id,coder,code,rule_version\na,ann,1,1\na,ben,1,one\n", [], "table-rule-version"),
+        ('{"comment_id": "a", "coder": "ann", "code": "1"}\n', [], "table-format"),
     ],
 )
 def test_bad_tables_are_refused_with_one_message(tmp_path: Path, content: str, options: list[str], code: str) -> None:
@@ -323,3 +326,13 @@ def test_the_log_is_joins_and_numbers_the_tables_rows(tmp_path: Path, table: str
             assert (unit.strip(), coder.strip(), code) == (entry["comment_id"], entry["coder"], entry["raw_value"])
     # a duplicate is a later row than the one kept, as join keeps the first
     assert any(entry["reason"] == "duplicate" for entry in logged)
+
+
+def test_a_rule_version_column_naming_the_rules_version_is_read(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "long.csv").write_text("comment_id,coder,code,rule_version\na,ann,1,v1\na,ben,1,\nb,ann,2, 1\n")
+    result = run(
+        "counts", str(tmp_path / "long.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c")
+    )
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "c").read_text() == "ann,ben,units\n2,,1\n1,1,1\n"

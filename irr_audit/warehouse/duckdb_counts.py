@@ -29,6 +29,7 @@ from irr_audit.errors import IrrAuditError, SheetError, UsageError
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, parse_delimiter
 from irr_audit.io.display import printable
 from irr_audit.io.files import check_exist, shown_name, unreadable
+from irr_audit.io.sheets import parse_rule_version
 from irr_audit.join.join import STATUSES
 from irr_audit.rules.model import Rule
 from irr_audit.warehouse.longtable import (
@@ -54,6 +55,11 @@ DEFAULT_MEMORY_LIMIT = "4GB"
 DEFAULT_COLUMNS = LongTableColumns()
 MEMORY_LIMIT = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
 PARQUET_MAGIC = b"PAR1"
+NOT_TABLES = {  # what a long table is not, by the file's first bytes or its suffix
+    b"PK\x03\x04": "an XLSX workbook (a zip file)",
+    b"{": "JSON",
+    b"[": "JSON",
+}
 EXTRA = 'pip install "irr-audit[warehouse]"'
 TEXT_TYPES = ("VARCHAR",)
 INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
@@ -190,6 +196,9 @@ def _counts(
                 code="table-same-column",
             )
         _check_id_type(connection, reader, names[id_at], source)
+        version_at = next((at for at, name in enumerate(names) if name.strip().casefold() == "rule_version"), None)
+        if version_at is not None:
+            _check_rule_versions(connection, reader, names[version_at], rule, source)
         raw_id = f"coalesce(CAST({_quoted(names[id_at])} AS VARCHAR), '')"
         connection.execute(
             f"CREATE TEMP VIEW src AS SELECT {_trimmed(raw_id)} AS id, "
@@ -231,6 +240,14 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
         reader = f"read_parquet({_literal(str(table))})"
         names = [row[0] for row in connection.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()]
         return reader, names
+    kind = next((kind for magic, kind in NOT_TABLES.items() if head.lstrip().startswith(magic)), None)
+    if kind is not None or table.suffix.lower() in (".xlsx", ".xlsm", ".json", ".jsonl", ".ndjson"):
+        raise SheetError(
+            f"table {table.name} is {kind or 'a ' + table.suffix.lower()[1:].upper() + ' file'}; irr-audit counts "
+            "reads a CSV (or TSV) with a header line, or Parquet.",
+            hint="save the long table as CSV UTF-8 or Parquet (in DuckDB: COPY (SELECT ...) TO 'codes.parquet').",
+            code="table-format",
+        )
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise SheetError(
             f"table {table.name} is UTF-16; irr-audit counts reads UTF-8 tables.",
@@ -272,6 +289,26 @@ def _trimmed(expression: str) -> str:
     that starts and ends with a printable ASCII character, most ids, is kept without a look at the set."""
     ends_plain = " AND ".join(f"{expression}[{at}] > ' ' AND {expression}[{at}] < chr(127)" for at in (1, -1))
     return f"(CASE WHEN {ends_plain} THEN {expression} ELSE trim({expression}, {_literal(trimmed_whitespace())}) END)"
+
+
+def _check_rule_versions(connection: Any, reader: str, column: str, rule: Rule, source: str) -> None:
+    """A rule_version column must name the rule's version wherever it is filled, as a sheet's must."""
+    found = connection.execute(
+        f"SELECT DISTINCT CAST({_quoted(column)} AS VARCHAR) FROM {reader} LIMIT {MAX_DISTINCT + 1}"
+    ).fetchall()
+    for (text,) in found:
+        try:
+            version = parse_rule_version(text or "")
+        except ValueError:
+            version = -1
+        if version is not None and version != rule.version:
+            raise SheetError(
+                f"{source} has rule_version {text!r}, but the rule file {rule.source_name} is {rule.id} "
+                f"version {rule.version}.",
+                hint=f"pass the rule file of the version the coders used (rules/{rule.id}/v<version>.yaml), "
+                "or re-code those rows.",
+                code="table-rule-version",
+            )
 
 
 def _row_tallies(connection: Any, source: str) -> list[RowTally]:
