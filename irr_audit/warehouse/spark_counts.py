@@ -184,6 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if options.master:
             builder = builder.master(options.master)
         spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")  # Spark's warnings and traces would bury the one message
         try:
             result = spark_counts(
                 spark,
@@ -201,6 +202,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             write_text_atomic(Path(options.summary), render_json({"coders": list(result.coders), **result.summary}))
     except IrrAuditError as error:
         print(error.render(), file=sys.stderr)
+        return 2
+    except Exception as error:  # Spark's own (a path not found, a file it cannot read): one message, exit 2
+        if not type(error).__module__.startswith(("pyspark", "py4j")):
+            raise
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        print(f"Error [table-unreadable]: Spark cannot read {options.table}: {first}", file=sys.stderr)
         return 2
     print(result.summary_line(), file=sys.stderr)
     return 0
