@@ -15,6 +15,7 @@ STAGES = (
     ("rules",),
     ("metrics",),
     ("join",),
+    ("warehouse",),  # long tables counted by DuckDB or Spark with join's classification of codes
     ("report",),
     # importers beside sample: both make the coding sheets join reads, from io and rules below them
     ("sample", "importers"),

@@ -26,7 +26,7 @@ import typer
 from irr_audit._version import __version__
 
 # Each command group registers its commands on `app` when imported.
-from irr_audit.cli import audit, bundle, imports, plan, rules, sample  # noqa: F401
+from irr_audit.cli import audit, bundle, imports, plan, rules, sample, warehouse  # noqa: F401
 from irr_audit.cli.helptext import use_plain_help
 from irr_audit.cli.shared import app
 

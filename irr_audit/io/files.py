@@ -110,6 +110,7 @@ MISSING_INPUTS = {
     "run record": ("run record {}", "collector-not-found", "check the path of the collector's run record."),
     "bundle": ("{}", "bundle-not-found", "pass a bundle folder made by irr-audit freeze."),
     "export": ("export {}", "import-not-found", "check the path of the export."),
+    "table": ("table {}", "table-not-found", "check the path of the long table (CSV or Parquet)."),
 }
 
 
@@ -207,3 +208,9 @@ def _unreadable(subject: str, error: OSError, code: str, missing_hint: str) -> I
         hint="check the path and the file's permissions.",
         code=f"{code}-unreadable",
     )
+
+
+def unreadable(subject: str, error: OSError, code: str, missing_hint: str) -> IrrAuditError:
+    """The error for an input that cannot be opened or read, for a reader of its own (a table
+    streamed by DuckDB): ``<code>-not-found``, ``<code>-not-a-file`` or ``<code>-unreadable``."""
+    return _unreadable(subject, error, code, missing_hint)

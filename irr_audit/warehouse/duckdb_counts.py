@@ -1,0 +1,430 @@
+"""Unit-pattern counts of a long table (CSV or Parquet) through DuckDB, in bounded memory.
+
+The table is streamed by DuckDB (read_csv, read_parquet), never held in Python. Two scans:
+the first counts the rows of each distinct (coder, code) and how many have a blank id (a few
+rows come back: the values to classify); the second groups the rows by (unit, coder), then by
+unit, then by pattern (a few hundred rows come back). The codes and coders are classified in
+Python by the rule, as join classifies them (irr_audit.warehouse.longtable), and joined in SQL.
+DuckDB holds at most ``memory_limit`` and spills the rest of its groups to ``temp_directory``.
+
+DuckDB is an optional dependency: ``pip install "irr-audit[warehouse]"``.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import io
+import os
+import re
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TypeVar
+
+from irr_audit.errors import IrrAuditError, SheetError, UsageError
+from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, parse_delimiter
+from irr_audit.io.display import printable
+from irr_audit.io.files import check_exist, shown_name, unreadable
+from irr_audit.io.sheets import parse_rule_version
+from irr_audit.join.join import STATUSES
+from irr_audit.rules.model import Rule
+from irr_audit.warehouse.longtable import (
+    CONTROL_PATTERN,
+    MAX_DISTINCT,
+    CodeMap,
+    CoderMap,
+    LongTableColumns,
+    LongTableCounts,
+    PatternTally,
+    RowTally,
+    assemble,
+    coder_map,
+    find_column,
+    pattern_tallies,
+    patterns_sql,
+    trim,
+    trimmed_whitespace,
+)
+
+T = TypeVar("T")
+DEFAULT_MEMORY_LIMIT = "4GB"
+DEFAULT_COLUMNS = LongTableColumns()
+MEMORY_LIMIT = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
+PARQUET_MAGIC = b"PAR1"
+NOT_TABLES = {  # what a long table is not, by the file's first bytes or its suffix
+    b"PK\x03\x04": "an XLSX workbook (a zip file)",
+    b"{": "JSON",
+    b"[": "JSON",
+}
+EXTRA = 'pip install "irr-audit[warehouse]"'
+TEXT_TYPES = ("VARCHAR",)
+INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
+
+
+def load_duckdb() -> ModuleType:
+    """DuckDB, or the message that names the extra to install."""
+    try:
+        return importlib.import_module("duckdb")
+    except ImportError:
+        raise UsageError(
+            "irr-audit counts needs DuckDB, which is not installed in this environment.",
+            hint=f"install the optional extra: {EXTRA} (or pip install duckdb).",
+            code="dependency-missing",
+        ) from None
+
+
+def check_memory_limit(value: str) -> str:
+    """A DuckDB memory limit such as 4GB or 512MiB, refused when it is not one."""
+    if not MEMORY_LIMIT.fullmatch(value.strip()):
+        raise UsageError(
+            f"--memory-limit {value!r} is not an amount of memory.",
+            hint="write a number and a unit, e.g. 4GB, 512MB or 8GiB.",
+            code="usage-memory-limit",
+        )
+    return value.strip()
+
+
+def duckdb_counts(
+    path: str | Path,
+    rule: Rule,
+    *,
+    columns: LongTableColumns = DEFAULT_COLUMNS,
+    coders: Sequence[str] | None = None,
+    memory_limit: str = DEFAULT_MEMORY_LIMIT,
+    temp_directory: str | Path | None = None,
+    threads: int | None = None,
+    delimiter: str | None = None,
+    log: str | Path | None = None,
+) -> LongTableCounts:
+    """The unit-pattern counts of the long table at ``path`` (CSV, TSV or Parquet), as join's
+    counts.csv would have them for the same rows as sheets, and the account of every row.
+
+    ``coders``: the coders to count, in this order (default: every coder named, sorted); a row
+    of another coder is logged as ``other_coder``. ``memory_limit`` bounds DuckDB's memory
+    (DuckDB's units: 4GB, 512MiB); it spills to ``temp_directory`` (default: a new temporary
+    folder, deleted afterwards). ``delimiter`` forces a CSV's delimiter (else detected as a sheet's).
+    ``log``: also write the missingness log there, as JSON Lines (LOG_COLUMNS below).
+    """
+    table = Path(path)
+    check_exist([(table, "table")])
+    head = _head(table)
+    limit = check_memory_limit(memory_limit)
+    duckdb = load_duckdb()
+    spill = _spill_folder(temp_directory)
+    try:
+        try:
+            connection = duckdb.connect(config={"memory_limit": limit, "temp_directory": str(spill)})
+        except duckdb.Error as error:
+            raise UsageError(
+                f"DuckDB refused --memory-limit {limit}: {_first_line(error)}",
+                hint="give an amount of memory DuckDB takes, e.g. 4GB.",
+                code="usage-memory-limit",
+            ) from None
+        try:
+            if threads is not None:
+                connection.execute(f"SET threads = {int(threads)}")
+            connection.execute("SET preserve_insertion_order = false")  # nothing here needs the rows' order
+            counted, codes, coder_mapping = _counts(
+                connection, duckdb, table, head, rule, columns, coders, delimiter, limit
+            )
+            if log is not None:
+                _guarded(duckdb, table, limit, lambda: _write_log(connection, Path(log), rule, codes, coder_mapping))
+            return counted
+        finally:
+            connection.close()
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+def _guarded(duckdb: ModuleType, table: Path, limit: str, work: Callable[[], T]) -> T:
+    """``work()``, DuckDB's errors turned into one message naming the table."""
+    source = f"table {table.name}"
+    try:
+        return work()
+    except duckdb.OutOfMemoryException as error:
+        raise IrrAuditError(
+            f"{source}: DuckDB ran out of memory within --memory-limit {limit} ({_first_line(error)}).",
+            hint="raise --memory-limit, or give --temp-directory a folder with more free space to spill to.",
+            code="table-memory",
+        ) from None
+    except duckdb.Error as error:
+        raise SheetError(
+            f"{source} cannot be read: {_first_line(error)}",
+            hint="check that the file is a CSV (UTF-8, one header line) or a Parquet file, and its delimiter.",
+            code="table-unreadable",
+        ) from None
+
+
+def _spill_folder(temp_directory: str | Path | None) -> Path:
+    """A new folder for DuckDB to spill to, inside ``temp_directory`` (default: the system's)."""
+    try:
+        return Path(tempfile.mkdtemp(prefix="irr-audit-duckdb-", dir=temp_directory))
+    except OSError as exc:
+        raise UsageError(
+            f"--temp-directory {temp_directory}: cannot make a folder there ({exc.strerror}).",
+            hint="give an existing folder you can write to, with free space of about the table's size.",
+            code="usage-temp-directory",
+        ) from None
+
+
+def _counts(
+    connection: Any,
+    duckdb: ModuleType,
+    table: Path,
+    head: bytes,
+    rule: Rule,
+    columns: LongTableColumns,
+    coders: Sequence[str] | None,
+    delimiter: str | None,
+    limit: str,
+) -> tuple[LongTableCounts, CodeMap, CoderMap]:
+    source = f"table {table.name}"
+
+    def scans() -> tuple[list[RowTally], CodeMap, CoderMap, list[PatternTally]]:
+        reader, names = _reader(connection, table, head, delimiter)
+        id_at = find_column(names, columns.id_column, "--id-column", source)
+        coder_at = find_column(names, columns.coder_column, "--coder-column", source)
+        code_at = find_column(names, columns.code_column, "--code-column", source)
+        if len({id_at, coder_at, code_at}) < 3:
+            raise SheetError(
+                f"{source}: the id, coder and code columns must be three different columns.",
+                hint="name them with --id-column, --coder-column and --code-column.",
+                code="table-same-column",
+            )
+        _check_id_type(connection, reader, names[id_at], source)
+        version_at = next((at for at, name in enumerate(names) if name.strip().casefold() == "rule_version"), None)
+        if version_at is not None:
+            _check_rule_versions(connection, reader, names[version_at], rule, source)
+        raw_id = f"coalesce(CAST({_quoted(names[id_at])} AS VARCHAR), '')"
+        connection.execute(
+            f"CREATE TEMP VIEW src AS SELECT {_trimmed(raw_id)} AS id, "
+            f"CAST({_quoted(names[coder_at])} AS VARCHAR) AS coder, "
+            f"CAST({_quoted(names[code_at])} AS VARCHAR) AS code FROM {reader}"
+        )
+        tallies = _row_tallies(connection, source)
+        code_map = CodeMap.of((tally.code for tally in tallies), rule)
+        coder_mapping = coder_map((tally.coder for tally in tallies), rule, source, coders)
+        _register(connection, code_map, coder_mapping)
+        patterns = _pattern_tallies(connection, len(rule.categories))
+        return tallies, code_map, coder_mapping, patterns
+
+    tallies, code_map, coder_mapping, patterns = _guarded(duckdb, table, limit, scans)
+    return assemble(rule, coder_mapping, code_map, tallies, patterns), code_map, coder_mapping
+
+
+def _head(table: Path) -> bytes:
+    """The first MiB of the table (its header, its delimiter, whether it is Parquet), the file opened
+    once as a regular file: a folder, a named pipe, a device, a dangling or looping link is refused."""
+    subject = f"table {shown_name(table)}"
+    try:
+        handle = os.open(table, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise unreadable(subject, exc, "table", "check the path of the long table (CSV or Parquet).") from None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise UsageError(f"{subject} is not a regular file.", hint="pass a file.", code="table-not-a-file")
+        return os.read(handle, SAMPLE_BYTES)
+    except OSError as exc:
+        raise unreadable(subject, exc, "table", "check the path of the long table.") from None
+    finally:
+        os.close(handle)
+
+
+def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) -> tuple[str, list[str]]:
+    """The SQL that reads the table, and its column names."""
+    if head[:4] == PARQUET_MAGIC or table.suffix.lower() in (".parquet", ".pq"):
+        reader = f"read_parquet({_literal(str(table))})"
+        names = [row[0] for row in connection.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()]
+        return reader, names
+    kind = next((kind for magic, kind in NOT_TABLES.items() if head.lstrip().startswith(magic)), None)
+    if kind is not None or table.suffix.lower() in (".xlsx", ".xlsm", ".json", ".jsonl", ".ndjson"):
+        raise SheetError(
+            f"table {table.name} is {kind or 'a ' + table.suffix.lower()[1:].upper() + ' file'}; irr-audit counts "
+            "reads a CSV (or TSV) with a header line, or Parquet.",
+            hint="save the long table as CSV UTF-8 or Parquet (in DuckDB: COPY (SELECT ...) TO 'codes.parquet').",
+            code="table-format",
+        )
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise SheetError(
+            f"table {table.name} is UTF-16; irr-audit counts reads UTF-8 tables.",
+            hint="save the table as CSV UTF-8, or as Parquet.",
+            code="table-encoding",
+        )
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    chosen = parse_delimiter(delimiter) or (
+        "\t" if table.suffix.lower() in (".tsv", ".tab") else detect_delimiter(text, f"table {table.name}")
+    )
+    header = next(csv.reader(io.StringIO(text), delimiter=chosen), [])
+    names = [f"c{at}" for at in range(len(header))]
+    types = ", ".join(f"'{name}': 'VARCHAR'" for name in names)
+    # Short rows are padded, as a sheet's are. DuckDB's parallel CSV scanner cannot pad rows
+    # beside quoted line breaks, so a CSV is parsed on one thread (Parquet is read in parallel).
+    reader = (
+        f"read_csv({_literal(str(table))}, delim={_literal(chosen)}, quote='\"', escape='\"', header=true, "
+        f"auto_detect=false, columns={{{types}}}, null_padding=true, parallel=false, strict_mode=true)"
+    )
+    named = ", ".join(f"{name} AS {_quoted(column)}" for name, column in zip(names, header))
+    return f"(SELECT {named} FROM {reader})", header
+
+
+def _check_id_type(connection: Any, reader: str, column: str, source: str) -> None:
+    """An id stored as a floating-point number, a decimal or a date has lost its digits as typed
+    (join refuses a sheet's numeric ids for the same reason); text and integers are kept."""
+    found = connection.execute(f"DESCRIBE SELECT {_quoted(column)} FROM {reader}").fetchall()[0][1]
+    if found not in TEXT_TYPES and found not in INTEGER_TYPES:
+        raise SheetError(
+            f"{source}: its id column {column!r} holds {found} values, not text or integers: the ids as typed "
+            "cannot be read back from them.",
+            hint="store the ids as text (VARCHAR) or integers.",
+            code="table-id-type",
+        )
+
+
+def _trimmed(expression: str) -> str:
+    """SQL trimming ``expression`` exactly as join trims ids (longtable.trimmed_whitespace); an id
+    that starts and ends with a printable ASCII character, most ids, is kept without a look at the set."""
+    ends_plain = " AND ".join(f"{expression}[{at}] > ' ' AND {expression}[{at}] < chr(127)" for at in (1, -1))
+    return f"(CASE WHEN {ends_plain} THEN {expression} ELSE trim({expression}, {_literal(trimmed_whitespace())}) END)"
+
+
+def _check_rule_versions(connection: Any, reader: str, column: str, rule: Rule, source: str) -> None:
+    """A rule_version column must name the rule's version wherever it is filled, as a sheet's must."""
+    found = connection.execute(
+        f"SELECT DISTINCT CAST({_quoted(column)} AS VARCHAR) FROM {reader} LIMIT {MAX_DISTINCT + 1}"
+    ).fetchall()
+    for (text,) in found:
+        try:
+            version = parse_rule_version(text or "")
+        except ValueError:
+            version = -1
+        if version is not None and version != rule.version:
+            raise SheetError(
+                f"{source} has rule_version {text!r}, but the rule file {rule.source_name} is {rule.id} "
+                f"version {rule.version}.",
+                hint=f"pass the rule file of the version the coders used (rules/{rule.id}/v<version>.yaml), "
+                "or re-code those rows.",
+                code="table-rule-version",
+            )
+
+
+def _row_tallies(connection: Any, source: str) -> list[RowTally]:
+    query = """
+        SELECT coder, code, count(*) AS n_rows, count(*) FILTER (WHERE id = '') AS blank_id,
+               min(id) FILTER (WHERE regexp_matches(id, $control)) AS control_id
+        FROM src GROUP BY coder, code LIMIT $limit
+    """
+    found = connection.execute(query, {"control": CONTROL_PATTERN, "limit": MAX_DISTINCT + 1}).fetchall()
+    if len(found) > MAX_DISTINCT:
+        raise SheetError(
+            f"{source} has more than {MAX_DISTINCT:,} distinct (coder, code) values.",
+            hint="check --code-column and --coder-column: they should name the code and the coder, not free text.",
+            code="table-too-many-values",
+        )
+    control = sorted(row[4] for row in found if row[4] is not None)
+    if control:
+        raise SheetError(
+            f"{source}: comment id '{printable(control[0], 80)}' holds a control character.",
+            hint="remove it from the id (ids are matched as text and written to CSV, XLSX and reports, "
+            "where a control character is lost or altered).",
+            code="table-control-character",
+        )
+    return [RowTally(coder, code, rows, blank) for coder, code, rows, blank, _ in found]
+
+
+def _register(connection: Any, codes: CodeMap, coders: CoderMap) -> None:
+    connection.execute("CREATE TEMP TABLE code_map(raw VARCHAR, k INTEGER, bit BIGINT, filled BOOLEAN)")
+    connection.executemany("INSERT INTO code_map VALUES (?, ?, ?, ?)", codes.rows())
+    # a key of (K + 1)^coders summed in 64 bits when it fits (faster), else in 128
+    place = "BIGINT" if coders.base ** len(coders.coders) < 2**62 else "HUGEINT"
+    connection.execute(f"CREATE TEMP TABLE coder_map(raw VARCHAR, coder INTEGER, place {place})")
+    connection.executemany("INSERT INTO coder_map VALUES (?, ?, ?)", coders.rows())
+
+
+def _pattern_tallies(connection: Any, n_categories: int) -> list[PatternTally]:
+    return pattern_tallies(connection.execute(patterns_sql(n_categories)).fetchall())
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+LOG_COLUMNS = ("record", "coder", "comment_id", "raw_value", "reason")
+# The log: every row that is not the row behind a valid cell (but empty rows), and every absent
+# cell, with join's reasons. `record` numbers the table's data rows in file order (1: the first
+# after the header; empty for an absent cell, which has no row); of a duplicate's rows the
+# first is the cell and the later ones are logged, as join does.
+LOG = """
+    COPY (
+        WITH numbered AS (SELECT row_number() OVER () AS record, id, coder, code FROM src),
+        rows AS (
+            SELECT n.record, n.id, coalesce(n.code, '') AS raw_value, m.coder AS c, m.name, k.k, k.reason, k.filled
+            FROM numbered AS n
+            JOIN coder_names AS m ON coalesce(n.coder, '') = m.raw
+            JOIN code_reasons AS k ON coalesce(n.code, '') = k.raw
+        ),
+        placed AS (
+            SELECT *, min(k) OVER cell AS lo, max(k) OVER cell AS hi,
+                   row_number() OVER (PARTITION BY id, c ORDER BY record) AS nth
+            FROM rows WHERE id <> '' AND c >= 0
+            WINDOW cell AS (PARTITION BY id, c)
+        ),
+        logged AS (
+            SELECT record, name AS coder, id AS comment_id, raw_value, 'missing_id' AS reason
+            FROM rows WHERE id = '' AND filled
+            UNION ALL
+            SELECT record, name, id, raw_value, CASE WHEN c = -1 THEN 'no_coder' ELSE 'other_coder' END
+            FROM rows WHERE id <> '' AND c < 0
+            UNION ALL
+            SELECT record, name, id, raw_value,
+                   CASE WHEN lo <> hi THEN 'conflict' WHEN nth > 1 THEN 'duplicate' ELSE reason END
+            FROM placed WHERE lo <> hi OR nth > 1 OR reason IS NOT NULL
+            UNION ALL
+            SELECT NULL, coders.name, units.id, '', 'absent'
+            FROM (SELECT DISTINCT id FROM placed) AS units CROSS JOIN coder_list AS coders
+            ANTI JOIN (SELECT DISTINCT id, c FROM placed) AS cells ON cells.id = units.id AND cells.c = coders.c
+        )
+        SELECT record, coder, comment_id, raw_value, reason FROM logged
+        ORDER BY record NULLS LAST, coder, comment_id
+    ) TO {path} (FORMAT json)
+"""
+
+
+def _write_log(connection: Any, path: Path, rule: Rule, codes: CodeMap, coders: CoderMap) -> None:
+    """The missingness log as JSON Lines (every value verbatim), written beside ``path`` and
+    renamed into place: a log cut short is never left under its name."""
+    width = len(rule.categories) + 1
+    connection.execute("CREATE TEMP TABLE code_reasons(raw VARCHAR, k INTEGER, filled BOOLEAN, reason VARCHAR)")
+    connection.executemany(
+        "INSERT INTO code_reasons VALUES (?, ?, ?, ?)",
+        [
+            (raw, key, filled, None if key <= len(rule.categories) else STATUSES[key // width].value)
+            for raw, key, _, filled in codes.rows()
+        ],
+    )
+    names = dict(zip(coders.raw, trim(coders.raw)))
+    connection.execute("CREATE TEMP TABLE coder_names(raw VARCHAR, coder INTEGER, name VARCHAR)")
+    connection.executemany(
+        "INSERT INTO coder_names VALUES (?, ?, ?)",
+        [(raw, index, names[raw]) for raw, index in zip(coders.raw, coders.index)],
+    )
+    connection.execute("CREATE TEMP TABLE coder_list(c INTEGER, name VARCHAR)")
+    connection.executemany("INSERT INTO coder_list VALUES (?, ?)", list(enumerate(coders.coders)))
+    connection.execute("SET preserve_insertion_order = true")  # row_number() OVER () follows the file
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        connection.execute(LOG.format(path=_literal(str(temporary))))
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)

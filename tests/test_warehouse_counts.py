@@ -1,0 +1,338 @@
+"""`irr-audit counts`: a long table counted by DuckDB gives join's counts.csv byte for byte, and
+`score --counts` on it gives what `score` gives on the same rows as sheets."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from irr_audit.cli import app
+
+pytest.importorskip("duckdb", reason="the warehouse extra (DuckDB) is not installed")
+
+NOMINAL = """rule: failure
+version: 1
+scale: nominal
+codes: ["yes", "no", "maybe"]
+missing_codes: [unknown, "n/a"]
+aliases: {y: "yes", n: "no", "?": unknown}
+"""
+ORDINAL = """rule: level
+version: 1
+scale: ordinal
+codes: ["0", "1", "2", "3"]
+missing_codes: [unknown]
+aliases: {none: "0", severe: "3"}
+"""
+RAW = {
+    "nominal": [
+        "yes",
+        "YES",
+        " Yes ",
+        "y",
+        "Y",
+        "no",
+        "No",
+        "n",
+        "maybe",
+        "unknown",
+        "Unknown",
+        "n/a",
+        "?",
+        "",
+        "  ",
+        "\u3000",
+        "perhaps",
+        "ｙｅｓ",
+        "=1",
+        "'no",
+    ],
+    "ordinal": ["0", "1", "2", "3", " 2", "none", "NONE", "severe", "unknown", "", " ", "4", "x", "-1", "１"],
+}
+COMPARED = ("metrics", "available_case", "gwet_missing", "table", "categories", "coders", "pairs")
+NAMES = ["ann", "ben", "cat", "dan", "eve"]
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+
+
+def long_rows(seed: int, scale: str) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """Random long rows with aliases, case and width variants, blanks, missing and invalid codes,
+    repeats (the same code again, another spelling of it, or another code), absent cells,
+    ids with surrounding whitespace, rows without an id, and rows of no coder."""
+    rng = random.Random(seed)
+    coders = NAMES[: rng.randint(2, 5)]
+    raw = RAW[scale]
+    valid = raw[:9] if scale == "nominal" else raw[:8]
+    rows: list[tuple[str, str, str]] = []
+    for unit in range(rng.randint(20, 120)):
+        unit_id = f"t1_{unit:04x}"
+        truth = rng.choice(valid)
+        for coder in coders:
+            if rng.random() < 0.1:
+                continue  # absent
+            code = truth if rng.random() < 0.6 else rng.choice(raw)
+            spelled = rng.choice([unit_id, unit_id, unit_id, f" {unit_id}", f"{unit_id}\u3000", f"\t{unit_id} "])
+            rows.append((spelled, rng.choice([coder, coder, f" {coder} "]), code))
+            if rng.random() < 0.15:  # a repeat: the same text, another spelling of the code, or any code
+                rows.append((unit_id, coder, rng.choice([code, code.upper(), rng.choice(raw)])))
+    for _ in range(rng.randint(0, 4)):
+        rows.append((rng.choice(["", " "]), rng.choice(coders), rng.choice(raw)))  # no id (or an empty row)
+    for _ in range(rng.randint(0, 2)):
+        rows.append((f"t1_{rng.randint(0, 200):04x}", rng.choice(["", "  "]), rng.choice(raw)))  # no coder
+    rng.shuffle(rows)
+    return coders, rows
+
+
+def write_long_csv(path: Path, rows: list[tuple[str, str, str]]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream, lineterminator="\n")
+        writer.writerow(["comment_id", "coder", "code"])
+        writer.writerows(rows)
+
+
+def write_sheets(folder: Path, coders: list[str], rows: list[tuple[str, str, str]]) -> list[str]:
+    """The same rows as one sheet per coder (its name the file's), in the table's order."""
+    folder.mkdir()
+    paths = []
+    for coder in coders:
+        path = folder / f"{coder}.csv"
+        with open(path, "w", newline="", encoding="utf-8") as stream:
+            writer = csv.writer(stream, lineterminator="\n")
+            writer.writerow(["comment_id", "code"])
+            writer.writerows((unit, code) for unit, name, code in rows if name.strip() == coder)
+        paths.append(str(path))
+    return paths
+
+
+def score_json(*args: str) -> dict:
+    result = run("score", *args, "--format", "json", "-q")
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("scale", ["nominal", "ordinal"])
+@pytest.mark.parametrize("seed", range(6))
+def test_counts_of_a_long_table_are_joins_counts(tmp_path: Path, seed: int, scale: str) -> None:
+    coders, rows = long_rows(seed, scale)
+    rule = tmp_path / "rule.yaml"
+    rule.write_text(NOMINAL if scale == "nominal" else ORDINAL)
+    write_long_csv(tmp_path / "long.csv", rows)
+    pq.write_table(
+        pa.table({name: [row[at] for row in rows] for at, name in enumerate(["comment_id", "coder", "code"])}),
+        tmp_path / "long.parquet",
+    )
+    sheets = write_sheets(tmp_path / "sheets", sorted(coders), rows)
+    assert run("join", *sheets, "--rule", str(rule), "--out", str(tmp_path / "joined"), "-q").exit_code == 0
+    joined = (tmp_path / "joined" / "counts.csv").read_bytes()
+    join_summary = json.loads((tmp_path / "joined" / "summary.json").read_text())
+    for table in ("long.csv", "long.parquet"):
+        out, summary = tmp_path / f"{table}.counts.csv", tmp_path / f"{table}.summary.json"
+        result = run(
+            "counts", str(tmp_path / table), "--rule", str(rule), "--out", str(out), "--summary", str(summary), "-q"
+        )
+        assert result.exit_code == 0, result.output
+        assert out.read_bytes() == joined
+        account = json.loads(summary.read_text())
+        assert account["units"] == join_summary["units"]
+        assert account["cells"] == join_summary["cells"]
+        logged = {reason: count for reason, count in account["log_rows"].items() if reason != "no_coder"}
+        assert logged == join_summary["log_rows"]
+        no_coder = sum(1 for unit, coder, _ in rows if unit.strip() and not coder.strip())
+        assert account["log_rows"].get("no_coder", 0) == no_coder
+        assert account["rows"] == len(rows)
+    whole = score_json(*sheets, "--rule", str(rule))
+    counted = score_json("--counts", str(tmp_path / "long.csv.counts.csv"), "--rule", str(rule))
+    assert {key: counted[key] for key in COMPARED} == {key: whole[key] for key in COMPARED}
+
+
+def write_csv(path: Path, header: list[str], rows: list[tuple[str, ...]], **shape) -> None:
+    with open(path, "w", newline="", encoding="utf-8-sig" if shape.pop("bom", False) else "utf-8") as stream:
+        csv.writer(stream, **shape).writerows([header, *rows])
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        {"lineterminator": "\r\n"},
+        {"lineterminator": "\n", "quoting": csv.QUOTE_ALL, "bom": True},
+        {"lineterminator": "\r\n", "delimiter": ";", "quoting": csv.QUOTE_ALL},
+        {"lineterminator": "\n", "delimiter": "\t"},
+    ],
+    ids=["crlf", "quoted-bom", "semicolon-crlf-quoted", "tab"],
+)
+def test_counts_read_the_csv_shapes_people_have(tmp_path: Path, shape: dict) -> None:
+    """CRLF, a BOM, quoted fields and headers, ; and tab delimiters, and a note column whose
+    quoted values hold line breaks and delimiters: the same counts as join's on the same sheets."""
+    coders, rows = long_rows(7, "nominal")
+    notes = ["", "a note, with a comma", "two\nlines; and a semicolon", 'a "quoted" word\r\nand a tab\t']
+    noted = [(*row, notes[at % len(notes)]) for at, row in enumerate(rows)]
+    rule = tmp_path / "rule.yaml"
+    rule.write_text(NOMINAL)
+    write_csv(tmp_path / "long.csv", ["comment_id", "coder", "code", "note"], noted, **dict(shape))
+    (tmp_path / "sheets").mkdir()
+    sheets = []
+    for coder in sorted(coders):
+        sheet = tmp_path / "sheets" / f"{coder}.csv"
+        mine = [(unit, code, note) for unit, name, code, note in noted if name.strip() == coder]
+        write_csv(sheet, ["comment_id", "code", "note"], mine, **dict(shape))
+        sheets.append(str(sheet))
+    assert run("join", *sheets, "--rule", str(rule), "--out", str(tmp_path / "joined"), "-q").exit_code == 0
+    result = run("counts", str(tmp_path / "long.csv"), "--rule", str(rule), "--out", str(tmp_path / "c.csv"), "-q")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "c.csv").read_bytes() == (tmp_path / "joined" / "counts.csv").read_bytes()
+
+
+def test_coders_asked_for_are_counted_in_their_order_and_the_others_logged(tmp_path: Path) -> None:
+    coders, rows = long_rows(0, "ordinal")  # five coders
+    rule = tmp_path / "rule.yaml"
+    rule.write_text(ORDINAL)
+    write_long_csv(tmp_path / "long.csv", rows)
+    asked = ["eve", "ann", "cat"]
+    sheets = write_sheets(tmp_path / "sheets", asked, rows)
+    assert run("join", *sheets, "--rule", str(rule), "--out", str(tmp_path / "joined"), "-q").exit_code == 0
+    out, summary = tmp_path / "c.csv", tmp_path / "s.json"
+    result = run(
+        "counts", str(tmp_path / "long.csv"), "--rule", str(rule), "--out", str(out), "--summary", str(summary),
+        "--coders", "eve, ann,cat",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == (tmp_path / "joined" / "counts.csv").read_bytes()
+    others = sum(1 for unit, coder, _ in rows if unit.strip() and coder.strip() in ("ben", "dan"))
+    assert others and json.loads(summary.read_text())["log_rows"]["other_coder"] == others
+    assert "other_coder" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "options", "code"),
+    [
+        ("comment_id,coder,code\na,ann,1\n", ["--memory-limit", "lots"], "usage-memory-limit"),
+        ("id,coder,code\na,ann,1\na,ben,1\n", [], "table-missing-column"),
+        ("comment_id,coder,code\na,ann,1\nb,ann,2\n", [], "table-one-coder"),
+        ("comment_id,coder,code\na\x1b,ann,1\na,ben,1\n", [], "table-control-character"),
+        ("comment_id,coder,code\na,ann,1\na,b\x07en,1\n", [], "table-control-character"),
+        ("comment_id,coder,code\na,ann,1,extra\na,ben,1\n", [], "table-unreadable"),
+        ("comment_id,coder,code\na,ann,1\na,units,1\n", [], "output-column-collision"),
+        ("comment_id,coder,code\na,ann,1\na,comment_id,1\n", [], "table-reserved-coder"),
+        ("comment_id,coder,code\na,ann,1\na,ben,1\n", ["--coders", "ann,ann"], "usage-coders"),
+        ("comment_id,coder,code\na,ann,1\na,ben,1\n", ["--coders", "ann,bne"], "usage-coders"),
+        ("comment_id,coder,code\na,ann,1\na,ben,1\n", ["--memory-limit", "0.0001KB"], "table-memory"),
+        ("comment_id,coder,code\na,ann,1\na,ben,1\n", ["--temp-directory", "/nonexistent/x"], "usage-temp-directory"),
+        ("comment_id,coder,code\na,ann,\xff\na,ben,1\n", [], "table-unreadable"),
+        ("comment_id,coder,code,rule_version\na,ann,1,1\na,ben,1,v2\n", [], "table-rule-version"),
+        ("comment_id,coder,code,rule_version\na,ann,1,1\na,ben,1,one\n", [], "table-rule-version"),
+        ('{"comment_id": "a", "coder": "ann", "code": "1"}\n', [], "table-format"),
+    ],
+)
+def test_bad_tables_are_refused_with_one_message(tmp_path: Path, content: str, options: list[str], code: str) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "long.csv").write_bytes(content.encode("utf-8", errors="surrogateescape").replace(b"\xc3\xbf", b"\xff"))
+    result = run(
+        "counts", str(tmp_path / "long.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c.csv"),
+        *options,
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"Error [{code}]"), result.stderr
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "c.csv").exists()
+
+
+def test_a_floating_point_id_column_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    pq.write_table(pa.table({"comment_id": [1.5, 2.0], "coder": ["ann", "ben"], "code": ["1", "1"]}), tmp_path / "t.pq")
+    result = run("counts", str(tmp_path / "t.pq"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c"))
+    assert result.exit_code == 2 and result.stderr.startswith("Error [table-id-type]"), result.stderr
+
+
+def test_the_table_is_never_the_output(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,1\na,ben,1\n")
+    before = table.read_bytes()
+    result = run("counts", str(table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(table))
+    assert result.exit_code == 2 and table.read_bytes() == before
+
+
+def test_a_missing_table_is_named(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    result = run("counts", str(tmp_path / "nope.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", "c.csv")
+    assert result.exit_code == 2 and result.stderr.startswith("Error [table-not-found]: table ")
+    assert "nope.csv does not exist" in result.stderr
+
+
+def test_without_duckdb_the_extra_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "duckdb", None)  # `import duckdb` now raises ImportError
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "long.csv").write_text("comment_id,coder,code\na,ann,1\na,ben,1\n")
+    result = run("counts", str(tmp_path / "long.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", "c.csv")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error [dependency-missing]")
+    assert 'pip install "irr-audit[warehouse]"' in result.stderr
+
+
+def test_short_rows_and_blank_lines_are_read_as_a_sheets_are(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "long.csv").write_text("comment_id,coder,code\na,ann\na,ben,1\n\nb,ann,1\nb,ben,1\n,\nc,ben\n")
+    (tmp_path / "ann.csv").write_text("comment_id,code\na\n\nb,1\n")
+    (tmp_path / "ben.csv").write_text("comment_id,code\na,1\nb,1\n,\nc\n")
+    rule = str(tmp_path / "rule.yaml")
+    sheets = [str(tmp_path / "ann.csv"), str(tmp_path / "ben.csv")]
+    assert run("join", *sheets, "--rule", rule, "--out", str(tmp_path / "joined"), "-q").exit_code == 0
+    result = run("counts", str(tmp_path / "long.csv"), "--rule", rule, "--out", str(tmp_path / "c.csv"), "-q")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "c.csv").read_text() == (tmp_path / "joined" / "counts.csv").read_text()
+    # a: ann's code blank (a short row); b: both 1; c: ben's code blank, ann absent; the rest empty rows
+    assert (tmp_path / "c.csv").read_text() == "ann,ben,units\n,,1\n,1,1\n1,1,1\n"
+
+
+@pytest.mark.parametrize("table", ["long.csv", "long.parquet"])
+def test_the_log_is_joins_and_numbers_the_tables_rows(tmp_path: Path, table: str) -> None:
+    coders, rows = long_rows(3, "nominal")
+    rule = tmp_path / "rule.yaml"
+    rule.write_text(NOMINAL)
+    write_long_csv(tmp_path / "long.csv", rows)
+    columns = ["comment_id", "coder", "code"]
+    pq.write_table(pa.table({name: [row[at] for row in rows] for at, name in enumerate(columns)}), tmp_path / table)
+    sheets = write_sheets(tmp_path / "sheets", sorted(coders), rows)
+    assert run("join", *sheets, "--rule", str(rule), "--out", str(tmp_path / "joined"), "-q").exit_code == 0
+    log, summary = tmp_path / "log.jsonl", tmp_path / "s.json"
+    result = run(
+        "counts", str(tmp_path / table), "--rule", str(rule), "--out", str(tmp_path / "c.csv"), "--log", str(log),
+        "--summary", str(summary), "-q",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    joined = [json.loads(line) for line in (tmp_path / "joined" / "missingness_log.jsonl").read_text().splitlines()]
+    fields = ("coder", "comment_id", "raw_value", "reason")
+    ours = sorted(tuple(entry[key] for key in fields) for entry in logged if entry["reason"] != "no_coder")
+    assert ours == sorted(tuple(entry[key] for key in fields) for entry in joined)
+    counted = {}
+    for entry in logged:
+        counted[entry["reason"]] = counted.get(entry["reason"], 0) + 1
+    assert counted == json.loads(summary.read_text())["log_rows"]
+    for entry in logged:
+        if entry["record"] is not None:  # the table's row it names
+            unit, coder, code = rows[entry["record"] - 1]
+            assert (unit.strip(), coder.strip(), code) == (entry["comment_id"], entry["coder"], entry["raw_value"])
+    # a duplicate is a later row than the one kept, as join keeps the first
+    assert any(entry["reason"] == "duplicate" for entry in logged)
+
+
+def test_a_rule_version_column_naming_the_rules_version_is_read(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "long.csv").write_text("comment_id,coder,code,rule_version\na,ann,1,v1\na,ben,1,\nb,ann,2, 1\n")
+    result = run(
+        "counts", str(tmp_path / "long.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c")
+    )
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "c").read_text() == "ann,ben,units\n2,,1\n1,1,1\n"
