@@ -11,7 +11,9 @@ spreadsheet rows and values over several lines that the csv module gives
 from __future__ import annotations
 
 import csv
+import importlib.util
 import io
+import sys
 from pathlib import Path
 
 import pytest
@@ -226,3 +228,23 @@ def test_a_mix_of_shapes_across_the_coders_sheets_joins_as_one() -> None:
         assert sheet.unit_keys.to_pylist() == [row[0] for row in rows[1:]]
         assert sheet.codes.to_pylist() == [row[1] for row in rows[1:]]
         assert list(sheet.rows) == list(range(2, 52))
+
+
+def test_the_benchmarks_shapes_take_the_fast_path_and_read_as_the_plain_sheets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = importlib.util.spec_from_file_location("bench", Path(__file__).parents[1] / "benchmarks" / "bench.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "bench", bench)  # its dataclasses look their module up
+    spec.loader.exec_module(bench)
+    read = {}
+    for shape in bench.SHAPES:
+        bench.generate(tmp_path / shape, 200, 5, 5, 1, shape)
+        for coder in range(1, 6):
+            data = (tmp_path / shape / f"coder{coder}.csv").read_bytes()
+            assert _arrow_table(data, ",") is not None, (shape, coder)
+            sheet = parse_sheet(data, Path(f"coder{coder}.csv"))
+            read[shape, coder] = (sheet.unit_keys.to_pylist(), sheet.codes.to_pylist(), sheet.rows.tolist())
+    for (shape, coder), cells in read.items():
+        assert cells == read["plain", coder], (shape, coder)
