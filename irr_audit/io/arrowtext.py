@@ -42,6 +42,48 @@ def from_numpy(values: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
 
 
+NUMPY_TYPES = {
+    pa.int8(): np.int8,
+    pa.int16(): np.int16,
+    pa.int32(): np.int32,
+    pa.int64(): np.int64,
+    pa.uint8(): np.uint8,
+    pa.uint16(): np.uint16,
+    pa.uint32(): np.uint32,
+    pa.uint64(): np.uint64,
+    pa.float32(): np.float32,
+    pa.float64(): np.float64,
+}
+
+
+def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A pyarrow array as a numpy array, as ``values.to_numpy(zero_copy_only=False)`` gives
+    it, read from the array's buffers: pyarrow's conversion imports pandas on its first call
+    (0.4 s of start-up) for what a score of a few sheets does not otherwise need. Numbers
+    without nulls are a read-only view, booleans are unpacked from their bits, text becomes
+    Python strings (None for a null); anything else goes through pyarrow's conversion."""
+    if isinstance(values, pa.ChunkedArray):
+        chunks = [to_numpy(chunk) for chunk in values.chunks]
+        return np.concatenate(chunks) if chunks else values.to_numpy()
+    start, stop = values.offset, values.offset + len(values)
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        text = np.empty(len(values), dtype=object)
+        text[:] = values.to_pylist()
+        return text
+    if values.null_count:
+        return values.to_numpy(zero_copy_only=False)
+    if pa.types.is_boolean(values.type):
+        bits = values.buffers()[1]
+        if bits is None:
+            return np.zeros(len(values), dtype=bool)
+        return np.unpackbits(np.frombuffer(bits, dtype=np.uint8), bitorder="little")[start:stop].astype(bool)
+    dtype = NUMPY_TYPES.get(values.type)
+    data = values.buffers()[1]
+    if dtype is None or data is None:
+        return values.to_numpy(zero_copy_only=False)
+    return np.frombuffer(data, dtype=dtype)[start:stop]
+
+
 def may_have_edge_space(column: pa.Array) -> bool:
     """False only when no value starts or ends with a byte that can begin or end
     whitespace (ASCII space and control bytes, any non-ASCII byte), so trimming

@@ -373,7 +373,7 @@ def _line_count_bytes(data: bytes) -> int:
 def _arrow_read(body: pa.Buffer, names: list[str], delimiter: str, quoted: bool) -> pa.Table:
     """The records after the header, every cell as text (nothing converted, nothing null)."""
     if not body.size:
-        return pa.table({name: pa.array([], pa.string()) for name in names})
+        return pa.table({name: pa.nulls(0, pa.string()) for name in names})  # (pa.array would import pandas)
     return pacsv.read_csv(
         pa.BufferReader(body),  # reads the bytes in place, no copy
         # one block, parsed on this thread: one chunk per column, no copy to combine them
