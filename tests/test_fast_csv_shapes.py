@@ -16,11 +16,13 @@ import io
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irr_audit.errors import IrrAuditError
+from irr_audit.io.arrowtext import to_numpy
 from irr_audit.io.limits import DEFAULT_LIMITS
 from irr_audit.io.sheets import parse_sheet
 from irr_audit.io.tables import RawTable, _arrow_table, _csv_module_table, csv_records, parse_table
@@ -248,3 +250,28 @@ def test_the_benchmarks_shapes_take_the_fast_path_and_read_as_the_plain_sheets(
             read[shape, coder] = (sheet.unit_keys.to_pylist(), sheet.codes.to_pylist(), sheet.rows.tolist())
     for (shape, coder), cells in read.items():
         assert cells == read["plain", coder], (shape, coder)
+
+
+# --- arrays to numpy without pyarrow's conversion (which imports pandas) ----------------------
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pa.array([True, False, True] * 7).slice(3, 11),
+        pa.array([], pa.bool_()),
+        pa.array(["a", "", "\u00e9\n", "t1_x"]).slice(1),
+        pa.array(["a", None]),
+        pa.array([1, 2, 3], pa.int32()).slice(1),
+        pa.array([2**63 + 1], pa.uint64()),
+        pa.array([1.5, -0.0], pa.float64()),
+        pa.array([1, None], pa.int64()),
+        pa.array(["x", "y", "x"]).dictionary_encode().indices,
+        pa.chunked_array([[1, 2], [3]], pa.int8()),
+    ],
+)
+def test_to_numpy_is_pyarrows_conversion(values) -> None:
+    mine = to_numpy(values)
+    theirs = values.to_numpy() if isinstance(values, pa.ChunkedArray) else values.to_numpy(zero_copy_only=False)
+    assert mine.dtype == theirs.dtype and mine.shape == theirs.shape
+    assert [repr(item) for item in mine.tolist()] == [repr(item) for item in theirs.tolist()]
