@@ -22,8 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irr_audit.errors import IrrAuditError
-from irr_audit.io.arrowtext import to_numpy
+from irr_audit.io.arrowtext import python_strings, to_numpy
 from irr_audit.io.limits import DEFAULT_LIMITS
+from irr_audit.io.outputs import _JSON_RAW_CONTROL, _escaped_json
 from irr_audit.io.sheets import parse_sheet
 from irr_audit.io.tables import RawTable, _arrow_table, _csv_module_table, csv_records, parse_table
 
@@ -275,3 +276,12 @@ def test_to_numpy_is_pyarrows_conversion(values) -> None:
     theirs = values.to_numpy() if isinstance(values, pa.ChunkedArray) else values.to_numpy(zero_copy_only=False)
     assert mine.dtype == theirs.dtype and mine.shape == theirs.shape
     assert [repr(item) for item in mine.tolist()] == [repr(item) for item in theirs.tolist()]
+    if pa.types.is_string(values.type):  # without pandas loaded
+        assert python_strings(values).tolist() == theirs.tolist() and python_strings(values).dtype == theirs.dtype
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F)), st.text(max_size=3))
+def test_escaping_json_text_that_is_ascii_is_the_general_escaping(ascii_text: str, other: str) -> None:
+    for text in (ascii_text, ascii_text + other):
+        assert _escaped_json(text) == _JSON_RAW_CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", text)

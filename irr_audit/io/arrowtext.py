@@ -10,6 +10,7 @@ then takes the exact, slower path).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,15 +62,15 @@ def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     it, read from the array's buffers: pyarrow's conversion imports pandas on its first call
     (0.4 s of start-up) for what a score of a few sheets does not otherwise need. Numbers
     without nulls are a read-only view, booleans are unpacked from their bits, text becomes
-    Python strings (None for a null); anything else goes through pyarrow's conversion."""
+    Python strings (None for a null; through pyarrow's conversion once pandas is loaded
+    anyway); anything else goes through pyarrow's conversion."""
     if isinstance(values, pa.ChunkedArray):
         chunks = [to_numpy(chunk) for chunk in values.chunks]
         return np.concatenate(chunks) if chunks else values.to_numpy()
     start, stop = values.offset, values.offset + len(values)
     if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
-        text = np.empty(len(values), dtype=object)
-        text[:] = values.to_pylist()
-        return text
+        # once pandas is loaded anyway, pyarrow's conversion is the faster
+        return values.to_numpy(zero_copy_only=False) if "pandas" in sys.modules else python_strings(values)
     if values.null_count:
         return values.to_numpy(zero_copy_only=False)
     if pa.types.is_boolean(values.type):
@@ -82,6 +83,13 @@ def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     if dtype is None or data is None:
         return values.to_numpy(zero_copy_only=False)
     return np.frombuffer(data, dtype=dtype)[start:stop]
+
+
+def python_strings(values: pa.Array) -> np.ndarray:
+    """A string array as a numpy array of Python strings (None for a null), as pyarrow converts it."""
+    text = np.empty(len(values), dtype=object)
+    text[:] = values.to_pylist()
+    return text
 
 
 def may_have_edge_space(column: pa.Array) -> bool:
