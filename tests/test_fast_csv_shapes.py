@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irr_audit.errors import IrrAuditError
-from irr_audit.io.arrowtext import python_strings, to_numpy
+from irr_audit.io.arrowtext import python_strings, string_array, to_numpy
 from irr_audit.io.limits import DEFAULT_LIMITS
 from irr_audit.io.outputs import _JSON_RAW_CONTROL, _escaped_json
 from irr_audit.io.sheets import parse_sheet
@@ -285,3 +285,10 @@ def test_to_numpy_is_pyarrows_conversion(values) -> None:
 def test_escaping_json_text_that_is_ascii_is_the_general_escaping(ascii_text: str, other: str) -> None:
     for text in (ascii_text, ascii_text + other):
         assert _escaped_json(text) == _JSON_RAW_CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+@pytest.mark.parametrize("values", [[], [""], ["a", "", "\u00e9", "t1_x\n", "\u4e2d\u6587"]])
+def test_string_array_is_pa_array(values: list[str]) -> None:
+    made = string_array(values)
+    made.validate(full=True)
+    assert made.equals(pa.array(values, type=pa.string())) and made.type == pa.string()

@@ -135,3 +135,15 @@ def test_the_api_loads_pandas_with_the_first_dataframe() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True", "20"]
+
+
+def test_score_with_near_miss_ids_loads_no_pandas(tmp_path: Path) -> None:
+    ids = [f"t1_{number:04d}" for number in range(40)]
+    (tmp_path / "ann.csv").write_text("comment_id,code\n" + "".join(f"{i},yes\n" for i in [*ids, "t1_9999"]))
+    (tmp_path / "ben.csv").write_text("comment_id,code\n" + "".join(f"{i},no\n" for i in [*ids, "t1_9990"]))
+    argv = ["score", str(tmp_path / "ann.csv"), str(tmp_path / "ben.csv"), "--rule", EXAMPLE[3], "--format", "json"]
+    loaded, printed = loaded_after([*argv, "-q"], ("pandas", *RENDERERS))
+    assert loaded == []
+    document = json.loads(printed)
+    assert document["units"]["total"] == 42
+    assert any("'t1_9999' is in no other sheet but is one edit from 't1_9990'" in w for w in document["warnings"])

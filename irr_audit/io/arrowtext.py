@@ -85,6 +85,18 @@ def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.frombuffer(data, dtype=dtype)[start:stop]
 
 
+def string_array(values: list[str]) -> pa.Array:
+    """Python strings as a pyarrow string array, as ``pa.array(values, type=pa.string())``
+    makes it (which imports pandas on its first call, to look for pandas objects)."""
+    encoded = [value.encode("utf-8") for value in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(value) for value in encoded], out=offsets[1:])
+    kind = pa.string() if offsets[-1] < 2**31 else pa.large_string()
+    offsets = offsets.astype(np.int32) if kind == pa.string() else offsets
+    array = pa.Array.from_buffers(kind, len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+    return array if kind == pa.string() else array.cast(pa.string())
+
+
 def python_strings(values: pa.Array) -> np.ndarray:
     """A string array as a numpy array of Python strings (None for a null), as pyarrow converts it."""
     text = np.empty(len(values), dtype=object)
