@@ -4,8 +4,9 @@ results bench.py saves (--save), so a reader sees whether the growth is linear.
     python benchmarks/growth.py RESULTS.json [MORE.json ...] --markdown benchmarks/growth.md --svg benchmarks/growth.svg
 
 For every (coders, codes, shape) and command: the seconds at each size, the ratio to the
-pyarrow floor of the same sheets, how much the time grew for ten times the units (10x
-is linear), and peak memory over the input's size. The SVG is written by hand (standard
+pyarrow floor of the same sheets (and of the CPU seconds at the largest size, steadier on
+a shared machine), how much the time grew for ten times the units (10x is linear), and
+peak memory over the input's size. The SVG is written by hand (standard
 library only): seconds against units on log-log axes, one line per command, one panel
 per sheet shape and code count, with a dotted line of slope 1 (linear growth) for scale.
 """
@@ -54,7 +55,7 @@ def markdown(groups: dict[tuple, dict[str, dict[int, dict]]]) -> str:
     header = ["sheets", "command"]
     header += [f"s at {units:.0e}".replace("e+0", "e") for units in sizes]
     header += [f"x floor at {units:.0e}".replace("e+0", "e") for units in sizes]
-    header += ["growth per 10x units", "peak/input at largest", "target"]
+    header += ["cpu x floor at largest", "growth per 10x units", "peak/input at largest", "target"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(header) - 2)) + "|"]
     for key in sorted(groups):
         commands = groups[key]
@@ -67,12 +68,14 @@ def markdown(groups: dict[tuple, dict[str, dict[int, dict]]]) -> str:
                 for units in sizes
             ]
             largest = max(runs)
+            floor_cpu = floor.get(largest, {}).get("cpu")
+            cpu = runs[largest].get("cpu")
+            cpu_ratio = f"{cpu / floor_cpu:.1f}x" if cpu and floor_cpu else ""
             peak = runs[largest].get("peak_mb")
             memory = f"{peak * 2**20 / runs[largest]['input_bytes']:.1f}x" if peak else ""
             target = f"{TARGETS[command]:.0f}x floor, {MEMORY_TARGET:.0f}x input" if command in TARGETS else ""
-            lines.append(
-                "| " + " | ".join([label(key), command, *seconds, *ratios, growth(runs), memory, target]) + " |"
-            )
+            cells = [label(key), command, *seconds, *ratios, cpu_ratio, growth(runs), memory, target]
+            lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
