@@ -1,10 +1,11 @@
 """Table files read as text: CSV, TSV, XLSX or JSON Lines, every cell a string.
 
 Nothing is converted: "007" stays "007", "NA" stays "NA", and the row number kept
-with each record is the one a spreadsheet shows (header = row 1). Large, plain CSV
-files are parsed by pyarrow; anything unusual (carriage returns, quotes in the
-header, ragged rows) goes through Python's csv module, which gives exact row
-numbers and precise error messages. XLSX workbooks are read by irr_audit.io.xlsx.
+with each record is the one a spreadsheet shows (header = row 1). CSV and TSV files
+are parsed by pyarrow, whatever their line ends, byte-order mark or quoting; a file
+pyarrow could read otherwise than Python's csv module (a quote left open, a ragged
+row, invalid UTF-8) goes through the csv module, which gives exact row numbers and
+precise error messages. XLSX workbooks are read by irr_audit.io.xlsx.
 """
 
 from __future__ import annotations
