@@ -57,6 +57,28 @@ ALL_SIZES = [10_000, 100_000, 1_000_000]
 QUICK_SIZES = [10_000, 100_000]
 LARGE = 1_000_000  # from this size on each command runs once unless --repeat-large says otherwise
 
+# How each coder's sheet is written (--shapes): the plain form, what Excel on Windows writes
+# (a UTF-8 byte-order mark and CRLF line ends), what R's write.csv and pyarrow's writer write
+# (every field and the header quoted), and a mix across the coders with a comment column
+# whose quoted values hold commas, quotes and line breaks.
+SHAPES = {
+    "plain": "comment_id,code; LF",
+    "crlf": "CRLF line ends",
+    "bom": "a UTF-8 byte-order mark",
+    "excel": "a byte-order mark and CRLF line ends",
+    "quoted": "every field and the header quoted",
+    "mixed": "coder by coder: plain; BOM + CRLF; quoted; quoted + CRLF with code first; a quoted comment column "
+    "with commas, quotes and line breaks",
+}
+MIXED = [
+    {"crlf": False, "bom": False, "quoted": False, "code_first": False, "comments": False},
+    {"crlf": True, "bom": True, "quoted": False, "code_first": False, "comments": False},
+    {"crlf": False, "bom": False, "quoted": True, "code_first": False, "comments": False},
+    {"crlf": True, "bom": False, "quoted": True, "code_first": True, "comments": False},
+    {"crlf": False, "bom": False, "quoted": False, "code_first": False, "comments": True},
+]
+COMMENTS = [b'"Well, no."', b'"He said ""never""."', b'"two\nlines, really"', b"fine", b'"a\r\nb"']
+
 COMMANDS = ["floor (pyarrow)", "peer script", "join", "score", "score --bootstrap 1000", "report --format html"]
 
 
@@ -87,8 +109,24 @@ def write_rule(rules_dir: Path, codes: int, scale: str) -> Path:
     return path
 
 
-def generate(outdir: Path, units: int, coders: int, codes: int, seed: int) -> None:
-    """Write coder1.csv .. coderN.csv (columns comment_id,code) into outdir.
+def sheet_form(shape: str, coder: int) -> dict[str, bool]:
+    """How coder number ``coder`` (from 1) writes the sheet under ``shape``."""
+    if shape == "mixed":
+        return MIXED[(coder - 1) % len(MIXED)]
+    form = dict(MIXED[0])
+    form.update(
+        {
+            "crlf": shape in ("crlf", "excel"),
+            "bom": shape in ("bom", "excel"),
+            "quoted": shape == "quoted",
+        }
+    )
+    return form
+
+
+def generate(outdir: Path, units: int, coders: int, codes: int, seed: int, shape: str = "plain") -> None:
+    """Write coder1.csv .. coderN.csv (columns comment_id,code) into outdir, each in the form
+    ``shape`` gives it (SHAPES; the cells are the same whatever the shape).
 
     Ids are `t1_` plus six base-36 digits, unique, drawn without replacement.
     Each unit has a latent code; each coder reports it with probability
@@ -118,10 +156,17 @@ def generate(outdir: Path, units: int, coders: int, codes: int, seed: int) -> No
         given = np.where(rng.random(units) < AGREEMENT, truth, rng.choice(codes, size=units, p=prevalence))
         given[rng.random(units) < BLANK_RATE] = codes  # the empty label
         rows = rng.permutation(np.flatnonzero(rng.random(units) >= ABSENT_RATE))
-        body = b"\n".join(
-            [b"comment_id,code"] + [i + b"," + c for i, c in zip(ids[rows].tolist(), labels[given[rows]].tolist())]
-        )
-        (outdir / f"coder{coder}.csv").write_bytes(body + b"\n")
+        form = sheet_form(shape, coder)
+        columns = [[b"comment_id", *ids[rows].tolist()], [b"code", *labels[given[rows]].tolist()]]
+        if form["quoted"]:
+            columns = [[b'"' + value + b'"' for value in column] for column in columns]
+        if form["code_first"]:
+            columns.reverse()
+        if form["comments"]:
+            columns.append([b"comment", *(COMMENTS[at % len(COMMENTS)] for at in range(len(rows)))])
+        end = b"\r\n" if form["crlf"] else b"\n"
+        body = end.join(b",".join(cells) for cells in zip(*columns))
+        (outdir / f"coder{coder}.csv").write_bytes((b"\xef\xbb\xbf" if form["bom"] else b"") + body + end)
 
 
 # --------------------------------------------------------------------------- measuring
@@ -304,6 +349,7 @@ class Result:
     scale: str
     command: str
     input_bytes: int
+    shape: str = "plain"
     seconds: float | None = None
     peak_mb: float | None = None
     cpu: float | None = None
@@ -331,9 +377,18 @@ def measure_best(meter: Meter, command: list[str], repeat: int, before=None) -> 
 
 
 def bench_config(
-    args, meter: Meter, irr: list[str], feats: Features, rules: dict, units: int, coders: int, codes: int, scale: str
+    args,
+    meter: Meter,
+    irr: list[str],
+    feats: Features,
+    rules: dict,
+    units: int,
+    coders: int,
+    codes: int,
+    scale: str,
+    shape: str = "plain",
 ) -> list[Result]:
-    data = Path(args.workdir) / "data" / f"n{units}_c{coders}_k{codes}"
+    data = Path(args.workdir) / "data" / f"n{units}_c{coders}_k{codes}_{shape}"
     if not (data / f"coder{coders}.csv").exists():
         started = time.perf_counter()
         subprocess.run(
@@ -346,6 +401,7 @@ def bench_config(
                 str(coders),
                 str(codes),
                 str(args.seed),
+                shape,
             ],
             check=True,
         )
@@ -419,7 +475,7 @@ def bench_config(
     for name, command, before in sorted(plan, key=lambda step: step[0] != "peer script"):
         if args.only and name not in args.only:
             continue
-        result = Result(units, coders, codes, scale, name, input_bytes)
+        result = Result(units, coders, codes, scale, name, input_bytes, shape)
         results[name] = result
         if command is None:
             result.status = "n/a"
@@ -547,7 +603,8 @@ def table_rows(results: list[Result]) -> list[list[str]]:
         same = [
             r
             for r in results
-            if (r.units, r.coders, r.codes, r.scale) == (result.units, result.coders, result.codes, result.scale)
+            if (r.units, r.coders, r.codes, r.scale, r.shape)
+            == (result.units, result.coders, result.codes, result.scale, result.shape)
         ]
         floor = next((r for r in same if r.command == "floor (pyarrow)" and r.seconds), None)
         peer = next((r for r in same if r.command == "peer script" and r.seconds), None)
@@ -558,6 +615,7 @@ def table_rows(results: list[Result]) -> list[list[str]]:
                 f"{result.units:,}",
                 str(result.coders),
                 codes,
+                result.shape,
                 result.command,
                 f"{result.seconds:.3f}" if ok else result.status,
                 f"{result.cpu:.2f}" if ok and result.cpu is not None else "",
@@ -578,6 +636,7 @@ HEADER = [
     "units",
     "coders",
     "codes",
+    "shape",
     "command",
     "seconds",
     "cpu s",
@@ -588,7 +647,7 @@ HEADER = [
     "peak/input",
     "note",
 ]
-RIGHT = {i for i, name in enumerate(HEADER) if name not in ("codes", "command", "note")}
+RIGHT = {i for i, name in enumerate(HEADER) if name not in ("codes", "shape", "command", "note")}
 
 
 def render_text(rows: list[list[str]]) -> str:
@@ -678,6 +737,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         type=lambda text: [s.strip() for s in text.split(",")],
         help=f"comma-separated subset of: {', '.join(COMMANDS)}",
     )
+    parser.add_argument(
+        "--shapes",
+        type=lambda text: [s.strip() for s in text.split(",")],
+        default=["plain"],
+        help=f"comma-separated sheet shapes (default plain): {'; '.join(f'{k}: {v}' for k, v in SHAPES.items())}",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="runs per command below 10^6 units; best is shown")
     parser.add_argument("--repeat-large", type=int, default=1, help="runs per command at 10^6 units and more")
     parser.add_argument("--startup-repeat", type=int, default=5, help="runs of each start-up command")
@@ -704,6 +769,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     unknown = sorted(set(args.codes) - set(CODES))
     if unknown:
         parser.error(f"--codes: only {sorted(CODES)} are defined, not {unknown}")
+    if set(args.shapes) - set(SHAPES):
+        parser.error(f"--shapes: unknown shapes {sorted(set(args.shapes) - set(SHAPES))}; choose from {list(SHAPES)}")
     if args.only and set(args.only) - set(COMMANDS):
         parser.error(f"--only: unknown commands {sorted(set(args.only) - set(COMMANDS))}; choose from {COMMANDS}")
     return args
@@ -711,8 +778,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["_generate"]:
-        outdir, units, coders, codes, seed = argv[1:6]
-        generate(Path(outdir), int(units), int(coders), int(codes), int(seed))
+        outdir, units, coders, codes, seed, *shape = argv[1:7]
+        generate(Path(outdir), int(units), int(coders), int(codes), int(seed), *shape)
         return 0
     args = parse_args(argv)
     if args.load:
@@ -743,7 +810,8 @@ def main(argv: list[str]) -> int:
         for units in args.sizes:
             for coders in args.coders:
                 for codes, scale in sorted(k for k in rules if k[0] in args.codes):
-                    results += bench_config(args, meter, irr, feats, rules, units, coders, codes, scale)
+                    for shape in args.shapes:
+                        results += bench_config(args, meter, irr, feats, rules, units, coders, codes, scale, shape)
         startup = [] if args.no_startup else bench_startup(args, meter, irr, feats, rules)
 
         render = render_markdown if args.markdown else render_text

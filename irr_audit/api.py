@@ -15,49 +15,28 @@ import math
 import numbers
 import os
 import secrets
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from io import StringIO
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard, Union, cast
 
 import numpy as np
-import pandas as pd
-from rich.console import Console, Group
 
-from irr_audit.bundle.adjudication import bundle_report_sections
-from irr_audit.bundle.labels import bundle_labels
-from irr_audit.bundle.manifest import Manifest
-from irr_audit.bundle.read import read_bundle
 from irr_audit.errors import UsageError
-from irr_audit.importers.model import ImportOptions
-from irr_audit.importers.run import ImportRun, import_exports
-from irr_audit.io.dataframes import frame_sheets, long_frame_sheets
 from irr_audit.io.delimiter import parse_delimiter
 from irr_audit.io.files import check_exist
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
-from irr_audit.io.ordercolumn import order_values
 from irr_audit.io.outputs import refuse_unsafe_outputs, render_json
 from irr_audit.io.runfolder import JOIN_RECORD, files_read, is_bundle
 from irr_audit.io.sheets import SheetOptions, read_sheets
-from irr_audit.join.counts import read_counts
-from irr_audit.join.folder import (
-    is_join_dir,
-    read_join_dir,
-    write_join_dir,
-)
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.join.problems import NO_FULLY_CODED, problem
-from irr_audit.join.table_input import read_agreement_table, read_category_counts
 from irr_audit.metrics import samplesize
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
 from irr_audit.metrics.intervals import IntervalSpec
-from irr_audit.report.comparison import compare_joins, comparison_sections, drift_of_join
-from irr_audit.report.console import UNWRAPPED, render_console, render_text, section_table
-from irr_audit.report.html import render_html
-from irr_audit.report.markdown import render_markdown, section_lines
-from irr_audit.report.methods import methods_paragraph
 from irr_audit.report.model import (
     MAX_BOOTSTRAP,
     AuditOptions,
@@ -66,25 +45,27 @@ from irr_audit.report.model import (
     build_counts_report,
     build_report,
 )
-from irr_audit.report.sections import recoding_sentence
-from irr_audit.report.table_report import build_table_report
 from irr_audit.rules.load import load_rule as load_rule_file
 from irr_audit.rules.load import rule_from_mapping
 from irr_audit.rules.model import Rule
 from irr_audit.rules.runaliases import with_run_aliases
 from irr_audit.rules.weights import WEIGHT_NAMES
-from irr_audit.sample.folder import (
-    SampleRef,
-    check_sample_rule,
-    read_sample,
-    recoding_of,
-    sample_report_for,
-    with_ledger,
-)
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from irr_audit.bundle.manifest import Manifest
+    from irr_audit.importers.run import ImportRun
+    from irr_audit.sample.folder import SampleRef
+
+# Only what `score` and `join` on sheets need is imported here: the renderers (rich, jinja2),
+# pandas (the DataFrames of this API, the DataFrame input, the log as a frame), bundles,
+# samples, importers and comparisons are imported by the functions that use them, so that a
+# command loads what it needs (README, "Speed at scale": start-up).
 PathLike = str | os.PathLike[str]
 RuleSource = Rule | PathLike | Mapping[str, Any]
-Data = PathLike | Sequence[PathLike] | Mapping[str, pd.DataFrame] | pd.DataFrame
+# pandas named, not imported: Union takes the name as text
+Data = Union[PathLike, Sequence[PathLike], Mapping[str, "pd.DataFrame"], "pd.DataFrame"]  # noqa: UP007
 LimitsLike = Limits | Mapping[str, int | str] | None
 Progress = Callable[[str], None]
 
@@ -111,7 +92,7 @@ NUMBER_COLUMNS = (
     "bootstrap_ci_high",
     "p_value",
 )
-TABLE_READERS = {"table": read_agreement_table, "category_counts": read_category_counts}
+TABLE_KINDS = ("table", "category_counts")
 
 
 # --- rules -------------------------------------------------------------------------
@@ -249,6 +230,8 @@ class Audit:
         """The missingness log: one row per input row or (unit, coder) cell that is not a valid
         code, with the columns sheet, coder, row, comment_id, raw_value, reason and detail
         (empty for counts, which carry no log)."""
+        import pandas as pd  # noqa: PLC0415 (loaded on use)
+
         if self.join is None:
             return pd.DataFrame(
                 {column: pd.Series(dtype="Int64" if column == "row" else str) for column in LOG_COLUMNS}
@@ -291,24 +274,34 @@ class Audit:
 
     def to_markdown(self) -> str:
         """The Markdown report of `report --format md`."""
+        from irr_audit.report.markdown import render_markdown  # noqa: PLC0415 (loaded on use)
+
         return render_markdown(self._document())
 
     def to_methods(self) -> str:
         """The methods paragraph of `report --format methods`: the audit in the sentences a published
         content analysis reports its reliability in (docs/statistics.md, "The methods paragraph")."""
+        from irr_audit.report.methods import methods_paragraph  # noqa: PLC0415 (loaded on use)
+
         return methods_paragraph(self._document()) + "\n"
 
     def to_html(self) -> str:
         """The self-contained HTML page of `report --format html`."""
+        from irr_audit.report.html import render_html  # noqa: PLC0415 (loaded on use)
+
         return render_html(self._document())
 
     def to_text(self, width: int | None = 80, include_disagreements: bool = True) -> str:
         """The console report as plain text of ``width`` columns; None wraps no line (what
         `report --format text` writes into a file or a pipe)."""
+        from irr_audit.report.console import render_text  # noqa: PLC0415 (loaded on use)
+
         return render_text(self._document(include_disagreements), width)
 
     def console_report(self, include_disagreements: bool = True) -> Any:
         """The console report as a rich renderable, for a terminal (``rich.console.Console.print``)."""
+        from irr_audit.report.console import render_console  # noqa: PLC0415 (loaded on use)
+
         return render_console(self._document(include_disagreements))
 
     def _repr_html_(self) -> str:
@@ -338,6 +331,8 @@ def metric_frame(metrics: Mapping[str, Any]) -> pd.DataFrame:
     A coefficient given per category (``specific_agreement``) gives one row per category,
     named ``specific_agreement[yes]``. An undefined value is ``<NA>`` with ``defined``
     False and the ``reason``: never a number, never NaN."""
+    import pandas as pd  # noqa: PLC0415 (loaded on use)
+
     names, rows = [], []
     for name, entry in metrics.items():
         if "defined" in entry:
@@ -372,6 +367,8 @@ def _metric_row(entry: Mapping[str, Any]) -> list[Any]:
 
 
 def _table_frame(table: list[list[Any]], categories: tuple[str, ...], axes: tuple[str, str]) -> pd.DataFrame:
+    import pandas as pd  # noqa: PLC0415 (loaded on use)
+
     return pd.DataFrame(
         table,
         index=pd.Index(categories, name=axes[0], dtype=object),
@@ -437,11 +434,17 @@ def audit(
     folder: Path | None = None
     folder_sample: dict[str, Any] | None = None  # what a join folder or a bundle keeps of its sample
     manifest: Manifest | None = None  # a bundle's
-    if isinstance(data, (pd.DataFrame, Mapping)):
+    if _is_frame(data) or isinstance(data, Mapping):
+        from irr_audit.io.dataframes import frame_sheets, long_frame_sheets  # noqa: PLC0415 (loaded on use)
+
         loaded = with_run_aliases(_required_rule(rule, checked), aliases)
         reference, notes = _sample_reference(sample, loaded, checked)
         step("reading the DataFrames")
-        sheets = long_frame_sheets(data, columns) if isinstance(data, pd.DataFrame) else frame_sheets(data, columns)
+        sheets = (
+            long_frame_sheets(data, columns)
+            if _is_frame(data)
+            else frame_sheets(cast(Mapping[str, Any], data), columns)
+        )
         step(f"joining {len(sheets)} sheets")
         result = join_sheets(sheets, loaded, sample_ids=list(reference.ids) if reference else None)
     else:
@@ -469,16 +472,31 @@ def audit(
     if reference is not None:
         result = reference.joined(result)  # the ledger's text beside each disagreement
     step(f"scoring {len(result.units):,} units" + (f", bootstrap of {bootstrap} replicates" if bootstrap else ""))
-    section = sample_report_for(reference, result.rule) if reference else folder_sample
+    section = _sample_section(reference, result.rule) if reference else folder_sample
     report = dataclasses.replace(build_report(result, options), sample=section)
     sections = {}
     if folder is not None and manifest is not None and options.list_disagreements:  # its provenance and adjudication
+        from irr_audit.bundle.adjudication import bundle_report_sections  # noqa: PLC0415 (loaded on use)
+
         sections = bundle_report_sections(folder, manifest, report.to_dict())
     if drift_options is not None:
         step("scoring the drift over the coding order")
         sections["drift"] = _drift(result, drift_options, bootstrap, options.seed, columns)
     warnings = (*result.warnings, *(note.removeprefix("warning: ") for note in notes))
     return Audit(report, result, result.summary_line() + seed_note, warnings, sections)
+
+
+def _is_frame(data: object) -> TypeGuard[pd.DataFrame]:
+    """Whether ``data`` is a pandas DataFrame (one exists only once pandas is imported: a
+    sheets' audit does not import it to find out)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(data, pandas.DataFrame)
+
+
+def _sample_section(reference: SampleRef, rule: Rule) -> dict[str, Any]:
+    from irr_audit.sample.folder import sample_report_for  # noqa: PLC0415 (loaded on use)
+
+    return sample_report_for(reference, rule)
 
 
 def audit_counts(
@@ -500,6 +518,8 @@ def audit_counts(
     are shards and add up): every coefficient, with no missingness log and no list of
     disagreeing units (``join`` is None). ``group`` is refused: it needs the sheets. A bootstrap
     without a ``seed`` draws one, as :func:`audit` does."""
+    from irr_audit.join.counts import read_counts  # noqa: PLC0415 (loaded on use)
+
     options, seed_note = _seeded(_audit_options(bootstrap, seed, group, against, True, alpha_min))
     options = _with_statistics(options, ci_level, interval, test_against, weights)
     files = _paths(paths)
@@ -566,7 +586,7 @@ def _drift_options(windows: Any, window_size: Any, order_column: str | None, dat
                 hint="drift compares windows: at least 2 of them, of at least 2 units each.",
                 code="usage-drift",
             )
-    if order_column is not None and isinstance(data, (pd.DataFrame, Mapping)):
+    if order_column is not None and (_is_frame(data) or isinstance(data, Mapping)):
         raise UsageError(
             "order_column reads a column of the sheet files; DataFrames are read in their row order.",
             hint="sort each DataFrame by that column and leave order_column out.",
@@ -582,6 +602,9 @@ def _drift(
 ) -> dict[str, Any]:
     """The drift document of a join: each coder's order of the units from the order column or
     the sheet's row order."""
+    from irr_audit.io.ordercolumn import order_values  # noqa: PLC0415 (loaded on use)
+    from irr_audit.report.comparison import drift_of_join  # noqa: PLC0415 (loaded on use)
+
     positions = result.positions
     order = np.full(positions.shape, np.nan)
     for column, sheet in enumerate(result.sheets):
@@ -646,6 +669,9 @@ class Comparison:
         return render_json(dict(self.document))
 
     def to_markdown(self) -> str:
+        from irr_audit.report.comparison import comparison_sections  # noqa: PLC0415 (loaded on use)
+        from irr_audit.report.markdown import section_lines  # noqa: PLC0415 (loaded on use)
+
         lines = ["# Two audits compared"]
         for section in comparison_sections({"comparison": self.document}):
             lines += section_lines(section)
@@ -653,6 +679,11 @@ class Comparison:
 
     def to_text(self, width: int | None = 80) -> str:
         """The comparison as plain text of ``width`` columns; None wraps no line."""
+        from rich.console import Console, Group  # noqa: PLC0415 (loaded on use)
+
+        from irr_audit.report.comparison import comparison_sections  # noqa: PLC0415 (loaded on use)
+        from irr_audit.report.console import UNWRAPPED, section_table  # noqa: PLC0415 (loaded on use)
+
         console = Console(width=UNWRAPPED if width is None else width, record=True, file=StringIO())
         console.print(Group(*(section_table(s) for s in comparison_sections({"comparison": self.document}))))
         return console.export_text()
@@ -664,6 +695,8 @@ def _difference_row(entry: Mapping[str, Any]) -> list[Any]:
 
 
 def _difference_frame(rows: Mapping[str, list[Any]]) -> pd.DataFrame:
+    import pandas as pd  # noqa: PLC0415 (loaded on use)
+
     columns = ["a", "b", "difference", "ci_low", "ci_high", "reason", "method"]
     frame = pd.DataFrame(
         list(rows.values()), columns=columns, index=pd.Index(list(rows), name="coefficient", dtype=object)
@@ -686,6 +719,8 @@ def compare(
     are audits or paths of join folders or bundles. ``seed`` is drawn and recorded when None.
     The document also states the units' relation (same, overlapping, disjoint) and what changed
     in the rule (`irr-audit rules diff`). No verdict: numbers and intervals only."""
+    from irr_audit.report.comparison import compare_joins  # noqa: PLC0415 (loaded on use)
+
     if not _whole(bootstrap) or not MIN_COMPARE_BOOTSTRAP <= bootstrap <= MAX_BOOTSTRAP:
         raise UsageError(
             f"--bootstrap {bootstrap!r} is not a number of replicates from {MIN_COMPARE_BOOTSTRAP} "
@@ -743,7 +778,10 @@ def audit_table(
     `score --category-counts`). The report has the structure of every report; what the table does
     not determine is undefined with the reason "not determined by a table" and listed under
     ``input.not_determined`` (docs/statistics.md, "Tables as input")."""
-    if kind not in TABLE_READERS:
+    from irr_audit.join.table_input import read_agreement_table, read_category_counts  # noqa: PLC0415 (loaded on use)
+    from irr_audit.report.table_report import build_table_report  # noqa: PLC0415 (loaded on use)
+
+    if kind not in TABLE_KINDS:
         raise UsageError(
             f"kind={kind!r} is not a table kind.", hint="use kind='table' or kind='category_counts'.", code="data-form"
         )
@@ -754,7 +792,7 @@ def audit_table(
             f"{flag} needs the rule the codes belong to.", hint="add --rule RULE.", code="usage-missing-rule"
         )
     loaded = load_rule(rule, limits=limits)
-    table = TABLE_READERS[kind](Path(path), loaded)
+    table = (read_agreement_table if kind == "table" else read_category_counts)(Path(path), loaded)
     report = build_table_report(loaded, table, options)
     units = report.units
     line = f"{units['total']} units from a {'K x K table' if kind == 'table' else 'subjects x categories table'}."
@@ -772,6 +810,8 @@ def labels(bundle: PathLike, *, limits: LimitsLike = None) -> pd.DataFrame:
     ``final`` (``agreed``, ``adjudicated`` or ``undecided``) with ``why``. A unit without a
     final label is ``undecided``, its ``final_code`` empty and ``why`` saying what is missing.
     The bundle and its adjudication records are checked first, as `adjudicate` checks them."""
+    from irr_audit.bundle.labels import bundle_labels  # noqa: PLC0415 (loaded on use)
+
     return bundle_labels(Path(bundle), _limits(limits))
 
 
@@ -828,6 +868,10 @@ def join_folder(
     write is refused unless ``force``; an output that would overwrite an input, always.
     ``aliases`` ({raw: code}, `--alias`) map values the rule does not know for this run; summary.json
     records them (``run_aliases``) and `score DIR` applies them again. ``delimiter`` as in :func:`audit`."""
+    from irr_audit.join.folder import write_join_dir  # noqa: PLC0415 (loaded on use)
+    from irr_audit.report.sections import recoding_sentence  # noqa: PLC0415 (loaded on use)
+    from irr_audit.sample.folder import recoding_of, sample_report_for  # noqa: PLC0415 (loaded on use)
+
     checked = _limits(limits)
     out_path = Path(out)
     check_exist(
@@ -881,6 +925,9 @@ def import_export(
     one run. ``question`` names the question the rule codes (Label Studio's from_name,
     Argilla's question); ``id_field`` the key of the comment id (default comment_id).
     Returns the run: ``.result.sheets``, ``.result.log``, ``.result.outcomes``, the files written."""
+    from irr_audit.importers.model import ImportOptions  # noqa: PLC0415 (loaded on use)
+    from irr_audit.importers.run import import_exports  # noqa: PLC0415 (loaded on use)
+
     checked = _limits(limits)
     paths = _paths(exports)
     rule_files = [Path(rule)] if isinstance(rule, (str, os.PathLike)) else []
@@ -928,9 +975,14 @@ def joined_inputs(
         )
     if len(inputs) == 1 and inputs[0].is_dir():
         folder = inputs[0]
+        from irr_audit.join.folder import is_join_dir, read_join_dir  # noqa: PLC0415 (loaded on use)
+        from irr_audit.sample.folder import with_ledger  # noqa: PLC0415 (loaded on use)
+
         if is_bundle(folder):  # an audit bundle (irr-audit freeze)
+            from irr_audit.bundle.read import read_bundle  # noqa: PLC0415 (loaded on use)
+
             frozen = read_bundle(folder, columns.limits)
-            section = sample_report_for(frozen.sample, frozen.join.rule) if frozen.sample else None
+            section = _sample_section(frozen.sample, frozen.join.rule) if frozen.sample else None
             found = Joined(frozen.join, section, frozen.manifest)
         elif is_join_dir(folder):
             kept = read_join_dir(folder, columns.limits)
@@ -1005,6 +1057,8 @@ def _sample_reference(
     """The sample (`join --sample`) the units are restricted to, checked against the rule, and notes."""
     if sample is None:
         return None, []
+    from irr_audit.sample.folder import check_sample_rule, read_sample  # noqa: PLC0415 (loaded on use)
+
     reference = read_sample(Path(sample), limits)
     return reference, check_sample_rule(reference, _required_rule(rule, limits))
 
@@ -1219,11 +1273,12 @@ def plan_pilot(
         str(name): (_number(row["value"]), _number(row["se"]), _number(row["bootstrap_se"]))
         for name, row in frame.iterrows()
     }
-    source = (
-        ", ".join(os.fspath(path) for path in _paths(data)) if not isinstance(data, (Mapping, pd.DataFrame)) else ""
-    )
+    tabular = _is_frame(data) or isinstance(data, Mapping)
+    source = "" if tabular else ", ".join(os.fspath(path) for path in _paths(data))
     return samplesize.pilot_plan(int(pilot.units["fully_coded"]), standard_errors, half_width, source)
 
 
 def _number(value: Any) -> float | None:
+    import pandas as pd  # noqa: PLC0415 (loaded on use)
+
     return None if value is None or pd.isna(value) else float(value)

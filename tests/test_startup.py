@@ -61,7 +61,7 @@ def test_import_irr_audit_is_light_and_the_api_comes_on_first_use() -> None:
         "print(before, after)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[] ['numpy', 'pandas', 'pyarrow']"
+    assert done.stdout.strip() == "[] ['numpy', 'pyarrow']"  # pandas comes with the first DataFrame
 
 
 def test_the_sheet_format_choices_are_the_libraries() -> None:
@@ -80,3 +80,70 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         assert "no_such_name" in str(error)
     else:
         raise AssertionError("irr_audit.no_such_name did not raise")
+
+
+# --- what each command imports: only what it needs (README, "Speed at scale") ---------------
+
+EXAMPLE = ["examples/sheets/alice.csv", "examples/sheets/bob.csv", "--rule", "rules/explicit_current_failure/v1.yaml"]
+RENDERERS = ("jinja2", "irr_audit.report.html", "irr_audit.report.markdown")
+ELSEWHERE = ("irr_audit.bundle.adjudication", "irr_audit.importers.run", "irr_audit.sample.folder", "openpyxl")
+
+
+def loaded_after(argv: list[str], names: tuple[str, ...]) -> tuple[list[str], str]:
+    """Which of ``names`` a fresh interpreter has imported after running irr-audit with
+    ``argv`` (stdout a pipe), and what it printed on stdout."""
+    code = (
+        "import contextlib, io, json, sys\n"
+        f"sys.argv = ['irr-audit', *{argv!r}]\n"
+        "from irr_audit.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    try:\n        main()\n    except SystemExit:\n        pass\n"
+        f"print(json.dumps([sorted(name for name in {names!r} if name in sys.modules), out.getvalue()]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    loaded, printed = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded, printed
+
+
+def test_score_on_sheets_loads_no_pandas_and_no_renderer() -> None:
+    loaded, printed = loaded_after(["score", *EXAMPLE, "-q"], ("pandas", *RENDERERS, *ELSEWHERE))
+    assert loaded == []
+    assert "Cohen's kappa" in printed and "0.70" in printed
+
+
+def test_score_as_json_loads_no_rich_either() -> None:
+    loaded, printed = loaded_after(["score", *EXAMPLE, "--format", "json", "-q"], ("pandas", "rich", *RENDERERS))
+    assert loaded == []
+    assert json.loads(printed)["metrics"]["cohen_kappa"]["value"] == 0.7
+
+
+def test_the_html_report_loads_its_renderer_and_the_markdown_report_no_jinja2() -> None:
+    loaded, printed = loaded_after(["report", *EXAMPLE, "--format", "html", "-q"], ("jinja2", "irr_audit.report.html"))
+    assert loaded == ["irr_audit.report.html", "jinja2"] and printed.startswith("<!DOCTYPE html>")
+    loaded, printed = loaded_after(["report", *EXAMPLE, "--format", "md", "-q"], ("jinja2", "irr_audit.report.html"))
+    assert loaded == [] and "Cohen's kappa" in printed
+
+
+def test_the_api_loads_pandas_with_the_first_dataframe() -> None:
+    code = (
+        "import sys, irr_audit\n"
+        f"result = irr_audit.audit({EXAMPLE[:2]!r}, {EXAMPLE[3]!r})\n"
+        "before = 'pandas' in sys.modules\n"
+        "table = result.table\n"
+        "print(before, 'pandas' in sys.modules, int(table.values.sum()))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True", "20"]
+
+
+def test_score_with_near_miss_ids_loads_no_pandas(tmp_path: Path) -> None:
+    ids = [f"t1_{number:04d}" for number in range(40)]
+    (tmp_path / "ann.csv").write_text("comment_id,code\n" + "".join(f"{i},yes\n" for i in [*ids, "t1_9999"]))
+    (tmp_path / "ben.csv").write_text("comment_id,code\n" + "".join(f"{i},no\n" for i in [*ids, "t1_9990"]))
+    argv = ["score", str(tmp_path / "ann.csv"), str(tmp_path / "ben.csv"), "--rule", EXAMPLE[3], "--format", "json"]
+    loaded, printed = loaded_after([*argv, "-q"], ("pandas", *RENDERERS))
+    assert loaded == []
+    document = json.loads(printed)
+    assert document["units"]["total"] == 42
+    assert any("'t1_9999' is in no other sheet but is one edit from 't1_9990'" in w for w in document["warnings"])

@@ -465,11 +465,11 @@ def _tell(summary_line: str, warnings: tuple[str, ...]) -> None:
 
 def _emit(result: Audit, output_format: str, output: Path | None, include_disagreements: bool = True) -> None:
     """The audit in the format asked for, on stdout or into ``output`` (atomically)."""
-    from rich.console import Console
-
     from irr_audit.io.outputs import write_text_atomic
 
     if output_format == "text" and output is None and sys.stdout.isatty():
+        from rich.console import Console
+
         Console().print(result.console_report(include_disagreements))  # fitted to the terminal's width
         return
     if output_format == "json":

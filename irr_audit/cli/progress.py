@@ -9,10 +9,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 
 class Steps:
@@ -39,6 +39,10 @@ def steps(enabled: bool) -> Iterator[Steps]:
     if not enabled:
         yield Steps()
         return
+
+    # rich is loaded only for a live display (a terminal): a piped or quiet run goes without it
+    from rich.console import Console  # noqa: PLC0415
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn  # noqa: PLC0415
 
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:

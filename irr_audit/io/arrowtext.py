@@ -10,6 +10,7 @@ then takes the exact, slower path).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,67 @@ def from_numpy(values: np.ndarray) -> pa.Array:
         raise TypeError("pyarrow stores booleans as bits: use pa.array for them")
     values = np.ascontiguousarray(values)
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
+
+
+NUMPY_TYPES = {
+    pa.int8(): np.int8,
+    pa.int16(): np.int16,
+    pa.int32(): np.int32,
+    pa.int64(): np.int64,
+    pa.uint8(): np.uint8,
+    pa.uint16(): np.uint16,
+    pa.uint32(): np.uint32,
+    pa.uint64(): np.uint64,
+    pa.float32(): np.float32,
+    pa.float64(): np.float64,
+}
+
+
+def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A pyarrow array as a numpy array, as ``values.to_numpy(zero_copy_only=False)`` gives
+    it, read from the array's buffers: pyarrow's conversion imports pandas on its first call
+    (0.4 s of start-up) for what a score of a few sheets does not otherwise need. Numbers
+    without nulls are a read-only view, booleans are unpacked from their bits, text becomes
+    Python strings (None for a null; through pyarrow's conversion once pandas is loaded
+    anyway); anything else goes through pyarrow's conversion."""
+    if isinstance(values, pa.ChunkedArray):
+        chunks = [to_numpy(chunk) for chunk in values.chunks]
+        return np.concatenate(chunks) if chunks else values.to_numpy()
+    start, stop = values.offset, values.offset + len(values)
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        # once pandas is loaded anyway, pyarrow's conversion is the faster
+        return values.to_numpy(zero_copy_only=False) if "pandas" in sys.modules else python_strings(values)
+    if values.null_count:
+        return values.to_numpy(zero_copy_only=False)
+    if pa.types.is_boolean(values.type):
+        bits = values.buffers()[1]
+        if bits is None:
+            return np.zeros(len(values), dtype=bool)
+        return np.unpackbits(np.frombuffer(bits, dtype=np.uint8), bitorder="little")[start:stop].astype(bool)
+    dtype = NUMPY_TYPES.get(values.type)
+    data = values.buffers()[1]
+    if dtype is None or data is None:
+        return values.to_numpy(zero_copy_only=False)
+    return np.frombuffer(data, dtype=dtype)[start:stop]
+
+
+def string_array(values: list[str]) -> pa.Array:
+    """Python strings as a pyarrow string array, as ``pa.array(values, type=pa.string())``
+    makes it (which imports pandas on its first call, to look for pandas objects)."""
+    encoded = [value.encode("utf-8") for value in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(value) for value in encoded], out=offsets[1:])
+    kind = pa.string() if offsets[-1] < 2**31 else pa.large_string()
+    offsets = offsets.astype(np.int32) if kind == pa.string() else offsets
+    array = pa.Array.from_buffers(kind, len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+    return array if kind == pa.string() else array.cast(pa.string())
+
+
+def python_strings(values: pa.Array) -> np.ndarray:
+    """A string array as a numpy array of Python strings (None for a null), as pyarrow converts it."""
+    text = np.empty(len(values), dtype=object)
+    text[:] = values.to_pylist()
+    return text
 
 
 def may_have_edge_space(column: pa.Array) -> bool:

@@ -112,10 +112,14 @@ def jsonl_text(records: Iterable[Mapping[str, Any]], *, compact: bool = False) -
 # and lone surrogates (from file names that were not UTF-8, which no UTF-8 file can hold).
 # Outside strings JSON has none of them, so escaping them keeps every value as it was.
 _JSON_RAW_CONTROL = UNSHOWN_BUT_WHITESPACE
+_JSON_RAW_ASCII = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # those of them that are ASCII
 
 
 def _escaped_json(text: str) -> str:
-    return _JSON_RAW_CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    # all-ASCII text (most logs) can hold only the ASCII ones: a plain character class scans
+    # it several times faster than the pattern with its look-ahead
+    pattern = _JSON_RAW_ASCII if text.isascii() else _JSON_RAW_CONTROL
+    return pattern.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def refuse_column_collisions(columns: Sequence[tuple[str, str]], output: str) -> None:

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError
-from irr_audit.io.arrowtext import from_numpy, may_have_edge_space
+from irr_audit.io.arrowtext import from_numpy, may_have_edge_space, to_numpy
 from irr_audit.io.delimiter import CANDIDATES, shown
 from irr_audit.io.display import CONTROL, printable
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
@@ -241,7 +241,7 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = Sh
 def _non_empty_rows(cells: list[pa.Array], keys: pa.Array) -> np.ndarray:
     """Rows with any non-blank cell. The ids (trimmed, or with no space to trim) decide
     most rows; the other cells are looked at only for rows with a blank id."""
-    filled = pc.binary_length(keys).to_numpy() > 0
+    filled = to_numpy(pc.binary_length(keys)) > 0
     rest = np.flatnonzero(~filled)
     if len(rest):
         undecided = from_numpy(rest)
@@ -252,7 +252,7 @@ def _non_empty_rows(cells: list[pa.Array], keys: pa.Array) -> np.ndarray:
 
 def _filled(column: pa.Array) -> np.ndarray:
     """Values with a character other than whitespace (utf8_is_space is false for the empty string)."""
-    return (pc.binary_length(column).to_numpy() > 0) & ~pc.utf8_is_space(column).to_numpy(zero_copy_only=False)
+    return (to_numpy(pc.binary_length(column)) > 0) & ~to_numpy(pc.utf8_is_space(column))
 
 
 # --- columns -----------------------------------------------------------------
@@ -307,7 +307,7 @@ def _coder(names: pa.Array, rows: np.ndarray, path: Path) -> str:
     named = [name for name in pc.unique(stripped).to_pylist() if name]
     if len(named) > 1:
         first, second = named[:2]
-        values = stripped.to_numpy(zero_copy_only=False)
+        values = to_numpy(stripped)
         first_row, second_row = rows[values == first][0], rows[values == second][0]
         raise SheetError(
             f"sheet {path.name} names more than one coder in its coder column: "
@@ -361,12 +361,10 @@ def _record_shaped_line(
     the shape of a record of this sheet (tables.record_pattern). Vectorised."""
     lines = pc.split_pattern_regex(values, r"\r\n|\r|\n")
     flat = pc.list_flatten(lines)
-    offsets = lines.offsets.to_numpy()
+    offsets = to_numpy(lines.offsets)
     later = np.ones(len(flat), dtype=bool)
     later[offsets[:-1][offsets[:-1] < offsets[-1]] - offsets[0]] = False  # the first line is the opening line's rest
-    shaped = pc.match_substring_regex(flat, record_pattern(delimiter, width, id_at, code_at)).to_numpy(
-        zero_copy_only=False
-    )
+    shaped = to_numpy(pc.match_substring_regex(flat, record_pattern(delimiter, width, id_at, code_at)))
     found = np.flatnonzero(later & shaped)
     if not len(found):
         return None
@@ -402,5 +400,5 @@ def _check_control_characters(values: pa.Array, rows: np.ndarray, name: str, wha
 
 def _control_at(values: pa.Array) -> int | None:
     """The first value holding a control character (display.CONTROL), or None."""
-    at = pc.index(pc.match_substring_regex(values, CONTROL.pattern), True).as_py()
-    return None if at < 0 else at
+    found = np.flatnonzero(to_numpy(pc.match_substring_regex(values, CONTROL.pattern)))
+    return int(found[0]) if len(found) else None

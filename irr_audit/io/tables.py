@@ -1,10 +1,11 @@
 """Table files read as text: CSV, TSV, XLSX or JSON Lines, every cell a string.
 
 Nothing is converted: "007" stays "007", "NA" stays "NA", and the row number kept
-with each record is the one a spreadsheet shows (header = row 1). Large, plain CSV
-files are parsed by pyarrow; anything unusual (carriage returns, quotes in the
-header, ragged rows) goes through Python's csv module, which gives exact row
-numbers and precise error messages. XLSX workbooks are read by irr_audit.io.xlsx.
+with each record is the one a spreadsheet shows (header = row 1). CSV and TSV files
+are parsed by pyarrow, whatever their line ends, byte-order mark or quoting; a file
+pyarrow could read otherwise than Python's csv module (a quote left open, a ragged
+row, invalid UTF-8) goes through the csv module, which gives exact row numbers and
+precise error messages. XLSX workbooks are read by irr_audit.io.xlsx.
 """
 
 from __future__ import annotations
@@ -234,12 +235,17 @@ def _check_columns(count: int, name: str, what: str, limits: Limits) -> None:
 
 
 def _delimited_table(data: bytes, delimiter: str, name: str, limits: Limits = DEFAULT_LIMITS) -> RawTable:
-    first_line = data[: data.find(b"\n") if b"\n" in data else len(data)]
+    first_line = data[: _first_line_end(np.frombuffer(data, dtype=np.uint8))]  # a line ends at LF or CR
     _check_columns(first_line.count(delimiter.encode()) + 1, name, "columns in its first line", limits)
     if not data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        fast = _arrow_table(data[3:] if data.startswith(b"\xef\xbb\xbf") else data, delimiter, name)
+        fast = _arrow_table(data, delimiter, name)
         if fast is not None:
             return fast
+    return _csv_module_table(data, delimiter, name)
+
+
+def _csv_module_table(data: bytes, delimiter: str, name: str) -> RawTable:
+    """The exact reader: the csv module (strict), which names every problem precisely."""
     text = _decode(data, name)
     try:
         records = csv_records(text, delimiter)
@@ -268,54 +274,69 @@ def _delimited_table(data: bytes, delimiter: str, name: str, limits: Limits = DE
     return dataclasses.replace(table, spanning=_spanning(spans, delimiter)) if spans else table
 
 
-def _arrow_table(utf8: bytes, delimiter: str, name: str = "sheet") -> RawTable | None:
-    """pyarrow's parser for plain UTF-8 files: no carriage returns or NUL bytes, a
-    header first; a blank line is read as a row of empty cells, as the csv module
-    reads it, so that record i is spreadsheet row i + 2. Anything else, or any
-    doubt (invalid UTF-8, ragged rows): None, and the csv module reads the file
-    and names the problem precisely.
+def _arrow_table(data: bytes, delimiter: str, name: str = "sheet") -> RawTable | None:
+    """pyarrow's parser for UTF-8 files (with or without a BOM), giving what the csv module
+    gives: line ends LF, CRLF or CR; quoted values, quoted header names and quoted line
+    breaks or delimiters; a blank line read as a row of empty cells, so that record i is
+    spreadsheet row i + 2. Only a file pyarrow could read otherwise than the csv module
+    gets None, and the csv module reads it and names any problem precisely: NUL bytes,
+    invalid UTF-8, ragged rows, a blank first line, a quote left open (pyarrow would run
+    it to the end of the file) or any quote that neither opens a value, closes one nor is
+    doubled inside one (``_quotes_as_written``), unless ``_lenient_arrow_table`` reads it.
 
-    pyarrow is lenient where the csv module is strict: a quote left open runs to
-    the end of the file without an error. That is checked here (only the end of
-    the file needs looking at), and the values that hold a line break are found
-    from the text buffers without a pass over every value."""
-    if b"\r" in utf8 or utf8.startswith(b"\n") or b"\x00" in utf8:
+    The values that hold a line break are found from the text buffers without a pass over
+    every value."""
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    start = _bom_length(data)
+    buffer = buffer[start:]
+    if not len(buffer) or buffer[0] in (LF, CR) or b"\x00" in data:
         return None
+    quoted = b'"' in data
+    header_end = _quotes_as_written(buffer, ord(delimiter)) if quoted else _first_line_end(buffer)
+    if header_end is None:
+        return _lenient_arrow_table(data[start:], delimiter, name)
     try:
-        end = utf8.find(b"\n")
-        first_line = utf8[: end if end >= 0 else len(utf8)].decode("utf-8")
-    except UnicodeDecodeError:
+        header_text = bytes(buffer[:header_end]).decode("utf-8")
+        header_line = next(csv.reader(io.StringIO(header_text, newline=""), delimiter=delimiter, strict=True), None)
+    except (UnicodeDecodeError, csv.Error):
         return None
-    header_line = next(csv.reader(io.StringIO(first_line), delimiter=delimiter), None)
-    if not header_line or '"' in first_line:
+    if not header_line:
         return None
     names = [str(position) for position in range(len(header_line))]
-    quoted = b'"' in utf8
+    body = pa.py_buffer(data).slice(start + _after_line_end(buffer, header_end))
     try:
-        table = pacsv.read_csv(
-            pa.BufferReader(utf8),  # reads the bytes in place, no copy
-            # one block, parsed on this thread: one chunk per column, no copy to combine them
-            # (sheets are read one per core at a time, so every core still parses)
-            read_options=pacsv.ReadOptions(
-                column_names=names,
-                skip_rows=1,
-                use_threads=False,
-                block_size=max(1 << 20, min(len(utf8) + 1, (1 << 31) - 1)),
-            ),
-            # values can hold newlines only inside quotes; without quotes the parser may split blocks freely
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=quoted, ignore_empty_lines=False),
-            convert_options=pacsv.ConvertOptions(
-                column_types=dict.fromkeys(names, pa.string()),
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-                null_values=[],
-            ),
-        )
+        table = _arrow_read(body, names, delimiter, quoted)
     except (pa.ArrowInvalid, pa.ArrowException):
         return None
     cells = [_one_array(table.column(name)) for name in names]
+    spanning = _arrow_spanning(cells, delimiter, count_line_breaks(header_text)) if quoted and table.num_rows else None
+    return RawTable(
+        header=header_line, cells=cells, rows=np.arange(2, table.num_rows + 2, dtype=ROW_TYPE), spanning=spanning
+    )
+
+
+def _lenient_arrow_table(utf8: bytes, delimiter: str, name: str) -> RawTable | None:
+    """A file with LF line ends, a header without quotes, and quotes the csv module would
+    not all read (text after a closing quote, say), read by pyarrow as it reads it: the
+    closing quote ends the quoting and the text after it joins the value. A quote left
+    open is refused naming its line (pyarrow would run it to the end of the file); only
+    the end of the file needs looking at. Anything else (a carriage return, a quote in
+    the header): None."""
+    end = utf8.find(b"\n")
+    first_line = utf8[: end if end >= 0 else len(utf8)]
+    if b"\r" in utf8 or b'"' in first_line:
+        return None
+    try:
+        header_line = next(csv.reader(io.StringIO(first_line.decode("utf-8")), delimiter=delimiter), None)
+        if not header_line:
+            return None
+        names = [str(position) for position in range(len(header_line))]
+        table = _arrow_read(pa.py_buffer(utf8).slice(len(first_line) + 1), names, delimiter, True)
+    except (UnicodeDecodeError, pa.ArrowInvalid, pa.ArrowException):
+        return None
+    cells = [_one_array(table.column(name)) for name in names]
     spanning = None
-    if quoted and table.num_rows:
+    if table.num_rows:
         lines_without_values = table.num_rows + 1 - (not utf8.endswith(b"\n"))
         start = _start_of_last_value(utf8, cells[-1][-1].as_py())
         if _opens_value(utf8, start, delimiter):  # a quote may be open to the end: read every quote to know
@@ -327,6 +348,117 @@ def _arrow_table(utf8: bytes, delimiter: str, name: str = "sheet") -> RawTable |
     return RawTable(
         header=header_line, cells=cells, rows=np.arange(2, table.num_rows + 2, dtype=ROW_TYPE), spanning=spanning
     )
+
+
+def _opens_value(utf8: bytes, start: int, delimiter: str) -> bool:
+    """Whether an opening quote is right before ``start``. At the start of the last
+    value: whether the file ends inside that quoted value (pyarrow reads that without
+    an error), the last value being the rest of the file after the quote."""
+    if start < 1 or utf8[start - 1 : start] != b'"':
+        return False
+    if start >= 2 and utf8[start - 2 : start - 1] not in (delimiter.encode(), b"\n"):
+        return False  # the quote is no opening quote: it follows other text (or another quote)
+    return True
+
+
+def _start_of_last_value(utf8: bytes, last_value: str) -> int:
+    """Where the last value would start if the file ended inside it, or -1."""
+    as_written = last_value.encode("utf-8").replace(b'"', b'""')
+    return len(utf8) - len(as_written) if utf8.endswith(as_written) else -1
+
+
+def _line_count_bytes(data: bytes) -> int:
+    return data.count(b"\n") + (not data.endswith(b"\n"))
+
+
+def _arrow_read(body: pa.Buffer, names: list[str], delimiter: str, quoted: bool) -> pa.Table:
+    """The records after the header, every cell as text (nothing converted, nothing null)."""
+    if not body.size:
+        return pa.table({name: pa.nulls(0, pa.string()) for name in names})  # (pa.array would import pandas)
+    return pacsv.read_csv(
+        pa.BufferReader(body),  # reads the bytes in place, no copy
+        # one block, parsed on this thread: one chunk per column, no copy to combine them
+        # (sheets are read one per core at a time, so every core still parses)
+        read_options=pacsv.ReadOptions(
+            column_names=names, use_threads=False, block_size=max(1 << 20, min(body.size + 1, (1 << 31) - 1))
+        ),
+        # values can hold line breaks only inside quotes; without quotes the parser may split blocks freely
+        parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=quoted, ignore_empty_lines=False),
+        convert_options=pacsv.ConvertOptions(
+            column_types=dict.fromkeys(names, pa.string()),
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+            null_values=[],
+        ),
+    )
+
+
+LF, CR, QUOTE = 0x0A, 0x0D, 0x22
+UTF8_BOM = b"\xef\xbb\xbf"
+SCAN_BLOCK = 1 << 22  # bytes looked at per step of a scan: its temporary arrays stay small
+
+
+def _bom_length(data: bytes) -> int:
+    """The bytes of the UTF-8 byte-order marks opening the file (the csv module path drops them all)."""
+    start = 0
+    while data.startswith(UTF8_BOM, start):
+        start += len(UTF8_BOM)
+    return start
+
+
+def _first_line_end(buffer: np.ndarray) -> int:
+    """Where the first line ends (its LF or CR), or the buffer's length. For text without quotes."""
+    for begin in range(0, len(buffer), SCAN_BLOCK):
+        ends = np.flatnonzero(_is_line_end(buffer[begin : begin + SCAN_BLOCK]))
+        if len(ends):
+            return begin + int(ends[0])
+    return len(buffer)
+
+
+def _after_line_end(buffer: np.ndarray, end: int) -> int:
+    """Past the line end at ``end`` (CRLF is one)."""
+    if end >= len(buffer):
+        return end
+    return end + 2 if buffer[end] == CR and end + 1 < len(buffer) and buffer[end + 1] == LF else end + 1
+
+
+def _is_line_end(block: np.ndarray) -> np.ndarray:
+    return (block == LF) | (block == CR)
+
+
+def _quotes_as_written(buffer: np.ndarray, delimiter: int) -> int | None:
+    """Where the header ends (the first line end outside quotes, or the buffer's length)
+    when every quote of the text is one the csv module (strict) and pyarrow read alike,
+    else None. Counting quotes from the start, an even-numbered one opens a value: it
+    starts a field (after a delimiter or a line end, or first in the file) or follows
+    the quote before it (the second of a doubled quote); an odd-numbered one closes the
+    value: it ends the field (before a delimiter, a line end or the end of the file) or
+    comes right before the next quote. A quote inside an unquoted value, text after a
+    closing quote, or an odd number of quotes (one left open) gives None.
+    Vectorised over blocks of the buffer: a quote's number is its position among the quotes."""
+    size = len(buffer)
+    seen = 0  # quotes before the block
+    header_end = None
+    for begin in range(0, size, SCAN_BLOCK):
+        quotes = np.flatnonzero(buffer[begin : begin + SCAN_BLOCK] == QUOTE) + begin
+        if header_end is None:
+            ends = np.flatnonzero(_is_line_end(buffer[begin : begin + SCAN_BLOCK])) + begin
+            outside = ends[(np.searchsorted(quotes, ends) + seen) % 2 == 0]
+            if len(outside):
+                header_end = int(outside[0])
+        if not len(quotes):
+            continue
+        opening = (np.arange(len(quotes)) + seen) % 2 == 0
+        before = buffer[np.maximum(quotes - 1, 0)]
+        after = buffer[np.minimum(quotes + 1, size - 1)]
+        starts_field = (quotes == 0) | (before == delimiter) | (before == LF) | (before == CR) | (before == QUOTE)
+        ends_field = (quotes == size - 1) | (after == delimiter) | (after == LF) | (after == CR) | (after == QUOTE)
+        if not (starts_field[opening].all() and ends_field[~opening].all()):
+            return None
+        seen += len(quotes)
+    if seen % 2:
+        return None
+    return size if header_end is None else header_end
 
 
 # --- values over several lines, and quotes left open ---------------------------------
@@ -374,11 +506,11 @@ def _spanning(spans: list[tuple[int, int, int, int]], delimiter: str) -> Spannin
     return SpanningValues(records, columns, first, last, delimiter)
 
 
-def _arrow_spanning(cells: list[pa.Array], delimiter: str) -> SpanningValues | None:
-    """The values holding a line feed, found in each column's text buffer (the
-    fast path has no carriage returns): a value's first line is its record's row
-    plus the line feeds inside all values before it."""
-    found = [(column, *_values_with_newlines(array)) for column, array in enumerate(cells)]
+def _arrow_spanning(cells: list[pa.Array], delimiter: str, header_breaks: int = 0) -> SpanningValues | None:
+    """The values holding a line break, found in each column's text buffer: a value's
+    first line is its record's row plus the line breaks inside the header and inside all
+    values before it (every record ends with one line end)."""
+    found = [(column, *_values_with_line_breaks(array)) for column, array in enumerate(cells)]
     records = np.concatenate([values for _, values, _ in found])
     if not len(records):
         return None
@@ -387,45 +519,27 @@ def _arrow_spanning(cells: list[pa.Array], delimiter: str) -> SpanningValues | N
     order = np.lexsort((columns, records))
     records, columns, breaks = records[order], columns[order], breaks[order]
     before = np.cumsum(breaks) - breaks
-    first = records + 2 + before
+    first = records + 2 + header_breaks + before
     return SpanningValues(records, columns, first, first + breaks, delimiter)
 
 
-def _values_with_newlines(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(value indices, line feeds in each) of a string array's values that hold a line feed."""
+def _values_with_line_breaks(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(value indices, line breaks in each) of a string array's values that hold a line
+    break: LF, CR or CRLF, as ``count_line_breaks`` counts them."""
     _, offsets_buffer, data_buffer = array.buffers()
     offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[array.offset : array.offset + len(array) + 1]
     if data_buffer is None or offsets[-1] == offsets[0]:
         return np.empty(0, np.int64), np.empty(0, np.int64)
     data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]]
-    at = np.flatnonzero(data == 0x0A) + offsets[0]
-    values, counts = np.unique(np.searchsorted(offsets, at, side="right") - 1, return_counts=True)
+    at = np.flatnonzero(_is_line_end(data))
+    if not len(at):
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    owners = np.searchsorted(offsets, at + offsets[0], side="right") - 1
+    # the LF of a CRLF within one value is no break of its own
+    second = (data[at] == LF) & (at > 0) & (data[np.maximum(at - 1, 0)] == CR)
+    second &= at - 1 + offsets[0] >= offsets[owners]
+    values, counts = np.unique(owners[~second], return_counts=True)
     return values.astype(np.int64), counts.astype(np.int64)
-
-
-def _opens_value(utf8: bytes, start: int, delimiter: str) -> bool:
-    """Whether an opening quote is right before ``start``. At the start of the last
-    value: whether the file ends inside that quoted value (pyarrow reads that without
-    an error), the last value being the rest of the file after the quote."""
-    if start < 1 or utf8[start - 1 : start] != b'"':
-        return False
-    if start >= 2 and utf8[start - 2 : start - 1] not in (delimiter.encode(), b"\n"):
-        return False  # the quote is no opening quote: it follows other text (or another quote)
-    return True
-
-
-def _start_of_last_value(utf8: bytes, last_value: str) -> int:
-    """Where the last value would start if the file ended inside it, or -1."""
-    as_written = last_value.encode("utf-8").replace(b'"', b'""')
-    return len(utf8) - len(as_written) if utf8.endswith(as_written) else -1
-
-
-def _line_of(data: bytes, offset: int) -> int:
-    return data.count(b"\n", 0, offset) + 1
-
-
-def _line_count_bytes(data: bytes) -> int:
-    return data.count(b"\n") + (not data.endswith(b"\n"))
 
 
 def _line_count(text: str) -> int:

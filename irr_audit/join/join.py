@@ -18,21 +18,23 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError, UsageError
-from irr_audit.io.arrowtext import ColumnPacking, agreed_keys, from_numpy, packed_keys
+from irr_audit.io.arrowtext import ColumnPacking, agreed_keys, from_numpy, packed_keys, to_numpy
 from irr_audit.io.idcheck import suspicious_id_warnings
 from irr_audit.io.sheets import Sheet, parse_rule_version
 from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.join.problems import audit_problems, near_miss_warnings
 from irr_audit.rules.model import CodeStatus, Rule
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 STATUSES = tuple(CodeStatus)  # a cell's status is stored as its index in this tuple
 STATUS_INDEX = {status: index for index, status in enumerate(STATUSES)}
@@ -133,7 +135,7 @@ class JoinResult:
 
     @cached_property
     def unit_ids(self) -> np.ndarray:
-        return self.units.to_numpy(zero_copy_only=False)
+        return to_numpy(self.units)
 
     @cached_property
     def positions(self) -> np.ndarray:
@@ -173,6 +175,8 @@ class JoinResult:
 
     def joined_frame(self) -> pd.DataFrame:
         """One row per unit, one column per coder (the code, or empty), and fully_coded."""
+        import pandas as pd  # noqa: PLC0415 (loaded on use: a score builds no frame)
+
         categories = [*self.rule.categories, ""]
         category_type = pd.CategoricalDtype(categories)
         frame = pd.DataFrame({"comment_id": self.unit_ids})
@@ -299,7 +303,7 @@ def _units(
         units = units.filter(pc.not_equal(units, ""))
         return len(units), _look_up(trimmed, units), lambda: units
     packed, indices, dictionary = match_ids(trimmed)
-    blank = pc.index(dictionary, 0 if packed else "").as_py()  # packed keys: 0 is the empty id
+    blank = _blank_at(dictionary, packed)
     first_indices = indices
     if blank >= 0:  # the empty id is no unit: renumber the others
         indices = [np.where(found == blank, -1, found - (found > blank)) for found in indices]
@@ -309,6 +313,13 @@ def _units(
         return pa.concat_arrays([units[:blank], units[blank + 1 :]]) if blank >= 0 else units
 
     return len(dictionary) - (blank >= 0), indices, unit_ids
+
+
+def _blank_at(dictionary: pa.Array, packed: bool) -> int:
+    """Where the empty id is in the dictionary of ids (packed keys: 0 is the empty id), or -1."""
+    empty = to_numpy(dictionary) == 0 if packed else to_numpy(pc.binary_length(dictionary)) == 0
+    found = np.flatnonzero(empty)
+    return int(found[0]) if len(found) else -1
 
 
 def match_ids(
@@ -331,11 +342,11 @@ def _encode(columns: list[pa.Array]) -> tuple[list[np.ndarray], pa.Array]:
     """Each column's values as indices into one dictionary of the distinct values, in order of first appearance."""
     encoded = pa.chunked_array(columns, type=columns[0].type).dictionary_encode()
     if encoded.num_chunks == len(columns) and len({len(chunk.dictionary) for chunk in encoded.chunks}) == 1:
-        indices = [chunk.indices.to_numpy().astype(np.int32, copy=False) for chunk in encoded.chunks]
+        indices = [to_numpy(chunk.indices).astype(np.int32, copy=False) for chunk in encoded.chunks]
         return indices, encoded.chunk(0).dictionary
     # an empty chunk dropped, or a pyarrow with a dictionary per chunk: encode one array, then split
     whole = pa.concat_arrays(columns).dictionary_encode()
-    flat = whole.indices.to_numpy().astype(np.int32, copy=False)
+    flat = to_numpy(whole.indices).astype(np.int32, copy=False)
     bounds = np.cumsum([0, *map(len, columns)])
     return [flat[start:end] for start, end in zip(bounds[:-1], bounds[1:])], whole.dictionary
 
@@ -365,11 +376,11 @@ def unit_keys(sheet: Sheet) -> pa.Array:
 
 
 def _indices(found: pa.Array) -> np.ndarray:
-    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)  # a writable copy
+    return to_numpy(found.fill_null(-1)).astype(np.int32)  # a writable copy
 
 
 def _is_empty(texts: pa.Array) -> np.ndarray:
-    return pc.equal(texts, "").to_numpy(zero_copy_only=False)
+    return to_numpy(pc.equal(texts, ""))
 
 
 def _category_type(rule: Rule) -> type[np.int8] | type[np.int32]:
@@ -394,7 +405,7 @@ def _classify(raw_codes: pa.Array, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
         status[index] = STATUS_INDEX[cell_status]
         if code is not None:
             category[index] = category_of[code]
-    rows = encoded.indices.to_numpy(zero_copy_only=False)
+    rows = to_numpy(encoded.indices)
     return status[rows], category[rows]
 
 
@@ -532,11 +543,12 @@ def check_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule) -> None:
 def _check_rule_version(sheet: Sheet, rule: Rule) -> None:
     if sheet.rule_versions is None:
         return
-    versions = pc.utf8_trim_whitespace(sheet.rule_versions)
-    for text in pc.unique(versions).to_pylist():
+    versions = pc.utf8_trim_whitespace(sheet.rule_versions).dictionary_encode()  # in order of first appearance
+    _, first_at = np.unique(to_numpy(versions.indices), return_index=True)
+    for text, at in zip(versions.dictionary.to_pylist(), first_at):
         if not text:
             continue
-        row = int(sheet.rows[np.flatnonzero(pc.equal(versions, text).to_numpy(zero_copy_only=False))[0]])
+        row = int(sheet.rows[at])
         try:
             version = parse_rule_version(text)
         except ValueError:
@@ -559,11 +571,15 @@ def _check_rule_version(sheet: Sheet, rule: Rule) -> None:
 
 
 def _log_frame(join: JoinResult) -> pd.DataFrame:
+    import pandas as pd  # noqa: PLC0415 (loaded on use: a score builds no frame)
+
     frames = [_sheet_log(join, column) for column in range(len(join.sheets))]
     return pd.concat(frames, ignore_index=True)[list(LOG_COLUMNS)] if frames else pd.DataFrame(columns=LOG_COLUMNS)
 
 
 def _sheet_log(join: JoinResult, column: int) -> pd.DataFrame:
+    import pandas as pd  # noqa: PLC0415 (loaded on use: a score builds no frame)
+
     sheet = join.sheets[column]
     mine = join.entries.sheet == column
     position, unit = join.entries.position[mine], join.entries.unit[mine]

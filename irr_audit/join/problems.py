@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irr_audit.io.arrowtext import from_numpy
+from irr_audit.io.arrowtext import from_numpy, string_array, to_numpy
 from irr_audit.io.display import printable, shortened
 from irr_audit.join.missingness import Reason
 from irr_audit.rules.model import CodeStatus, Rule
@@ -189,10 +189,11 @@ def near_miss_warnings(join: JoinResult, sample_mode: bool) -> list[str]:
     # only units some sheet lacks can be meant: a small set to hash, where a million units are not
     lacking = np.flatnonzero((join.status == ABSENT).any(axis=1))
     candidates = join.units.take(from_numpy(lacking))
-    found_at = pc.index_in(pa.array(variants, type=pa.string()), value_set=candidates)
-    at = found_at.to_numpy(zero_copy_only=False)
+    found_at = pc.index_in(string_array(variants), value_set=candidates)
+    matched = pc.is_valid(found_at)
+    at = to_numpy(found_at.filter(matched)).astype(np.int64)
     hits: dict[int, list[str]] = {}
-    for owner, found in zip(np.asarray(owners)[~np.isnan(at)], at[~np.isnan(at)].astype(np.int64)):
+    for owner, found in zip(np.asarray(owners)[to_numpy(matched)], at):
         unit = lacking[found]
         text, column = unmatched[owner]
         if join.status[unit, column] == ABSENT:  # the id it may have meant is missing from that sheet

@@ -13,6 +13,7 @@ import numpy as np
 
 from irr_audit._version import __version__
 from irr_audit.errors import UsageError
+from irr_audit.io.arrowtext import from_numpy
 from irr_audit.io.display import listed, shortened
 from irr_audit.join.join import JoinResult, across_columns
 from irr_audit.metrics import group_vs_reference, summarise
@@ -445,7 +446,7 @@ def disagreement_list(join: JoinResult) -> list[dict[str, Any]]:
     categories = np.array(join.rule.categories, dtype=object)
     named = categories[join.codes[units]].tolist()
     coders = join.coders
-    ids = join.unit_ids[units].tolist()
+    ids = join.units.take(from_numpy(units)).to_pylist()  # only these units' ids, not every unit's
     texts = join.texts_for(units)
     listed = [
         {"comment_id": comment_id, "codes": dict(zip(coders, row)), "text": text}
