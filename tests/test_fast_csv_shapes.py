@@ -292,3 +292,11 @@ def test_string_array_is_pa_array(values: list[str]) -> None:
     made = string_array(values)
     made.validate(full=True)
     assert made.equals(pa.array(values, type=pa.string())) and made.type == pa.string()
+
+
+@pytest.mark.parametrize("data", [b'a\n\xef\xbb\xbf""\n""', b"a\n\xef\xbb\xbfx\n", b"a,b\r\n\xef\xbb\xbfx,y\r\n"])
+def test_a_byte_order_mark_after_the_header_is_text_as_the_csv_module_reads_it(data: bytes) -> None:
+    # pyarrow drops a BOM at the start of the bytes it is given, which here is the first record
+    read = parse_table(data, Path("s.csv"), None, DEFAULT_LIMITS, ",")
+    same_tables(read, _csv_module_table(data, ",", "s.csv"))
+    assert read.cells[0].to_pylist()[0].startswith("\ufeff")

@@ -375,6 +375,8 @@ def _arrow_read(body: pa.Buffer, names: list[str], delimiter: str, quoted: bool)
     """The records after the header, every cell as text (nothing converted, nothing null)."""
     if not body.size:
         return pa.table({name: pa.nulls(0, pa.string()) for name in names})  # (pa.array would import pandas)
+    if bytes(body.slice(0, min(3, body.size))) == UTF8_BOM:  # pyarrow would drop it, the csv module keeps it
+        raise pa.ArrowInvalid("a byte-order mark opens the first record")  # so the csv module reads this file
     return pacsv.read_csv(
         pa.BufferReader(body),  # reads the bytes in place, no copy
         # one block, parsed on this thread: one chunk per column, no copy to combine them
