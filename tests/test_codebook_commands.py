@@ -1,0 +1,124 @@
+"""The commands around a codebook audit: sample's sheets with one column per variable,
+import into wide sheets, and the refusals of --rule and --codebook together or neither."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from irr_audit.cli import app
+from irr_audit.rules.codebook import load_codebook
+
+ROOT = Path(__file__).resolve().parents[1]
+CODEBOOK = ROOT / "codebooks" / "comment_study" / "v1.yaml"
+DATASET = ROOT / "examples" / "collector" / "dataset.jsonl"
+VARIABLES = ["explicit_current_failure", "product_area", "severity", "sarcasm"]
+
+
+def run(*args: object):
+    return CliRunner().invoke(app, [str(arg) for arg in args], catch_exceptions=False)
+
+
+def sample(out: Path, *extra: object):
+    return run("sample", DATASET, "--codebook", CODEBOOK, "--coders", "alice,bob", "--out", out, *extra)
+
+
+def test_sample_csv_sheets_have_one_column_per_variable(tmp_path: Path) -> None:
+    result = sample(tmp_path / "s", "--size", "5", "--seed", "3")
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "s" / "sheets" / "alice.csv").read_text(encoding="utf-8-sig")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == 5
+    header = list(rows[0])
+    assert header[6:10] == VARIABLES and "code" not in header and "allowed_codes" not in header
+    assert all(row[variable] == "" for row in rows for variable in VARIABLES)
+    assert {row["codebook"] for row in rows} == {"comment_study"} and {row["codebook_version"] for row in rows} == {
+        "v1"
+    }
+
+
+def test_sample_copies_the_codebook_and_its_rules_byte_for_byte(tmp_path: Path) -> None:
+    assert sample(tmp_path / "s").exit_code == 0
+    folder = tmp_path / "s"
+    assert (folder / "codebook.yaml").read_bytes() == CODEBOOK.read_bytes()
+    for variable in VARIABLES:
+        copied = folder / "rules" / variable / "v1.yaml"
+        assert copied.read_bytes() == (ROOT / "rules" / variable / "v1.yaml").read_bytes()
+    assert not (folder / "rule.yaml").exists()
+    record = json.loads((folder / "sample.json").read_text())
+    assert "rule" not in record
+    section = record["codebook"]
+    assert (section["name"], section["version"], section["digest"]) == (
+        "comment_study",
+        1,
+        load_codebook(CODEBOOK).digest,
+    )
+    assert [rule["id"] for rule in section["rules"]] == VARIABLES
+    severity = section["rules"][2]
+    assert severity["applies_when"] == {"rule": "explicit_current_failure", "codes": ["yes"]}
+    assert severity["allowed_codes"] == ["minor", "moderate", "major", "critical", "unknown"]
+    # the copy in the sample folder loads as the codebook it is (its rules beside it)
+    assert load_codebook(folder / "codebook.yaml").digest == section["digest"]
+    assert sample(tmp_path / "s").exit_code == 0  # the same sample again: the same bytes
+
+
+def test_sample_xlsx_sheets_offer_each_variables_codes(tmp_path: Path) -> None:
+    from openpyxl import load_workbook
+
+    assert sample(tmp_path / "s", "--sheet-format", "xlsx").exit_code == 0
+    path = tmp_path / "s" / "sheets" / "bob.xlsx"
+    sheet = load_workbook(path).worksheets[0]
+    header = [cell.value for cell in sheet[1]]
+    assert header[6:10] == VARIABLES
+    lists = {}
+    for validation in sheet.data_validations.dataValidation:
+        (cells,) = str(validation.sqref).split()
+        lists[cells.split(":")[0][0]] = validation.formula1
+    letters = {variable: chr(ord("A") + header.index(variable)) for variable in VARIABLES}
+    assert lists[letters["product_area"]] == '"app,sync,billing,support,other,unknown"'
+    assert lists[letters["severity"]] == '"minor,moderate,major,critical,unknown"'
+    assert lists[letters["sarcasm"]] == '"yes,no,unknown"'
+    note = sheet.cell(row=1, column=header.index("severity") + 1).comment.text
+    assert "Asked only when explicit_current_failure is yes" in note and "rules/severity/v1.yaml" in note
+    with zipfile.ZipFile(path) as workbook:  # reproducible bytes, as a rule's sheet
+        assert {info.date_time for info in workbook.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+
+
+@pytest.mark.parametrize(
+    ("extra", "code"),
+    [
+        (["--rule", ROOT / "rules" / "explicit_current_failure" / "v1.yaml"], "usage-rule-or-codebook"),
+        (["--rules", ROOT / "rules"], None),
+    ],
+)
+def test_sample_refuses_rule_and_codebook_together(tmp_path: Path, extra: list, code: str | None) -> None:
+    result = sample(tmp_path / "s", *extra)
+    if code is None:
+        assert result.exit_code == 0, result.output  # --rules with --codebook is fine
+    else:
+        assert result.exit_code == 2 and f"[{code}]" in result.output
+
+
+def test_sample_without_rule_or_codebook_is_refused(tmp_path: Path) -> None:
+    result = run("sample", DATASET, "--coders", "a,b", "--out", tmp_path / "s")
+    assert result.exit_code == 2 and "[usage-rule-or-codebook]" in result.output
+    alone = run("sample", DATASET, "--rules", ROOT / "rules", "--rule", CODEBOOK, "--coders", "a,b", "--out", tmp_path)
+    assert alone.exit_code == 2 and "--rules names the folder of a codebook's rules" in alone.output
+
+
+def test_sample_with_a_broken_codebook_exits_2_naming_it(tmp_path: Path) -> None:
+    broken = tmp_path / "codebooks" / "study" / "v1.yaml"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("codebook: study\nversion: 1\nrules: [{rule: severity, version: 1}]\n")
+    result = run(
+        "sample", DATASET, "--codebook", broken, "--rules", ROOT / "rules", "--coders", "a,b", "--out", tmp_path / "s"
+    )
+    assert result.exit_code == 2
+    assert "[codebook-condition-unknown]" in result.output and str(broken) in result.output
+    assert not (tmp_path / "s").exists()
