@@ -4,8 +4,10 @@ import into wide sheets, and the refusals of --rule and --codebook together or n
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -122,3 +124,70 @@ def test_sample_with_a_broken_codebook_exits_2_naming_it(tmp_path: Path) -> None
     assert result.exit_code == 2
     assert "[codebook-condition-unknown]" in result.output and str(broken) in result.output
     assert not (tmp_path / "s").exists()
+
+
+# --- import --codebook ------------------------------------------------------------------
+
+LS_CODEBOOK = ROOT / "tests" / "fixtures" / "importers" / "label_studio_codebook" / "export.json"
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+
+
+def test_import_label_studio_into_wide_sheets(tmp_path: Path) -> None:
+    result = run("import", "label-studio", LS_CODEBOOK, "--codebook", CODEBOOK, "--out", tmp_path / "i")
+    assert result.exit_code == 0, result.output
+    alice = read_csv(tmp_path / "i" / "sheets" / "alice_example.org.csv")
+    bob = read_csv(tmp_path / "i" / "sheets" / "bob_example.org.csv")
+    assert list(alice[0]) == ["comment_id", *VARIABLES, "body"]
+    by_id = {row["comment_id"]: row for row in alice}
+    assert [row["comment_id"] for row in alice] == ["c1", "c2", "c3", "c4"]
+    assert by_id["c2"]["severity"] == ""  # not asked: left blank
+    assert by_id["c4"]["product_area"] == ""  # 'pricing' is no code: in the log only
+    assert by_id["c3"]["body"] == "Ça plante depuis la mise à jour 🙁, merci beaucoup."
+    bob_by_id = {row["comment_id"]: row for row in bob}
+    assert bob_by_id["c2"]["severity"] == "minor"  # coded anyway: kept, join decides
+    assert bob_by_id["c3"]["product_area"] == ""  # two areas for a one-code rule
+    assert "c4" not in bob_by_id and "c5" not in bob_by_id  # cancelled; nobody annotated
+    log = read_csv(tmp_path / "i" / "import_log.csv")
+    assert len(log) == 4 * 9  # every variable: 8 annotations and the task nobody annotated
+    outcomes = {(row["variable"], row["unit_id"], row["annotator"]): row["outcome"] for row in log}
+    assert outcomes["product_area", "c3", "bob@example.org"] == "several_labels"
+    assert outcomes["product_area", "c4", "alice@example.org"] == "unknown_label"
+    assert outcomes["severity", "c2", "alice@example.org"] == "no_label"
+    assert outcomes["sarcasm", "c4", "bob@example.org"] == "skipped"
+    assert outcomes["explicit_current_failure", "c5", ""] == "not_annotated"
+    record = json.loads((tmp_path / "i" / "import.json").read_text())
+    assert record["codebook"]["digest"] == load_codebook(CODEBOOK).digest
+    assert [rule["id"] for rule in record["codebook"]["rules"]] == VARIABLES
+    assert record["exports"][0]["sha256"] == hashlib.sha256(LS_CODEBOOK.read_bytes()).hexdigest()
+    assert record["variables"]["severity"]["outcomes"] == {"coded": 4, "no_label": 3, "skipped": 1, "not_annotated": 1}
+
+
+@pytest.mark.parametrize("export_format", ["prodigy", "doccano"])
+def test_import_codebook_refuses_formats_without_question_names(tmp_path: Path, export_format: str) -> None:
+    result = run("import", export_format, LS_CODEBOOK, "--codebook", CODEBOOK, "--out", tmp_path / "i")
+    assert result.exit_code == 2 and "[import-codebook-format]" in result.output
+    assert not (tmp_path / "i").exists()
+
+
+def test_import_codebook_refuses_question_and_rule(tmp_path: Path) -> None:
+    question = run(
+        "import", "label-studio", LS_CODEBOOK, "--codebook", CODEBOOK, "--question", "x", "--out", tmp_path / "i"
+    )
+    assert question.exit_code == 2 and "[import-codebook-question]" in question.output
+    rule = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
+    both = run("import", "label-studio", LS_CODEBOOK, "--codebook", CODEBOOK, "--rule", rule, "--out", tmp_path / "i")
+    assert both.exit_code == 2 and "[usage-rule-or-codebook]" in both.output
+    neither = run("import", "label-studio", LS_CODEBOOK, "--out", tmp_path / "i")
+    assert neither.exit_code == 2 and "[usage-rule-or-codebook]" in neither.output
+
+
+def test_import_codebook_never_writes_over_a_rule_file(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    shutil.copytree(ROOT / "codebooks", tmp_path / "codebooks")
+    codebook = tmp_path / "codebooks" / "comment_study" / "v1.yaml"
+    result = run("import", "label-studio", LS_CODEBOOK, "--codebook", codebook, "--out", tmp_path / "rules")
+    assert result.exit_code == 2 and "[output-overwrites-input]" in result.output
+    assert (tmp_path / "rules" / "severity" / "v1.yaml").read_bytes() == (ROOT / "rules/severity/v1.yaml").read_bytes()
