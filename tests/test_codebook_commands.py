@@ -191,3 +191,33 @@ def test_import_codebook_never_writes_over_a_rule_file(tmp_path: Path) -> None:
     result = run("import", "label-studio", LS_CODEBOOK, "--codebook", codebook, "--out", tmp_path / "rules")
     assert result.exit_code == 2 and "[output-overwrites-input]" in result.output
     assert (tmp_path / "rules" / "severity" / "v1.yaml").read_bytes() == (ROOT / "rules/severity/v1.yaml").read_bytes()
+
+
+# --- the example codebook's expected values, and what is not there yet ----------------------
+
+EXAMPLE_SHEETS = sorted((ROOT / "examples" / "codebook" / "sheets").glob("*.csv"))
+EXPECTED = json.loads((ROOT / "examples" / "codebook" / "expected.json").read_text())
+
+
+@pytest.mark.parametrize("variable", ["explicit_current_failure", "product_area", "sarcasm"])
+def test_example_unconditional_variables_score_as_the_oracle_says(variable: str) -> None:
+    """A variable without a condition is scored from its column exactly as a rule is: the
+    oracle's numbers (examples/codebook/EXPECTED.md) hold through --code-column."""
+    rule = ROOT / "rules" / variable / "v1.yaml"
+    result = run("score", *EXAMPLE_SHEETS, "--rule", rule, "--code-column", variable, "--format", "json")
+    assert result.exit_code == 0, result.output
+    scored = json.loads(result.stdout)
+    expected = EXPECTED[variable]
+    assert scored["units"]["fully_coded"] == expected["fully_coded"]
+    metrics = scored["metrics"]
+    assert metrics["po"]["value"] == pytest.approx(expected["po"], abs=1e-9)
+    assert metrics["fleiss_kappa"]["value"] == pytest.approx(expected["fleiss_kappa"], abs=1e-9)
+    assert metrics["krippendorff_alpha"]["value"] == pytest.approx(expected["krippendorff_alpha"], abs=1e-9)
+    alpha = scored["available_case"]["krippendorff_alpha"]["value"]
+    assert alpha == pytest.approx(expected["krippendorff_alpha_available_case"], abs=1e-9)
+
+
+def test_freeze_refuses_a_codebook_for_now(tmp_path: Path) -> None:
+    result = run("freeze", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--into", tmp_path / "audits")
+    assert result.exit_code == 2 and "[usage-codebook-not-yet]" in result.output
+    assert not (tmp_path / "audits").exists()
