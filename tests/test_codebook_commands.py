@@ -221,3 +221,15 @@ def test_freeze_refuses_a_codebook_for_now(tmp_path: Path) -> None:
     result = run("freeze", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--into", tmp_path / "audits")
     assert result.exit_code == 2 and "[usage-codebook-not-yet]" in result.output
     assert not (tmp_path / "audits").exists()
+
+
+def test_a_codebook_sample_given_to_a_one_rule_join_is_refused_by_name(tmp_path: Path) -> None:
+    assert sample(tmp_path / "s").exit_code == 0
+    sheets = [tmp_path / "s" / "sheets" / f"{coder}.csv" for coder in ("alice", "bob")]
+    rule = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
+    result = run(
+        "join", *sheets, "--rule", rule, "--code-column", "explicit_current_failure", "--sample", tmp_path / "s",
+        "--out", tmp_path / "j",
+    )  # fmt: skip
+    assert result.exit_code == 2 and "[usage-sample-codebook]" in result.output
+    assert "comment_study v1" in result.output and not (tmp_path / "j").exists()
