@@ -233,3 +233,24 @@ def test_a_codebook_sample_given_to_a_one_rule_join_is_refused_by_name(tmp_path:
     )  # fmt: skip
     assert result.exit_code == 2 and "[usage-sample-codebook]" in result.output
     assert "comment_study v1" in result.output and not (tmp_path / "j").exists()
+
+
+def test_import_codebook_refuses_a_variable_named_like_a_key_of_the_format(tmp_path: Path) -> None:
+    rules = tmp_path / "rules" / "confidence"
+    rules.mkdir(parents=True)
+    (rules / "v1.yaml").write_text("rule: confidence\nversion: 1\nscale: ordinal\ncodes: [low, high]\n")
+    codebook = tmp_path / "book.yaml"
+    codebook.write_text("codebook: book\nversion: 1\nrules: [{rule: confidence, version: 1}]\n")
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"comment_id": "a", "model": "m", "confidence": 0.5}\n')
+    result = run("import", "model", labels, "--codebook", codebook, "--out", tmp_path / "i")
+    assert result.exit_code == 2 and "[import-codebook-question]" in result.output
+    assert "confidence" in result.output and not (tmp_path / "i").exists()
+
+
+def test_import_codebook_names_the_variable_whose_column_is_missing(tmp_path: Path) -> None:
+    export = tmp_path / "min.json"
+    export.write_text(json.dumps([{"id": 1, "comment_id": "a", "annotator": 1, "explicit_current_failure": "no"}]))
+    result = run("import", "label-studio-min", export, "--codebook", CODEBOOK, "--out", tmp_path / "i")
+    assert result.exit_code == 2 and "[import-question]" in result.output
+    assert "variable product_area of comment_study v1" in result.output

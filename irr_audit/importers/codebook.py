@@ -18,11 +18,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from irr_audit.errors import UsageError
+from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.importers.build import LOG_COLUMNS, ImportResult, build_import
 from irr_audit.importers.folder import LOG, LOG_JSONL, SHEETS, ExportFile, check_import_out
 from irr_audit.importers.formats import format_named
+from irr_audit.importers.label_studio import MIN_FIELDS
 from irr_audit.importers.model import ImportOptions, ParsedExport
+from irr_audit.importers.model_output import ANNOTATOR_KEYS
 from irr_audit.io.files import check_exist, check_name, read_bounded, resolved, shown_name
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import csv_text, jsonl_text, refuse_unsafe_outputs, render_json
@@ -32,6 +34,12 @@ from irr_audit.rules.codebook import Codebook
 # The formats whose exports name the question a label answers.
 NAMED_QUESTION_FORMATS = ("label-studio", "label-studio-min", "label-studio-csv", "argilla", "model")
 CODEBOOK_LOG_COLUMNS = ("variable", *LOG_COLUMNS)
+# Keys a format reads for itself: a variable of that name would be read from the wrong key.
+FORMAT_KEYS = {
+    "label-studio-min": MIN_FIELDS,
+    "label-studio-csv": MIN_FIELDS,
+    "model": (*ANNOTATOR_KEYS, "confidence"),
+}
 
 
 @dataclass(frozen=True)
@@ -83,10 +91,29 @@ def build_codebook_import(
     options = options or ImportOptions()
     check_codebook_format(format_name, options)
     chosen = format_named(format_name)
+    taken = [rule.id for rule in codebook.rules if rule.id in FORMAT_KEYS.get(chosen.name, ())]
+    if taken:
+        raise UsageError(
+            f"the variable {taken[0]} of {codebook.label} has the name of a key a {chosen.name} export uses for "
+            "itself, so its labels cannot be told apart from that key.",
+            hint=f"rename the rule (a new rule id); a {chosen.name} export reserves "
+            f"{', '.join(FORMAT_KEYS[chosen.name])}.",
+            code="import-codebook-question",
+        )
     variables: dict[str, ImportResult] = {}
     for rule in codebook.rules:
         asked = replace(options, question=rule.id)
-        parsed: list[ParsedExport] = [chosen.parse(data, subject, asked, limits) for data, subject in exports]
+        try:
+            parsed: list[ParsedExport] = [chosen.parse(data, subject, asked, limits) for data, subject in exports]
+        except IrrAuditError as error:
+            if error.code != "import-question":
+                raise
+            raise UsageError(
+                f"variable {rule.id} of {codebook.label}: {error.message}",
+                hint=f"with --codebook each variable is the question (from_name, column) named {rule.id}; "
+                "name the tool's question so, or leave the variable out of the codebook.",
+                code="import-question",
+            ) from None
         variables[rule.id] = build_import(parsed, rule, asked, limits)
     log = [{"variable": rule_id, **row} for rule_id, result in variables.items() for row in result.log]
     return CodebookImport(codebook, variables, _wide_sheets(codebook, variables), log)
