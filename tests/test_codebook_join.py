@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.io.sheets import SheetOptions, read_sheets
-from irr_audit.join.join import VALID, join_sheets
+from irr_audit.join.join import CONFLICT, VALID, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.join.variables import (
     CODEBOOK_LOG_COLUMNS,
@@ -150,23 +150,42 @@ def test_conditional_variable(tmp_path: Path) -> None:
     variables, log = joined(paths, codebook)
     severity = variables["severity"]
     # 2 and 6: failure no for both, so severity does not apply (6: alice coded it anyway);
-    # 3: the coders disagree on failure, so severity is not comparable; 5: alice's failure is missing
+    # 3: the coders disagree on failure, so severity is not comparable; 5: alice's failure is blank
     assert severity.join.unit_ids.tolist() == ["1", "4", "5", "7"]
     assert severity.join.fully_coded.tolist() == [True, True, False, False]
     rows = log[log["variable"] == "severity"][["coder", "comment_id", "raw_value", "reason"]].values.tolist()
-    assert sorted(rows) == sorted(
-        [
-            ["alice", "5", "low", "parent_missing"],
-            ["alice", "7", "", "blank"],
-            ["alice", "3", "high", "not_comparable"],
-            ["bob", "3", "", "not_comparable"],
-            ["alice", "6", "high", "coded_not_applicable"],
-        ]
-    )
-    assert "failure in (yes)" in log[log["reason"] == "not_comparable"]["detail"].iloc[0]
-    assert severity.cell_counts() == {"cells": 14, "used": 6, "not_applicable": 4, "logged": 4}
-    # what is scored: units 1 and 4, never the not-applicable ones
+    assert rows == [
+        ["alice", "5", "low", "condition_undecided"],
+        ["alice", "7", "", "blank"],
+        ["alice", "6", "high", "coded_when_not_applicable"],
+        ["", "3", "alice=yes; bob=no", "condition_disagreement"],
+    ]
+    assert "failure in (yes)" in log[log["reason"] == "condition_disagreement"]["detail"].iloc[0]
+    assert severity.not_applicable.tolist() == [False, True, False, False, False, True, False]
+    assert severity.not_comparable.tolist() == [False, False, True, False, False, False, False]
+    assert severity.cell_counts() == {"cells": 14, "used": 6, "logged": 2, "not_applicable": 4, "not_comparable": 2}
+    # what is scored: the variable's own units, never the not-applicable or not-comparable ones
     assert severity.join.summary()["units"] == {"total": 4, "fully_coded": 2, "missing": 2}
+
+
+def test_a_chain_of_conditions_follows_each_coder(tmp_path: Path) -> None:
+    """A child of a child: where the middle variable does not apply to a coder, nor does the last."""
+    detail = {
+        "rule": "detail",
+        "version": 1,
+        "scale": "nominal",
+        "codes": [{"code": "a"}, {"code": "b"}],
+        "applies_when": {"rule": "severity", "codes": ["high"]},
+    }
+    codebook = rules(FAILURE, SEVERITY, detail)
+    paths = [
+        write(tmp_path, "alice.csv", "comment_id,failure,severity,detail\n1,yes,high,a\n2,no,,b\n3,yes,high,a\n"),
+        write(tmp_path, "bob.csv", "comment_id,failure,severity,detail\n1,yes,high,a\n2,no,,\n3,yes,low,\n"),
+    ]
+    variables, log = joined(paths, codebook)
+    assert variables["detail"].join.unit_ids.tolist() == ["1"]
+    rows = log[log["variable"] == "detail"][["coder", "comment_id", "reason"]].values.tolist()
+    assert rows == [["alice", "2", "coded_when_not_applicable"], ["", "3", "condition_disagreement"]]
 
 
 def test_a_condition_on_no_variable_of_the_codebook_is_refused(tmp_path: Path) -> None:
@@ -195,7 +214,7 @@ CHILD_CELL = st.sampled_from(["low", "high", "", "unknown", "x", None])
     )
 )
 def test_every_cell_is_used_logged_or_not_applicable(tmp_path_factory: pytest.TempPathFactory, units) -> None:
-    """cells in = cells used + cells logged + cells not applicable, and every sheet row ends up once."""
+    """cells in = used + logged + not applicable + not comparable, and every sheet row ends up once."""
     folder = tmp_path_factory.mktemp("cells")
     codebook = rules(FAILURE, SEVERITY)
     texts = {coder: ["comment_id,variable,code"] for coder in ("a", "b", "c")}
@@ -205,32 +224,42 @@ def test_every_cell_is_used_logged_or_not_applicable(tmp_path_factory: pytest.Te
                 texts[coder].append(f"u{unit},failure,{parents[at]}")
             if children[at] is not None:
                 texts[coder].append(f"u{unit},severity,{children[at]}")
-    texts = {coder: lines + ["z,failure,yes"] for coder, lines in texts.items()}  # no sheet is empty
+    texts = {coder: lines + ["z,failure,yes", "z,severity,low"] for coder, lines in texts.items()}  # none empty
     paths = [write(folder, f"{coder}.csv", "\n".join(lines) + "\n") for coder, lines in texts.items()]
     variables, log = joined(paths, codebook)
+    cell_reasons = {"unknown", "blank", "invalid", "absent", "condition_undecided"}
     for rule_id, variable in variables.items():
         full, scored = variable.full, variable.join
         counts = variable.cell_counts()
         mine = log[log["variable"] == rule_id]
-        cell_reasons = {"unknown", "blank", "invalid", "absent", "parent_missing", "not_comparable"}
-        logged_cells = mine[mine["reason"].isin(cell_reasons)]
         assert counts["cells"] == full.status.size == len(full.units) * 3
-        assert counts["used"] + counts["not_applicable"] + len(logged_cells) == counts["cells"]
-        assert counts["logged"] == len(logged_cells)
-        # each cell logged once, and never both used and logged
-        keys = list(zip(logged_cells["coder"], logged_cells["comment_id"]))
+        assert (
+            counts["used"] + counts["logged"] + counts["not_applicable"] + counts["not_comparable"] == counts["cells"]
+        )
+        # each cell of the variable's units that is not used: one log row, or in conflict (its rows logged)
+        ids = set(scored.unit_ids.tolist())
+        cells_logged = mine[mine["reason"].isin(cell_reasons) & mine["comment_id"].isin(ids)]
+        keys = list(zip(cells_logged["coder"], cells_logged["comment_id"]))
         assert len(keys) == len(set(keys))
+        in_conflict = int(np.count_nonzero(scored.status == CONFLICT))
+        assert len(keys) + in_conflict == counts["logged"]
         used = {
             (coder, unit)
             for column, coder in enumerate(scored.coders)
             for unit in scored.unit_ids[scored.status[:, column] == VALID].tolist()
         }
         assert not used & set(keys)
-        # every sheet row of the variable: behind a used cell, or in the log, or a blank cell not applicable
+        # one row per unit not comparable
+        compared = mine[mine["reason"] == "condition_disagreement"]["comment_id"].tolist()
+        assert sorted(compared) == sorted(full.unit_ids[variable.not_comparable].tolist())
+        # every sheet row: behind a used cell, in the log, blank in a unit not applicable, or in one not comparable
+        out = set(full.unit_ids[variable.not_applicable].tolist())
+        uncomparable = set(compared)
         for column, sheet in enumerate(full.sheets):
             rows_logged = set(mine[mine["coder"] == sheet.coder]["row"].dropna().astype(int).tolist())
             rows_used = set(sheet.rows[scored.positions[:, column][scored.status[:, column] == VALID]].tolist())
             assert not rows_logged & rows_used
-            not_applicable_units = set(full.unit_ids[variable.not_applicable[:, column]].tolist())
             for row, unit, code in zip(sheet.rows.tolist(), sheet.comment_ids.to_pylist(), sheet.codes.to_pylist()):
-                assert (row in rows_used) or (row in rows_logged) or (unit in not_applicable_units and not code)
+                assert (
+                    row in rows_used or row in rows_logged or (unit in out and not code.strip()) or unit in uncomparable
+                ), (rule_id, sheet.coder, row, unit, code)

@@ -607,9 +607,8 @@ def _details(
         Reason.INVALID: rule.describe_codes(),
         Reason.ABSENT: f"no row for this comment id in {sheet.name}",
         Reason.MISSING_ID: "row has no comment id",
-        Reason.PARENT_MISSING: "the variable this one depends on has no valid code from this coder",
-        Reason.NOT_COMPARABLE: "the coders disagree on whether this variable applies",
-        Reason.CODED_NOT_APPLICABLE: "coded although this variable does not apply for this coder; not used",
+        Reason.CONDITION_UNDECIDED: "the variable this one depends on has no valid code from this coder",
+        Reason.CODED_WHEN_NOT_APPLICABLE: "coded although this variable does not apply for this coder; not used",
     }
     details = np.array([fixed.get(kind, "") for kind in REASONS], dtype=object)[reason]
     duplicates = np.flatnonzero(reason == REASON_INDEX[Reason.DUPLICATE])

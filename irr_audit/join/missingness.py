@@ -20,9 +20,9 @@ class Reason(str, Enum):
     MISSING_ID = "missing_id"
     NOT_IN_SAMPLE = "not_in_sample"
     # a cell of a codebook's conditional variable, and a long sheet's row of no variable (docs/codebook_audit.md)
-    PARENT_MISSING = "parent_missing"
-    NOT_COMPARABLE = "not_comparable"
-    CODED_NOT_APPLICABLE = "coded_not_applicable"
+    CONDITION_UNDECIDED = "condition_undecided"
+    CONDITION_DISAGREEMENT = "condition_disagreement"
+    CODED_WHEN_NOT_APPLICABLE = "coded_when_not_applicable"
     UNKNOWN_VARIABLE = "unknown_variable"
     # a collected unit that cannot be coded (irr-audit sample)
     DELETED = "deleted"

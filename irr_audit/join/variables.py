@@ -6,22 +6,23 @@ comment_id, variable and code: one row per unit and variable). Each variable is 
 view of the sheets (the same rows, that variable's codes) joined by
 :func:`irr_audit.join.join.join_sheets` exactly as a single rule is.
 
-A conditional variable (``applies_when: {rule: PARENT, codes: [...]}``) applies to a
-coder's unit only when that coder's parent code is one of ``codes``:
+A conditional variable (``applies_when: {rule: PARENT, codes: [...]}``) follows the
+convention of docs/statistics.md, "Conditional variables". For one coder on one unit its
+condition holds (the parent cell is a valid code in ``codes``), fails (a valid code not in
+``codes``, or the parent is itself not applicable to that coder) or is undecided (the
+parent is blank, a missing code, invalid, in conflict or absent). A coder with no row for
+the unit on either variable is absent, and decides nothing. Per unit:
 
-- where it does not apply for a coder, that coder's cell is *not applicable*: neither
-  missing nor a disagreement; a code written there anyway is logged
-  (``coded_not_applicable``) and not used;
-- where the coders disagree on the parent (it applies for one, not for another), the
-  unit is not comparable on the child: each cell is logged (``not_comparable``) and
-  the unit is left out of the child's table;
-- where a coder's parent code is missing (no valid code, or no row), whether the
-  child applies for that coder is unknown: the child's cell is missing for that coder
-  and logged (``parent_missing``); the unit stays in the child's table when the child
-  applies for every other coder, else it leaves it.
+- the condition holds for no coder: the unit is not the child's (not applicable); a child
+  code written there anyway is logged (``coded_when_not_applicable``, or
+  ``condition_undecided`` where that coder's condition was undecided) and not used;
+- it holds for one coder and fails for another: the unit is not comparable on the child,
+  logged once (``condition_disagreement``) and left out of the child's every basis;
+- otherwise the unit is the child's: an undecided coder's cell is missing
+  (``condition_undecided``), never a code.
 
-Every input cell ends up once: used (a valid code of a unit in the child's table),
-logged, or not applicable.
+Every (unit, coder) cell ends up once: used, logged, not applicable, or in a unit not
+comparable; every sheet row, behind a used cell or in the log.
 """
 
 from __future__ import annotations
@@ -62,9 +63,9 @@ VARIABLE = "variable"
 CODEBOOK_LOG_COLUMNS = (VARIABLE, *LOG_COLUMNS)
 WIDE = "wide"
 LONG = "long"
-# a cell's applicability of a conditional variable, for one coder
-APPLIES, DOES_NOT_APPLY, UNKNOWN = 1, 0, -1
-BLANK = STATUS_INDEX[CodeStatus.BLANK]
+# a conditional variable's condition in one cell: for that coder on that unit
+HOLDS, FAILS, UNDECIDED, NONE = 1, 0, -1, -2
+WRITTEN = [STATUS_INDEX[status] for status in (CodeStatus.VALID, CodeStatus.UNKNOWN, CodeStatus.INVALID)]
 CELL_REASONS = np.array(
     [REASON_INDEX[reason] for reason in (Reason.UNKNOWN, Reason.BLANK, Reason.INVALID, Reason.ABSENT)], dtype=np.int8
 )
@@ -203,45 +204,79 @@ def read_variable_sheets(
 @dataclass(frozen=True)
 class VariableJoin:
     """One variable of a codebook joined: ``join`` is what is scored (for a conditional
-    variable, the units it applies to), ``full`` every unit of its sheets, ``not_applicable``
-    the cells of ``full`` where it does not apply, and ``outside`` the log entries of the
-    cells of ``full``'s units that left ``join`` (indexing ``full``'s units)."""
+    variable, its units), ``full`` every unit of its sheets, ``decided`` each cell of ``full``
+    as the next condition reads it (a category index; NOT_APPLICABLE; or -1, no code),
+    ``outside`` the log entries of the cells of ``full``'s units that are not the variable's,
+    ``not_applicable`` and ``not_comparable`` those units."""
 
     rule: Rule
     join: JoinResult
     full: JoinResult
-    not_applicable: np.ndarray
+    decided: np.ndarray
     outside: LogEntries
+    not_applicable: np.ndarray
+    not_comparable: np.ndarray
     condition: Condition | None = None
+    parent_codes: pa.Array | None = None  # per not-comparable unit: each coder's parent code, for the log
 
     @cached_property
     def log(self) -> pd.DataFrame:
-        """This variable's rows of the codebook's log: the scored join's, then those of the units that left it."""
+        """This variable's rows of the codebook's log: the scored join's, then those of the units
+        that are not the variable's, then one row per unit not comparable."""
         parts = [self.join.log]
         if len(self.outside):
             parts.append(dataclasses.replace(self.full, entries=self.outside).log)
+        if self.not_comparable.any():
+            parts.append(self._disagreement_log())
         log = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].copy()
         if self.condition is not None:
             log["detail"] = _condition_details(log, self.condition)
         log.insert(0, VARIABLE, self.rule.id)
         return log
 
+    def _disagreement_log(self) -> pd.DataFrame:
+        units = np.flatnonzero(self.not_comparable)
+        said = self.parent_codes.to_pylist() if self.parent_codes is not None else [""] * len(units)
+        return pd.DataFrame(
+            {
+                "sheet": "",
+                "coder": "",
+                "row": pd.array([pd.NA] * len(units), dtype="Int64"),
+                "comment_id": self.full.unit_ids[units],
+                "raw_value": said,
+                "reason": Reason.CONDITION_DISAGREEMENT.value,
+                "detail": "",
+            },
+            columns=list(LOG_COLUMNS),
+        )
+
     def cell_counts(self) -> dict[str, int]:
-        """The (unit, coder) cells of every unit of the sheets: used, not applicable, and logged."""
-        cells = self.full.status.size
+        """The (unit, coder) cells of every unit of the sheets: used (a valid code of one of the
+        variable's units), logged (another cell of its units), not applicable, not comparable."""
+        coders = self.full.status.shape[1]
         used = int(np.count_nonzero(self.join.status == VALID))
-        not_applicable = int(np.count_nonzero(self.not_applicable))
-        return {"cells": cells, "used": used, "not_applicable": not_applicable, "logged": cells - used - not_applicable}
+        not_applicable = int(np.count_nonzero(self.not_applicable)) * coders
+        not_comparable = int(np.count_nonzero(self.not_comparable)) * coders
+        return {
+            "cells": self.full.status.size,
+            "used": used,
+            "logged": self.join.status.size - used,
+            "not_applicable": not_applicable,
+            "not_comparable": not_comparable,
+        }
+
+
+NOT_APPLICABLE = -2  # in ``VariableJoin.decided``: the variable does not apply to that coder's unit
 
 
 def _condition_details(log: pd.DataFrame, condition: Condition) -> pd.Series:
     said = {
-        Reason.PARENT_MISSING.value: f"no valid code of {condition.parent} from this coder, so whether this "
-        f"variable applies ({condition.shown}) is unknown",
-        Reason.NOT_COMPARABLE.value: f"the coders disagree on whether it applies ({condition.shown}): the unit "
-        "is not comparable on this variable",
-        Reason.CODED_NOT_APPLICABLE.value: f"coded although it does not apply for this coder ({condition.shown} "
-        "does not hold); the code is not used",
+        Reason.CONDITION_UNDECIDED.value: f"no valid code of {condition.parent} from this coder, so whether this "
+        f"variable applies ({condition.shown}) cannot be told; missing, never a code",
+        Reason.CONDITION_DISAGREEMENT.value: f"the coders disagree on whether it applies ({condition.shown}; "
+        f"their {condition.parent} codes in raw_value): the unit is not comparable on this variable",
+        Reason.CODED_WHEN_NOT_APPLICABLE.value: f"coded although it does not apply for this coder "
+        f"({condition.shown} does not hold); the code is not used",
     }
     detail = log["detail"].copy()
     for reason, text in said.items():
@@ -268,8 +303,9 @@ def join_variables(
             joined = join_sheets(list(sheets[rule_id]), rule, sample_ids=sample_ids)
             condition = found.get(rule_id)
             if condition is None:
-                none = np.zeros(joined.status.shape, dtype=bool)
-                done[rule_id] = VariableJoin(rule, joined, joined, none, _no_entries(), None)
+                decided = np.where(joined.status == VALID, joined.codes, -1)
+                no_unit = np.zeros(len(joined.units), dtype=bool)
+                done[rule_id] = VariableJoin(rule, joined, joined, decided, _no_entries(), no_unit, no_unit)
             else:
                 done[rule_id] = apply_condition(joined, condition, variable(condition.parent))
         return done[rule_id]
@@ -316,9 +352,9 @@ def _no_entries() -> LogEntries:
     return LogEntries(empty.astype(np.int32), empty, empty, empty.astype(np.int8), empty, np.empty(0, dtype=np.int8))
 
 
-def applicability(child: JoinResult, condition: Condition, parent: VariableJoin) -> np.ndarray:
-    """APPLIES, DOES_NOT_APPLY or UNKNOWN for each cell of ``child``, from each coder's own
-    parent code (matched by comment id, coder by coder)."""
+def condition_states(child: JoinResult, condition: Condition, parent: VariableJoin) -> np.ndarray:
+    """HOLDS, FAILS, UNDECIDED or NONE (no row for the unit on either variable: absent, deciding
+    nothing) for each cell of ``child``, from each coder's own parent cell (matched by comment id)."""
     if parent.full.coders != child.coders:
         raise UsageError(
             f"{child.rule.id} and {condition.parent} were coded by different coders "
@@ -328,41 +364,67 @@ def applicability(child: JoinResult, condition: Condition, parent: VariableJoin)
         )
     at = pc.index_in(child.units, value_set=parent.full.units).fill_null(-1).to_numpy(zero_copy_only=False)
     found = at >= 0
-    result = np.full(child.status.shape, UNKNOWN, dtype=np.int8)
-    parent_rule = parent.rule
-    wanted = np.zeros(len(parent_rule.categories) + 1, dtype=bool)  # the last slot: -1, no valid code
-    wanted[[parent_rule.categories.index(code) for code in condition.codes]] = True
-    for column in range(len(child.coders)):
-        rows = at[found]
-        codes = parent.full.codes[rows, column].astype(np.int64)
-        valid = parent.full.status[rows, column] == VALID
-        state = np.where(valid, np.where(wanted[codes], APPLIES, DOES_NOT_APPLY), UNKNOWN)
-        state[parent.not_applicable[rows, column]] = DOES_NOT_APPLY  # its parent does not apply: nor does it
-        result[found, column] = state
-    return result
+    decided = np.full(child.status.shape, -1, dtype=np.int64)  # a unit the parent lacks: no parent code
+    decided[found] = parent.decided[at[found]]
+    wanted = np.zeros(len(parent.rule.categories), dtype=bool)
+    wanted[[parent.rule.categories.index(code) for code in condition.codes]] = True
+    states = np.full(child.status.shape, UNDECIDED, dtype=np.int8)
+    is_code = decided >= 0
+    states[is_code] = np.where(wanted[decided[is_code]], HOLDS, FAILS)
+    states[decided == NOT_APPLICABLE] = FAILS
+    parent_absent = np.ones(child.status.shape, dtype=bool)
+    parent_absent[found] = parent.full.status[at[found]] == ABSENT
+    states[(states == UNDECIDED) & parent_absent & (child.status == ABSENT)] = NONE
+    return states
 
 
 def apply_condition(joined: JoinResult, condition: Condition, parent: VariableJoin) -> VariableJoin:
-    """The child variable's join restricted to the units it applies to, its not-applicable
-    cells, and the log entries of every cell the condition changed."""
-    state = applicability(joined, condition, parent)
-    applies, not_applies = state == APPLIES, state == DOES_NOT_APPLY
-    not_comparable = applies.any(axis=1) & not_applies.any(axis=1)
-    kept = ~not_applies.any(axis=1)
-    not_applicable = not_applies & ~not_comparable[:, None]
-    # what each cell's log entry becomes: -1 none, else a reason's index
-    becomes = np.full(state.shape, -2, dtype=np.int16)  # -2: the cell as joined
-    written = (joined.status != ABSENT) & (joined.status != CONFLICT)
-    coded = written & (joined.status != BLANK)
-    becomes[not_applicable] = -1
-    becomes[not_applicable & coded] = REASON_INDEX[Reason.CODED_NOT_APPLICABLE]
-    becomes[(state == UNKNOWN) & ~not_comparable[:, None]] = REASON_INDEX[Reason.PARENT_MISSING]
-    becomes[not_comparable[:, None] & np.ones(state.shape, dtype=bool)] = REASON_INDEX[Reason.NOT_COMPARABLE]
+    """The child variable's join restricted to its units, with every cell the condition changed
+    logged as docs/statistics.md, "Conditional variables", says."""
+    states = condition_states(joined, condition, parent)
+    holds, fails = (states == HOLDS).any(axis=1), (states == FAILS).any(axis=1)
+    inside, not_comparable = holds & ~fails, holds & fails
+    not_applicable = ~holds
+    written = np.isin(joined.status, WRITTEN)  # a code, a missing code or an invalid one: something typed
+    # what each cell's log entry becomes: -2 as joined, -1 none, else a reason's index
+    becomes = np.full(states.shape, -2, dtype=np.int16)
+    becomes[inside[:, None] & (states == UNDECIDED)] = REASON_INDEX[Reason.CONDITION_UNDECIDED]
+    outside = ~inside[:, None] & np.ones(states.shape, dtype=bool)
+    becomes[outside] = -1
+    becomes[not_applicable[:, None] & (states == FAILS) & written] = REASON_INDEX[Reason.CODED_WHEN_NOT_APPLICABLE]
+    becomes[not_applicable[:, None] & (states == UNDECIDED) & written] = REASON_INDEX[Reason.CONDITION_UNDECIDED]
     becomes[joined.status == CONFLICT] = -2  # its rows stay logged as a conflict
     entries = _rewritten_entries(joined, becomes)
-    scored = _restricted(joined, kept, becomes, entries)
-    outside = _select(entries, (entries.unit >= 0) & ~kept[np.maximum(entries.unit, 0)])
-    return VariableJoin(joined.rule, scored, joined, not_applicable, outside, condition)
+    scored = _restricted(joined, inside, becomes, entries)
+    decided = np.where((states == HOLDS) & (joined.status == VALID), joined.codes, -1)
+    decided[states == FAILS] = NOT_APPLICABLE
+    return VariableJoin(
+        joined.rule,
+        scored,
+        joined,
+        decided,
+        _select(entries, (entries.unit >= 0) & ~inside[np.maximum(entries.unit, 0)]),
+        not_applicable,
+        not_comparable,
+        condition,
+        _parent_codes(joined, parent, not_comparable),
+    )
+
+
+def _parent_codes(child: JoinResult, parent: VariableJoin, units: np.ndarray) -> pa.Array:
+    """Each of these units' coders' parent codes, as `alice=yes; bob=no`."""
+    at = pc.index_in(child.units.filter(pa.array(units)), value_set=parent.full.units).to_pylist()
+    categories = parent.rule.categories
+    shown = []
+    for unit in at:
+        codes = parent.decided[unit] if unit is not None else np.full(len(child.coders), -1)
+        shown.append(
+            "; ".join(
+                f"{coder}={categories[code] if code >= 0 else 'not applicable' if code == NOT_APPLICABLE else ''}"
+                for coder, code in zip(child.coders, codes.tolist())
+            )
+        )
+    return pa.array(shown, type=pa.string())
 
 
 def _rewritten_entries(joined: JoinResult, becomes: np.ndarray) -> LogEntries:
@@ -467,5 +529,5 @@ def log_counts(log: pd.DataFrame) -> dict[str, dict[str, int]]:
 
 
 def cell_accounting(variables: Mapping[str, VariableJoin]) -> dict[str, dict[str, Any]]:
-    """Per variable, its cells: used, not applicable, logged (docs/codebook_audit.md)."""
+    """Per variable, its cells: used, logged, not applicable, not comparable (docs/codebook_audit.md)."""
     return {rule_id: joined.cell_counts() for rule_id, joined in variables.items()}
