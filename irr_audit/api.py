@@ -17,6 +17,7 @@ import os
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -60,10 +61,9 @@ from irr_audit.join.problems import NO_FULLY_CODED, problem
 from irr_audit.join.table_input import read_agreement_table, read_category_counts
 from irr_audit.join.variables import (
     CODEBOOK_LOG_COLUMNS,
+    CodebookJoin,
     VariableJoin,
-    codebook_log,
     join_variables,
-    log_counts,
     read_variable_sheets,
 )
 from irr_audit.metrics import samplesize
@@ -1270,11 +1270,22 @@ class CodebookAudit:
 
     codebook: Codebook
     audits: Mapping[str, Audit]
-    missingness: pd.DataFrame
+    joined: CodebookJoin | None  # None for counts
     gates: Mapping[str, float]
-    cells: Mapping[str, Mapping[str, int]]
     summary_line: str = ""
     input_warnings: tuple[str, ...] = ()
+
+    @cached_property
+    def missingness(self) -> pd.DataFrame:
+        """The one log of every variable: a first column ``variable``, then the single-rule log's columns."""
+        if self.joined is None:
+            return pd.DataFrame(columns=list(CODEBOOK_LOG_COLUMNS))
+        return self.joined.log.copy()
+
+    @property
+    def cells(self) -> dict[str, dict[str, int]]:
+        """Each variable's (unit, coder) cells: used, logged, not applicable, not comparable (empty for counts)."""
+        return {} if self.joined is None else self.joined.cells()
 
     def __repr__(self) -> str:
         return f"<CodebookAudit {self.codebook.label}: {', '.join(self.audits)}>"
@@ -1303,10 +1314,14 @@ class CodebookAudit:
             "codebook": codebook_record(self.codebook),
             "reliability": reliability_rows(variables, self.gates),
             "variables": variables,
-            "missingness": {"log_rows": len(self.missingness), "by_variable": log_counts(self.missingness)},
-            "cells": {key: dict(value) for key, value in self.cells.items()},
+            "missingness": self._log_counts(),
+            "cells": self.cells,
             "summary": self.summary_line,
         }
+
+    def _log_counts(self) -> dict[str, Any]:
+        counts = {} if self.joined is None else self.joined.log_counts()
+        return {"log_rows": sum(sum(found.values()) for found in counts.values()), "by_variable": counts}
 
     def to_json(self, include_disagreements: bool = True) -> str:
         return render_json(self.to_dict(include_disagreements))
@@ -1396,15 +1411,6 @@ def _variable_audits(variables: Mapping[str, VariableJoin], options: AuditOption
     return audits
 
 
-def _codebook_line(codebook: Codebook, coders: Sequence[str], log: pd.DataFrame, seed_note: str = "") -> str:
-    counts = log["reason"].value_counts(sort=False).to_dict() if len(log) else {}
-    phrase = ", ".join(f"{count} {reason}" for reason, count in counts.items())
-    return (
-        f"Codebook {codebook.label}: {len(codebook.rules)} variables from {len(coders)} coders; "
-        f"{len(log)} rows in the missingness log" + (f" ({phrase})." if phrase else ".") + seed_note
-    )
-
-
 def codebook_joined(
     data: PathLike | Sequence[PathLike],
     codebook: CodebookSource | None,
@@ -1415,9 +1421,8 @@ def codebook_joined(
     delimiter: str | None = None,
     limits: LimitsLike = None,
     progress: Progress | None = None,
-) -> tuple[Codebook, dict[str, VariableJoin], pd.DataFrame]:
-    """Sheets (with a codebook) or a codebook join folder, every variable joined: the codebook,
-    each variable's join and the one log."""
+) -> tuple[Codebook, CodebookJoin]:
+    """Sheets (with a codebook) or a codebook join folder, every variable joined."""
     checked = _limits(limits)
     step = progress or _no_progress
     inputs = _paths(data)
@@ -1455,8 +1460,7 @@ def codebook_joined(
     if kept is not None:
         check_unchanged(kept, sheets[loaded.rules[0].id])
     step(f"joining {len(loaded.rules)} variables")
-    variables = join_variables(sheets, loaded.rules)
-    return loaded, variables, codebook_log(variables, rests)
+    return loaded, CodebookJoin(join_variables(sheets, loaded.rules), tuple(rests))
 
 
 def audit_codebook(
@@ -1487,7 +1491,7 @@ def audit_codebook(
     :attr:`CodebookAudit.failed_gates`. The other options are :func:`audit`'s, for every variable."""
     options, seed_note = _seeded(_audit_options(bootstrap, seed, None, None, list_disagreements, alpha_min))
     options = _with_statistics(options, ci_level, interval, test_against, None)
-    loaded, variables, log = codebook_joined(
+    loaded, joined = codebook_joined(
         data,
         codebook,
         rules_dir=rules_dir,
@@ -1498,11 +1502,9 @@ def audit_codebook(
         progress=progress,
     )
     chosen = codebook_gates(gates, loaded)
-    audits = _variable_audits(variables, options, progress or _no_progress)
-    coders = next(iter(variables.values())).join.coders
-    warnings = tuple(dict.fromkeys(warning for joined in variables.values() for warning in joined.join.warnings))
-    cells = {rule_id: joined.cell_counts() for rule_id, joined in variables.items()}
-    return CodebookAudit(loaded, audits, log, chosen, cells, _codebook_line(loaded, coders, log, seed_note), warnings)
+    audits = _variable_audits(joined.variables, options, progress or _no_progress)
+    line = joined.summary_line(loaded.label) + seed_note
+    return CodebookAudit(loaded, audits, joined, chosen, line, joined.warnings)
 
 
 def audit_codebook_counts(
@@ -1544,29 +1546,35 @@ def audit_codebook_counts(
             )
             report = dataclasses.replace(report, problems=(nothing,))
         audits[rule.id] = Audit(report, None, "")
-    empty = pd.DataFrame(columns=list(CODEBOOK_LOG_COLUMNS))
     coders = merged[loaded.rules[0].id].coders
     line = (
         f"Codebook {loaded.label}: {len(loaded.rules)} variables from {len(coders)} coders "
         f"in {len(files)} counts file(s)."
     )
-    return CodebookAudit(loaded, audits, empty, chosen, {}, line + seed_note)
+    return CodebookAudit(loaded, audits, None, chosen, line + seed_note)
 
 
 @dataclass(frozen=True)
 class CodebookJoinFolder:
-    """What :func:`join_codebook_folder` wrote: every variable's join, the one log, the files."""
+    """What :func:`join_codebook_folder` wrote: every variable's join (``joined``), the files."""
 
     codebook: Codebook
-    variables: Mapping[str, VariableJoin]
-    missingness: pd.DataFrame
+    joined: CodebookJoin
     written: tuple[Path, ...]
     replaced: tuple[str, ...] = ()
     summary_line: str = ""
 
     @property
+    def variables(self) -> Mapping[str, VariableJoin]:
+        return self.joined.variables
+
+    @property
+    def missingness(self) -> pd.DataFrame:
+        return self.joined.log.copy()
+
+    @property
     def warnings(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(warning for joined in self.variables.values() for warning in joined.join.warnings))
+        return self.joined.warnings
 
     @property
     def problems(self) -> list[dict[str, Any]]:
@@ -1598,7 +1606,7 @@ def join_codebook_folder(
     check_exist([*_named(_paths(sheets), "sheet"), *_named(_path_of(codebook), "codebook")])
     codebook_files = _path_of(codebook)
     refuse_unsafe_outputs(files_read([*_paths(sheets), *codebook_files]), folders=[out_path])
-    loaded, variables, log = codebook_joined(
+    loaded, joined = codebook_joined(
         sheets,
         codebook,
         rules_dir=rules_dir,
@@ -1609,16 +1617,14 @@ def join_codebook_folder(
         progress=progress,
     )
     columns = ColumnChoice(id_column, None, worksheet, parse_delimiter(delimiter))
-    coders = next(iter(variables.values())).join.coders
-    line = _codebook_line(loaded, coders, log)
+    line = joined.summary_line(loaded.label)
     written = write_codebook_join_dir(
         loaded,
-        variables,
-        log,
+        joined,
         line,
         out_path,
         columns,
         force=force,
         inputs=codebook_files,
     )
-    return CodebookJoinFolder(loaded, variables, log, tuple(written.written), tuple(written.removed), line)
+    return CodebookJoinFolder(loaded, joined, tuple(written.written), tuple(written.removed), line)

@@ -16,8 +16,10 @@ from irr_audit.join.join import CONFLICT, VALID, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.join.variables import (
     CODEBOOK_LOG_COLUMNS,
+    CodebookJoin,
     codebook_log,
     join_variables,
+    log_counts,
     read_variable_sheets,
 )
 from irr_audit.rules.load import rule_from_mapping
@@ -227,6 +229,7 @@ def test_every_cell_is_used_logged_or_not_applicable(tmp_path_factory: pytest.Te
     texts = {coder: lines + ["z,failure,yes", "z,severity,low"] for coder, lines in texts.items()}  # none empty
     paths = [write(folder, f"{coder}.csv", "\n".join(lines) + "\n") for coder, lines in texts.items()]
     variables, log = joined(paths, codebook)
+    assert CodebookJoin(variables).log_counts() == log_counts(log)  # counted without the log's text
     cell_reasons = {"unknown", "blank", "invalid", "absent", "condition_undecided"}
     for rule_id, variable in variables.items():
         full, scored = variable.full, variable.join

@@ -18,12 +18,10 @@ original sheets, checked unchanged.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import pandas as pd
 
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io.files import resolved
@@ -46,7 +44,7 @@ from irr_audit.io.runfolder import (
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, recorded_columns
 from irr_audit.join.counts import variable_counts_csv_text
 from irr_audit.join.folder import LOG, LOG_JSONL, SUMMARY, check_join_out, log_jsonl
-from irr_audit.join.variables import VariableJoin
+from irr_audit.join.variables import CodebookJoin
 from irr_audit.rules.codebook import Codebook, load_codebook
 
 CODEBOOK_COPY = "codebook.yaml"
@@ -85,8 +83,7 @@ def rule_copy(rule_id: str, version: int) -> str:
 
 def write_codebook_join_dir(
     codebook: Codebook,
-    variables: Mapping[str, VariableJoin],
-    log: pd.DataFrame,
+    joined: CodebookJoin,
     summary_line: str,
     out: Path,
     columns: ColumnChoice,
@@ -95,6 +92,7 @@ def write_codebook_join_dir(
     inputs: Sequence[Path] = (),
 ) -> Replacement:
     """Write a codebook's join as the whole of folder ``out`` (one run, as a rule's join folder)."""
+    variables = joined.variables
     sheets = next(iter(variables.values())).full.sheets
     refuse_unsafe_outputs(files_read([*inputs, *(sheet.path for sheet in sheets)]), folders=[out])
     removed = check_join_out(out, force)
@@ -106,29 +104,33 @@ def write_codebook_join_dir(
         ],
         "joined/<variable>.csv",
     )
-    counts = variable_counts_csv_text({rule_id: joined.join for rule_id, joined in variables.items()})
+    counts = variable_counts_csv_text({rule_id: variable.join for rule_id, variable in variables.items()})
     summary = {
         CODEBOOK_KEY: codebook_record(codebook),
         "coders": [sheet.coder for sheet in sheets],
         "sheets": [_sheet_record(sheet, out) for sheet in sheets],
         "columns": {"id_column": columns.id_column, "worksheet": columns.worksheet, "delimiter": columns.delimiter},
         "variables": {
-            rule_id: {**joined.join.summary(), "summary": joined.join.summary_line(), **joined.cell_counts()}
-            for rule_id, joined in variables.items()
+            rule_id: {
+                **variable.join.summary(),
+                "summary": variable.join.summary_line(),
+                "cells": variable.cell_counts(),
+                "log_rows": variable.log_counts(),
+            }
+            for rule_id, variable in variables.items()
         },
-        "log_rows": len(log),
         "summary": summary_line,
-        "warnings": list(dict.fromkeys(warning for joined in variables.values() for warning in joined.join.warnings)),
+        "warnings": list(joined.warnings),
     }
 
     def files() -> Iterator[tuple[str, bytes]]:
         yield CODEBOOK_COPY, codebook.source
         for rule in codebook.rules:
             yield rule_copy(rule.id, rule.version), rule.source
-        for rule_id, joined in variables.items():
-            yield f"{JOINED_FOLDER}/{rule_id}.csv", frame_csv_text(joined.join.joined_frame()).encode("utf-8")
-        yield LOG, frame_csv_text(log).encode("utf-8")
-        yield LOG_JSONL, log_jsonl(log).encode("utf-8")
+        for rule_id, variable in variables.items():
+            yield f"{JOINED_FOLDER}/{rule_id}.csv", frame_csv_text(variable.join.joined_frame()).encode("utf-8")
+        yield LOG, frame_csv_text(joined.log).encode("utf-8")
+        yield LOG_JSONL, log_jsonl(joined.log).encode("utf-8")
         yield COUNTS, counts.encode("utf-8")
 
     def with_run_record(digests: dict[str, str]) -> dict[str, bytes]:

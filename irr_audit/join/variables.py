@@ -33,7 +33,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -50,11 +49,14 @@ from irr_audit.join.join import (
     ABSENT,
     CONFLICT,
     REASON_INDEX,
+    REASONS,
     STATUS_INDEX,
     VALID,
     JoinResult,
     LogEntries,
+    UnitMatch,
     join_sheets,
+    match_units,
 )
 from irr_audit.join.missingness import LOG_COLUMNS, Reason
 from irr_audit.rules.model import CodeStatus, Rule
@@ -143,11 +145,17 @@ def variable_views(
     shape = sheet_shape(parsed.table.header, rules, path.name)
     if shape == WIDE:
         keys = {column.strip().casefold() for column in parsed.table.header}
-        views = {}
+        views: dict[str, Sheet] = {}
         for rule in rules:
             column = rule.id if rule.id in keys else "code"
             sheet = sheet_from_parsed(parsed, path, dataclasses.replace(options, code_column=column))
-            views[rule.id] = dataclasses.replace(sheet, rule_versions=None)  # one column of versions cannot fit all
+            first = next(iter(views.values()), sheet)
+            # the same rows and ids for every variable (empty rows are those with every cell empty): one
+            # copy of them, so that the ids are matched once (join_variables); one column of versions cannot
+            # fit every rule
+            views[rule.id] = dataclasses.replace(
+                sheet, rows=first.rows, comment_ids=first.comment_ids, unit_keys=first.unit_keys, rule_versions=None
+            )
         return views, None
     base = sheet_from_parsed(parsed, path, dataclasses.replace(options, code_column="code"))
     table = parsed.table
@@ -250,6 +258,15 @@ class VariableJoin:
             columns=list(LOG_COLUMNS),
         )
 
+    def log_counts(self) -> dict[str, int]:
+        """The rows of :attr:`log` by reason, counted without making the log's text."""
+        reasons = np.concatenate([self.join.entries.reason, self.outside.reason])
+        counts = np.bincount(reasons, minlength=len(REASONS))
+        found = {reason.value: int(counts[at]) for at, reason in enumerate(REASONS) if counts[at]}
+        if self.not_comparable.any():
+            found[Reason.CONDITION_DISAGREEMENT.value] = int(np.count_nonzero(self.not_comparable))
+        return found
+
     def cell_counts(self) -> dict[str, int]:
         """The (unit, coder) cells of every unit of the sheets: used (a valid code of one of the
         variable's units), logged (another cell of its units), not applicable, not comparable."""
@@ -297,10 +314,16 @@ def join_variables(
     check_conditions(by_id, found)
     done: dict[str, VariableJoin] = {}
 
+    matches: dict[tuple[int, ...], UnitMatch] = {}
+
     def variable(rule_id: str) -> VariableJoin:
         if rule_id not in done:
             rule = by_id[rule_id]
-            joined = join_sheets(list(sheets[rule_id]), rule, sample_ids=sample_ids)
+            views = list(sheets[rule_id])
+            same_rows = tuple(id(sheet.unit_keys) for sheet in views)  # views of the same rows share their ids
+            joined = join_sheets(views, rule, sample_ids=sample_ids, matched=matches.get(same_rows))
+            if same_rows not in matches:
+                matches[same_rows] = _match_of(joined, views, sample_ids)
             condition = found.get(rule_id)
             if condition is None:
                 decided = np.where(joined.status == VALID, joined.codes, -1)
@@ -311,6 +334,12 @@ def join_variables(
         return done[rule_id]
 
     return {rule.id: variable(rule.id) for rule in rules}
+
+
+def _match_of(joined: JoinResult, views: list[Sheet], sample_ids: list[str] | None) -> UnitMatch:
+    """The ids of these views as matched (again, cheaply), with the warnings the first join made of them."""
+    found = match_units(views, sample_ids)
+    return dataclasses.replace(found, units=joined.units, warnings=joined.warnings)
 
 
 def check_conditions(rules: Mapping[str, Rule], conditions: Mapping[str, Condition | None]) -> None:
@@ -519,6 +548,52 @@ def codebook_log(variables: Mapping[str, VariableJoin], rests: Sequence[LongRest
     return pd.concat(frames, ignore_index=True)[list(CODEBOOK_LOG_COLUMNS)]
 
 
+@dataclass(frozen=True, eq=False)
+class CodebookJoin:
+    """Every variable of a codebook joined, and the rows of long sheets naming no variable of it.
+    The one log is made when read; its counts come without it."""
+
+    variables: Mapping[str, VariableJoin]
+    rests: tuple[LongRest, ...] = ()
+
+    @cached_property
+    def log(self) -> pd.DataFrame:
+        return codebook_log(self.variables, self.rests)
+
+    def log_counts(self) -> dict[str, dict[str, int]]:
+        """The log's rows by variable (the codebook's order, then any unknown variable), then by reason."""
+        counts = {rule_id: joined.log_counts() for rule_id, joined in self.variables.items()}
+        for rest in self.rests:
+            for name in rest.variables.to_pylist():
+                mine = counts.setdefault(str(name), {})
+                mine[Reason.UNKNOWN_VARIABLE.value] = mine.get(Reason.UNKNOWN_VARIABLE.value, 0) + 1
+        return {variable: found for variable, found in counts.items() if found}
+
+    @property
+    def coders(self) -> tuple[str, ...]:
+        return next(iter(self.variables.values())).full.coders
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(warning for joined in self.variables.values() for warning in joined.join.warnings))
+
+    def cells(self) -> dict[str, dict[str, int]]:
+        """Per variable, its cells: used, logged, not applicable, not comparable."""
+        return {rule_id: joined.cell_counts() for rule_id, joined in self.variables.items()}
+
+    def summary_line(self, label: str) -> str:
+        by_reason: dict[str, int] = {}
+        for found in self.log_counts().values():
+            for reason, count in found.items():
+                by_reason[reason] = by_reason.get(reason, 0) + count
+        rows = sum(by_reason.values())
+        phrase = ", ".join(f"{count} {reason}" for reason, count in by_reason.items())
+        return (
+            f"Codebook {label}: {len(self.variables)} variables from {len(self.coders)} coders; "
+            f"{rows} rows in the missingness log" + (f" ({phrase})." if phrase else ".")
+        )
+
+
 def log_counts(log: pd.DataFrame) -> dict[str, dict[str, int]]:
     """The log's rows by variable, then by reason (in the order they first appear)."""
     counts: dict[str, dict[str, int]] = {}
@@ -526,8 +601,3 @@ def log_counts(log: pd.DataFrame) -> dict[str, dict[str, int]]:
     for (variable, reason), size in zip(sizes.index.tolist(), sizes.tolist()):
         counts.setdefault(str(variable), {})[str(reason)] = int(size)
     return counts
-
-
-def cell_accounting(variables: Mapping[str, VariableJoin]) -> dict[str, dict[str, Any]]:
-    """Per variable, its cells: used, logged, not applicable, not comparable (docs/codebook_audit.md)."""
-    return {rule_id: joined.cell_counts() for rule_id, joined in variables.items()}
