@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption
 from irr_audit.cli.shared import (
     CodeColumn,
     IdColumn,
@@ -69,6 +70,8 @@ def freeze(
     sign: SignOption = None,
     quiet: Quiet = False,
     limit: LimitOption = None,
+    codebook: CodebookOption = None,
+    rules: RulesFolderOption = None,
 ) -> None:
     """Freeze an audit: the original sheets, the rule file and the score, in a new read-only bundle.
 
@@ -79,6 +82,14 @@ def freeze(
     from irr_audit.bundle.manifest import MANIFEST, shell_path
     from irr_audit.bundle.workflow import freeze_audit
 
+    if codebook is not None or rules is not None:
+        raise UsageError(
+            "freeze does not take a codebook yet: a bundle holds one rule's audit, and verify recomputes "
+            "that one score.",
+            hint="for now freeze one variable at a time: --rule rules/<rule>/v<version>.yaml --code-column <rule> "
+            "(a conditional variable's condition is then not applied).",
+            code="usage-codebook-not-yet",
+        )
     frozen = freeze_audit(
         inputs,
         into,

@@ -192,7 +192,10 @@ def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None, codebooks
         f"{len(entries)} version{'s' if len(entries) != 1 else ''} of "
         f"{len({e.rule for e in entries})} rule{'s' if len({e.rule for e in entries}) != 1 else ''}"
     )
-    if not write_lock(lock_path, render_lock(entries, codebook_lock_entries(inputs.codebooks, current))):
+    books = codebook_lock_entries(inputs.codebooks, current)
+    if books:
+        versions += f" and {len(books)} codebook version{'s' if len(books) != 1 else ''}"
+    if not write_lock(lock_path, render_lock(entries, books)):
         say(f"rules lock: {label_of(lock_path)} is up to date ({versions}).")
         return
     added = ", ".join(f"{entry.rule} v{entry.version}" for entry in newly) or "none"

@@ -110,6 +110,8 @@ MISSING_INPUTS = {
     "run record": ("run record {}", "collector-not-found", "check the path of the collector's run record."),
     "bundle": ("{}", "bundle-not-found", "pass a bundle folder made by irr-audit freeze."),
     "export": ("export {}", "import-not-found", "check the path of the export."),
+    "codebook": ("codebook file {}", "codebook-not-found", "pass --codebook codebooks/<name>/v<version>.yaml."),
+    "rules folder": ("rules folder {}", "usage-rules-dir", "pass --rules with the folder of <rule>/v<version>.yaml."),
 }
 
 

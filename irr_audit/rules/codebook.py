@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from irr_audit.errors import CodebookError
+from irr_audit.errors import CodebookError, IrrAuditError
 from irr_audit.io.display import shortened
 from irr_audit.io.files import check_name, read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, limit_error
@@ -124,15 +124,18 @@ def load_codebook(path: str | Path, rules_dir: str | Path | None = None, limits:
 
     def read_rule(rule_id: str, version: int) -> Rule:
         rule_path = folder / rule_file_key(rule_id, version)
-        if not rule_path.is_file():
+        try:
+            return load_rule(rule_path, limits)
+        except IrrAuditError as error:
+            if error.code != "rule-not-found":
+                raise  # a rule file that is there but unreadable or invalid names itself
             raise CodebookError(
                 f"{codebook_path}: rule {rule_id} version {version} is not in the rules folder: "
                 f"{rule_path} does not exist.",
                 hint="add that rule file, correct the entry's version, or pass --rules DIR with the folder "
                 "that holds <rule>/v<version>.yaml.",
                 code="codebook-rule-not-found",
-            )
-        return load_rule(rule_path, limits)
+            ) from None
 
     return parse_codebook(data, str(codebook_path), read_rule, limits, rules_label=str(folder))
 

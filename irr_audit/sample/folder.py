@@ -126,6 +126,14 @@ def read_sample(folder: Path, limits: Limits = DEFAULT_LIMITS) -> SampleRef:
             code="usage-not-a-sample-dir",
         )
     record = read_sample_record(record_path, limits)
+    if "rule" not in record and isinstance(record.get("codebook"), dict):
+        drawn = record["codebook"]
+        raise UsageError(
+            f"the sample in {folder} was drawn for the codebook {drawn.get('name')} v{drawn.get('version')}, "
+            "not for one rule, and a join or freeze with --sample takes one rule.",
+            hint="leave out --sample (the sheets hold the sample's units), or draw a sample for the rule alone.",
+            code="usage-sample-codebook",
+        )
     ledger = record["ledger"]
     ledger_path = _ledger_path(folder, ledger["file"], record_path)
     ledger_bytes = read_bounded(ledger_path, f"sample ledger {ledger_path}", limits, code="sample-ledger")
@@ -180,12 +188,20 @@ def with_ledger(join: JoinResult, folder: Path | None, ids: Sequence[str] | None
     return replace(join, warnings=(*join.warnings, warning))
 
 
+def _sample_problems(record: Any) -> list[str]:
+    """sample_record_problems, for a sample drawn for a codebook (``codebook`` instead of
+    ``rule``) too: read_sample then refuses it by name rather than as a damaged record."""
+    if isinstance(record, dict) and "rule" not in record and isinstance(record.get("codebook"), dict):
+        return sample_record_problems({**record, "rule": {"id": "", "version": 1, "digest": ""}})
+    return sample_record_problems(record)
+
+
 SAMPLE_RECORD_KIND = RecordKind(
     "a sample record as irr-audit sample writes it",
     "sample record",
     "sample-dir",
     "run irr-audit sample again into a new folder.",
-    sample_record_problems,
+    _sample_problems,
 )
 
 
