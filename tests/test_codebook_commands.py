@@ -217,10 +217,91 @@ def test_example_unconditional_variables_score_as_the_oracle_says(variable: str)
     assert alpha == pytest.approx(expected["krippendorff_alpha_available_case"], abs=1e-9)
 
 
-def test_freeze_refuses_a_codebook_for_now(tmp_path: Path) -> None:
-    result = run("freeze", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--into", tmp_path / "audits")
-    assert result.exit_code == 2 and "[usage-codebook-not-yet]" in result.output
+def freeze_example(audits: Path, *extra: object) -> Path:
+    result = run("freeze", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--into", audits, *extra)
+    assert result.exit_code == 0, result.output
+    (bundle,) = [path for path in audits.iterdir() if path.is_dir()]
+    return bundle
+
+
+def writable(path: Path) -> None:
+    for folder in (path.parent, path):
+        folder.chmod(folder.stat().st_mode | 0o200)
+
+
+def test_freeze_a_codebook_keeps_every_file_and_every_variables_score(tmp_path: Path) -> None:
+    bundle = freeze_example(tmp_path / "audits")
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert manifest["format"] == "irr-audit-codebook-bundle/1" and bundle.name.endswith("_comment_study_v1")
+    frozen = {record["path"]: record["sha256"] for record in manifest["files"]}
+    originals = {
+        "codebook/comment_study/v1.yaml": CODEBOOK,
+        **{f"rule/{variable}/v1.yaml": ROOT / "rules" / variable / "v1.yaml" for variable in VARIABLES},
+        **{f"sheets/{path.name}": path for path in EXAMPLE_SHEETS},
+    }
+    assert set(frozen) == set(originals)
+    for member, original in originals.items():
+        assert (bundle / member).read_bytes() == original.read_bytes()
+        assert frozen[member] == hashlib.sha256(original.read_bytes()).hexdigest()
+    assert manifest["codebook"]["digest"] == load_codebook(CODEBOOK).digest
+    for variable, expected in EXPECTED.items():  # the oracle's numbers, severity's condition applied
+        score = manifest["score"]["variables"][variable]["score"]
+        assert score["units"]["fully_coded"] == expected["fully_coded"]
+        assert score["metrics"]["po"]["value"] == pytest.approx(expected["po"], abs=1e-9)
+        assert score["metrics"]["fleiss_kappa"]["value"] == pytest.approx(expected["fleiss_kappa"], abs=1e-9)
+        alpha = score["metrics"]["krippendorff_alpha"]["value"]
+        assert alpha == pytest.approx(expected["krippendorff_alpha"], abs=1e-9)
+    digest = "sha256:" + hashlib.sha256((bundle / "manifest.json").read_bytes()).hexdigest()
+    verified = run("verify", bundle, "--expect", digest)
+    assert verified.exit_code == 0, verified.output
+    assert "anchored" in verified.output
+
+
+@pytest.mark.parametrize(
+    ("member", "edit"),
+    [
+        ("sheets/carol.csv", lambda data: data.replace(b"major,no", b"minor,no", 1)),
+        ("rule/severity/v1.yaml", lambda data: data.replace(b"code: minor", b"code: minoR")),
+        ("codebook/comment_study/v1.yaml", lambda data: data.replace(b"failures: whether", b"failures; whether")),
+    ],
+)
+def test_verify_detects_tampering_with_any_file_of_a_codebook_bundle(tmp_path: Path, member: str, edit) -> None:
+    bundle = freeze_example(tmp_path / "audits")
+    path = bundle / member
+    writable(path)
+    before = path.read_bytes()
+    path.write_bytes(edit(before))
+    assert path.read_bytes() != before and len(path.read_bytes()) == len(before)
+    result = run("verify", bundle, "--format", "json")
+    assert result.exit_code == 1
+    found = json.loads(result.stdout)
+    assert found["files"]["changed"] == [member]
+    if member.startswith("sheets/"):
+        assert any(problem["kind"] == "score" for problem in found["problems"])  # recomputed from the edited sheet
+
+
+def test_other_commands_refuse_a_codebook_bundle_by_name(tmp_path: Path) -> None:
+    bundle = freeze_example(tmp_path / "audits")
+    for command in (["report", bundle, "--format", "json"], ["labels", bundle], ["score", bundle]):
+        result = run(*command)
+        assert result.exit_code == 2, (command, result.output)
+        assert "[bundle-codebook-not-yet]" in result.output
+    checked = run("rules", "check", ROOT / "rules", "--audits", tmp_path / "audits")
+    assert checked.exit_code == 0, checked.output  # a codebook bundle is no rule bundle gone bad
+
+
+def test_freeze_codebook_refuses_what_it_does_not_take_yet(tmp_path: Path) -> None:
+    for extra in (["--code-column", "severity"], ["--sample", tmp_path]):
+        result = run("freeze", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--into", tmp_path / "audits", *extra)
+        assert result.exit_code == 2 and "[usage-codebook-not-yet]" in result.output
+    rule = ROOT / "rules" / "severity" / "v1.yaml"
+    both = run("freeze", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--rule", rule, "--into", tmp_path / "audits")
+    assert both.exit_code == 2 and "[usage-rule-or-codebook]" in both.output
     assert not (tmp_path / "audits").exists()
+    again = tmp_path / "again"
+    freeze_example(again)
+    twice = run("freeze", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--into", again)
+    assert twice.exit_code == 2 and "[usage-already-frozen]" in twice.output
 
 
 def test_a_codebook_sample_given_to_a_one_rule_join_is_refused_by_name(tmp_path: Path) -> None:
