@@ -282,7 +282,7 @@ def test_verify_detects_tampering_with_any_file_of_a_codebook_bundle(tmp_path: P
 
 def test_other_commands_refuse_a_codebook_bundle_by_name(tmp_path: Path) -> None:
     bundle = freeze_example(tmp_path / "audits")
-    for command in (["report", bundle, "--format", "json"], ["labels", bundle], ["score", bundle]):
+    for command in (["report", bundle, "--format", "json"], ["adjudicate", bundle], ["score", bundle]):
         result = run(*command)
         assert result.exit_code == 2, (command, result.output)
         assert "[bundle-codebook-not-yet]" in result.output
@@ -335,3 +335,28 @@ def test_import_codebook_names_the_variable_whose_column_is_missing(tmp_path: Pa
     result = run("import", "label-studio-min", export, "--codebook", CODEBOOK, "--out", tmp_path / "i")
     assert result.exit_code == 2 and "[import-question]" in result.output
     assert "variable product_area of comment_study v1" in result.output
+
+
+def test_labels_of_a_codebook_bundle_one_row_per_variable_and_unit(tmp_path: Path) -> None:
+    bundle = freeze_example(tmp_path / "audits")
+    result = run("labels", bundle, "--output", tmp_path / "labels.csv")
+    assert result.exit_code == 0, result.output
+    rows = read_csv(tmp_path / "labels.csv")
+    assert list(rows[0])[:5] == ["variable", "comment_id", "coder:alice", "coder:bob", "coder:carol"]
+    assert len(rows) == 4 * 26
+    by_key = {(row["variable"], row["comment_id"]): row for row in rows}
+    assert (
+        by_key["severity", "kq3n0c7"]["final"] == "agreed" and by_key["severity", "kq3n0c7"]["final_code"] == "critical"
+    )
+    assert by_key["severity", "kq43u3v"]["final"] == "not_applicable"  # alice's 'minor' is not a label
+    assert by_key["severity", "kq43u3v"]["coder:alice"] == ""
+    assert by_key["severity", "kq3z1q7"]["final"] == "undecided"  # the coders disagree on the condition
+    assert "whether it is asked" in by_key["severity", "kq3z1q7"]["why"]
+    assert by_key["product_area", "kq3q1f4"]["why"] == "missing codes: bob blank"
+    not_applicable = [row for row in rows if row["variable"] == "severity" and row["final"] == "not_applicable"]
+    assert len(not_applicable) == len(EXPECTED["severity"]["not_applicable_units"])
+    assert "severity: 14 units" in result.output and "12 not applicable" in result.output
+    writable(bundle / "sheets" / "bob.csv")
+    (bundle / "sheets" / "bob.csv").write_bytes(b"changed")
+    altered = run("labels", bundle)
+    assert altered.exit_code == 2 and "[bundle-altered]" in altered.output and "sheets/bob.csv" in altered.output

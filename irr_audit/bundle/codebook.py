@@ -31,18 +31,22 @@ from irr_audit.bundle.freeze import (
 from irr_audit.bundle.manifest import (
     CODEBOOK_FORMAT,
     INTEGRITY_OF,
+    MANIFEST,
     NAME_PATTERN,
     RULE_DIR,
     SHEETS_DIR,
     FrozenFile,
     _file_list_problems,
+    altered,
     canonical_sha256,
+    load_manifest_json,
     manifest_bytes,
     rule_member,
     units_digest,
     utc_stamp,
     utc_text,
 )
+from irr_audit.bundle.read import frozen_file
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io.files import sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
@@ -303,6 +307,14 @@ def recompute_codebook(
 ) -> tuple[dict[str, Any], int]:
     """Every variable's score recomputed from the bundle's files as read (``files``), and the
     number of units. IrrAuditError when the files cannot give it (a rule file missing, say)."""
+    codebook, variables = variables_from_files(manifest, files, limits)
+    return codebook_score(codebook, variables), len(unit_ids(variables))
+
+
+def variables_from_files(
+    manifest: dict[str, Any], files: Mapping[str, bytes], limits: Limits = DEFAULT_LIMITS
+) -> tuple[Codebook, dict[str, VariableJoin]]:
+    """The codebook and every variable joined, from a codebook bundle's files as read."""
     rules: dict[tuple[str, int], Rule] = {}
     for entry in manifest["rules"]:
         data = files.get(entry["file"])
@@ -327,4 +339,40 @@ def recompute_codebook(
             raise IrrAuditError(f"{entry['file']} cannot be read", code="bundle-file")
         sheets.append((files[entry["file"]], Path(entry["file"])))
     variables, _ = joined_variables(codebook, sheets, options)
-    return codebook_score(codebook, variables), len(unit_ids(variables))
+    return codebook, variables
+
+
+def is_codebook_bundle(path: Path) -> bool:
+    """A folder freeze --codebook wrote (its manifest's format says so)."""
+    if not is_bundle(path) or (path / MANIFEST).is_symlink():
+        return False
+    try:
+        _, manifest = load_manifest_json(path)
+    except (OSError, ValueError, IrrAuditError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("format") == CODEBOOK_FORMAT
+
+
+def read_codebook_bundle(
+    bundle: Path, limits: Limits = DEFAULT_LIMITS
+) -> tuple[dict[str, Any], Codebook, dict[str, VariableJoin]]:
+    """A codebook bundle as audit input (labels): its manifest checked, every file read once
+    and checked unchanged, every variable joined. A bundle that does not verify is refused."""
+    try:
+        _, manifest = load_manifest_json(bundle)
+    except (OSError, ValueError) as exc:
+        raise altered(bundle, f"{MANIFEST} cannot be read as JSON ({type(exc).__name__})") from None
+    problems = codebook_manifest_problems(manifest) if isinstance(manifest, dict) else ["is not a JSON object"]
+    if not problems and manifest["integrity"]["sha256"] != canonical_sha256(manifest, "integrity"):
+        problems = ["was edited after freezing (its integrity hash does not match)"]
+    if problems:
+        raise altered(bundle, f"{MANIFEST} {problems[0]}")
+    files: dict[str, bytes] = {}
+    for record in manifest["files"]:
+        data, problem = frozen_file(bundle, record, limits)
+        if problem is not None or data is None:
+            why = (problem.detail or problem.kind) if problem is not None else "cannot be read"
+            raise altered(bundle, f"{record['path']} {why}")
+        files[record["path"]] = data
+    codebook, variables = variables_from_files(manifest, files, limits)
+    return manifest, codebook, variables

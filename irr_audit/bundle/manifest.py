@@ -477,8 +477,9 @@ def read_manifest(bundle: Path) -> Manifest:
         raise altered(bundle, f"{MANIFEST} cannot be read as JSON ({type(exc).__name__})") from None
     if isinstance(manifest, dict) and manifest.get("format") == CODEBOOK_FORMAT:
         raise BundleError(
-            f"{bundle} is the bundle of a codebook audit ({manifest.get('name')}); only verify reads one yet.",
-            hint=f"check it with irr-audit verify {shell_path(bundle)}; report, labels, adjudicate and --recodes "
+            f"{bundle} is the bundle of a codebook audit ({manifest.get('name')}); only verify and labels read "
+            "one yet.",
+            hint=f"check it with irr-audit verify {shell_path(bundle)}; score, report, adjudicate and --recodes "
             "take the bundle of one rule's audit.",
             code="bundle-codebook-not-yet",
         )
