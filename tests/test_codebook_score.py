@@ -123,7 +123,7 @@ def test_gates_fail_naming_the_variables() -> None:
         (["--gate", "nosuch=0.5"], "usage-gate"),
         (["--gate", "2"], "usage-gate"),
         (["--gate", "severity=high"], "usage-gate"),
-        (["--rule", ROOT / "rules" / "sarcasm" / "v1.yaml"], "usage-rule-and-codebook"),
+        (["--rule", ROOT / "rules" / "sarcasm" / "v1.yaml"], "usage-rule-or-codebook"),
         (["--group", "h=alice,bob", "--against", "carol"], "usage-codebook-option"),
     ],
 )
@@ -135,7 +135,7 @@ def test_bad_codebook_options_are_refused(args: list, code: str) -> None:
 
 def test_sheets_need_a_rule_or_a_codebook(tmp_path: Path) -> None:
     result = run("join", *SHEETS, "--out", tmp_path / "out")
-    assert result.exit_code == 2 and "Error [usage-missing-rule]" in result.stderr
+    assert result.exit_code == 2 and "Error [usage-rule-or-codebook]" in result.stderr
     result = run("score", *SHEETS, "--gate", "0.5")
     assert result.exit_code == 2 and "Error [usage-gate]" in result.stderr
 
