@@ -953,8 +953,8 @@ def joined_inputs(
             found = Joined(frozen.join, section, frozen.manifest)
         elif is_codebook_join_dir(folder):
             raise UsageError(
-                f"{folder} is the join of a codebook, with one table per variable.",
-                hint="score it as a whole (irr-audit score DIR, irr_audit.audit_codebook(DIR)); --rule is not taken.",
+                f"{folder} is the join of a codebook, with one table per variable: it is audited as a whole.",
+                hint="irr-audit score DIR or report DIR, without --rule (irr_audit.audit_codebook(DIR) in Python).",
                 code="usage-codebook-folder",
             )
         elif is_join_dir(folder):
