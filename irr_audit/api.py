@@ -1456,11 +1456,11 @@ def codebook_joined(
         paths, options = inputs, SheetOptions(id_column, None, worksheet, parse_delimiter(delimiter), limits=checked)
         kept = None
     step(f"reading {len(paths)} sheets")
-    sheets, rests = read_variable_sheets(paths, loaded.rules, options)
+    views = read_variable_sheets(paths, loaded.rules, options)
     if kept is not None:
-        check_unchanged(kept, sheets[loaded.rules[0].id])
+        check_unchanged(kept, views.bases)
     step(f"joining {len(loaded.rules)} variables")
-    return loaded, CodebookJoin(join_variables(sheets, loaded.rules), tuple(rests))
+    return loaded, CodebookJoin(join_variables(views, loaded.rules), tuple(views.rests))
 
 
 def audit_codebook(
