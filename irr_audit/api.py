@@ -953,8 +953,8 @@ def joined_inputs(
             found = Joined(frozen.join, section, frozen.manifest)
         elif is_codebook_join_dir(folder):
             raise UsageError(
-                f"{folder} is the join of a codebook, with one table per variable.",
-                hint="score it as a whole (irr-audit score DIR, irr_audit.audit_codebook(DIR)); --rule is not taken.",
+                f"{folder} is the join of a codebook, with one table per variable: it is audited as a whole.",
+                hint="irr-audit score DIR or report DIR, without --rule (irr_audit.audit_codebook(DIR) in Python).",
                 code="usage-codebook-folder",
             )
         elif is_join_dir(folder):
@@ -1456,11 +1456,11 @@ def codebook_joined(
         paths, options = inputs, SheetOptions(id_column, None, worksheet, parse_delimiter(delimiter), limits=checked)
         kept = None
     step(f"reading {len(paths)} sheets")
-    sheets, rests = read_variable_sheets(paths, loaded.rules, options)
+    views = read_variable_sheets(paths, loaded.rules, options)
     if kept is not None:
-        check_unchanged(kept, sheets[loaded.rules[0].id])
+        check_unchanged(kept, views.bases)
     step(f"joining {len(loaded.rules)} variables")
-    return loaded, CodebookJoin(join_variables(sheets, loaded.rules), tuple(rests))
+    return loaded, CodebookJoin(join_variables(views, loaded.rules), tuple(views.rests))
 
 
 def audit_codebook(

@@ -48,9 +48,9 @@ def write(folder: Path, name: str, text: str) -> Path:
 
 
 def joined(paths: list[Path], codebook: list[Rule]):
-    sheets, rests = read_variable_sheets(paths, codebook, SheetOptions())
-    variables = join_variables(sheets, codebook)
-    return variables, codebook_log(variables, rests)
+    views = read_variable_sheets(paths, codebook, SheetOptions())
+    variables = join_variables(views, codebook)
+    return variables, codebook_log(variables, views.rests)
 
 
 def test_wide_and_long_sheets_join_alike(tmp_path: Path) -> None:
@@ -195,7 +195,7 @@ def test_a_condition_on_no_variable_of_the_codebook_is_refused(tmp_path: Path) -
 
     codebook = rules(FAILURE, {**SEVERITY, "applies_when": None})
     paths = [write(tmp_path, "alice.csv", CONDITIONAL_ALICE), write(tmp_path, "bob.csv", CONDITIONAL_BOB)]
-    sheets, _ = read_variable_sheets(paths, codebook, SheetOptions())
+    sheets = read_variable_sheets(paths, codebook, SheetOptions())
     with pytest.raises(UsageError) as error:
         join_variables(sheets, codebook, conditions={"severity": Condition("failur", ("yes",))})
     assert error.value.code == "codebook-condition"
@@ -266,3 +266,25 @@ def test_every_cell_is_used_logged_or_not_applicable(tmp_path_factory: pytest.Te
                 assert (
                     row in rows_used or row in rows_logged or (unit in out and not code.strip()) or unit in uncomparable
                 ), (rule_id, sheet.coder, row, unit, code)
+
+
+def test_a_long_sheet_variable_no_one_coded_is_missing(tmp_path: Path) -> None:
+    """Each variable's units are the sheets' units: a variable left out of a long sheet is absent."""
+    codebook = rules(FAILURE, SEVERITY, AREA)
+    paths = [
+        write(tmp_path, "alice.csv", "comment_id,variable,code\n1,failure,yes\n2,failure,no\n1,area,app\n"),
+        write(tmp_path, "bob.csv", "comment_id,variable,code\n1,failure,yes\n2,failure,no\n2,area,sync\n"),
+    ]
+    variables, log = joined(paths, codebook)
+    # severity applies to unit 1 (both said yes) and no one coded it; unit 2 is not its (both said no)
+    assert variables["severity"].join.unit_ids.tolist() == ["1"]
+    assert variables["severity"].not_applicable.tolist() == [False, True]
+    assert log[log["variable"] == "severity"][["coder", "comment_id", "reason"]].values.tolist() == [
+        ["alice", "1", "absent"],
+        ["bob", "1", "absent"],
+    ]
+    assert variables["area"].join.unit_ids.tolist() == ["1", "2"]
+    assert log[log["variable"] == "area"][["coder", "comment_id", "reason"]].values.tolist() == [
+        ["alice", "2", "absent"],
+        ["bob", "1", "absent"],
+    ]

@@ -75,6 +75,9 @@ def test_each_variable_is_exactly_its_single_rule_report(example: dict, variable
     rule = ROOT / "rules" / variable / "v1.yaml"
     single = run("report", *SHEETS, "--rule", rule, "--code-column", variable, "--format", "json", "--quiet")
     assert json.loads(single.stdout) == example["variables"][variable]
+    scored = run("score", *SHEETS, "--codebook", CODEBOOK, "--format", "json", "--quiet")
+    alone = run("score", *SHEETS, "--rule", rule, "--code-column", variable, "--format", "json", "--quiet")
+    assert json.loads(scored.stdout)["variables"][variable] == json.loads(alone.stdout)
 
 
 def test_the_reliability_table_rows(example: dict) -> None:
@@ -123,7 +126,7 @@ def test_gates_fail_naming_the_variables() -> None:
         (["--gate", "nosuch=0.5"], "usage-gate"),
         (["--gate", "2"], "usage-gate"),
         (["--gate", "severity=high"], "usage-gate"),
-        (["--rule", ROOT / "rules" / "sarcasm" / "v1.yaml"], "usage-rule-and-codebook"),
+        (["--rule", ROOT / "rules" / "sarcasm" / "v1.yaml"], "usage-rule-or-codebook"),
         (["--group", "h=alice,bob", "--against", "carol"], "usage-codebook-option"),
     ],
 )
@@ -135,7 +138,7 @@ def test_bad_codebook_options_are_refused(args: list, code: str) -> None:
 
 def test_sheets_need_a_rule_or_a_codebook(tmp_path: Path) -> None:
     result = run("join", *SHEETS, "--out", tmp_path / "out")
-    assert result.exit_code == 2 and "Error [usage-missing-rule]" in result.stderr
+    assert result.exit_code == 2 and "Error [usage-rule-or-codebook]" in result.stderr
     result = run("score", *SHEETS, "--gate", "0.5")
     assert result.exit_code == 2 and "Error [usage-gate]" in result.stderr
 
@@ -153,6 +156,10 @@ def test_the_join_folder_of_a_codebook(tmp_path: Path, example: dict) -> None:
     # a --rule on the folder is refused with the way out
     single = run("score", out, "--rule", ROOT / "rules" / "sarcasm" / "v1.yaml")
     assert single.exit_code == 2 and "Error [usage-codebook-folder]" in single.stderr
+    # commands of one rule's audit name the folder for what it is
+    for args in (["freeze", out, "--into", tmp_path / "audits"], ["compare", out, out]):
+        refused = run(*args)
+        assert refused.exit_code == 2 and "Error [usage-codebook-folder]" in refused.stderr, args
     # an edited file: not one run
     (out / "joined" / "severity.csv").write_text("edited\n", encoding="utf-8")
     edited = run("score", out)

@@ -52,9 +52,9 @@ from irr_audit.io.files import sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
 from irr_audit.io.runfolder import is_bundle, member_path_problem
-from irr_audit.io.sheets import SheetOptions
+from irr_audit.io.sheets import Sheet, SheetOptions
 from irr_audit.io.tables import parse_file, read_table_bytes
-from irr_audit.join.variables import VariableJoin, join_variables, variable_views
+from irr_audit.join.variables import SheetViews, VariableJoin, join_variables, variable_views
 from irr_audit.report.model import AuditOptions, build_report
 from irr_audit.rules.codebook import Codebook, load_codebook, parse_codebook
 from irr_audit.rules.load import parse_rule
@@ -94,17 +94,20 @@ def unit_ids(variables: Mapping[str, VariableJoin]) -> list[str]:
 
 def joined_variables(
     codebook: Codebook, sheets: Sequence[tuple[bytes, Path]], options: SheetOptions
-) -> tuple[dict[str, VariableJoin], list[Any]]:
-    """Every variable joined from the sheets' bytes (each parsed once). Pure."""
-    by_variable: dict[str, list[Any]] = {rule.id: [] for rule in codebook.rules}
-    parsed_sheets = []
+) -> tuple[dict[str, VariableJoin], list[Sheet]]:
+    """Every variable joined from the sheets' bytes (each parsed once), as join --codebook joins
+    them from files, and each sheet's base (its rows of every variable). Pure."""
+    views = SheetViews({rule.id: [] for rule in codebook.rules}, [], {rule.id: [] for rule in codebook.rules}, [])
     for data, path in sheets:
         parsed = parse_file(data, path, options.worksheet, options.limits, options.delimiter)
-        views, _ = variable_views(parsed, path, codebook.rules, options)
-        for rule_id, sheet in views.items():
-            by_variable[rule_id].append(sheet)
-        parsed_sheets.append(views[codebook.rules[0].id])
-    return join_variables(by_variable, codebook.rules), parsed_sheets
+        by_variable, rows_of, base, rest = variable_views(parsed, path, codebook.rules, options)
+        for rule in codebook.rules:
+            views.by_variable[rule.id].append(by_variable[rule.id])
+            views.rows_of[rule.id].append(rows_of[rule.id])
+        views.bases.append(base)
+        if rest is not None:
+            views.rests.append(rest)
+    return join_variables(views, codebook.rules), views.bases
 
 
 def collect_codebook_source(

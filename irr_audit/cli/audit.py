@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
 from irr_audit.cli.shared import (
     AliasOption,
     CodeColumn,
@@ -110,14 +111,6 @@ CategoryCountsOption = Annotated[
         help="Score a subjects x categories count matrix (Fleiss 1971's layout; a first column `unit` optional).",
     ),
 ]
-CodebookOption = Annotated[
-    Path | None,
-    typer.Option("--codebook", help="A codebook file: every variable of it in one run (instead of --rule)."),
-]
-RulesDirOption = Annotated[
-    Path | None,
-    typer.Option("--rules", help="With --codebook: the folder of its rules (default: found beside the codebook)."),
-]
 GateOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -154,7 +147,7 @@ def join(
     alias: AliasOption = None,
     delimiter: DelimiterOption = None,
     codebook: CodebookOption = None,
-    rules_dir: RulesDirOption = None,
+    rules_dir: RulesFolderOption = None,
 ) -> None:
     """Join coding sheets on comment id; route every missing code into the missingness log.
 
@@ -223,7 +216,7 @@ def score(
     alias: AliasOption = None,
     delimiter: DelimiterOption = None,
     codebook: CodebookOption = None,
-    rules_dir: RulesDirOption = None,
+    rules_dir: RulesFolderOption = None,
     gate: GateOption = None,
 ) -> None:
     """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient.
@@ -324,7 +317,7 @@ def report(
     alias: AliasOption = None,
     delimiter: DelimiterOption = None,
     codebook: CodebookOption = None,
-    rules_dir: RulesDirOption = None,
+    rules_dir: RulesFolderOption = None,
     gate: GateOption = None,
 ) -> None:
     """The whole audit in one document: provenance, units, table, coefficients, disagreements.
@@ -592,25 +585,9 @@ def _emit(
 
 
 def _one_of_rule_and_codebook(rule: Path | None, codebook: Path | None, rules_dir: Path | None, sheets: bool) -> None:
-    """Sheets are read under exactly one of --rule and --codebook."""
-    if rule is not None and codebook is not None:
-        raise UsageError(
-            "give --rule or --codebook, not both.",
-            hint="--rule audits one rule; --codebook every rule of a codebook, each sheet holding every variable.",
-            code="usage-rule-and-codebook",
-        )
-    if rules_dir is not None and codebook is None:
-        raise UsageError(
-            "--rules names the rules folder of a codebook; it needs --codebook.",
-            hint="add --codebook CODEBOOK, or leave --rules out.",
-            code="usage-missing-rule",
-        )
-    if sheets and rule is None and codebook is None:
-        raise UsageError(
-            "the sheets need the rule or the codebook they were coded under.",
-            hint="add --rule rules/<rule>/v<version>.yaml or --codebook codebooks/<name>/v<version>.yaml.",
-            code="usage-missing-rule",
-        )
+    """Sheets are read under exactly one of --rule and --codebook; a folder or counts may name neither."""
+    if sheets or rule is not None or rules_dir is not None:
+        one_of_rule_or_codebook(rule, codebook, rules_dir)
 
 
 def _refuse_with_codebook(options: dict[str, Any]) -> None:

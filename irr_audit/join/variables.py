@@ -137,11 +137,25 @@ class LongRest:
     variables: pa.Array  # the variable as written, of each row of ``sheet``
 
 
+@dataclass(frozen=True)
+class SheetViews:
+    """The coders' sheets split into their variables: ``by_variable`` maps a rule id to one view per
+    sheet; ``bases`` are the sheets' rows of every variable; ``rows_of`` maps a rule id to, per sheet,
+    the positions of its view's rows in the base (None: every row, as in a wide sheet); ``rests``
+    are the rows of long sheets naming no variable of the codebook."""
+
+    by_variable: dict[str, list[Sheet]]
+    bases: list[Sheet]
+    rows_of: dict[str, list[np.ndarray | None]]
+    rests: list[LongRest]
+
+
 def variable_views(
     parsed: ParsedFile, path: Path, rules: Sequence[Rule], options: ColumnChoice
-) -> tuple[dict[str, Sheet], LongRest | None]:
-    """One sheet per variable, read from one parsed file (each a view of the same rows), and
-    for a long sheet the rows of variables the codebook does not have. Pure."""
+) -> tuple[dict[str, Sheet], dict[str, np.ndarray | None], Sheet, LongRest | None]:
+    """One sheet per variable, read from one parsed file, each a view of the base (the rows of
+    every variable), the positions of each view's rows in the base (None: all of them), the base,
+    and for a long sheet the rows of variables the codebook does not have. Pure."""
     shape = sheet_shape(parsed.table.header, rules, path.name)
     if shape == WIDE:
         keys = {column.strip().casefold() for column in parsed.table.header}
@@ -151,27 +165,33 @@ def variable_views(
             sheet = sheet_from_parsed(parsed, path, dataclasses.replace(options, code_column=column))
             first = next(iter(views.values()), sheet)
             # the same rows and ids for every variable (empty rows are those with every cell empty): one
-            # copy of them, so that the ids are matched once (join_variables); one column of versions cannot
-            # fit every rule
+            # copy of them; one column of versions cannot fit every rule
             views[rule.id] = dataclasses.replace(
                 sheet, rows=first.rows, comment_ids=first.comment_ids, unit_keys=first.unit_keys, rule_versions=None
             )
-        return views, None
-    base = sheet_from_parsed(parsed, path, dataclasses.replace(options, code_column="code"))
+        return views, dict.fromkeys(views), next(iter(views.values())), None
+    whole = sheet_from_parsed(parsed, path, dataclasses.replace(options, code_column="code"))
     table = parsed.table
     at = next(index for index, column in enumerate(table.header) if column.strip().casefold() == VARIABLE)
-    records = from_numpy(np.searchsorted(table.rows, base.rows))
-    variables = pc.utf8_trim_whitespace(table.cells[at].take(records))
-    views = {rule.id: _take(base, pc.equal(variables, rule.id)) for rule in rules}
+    records = from_numpy(np.searchsorted(table.rows, whole.rows))
+    written = table.cells[at].take(records)
+    variables = pc.utf8_trim_whitespace(written)
     known = pc.is_in(variables, value_set=pa.array([rule.id for rule in rules], type=pa.string()))
-    unknown = pc.invert(known)
-    if not pc.any(unknown).as_py():
-        return views, None
-    return views, LongRest(_take(base, unknown), table.cells[at].take(records).filter(unknown))
+    rest = None
+    if not pc.all(known).as_py():
+        unknown = pc.invert(known)
+        rest = LongRest(_take(whole, unknown), written.filter(unknown))
+    base = _take(whole, known)
+    named = variables.filter(known)
+    positions = {rule.id: np.flatnonzero(pc.equal(named, rule.id).to_numpy(zero_copy_only=False)) for rule in rules}
+    views = {rule_id: _take(base, at_rows) for rule_id, at_rows in positions.items()}
+    return views, dict(positions), base, rest
 
 
-def _take(sheet: Sheet, mask: pa.Array) -> Sheet:
-    at = from_numpy(np.flatnonzero(mask.to_numpy(zero_copy_only=False)))
+def _take(sheet: Sheet, which: pa.Array | np.ndarray) -> Sheet:
+    """The sheet's rows where a mask is true, or at these positions."""
+    positions = which if isinstance(which, np.ndarray) else np.flatnonzero(which.to_numpy(zero_copy_only=False))
+    at = from_numpy(positions)
 
     def take(values: pa.Array | None) -> pa.Array | None:
         return None if values is None else values.take(at)
@@ -187,23 +207,22 @@ def _take(sheet: Sheet, mask: pa.Array) -> Sheet:
     )
 
 
-def read_variable_sheets(
-    paths: Sequence[Path], rules: Sequence[Rule], options: SheetOptions
-) -> tuple[dict[str, list[Sheet]], list[LongRest]]:
+def read_variable_sheets(paths: Sequence[Path], rules: Sequence[Rule], options: SheetOptions) -> SheetViews:
     """Every sheet read once (one per core at a time), then split into its variables' views."""
     with ThreadPoolExecutor(max_workers=thread_count()) as pool:
         parsed = list(
             pool.map(lambda path: read_and_parse(path, options.worksheet, options.limits, options.delimiter), paths)
         )
-    by_variable: dict[str, list[Sheet]] = {rule.id: [] for rule in rules}
-    rests = []
-    for path, found in zip(paths, parsed):
-        views, rest = variable_views(found, path, rules, options)
-        for rule_id, sheet in views.items():
-            by_variable[rule_id].append(sheet)
+    found = SheetViews({rule.id: [] for rule in rules}, [], {rule.id: [] for rule in rules}, [])
+    for path, table in zip(paths, parsed):
+        views, rows_of, base, rest = variable_views(table, path, rules, options)
+        for rule in rules:
+            found.by_variable[rule.id].append(views[rule.id])
+            found.rows_of[rule.id].append(rows_of[rule.id])
+        found.bases.append(base)
         if rest is not None:
-            rests.append(rest)
-    return by_variable, rests
+            found.rests.append(rest)
+    return found
 
 
 # --- the join of every variable -----------------------------------------------------------
@@ -302,28 +321,40 @@ def _condition_details(log: pd.DataFrame, condition: Condition) -> pd.Series:
 
 
 def join_variables(
-    sheets: Mapping[str, Sequence[Sheet]],
+    sheets: SheetViews | Mapping[str, Sequence[Sheet]],
     rules: Sequence[Rule],
     sample_ids: list[str] | None = None,
     conditions: Mapping[str, Condition] | None = None,
 ) -> dict[str, VariableJoin]:
     """Join each variable's sheets under its rule, then apply the conditions (``conditions``:
-    rule id -> Condition; default each rule's ``applies_when``), parents before children. Pure."""
+    rule id -> Condition; default each rule's ``applies_when``), parents before children. Pure.
+
+    With :class:`SheetViews` every variable's units are the units of the sheets (a unit no one
+    coded on a variable of a long sheet is absent there, as a missing row is), matched once."""
     found = {rule.id: condition_of(rule) for rule in rules} if conditions is None else dict(conditions)
     by_id = {rule.id: rule for rule in rules}
     check_conditions(by_id, found)
+    views = sheets.by_variable if isinstance(sheets, SheetViews) else sheets
+    base = match_units(sheets.bases, sample_ids) if isinstance(sheets, SheetViews) else None
     done: dict[str, VariableJoin] = {}
+    shared_warnings: list[tuple[str, ...]] = []  # wide sheets: every variable has the rows, ids and warnings
 
-    matches: dict[tuple[int, ...], UnitMatch] = {}
+    def matched(rule_id: str) -> UnitMatch | None:
+        if base is None or not isinstance(sheets, SheetViews):
+            return None
+        rows_of = sheets.rows_of[rule_id]
+        units_of = tuple(of if rows is None else of[rows] for of, rows in zip(base.units_of, rows_of))
+        every_row = all(rows is None for rows in rows_of)
+        return dataclasses.replace(
+            base, units_of=units_of, warnings=shared_warnings[0] if every_row and shared_warnings else None
+        )
 
     def variable(rule_id: str) -> VariableJoin:
         if rule_id not in done:
             rule = by_id[rule_id]
-            views = list(sheets[rule_id])
-            same_rows = tuple(id(sheet.unit_keys) for sheet in views)  # views of the same rows share their ids
-            joined = join_sheets(views, rule, sample_ids=sample_ids, matched=matches.get(same_rows))
-            if same_rows not in matches:
-                matches[same_rows] = _match_of(joined, views, sample_ids)
+            joined = join_sheets(list(views[rule_id]), rule, sample_ids=sample_ids, matched=matched(rule_id))
+            if not shared_warnings:
+                shared_warnings.append(joined.warnings)
             condition = found.get(rule_id)
             if condition is None:
                 decided = np.where(joined.status == VALID, joined.codes, -1)
@@ -334,12 +365,6 @@ def join_variables(
         return done[rule_id]
 
     return {rule.id: variable(rule.id) for rule in rules}
-
-
-def _match_of(joined: JoinResult, views: list[Sheet], sample_ids: list[str] | None) -> UnitMatch:
-    """The ids of these views as matched (again, cheaply), with the warnings the first join made of them."""
-    found = match_units(views, sample_ids)
-    return dataclasses.replace(found, units=joined.units, warnings=joined.warnings)
 
 
 def check_conditions(rules: Mapping[str, Rule], conditions: Mapping[str, Condition | None]) -> None:
