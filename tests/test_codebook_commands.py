@@ -360,3 +360,15 @@ def test_labels_of_a_codebook_bundle_one_row_per_variable_and_unit(tmp_path: Pat
     (bundle / "sheets" / "bob.csv").write_bytes(b"changed")
     altered = run("labels", bundle)
     assert altered.exit_code == 2 and "[bundle-altered]" in altered.output and "sheets/bob.csv" in altered.output
+
+
+def test_a_frozen_codebook_score_is_what_score_codebook_reports(tmp_path: Path) -> None:
+    bundle = freeze_example(tmp_path / "audits")
+    frozen = json.loads((bundle / "manifest.json").read_text())["score"]["variables"]
+    scored = run("score", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--format", "json")
+    assert scored.exit_code == 0, scored.output
+    variables = json.loads(scored.stdout)["variables"]
+    assert set(frozen) == set(variables) == set(VARIABLES)
+    for variable in VARIABLES:
+        for key in ("units", "metrics", "available_case", "table", "categories", "coders"):
+            assert frozen[variable]["score"][key] == variables[variable][key], (variable, key)
