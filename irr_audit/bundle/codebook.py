@@ -346,10 +346,11 @@ def variables_from_files(
 
 
 def is_codebook_bundle(path: Path) -> bool:
-    """A folder freeze --codebook wrote (its manifest's format says so)."""
-    if not is_bundle(path) or (path / MANIFEST).is_symlink():
-        return False
+    """A folder freeze --codebook wrote (its manifest's format says so). A path the system cannot
+    look up is none: the reader of a rule's bundle then names what is wrong with it."""
     try:
+        if not is_bundle(path) or (path / MANIFEST).is_symlink():
+            return False
         _, manifest = load_manifest_json(path)
     except (OSError, ValueError, IrrAuditError):
         return False
