@@ -33,7 +33,13 @@ from irr_audit.bundle.read import read_bundle
 from irr_audit.errors import UsageError
 from irr_audit.importers.model import ImportOptions
 from irr_audit.importers.run import ImportRun, import_exports
-from irr_audit.io.dataframes import frame_sheets, long_frame_sheets
+from irr_audit.io.dataframes import (
+    check_frame_coder,
+    frame_sheets,
+    frame_tables,
+    long_frame_sheets,
+    long_frame_tables,
+)
 from irr_audit.io.delimiter import parse_delimiter
 from irr_audit.io.files import check_exist
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
@@ -65,6 +71,7 @@ from irr_audit.join.variables import (
     VariableJoin,
     join_variables,
     read_variable_sheets,
+    views_of_tables,
 )
 from irr_audit.metrics import samplesize
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
@@ -1412,7 +1419,7 @@ def _variable_audits(variables: Mapping[str, VariableJoin], options: AuditOption
 
 
 def codebook_joined(
-    data: PathLike | Sequence[PathLike],
+    data: Data,
     codebook: CodebookSource | None,
     *,
     rules_dir: PathLike | None = None,
@@ -1425,6 +1432,8 @@ def codebook_joined(
     """Sheets (with a codebook) or a codebook join folder, every variable joined."""
     checked = _limits(limits)
     step = progress or _no_progress
+    if isinstance(data, (pd.DataFrame, Mapping)):
+        return _codebook_of_frames(data, codebook, rules_dir, id_column, worksheet, checked)
     inputs = _paths(data)
     check_exist([*_named(inputs, "sheet"), *_named(_path_of(codebook), "codebook")])
     if len(inputs) == 1 and inputs[0].is_dir():
@@ -1463,8 +1472,38 @@ def codebook_joined(
     return loaded, CodebookJoin(join_variables(views, loaded.rules), tuple(views.rests))
 
 
+def _codebook_of_frames(
+    data: pd.DataFrame | Mapping[str, pd.DataFrame],
+    codebook: CodebookSource | None,
+    rules_dir: PathLike | None,
+    id_column: str | None,
+    worksheet: str | None,
+    limits: Limits,
+) -> tuple[Codebook, CodebookJoin]:
+    """DataFrames of a codebook: a mapping coder -> DataFrame, or one long DataFrame with a coder
+    column; each coder's frame wide (a column per variable) or long (variable, code)."""
+    if codebook is None:
+        raise UsageError(
+            "DataFrames need the codebook they were coded under.",
+            hint="pass codebook='codebooks/<name>/v<version>.yaml'.",
+            code="usage-missing-rule",
+        )
+    loaded = load_codebook_source(codebook, rules_dir=rules_dir, limits=limits)
+    options = SheetOptions(id_column, None, worksheet, limits=limits)
+    code_columns = [*loaded.rule_ids, "code"]
+    if isinstance(data, pd.DataFrame):
+        tables = long_frame_tables(data, options, code_columns)
+    else:
+        tables = frame_tables(data, options, code_columns)
+    views = views_of_tables([(parsed, Path(f"{name}.csv")) for name, parsed in tables], loaded.rules, options)
+    if not isinstance(data, pd.DataFrame):
+        for (name, _), base in zip(tables, views.bases):
+            check_frame_coder(base, name)
+    return loaded, CodebookJoin(join_variables(views, loaded.rules), tuple(views.rests))
+
+
 def audit_codebook(
-    data: PathLike | Sequence[PathLike],
+    data: Data,
     codebook: CodebookSource | None = None,
     *,
     rules_dir: PathLike | None = None,

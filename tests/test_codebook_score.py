@@ -271,3 +271,30 @@ def test_random_codebooks_against_the_oracle(tmp_path: Path, seed: int) -> None:
     assert level.metrics.equals(oracle.metrics)
     assert level.table.equals(oracle.table)
     assert level.units["fully_coded"] == oracle.units["fully_coded"]
+
+
+def test_dataframes_audit_as_the_sheets_do() -> None:
+    import pandas as pd
+
+    frames = {sheet.stem: pd.read_csv(sheet, dtype=str, keep_default_na=False) for sheet in SHEETS}
+    from_files = irr_audit.audit_codebook(SHEETS, CODEBOOK).to_dict()
+    wide = irr_audit.audit_codebook(frames, CODEBOOK).to_dict()
+    long = pd.concat(
+        [
+            frame.melt(id_vars=["comment_id"], value_vars=list(EXPECTED), var_name="variable", value_name="code")
+            .assign(coder=coder)
+            .drop_duplicates()
+            for coder, frame in frames.items()
+        ],
+        ignore_index=True,
+    )
+    from_long = irr_audit.audit_codebook(long, CODEBOOK).to_dict()
+    for document in (wide, from_long):
+        assert document["reliability"] == from_files["reliability"]
+        for variable in EXPECTED:
+            mine, theirs = document["variables"][variable], from_files["variables"][variable]
+            assert mine["metrics"] == theirs["metrics"] and mine["table"] == theirs["table"]
+            assert mine["missingness"] == theirs["missingness"]
+    with pytest.raises(irr_audit.UsageError) as error:
+        irr_audit.audit_codebook(frames)
+    assert error.value.code == "usage-missing-rule"

@@ -213,8 +213,16 @@ def read_variable_sheets(paths: Sequence[Path], rules: Sequence[Rule], options: 
         parsed = list(
             pool.map(lambda path: read_and_parse(path, options.worksheet, options.limits, options.delimiter), paths)
         )
+    return views_of_tables(list(zip(parsed, paths)), rules, options)
+
+
+def views_of_tables(
+    tables: Sequence[tuple[ParsedFile, Path]], rules: Sequence[Rule], options: ColumnChoice
+) -> SheetViews:
+    """Parsed sheets (files, or DataFrames as irr_audit.io.dataframes gives them) split into their
+    variables' views. Pure."""
     found = SheetViews({rule.id: [] for rule in rules}, [], {rule.id: [] for rule in rules}, [])
-    for path, table in zip(paths, parsed):
+    for table, path in tables:
         views, rows_of, base, rest = variable_views(table, path, rules, options)
         for rule in rules:
             found.by_variable[rule.id].append(views[rule.id])
