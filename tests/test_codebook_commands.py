@@ -217,10 +217,91 @@ def test_example_unconditional_variables_score_as_the_oracle_says(variable: str)
     assert alpha == pytest.approx(expected["krippendorff_alpha_available_case"], abs=1e-9)
 
 
-def test_freeze_refuses_a_codebook_for_now(tmp_path: Path) -> None:
-    result = run("freeze", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--into", tmp_path / "audits")
-    assert result.exit_code == 2 and "[usage-codebook-not-yet]" in result.output
+def freeze_example(audits: Path, *extra: object) -> Path:
+    result = run("freeze", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--into", audits, *extra)
+    assert result.exit_code == 0, result.output
+    (bundle,) = [path for path in audits.iterdir() if path.is_dir()]
+    return bundle
+
+
+def writable(path: Path) -> None:
+    for folder in (path.parent, path):
+        folder.chmod(folder.stat().st_mode | 0o200)
+
+
+def test_freeze_a_codebook_keeps_every_file_and_every_variables_score(tmp_path: Path) -> None:
+    bundle = freeze_example(tmp_path / "audits")
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert manifest["format"] == "irr-audit-codebook-bundle/1" and bundle.name.endswith("_comment_study_v1")
+    frozen = {record["path"]: record["sha256"] for record in manifest["files"]}
+    originals = {
+        "codebook/comment_study/v1.yaml": CODEBOOK,
+        **{f"rule/{variable}/v1.yaml": ROOT / "rules" / variable / "v1.yaml" for variable in VARIABLES},
+        **{f"sheets/{path.name}": path for path in EXAMPLE_SHEETS},
+    }
+    assert set(frozen) == set(originals)
+    for member, original in originals.items():
+        assert (bundle / member).read_bytes() == original.read_bytes()
+        assert frozen[member] == hashlib.sha256(original.read_bytes()).hexdigest()
+    assert manifest["codebook"]["digest"] == load_codebook(CODEBOOK).digest
+    for variable, expected in EXPECTED.items():  # the oracle's numbers, severity's condition applied
+        score = manifest["score"]["variables"][variable]["score"]
+        assert score["units"]["fully_coded"] == expected["fully_coded"]
+        assert score["metrics"]["po"]["value"] == pytest.approx(expected["po"], abs=1e-9)
+        assert score["metrics"]["fleiss_kappa"]["value"] == pytest.approx(expected["fleiss_kappa"], abs=1e-9)
+        alpha = score["metrics"]["krippendorff_alpha"]["value"]
+        assert alpha == pytest.approx(expected["krippendorff_alpha"], abs=1e-9)
+    digest = "sha256:" + hashlib.sha256((bundle / "manifest.json").read_bytes()).hexdigest()
+    verified = run("verify", bundle, "--expect", digest)
+    assert verified.exit_code == 0, verified.output
+    assert "anchored" in verified.output
+
+
+@pytest.mark.parametrize(
+    ("member", "edit"),
+    [
+        ("sheets/carol.csv", lambda data: data.replace(b"major,no", b"minor,no", 1)),
+        ("rule/severity/v1.yaml", lambda data: data.replace(b"code: minor", b"code: minoR")),
+        ("codebook/comment_study/v1.yaml", lambda data: data.replace(b"failures: whether", b"failures; whether")),
+    ],
+)
+def test_verify_detects_tampering_with_any_file_of_a_codebook_bundle(tmp_path: Path, member: str, edit) -> None:
+    bundle = freeze_example(tmp_path / "audits")
+    path = bundle / member
+    writable(path)
+    before = path.read_bytes()
+    path.write_bytes(edit(before))
+    assert path.read_bytes() != before and len(path.read_bytes()) == len(before)
+    result = run("verify", bundle, "--format", "json")
+    assert result.exit_code == 1
+    found = json.loads(result.stdout)
+    assert found["files"]["changed"] == [member]
+    if member.startswith("sheets/"):
+        assert any(problem["kind"] == "score" for problem in found["problems"])  # recomputed from the edited sheet
+
+
+def test_other_commands_refuse_a_codebook_bundle_by_name(tmp_path: Path) -> None:
+    bundle = freeze_example(tmp_path / "audits")
+    for command in (["report", bundle, "--format", "json"], ["adjudicate", bundle], ["score", bundle]):
+        result = run(*command)
+        assert result.exit_code == 2, (command, result.output)
+        assert "[bundle-codebook-not-yet]" in result.output
+    checked = run("rules", "check", ROOT / "rules", "--audits", tmp_path / "audits")
+    assert checked.exit_code == 0, checked.output  # a codebook bundle is no rule bundle gone bad
+
+
+def test_freeze_codebook_refuses_what_it_does_not_take_yet(tmp_path: Path) -> None:
+    for extra in (["--code-column", "severity"], ["--sample", tmp_path]):
+        result = run("freeze", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--into", tmp_path / "audits", *extra)
+        assert result.exit_code == 2 and "[usage-codebook-not-yet]" in result.output
+    rule = ROOT / "rules" / "severity" / "v1.yaml"
+    both = run("freeze", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--rule", rule, "--into", tmp_path / "audits")
+    assert both.exit_code == 2 and "[usage-rule-or-codebook]" in both.output
     assert not (tmp_path / "audits").exists()
+    again = tmp_path / "again"
+    freeze_example(again)
+    twice = run("freeze", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--into", again)
+    assert twice.exit_code == 2 and "[usage-already-frozen]" in twice.output
 
 
 def test_a_codebook_sample_given_to_a_one_rule_join_is_refused_by_name(tmp_path: Path) -> None:
@@ -254,3 +335,40 @@ def test_import_codebook_names_the_variable_whose_column_is_missing(tmp_path: Pa
     result = run("import", "label-studio-min", export, "--codebook", CODEBOOK, "--out", tmp_path / "i")
     assert result.exit_code == 2 and "[import-question]" in result.output
     assert "variable product_area of comment_study v1" in result.output
+
+
+def test_labels_of_a_codebook_bundle_one_row_per_variable_and_unit(tmp_path: Path) -> None:
+    bundle = freeze_example(tmp_path / "audits")
+    result = run("labels", bundle, "--output", tmp_path / "labels.csv")
+    assert result.exit_code == 0, result.output
+    rows = read_csv(tmp_path / "labels.csv")
+    assert list(rows[0])[:5] == ["variable", "comment_id", "coder:alice", "coder:bob", "coder:carol"]
+    assert len(rows) == 4 * 26
+    by_key = {(row["variable"], row["comment_id"]): row for row in rows}
+    assert (
+        by_key["severity", "kq3n0c7"]["final"] == "agreed" and by_key["severity", "kq3n0c7"]["final_code"] == "critical"
+    )
+    assert by_key["severity", "kq43u3v"]["final"] == "not_applicable"  # alice's 'minor' is not a label
+    assert by_key["severity", "kq43u3v"]["coder:alice"] == ""
+    assert by_key["severity", "kq3z1q7"]["final"] == "undecided"  # the coders disagree on the condition
+    assert "whether it is asked" in by_key["severity", "kq3z1q7"]["why"]
+    assert by_key["product_area", "kq3q1f4"]["why"] == "missing codes: bob blank"
+    not_applicable = [row for row in rows if row["variable"] == "severity" and row["final"] == "not_applicable"]
+    assert len(not_applicable) == len(EXPECTED["severity"]["not_applicable_units"])
+    assert "severity: 14 units" in result.output and "12 not applicable" in result.output
+    writable(bundle / "sheets" / "bob.csv")
+    (bundle / "sheets" / "bob.csv").write_bytes(b"changed")
+    altered = run("labels", bundle)
+    assert altered.exit_code == 2 and "[bundle-altered]" in altered.output and "sheets/bob.csv" in altered.output
+
+
+def test_a_frozen_codebook_score_is_what_score_codebook_reports(tmp_path: Path) -> None:
+    bundle = freeze_example(tmp_path / "audits")
+    frozen = json.loads((bundle / "manifest.json").read_text())["score"]["variables"]
+    scored = run("score", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--format", "json")
+    assert scored.exit_code == 0, scored.output
+    variables = json.loads(scored.stdout)["variables"]
+    assert set(frozen) == set(variables) == set(VARIABLES)
+    for variable in VARIABLES:
+        for key in ("units", "metrics", "available_case", "table", "categories", "coders"):
+            assert frozen[variable]["score"][key] == variables[variable][key], (variable, key)

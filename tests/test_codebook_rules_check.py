@@ -124,3 +124,31 @@ def test_cli_codebooks_option_names_another_folder(tmp_path: Path) -> None:
     assert "[codebook-version-mismatch]" in result.output and "[codebook-version-skipped]" in result.output
     missing = run("rules", "check", tmp_path / "rules", "--codebooks", tmp_path / "nope")
     assert missing.exit_code == 2 and "usage-codebooks-dir" in missing.output
+
+
+def test_cli_base_flags_a_released_codebook_edited_since_the_git_ref(tmp_path: Path, monkeypatch) -> None:
+    import os
+    import subprocess
+
+    for name in [name for name in os.environ if name.startswith("GIT_")]:
+        monkeypatch.delenv(name)
+
+    def git(*arguments: str) -> None:
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "-C", str(tmp_path)]
+            + list(arguments),
+            capture_output=True,
+            check=True,
+        )
+
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    shutil.copytree(ROOT / "codebooks", tmp_path / "codebooks")
+    (tmp_path / "rules" / "rules.lock").unlink()  # git alone says what was released
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-q", "-m", "release")
+    assert run("rules", "check", tmp_path / "rules", "--base", "main").exit_code == 0
+    codebook = tmp_path / "codebooks" / "comment_study" / "v1.yaml"
+    codebook.write_bytes(codebook.read_bytes().replace(b"  - {rule: sarcasm, version: 1}\n", b""))
+    result = run("rules", "check", tmp_path / "rules", "--base", "main")
+    assert result.exit_code == 1 and "[codebook-released-edited]" in result.output and "git ref main" in result.output
