@@ -27,6 +27,7 @@ import pandas as pd
 from rich.console import Console, Group
 
 from irr_audit.bundle.adjudication import bundle_report_sections
+from irr_audit.bundle.codebook import is_codebook_bundle, read_codebook_bundle
 from irr_audit.bundle.labels import bundle_labels
 from irr_audit.bundle.manifest import Manifest
 from irr_audit.bundle.read import read_bundle
@@ -1436,6 +1437,10 @@ def codebook_joined(
         return _codebook_of_frames(data, codebook, rules_dir, id_column, worksheet, checked)
     inputs = _paths(data)
     check_exist([*_named(inputs, "sheet"), *_named(_path_of(codebook), "codebook")])
+    if len(inputs) == 1 and is_codebook_bundle(inputs[0]):  # freeze --codebook made it: read and checked
+        _, frozen, variables = read_codebook_bundle(inputs[0], checked)
+        _check_same_codebook(codebook, rules_dir, frozen, inputs[0], checked)
+        return frozen, CodebookJoin(variables)
     if len(inputs) == 1 and inputs[0].is_dir():
         if not is_codebook_join_dir(inputs[0]):
             raise UsageError(
@@ -1444,15 +1449,7 @@ def codebook_joined(
                 code="usage-not-a-join-dir",
             )
         kept = read_codebook_join_dir(inputs[0], checked)
-        if codebook is not None:
-            given = load_codebook_source(codebook, rules_dir=rules_dir, limits=checked)
-            if given.digest != kept.codebook.digest:
-                raise UsageError(
-                    f"--codebook {given.source_name} ({given.label}) is not the codebook {inputs[0]} was made with "
-                    f"({kept.codebook.label}, {kept.codebook.digest[:19]}...).",
-                    hint="leave --codebook out: the folder keeps its own copy of the codebook.",
-                    code="usage-codebook-mismatch",
-                )
+        _check_same_codebook(codebook, rules_dir, kept.codebook, inputs[0], checked)
         loaded, paths, options = kept.codebook, list(kept.sheet_paths), sheet_options(kept, checked)
     else:
         if codebook is None:
@@ -1470,6 +1467,22 @@ def codebook_joined(
         check_unchanged(kept, views.bases)
     step(f"joining {len(loaded.rules)} variables")
     return loaded, CodebookJoin(join_variables(views, loaded.rules), tuple(views.rests))
+
+
+def _check_same_codebook(
+    codebook: CodebookSource | None, rules_dir: PathLike | None, kept: Codebook, folder: Path, limits: Limits
+) -> None:
+    """A codebook given with a folder or a bundle must be the one it keeps."""
+    if codebook is None:
+        return
+    given = load_codebook_source(codebook, rules_dir=rules_dir, limits=limits)
+    if given.digest != kept.digest:
+        raise UsageError(
+            f"--codebook {given.source_name} ({given.label}) is not the codebook {folder} was made with "
+            f"({kept.label}, {kept.digest[:19]}...).",
+            hint="leave --codebook out: the folder keeps its own copy of the codebook.",
+            code="usage-codebook-mismatch",
+        )
 
 
 def _codebook_of_frames(

@@ -298,3 +298,16 @@ def test_dataframes_audit_as_the_sheets_do() -> None:
     with pytest.raises(irr_audit.UsageError) as error:
         irr_audit.audit_codebook(frames)
     assert error.value.code == "usage-missing-rule"
+
+
+def test_a_codebook_bundle_scores_as_its_sheets(tmp_path: Path, example: dict) -> None:
+    frozen = run("freeze", *SHEETS, "--codebook", CODEBOOK, "--into", tmp_path / "audits")
+    assert frozen.exit_code == 0, frozen.output
+    (bundle,) = [path for path in (tmp_path / "audits").iterdir() if path.is_dir()]
+    from_bundle = json.loads(run("report", bundle, "--format", "json", "--quiet").stdout)
+    assert from_bundle["reliability"] == example["reliability"]
+    assert from_bundle["missingness"] == example["missingness"]
+    for variable in EXPECTED:
+        assert from_bundle["variables"][variable]["metrics"] == example["variables"][variable]["metrics"]
+    gated = run("score", bundle, "--gate", "severity=0.8", "--quiet")
+    assert gated.exit_code == 1 and "gate failed: severity" in gated.stderr

@@ -603,13 +603,14 @@ def _refuse_with_codebook(options: dict[str, Any]) -> None:
 def _is_codebook_audit(
     inputs: list[Path] | None, rule: Path | None, codebook: Path | None, rules_dir: Path | None, gate: Any
 ) -> bool:
-    """--codebook, or a folder join --codebook wrote (it keeps its codebook). --gate needs one of them."""
+    """--codebook, or a folder join --codebook wrote or a bundle freeze --codebook made (each keeps its
+    codebook). --gate needs one of them."""
+    from irr_audit.bundle.codebook import is_codebook_bundle
     from irr_audit.join.codebook_folder import is_codebook_join_dir
 
     _one_of_rule_and_codebook(rule, codebook, rules_dir, sheets=False)
-    found = codebook is not None or (
-        rule is None and inputs is not None and len(inputs) == 1 and is_codebook_join_dir(inputs[0])
-    )
+    alone = inputs[0] if rule is None and inputs and len(inputs) == 1 else None
+    found = codebook is not None or (alone is not None and (is_codebook_join_dir(alone) or is_codebook_bundle(alone)))
     if gate and not found:
         raise UsageError(
             "--gate gates the variables of a codebook.",
