@@ -729,8 +729,15 @@ def _audit_codebook(
         for warning in scored.input_warnings:
             say(f"warning: {warning}")
     for rule_id, audited in scored.audits.items():
-        tell_problems([{**problem, "message": f"{rule_id}: {problem['message']}"} for problem in audited.problems])
+        tell_problems([_variable_problem(rule_id, problem) for problem in audited.problems])
     return scored
+
+
+def _variable_problem(rule_id: str, problem: dict[str, Any]) -> dict[str, Any]:
+    """A variable's problem as said on stderr: named with the variable, and its fix in a codebook's
+    terms (a codebook has no --code-column: each variable is read from its own column)."""
+    fix = str(problem["fix"]).replace("--code-column names the column of the codes", f"the {rule_id} column is filled")
+    return {**problem, "message": f"{rule_id}: {problem['message']}", "fix": fix}
 
 
 def _exit_codebook(result: CodebookAudit) -> None:
