@@ -3,8 +3,9 @@
 A codebook is several rules coded together. Each coder's sheet holds every variable,
 either wide (one column per variable, named after its rule id) or long (the columns
 comment_id, variable and code: one row per unit and variable). Each variable is a
-view of the sheets (the same rows, that variable's codes) joined by
-:func:`irr_audit.join.join.join_sheets` exactly as a single rule is.
+view of the sheets (a wide sheet's rows with that variable's column as the code, or a
+long sheet's rows of that variable) joined by :func:`irr_audit.join.join.join_sheets`
+exactly as a single rule is, on the units of every sheet.
 
 A conditional variable (``applies_when: {rule: PARENT, codes: [...]}``) follows the
 convention of docs/statistics.md, "Conditional variables". For one coder on one unit its
