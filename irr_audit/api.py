@@ -1274,7 +1274,8 @@ class CodebookAudit:
     rule id to that variable's single-rule :class:`Audit` (its ``to_dict()`` exactly what
     `report --rule` gives for that variable), ``missingness`` is the one log of every variable
     (a first column ``variable``; empty for counts), ``gates`` each variable's gate on its
-    recommended coefficient, and ``cells`` each variable's cells: used, not applicable, logged."""
+    recommended coefficient, and ``cells`` each variable's cells: used, logged, not applicable and
+    not comparable. ``joined`` is every variable's join (None for counts)."""
 
     codebook: Codebook
     audits: Mapping[str, Audit]
