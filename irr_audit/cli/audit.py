@@ -158,8 +158,8 @@ def join(
     check_outputs([*sheets, rule, sample, codebook], "--out", folders=[out])
     _one_of_rule_and_codebook(rule, codebook, rules_dir, sheets=True)
     if codebook is not None:
-        _refuse_with_codebook({"--sample": sample, "--code-column": code_column, "--alias": alias})
-        _join_codebook(sheets, codebook, out, rules_dir, force, id_column, worksheet, limit, delimiter, quiet)
+        _refuse_with_codebook({"--code-column": code_column, "--alias": alias})
+        _join_codebook(sheets, codebook, out, rules_dir, sample, force, id_column, worksheet, limit, delimiter, quiet)
         return
     with steps(wanted(quiet)) as progress:
         joined = join_folder(
@@ -625,6 +625,7 @@ def _join_codebook(
     codebook: Path,
     out: Path,
     rules_dir: Path | None,
+    sample: Path | None,
     force: bool,
     id_column: str | None,
     worksheet: str | None,
@@ -647,6 +648,7 @@ def _join_codebook(
             limits=parse_limits(limit),
             progress=progress.step,
             delimiter=delimiter,
+            sample=sample,
         )
     if not quiet:
         say(joined.summary_line)

@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -589,6 +590,7 @@ class CodebookJoin:
 
     variables: Mapping[str, VariableJoin]
     rests: tuple[LongRest, ...] = ()
+    sample: dict[str, Any] | None = None  # what a report shows of the sample the units are restricted to
 
     @cached_property
     def log(self) -> pd.DataFrame:

@@ -120,11 +120,19 @@ CASES = [
         code="output-overwrites-input",
     ),
     Case(
-        "codebook audit: --sample is not taken with a codebook",
+        "codebook audit: --sample names no folder",
         "join alice.csv bob.csv --codebook codebook.yaml --out joined --sample sample",
         sheets(),
         exit=2,
-        code="usage-codebook-option",
-        says=("--sample",),
+        code="sample-dir-not-found",
+        says=("sample",),
+    ),
+    Case(
+        "codebook audit: --sample names a folder that is no sample",
+        "join alice.csv bob.csv --codebook codebook.yaml --out joined --sample rules",
+        sheets(),
+        exit=2,
+        code="usage-not-a-sample-dir",
+        says=("rules",),
     ),
 ]
