@@ -152,9 +152,10 @@ def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None, codebooks
     from irr_audit.rules.lock import codebook_lock_entries, lock_entries, render_lock
     from irr_audit.rules.repository import (
         default_lock_path,
-        gather_check_inputs,
+        gather_codebooks,
         label_of,
         read_lock,
+        read_rule_files,
         rule_folder_files,
         write_lock,
     )
@@ -163,20 +164,14 @@ def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None, codebooks
     lock_path = lock or default_lock_path(rules_dir)
     # the rule files, as read_rule_files reads them
     check_outputs(rule_folder_files(rules_dir), "--lock", files=[lock_path])
-    inputs = gather_check_inputs(rules_dir, None, lock, None, codebooks)
-    current = inputs.current
+    current = read_rule_files(rules_dir)
     existing = read_lock(lock_path)
     result = check_rules(current, [existing] if existing else [], rules_label=label_of(rules_dir))
+    found = gather_codebooks(rules_dir, codebooks, lock_path) or ({}, [], {}, "")
+    book_files, released, pins, books_label = found
     problems = [
         *result.problems,
-        *check_codebooks(
-            inputs.codebooks,
-            current,
-            inputs.codebook_baselines,
-            inputs.pins,
-            inputs.codebooks_label,
-            label_of(rules_dir),
-        ),
+        *check_codebooks(book_files, current, released, pins, books_label, label_of(rules_dir)),
     ]
     if problems:
         for problem in problems:
@@ -192,7 +187,7 @@ def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None, codebooks
         f"{len(entries)} version{'s' if len(entries) != 1 else ''} of "
         f"{len({e.rule for e in entries})} rule{'s' if len({e.rule for e in entries}) != 1 else ''}"
     )
-    books = codebook_lock_entries(inputs.codebooks, current)
+    books = codebook_lock_entries(book_files, current)
     if books:
         versions += f" and {len(books)} codebook version{'s' if len(books) != 1 else ''}"
     if not write_lock(lock_path, render_lock(entries, books)):

@@ -77,11 +77,33 @@ def gather_check_inputs(
     """What the check reads; with codebooks (``codebooks_dir``, else the default one when it
     exists), their files and released versions too."""
     inputs = _gather_rule_inputs(rules_dir, base, lock_path, audits_dir)
+    found = gather_codebooks(rules_dir, codebooks_dir, lock_path, base)
+    if found is None:
+        return inputs
+    codebooks, baselines, pins, label = found
+    return CheckInputs(
+        inputs.current,
+        inputs.baselines,
+        inputs.manifests,
+        inputs.notes,
+        codebooks=codebooks,
+        codebook_baselines=baselines,
+        pins=pins,
+        codebooks_label=label,
+    )
+
+
+def gather_codebooks(
+    rules_dir: Path, codebooks_dir: Path | None, lock_path: Path | None, base: str | None = None
+) -> tuple[dict[str, bytes], list[Baseline], dict[str, dict[str, str]], str] | None:
+    """The codebook files (``codebooks_dir``, else the default folder when it exists; None when
+    there is none), their released versions (a git ref, the lock file when there is one) and the
+    rule files each released version pinned, and the folder as shown."""
     named = codebooks_dir is not None
     codebooks_dir = codebooks_dir or default_codebooks_dir(rules_dir)
     check_usable([codebooks_dir])
     if not named and not codebooks_dir.is_dir():
-        return inputs
+        return None
     codebooks = read_codebook_files(codebooks_dir)
     baselines: list[Baseline] = []
     pins: dict[str, dict[str, str]] = {}
@@ -93,16 +115,7 @@ def gather_check_inputs(
         git, _, _ = git_baseline(codebooks_dir, base)
         if git is not None:
             baselines.insert(0, git)
-    return CheckInputs(
-        inputs.current,
-        inputs.baselines,
-        inputs.manifests,
-        inputs.notes,
-        codebooks=codebooks,
-        codebook_baselines=baselines,
-        pins=pins,
-        codebooks_label=label_of(codebooks_dir),
-    )
+    return codebooks, baselines, pins, label_of(codebooks_dir)
 
 
 def _gather_rule_inputs(
