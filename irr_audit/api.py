@@ -27,13 +27,20 @@ import pandas as pd
 from rich.console import Console, Group
 
 from irr_audit.bundle.adjudication import bundle_report_sections
+from irr_audit.bundle.codebook import is_codebook_bundle, read_codebook_bundle
 from irr_audit.bundle.labels import bundle_labels
 from irr_audit.bundle.manifest import Manifest
 from irr_audit.bundle.read import read_bundle
 from irr_audit.errors import UsageError
 from irr_audit.importers.model import ImportOptions
 from irr_audit.importers.run import ImportRun, import_exports
-from irr_audit.io.dataframes import frame_sheets, long_frame_sheets
+from irr_audit.io.dataframes import (
+    check_frame_coder,
+    frame_sheets,
+    frame_tables,
+    long_frame_sheets,
+    long_frame_tables,
+)
 from irr_audit.io.delimiter import parse_delimiter
 from irr_audit.io.files import check_exist
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
@@ -65,6 +72,7 @@ from irr_audit.join.variables import (
     VariableJoin,
     join_variables,
     read_variable_sheets,
+    views_of_tables,
 )
 from irr_audit.metrics import samplesize
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
@@ -1266,7 +1274,8 @@ class CodebookAudit:
     rule id to that variable's single-rule :class:`Audit` (its ``to_dict()`` exactly what
     `report --rule` gives for that variable), ``missingness`` is the one log of every variable
     (a first column ``variable``; empty for counts), ``gates`` each variable's gate on its
-    recommended coefficient, and ``cells`` each variable's cells: used, not applicable, logged."""
+    recommended coefficient, and ``cells`` each variable's cells: used, logged, not applicable and
+    not comparable. ``joined`` is every variable's join (None for counts)."""
 
     codebook: Codebook
     audits: Mapping[str, Audit]
@@ -1402,17 +1411,18 @@ def parse_gate_options(values: Sequence[str] | None) -> dict[str, float] | None:
     return gates
 
 
-def _variable_audits(variables: Mapping[str, VariableJoin], options: AuditOptions, step: Progress) -> dict[str, Audit]:
+def _variable_audits(joined: CodebookJoin, options: AuditOptions, step: Progress) -> dict[str, Audit]:
     audits = {}
-    for rule_id, joined in variables.items():
-        step(f"scoring {rule_id}: {len(joined.join.units):,} units")
-        result = joined.join
-        audits[rule_id] = Audit(build_report(result, options), result, result.summary_line(), result.warnings)
+    for rule_id, variable in joined.variables.items():
+        step(f"scoring {rule_id}: {len(variable.join.units):,} units")
+        result = variable.join
+        report = dataclasses.replace(build_report(result, options), sample=joined.sample)
+        audits[rule_id] = Audit(report, result, result.summary_line(), result.warnings)
     return audits
 
 
 def codebook_joined(
-    data: PathLike | Sequence[PathLike],
+    data: Data,
     codebook: CodebookSource | None,
     *,
     rules_dir: PathLike | None = None,
@@ -1421,12 +1431,34 @@ def codebook_joined(
     delimiter: str | None = None,
     limits: LimitsLike = None,
     progress: Progress | None = None,
+    sample: PathLike | None = None,
 ) -> tuple[Codebook, CodebookJoin]:
-    """Sheets (with a codebook) or a codebook join folder, every variable joined."""
+    """Sheets (with a codebook, restricted to a sample's units when given) or a codebook join
+    folder or bundle, every variable joined."""
     checked = _limits(limits)
     step = progress or _no_progress
+    if isinstance(data, (pd.DataFrame, Mapping)):
+        if sample is not None:
+            raise UsageError(
+                "sample restricts a codebook's sheet files to a sample's units.",
+                hint="pass the sheet files, or restrict the DataFrames yourself.",
+                code="usage-sample",
+            )
+        return _codebook_of_frames(data, codebook, rules_dir, id_column, worksheet, checked)
     inputs = _paths(data)
-    check_exist([*_named(inputs, "sheet"), *_named(_path_of(codebook), "codebook")])
+    check_exist(
+        [*_named(inputs, "sheet"), *_named(_path_of(codebook), "codebook"), *_named(_path_of(sample), "sample")]
+    )
+    if sample is not None and len(inputs) == 1 and inputs[0].is_dir():
+        raise UsageError(
+            f"{inputs[0]} keeps its own units; sample restricts sheets to a sample's.",
+            hint="leave out --sample, or pass the sheets themselves.",
+            code="usage-sample",
+        )
+    if len(inputs) == 1 and is_codebook_bundle(inputs[0]):  # freeze --codebook made it: read and checked
+        _, frozen, variables = read_codebook_bundle(inputs[0], checked)
+        _check_same_codebook(codebook, rules_dir, frozen, inputs[0], checked)
+        return frozen, CodebookJoin(variables)
     if len(inputs) == 1 and inputs[0].is_dir():
         if not is_codebook_join_dir(inputs[0]):
             raise UsageError(
@@ -1435,15 +1467,7 @@ def codebook_joined(
                 code="usage-not-a-join-dir",
             )
         kept = read_codebook_join_dir(inputs[0], checked)
-        if codebook is not None:
-            given = load_codebook_source(codebook, rules_dir=rules_dir, limits=checked)
-            if given.digest != kept.codebook.digest:
-                raise UsageError(
-                    f"--codebook {given.source_name} ({given.label}) is not the codebook {inputs[0]} was made with "
-                    f"({kept.codebook.label}, {kept.codebook.digest[:19]}...).",
-                    hint="leave --codebook out: the folder keeps its own copy of the codebook.",
-                    code="usage-codebook-mismatch",
-                )
+        _check_same_codebook(codebook, rules_dir, kept.codebook, inputs[0], checked)
         loaded, paths, options = kept.codebook, list(kept.sheet_paths), sheet_options(kept, checked)
     else:
         if codebook is None:
@@ -1455,16 +1479,80 @@ def codebook_joined(
         loaded = load_codebook_source(codebook, rules_dir=rules_dir, limits=checked)
         paths, options = inputs, SheetOptions(id_column, None, worksheet, parse_delimiter(delimiter), limits=checked)
         kept = None
+    reference = read_sample(Path(sample), checked, codebook=loaded) if sample is not None else None
     step(f"reading {len(paths)} sheets")
     views = read_variable_sheets(paths, loaded.rules, options)
     if kept is not None:
         check_unchanged(kept, views.bases)
     step(f"joining {len(loaded.rules)} variables")
+    sample_ids = list(reference.ids) if reference else (kept.sample_ids if kept else None)
+    variables = join_variables(views, loaded.rules, sample_ids=sample_ids)
+    if reference is not None:
+        return loaded, CodebookJoin(_with_context(variables, reference.joined), tuple(views.rests), reference.report)
+    if kept is not None and kept.sample_ids is not None:
+        first_id = next(iter(variables))
+        found = with_ledger(variables[first_id].join, kept.sample_folder, kept.sample_ids, checked, codebook=loaded)
+        variables = _with_context(variables, lambda join: dataclasses.replace(join, context=found.context))
+        variables[first_id] = dataclasses.replace(variables[first_id], join=found)  # a ledger gone: said once
+        return loaded, CodebookJoin(variables, tuple(views.rests), kept.sample_report)
+    return loaded, CodebookJoin(variables, tuple(views.rests))
+
+
+def _with_context(
+    variables: dict[str, VariableJoin], joined: Callable[[JoinResult], JoinResult]
+) -> dict[str, VariableJoin]:
+    """Each variable's scored join with the sample's ledger text beside its units."""
+    return {rule_id: dataclasses.replace(found, join=joined(found.join)) for rule_id, found in variables.items()}
+
+
+def _check_same_codebook(
+    codebook: CodebookSource | None, rules_dir: PathLike | None, kept: Codebook, folder: Path, limits: Limits
+) -> None:
+    """A codebook given with a folder or a bundle must be the one it keeps."""
+    if codebook is None:
+        return
+    given = load_codebook_source(codebook, rules_dir=rules_dir, limits=limits)
+    if given.digest != kept.digest:
+        raise UsageError(
+            f"--codebook {given.source_name} ({given.label}) is not the codebook {folder} was made with "
+            f"({kept.label}, {kept.digest[:19]}...).",
+            hint="leave --codebook out: the folder keeps its own copy of the codebook.",
+            code="usage-codebook-mismatch",
+        )
+
+
+def _codebook_of_frames(
+    data: pd.DataFrame | Mapping[str, pd.DataFrame],
+    codebook: CodebookSource | None,
+    rules_dir: PathLike | None,
+    id_column: str | None,
+    worksheet: str | None,
+    limits: Limits,
+) -> tuple[Codebook, CodebookJoin]:
+    """DataFrames of a codebook: a mapping coder -> DataFrame, or one long DataFrame with a coder
+    column; each coder's frame wide (a column per variable) or long (variable, code)."""
+    if codebook is None:
+        raise UsageError(
+            "DataFrames need the codebook they were coded under.",
+            hint="pass codebook='codebooks/<name>/v<version>.yaml'.",
+            code="usage-missing-rule",
+        )
+    loaded = load_codebook_source(codebook, rules_dir=rules_dir, limits=limits)
+    options = SheetOptions(id_column, None, worksheet, limits=limits)
+    code_columns = [*loaded.rule_ids, "code"]
+    if isinstance(data, pd.DataFrame):
+        tables = long_frame_tables(data, options, code_columns)
+    else:
+        tables = frame_tables(data, options, code_columns)
+    views = views_of_tables([(parsed, Path(f"{name}.csv")) for name, parsed in tables], loaded.rules, options)
+    if not isinstance(data, pd.DataFrame):
+        for (name, _), base in zip(tables, views.bases):
+            check_frame_coder(base, name)
     return loaded, CodebookJoin(join_variables(views, loaded.rules), tuple(views.rests))
 
 
 def audit_codebook(
-    data: PathLike | Sequence[PathLike],
+    data: Data,
     codebook: CodebookSource | None = None,
     *,
     rules_dir: PathLike | None = None,
@@ -1481,6 +1569,7 @@ def audit_codebook(
     test_against: float | None = None,
     alpha_min: Sequence[float] | None = None,
     delimiter: str | None = None,
+    sample: PathLike | None = None,
 ) -> CodebookAudit:
     """Audit every variable of a codebook in one run (docs/codebook_audit.md): ``data`` is the
     coders' sheets (wide: a column per variable; or long: comment_id, variable, code) or a
@@ -1500,9 +1589,10 @@ def audit_codebook(
         delimiter=delimiter,
         limits=limits,
         progress=progress,
+        sample=sample,
     )
     chosen = codebook_gates(gates, loaded)
-    audits = _variable_audits(joined.variables, options, progress or _no_progress)
+    audits = _variable_audits(joined, options, progress or _no_progress)
     line = joined.summary_line(loaded.label) + seed_note
     return CodebookAudit(loaded, audits, joined, chosen, line, joined.warnings)
 
@@ -1598,14 +1688,18 @@ def join_codebook_folder(
     limits: LimitsLike = None,
     progress: Progress | None = None,
     delimiter: str | None = None,
+    sample: PathLike | None = None,
 ) -> CodebookJoinFolder:
     """Join the sheets of every variable of a codebook and write the folder `join --codebook --out`
     writes (docs/codebook_audit.md), as one run."""
     checked = _limits(limits)
     out_path = Path(out)
-    check_exist([*_named(_paths(sheets), "sheet"), *_named(_path_of(codebook), "codebook")])
+    check_exist(
+        [*_named(_paths(sheets), "sheet"), *_named(_path_of(codebook), "codebook"), *_named(_path_of(sample), "sample")]
+    )
     codebook_files = _path_of(codebook)
-    refuse_unsafe_outputs(files_read([*_paths(sheets), *codebook_files]), folders=[out_path])
+    sample_folder = Path(sample) if sample is not None else None
+    refuse_unsafe_outputs(files_read([*_paths(sheets), *codebook_files, sample_folder]), folders=[out_path])
     loaded, joined = codebook_joined(
         sheets,
         codebook,
@@ -1615,6 +1709,7 @@ def join_codebook_folder(
         delimiter=delimiter,
         limits=checked,
         progress=progress,
+        sample=sample_folder,
     )
     columns = ColumnChoice(id_column, None, worksheet, parse_delimiter(delimiter))
     line = joined.summary_line(loaded.label)
@@ -1626,5 +1721,7 @@ def join_codebook_folder(
         columns,
         force=force,
         inputs=codebook_files,
+        sample=sample_folder,
+        sample_ids=list(next(iter(joined.variables.values())).full.unit_ids) if sample_folder else None,
     )
     return CodebookJoinFolder(loaded, joined, tuple(written.written), tuple(written.removed), line)

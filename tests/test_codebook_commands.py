@@ -282,10 +282,12 @@ def test_verify_detects_tampering_with_any_file_of_a_codebook_bundle(tmp_path: P
 
 def test_other_commands_refuse_a_codebook_bundle_by_name(tmp_path: Path) -> None:
     bundle = freeze_example(tmp_path / "audits")
-    for command in (["report", bundle, "--format", "json"], ["adjudicate", bundle], ["score", bundle]):
+    for command in (["adjudicate", bundle], ["report", bundle, "--rule", ROOT / "rules/sarcasm/v1.yaml"]):
         result = run(*command)
         assert result.exit_code == 2, (command, result.output)
         assert "[bundle-codebook-not-yet]" in result.output
+    # score and report audit every variable of it (docs/codebook_audit.md; tests/test_codebook_score.py)
+    assert run("score", bundle, "--quiet").exit_code == 0
     checked = run("rules", "check", ROOT / "rules", "--audits", tmp_path / "audits")
     assert checked.exit_code == 0, checked.output  # a codebook bundle is no rule bundle gone bad
 

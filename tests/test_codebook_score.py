@@ -271,3 +271,108 @@ def test_random_codebooks_against_the_oracle(tmp_path: Path, seed: int) -> None:
     assert level.metrics.equals(oracle.metrics)
     assert level.table.equals(oracle.table)
     assert level.units["fully_coded"] == oracle.units["fully_coded"]
+
+
+def test_dataframes_audit_as_the_sheets_do() -> None:
+    import pandas as pd
+
+    frames = {sheet.stem: pd.read_csv(sheet, dtype=str, keep_default_na=False) for sheet in SHEETS}
+    from_files = irr_audit.audit_codebook(SHEETS, CODEBOOK).to_dict()
+    wide = irr_audit.audit_codebook(frames, CODEBOOK).to_dict()
+    long = pd.concat(
+        [
+            frame.melt(id_vars=["comment_id"], value_vars=list(EXPECTED), var_name="variable", value_name="code")
+            .assign(coder=coder)
+            .drop_duplicates()
+            for coder, frame in frames.items()
+        ],
+        ignore_index=True,
+    )
+    from_long = irr_audit.audit_codebook(long, CODEBOOK).to_dict()
+    for document in (wide, from_long):
+        assert document["reliability"] == from_files["reliability"]
+        for variable in EXPECTED:
+            mine, theirs = document["variables"][variable], from_files["variables"][variable]
+            assert mine["metrics"] == theirs["metrics"] and mine["table"] == theirs["table"]
+            assert mine["missingness"] == theirs["missingness"]
+    with pytest.raises(irr_audit.UsageError) as error:
+        irr_audit.audit_codebook(frames)
+    assert error.value.code == "usage-missing-rule"
+
+
+def test_a_codebook_bundle_scores_as_its_sheets(tmp_path: Path, example: dict) -> None:
+    frozen = run("freeze", *SHEETS, "--codebook", CODEBOOK, "--into", tmp_path / "audits")
+    assert frozen.exit_code == 0, frozen.output
+    (bundle,) = [path for path in (tmp_path / "audits").iterdir() if path.is_dir()]
+    from_bundle = json.loads(run("report", bundle, "--format", "json", "--quiet").stdout)
+    assert from_bundle["reliability"] == example["reliability"]
+    assert from_bundle["missingness"] == example["missingness"]
+    for variable in EXPECTED:
+        assert from_bundle["variables"][variable]["metrics"] == example["variables"][variable]["metrics"]
+    gated = run("score", bundle, "--gate", "severity=0.8", "--quiet")
+    assert gated.exit_code == 1 and "gate failed: severity" in gated.stderr
+
+
+def test_join_with_the_sample_drawn_for_the_codebook(tmp_path: Path) -> None:
+    import csv
+
+    sample = tmp_path / "sample"
+    drawn = run(
+        "sample",
+        ROOT / "examples" / "collector" / "dataset.jsonl",
+        "--run-record",
+        ROOT / "examples" / "collector" / "run.json",
+        "--codebook",
+        CODEBOOK,
+        "--coders",
+        "alice,bob",
+        "--out",
+        sample,
+        "--size",
+        "8",
+        "--seed",
+        "3",
+        "--quiet",
+    )
+    assert drawn.exit_code == 0, drawn.output
+    filled = []
+    for coder in ("alice", "bob"):
+        with open(sample / "sheets" / f"{coder}.csv", encoding="utf-8-sig", newline="") as stream:
+            rows = list(csv.DictReader(stream))
+        for at, row in enumerate(rows):
+            row.update(explicit_current_failure="yes", product_area="app", sarcasm="no")
+            row["severity"] = "minor" if coder == "alice" or at % 2 else "major"
+        rows.append({**rows[0], "comment_id": "not_sampled"})  # a row for a unit outside the sample
+        path = tmp_path / f"{coder}.csv"
+        with open(path, "w", encoding="utf-8", newline="") as stream:
+            writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        filled.append(path)
+    out = tmp_path / "joined"
+    joined = run("join", *filled, "--codebook", CODEBOOK, "--sample", sample, "--out", out, "--quiet")
+    assert joined.exit_code == 0, joined.output
+    document = json.loads(run("report", out, "--format", "json", "--quiet").stdout)
+    severity = document["variables"]["severity"]
+    assert severity["units"]["total"] == 8 and severity["sample"]["counts"]
+    assert document["missingness"]["by_variable"]["severity"] == {"not_in_sample": 2}
+    listed = severity["disagreements"]  # each with the ledger's text and link
+    assert listed and all(entry.get("link") and entry.get("text") for entry in listed), listed[:1]
+    # a sample drawn for one rule is not the codebook's
+    rule_sample = tmp_path / "rule_sample"
+    assert (
+        run(
+            "sample",
+            ROOT / "examples" / "collector" / "dataset.jsonl",
+            "--rule",
+            ROOT / "rules" / "explicit_current_failure" / "v1.yaml",
+            "--coders",
+            "alice,bob",
+            "--out",
+            rule_sample,
+            "--quiet",
+        ).exit_code
+        == 0
+    )
+    refused = run("join", *filled, "--codebook", CODEBOOK, "--sample", rule_sample, "--out", tmp_path / "other")
+    assert refused.exit_code == 2 and "Error [usage-sample-codebook]" in refused.stderr

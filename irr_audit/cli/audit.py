@@ -158,8 +158,8 @@ def join(
     check_outputs([*sheets, rule, sample, codebook], "--out", folders=[out])
     _one_of_rule_and_codebook(rule, codebook, rules_dir, sheets=True)
     if codebook is not None:
-        _refuse_with_codebook({"--sample": sample, "--code-column": code_column, "--alias": alias})
-        _join_codebook(sheets, codebook, out, rules_dir, force, id_column, worksheet, limit, delimiter, quiet)
+        _refuse_with_codebook({"--code-column": code_column, "--alias": alias})
+        _join_codebook(sheets, codebook, out, rules_dir, sample, force, id_column, worksheet, limit, delimiter, quiet)
         return
     with steps(wanted(quiet)) as progress:
         joined = join_folder(
@@ -603,13 +603,14 @@ def _refuse_with_codebook(options: dict[str, Any]) -> None:
 def _is_codebook_audit(
     inputs: list[Path] | None, rule: Path | None, codebook: Path | None, rules_dir: Path | None, gate: Any
 ) -> bool:
-    """--codebook, or a folder join --codebook wrote (it keeps its codebook). --gate needs one of them."""
+    """--codebook, or a folder join --codebook wrote or a bundle freeze --codebook made (each keeps its
+    codebook). --gate needs one of them."""
+    from irr_audit.bundle.codebook import is_codebook_bundle
     from irr_audit.join.codebook_folder import is_codebook_join_dir
 
     _one_of_rule_and_codebook(rule, codebook, rules_dir, sheets=False)
-    found = codebook is not None or (
-        rule is None and inputs is not None and len(inputs) == 1 and is_codebook_join_dir(inputs[0])
-    )
+    alone = inputs[0] if rule is None and inputs and len(inputs) == 1 else None
+    found = codebook is not None or (alone is not None and (is_codebook_join_dir(alone) or is_codebook_bundle(alone)))
     if gate and not found:
         raise UsageError(
             "--gate gates the variables of a codebook.",
@@ -624,6 +625,7 @@ def _join_codebook(
     codebook: Path,
     out: Path,
     rules_dir: Path | None,
+    sample: Path | None,
     force: bool,
     id_column: str | None,
     worksheet: str | None,
@@ -646,6 +648,7 @@ def _join_codebook(
             limits=parse_limits(limit),
             progress=progress.step,
             delimiter=delimiter,
+            sample=sample,
         )
     if not quiet:
         say(joined.summary_line)
@@ -728,8 +731,15 @@ def _audit_codebook(
         for warning in scored.input_warnings:
             say(f"warning: {warning}")
     for rule_id, audited in scored.audits.items():
-        tell_problems([{**problem, "message": f"{rule_id}: {problem['message']}"} for problem in audited.problems])
+        tell_problems([_variable_problem(rule_id, problem) for problem in audited.problems])
     return scored
+
+
+def _variable_problem(rule_id: str, problem: dict[str, Any]) -> dict[str, Any]:
+    """A variable's problem as said on stderr: named with the variable, and its fix in a codebook's
+    terms (a codebook has no --code-column: each variable is read from its own column)."""
+    fix = str(problem["fix"]).replace("--code-column names the column of the codes", f"the {rule_id} column is filled")
+    return {**problem, "message": f"{rule_id}: {problem['message']}", "fix": fix}
 
 
 def _exit_codebook(result: CodebookAudit) -> None:

@@ -17,6 +17,7 @@ original sheets, checked unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -90,11 +91,14 @@ def write_codebook_join_dir(
     *,
     force: bool = False,
     inputs: Sequence[Path] = (),
+    sample: Path | None = None,
+    sample_ids: Sequence[str] | None = None,
 ) -> Replacement:
-    """Write a codebook's join as the whole of folder ``out`` (one run, as a rule's join folder)."""
+    """Write a codebook's join as the whole of folder ``out`` (one run, as a rule's join folder).
+    A join restricted to a sample (`join --codebook --sample`) records the sample's ids."""
     variables = joined.variables
     sheets = next(iter(variables.values())).full.sheets
-    refuse_unsafe_outputs(files_read([*inputs, *(sheet.path for sheet in sheets)]), folders=[out])
+    refuse_unsafe_outputs(files_read([*inputs, *(sheet.path for sheet in sheets), sample]), folders=[out])
     removed = check_join_out(out, force)
     refuse_column_collisions(
         [
@@ -122,6 +126,12 @@ def write_codebook_join_dir(
         "summary": summary_line,
         "warnings": list(joined.warnings),
     }
+    if sample_ids is not None:
+        summary["sample"] = {
+            "folder": str(resolved(sample)) if sample else None,
+            "ids": list(sample_ids),
+            "report": joined.sample or {},
+        }
 
     def files() -> Iterator[tuple[str, bytes]]:
         yield CODEBOOK_COPY, codebook.source
@@ -199,6 +209,9 @@ class CodebookJoinDir:
     sheet_paths: tuple[Path, ...]
     sha256: tuple[str, ...]
     columns: ColumnChoice
+    sample_ids: list[str] | None = None
+    sample_folder: Path | None = None  # where the sample was when it was joined
+    sample_report: dict[str, Any] | None = None
 
 
 def read_codebook_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> CodebookJoinDir:
@@ -230,8 +243,18 @@ def read_codebook_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> Cod
             )
         paths.append(found)
     columns = recorded_columns(summary["columns"])
-    return CodebookJoinDir(
+    kept = CodebookJoinDir(
         folder, codebook, tuple(paths), tuple(record["sha256"] for record in summary["sheets"]), columns
+    )
+    sample = summary.get("sample")
+    if not (isinstance(sample, dict) and isinstance(sample.get("ids"), list)):
+        return kept
+    where = sample.get("folder")
+    return dataclasses.replace(
+        kept,
+        sample_ids=[str(unit) for unit in sample["ids"]],
+        sample_folder=Path(where) if isinstance(where, str) else None,
+        sample_report=sample.get("report") or None,
     )
 
 

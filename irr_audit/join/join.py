@@ -245,8 +245,9 @@ def across_columns(matrix: np.ndarray, test: Callable[[np.ndarray], np.ndarray],
 
 @dataclass(frozen=True)
 class UnitMatch:
-    """Sheets' ids matched to units once, with the warnings about those ids: reused by every
-    variable of a codebook whose sheets are views of the same rows (irr_audit.join.variables)."""
+    """Sheets' ids matched to units: ``units_of`` each sheet's rows as unit indices. A codebook's
+    sheets are matched once for all its variables (irr_audit.join.variables); ``warnings``, when
+    known, are those of the variables' joins, which share the same rows and ids (wide sheets)."""
 
     n_units: int
     units_of: tuple[np.ndarray, ...]

@@ -3,8 +3,9 @@
 A codebook is several rules coded together. Each coder's sheet holds every variable,
 either wide (one column per variable, named after its rule id) or long (the columns
 comment_id, variable and code: one row per unit and variable). Each variable is a
-view of the sheets (the same rows, that variable's codes) joined by
-:func:`irr_audit.join.join.join_sheets` exactly as a single rule is.
+view of the sheets (a wide sheet's rows with that variable's column as the code, or a
+long sheet's rows of that variable) joined by :func:`irr_audit.join.join.join_sheets`
+exactly as a single rule is, on the units of every sheet.
 
 A conditional variable (``applies_when: {rule: PARENT, codes: [...]}``) follows the
 convention of docs/statistics.md, "Conditional variables". For one coder on one unit its
@@ -33,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -213,8 +215,16 @@ def read_variable_sheets(paths: Sequence[Path], rules: Sequence[Rule], options: 
         parsed = list(
             pool.map(lambda path: read_and_parse(path, options.worksheet, options.limits, options.delimiter), paths)
         )
+    return views_of_tables(list(zip(parsed, paths)), rules, options)
+
+
+def views_of_tables(
+    tables: Sequence[tuple[ParsedFile, Path]], rules: Sequence[Rule], options: ColumnChoice
+) -> SheetViews:
+    """Parsed sheets (files, or DataFrames as irr_audit.io.dataframes gives them) split into their
+    variables' views. Pure."""
     found = SheetViews({rule.id: [] for rule in rules}, [], {rule.id: [] for rule in rules}, [])
-    for path, table in zip(paths, parsed):
+    for table, path in tables:
         views, rows_of, base, rest = variable_views(table, path, rules, options)
         for rule in rules:
             found.by_variable[rule.id].append(views[rule.id])
@@ -580,6 +590,7 @@ class CodebookJoin:
 
     variables: Mapping[str, VariableJoin]
     rests: tuple[LongRest, ...] = ()
+    sample: dict[str, Any] | None = None  # what a report shows of the sample the units are restricted to
 
     @cached_property
     def log(self) -> pd.DataFrame:

@@ -238,8 +238,16 @@ CASES += [
         says=("sheets/bob.csv",),
     ),
     Case(
-        "codebook bundle: report refuses it by name",
+        "codebook bundle: report audits every variable of it",
         f"report {BOOK_BUNDLE} --format json",
+        BOOK_FILES,
+        setup=frozen_book(),
+        exit=0,
+        shows=('"reliability"',),
+    ),
+    Case(
+        "codebook bundle: report --rule refuses it by name",
+        f"report {BOOK_BUNDLE} --rule rules/failure/v1.yaml --format json",
         BOOK_FILES,
         setup=frozen_book(),
         exit=2,
