@@ -154,8 +154,10 @@ def join(
     When no unit is fully coded the folder is written and the problem named (score and report exit 1)."""
     from irr_audit.api import join_folder
     from irr_audit.cli.progress import steps, wanted
+    from irr_audit.io.files import check_exist
 
     check_outputs([*sheets, rule, sample, codebook], "--out", folders=[out])
+    check_exist([*((sheet, "sheet") for sheet in sheets), (rule, "rule"), (codebook, "codebook"), (sample, "sample")])
     _one_of_rule_and_codebook(rule, codebook, rules_dir, sheets=True)
     if codebook is not None:
         _refuse_with_codebook({"--code-column": code_column, "--alias": alias})
