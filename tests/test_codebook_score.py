@@ -138,7 +138,7 @@ def test_bad_codebook_options_are_refused(args: list, code: str) -> None:
 
 def test_sheets_need_a_rule_or_a_codebook(tmp_path: Path) -> None:
     result = run("join", *SHEETS, "--out", tmp_path / "out")
-    assert result.exit_code == 2 and "Error [usage-rule-or-codebook]" in result.stderr
+    assert result.exit_code == 2 and "Error [usage-missing-rule]" in result.stderr
     result = run("score", *SHEETS, "--gate", "0.5")
     assert result.exit_code == 2 and "Error [usage-gate]" in result.stderr
 

@@ -154,11 +154,9 @@ def join(
     When no unit is fully coded the folder is written and the problem named (score and report exit 1)."""
     from irr_audit.api import join_folder
     from irr_audit.cli.progress import steps, wanted
-    from irr_audit.io.files import check_exist
 
     check_outputs([*sheets, rule, sample, codebook], "--out", folders=[out])
-    check_exist([*((sheet, "sheet") for sheet in sheets), (rule, "rule"), (codebook, "codebook"), (sample, "sample")])
-    _one_of_rule_and_codebook(rule, codebook, rules_dir, sheets=True)
+    _one_of_rule_and_codebook(rule, codebook, rules_dir)  # neither: join_folder names a missing input first
     if codebook is not None:
         _refuse_with_codebook({"--code-column": code_column, "--alias": alias})
         _join_codebook(sheets, codebook, out, rules_dir, sample, force, id_column, worksheet, limit, delimiter, quiet)
@@ -586,9 +584,10 @@ def _emit(
 # --- a codebook: every variable in one run ---------------------------------------------------
 
 
-def _one_of_rule_and_codebook(rule: Path | None, codebook: Path | None, rules_dir: Path | None, sheets: bool) -> None:
-    """Sheets are read under exactly one of --rule and --codebook; a folder or counts may name neither."""
-    if sheets or rule is not None or rules_dir is not None:
+def _one_of_rule_and_codebook(rule: Path | None, codebook: Path | None, rules_dir: Path | None) -> None:
+    """Not both --rule and --codebook, and --rules only with --codebook (with neither, the library
+    asks for the rule once it has found every input)."""
+    if rule is not None or rules_dir is not None:
         one_of_rule_or_codebook(rule, codebook, rules_dir)
 
 
@@ -610,7 +609,7 @@ def _is_codebook_audit(
     from irr_audit.bundle.codebook import is_codebook_bundle
     from irr_audit.join.codebook_folder import is_codebook_join_dir
 
-    _one_of_rule_and_codebook(rule, codebook, rules_dir, sheets=False)
+    _one_of_rule_and_codebook(rule, codebook, rules_dir)
     alone = inputs[0] if rule is None and inputs and len(inputs) == 1 else None
     found = codebook is not None or (alone is not None and (is_codebook_join_dir(alone) or is_codebook_bundle(alone)))
     if gate and not found:
