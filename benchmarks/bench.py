@@ -169,6 +169,96 @@ def generate(outdir: Path, units: int, coders: int, codes: int, seed: int, shape
         (outdir / f"coder{coder}.csv").write_bytes((b"\xef\xbb\xbf" if form["bom"] else b"") + body + end)
 
 
+def generate_codebook(outdir: Path, units: int, coders: int, variables: int, seed: int) -> None:
+    """Write coder1.csv .. coderN.csv with one column per variable (v01 .. vNN, each 2 codes as
+    `generate` draws them, the odd ones with 5) into outdir: a codebook's wide sheets."""
+    import numpy as np
+
+    rng = np.random.default_rng([seed, units, coders, variables, 20])
+    ids = np.array([f"t1_{number:07d}".encode() for number in rng.choice(10**7, size=units, replace=False)])
+    columns = []
+    for variable in range(variables):
+        codes = 5 if variable % 2 else 2
+        prevalence = np.asarray(PREVALENCE[codes])
+        truth = rng.choice(codes, size=units, p=prevalence)
+        labels = np.array([code.encode() for code in CODES[codes]] + [b""], dtype=object)
+        per_coder = []
+        for _ in range(coders):
+            given = np.where(rng.random(units) < AGREEMENT, truth, rng.choice(codes, size=units, p=prevalence))
+            given[rng.random(units) < BLANK_RATE] = codes
+            per_coder.append(labels[given])
+        columns.append(per_coder)
+    header = b",".join([b"comment_id", *(f"v{variable + 1:02d}".encode() for variable in range(variables))])
+    outdir.mkdir(parents=True, exist_ok=True)
+    for coder in range(coders):
+        rows = rng.permutation(np.flatnonzero(rng.random(units) >= ABSENT_RATE))
+        cells = [ids[rows].tolist()] + [columns[variable][coder][rows].tolist() for variable in range(variables)]
+        body = b"\n".join([header] + [b",".join(row) for row in zip(*cells)])
+        (outdir / f"coder{coder + 1}.csv").write_bytes(body + b"\n")
+
+
+def write_codebook(folder: Path, variables: int) -> tuple[Path, Path]:
+    """rules/vNN/v1.yaml (2 or 5 codes, as generate_codebook draws them) and two codebooks: every
+    variable, and a one-variable codebook of the rule bench_k2 (for sheets with a `code` column)."""
+    rules = folder / "rules"
+    names = []
+    for variable in range(variables):
+        name = f"v{variable + 1:02d}"
+        codes = CODES[5 if variable % 2 else 2]
+        path = rules / name / "v1.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        body = [f"rule: {name}", "version: 1", f"question: Synthetic variable {name}.", "scale: nominal", "codes:"]
+        body += [f'  - {{code: "{code}"}}' for code in codes]
+        path.write_text("\n".join([*body, "missing_codes: [unknown]", "changelog: First version.", ""]), "utf-8")
+        names.append(name)
+    whole = folder / "codebook.yaml"
+    whole.write_text(
+        "codebook: bench\nversion: 1\nrules:\n" + "".join(f"  - {{rule: {n}, version: 1}}\n" for n in names),
+        "utf-8",
+    )
+    one = folder / "one.yaml"
+    one.write_text("codebook: bench_one\nversion: 1\nrules:\n  - {rule: bench_k2, version: 1}\n", "utf-8")
+    return whole, one
+
+
+def bench_codebook(args, meter: Meter, irr: list[str], rules: dict) -> list[list[str]]:
+    """`score --codebook` of args.codebook variables, and a one-variable codebook against `score --rule`."""
+    rows = []
+    folder = Path(args.workdir) / "rules"  # beside bench_k2: the one-variable codebook finds it there
+    whole, one = write_codebook(folder.parent, args.codebook)
+    for units in args.sizes:
+        for coders in args.coders:
+            data = Path(args.workdir) / "data" / f"codebook_n{units}_c{coders}_v{args.codebook}"
+            subprocess.run(
+                [sys.executable, str(Path(__file__).resolve()), "_generate_codebook", str(data), str(units)]
+                + [str(coders), str(args.codebook), str(args.seed)],
+                check=True,
+            )
+            single = Path(args.workdir) / "data" / f"n{units}_c{coders}_k2"
+            if not (single / f"coder{coders}.csv").exists():
+                subprocess.run(
+                    [sys.executable, str(Path(__file__).resolve()), "_generate", str(single), str(units)]
+                    + [str(coders), "2", str(args.seed)],
+                    check=True,
+                )
+            wide = [str(data / f"coder{c}.csv") for c in range(1, coders + 1)]
+            narrow = [str(single / f"coder{c}.csv") for c in range(1, coders + 1)]
+            cases = [
+                (f"score --codebook ({args.codebook} variables)", [*irr, "score", *wide, "--codebook", str(whole)]),
+                ("score --rule (1 variable)", [*irr, "score", *narrow, "--rule", str(rules[(2, "nominal")])]),
+                ("score --codebook (1 variable)", [*irr, "score", *narrow, "--codebook", str(one)]),
+            ]
+            for name, command in cases:
+                run, times, peak = measure_best(meter, [*command, "--format", "json", "-q"], args.repeat)
+                shown = f"{run.seconds:.2f}" if run.returncode == 0 and run.seconds is not None else "failed"
+                rows.append(
+                    [f"{units:,}", str(coders), name, shown, f"{run.cpu:.2f}" if run.cpu else "", f"{peak or 0:.0f}"]
+                )
+                if args.verbose:
+                    print(f"  {units:,} x {coders}: {name}: {shown} s", file=sys.stderr)
+    return rows
+
+
 # --------------------------------------------------------------------------- measuring
 
 
@@ -763,6 +853,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--load", nargs="+", metavar="FILE", help="print the tables of files written by --save; run nothing"
     )
+    parser.add_argument(
+        "--codebook",
+        type=int,
+        metavar="N",
+        help="instead: time `score --codebook` of N variables (wide sheets), and a one-variable codebook "
+        "against `score --rule` on the same sheets",
+    )
     parser.add_argument("-q", "--quiet", dest="verbose", action="store_false", help="no progress on stderr")
     args = parser.parse_args(argv)
     args.sizes = args.sizes or (QUICK_SIZES if args.quick else ALL_SIZES)
@@ -780,6 +877,10 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["_generate"]:
         outdir, units, coders, codes, seed, *shape = argv[1:7]
         generate(Path(outdir), int(units), int(coders), int(codes), int(seed), *shape)
+        return 0
+    if argv[:1] == ["_generate_codebook"]:
+        outdir, units, coders, variables, seed = argv[1:6]
+        generate_codebook(Path(outdir), int(units), int(coders), int(variables), int(seed))
         return 0
     args = parse_args(argv)
     if args.load:
@@ -806,6 +907,12 @@ def main(argv: list[str]) -> int:
         if args.verbose:
             print(f"workdir {args.workdir}; peak RSS via {meter.method}", file=sys.stderr)
 
+        if args.codebook:
+            table = bench_codebook(args, meter, irr, rules)
+            header = ["units", "coders", "command", "seconds", "cpu s", "peak MB"]
+            print(("  \n" if args.markdown else "\n").join(environment(irr, meter, feats, compiled)) + "\n")
+            print("\n".join("| " + " | ".join(row) + " |" for row in [header, ["---"] * len(header), *table]))
+            return 0 if all(row[3] != "failed" for row in table) else 1
         results: list[Result] = []
         for units in args.sizes:
             for coders in args.coders:

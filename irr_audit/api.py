@@ -18,6 +18,7 @@ import secrets
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from io import StringIO
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard, Union, cast
@@ -30,7 +31,7 @@ from irr_audit.io.files import check_exist
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
 from irr_audit.io.outputs import refuse_unsafe_outputs, render_json
 from irr_audit.io.runfolder import JOIN_RECORD, files_read, is_bundle
-from irr_audit.io.sheets import SheetOptions, read_sheets
+from irr_audit.io.sheets import ColumnChoice, SheetOptions, read_sheets
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.join.problems import NO_FULLY_CODED, problem
@@ -45,6 +46,7 @@ from irr_audit.report.model import (
     build_counts_report,
     build_report,
 )
+from irr_audit.rules.codebook import Codebook, load_codebook
 from irr_audit.rules.load import load_rule as load_rule_file
 from irr_audit.rules.load import rule_from_mapping
 from irr_audit.rules.model import Rule
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
 
     from irr_audit.bundle.manifest import Manifest
     from irr_audit.importers.run import ImportRun
+    from irr_audit.join.variables import CodebookJoin, VariableJoin
     from irr_audit.sample.folder import SampleRef
 
 # Only what `score` and `join` on sheets need is imported here: the renderers (rich, jinja2),
@@ -966,6 +969,8 @@ def joined_inputs(
 ) -> Joined:
     """Sheets + rule (restricted to a sample's ids when given), a folder written by
     `join`, or an audit bundle, joined in memory."""
+    from irr_audit.join.codebook_folder import is_codebook_join_dir  # noqa: PLC0415 (loaded on use)
+
     step = progress or _no_progress
     if not inputs:
         raise UsageError(
@@ -984,6 +989,12 @@ def joined_inputs(
             frozen = read_bundle(folder, columns.limits)
             section = _sample_section(frozen.sample, frozen.join.rule) if frozen.sample else None
             found = Joined(frozen.join, section, frozen.manifest)
+        elif is_codebook_join_dir(folder):
+            raise UsageError(
+                f"{folder} is the join of a codebook, with one table per variable: it is audited as a whole.",
+                hint="irr-audit score DIR or report DIR, without --rule (irr_audit.audit_codebook(DIR) in Python).",
+                code="usage-codebook-folder",
+            )
         elif is_join_dir(folder):
             kept = read_join_dir(folder, columns.limits)
             join = join_sheets(kept.sheets, kept.rule, sample_ids=kept.sample_ids)
@@ -1282,3 +1293,513 @@ def _number(value: Any) -> float | None:
     import pandas as pd  # noqa: PLC0415 (loaded on use)
 
     return None if value is None or pd.isna(value) else float(value)
+
+
+# --- a codebook: many variables in one audit (docs/codebook_audit.md) -------------------------
+
+CodebookSource = Codebook | PathLike
+GatesLike = float | Mapping[str, float] | None
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class CodebookAudit:
+    """The audit of every variable of a codebook (:func:`audit_codebook`): ``audits`` maps each
+    rule id to that variable's single-rule :class:`Audit` (its ``to_dict()`` exactly what
+    `report --rule` gives for that variable), ``missingness`` is the one log of every variable
+    (a first column ``variable``; empty for counts), ``gates`` each variable's gate on its
+    recommended coefficient, and ``cells`` each variable's cells: used, logged, not applicable and
+    not comparable. ``joined`` is every variable's join (None for counts)."""
+
+    codebook: Codebook
+    audits: Mapping[str, Audit]
+    joined: CodebookJoin | None  # None for counts
+    gates: Mapping[str, float]
+    summary_line: str = ""
+    input_warnings: tuple[str, ...] = ()
+
+    @cached_property
+    def missingness(self) -> pd.DataFrame:
+        """The one log of every variable: a first column ``variable``, then the single-rule log's columns."""
+        import pandas as pd  # noqa: PLC0415 (loaded on use)
+
+        from irr_audit.join.variables import CODEBOOK_LOG_COLUMNS  # noqa: PLC0415 (loaded on use)
+
+        if self.joined is None:
+            return pd.DataFrame(columns=list(CODEBOOK_LOG_COLUMNS))
+        return self.joined.log.copy()
+
+    @property
+    def cells(self) -> dict[str, dict[str, int]]:
+        """Each variable's (unit, coder) cells: used, logged, not applicable, not comparable (empty for counts)."""
+        return {} if self.joined is None else self.joined.cells()
+
+    def __repr__(self) -> str:
+        return f"<CodebookAudit {self.codebook.label}: {', '.join(self.audits)}>"
+
+    @property
+    def reliability(self) -> list[dict[str, Any]]:
+        """The reliability table: one row per variable (docs/codebook_audit.md, "The reliability table")."""
+        from irr_audit.report.reliability import reliability_rows  # noqa: PLC0415 (loaded on use)
+
+        return reliability_rows({key: audit.to_dict(False) for key, audit in self.audits.items()}, self.gates)
+
+    @property
+    def failed_gates(self) -> list[str]:
+        """The variables whose recommended coefficient does not meet its gate (undefined never does)."""
+        from irr_audit.report.reliability import failed_gates  # noqa: PLC0415 (loaded on use)
+
+        return failed_gates(self.reliability)
+
+    @property
+    def failed(self) -> bool:
+        """True when some variable has no unit fully coded, or fails its gate (`score` and `report` exit 1)."""
+        return bool(self.failed_gates) or any(audit.failed for audit in self.audits.values())
+
+    def to_dict(self, include_disagreements: bool = True) -> dict[str, Any]:
+        """The document of `report --codebook --format json` (with ``include_disagreements=False``,
+        of `score --codebook --format json`): ``codebook``, ``reliability``, ``variables`` (rule id ->
+        the single-rule document), ``missingness`` and ``cells``."""
+        from irr_audit.join.codebook_folder import codebook_record  # noqa: PLC0415 (loaded on use)
+        from irr_audit.report.reliability import reliability_rows  # noqa: PLC0415 (loaded on use)
+
+        variables = {key: audit.to_dict(include_disagreements) for key, audit in self.audits.items()}
+        return {
+            "codebook": codebook_record(self.codebook),
+            "reliability": reliability_rows(variables, self.gates),
+            "variables": variables,
+            "missingness": self._log_counts(),
+            "cells": self.cells,
+            "summary": self.summary_line,
+        }
+
+    def _log_counts(self) -> dict[str, Any]:
+        counts = {} if self.joined is None else self.joined.log_counts()
+        return {"log_rows": sum(sum(found.values()) for found in counts.values()), "by_variable": counts}
+
+    def to_json(self, include_disagreements: bool = True) -> str:
+        return render_json(self.to_dict(include_disagreements))
+
+    def to_markdown(self) -> str:
+        from irr_audit.report.reliability import codebook_markdown  # noqa: PLC0415 (loaded on use)
+
+        return codebook_markdown(self.to_dict())
+
+    def to_methods(self) -> str:
+        """`report --codebook --format methods`: the codebook named, then each variable's methods
+        paragraph (reliability is reported per variable, each on its own units)."""
+        first = (
+            f"The codebook {self.codebook.label} ({len(self.audits)} variables) was coded; reliability is "
+            "reported for each variable on its own fully coded units.\n"
+        )
+        return first + "".join(f"\n{key}: {audit.to_methods()}" for key, audit in self.audits.items())
+
+    def to_html(self) -> str:
+        from irr_audit.report.reliability import codebook_html  # noqa: PLC0415 (loaded on use)
+
+        return codebook_html(self.to_dict())
+
+    def to_text(self, width: int | None = 80, include_disagreements: bool = True) -> str:
+        from irr_audit.report.reliability import codebook_text  # noqa: PLC0415 (loaded on use)
+
+        return codebook_text(self.to_dict(include_disagreements), width)
+
+    def console_report(self, include_disagreements: bool = True) -> Any:
+        from irr_audit.report.reliability import codebook_console  # noqa: PLC0415 (loaded on use)
+
+        return codebook_console(self.to_dict(include_disagreements))
+
+
+def load_codebook_source(
+    codebook: CodebookSource, *, rules_dir: PathLike | None = None, limits: LimitsLike = None
+) -> Codebook:
+    """A codebook file (its rules found as load_codebook finds them, or in ``rules_dir``), or a Codebook as it is."""
+    if isinstance(codebook, Codebook):
+        return codebook
+    if isinstance(codebook, (str, os.PathLike)):
+        check_exist([(Path(codebook), "codebook")])
+        return load_codebook(
+            Path(codebook), rules_dir=None if rules_dir is None else Path(rules_dir), limits=_limits(limits)
+        )
+    raise UsageError(
+        f"a codebook is a path to a codebook file, not a {type(codebook).__name__}.",
+        hint="pass codebooks/<name>/v<version>.yaml.",
+        code="data-form",
+    )
+
+
+def codebook_gates(gates: GatesLike, codebook: Codebook) -> dict[str, float]:
+    """Each variable's gate: one number for every variable, or rule id -> number (a key
+    ``"*"`` for the others). Each a number from -1 to 1, for a variable of the codebook."""
+    if gates is None:
+        return {}
+    given = {"*": gates} if not isinstance(gates, Mapping) else dict(gates)
+    found: dict[str, float] = {}
+    for key, value in given.items():
+        number = _real(value)
+        if number is None or not -1 <= number <= 1:
+            raise UsageError(
+                f"--gate {key}={value!r} is not a value a coefficient can take (a number from -1 to 1).",
+                hint="for example --gate 0.667 (every variable) or --gate severity=0.8.",
+                code="usage-gate",
+            )
+        if key != "*" and key not in codebook.rule_ids:
+            raise UsageError(
+                f"--gate {key}={value} names no variable of {codebook.label}.",
+                hint=f"use one of {', '.join(codebook.rule_ids)}, or give a number alone for every variable.",
+                code="usage-gate",
+            )
+        found[key] = number
+    every = found.pop("*", None)
+    chosen = {rule_id: found.get(rule_id, every) for rule_id in codebook.rule_ids}
+    return {rule_id: value for rule_id, value in chosen.items() if value is not None}
+
+
+def parse_gate_options(values: Sequence[str] | None) -> dict[str, float] | None:
+    """`--gate 0.8` (every variable) and `--gate VAR=0.8` (one variable) as a mapping for :func:`audit_codebook`."""
+    if not values:
+        return None
+    gates: dict[str, Any] = {}
+    for value in values:
+        key, _, number = value.rpartition("=")
+        try:
+            gates[key.strip() or "*"] = float(number)
+        except ValueError:
+            raise UsageError(
+                f"--gate {value!r} is not NUMBER or VARIABLE=NUMBER.",
+                hint="for example --gate 0.667 or --gate severity=0.8.",
+                code="usage-gate",
+            ) from None
+    return gates
+
+
+def _variable_audits(joined: CodebookJoin, options: AuditOptions, step: Progress) -> dict[str, Audit]:
+    audits = {}
+    for rule_id, variable in joined.variables.items():
+        step(f"scoring {rule_id}: {len(variable.join.units):,} units")
+        result = variable.join
+        report = dataclasses.replace(build_report(result, options), sample=joined.sample)
+        audits[rule_id] = Audit(report, result, result.summary_line(), result.warnings)
+    return audits
+
+
+def codebook_joined(
+    data: Data,
+    codebook: CodebookSource | None,
+    *,
+    rules_dir: PathLike | None = None,
+    id_column: str | None = None,
+    worksheet: str | None = None,
+    delimiter: str | None = None,
+    limits: LimitsLike = None,
+    progress: Progress | None = None,
+    sample: PathLike | None = None,
+) -> tuple[Codebook, CodebookJoin]:
+    """Sheets (with a codebook, restricted to a sample's units when given) or a codebook join
+    folder or bundle, every variable joined."""
+    from irr_audit.bundle.codebook import is_codebook_bundle, read_codebook_bundle  # noqa: PLC0415 (loaded on use)
+    from irr_audit.join.codebook_folder import (  # noqa: PLC0415 (loaded on use)
+        check_unchanged,
+        is_codebook_join_dir,
+        read_codebook_join_dir,
+        sheet_options,
+    )
+    from irr_audit.join.variables import CodebookJoin, join_variables, read_variable_sheets  # noqa: PLC0415 (loaded on use)
+    from irr_audit.sample.folder import read_sample, with_ledger  # noqa: PLC0415 (loaded on use)
+
+    checked = _limits(limits)
+    step = progress or _no_progress
+    if _is_frame(data) or isinstance(data, Mapping):
+        if sample is not None:
+            raise UsageError(
+                "sample restricts a codebook's sheet files to a sample's units.",
+                hint="pass the sheet files, or restrict the DataFrames yourself.",
+                code="usage-sample",
+            )
+        return _codebook_of_frames(data, codebook, rules_dir, id_column, worksheet, checked)
+    inputs = _paths(data)
+    check_exist(
+        [*_named(inputs, "sheet"), *_named(_path_of(codebook), "codebook"), *_named(_path_of(sample), "sample")]
+    )
+    if sample is not None and len(inputs) == 1 and inputs[0].is_dir():
+        raise UsageError(
+            f"{inputs[0]} keeps its own units; sample restricts sheets to a sample's.",
+            hint="leave out --sample, or pass the sheets themselves.",
+            code="usage-sample",
+        )
+    if len(inputs) == 1 and is_codebook_bundle(inputs[0]):  # freeze --codebook made it: read and checked
+        _, frozen, variables = read_codebook_bundle(inputs[0], checked)
+        _check_same_codebook(codebook, rules_dir, frozen, inputs[0], checked)
+        return frozen, CodebookJoin(variables)
+    if len(inputs) == 1 and inputs[0].is_dir():
+        if not is_codebook_join_dir(inputs[0]):
+            raise UsageError(
+                f"{inputs[0]} is not a folder written by irr-audit join --codebook.",
+                hint="pass the folder given to join --codebook --out, or the sheets themselves with --codebook.",
+                code="usage-not-a-join-dir",
+            )
+        kept = read_codebook_join_dir(inputs[0], checked)
+        _check_same_codebook(codebook, rules_dir, kept.codebook, inputs[0], checked)
+        loaded, paths, options = kept.codebook, list(kept.sheet_paths), sheet_options(kept, checked)
+    else:
+        if codebook is None:
+            raise UsageError(
+                "sheets need the codebook they were coded under.",
+                hint="add --codebook codebooks/<name>/v<version>.yaml.",
+                code="usage-missing-rule",
+            )
+        loaded = load_codebook_source(codebook, rules_dir=rules_dir, limits=checked)
+        paths, options = inputs, SheetOptions(id_column, None, worksheet, parse_delimiter(delimiter), limits=checked)
+        kept = None
+    reference = read_sample(Path(sample), checked, codebook=loaded) if sample is not None else None
+    step(f"reading {len(paths)} sheets")
+    views = read_variable_sheets(paths, loaded.rules, options)
+    if kept is not None:
+        check_unchanged(kept, views.bases)
+    step(f"joining {len(loaded.rules)} variables")
+    sample_ids = list(reference.ids) if reference else (kept.sample_ids if kept else None)
+    variables = join_variables(views, loaded.rules, sample_ids=sample_ids)
+    if reference is not None:
+        return loaded, CodebookJoin(_with_context(variables, reference.joined), tuple(views.rests), reference.report)
+    if kept is not None and kept.sample_ids is not None:
+        first_id = next(iter(variables))
+        found = with_ledger(variables[first_id].join, kept.sample_folder, kept.sample_ids, checked, codebook=loaded)
+        variables = _with_context(variables, lambda join: dataclasses.replace(join, context=found.context))
+        variables[first_id] = dataclasses.replace(variables[first_id], join=found)  # a ledger gone: said once
+        return loaded, CodebookJoin(variables, tuple(views.rests), kept.sample_report)
+    return loaded, CodebookJoin(variables, tuple(views.rests))
+
+
+def _with_context(
+    variables: dict[str, VariableJoin], joined: Callable[[JoinResult], JoinResult]
+) -> dict[str, VariableJoin]:
+    """Each variable's scored join with the sample's ledger text beside its units."""
+    return {rule_id: dataclasses.replace(found, join=joined(found.join)) for rule_id, found in variables.items()}
+
+
+def _check_same_codebook(
+    codebook: CodebookSource | None, rules_dir: PathLike | None, kept: Codebook, folder: Path, limits: Limits
+) -> None:
+    """A codebook given with a folder or a bundle must be the one it keeps."""
+    if codebook is None:
+        return
+    given = load_codebook_source(codebook, rules_dir=rules_dir, limits=limits)
+    if given.digest != kept.digest:
+        raise UsageError(
+            f"--codebook {given.source_name} ({given.label}) is not the codebook {folder} was made with "
+            f"({kept.label}, {kept.digest[:19]}...).",
+            hint="leave --codebook out: the folder keeps its own copy of the codebook.",
+            code="usage-codebook-mismatch",
+        )
+
+
+def _codebook_of_frames(
+    data: pd.DataFrame | Mapping[str, pd.DataFrame],
+    codebook: CodebookSource | None,
+    rules_dir: PathLike | None,
+    id_column: str | None,
+    worksheet: str | None,
+    limits: Limits,
+) -> tuple[Codebook, CodebookJoin]:
+    """DataFrames of a codebook: a mapping coder -> DataFrame, or one long DataFrame with a coder
+    column; each coder's frame wide (a column per variable) or long (variable, code)."""
+    from irr_audit.io.dataframes import check_frame_coder, frame_tables, long_frame_tables  # noqa: PLC0415 (loaded on use)
+    from irr_audit.join.variables import CodebookJoin, join_variables, views_of_tables  # noqa: PLC0415 (loaded on use)
+
+    if codebook is None:
+        raise UsageError(
+            "DataFrames need the codebook they were coded under.",
+            hint="pass codebook='codebooks/<name>/v<version>.yaml'.",
+            code="usage-missing-rule",
+        )
+    loaded = load_codebook_source(codebook, rules_dir=rules_dir, limits=limits)
+    options = SheetOptions(id_column, None, worksheet, limits=limits)
+    code_columns = [*loaded.rule_ids, "code"]
+    if _is_frame(data):
+        tables = long_frame_tables(data, options, code_columns)
+    else:
+        tables = frame_tables(cast(Mapping[str, Any], data), options, code_columns)
+    views = views_of_tables([(parsed, Path(f"{name}.csv")) for name, parsed in tables], loaded.rules, options)
+    if not _is_frame(data):
+        for (name, _), base in zip(tables, views.bases):
+            check_frame_coder(base, name)
+    return loaded, CodebookJoin(join_variables(views, loaded.rules), tuple(views.rests))
+
+
+def audit_codebook(
+    data: Data,
+    codebook: CodebookSource | None = None,
+    *,
+    rules_dir: PathLike | None = None,
+    gates: GatesLike = None,
+    bootstrap: int = 0,
+    seed: int | None = None,
+    id_column: str | None = None,
+    worksheet: str | None = None,
+    limits: LimitsLike = None,
+    list_disagreements: bool = True,
+    progress: Progress | None = None,
+    ci_level: float = 0.95,
+    interval: str = "normal",
+    test_against: float | None = None,
+    alpha_min: Sequence[float] | None = None,
+    delimiter: str | None = None,
+    sample: PathLike | None = None,
+) -> CodebookAudit:
+    """Audit every variable of a codebook in one run (docs/codebook_audit.md): ``data`` is the
+    coders' sheets (wide: a column per variable; or long: comment_id, variable, code) or a
+    folder `join --codebook` wrote; ``codebook`` a codebook file (optional with a folder, which
+    keeps its own). Each variable is joined and scored as :func:`audit` does a rule, after its
+    condition (``applies_when``) is applied. ``gates``: a number for every variable or rule id ->
+    number; a variable whose recommended coefficient is below its gate (or undefined) is named in
+    :attr:`CodebookAudit.failed_gates`. The other options are :func:`audit`'s, for every variable."""
+    options, seed_note = _seeded(_audit_options(bootstrap, seed, None, None, list_disagreements, alpha_min))
+    options = _with_statistics(options, ci_level, interval, test_against, None)
+    loaded, joined = codebook_joined(
+        data,
+        codebook,
+        rules_dir=rules_dir,
+        id_column=id_column,
+        worksheet=worksheet,
+        delimiter=delimiter,
+        limits=limits,
+        progress=progress,
+        sample=sample,
+    )
+    chosen = codebook_gates(gates, loaded)
+    audits = _variable_audits(joined, options, progress or _no_progress)
+    line = joined.summary_line(loaded.label) + seed_note
+    return CodebookAudit(loaded, audits, joined, chosen, line, joined.warnings)
+
+
+def audit_codebook_counts(
+    paths: PathLike | Sequence[PathLike],
+    codebook: CodebookSource,
+    *,
+    rules_dir: PathLike | None = None,
+    gates: GatesLike = None,
+    bootstrap: int = 0,
+    seed: int | None = None,
+    limits: LimitsLike = None,
+    ci_level: float = 0.95,
+    interval: str = "normal",
+    test_against: float | None = None,
+    alpha_min: Sequence[float] | None = None,
+) -> CodebookAudit:
+    """Audit a codebook's unit-pattern counts (`join --codebook`'s counts.csv, a first column
+    ``variable``; several files are shards and add up), each variable as :func:`audit_counts` does."""
+    from irr_audit.join.counts import read_variable_counts  # noqa: PLC0415 (loaded on use)
+
+    options, seed_note = _seeded(_audit_options(bootstrap, seed, None, None, True, alpha_min))
+    options = _with_statistics(options, ci_level, interval, test_against, None)
+    files = _paths(paths)
+    check_exist([*_named(files, "counts"), *_named(_path_of(codebook), "codebook")])
+    if not files:
+        raise UsageError("no counts file to score.", hint="pass one or more counts files.", code="usage-no-input")
+    checked = _limits(limits)
+    loaded = load_codebook_source(codebook, rules_dir=rules_dir, limits=checked)
+    chosen = codebook_gates(gates, loaded)
+    merged = read_variable_counts(files, loaded.rules, checked)
+    audits = {}
+    for rule in loaded.rules:
+        counts = merged[rule.id]
+        report = build_counts_report(rule, counts.coders, counts.patterns, counts.units, counts.sources, options)
+        if not report.units["fully_coded"]:
+            nothing = problem(
+                NO_FULLY_CODED,
+                f"no unit is fully coded: the counts hold no unit with a code of {rule.label} from every coder.",
+                {},
+                "check that the counts files are those of this audit and codebook.",
+            )
+            report = dataclasses.replace(report, problems=(nothing,))
+        audits[rule.id] = Audit(report, None, "")
+    coders = merged[loaded.rules[0].id].coders
+    line = (
+        f"Codebook {loaded.label}: {len(loaded.rules)} variables from {len(coders)} coders "
+        f"in {len(files)} counts file(s)."
+    )
+    return CodebookAudit(loaded, audits, None, chosen, line + seed_note)
+
+
+@dataclass(frozen=True)
+class CodebookJoinFolder:
+    """What :func:`join_codebook_folder` wrote: every variable's join (``joined``), the files."""
+
+    codebook: Codebook
+    joined: CodebookJoin
+    written: tuple[Path, ...]
+    replaced: tuple[str, ...] = ()
+    summary_line: str = ""
+
+    @property
+    def variables(self) -> Mapping[str, VariableJoin]:
+        return self.joined.variables
+
+    @property
+    def missingness(self) -> pd.DataFrame:
+        return self.joined.log.copy()
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.joined.warnings
+
+    @property
+    def problems(self) -> list[dict[str, Any]]:
+        """Each variable's problems (as :attr:`Audit.problems`), with a ``variable`` key."""
+        return [
+            {**found, "variable": rule_id}
+            for rule_id, joined in self.variables.items()
+            for found in copy.deepcopy(joined.join.problems)
+        ]
+
+
+def join_codebook_folder(
+    sheets: Sequence[PathLike],
+    codebook: CodebookSource,
+    out: PathLike,
+    *,
+    rules_dir: PathLike | None = None,
+    force: bool = False,
+    id_column: str | None = None,
+    worksheet: str | None = None,
+    limits: LimitsLike = None,
+    progress: Progress | None = None,
+    delimiter: str | None = None,
+    sample: PathLike | None = None,
+) -> CodebookJoinFolder:
+    """Join the sheets of every variable of a codebook and write the folder `join --codebook --out`
+    writes (docs/codebook_audit.md), as one run."""
+    from irr_audit.join.codebook_folder import write_codebook_join_dir  # noqa: PLC0415 (loaded on use)
+
+    checked = _limits(limits)
+    out_path = Path(out)
+    check_exist(
+        [*_named(_paths(sheets), "sheet"), *_named(_path_of(codebook), "codebook"), *_named(_path_of(sample), "sample")]
+    )
+    codebook_files = _path_of(codebook)
+    sample_folder = Path(sample) if sample is not None else None
+    refuse_unsafe_outputs(files_read([*_paths(sheets), *codebook_files, sample_folder]), folders=[out_path])
+    loaded, joined = codebook_joined(
+        sheets,
+        codebook,
+        rules_dir=rules_dir,
+        id_column=id_column,
+        worksheet=worksheet,
+        delimiter=delimiter,
+        limits=checked,
+        progress=progress,
+        sample=sample_folder,
+    )
+    columns = ColumnChoice(id_column, None, worksheet, parse_delimiter(delimiter))
+    line = joined.summary_line(loaded.label)
+    written = write_codebook_join_dir(
+        loaded,
+        joined,
+        line,
+        out_path,
+        columns,
+        force=force,
+        inputs=codebook_files,
+        sample=sample_folder,
+        sample_ids=list(next(iter(joined.variables.values())).full.unit_ids) if sample_folder else None,
+    )
+    return CodebookJoinFolder(loaded, joined, tuple(written.written), tuple(written.removed), line)

@@ -39,6 +39,10 @@ class RuleError(IrrAuditError):
     code = "rule-invalid"
 
 
+class CodebookError(IrrAuditError):
+    code = "codebook-invalid"
+
+
 class SheetError(IrrAuditError):
     code = "sheet-invalid"
 

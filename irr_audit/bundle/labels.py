@@ -6,20 +6,24 @@ use, and why. A unit with no final label says why it has none; it is never given
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from irr_audit.bundle.codebook import is_codebook_bundle, read_codebook_bundle
 from irr_audit.bundle.workflow import Adjudication, adjudication
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import csv_text
-from irr_audit.join.join import STATUSES, VALID
+from irr_audit.join.join import STATUSES, VALID, JoinResult
+from irr_audit.join.variables import VariableJoin
 from irr_audit.report.model import disagreement_units
 
 CODER_PREFIX = "coder:"  # the coder columns, as in the adjudication template
 AGREED, ADJUDICATED, UNDECIDED = "agreed", "adjudicated", "undecided"
+NOT_APPLICABLE = "not_applicable"  # a codebook's conditional variable, asked of no coder on the unit
 TAIL_COLUMNS = ("agreed_code", "adjudicated_code", "final_code", "final", "why")
 
 
@@ -27,13 +31,23 @@ def bundle_labels(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> pd.DataFrame
     """The labels of a bundle, read and checked as `adjudicate` reads it (a doubtful
     adjudication record stops it). Columns: comment_id, coder:<name> per coder (the
     valid code, else empty), agreed_code, adjudicated_code, final_code, final
-    (agreed, adjudicated or undecided) and why; one row per unit, in the bundle's order."""
+    (agreed, adjudicated or undecided) and why; one row per unit, in the bundle's order.
+    A codebook's bundle gives :func:`codebook_labels`."""
+    if is_codebook_bundle(bundle):
+        return codebook_labels(bundle, limits)
     return labels_frame(adjudication(bundle, limits))
 
 
 def labels_frame(state: Adjudication) -> pd.DataFrame:
     """The labels of an adjudication state. Pure."""
     join = state.join
+    columns = ["comment_id", *(CODER_PREFIX + coder for coder in join.coders), *TAIL_COLUMNS]
+    return pd.DataFrame(label_rows(join, state.current), columns=columns, dtype=object)
+
+
+def label_rows(join: JoinResult, current: Mapping[str, dict[str, Any]]) -> list[list[Any]]:
+    """One row per unit of ``join``: comment_id, each coder's valid code, then TAIL_COLUMNS,
+    with the decisions on record (``current``: comment id -> decision). Pure."""
     categories = np.array(join.rule.categories, dtype=object)
     coders = list(join.coders)
     valid = join.status == VALID
@@ -45,7 +59,7 @@ def labels_frame(state: Adjudication) -> pd.DataFrame:
     for index, comment_id in enumerate(join.unit_ids.tolist()):
         own = codes[index].tolist()
         agreed_code = own[0] if agreed[index] else ""
-        decision = state.current.get(comment_id) if disagreeing[index] else None
+        decision = current.get(comment_id) if disagreeing[index] else None
         adjudicated_code = decision["final_code"] if decision else ""
         if agreed_code:
             final, why = AGREED, "every coder gave this code"
@@ -59,7 +73,36 @@ def labels_frame(state: Adjudication) -> pd.DataFrame:
         else:
             final, why = UNDECIDED, "missing codes: " + _missing(coders, join.status[index])
         rows.append([comment_id, *own, agreed_code, adjudicated_code, agreed_code or adjudicated_code, final, why])
-    columns = ["comment_id", *(CODER_PREFIX + coder for coder in coders), *TAIL_COLUMNS]
+    return rows
+
+
+def codebook_labels(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> pd.DataFrame:
+    """The labels of a codebook bundle (freeze --codebook): the columns of :func:`bundle_labels`
+    after a first column ``variable``, one row per variable and unit of its sheets, in the
+    codebook's order. A unit the variable does not apply to is ``not_applicable``; one whose
+    coders disagree on its condition is ``undecided``. The bundle is checked unchanged first."""
+    _, _, variables = read_codebook_bundle(bundle, limits)
+    return codebook_labels_frame(variables)
+
+
+def codebook_labels_frame(variables: Mapping[str, VariableJoin]) -> pd.DataFrame:
+    """The labels of every variable of a codebook joined. Pure."""
+    coders = list(next(iter(variables.values())).full.coders)
+    rows: list[list[Any]] = []
+    blank = [""] * len(coders)
+    for rule_id, joined in variables.items():
+        scored = {row[0]: row for row in label_rows(joined.join, {})}
+        condition = joined.condition.shown if joined.condition is not None else ""
+        for index, comment_id in enumerate(joined.full.unit_ids.tolist()):
+            if joined.not_applicable[index]:
+                row = [comment_id, *blank, "", "", "", NOT_APPLICABLE, f"asked only when {condition}: for no coder"]
+            elif joined.not_comparable[index]:
+                why = f"the coders disagree on whether it is asked ({condition})"
+                row = [comment_id, *blank, "", "", "", UNDECIDED, why]
+            else:
+                row = scored.get(comment_id) or [comment_id, *blank, "", "", "", UNDECIDED, "not one of its units"]
+            rows.append([rule_id, *row])
+    columns = ["variable", "comment_id", *(CODER_PREFIX + coder for coder in coders), *TAIL_COLUMNS]
     return pd.DataFrame(rows, columns=columns, dtype=object)
 
 
@@ -71,7 +114,16 @@ def _missing(coders: list[str], statuses: np.ndarray) -> str:
 
 
 def labels_summary(frame: pd.DataFrame) -> str:
-    """'22 units: 17 agreed, 0 adjudicated, 5 undecided (3 disagreements, 2 with missing codes).'"""
+    """'22 units: 17 agreed, 0 adjudicated, 5 undecided (3 disagreements, 2 with missing codes).'
+    For a codebook's labels, one such part per variable."""
+    if "variable" in frame.columns:
+        parts = []
+        for variable, rows in frame.groupby("variable", sort=False):
+            applicable = rows[rows["final"] != NOT_APPLICABLE]
+            line = labels_summary(applicable.drop(columns="variable")).rstrip(".")
+            skipped = len(rows) - len(applicable)
+            parts.append(f"{variable}: {line}" + (f", {skipped} not applicable" if skipped else ""))
+        return "; ".join(parts) + "."
     final = frame["final"]
     undecided = frame[final == UNDECIDED]["why"]
     missing = int(undecided.str.startswith("missing codes").sum())

@@ -37,6 +37,7 @@ from irr_audit.io.runfolder import (
     BUNDLE_MANIFEST,
     BUNDLE_RULE,
     BUNDLE_SHEETS,
+    CODEBOOK_BUNDLE_FORMAT,
     PARTIAL_MARK,
     SAMPLE_RECORD,
     is_bundle,
@@ -48,6 +49,7 @@ from irr_audit.join.join import JoinResult
 from irr_audit.rules.model import Rule
 
 FORMAT = "irr-audit-bundle/1"
+CODEBOOK_FORMAT = CODEBOOK_BUNDLE_FORMAT  # the bundle of a codebook audit (irr_audit.bundle.codebook)
 MANIFEST = BUNDLE_MANIFEST  # the names of io.runfolder, which decides what is a bundle
 SIGNATURE = f"{MANIFEST}.sig"  # beside the manifest: it signs the manifest's bytes, so cannot be listed in it
 SHEETS_DIR = BUNDLE_SHEETS
@@ -473,6 +475,14 @@ def read_manifest(bundle: Path) -> Manifest:
         data, manifest = load_manifest_json(bundle)
     except (OSError, ValueError) as exc:
         raise altered(bundle, f"{MANIFEST} cannot be read as JSON ({type(exc).__name__})") from None
+    if isinstance(manifest, dict) and manifest.get("format") == CODEBOOK_FORMAT:
+        raise BundleError(
+            f"{bundle} is the bundle of a codebook audit ({manifest.get('name')}); only verify and labels read "
+            "one yet.",
+            hint=f"check it with irr-audit verify {shell_path(bundle)}; score, report, adjudicate and --recodes "
+            "take the bundle of one rule's audit.",
+            code="bundle-codebook-not-yet",
+        )
     problems = manifest_problems(manifest)
     if not problems and manifest["integrity"]["sha256"] != canonical_sha256(manifest, "integrity"):
         problems = ["was edited after freezing (its integrity hash does not match)"]

@@ -20,8 +20,10 @@ from typing import Any
 from irr_audit._version import __version__
 from irr_audit.bundle.adjudication import check_adjudication, record_files
 from irr_audit.bundle.anchor import Anchors, listed_problem
+from irr_audit.bundle.codebook import codebook_manifest_problems, recompute_codebook
 from irr_audit.bundle.manifest import (
     ADJUDICATION_DIR,
+    CODEBOOK_FORMAT,
     MANIFEST,
     RULE_DIR,
     SHEETS_DIR,
@@ -297,6 +299,8 @@ def check_consistency(
 ) -> Verification:
     """The bundle against its own manifest: structure, integrity hash, files, units, score
     and adjudication records. Anyone who can write the folder can make all of them agree."""
+    if isinstance(manifest, dict) and manifest.get("format") == CODEBOOK_FORMAT:
+        return check_codebook_consistency(bundle, manifest, limits)
     structure = manifest_problems(manifest)
     if structure:
         return _failed(bundle, [Problem("manifest", MANIFEST, text) for text in structure])
@@ -327,6 +331,40 @@ def check_consistency(
         records,
         headline=headline_change(manifest["score"], score),
     )
+
+
+def check_codebook_consistency(bundle: Path, manifest: dict[str, Any], limits: Limits = DEFAULT_LIMITS) -> Verification:
+    """A codebook bundle against its manifest: structure, integrity hash, files, and every
+    variable's score recomputed from the files as read (irr_audit.bundle.codebook)."""
+    structure = codebook_manifest_problems(manifest)
+    if structure:
+        return _failed(bundle, [Problem("manifest", MANIFEST, text) for text in structure])
+    problems: list[Problem] = []
+    if manifest["integrity"]["sha256"] != canonical_sha256(manifest, "integrity"):
+        problems.append(Problem("manifest", MANIFEST, "edited after freezing (its integrity hash does not match)"))
+    files, found = file_problems(bundle, manifest, limits)
+    problems += found
+    notes = []
+    if resolved(bundle).name != manifest["name"]:
+        notes.append(f"the folder is named {resolved(bundle).name}; the manifest names the bundle {manifest['name']}")
+    try:
+        score, units = recompute_codebook(manifest, files, limits)
+    except IrrAuditError as error:
+        why = " ".join(error.message.split())
+        problems.append(Problem("score", "", f"cannot be recomputed from the bundle's files: {why}"))
+    else:
+        if units != manifest["units"]["count"]:
+            problems.append(
+                Problem(
+                    "units", "", f"the frozen sheets hold {units} units, the manifest says {manifest['units']['count']}"
+                )
+            )
+        differences, new_keys = compare_scores(manifest["score"], score)
+        problems += [Problem("score", *text.split(": ", 1)) for text in differences]
+        if new_keys:
+            shown = ", ".join(new_keys[:8]) + (f" and {len(new_keys) - 8} more" if len(new_keys) > 8 else "")
+            notes.append(f"not in the frozen score (new in irr-audit {__version__}?), not compared: {shown}")
+    return Verification(bundle, manifest["name"], tuple(problems), tuple(notes), len(manifest["files"]), 0)
 
 
 def manifest_read_problem(error: Exception) -> str:

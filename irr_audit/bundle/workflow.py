@@ -13,6 +13,7 @@ from typing import Any
 
 from irr_audit.bundle import adjudication as adj
 from irr_audit.bundle.anchor import Anchors, check_list_target, parse_digest, read_digest_list
+from irr_audit.bundle.codebook import CodebookSource, collect_codebook_source, freeze_codebook
 from irr_audit.bundle.freeze import FreezeResult, FreezeSource, collect_source
 from irr_audit.bundle.freeze import freeze as freeze_bundle
 from irr_audit.bundle.manifest import ADJUDICATION_DIR, shell_path
@@ -65,6 +66,43 @@ def freeze_audit(
     source = collect_source(inputs, rule, id_column, code_column, sample, worksheet=worksheet, limits=limits)
     result = freeze_bundle(source, into, now or datetime.now(timezone.utc), recodes=recodes, sign_key=sign_key)
     return Frozen(source, result, result.digest)
+
+
+@dataclass(frozen=True)
+class FrozenCodebook:
+    """A new codebook bundle, as :class:`Frozen` is a rule's."""
+
+    source: CodebookSource
+    result: FreezeResult
+    digest: str
+
+
+def freeze_codebook_audit(
+    inputs: list[Path],
+    into: Path,
+    codebook: Path,
+    *,
+    rules_dir: Path | None = None,
+    id_column: str | None = None,
+    worksheet: str | None = None,
+    delimiter: str | None = None,
+    digests: Path | None = None,
+    sign_key: Path | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    now: datetime | None = None,
+) -> FrozenCodebook:
+    """Freeze a codebook audit (the coders' sheets + the codebook and its rules) into a new
+    bundle under ``into``; the digest list and the key are checked before anything is read."""
+    check_usable([*inputs, into, codebook, rules_dir, digests, sign_key])
+    check_exist([*((path, "sheet") for path in inputs), (codebook, "codebook"), (rules_dir, "rules folder")])
+    if digests is not None:
+        check_list_target(digests, [*inputs, codebook])
+    check_sign_key(sign_key)
+    source = collect_codebook_source(
+        inputs, codebook, rules_dir, id_column=id_column, worksheet=worksheet, delimiter=delimiter, limits=limits
+    )
+    result = freeze_codebook(source, into, now or datetime.now(timezone.utc), sign_key=sign_key)
+    return FrozenCodebook(source, result, result.digest)
 
 
 # --- verify ------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
 from irr_audit.cli.shared import (
     AliasOption,
     CodeColumn,
@@ -32,7 +33,7 @@ from irr_audit.cli.shared import (
 from irr_audit.errors import UsageError
 
 if TYPE_CHECKING:
-    from irr_audit.api import Audit
+    from irr_audit.api import Audit, CodebookAudit
 
 
 class ScoreFormat(str, Enum):
@@ -111,6 +112,15 @@ CategoryCountsOption = Annotated[
         help="Score a subjects x categories count matrix (Fleiss 1971's layout; a first column `unit` optional).",
     ),
 ]
+GateOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--gate",
+        metavar="[VARIABLE=]VALUE",
+        help="With --codebook: the least each variable's recommended coefficient must reach (exit 1 naming "
+        "those below); a VALUE alone for every variable, VARIABLE=VALUE for one (repeatable).",
+    ),
+]
 CountsOption = Annotated[
     list[Path] | None,
     typer.Option("--counts", help="Score unit-pattern counts (join's counts.csv, or made in SQL); repeat to merge."),
@@ -137,6 +147,8 @@ def join(
     limit: LimitOption = None,
     alias: AliasOption = None,
     delimiter: DelimiterOption = None,
+    codebook: CodebookOption = None,
+    rules_dir: RulesFolderOption = None,
 ) -> None:
     """Join coding sheets on comment id; route every missing code into the missingness log.
 
@@ -144,7 +156,12 @@ def join(
     from irr_audit.api import join_folder
     from irr_audit.cli.progress import steps, wanted
 
-    check_outputs([*sheets, rule, sample], "--out", folders=[out])
+    check_outputs([*sheets, rule, sample, codebook], "--out", folders=[out])
+    _one_of_rule_and_codebook(rule, codebook, rules_dir)  # neither: join_folder names a missing input first
+    if codebook is not None:
+        _refuse_with_codebook({"--code-column": code_column, "--alias": alias})
+        _join_codebook(sheets, codebook, out, rules_dir, sample, force, id_column, worksheet, limit, delimiter, quiet)
+        return
     with steps(wanted(quiet)) as progress:
         joined = join_folder(
             sheets,
@@ -199,10 +216,47 @@ def score(
     category_counts: CategoryCountsOption = None,
     alias: AliasOption = None,
     delimiter: DelimiterOption = None,
+    codebook: CodebookOption = None,
+    rules_dir: RulesFolderOption = None,
+    gate: GateOption = None,
 ) -> None:
     """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient.
 
-    Exit 1 when no unit is fully coded: there is nothing to score."""
+    Exit 1 when no unit is fully coded: there is nothing to score (with --codebook: in some variable,
+    or some variable fails its --gate)."""
+    statistics = {"ci_level": ci_level, "interval": interval, "test_against": test_against}
+    if _is_codebook_audit(inputs, rule, codebook, rules_dir, gate):
+        _refuse_with_codebook(
+            {
+                "--group": group,
+                "--against": against,
+                "--code-column": code_column,
+                "--weights": weights,
+                "--table": table,
+                "--category-counts": category_counts,
+                "--alias": alias,
+            }
+        )
+        scored = _audit_codebook(
+            inputs or [],
+            codebook,
+            rules_dir,
+            gate,
+            counts,
+            quiet,
+            False,
+            bootstrap,
+            seed,
+            id_column,
+            worksheet,
+            limit,
+            statistics,
+            alpha_min,
+            delimiter,
+        )
+        _emit(scored, output_format.value, None, include_disagreements=False)
+        _exit_codebook(scored)
+        return
     result = _audit(
         inputs or [],
         rule,
@@ -266,14 +320,57 @@ def report(
     category_counts: CategoryCountsOption = None,
     alias: AliasOption = None,
     delimiter: DelimiterOption = None,
+    codebook: CodebookOption = None,
+    rules_dir: RulesFolderOption = None,
+    gate: GateOption = None,
 ) -> None:
     """The whole audit in one document: provenance, units, table, coefficients, disagreements.
 
-    Exit 1 (the report written) when no unit is fully coded: there is nothing to score."""
+    Exit 1 (the report written) when no unit is fully coded: there is nothing to score (with --codebook:
+    in some variable, or some variable fails its --gate)."""
     if output is not None:
         check_outputs(
-            [*(inputs or []), rule, *(counts or []), compare_with, table, category_counts], "--output", files=[output]
+            [*(inputs or []), rule, *(counts or []), compare_with, table, category_counts, codebook],
+            "--output",
+            files=[output],
         )
+    if _is_codebook_audit(inputs, rule, codebook, rules_dir, gate):
+        _refuse_with_codebook(
+            {
+                "--group": group,
+                "--against": against,
+                "--code-column": code_column,
+                "--weights": weights,
+                "--table": table,
+                "--category-counts": category_counts,
+                "--alias": alias,
+                "--compare": compare_with,
+                "--windows": windows,
+                "--window-size": window_size,
+                "--order-column": order_column,
+            }
+        )
+        statistics = {"ci_level": ci_level, "interval": interval, "test_against": test_against}
+        audited = _audit_codebook(
+            inputs or [],
+            codebook,
+            rules_dir,
+            gate,
+            counts,
+            quiet,
+            True,
+            bootstrap,
+            seed,
+            id_column,
+            worksheet,
+            limit,
+            statistics,
+            alpha_min,
+            delimiter,
+        )
+        _emit(audited, output_format.value, output)
+        _exit_codebook(audited)
+        return
     drift = {"windows": windows, "window_size": window_size, "order_column": order_column}
     if counts and any(value is not None for value in drift.values()):
         raise UsageError(
@@ -463,7 +560,9 @@ def _tell(summary_line: str, warnings: tuple[str, ...]) -> None:
         say(f"warning: {warning}")
 
 
-def _emit(result: Audit, output_format: str, output: Path | None, include_disagreements: bool = True) -> None:
+def _emit(
+    result: Audit | CodebookAudit, output_format: str, output: Path | None, include_disagreements: bool = True
+) -> None:
     """The audit in the format asked for, on stdout or into ``output`` (atomically)."""
     from irr_audit.io.outputs import write_text_atomic
 
@@ -486,3 +585,177 @@ def _emit(result: Audit, output_format: str, output: Path | None, include_disagr
         sys.stdout.write(text)
         return
     write_text_atomic(output, text)
+
+
+# --- a codebook: every variable in one run ---------------------------------------------------
+
+
+def _one_of_rule_and_codebook(rule: Path | None, codebook: Path | None, rules_dir: Path | None) -> None:
+    """Not both --rule and --codebook, and --rules only with --codebook (with neither, the library
+    asks for the rule once it has found every input)."""
+    if rule is not None or rules_dir is not None:
+        one_of_rule_or_codebook(rule, codebook, rules_dir)
+
+
+def _refuse_with_codebook(options: dict[str, Any]) -> None:
+    given = [name for name, value in options.items() if value not in (None, [], False)]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} not taken with a codebook.",
+            hint="leave them out, or audit one variable with --rule (docs/codebook_audit.md).",
+            code="usage-codebook-option",
+        )
+
+
+def _is_codebook_audit(
+    inputs: list[Path] | None, rule: Path | None, codebook: Path | None, rules_dir: Path | None, gate: Any
+) -> bool:
+    """--codebook, or a folder join --codebook wrote or a bundle freeze --codebook made (each keeps its
+    codebook). --gate needs one of them."""
+    from irr_audit.bundle.codebook import is_codebook_bundle
+    from irr_audit.join.codebook_folder import is_codebook_join_dir
+
+    _one_of_rule_and_codebook(rule, codebook, rules_dir)
+    alone = inputs[0] if rule is None and inputs and len(inputs) == 1 else None
+    found = codebook is not None or (alone is not None and (is_codebook_join_dir(alone) or is_codebook_bundle(alone)))
+    if gate and not found:
+        raise UsageError(
+            "--gate gates the variables of a codebook.",
+            hint="add --codebook CODEBOOK; for one rule, rules check --min-kappa / --min-alpha gate its bundles.",
+            code="usage-gate",
+        )
+    return found
+
+
+def _join_codebook(
+    sheets: list[Path],
+    codebook: Path,
+    out: Path,
+    rules_dir: Path | None,
+    sample: Path | None,
+    force: bool,
+    id_column: str | None,
+    worksheet: str | None,
+    limit: list[str] | None,
+    delimiter: str | None,
+    quiet: bool,
+) -> None:
+    from irr_audit.api import join_codebook_folder
+    from irr_audit.cli.progress import steps, wanted
+
+    with steps(wanted(quiet)) as progress:
+        joined = join_codebook_folder(
+            sheets,
+            codebook,
+            out,
+            rules_dir=rules_dir,
+            force=force,
+            id_column=id_column,
+            worksheet=worksheet,
+            limits=parse_limits(limit),
+            progress=progress.step,
+            delimiter=delimiter,
+            sample=sample,
+        )
+    if not quiet:
+        say(joined.summary_line)
+        for rule_id, variable in joined.variables.items():
+            say(f"  {rule_id}: {variable.join.summary_line()}")
+        for warning in joined.warnings:
+            say(f"warning: {warning}")
+        say(f"wrote {', '.join(str(path) for path in joined.written)}")
+        if joined.replaced:
+            say(f"replaced {out} (--force): deleted {', '.join(joined.replaced)}")
+    tell_problems(joined.problems)
+
+
+def _audit_codebook(
+    inputs: list[Path],
+    codebook: Path | None,
+    rules_dir: Path | None,
+    gate: list[str] | None,
+    counts: list[Path] | None,
+    quiet: bool,
+    list_disagreements: bool,
+    bootstrap: int,
+    seed: int | None,
+    id_column: str | None,
+    worksheet: str | None,
+    limit: list[str] | None,
+    statistics: dict[str, Any],
+    alpha_min: list[float] | None,
+    delimiter: str | None,
+) -> CodebookAudit:
+    """The audit of every variable of a codebook: its sheets, its join folder, or its counts."""
+    from irr_audit.api import audit_codebook, audit_codebook_counts, parse_gate_options
+    from irr_audit.cli.progress import steps, wanted
+
+    gates = parse_gate_options(gate)
+    if counts:
+        if inputs:
+            raise UsageError(
+                "give sheets (or a folder) or --counts, not both.",
+                code="usage-counts",
+                hint="--counts scores unit-pattern counts on their own.",
+            )
+        if codebook is None:
+            raise UsageError(
+                "--counts needs the codebook the codes belong to.",
+                hint="add --codebook CODEBOOK.",
+                code="usage-missing-rule",
+            )
+        scored = audit_codebook_counts(
+            counts,
+            codebook,
+            rules_dir=rules_dir,
+            gates=gates,
+            bootstrap=bootstrap,
+            seed=seed,
+            limits=parse_limits(limit),
+            alpha_min=alpha_min,
+            **statistics,
+        )
+    else:
+        with steps(wanted(quiet)) as progress:
+            scored = audit_codebook(
+                inputs,
+                codebook,
+                rules_dir=rules_dir,
+                gates=gates,
+                bootstrap=bootstrap,
+                seed=seed,
+                id_column=id_column,
+                worksheet=worksheet,
+                limits=parse_limits(limit),
+                list_disagreements=list_disagreements,
+                progress=progress.step,
+                alpha_min=alpha_min,
+                delimiter=delimiter,
+                **statistics,
+            )
+    if not quiet:
+        say(scored.summary_line)
+        for warning in scored.input_warnings:
+            say(f"warning: {warning}")
+    for rule_id, audited in scored.audits.items():
+        tell_problems([_variable_problem(rule_id, problem) for problem in audited.problems])
+    return scored
+
+
+def _variable_problem(rule_id: str, problem: dict[str, Any]) -> dict[str, Any]:
+    """A variable's problem as said on stderr: named with the variable, and its fix in a codebook's
+    terms (a codebook has no --code-column: each variable is read from its own column)."""
+    fix = str(problem["fix"]).replace("--code-column names the column of the codes", f"the {rule_id} column is filled")
+    return {**problem, "message": f"{rule_id}: {problem['message']}", "fix": fix}
+
+
+def _exit_codebook(result: CodebookAudit) -> None:
+    """Exit 1 naming each variable below its gate, or with nothing to score."""
+    for row in result.reliability:
+        gate = row["gate"]
+        if gate is not None and not gate["passed"]:
+            coefficient = row["coefficient"]
+            shown = f"{coefficient['value']:.4f}" if coefficient["defined"] else "undefined"
+            say(f"gate failed: {row['variable']}: {coefficient['label']} {shown} is below {gate['threshold']:g}")
+    if result.failed:
+        raise typer.Exit(1)

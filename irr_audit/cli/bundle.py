@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
 from irr_audit.cli.shared import (
     CodeColumn,
     IdColumn,
@@ -69,6 +70,8 @@ def freeze(
     sign: SignOption = None,
     quiet: Quiet = False,
     limit: LimitOption = None,
+    codebook: CodebookOption = None,
+    rules: RulesFolderOption = None,
 ) -> None:
     """Freeze an audit: the original sheets, the rule file and the score, in a new read-only bundle.
 
@@ -79,6 +82,11 @@ def freeze(
     from irr_audit.bundle.manifest import MANIFEST, shell_path
     from irr_audit.bundle.workflow import freeze_audit
 
+    if codebook is not None or rules is not None:
+        one_of_rule_or_codebook(rule, codebook, rules)
+        _freeze_codebook(inputs, into, codebook, rules, recodes, sample, id_column, code_column, worksheet, digests,
+                         sign, quiet, limit)  # fmt: skip
+        return
     frozen = freeze_audit(
         inputs,
         into,
@@ -102,6 +110,67 @@ def freeze(
         say(f"froze {len(result.manifest['files'])} files and the score into {result.path}")
         for note in result.notes:
             say(note if note.startswith("warning:") else f"note: {note}")
+        if sign is not None:
+            say(f"signed the manifest with {sign}: {result.path / MANIFEST}.sig")
+        if listed is not None:
+            say(f"anchored: {digests} line {listed} lists {frozen.digest} for {result.path.name}; commit it")
+        else:
+            say(
+                f"keep the digest outside the bundle: irr-audit verify {shell_path(result.path)} "
+                f"--expect {frozen.digest} proves the bundle is this one"
+            )
+
+
+def _freeze_codebook(
+    inputs: list[Path],
+    into: Path,
+    codebook: Path | None,
+    rules: Path | None,
+    recodes: Path | None,
+    sample: Path | None,
+    id_column: str | None,
+    code_column: str | None,
+    worksheet: str | None,
+    digests: Path | None,
+    sign: Path | None,
+    quiet: bool,
+    limit: list[str] | None,
+) -> None:
+    from irr_audit.bundle.anchor import append_digest, digest_line
+    from irr_audit.bundle.manifest import MANIFEST, shell_path
+    from irr_audit.bundle.workflow import freeze_codebook_audit
+
+    if codebook is None:
+        raise UsageError(
+            "--rules names the folder of a codebook's rules, and no --codebook was given.",
+            hint="add --codebook FILE, or leave out --rules.",
+            code="usage-rule-or-codebook",
+        )
+    given = {"--recodes": recodes, "--sample": sample, "--code-column": code_column}
+    for option, value in given.items():
+        if value is not None:
+            raise UsageError(
+                f"freeze --codebook does not take {option} yet.",
+                hint=f"leave out {option}: a codebook bundle keeps the sheets, the codebook and its rules.",
+                code="usage-codebook-not-yet",
+            )
+    frozen = freeze_codebook_audit(
+        inputs,
+        into,
+        codebook,
+        rules_dir=rules,
+        id_column=id_column,
+        worksheet=worksheet,
+        digests=digests,
+        sign_key=sign,
+        limits=parse_limits(limit),
+    )
+    result = frozen.result
+    say(digest_line(frozen.digest, str(result.path)), err=False)
+    listed = append_digest(digests, frozen.digest, result.path.name) if digests is not None else None
+    if not quiet:
+        say(frozen.source.summary_line())
+        say(f"froze {len(result.manifest['files'])} files and every variable's score into {result.path}")
         if sign is not None:
             say(f"signed the manifest with {sign}: {result.path / MANIFEST}.sig")
         if listed is not None:

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
 from irr_audit.cli.shared import LimitOption, app, check_outputs, parse_limits, reports_errors, say
 
 
@@ -34,8 +35,8 @@ def import_command(
     exports: Annotated[
         list[Path], typer.Argument(metavar="EXPORT...", help="The export file (doccano: one file per user).")
     ],
-    rule: Annotated[Path, typer.Option("--rule", help="The rule the annotations are coded under.")],
     out: Annotated[Path, typer.Option("--out", help="Folder for sheets/, the import log and import.json.")],
+    rule: Annotated[Path | None, typer.Option("--rule", help="The rule the annotations are coded under.")] = None,
     question: Annotated[
         str | None,
         typer.Option(
@@ -60,14 +61,29 @@ def import_command(
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
     limit: LimitOption = None,
+    codebook: CodebookOption = None,
+    rules: RulesFolderOption = None,
 ) -> None:
-    """Turn an annotation tool's export into coding sheets for join, with a log of every annotation."""
+    """Turn an annotation tool's export into coding sheets for join, with a log of every annotation.
+
+    With --codebook, each variable is the tool's question named as its rule id (Label Studio's
+    from_name, Argilla's question, a model file's key), and each annotator's sheet has a column per variable.
+    """
     from irr_audit.importers.model import ImportOptions
     from irr_audit.importers.run import import_exports
     from irr_audit.io.files import check_exist
     from irr_audit.rules.load import load_rule
 
-    check_exist([*((path, "export") for path in exports), (rule, "rule")])
+    one_of_rule_or_codebook(rule, codebook, rules)
+    check_exist(
+        [*((path, "export") for path in exports), (rule, "rule"), (codebook, "codebook"), (rules, "rules folder")]
+    )
+    if codebook is not None:
+        _import_codebook(
+            export_format.value, exports, codebook, rules, out, question, id_field, text_field, force, quiet, limit
+        )
+        return
+    assert rule is not None  # one_of_rule_or_codebook
     check_outputs([*exports, rule], "--out", folders=[out])
     limits = parse_limits(limit)
     loaded = load_rule(rule, limits)
@@ -80,6 +96,40 @@ def import_command(
         inputs=[rule],
         force=force,
         limits=limits,
+    )
+    if not quiet:
+        say(run.result.summary_line())
+        say(f"wrote {len(run.written)} files into {out}")
+        if run.replaced:
+            say(f"replaced {out} (--force): deleted {', '.join(run.replaced)}")
+
+
+def _import_codebook(
+    export_format: str,
+    exports: list[Path],
+    codebook: Path,
+    rules: Path | None,
+    out: Path,
+    question: str | None,
+    id_field: str | None,
+    text_field: str | None,
+    force: bool,
+    quiet: bool,
+    limit: list[str] | None,
+) -> None:
+    from irr_audit.importers.codebook import check_codebook_format, import_codebook_exports
+    from irr_audit.importers.model import ImportOptions
+    from irr_audit.rules.codebook import default_rules_dir, load_codebook
+
+    options = ImportOptions(question, id_field, text_field)
+    check_codebook_format(export_format, options)
+    check_outputs([*exports, codebook], "--out", folders=[out])
+    limits = parse_limits(limit)
+    loaded = load_codebook(codebook, rules, limits)
+    folder = rules if rules is not None else default_rules_dir(codebook)
+    rule_files = [folder / f"{rule.id}/v{rule.version}.yaml" for rule in loaded.rules]
+    run = import_codebook_exports(
+        export_format, exports, loaded, out, options, inputs=[codebook, *rule_files], force=force, limits=limits
     )
     if not quiet:
         say(run.result.summary_line())

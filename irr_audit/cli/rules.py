@@ -29,6 +29,13 @@ rules_app = typer.Typer(
 app.add_typer(rules_app, name="rules")
 
 RulesDir = Annotated[Path, typer.Argument(metavar="RULES_DIR", help="The folder holding <rule>/v<version>.yaml files.")]
+CodebooksOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--codebooks",
+        help="The folder holding <codebook>/v<version>.yaml files (default: codebooks beside RULES_DIR, if any).",
+    ),
+]
 LockOption = Annotated[Path | None, typer.Option("--lock", help="The lock file (default RULES_DIR/rules.lock).")]
 
 
@@ -64,6 +71,7 @@ def check(
     use_ci_lower: Annotated[
         bool, typer.Option("--use-ci-lower", help="Apply the gates to the lower end of the confidence interval.")
     ] = False,
+    codebooks: CodebooksOption = None,
 ) -> None:
     """Check rule revisions (read-only; exit 1 with one line per problem).
 
@@ -72,23 +80,33 @@ def check(
     A new version has a changelog, and a code map when its codes change.
 
     A new version is validated on a new sample, or on an explicitly re-coded one.
+
+    Codebooks (codebooks/<name>/v<version>.yaml beside RULES_DIR, or --codebooks DIR) are
+    checked the same way, and a released codebook's rule versions stay as released.
     """
+    from irr_audit.rules.codebook_revisions import check_codebooks
     from irr_audit.rules.repository import gather_check_inputs, label_of
     from irr_audit.rules.revisions import check_rules
 
     gates = gates_from_options(min_kappa, min_alpha, use_ci_lower, audits)
-    inputs = gather_check_inputs(rules_dir, base, lock, audits)
+    inputs = gather_check_inputs(rules_dir, base, lock, audits, codebooks)
     label = label_of(rules_dir)
     result = check_rules(inputs.current, inputs.baselines, inputs.manifests, gates, label)
+    codebook_problems = check_codebooks(
+        inputs.codebooks, inputs.current, inputs.codebook_baselines, inputs.pins, inputs.codebooks_label, label
+    )
     for note in [*inputs.notes, *result.notes]:
         say(f"note: {note}")
-    for problem in result.problems:
+    for problem in [*result.problems, *codebook_problems]:
         say(problem.render(), err=False)
-    where = f"{result.files_checked} rule file{'s' if result.files_checked != 1 else ''}; {inputs.compared_with}"
-    if result.clean:
+    where = f"{result.files_checked} rule file{'s' if result.files_checked != 1 else ''}"
+    if inputs.codebooks:
+        where += f" and {len(inputs.codebooks)} codebook file{'s' if len(inputs.codebooks) != 1 else ''}"
+    where += f"; {inputs.compared_with}"
+    if result.clean and not codebook_problems:
         say(f"rules check: {label} is clean ({where}).")
         return
-    count = len(result.problems)
+    count = len(result.problems) + len(codebook_problems)
     say(f"rules check: {count} problem{'s' if count != 1 else ''} in {label} ({where}).")
     raise typer.Exit(1)
 
@@ -123,14 +141,18 @@ def gates_from_options(
 
 @rules_app.command("lock")
 @reports_errors
-def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None) -> None:
+def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None, codebooks: CodebooksOption = None) -> None:
     """Record every version under RULES_DIR as released: rule id, version, sha256.
+
+    Codebook versions are recorded too, each with the sha256 of every rule file it pins.
 
     Refuses (exit 1) while `rules check` finds problems: a lock never records an edit.
     """
-    from irr_audit.rules.lock import lock_entries, render_lock
+    from irr_audit.rules.codebook_revisions import check_codebooks
+    from irr_audit.rules.lock import codebook_lock_entries, lock_entries, render_lock
     from irr_audit.rules.repository import (
         default_lock_path,
+        gather_codebooks,
         label_of,
         read_lock,
         read_rule_files,
@@ -145,12 +167,18 @@ def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None) -> None:
     current = read_rule_files(rules_dir)
     existing = read_lock(lock_path)
     result = check_rules(current, [existing] if existing else [], rules_label=label_of(rules_dir))
-    if not result.clean:
-        for problem in result.problems:
+    found = gather_codebooks(rules_dir, codebooks, lock_path) or ({}, [], {}, "")
+    book_files, released, pins, books_label = found
+    problems = [
+        *result.problems,
+        *check_codebooks(book_files, current, released, pins, books_label, label_of(rules_dir)),
+    ]
+    if problems:
+        for problem in problems:
             say(problem.render(), err=False)
         say(
             f"rules lock: {label_of(lock_path)} not written: a version is locked only once "
-            f"`irr-audit rules check` passes; fix the {len(result.problems)} problem(s) above."
+            f"`irr-audit rules check` passes; fix the {len(problems)} problem(s) above."
         )
         raise typer.Exit(1)
     entries = lock_entries(current)
@@ -159,7 +187,10 @@ def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None) -> None:
         f"{len(entries)} version{'s' if len(entries) != 1 else ''} of "
         f"{len({e.rule for e in entries})} rule{'s' if len({e.rule for e in entries}) != 1 else ''}"
     )
-    if not write_lock(lock_path, render_lock(entries)):
+    books = codebook_lock_entries(book_files, current)
+    if books:
+        versions += f" and {len(books)} codebook version{'s' if len(books) != 1 else ''}"
+    if not write_lock(lock_path, render_lock(entries, books)):
         say(f"rules lock: {label_of(lock_path)} is up to date ({versions}).")
         return
     added = ", ".join(f"{entry.rule} v{entry.version}" for entry in newly) or "none"

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
 from irr_audit.cli.shared import (
     DelimiterOption,
     LimitOption,
@@ -34,9 +35,9 @@ def sample(
     dataset: Annotated[
         Path, typer.Argument(help="The collector's dataset: a JSON array (.json), JSON Lines (.jsonl) or CSV.")
     ],
-    rule: Annotated[Path, typer.Option("--rule", help="The rule file the coders will code under.")],
     coders: Annotated[str, typer.Option("--coders", help="Two or more coder names, e.g. alice,bob.")],
     out: Annotated[Path, typer.Option("--out", help="Folder for the ledger, the log, sample.json and sheets/.")],
+    rule: Annotated[Path | None, typer.Option("--rule", help="The rule file the coders will code under.")] = None,
     run_record: Annotated[
         Path | None,
         typer.Option("--run-record", help="The collector's run record (OUTPUT), to judge completeness."),
@@ -70,18 +71,34 @@ def sample(
         ),
     ] = None,
     delimiter: DelimiterOption = None,
+    codebook: CodebookOption = None,
+    rules: RulesFolderOption = None,
 ) -> None:
-    """Build the working ledger and one blank coding sheet per coder from the collector's output."""
+    """Build the working ledger and one blank coding sheet per coder from the collector's output.
+
+    With --codebook instead of --rule, every sheet has one column per variable of the codebook.
+    """
     from irr_audit.io.collector import parse_field_options, read_dataset, read_run_record
     from irr_audit.io.delimiter import parse_delimiter
     from irr_audit.io.files import check_exist
+    from irr_audit.rules.codebook import default_rules_dir, load_codebook
     from irr_audit.rules.load import load_rule
-    from irr_audit.sample.build import SampleRequest, build_sample, summary_lines
+    from irr_audit.sample.build import SampleRequest, build_codebook_sample, build_sample, summary_lines
     from irr_audit.sample.folder import write_sample_dir
     from irr_audit.sample.sheets import SheetFormat, parse_coders
 
-    inputs = [dataset, rule, *([run_record] if run_record else [])]
-    check_exist([(dataset, "dataset"), (rule, "rule"), (run_record, "run record")])
+    one_of_rule_or_codebook(rule, codebook, rules)
+    instrument = rule if rule is not None else codebook
+    inputs = [dataset, *([instrument] if instrument else []), *([run_record] if run_record else [])]
+    check_exist(
+        [
+            (dataset, "dataset"),
+            (rule, "rule"),
+            (codebook, "codebook"),
+            (rules, "rules folder"),
+            (run_record, "run record"),
+        ]
+    )
     check_outputs(inputs, "--out", folders=[out])
     request = SampleRequest(
         coders=tuple(parse_coders(coders)),
@@ -91,11 +108,19 @@ def sample(
         sheet_format=SheetFormat(sheet_format.value),
     )
     limits = parse_limits(limit)
-    loaded_rule = load_rule(rule, limits)
+    loaded_rule = load_rule(rule, limits) if rule is not None else None
+    loaded_codebook = load_codebook(codebook, rules, limits) if codebook is not None else None
+    if loaded_codebook is not None:  # the rule files are inputs too: never written
+        folder = rules if rules is not None else default_rules_dir(codebook or Path())
+        inputs += [folder / f"{r.id}/v{r.version}.yaml" for r in loaded_codebook.rules]
     record = None if run_record is None else read_run_record(run_record, limits)
     fields = parse_field_options(field)
     read = read_dataset(dataset, limits, fields=fields, delimiter=parse_delimiter(delimiter))
-    built = build_sample(read, record, loaded_rule, loaded_rule.source, request)
+    if loaded_codebook is not None:
+        built = build_codebook_sample(read, record, loaded_codebook, request)
+    else:
+        assert loaded_rule is not None  # one_of_rule_or_codebook
+        built = build_sample(read, record, loaded_rule, loaded_rule.source, request)
     written = write_sample_dir(built, out, inputs, force)
     if not quiet:
         for line in summary_lines(built):

@@ -23,7 +23,7 @@ import csv
 import hashlib
 import io
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,19 @@ READ_AS_TEXT_HINT = (
 def frame_sheets(frames: Mapping[Any, Any], options: SheetOptions) -> list[Sheet]:
     """One sheet per coder from a mapping coder -> DataFrame (comment_id, code, any other columns)."""
     sheets = []
+    for name, parsed in frame_tables(frames, options):
+        sheet = sheet_from_parsed(parsed, Path(f"{name}.csv"), options)
+        check_frame_coder(sheet, name)
+        sheets.append(sheet)
+    return sheets
+
+
+def frame_tables(
+    frames: Mapping[Any, Any], options: SheetOptions, code_columns: Sequence[str] = ()
+) -> list[tuple[str, ParsedFile]]:
+    """Each coder's DataFrame as the table a sheet file parses into, with the coder's name.
+    ``code_columns``: more columns read as codes (a float there is refused), a codebook's variables."""
+    tables = []
     for coder, frame in frames.items():
         name = _coder_name(coder)
         if not isinstance(frame, pd.DataFrame):
@@ -55,23 +68,42 @@ def frame_sheets(frames: Mapping[Any, Any], options: SheetOptions) -> list[Sheet
                 hint="pass {coder: DataFrame with the columns comment_id and code}.",
                 code="data-form",
             )
-        header, cells = _text_columns(frame, f"the DataFrame of coder {name!r}", options)
-        sheet = _sheet(name, header, cells, np.arange(2, len(frame) + 2, dtype=np.int64), options)
-        if sheet.coder != name:
-            raise UsageError(
-                f"the DataFrame of coder {name!r} names the coder {sheet.coder!r} in its coder column.",
-                hint="give each coder's DataFrame under that coder's name, or drop its coder column.",
-                code="data-coder",
-            )
-        sheets.append(sheet)
-    return sheets
+        header, cells = _text_columns(frame, f"the DataFrame of coder {name!r}", options, code_columns)
+        tables.append((name, _parsed(header, cells, np.arange(2, len(frame) + 2, dtype=np.int64))))
+    return tables
+
+
+def check_frame_coder(sheet: Sheet, name: str) -> None:
+    """A coder's DataFrame names no other coder in its coder column."""
+    if sheet.coder != name:
+        raise UsageError(
+            f"the DataFrame of coder {name!r} names the coder {sheet.coder!r} in its coder column.",
+            hint="give each coder's DataFrame under that coder's name, or drop its coder column.",
+            code="data-coder",
+        )
 
 
 def long_frame_sheets(frame: pd.DataFrame, options: SheetOptions) -> list[Sheet]:
     """One sheet per coder from one long DataFrame (comment_id, coder, code): each coder's
     rows, coders in order of first appearance, rows numbered as in the long frame."""
+    return [
+        sheet_from_parsed(parsed, Path(f"{name}.csv"), options) for name, parsed in long_frame_tables(frame, options)
+    ]
+
+
+def long_frame_tables(
+    frame: pd.DataFrame, options: SheetOptions, code_columns: Sequence[str] = ()
+) -> list[tuple[str, ParsedFile]]:
+    """Each coder's rows of one long DataFrame as the table a sheet file parses into (as
+    :func:`frame_tables`), coders in order of first appearance."""
     where = "the DataFrame"
-    header, cells = _text_columns(frame, where, options)
+    if not isinstance(frame, pd.DataFrame):
+        raise UsageError(
+            f"the data is a {type(frame).__name__}, not a pandas DataFrame.",
+            hint="pass one DataFrame with the columns comment_id, coder and code, or a mapping {coder: DataFrame}.",
+            code="data-form",
+        )
+    header, cells = _text_columns(frame, where, options, code_columns)
     found = [at for at, name in enumerate(header) if _key(name) == CODER_COLUMN]
     if len(found) != 1:
         raise UsageError(
@@ -89,13 +121,12 @@ def long_frame_sheets(frame: pd.DataFrame, options: SheetOptions) -> list[Sheet]
             code="data-coder",
         )
     rows = np.arange(2, len(frame) + 2, dtype=np.int64)
-    sheets = []
+    tables = []
     for coder in pc.unique(coders).to_pylist():
         mine = pc.equal(coders, coder)
         taken = [column.filter(mine) for column in cells]
-        at = rows[mine.to_numpy(zero_copy_only=False)]
-        sheets.append(_sheet(_coder_name(coder), header, taken, at, options))
-    return sheets
+        tables.append((_coder_name(coder), _parsed(header, taken, rows[mine.to_numpy(zero_copy_only=False)])))
+    return tables
 
 
 def _coder_name(coder: Any) -> str:
@@ -109,11 +140,10 @@ def _coder_name(coder: Any) -> str:
     return coder
 
 
-def _sheet(coder: str, header: list[str], cells: list[pa.Array], rows: np.ndarray, options: SheetOptions) -> Sheet:
+def _parsed(header: list[str], cells: list[pa.Array], rows: np.ndarray) -> ParsedFile:
+    """The table as a sheet file parses into, fingerprinted by the bytes of its CSV form."""
     data = _csv_form(header, cells).encode("utf-8")
-    table = RawTable(header=header, cells=cells, rows=rows)
-    parsed = ParsedFile(table, hashlib.sha256(data).hexdigest(), len(data))
-    return sheet_from_parsed(parsed, Path(f"{coder}.csv"), options)
+    return ParsedFile(RawTable(header=header, cells=cells, rows=rows), hashlib.sha256(data).hexdigest(), len(data))
 
 
 def _csv_form(header: list[str], cells: list[pa.Array]) -> str:
@@ -129,7 +159,9 @@ def _key(name: str) -> str:
     return name.strip().casefold()
 
 
-def _text_columns(frame: pd.DataFrame, where: str, options: SheetOptions) -> tuple[list[str], list[pa.Array]]:
+def _text_columns(
+    frame: pd.DataFrame, where: str, options: SheetOptions, code_columns: Sequence[str] = ()
+) -> tuple[list[str], list[pa.Array]]:
     """The header and every column as text (pyarrow strings, a missing value as "")."""
     if options.worksheet is not None:
         raise UsageError(
@@ -139,7 +171,7 @@ def _text_columns(frame: pd.DataFrame, where: str, options: SheetOptions) -> tup
         )
     header = [str(name) for name in frame.columns]
     matched = {_key(name) for name in (options.id_column or "comment_id", options.code_column or "code")}
-    matched |= {CODER_COLUMN, "rule_version"}
+    matched |= {CODER_COLUMN, "rule_version", *(_key(name) for name in code_columns)}
     cells = []
     for at, name in enumerate(header):
         values = frame.iloc[:, at]

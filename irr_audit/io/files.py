@@ -111,6 +111,8 @@ MISSING_INPUTS = {
     "bundle": ("{}", "bundle-not-found", "pass a bundle folder made by irr-audit freeze."),
     "export": ("export {}", "import-not-found", "check the path of the export."),
     "table": ("table {}", "table-not-found", "check the path of the long table (CSV or Parquet)."),
+    "codebook": ("codebook file {}", "codebook-not-found", "pass --codebook codebooks/<name>/v<version>.yaml."),
+    "rules folder": ("rules folder {}", "usage-rules-dir", "pass --rules with the folder of <rule>/v<version>.yaml."),
 }
 
 

@@ -48,6 +48,7 @@ class Limits:
     - ``number_digits``: digits of one number in JSON or YAML.
     - ``rule_bytes``: a rule file.
     - ``rule_codes``: the codes (plus missing codes and aliases) of one rule.
+    - ``codebook_rules``: the rules (variables) of one codebook; each is a column of every sheet.
     - ``xlsx_bytes``: an XLSX workbook unpacked (all its parts together).
     - ``xlsx_ratio``: how many times larger a part of an XLSX file may unpack than it is packed
       (a zip bomb unpacks 1,000 times; spreadsheets 5 to 50 times).
@@ -63,6 +64,7 @@ class Limits:
     number_digits: int = 1000
     rule_bytes: int = 1_000_000
     rule_codes: int = 1000
+    codebook_rules: int = 500
     xlsx_bytes: int = 2 * GIB
     xlsx_ratio: int = 250
     xlsx_cells: int = 10_000_000

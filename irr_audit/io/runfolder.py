@@ -41,6 +41,7 @@ IMPORT_RECORD = "import.json"
 BUNDLE_MANIFEST = "manifest.json"
 BUNDLE_SHEETS = "sheets"
 BUNDLE_RULE = "rule"
+CODEBOOK_BUNDLE_FORMAT = "irr-audit-codebook-bundle/1"  # manifest.json's format in the bundle of a codebook
 RECORD_FILES = {JOIN_RECORD: "join", SAMPLE_RECORD: "sample", IMPORT_RECORD: "import"}
 RUN_ID_OF = "sha256 of the lines '<file>\\t<sha256>\\n' of every other file, sorted by file"
 SHA256 = re.compile(r"[0-9a-f]{64}")

@@ -16,6 +16,7 @@ for one machine come from counts made where the data lives (README: DuckDB, Spar
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from irr_audit.metrics.patterns import MAX_UNITS, compress
 from irr_audit.rules.model import CodeStatus, Rule
 
 UNITS = "units"
+VARIABLE = "variable"  # a codebook's counts: the first column names the variable of each row
 MAX_PATTERN_UNITS = 2**53 - 1  # every count stays exact in a float64 (the coefficients' sums run in BLAS)
 WHOLE_NUMBER = r"[0-9]+(\.0*)?"  # digits, and at most a fraction of zeros ("12.0" from a spreadsheet)
 
@@ -45,6 +47,23 @@ def pattern_counts(join: JoinResult) -> pd.DataFrame:
     frame = pd.DataFrame({coder: categories[patterns.rows[:, column]] for column, coder in enumerate(join.coders)})
     frame[UNITS] = patterns.counts
     return frame
+
+
+def variable_counts_csv_text(joins: Mapping[str, JoinResult]) -> str:
+    """A codebook's counts.csv: a first column `variable`, then each variable's pattern counts."""
+    first = next(iter(joins.values()))
+    refuse_column_collisions(
+        [
+            (VARIABLE, "the variable column"),
+            *((sheet.coder, f"the coder of sheet {sheet.name}") for sheet in first.sheets),
+            (UNITS, "the units column"),
+        ],
+        "counts.csv",
+    )
+    frames = [pattern_counts(join) for join in joins.values()]
+    for variable, frame in zip(joins, frames):
+        frame.insert(0, VARIABLE, variable)
+    return frame_csv_text(pd.concat(frames, ignore_index=True))
 
 
 def counts_csv_text(join: JoinResult) -> str:
@@ -71,7 +90,50 @@ def read_counts(paths: list[Path], rule: Rule, limits: Limits = DEFAULT_LIMITS) 
     """Read and merge counts files (shards add up), each read once within ``limits``."""
     read = [_read_one(path, limits) for path in paths]
     _refuse_repeated_files(paths, [parsed.sha256 for _, parsed in read])
-    frames = [frame for frame, _ in read]
+    return _merged(paths, [frame for frame, _ in read], [parsed for _, parsed in read], rule)
+
+
+def read_variable_counts(
+    paths: list[Path], rules: Sequence[Rule], limits: Limits = DEFAULT_LIMITS
+) -> dict[str, Counts]:
+    """Read and merge a codebook's counts files (a first column `variable`, then one column per
+    coder, then units): each variable's rows merged as :func:`read_counts` merges a rule's."""
+    read = [_read_one(path, limits) for path in paths]
+    _refuse_repeated_files(paths, [parsed.sha256 for _, parsed in read])
+    known = [rule.id for rule in rules]
+    frames = []
+    for path, (frame, parsed) in zip(paths, read):
+        if frame.columns[0] != VARIABLE:
+            raise SheetError(
+                f"counts file {path.name} has no first column `{VARIABLE}`: it holds the counts of one rule.",
+                hint="score it with --rule RULE, or write the codebook's counts with a first column variable "
+                "(join --codebook writes them so).",
+                code="counts-columns",
+            )
+        variables = frame[VARIABLE].map(lambda text: spreadsheet_original(str(text).strip()))
+        unknown = np.flatnonzero(~variables.isin(known).to_numpy())
+        if len(unknown):
+            at = int(unknown[0])
+            raise SheetError(
+                f"counts file {path.name} row {parsed.table.rows[at]} is of variable {variables.iloc[at]!r}, "
+                f"which is not in the codebook ({', '.join(known)}).",
+                hint="score counts with the codebook they were made under.",
+                code="counts-variable",
+            )
+        frames.append(frame.assign(**{VARIABLE: variables}))
+    parsed_files = [parsed for _, parsed in read]
+    return {
+        rule.id: _merged(
+            paths,
+            [frame[frame[VARIABLE] == rule.id].drop(columns=VARIABLE).reset_index(drop=True) for frame in frames],
+            parsed_files,
+            rule,
+        )
+        for rule in rules
+    }
+
+
+def _merged(paths: list[Path], frames: list[pd.DataFrame], parsed: list[ParsedFile], rule: Rule) -> Counts:
     coders = tuple(frames[0].columns[:-1])
     for path, frame in zip(paths[1:], frames[1:]):
         if tuple(frame.columns[:-1]) != coders:
@@ -89,12 +151,12 @@ def read_counts(paths: list[Path], rule: Rule, limits: Limits = DEFAULT_LIMITS) 
         {
             "name": path.name,
             "coder": None,
-            "sha256": parsed.sha256,
-            "size": parsed.size,
+            "sha256": found.sha256,
+            "size": found.size,
             "rows": len(frame),
             "empty_rows": 0,
         }
-        for path, (frame, parsed) in zip(paths, read)
+        for path, frame, found in zip(paths, frames, parsed)
     )
     return Counts(coders, codes, units, sources)
 

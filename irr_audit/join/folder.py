@@ -191,6 +191,12 @@ def read_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> JoinDir:
     """The join in ``folder``: its summary read once and checked (its structure, then that the
     folder holds one run), then the rule and the original sheets, checked unchanged."""
     summary = read_join_summary(folder, limits)
+    if "codebook" in summary:  # join --codebook wrote it (irr_audit.join.codebook_folder)
+        raise UsageError(
+            f"{folder} is the join of a codebook, with one table per variable, not of one rule.",
+            hint="irr-audit score DIR or report DIR audit it as a whole; a bundle holds one rule's audit.",
+            code="usage-codebook-folder",
+        )
     rule_path = folder / RULE_COPY
     # The rule is read once: parsed here, and its bytes' digest checked with the run record.
     rule = load_rule(rule_path, limits) if rule_path.is_file() and not rule_path.is_symlink() else None

@@ -247,12 +247,31 @@ def across_columns(matrix: np.ndarray, test: Callable[[np.ndarray], np.ndarray],
     return result
 
 
-def join_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule, sample_ids: list[str] | None = None) -> JoinResult:
+@dataclass(frozen=True)
+class UnitMatch:
+    """Sheets' ids matched to units: ``units_of`` each sheet's rows as unit indices. A codebook's
+    sheets are matched once for all its variables (irr_audit.join.variables); ``warnings``, when
+    known, are those of the variables' joins, which share the same rows and ids (wide sheets)."""
+
+    n_units: int
+    units_of: tuple[np.ndarray, ...]
+    units: pa.Array
+    warnings: tuple[str, ...] | None = None  # the join's warnings, once a first join made them
+
+
+def join_sheets(
+    sheets: list[Sheet] | tuple[Sheet, ...],
+    rule: Rule,
+    sample_ids: list[str] | None = None,
+    *,
+    matched: UnitMatch | None = None,
+) -> JoinResult:
     """Join two or more sheets under ``rule``. Pure.
 
     With ``sample_ids`` (the ledger of `irr-audit sample`) the units are exactly
     those ids: a sheet row for any other id is logged as not_in_sample, and a
-    sampled unit that a sheet lacks is absent there.
+    sampled unit that a sheet lacks is absent there. ``matched``: these sheets' ids
+    matched already (and their warnings), as :func:`match_units` gives them.
     """
     check_sheets(sheets, rule)
     trimmed = [unit_keys(sheet) for sheet in sheets]
@@ -260,9 +279,13 @@ def join_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule, sample_ids:
     # the units' ids are taken out and checked while the sheets are placed.
     with ThreadPoolExecutor(max_workers=max(1, thread_count() - 1)) as pool:
         classifying = pool.map(lambda sheet: _classify(sheet.codes, rule), sheets)
-        n_units, units_of, make_unit_ids = _units(trimmed, sample_ids)
+        if matched is None:
+            n_units, units_of, make_unit_ids = _units(trimmed, sample_ids)
+        else:
+            n_units, units_of, make_unit_ids = matched.n_units, list(matched.units_of), lambda: matched.units
         unit_ids = pool.submit(make_unit_ids)
-        id_warnings = pool.submit(lambda: suspicious_id_warnings(unit_ids.result()))
+        known = matched.warnings if matched is not None else None
+        id_warnings = pool.submit(lambda: [] if known is not None else suspicious_id_warnings(unit_ids.result()))
         classified = list(classifying)
         n_sheets = len(sheets)
         # Column-major: a sheet fills one contiguous column, so its scattered writes stay close together.
@@ -288,8 +311,16 @@ def join_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule, sample_ids:
         cell_rows=tuple(cell_rows),
         entries=LogEntries.concat(parts),
     )
+    if known is not None:  # the same rows and ids: the same warnings
+        return dataclasses.replace(joined, warnings=known)
     warnings += near_miss_warnings(joined, sample_mode=sample_ids is not None)
     return dataclasses.replace(joined, warnings=tuple(warnings))
+
+
+def match_units(sheets: list[Sheet] | tuple[Sheet, ...], sample_ids: list[str] | None = None) -> UnitMatch:
+    """The sheets' ids matched to units, as :func:`join_sheets` matches them."""
+    n_units, units_of, make_unit_ids = _units([unit_keys(sheet) for sheet in sheets], sample_ids)
+    return UnitMatch(n_units, tuple(units_of), make_unit_ids())
 
 
 def _units(
@@ -623,6 +654,8 @@ def _details(
         Reason.INVALID: rule.describe_codes(),
         Reason.ABSENT: f"no row for this comment id in {sheet.name}",
         Reason.MISSING_ID: "row has no comment id",
+        Reason.CONDITION_UNDECIDED: "the variable this one depends on has no valid code from this coder",
+        Reason.CODED_WHEN_NOT_APPLICABLE: "coded although this variable does not apply for this coder; not used",
     }
     details = np.array([fixed.get(kind, "") for kind in REASONS], dtype=object)[reason]
     duplicates = np.flatnonzero(reason == REASON_INDEX[Reason.DUPLICATE])

@@ -19,6 +19,11 @@ class Reason(str, Enum):
     DUPLICATE = "duplicate"
     MISSING_ID = "missing_id"
     NOT_IN_SAMPLE = "not_in_sample"
+    # a cell of a codebook's conditional variable, and a long sheet's row of no variable (docs/codebook_audit.md)
+    CONDITION_UNDECIDED = "condition_undecided"
+    CONDITION_DISAGREEMENT = "condition_disagreement"
+    CODED_WHEN_NOT_APPLICABLE = "coded_when_not_applicable"
+    UNKNOWN_VARIABLE = "unknown_variable"
     # a collected unit that cannot be coded (irr-audit sample)
     DELETED = "deleted"
     REMOVED = "removed"

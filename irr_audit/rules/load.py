@@ -22,7 +22,7 @@ from irr_audit.errors import RuleError
 from irr_audit.io.display import CONTROL, shortened, visible
 from irr_audit.io.files import check_name, read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, limit_error
-from irr_audit.rules.model import Code, Rule, code_key
+from irr_audit.rules.model import AppliesWhen, Code, Rule, code_key
 from irr_audit.rules.scale import Scale
 from irr_audit.rules.weights import WEIGHT_NAMES, named_weights_problem, weights_problem
 
@@ -44,6 +44,7 @@ KNOWN_KEYS = (
     "examples",
     "changelog",
     "weights",
+    "applies_when",
 )
 EXAMPLE_KINDS = ("positive", "negative", "ambiguous")
 
@@ -126,23 +127,24 @@ def _mark(event_or_node: Any) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}"
 
 
-def parse_yaml(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> Any:
+def parse_yaml(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS, kind: str = "rule") -> Any:
+    """The YAML document of a rule (or, ``kind="codebook"``, a codebook) file, within the limits."""
     loader = None
     try:
         loader = _RuleLoader(data)  # (the reader checks the characters here already)
         loader.limits = limits
         return loader.get_single_data()
     except _Exceeded as exceeded:
-        why = "A rule file nests a few levels." if exceeded.name == "depth" else ""
+        why = f"A {kind} file nests a few levels." if exceeded.name == "depth" else ""
         raise limit_error(exceeded.name, limits, name, exceeded.found, why=why) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise RuleError(
-            f"{name} is not a valid rule file: malformed YAML{where}: {problem}.",
+            f"{name} is not a valid {kind} file: malformed YAML{where}: {problem}.",
             hint="fix the YAML at that line (a YAML linter shows it too).",
-            code="rule-yaml",
+            code=f"{kind}-yaml",
         ) from None
     finally:
         if loader is not None:
@@ -199,6 +201,7 @@ def parse_rule(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> Rule:
         examples=_examples(document, name),
         changelog=_changelog(document, name),
         weights=_weights(document, name, scale, codes),
+        applies_when=_applies_when(document, name, rule_id),
         digest="sha256:" + hashlib.sha256(data).hexdigest(),
         source_name=name,
         source=bytes(data),
@@ -236,10 +239,46 @@ def _weights(
     return matrix
 
 
+def _applies_when(document: dict[str, Any], name: str, rule_id: str) -> AppliesWhen | None:
+    """The optional ``applies_when: {rule: ID, codes: [...]}``. Alone a rule only records it;
+    a codebook checks that ID is an earlier variable and the codes are codes of its rule."""
+    condition = document.get("applies_when")
+    if condition is None:
+        return None
+    hint = 'for example applies_when: {rule: explicit_current_failure, codes: ["yes"]}.'
+    if not isinstance(condition, dict) or set(condition) != {"rule", "codes"}:
+        raise _invalid(name, "applies_when", "must be a mapping with exactly the keys rule and codes", hint=hint)
+    parent = condition["rule"]
+    if not isinstance(parent, str) or not RULE_ID_PATTERN.fullmatch(parent) or len(parent) > MAX_RULE_ID:
+        raise _invalid(name, "applies_when.rule", f"must be a rule id (got {shortened(repr(parent))})", hint=hint)
+    if parent == rule_id:
+        raise _invalid(
+            name,
+            "applies_when.rule",
+            f"names this rule itself ({rule_id!r}); a rule cannot depend on its own code",
+            hint="name the earlier variable whose answer decides whether this one is asked.",
+        )
+    entries = condition["codes"]
+    if not isinstance(entries, list) or not entries:
+        raise _invalid(name, "applies_when.codes", "must be a non-empty list of the parent's codes", hint=hint)
+    codes: list[str] = []
+    seen: set[str] = set()
+    for position, entry in enumerate(entries):
+        text = _code_text(entry, name, f"applies_when.codes[{position}]")
+        if code_key(text) in seen:
+            raise _invalid(name, "applies_when.codes", f"lists {text!r} twice", hint="list each code once.")
+        seen.add(code_key(text))
+        codes.append(text)
+    return AppliesWhen(rule=parent, codes=tuple(codes))
+
+
 def _check_counts(document: dict[str, Any], name: str, limits: Limits) -> None:
     """Codes, missing codes and aliases within the limit rule_codes, before each is validated."""
-    for key in ("codes", "missing_codes", "aliases"):
-        entries = document.get(key)
+    condition = document.get("applies_when")
+    conditional = {"applies_when.codes": condition.get("codes")} if isinstance(condition, dict) else {}
+    for key, entries in (
+        {key: document.get(key) for key in ("codes", "missing_codes", "aliases")} | conditional
+    ).items():
         if isinstance(entries, (list, dict)) and len(entries) > limits.rule_codes:
             raise limit_error(
                 "rule_codes",

@@ -34,6 +34,16 @@ class Code:
 
 
 @dataclass(frozen=True)
+class AppliesWhen:
+    """When a conditional rule applies: the rule ``rule`` (an earlier variable of the same
+    codebook) was given one of ``codes``. Elsewhere its cell is not applicable
+    (docs/statistics.md, "Conditional variables")."""
+
+    rule: str
+    codes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Rule:
     id: str
     version: int
@@ -52,6 +62,8 @@ class Rule:
     weights: str | tuple[tuple[float, ...], ...] | None = None  # a name of WEIGHT_NAMES or a K x K matrix
     # Aliases given for one run (--alias RAW=CODE), not in the rule file: recorded apart from it.
     run_aliases: Mapping[str, str] = field(default_factory=dict)
+    # A conditional rule (``applies_when`` in its file); checked against its parent in a codebook.
+    applies_when: AppliesWhen | None = None
 
     @property
     def categories(self) -> tuple[str, ...]:

@@ -20,8 +20,9 @@ from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io.files import check_name, check_usable, resolved, sha256_digest
 from irr_audit.io.outputs import write_text_atomic
 from irr_audit.io.runfolder import BUNDLE_MANIFEST
+from irr_audit.rules.codebook import CODEBOOKS_FOLDER
 from irr_audit.rules.load import MAX_RULE_BYTES
-from irr_audit.rules.lock import LOCK_FILE_NAME, parse_lock
+from irr_audit.rules.lock import LOCK_FILE_NAME, parse_lock, parse_lock_codebooks
 from irr_audit.rules.revisions import RULE_FILE_NAME, Baseline
 
 MAX_MANIFEST_BYTES = 50_000_000
@@ -40,6 +41,11 @@ class CheckInputs:
     baselines: list[Baseline]
     manifests: dict[str, bytes]
     notes: list[str] = field(default_factory=list)
+    # Codebooks (codebooks/<name>/v<N>.yaml), their released versions and the rule files each pinned.
+    codebooks: dict[str, bytes] = field(default_factory=dict)
+    codebook_baselines: list[Baseline] = field(default_factory=list)
+    pins: dict[str, dict[str, str]] = field(default_factory=dict)
+    codebooks_label: str = CODEBOOKS_FOLDER
 
     @property
     def compared_with(self) -> str:
@@ -56,7 +62,63 @@ def default_lock_path(rules_dir: Path) -> Path:
     return rules_dir / LOCK_FILE_NAME
 
 
+def default_codebooks_dir(rules_dir: Path) -> Path:
+    """``codebooks`` beside the rules folder: ``<root>/codebooks`` for ``<root>/rules``."""
+    return rules_dir.parent / CODEBOOKS_FOLDER
+
+
 def gather_check_inputs(
+    rules_dir: Path,
+    base: str | None,
+    lock_path: Path | None,
+    audits_dir: Path | None,
+    codebooks_dir: Path | None = None,
+) -> CheckInputs:
+    """What the check reads; with codebooks (``codebooks_dir``, else the default one when it
+    exists), their files and released versions too."""
+    inputs = _gather_rule_inputs(rules_dir, base, lock_path, audits_dir)
+    found = gather_codebooks(rules_dir, codebooks_dir, lock_path, base)
+    if found is None:
+        return inputs
+    codebooks, baselines, pins, label = found
+    return CheckInputs(
+        inputs.current,
+        inputs.baselines,
+        inputs.manifests,
+        inputs.notes,
+        codebooks=codebooks,
+        codebook_baselines=baselines,
+        pins=pins,
+        codebooks_label=label,
+    )
+
+
+def gather_codebooks(
+    rules_dir: Path, codebooks_dir: Path | None, lock_path: Path | None, base: str | None = None
+) -> tuple[dict[str, bytes], list[Baseline], dict[str, dict[str, str]], str] | None:
+    """The codebook files (``codebooks_dir``, else the default folder when it exists; None when
+    there is none), their released versions (a git ref, the lock file when there is one) and the
+    rule files each released version pinned, and the folder as shown."""
+    named = codebooks_dir is not None
+    codebooks_dir = codebooks_dir or default_codebooks_dir(rules_dir)
+    check_usable([codebooks_dir])
+    if not named and not codebooks_dir.is_dir():
+        return None
+    codebooks = read_codebook_files(codebooks_dir)
+    baselines: list[Baseline] = []
+    pins: dict[str, dict[str, str]] = {}
+    lock_path = lock_path or default_lock_path(rules_dir)
+    if lock_path.is_file():
+        locked, pins = parse_lock_codebooks(read_at_most(lock_path, MAX_MANIFEST_BYTES), label_of(lock_path))
+        baselines.append(locked)
+    if base is not None:
+        git, _, _ = git_baseline(codebooks_dir, base)
+        if git is not None:
+            baselines.insert(0, git)
+    return codebooks, baselines, pins, label_of(codebooks_dir)
+
+
+def _gather_rule_inputs(
     rules_dir: Path, base: str | None, lock_path: Path | None, audits_dir: Path | None
 ) -> CheckInputs:
     check_usable([rules_dir, lock_path, audits_dir])
@@ -123,6 +185,24 @@ def read_rule_files(rules_dir: Path) -> dict[str, bytes]:
             hint="pass the folder that holds the rule folders, e.g. rules/.",
             code="usage-no-rules",
         )
+    return current
+
+
+def read_codebook_files(codebooks_dir: Path) -> dict[str, bytes]:
+    """``<name>/<file>.yaml`` under the codebooks folder, keyed by that relative path."""
+    if not codebooks_dir.is_dir():
+        raise UsageError(
+            f"{label_of(codebooks_dir)} is not a folder.",
+            hint="pass the folder that holds <codebook>/v<version>.yaml files, e.g. codebooks/.",
+            code="usage-codebooks-dir",
+        )
+    current: dict[str, bytes] = {}
+    for folder in sorted(_children(codebooks_dir)):
+        if folder.is_dir() and not folder.name.startswith("."):
+            for path in sorted(_children(folder)):
+                if path.is_file() and path.suffix in RULE_SUFFIXES:
+                    check_name(path, "codebook file")
+                    current[f"{folder.name}/{path.name}"] = read_at_most(path, MAX_RULE_BYTES + 1)
     return current
 
 

@@ -26,6 +26,7 @@ from irr_audit.errors import LimitError, RuleError
 from irr_audit.io.display import visible
 from irr_audit.io.files import sha256_digest
 from irr_audit.io.limits import load_json
+from irr_audit.io.runfolder import CODEBOOK_BUNDLE_FORMAT
 from irr_audit.io.unitsketch import is_sketch, sketch_jaccard
 from irr_audit.rules.load import MAX_RULE_BYTES, parse_rule
 from irr_audit.rules.model import Rule, code_key
@@ -487,6 +488,8 @@ def read_bundles(manifests: Mapping[str, bytes]) -> tuple[list[Bundle], list[Pro
     bundles: list[Bundle] = []
     problems: list[Problem] = []
     for shown, data in sorted(manifests.items()):
+        if is_codebook_bundle(data):
+            continue  # a codebook's audit: its rules' gates are not read from it (docs/codebooks.md)
         try:
             bundles.append(parse_manifest(data, shown))
         except ValueError as error:
@@ -499,6 +502,15 @@ def read_bundles(manifests: Mapping[str, bytes]) -> tuple[list[Bundle], list[Pro
                 )
             )
     return bundles, problems
+
+
+def is_codebook_bundle(data: bytes) -> bool:
+    """The manifest of a codebook audit's bundle (irr_audit.bundle.codebook)."""
+    try:
+        document = load_json(data, "manifest.json", own_file=True)
+    except (ValueError, LimitError):
+        return False
+    return isinstance(document, dict) and document.get("format") == CODEBOOK_BUNDLE_FORMAT
 
 
 def parse_manifest(data: bytes, shown: str) -> Bundle:

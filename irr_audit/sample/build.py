@@ -5,7 +5,7 @@ missingness log, sample.json and one blank sheet per coder, as bytes. Pure.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,7 @@ from irr_audit.io import runfolder
 from irr_audit.io.collector import Dataset, RunRecord
 from irr_audit.io.outputs import csv_text, jsonl_text, render_json
 from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
+from irr_audit.rules.codebook import Codebook, rule_file_key
 from irr_audit.rules.model import Rule
 from irr_audit.sample.draw import Draw, coder_order, draw_sample
 from irr_audit.sample.ledger import (
@@ -34,6 +35,9 @@ from irr_audit.sample.sheets import (
     allowed_codes,
     check_csv_ids,
     check_xlsx_ids,
+    codebook_sheet_columns,
+    codebook_sheet_rows,
+    render_codebook_xlsx_sheet,
     render_csv_sheet,
     render_xlsx_sheet,
     sheet_rows,
@@ -45,6 +49,8 @@ LOG_CSV = "missingness_log.csv"
 LOG_JSONL = "missingness_log.jsonl"
 RECORD = runfolder.SAMPLE_RECORD
 RULE_COPY = "rule.yaml"
+CODEBOOK_COPY = "codebook.yaml"
+RULES_COPY = "rules"
 SHEETS = "sheets"
 
 
@@ -74,6 +80,73 @@ def build_sample(
     dataset: Dataset, run_record: RunRecord | None, rule: Rule, rule_bytes: bytes, request: SampleRequest
 ) -> Sample:
     """Dataset + run record + rule -> every file of the sample folder. Pure."""
+
+    def render(units: Sequence[LedgerUnit], coder: str) -> tuple[bytes, list[str]]:
+        rows = sheet_rows(units, rule, coder)
+        if request.sheet_format is SheetFormat.XLSX:
+            return render_xlsx_sheet(rows, rule)
+        return render_csv_sheet(rows), []
+
+    return _build(dataset, run_record, request, {RULE_COPY: rule_bytes}, {"rule": _rule_record(rule)}, render)
+
+
+def build_codebook_sample(
+    dataset: Dataset, run_record: RunRecord | None, codebook: Codebook, request: SampleRequest
+) -> Sample:
+    """Dataset + run record + codebook -> every file of the sample folder, with one column per
+    variable in every sheet, and the codebook and its rule files copied byte for byte
+    (``codebook.yaml``, ``rules/<rule>/v<N>.yaml``). Pure."""
+
+    def render(units: Sequence[LedgerUnit], coder: str) -> tuple[bytes, list[str]]:
+        rows = codebook_sheet_rows(units, codebook, coder)
+        if request.sheet_format is SheetFormat.XLSX:
+            return render_codebook_xlsx_sheet(rows, codebook)
+        return render_csv_sheet(rows, codebook_sheet_columns(codebook)), []
+
+    copies = {CODEBOOK_COPY: codebook.source}
+    copies |= {f"{RULES_COPY}/{rule_file_key(rule.id, rule.version)}": rule.source for rule in codebook.rules}
+    section = {
+        "name": codebook.name,
+        "version": codebook.version,
+        "digest": codebook.digest,
+        "file": CODEBOOK_COPY,
+        "rules": [
+            {
+                **_rule_record(rule),
+                "file": f"{RULES_COPY}/{rule_file_key(rule.id, rule.version)}",
+                "applies_when": None
+                if rule.applies_when is None
+                else {"rule": rule.applies_when.rule, "codes": list(rule.applies_when.codes)},
+            }
+            for rule in codebook.rules
+        ],
+    }
+    return _build(dataset, run_record, request, copies, {"codebook": section}, render)
+
+
+def _rule_record(rule: Rule) -> dict[str, Any]:
+    return {
+        "id": rule.id,
+        "version": rule.version,
+        "scale": rule.scale.value,
+        "digest": rule.digest,
+        "allowed_codes": list(allowed_codes(rule)),
+    }
+
+
+SheetRenderer = Callable[[Sequence[LedgerUnit], str], tuple[bytes, list[str]]]
+
+
+def _build(
+    dataset: Dataset,
+    run_record: RunRecord | None,
+    request: SampleRequest,
+    copies: dict[str, bytes],
+    instrument: dict[str, Any],
+    render: SheetRenderer,
+) -> Sample:
+    """The sample's files: ``copies`` (the rule or codebook files), ``instrument`` (what sample.json
+    says of them) and one sheet per coder from ``render(units, coder)``."""
     ledger = build_ledger(dataset, run_record)
     log = (*ledger.log, *collection_failures(run_record))
     if not dataset.items:
@@ -109,18 +182,13 @@ def build_sample(
         ).encode("utf-8"),
         LOG_JSONL: jsonl_text(row._asdict() for row in log).encode("utf-8"),
         LOG_CSV: csv_text(LOG_COLUMNS, log).encode("utf-8"),
-        RULE_COPY: rule_bytes,
+        **copies,
     }
     sheets = []
     for coder in request.coders:
         units = [by_id[comment_id] for comment_id in coder_order(draw.ids, coder, request.seed, request.shuffle)]
-        rows = sheet_rows(units, rule, coder)
         path = f"{SHEETS}/{coder}.{request.sheet_format.value}"
-        replaced: list[str] = []
-        if request.sheet_format is SheetFormat.XLSX:
-            files[path], replaced = render_xlsx_sheet(rows, rule)
-        else:
-            files[path] = render_csv_sheet(rows)
+        files[path], replaced = render(units, coder)
         sheet: dict[str, Any] = {"coder": coder, "file": path, "sha256": ""}  # filled below, with every file's
         if replaced:
             sheet["bodies_with_characters_xlsx_cannot_hold"] = {
@@ -133,7 +201,7 @@ def build_sample(
     digests = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}  # each file hashed once
     for sheet in sheets:
         sheet["sha256"] = digests[sheet["file"]]
-    record = _sample_record(dataset, run_record, rule, request, ledger, log, draw, completeness, sheets, digests)
+    record = _sample_record(dataset, run_record, instrument, request, ledger, log, draw, completeness, sheets, digests)
     record["run"] = runfolder.record_of(digests)  # a reader refuses a folder mixing two runs
     files[RECORD] = render_json(record).encode("utf-8")
     return Sample(files=files, record=record, ledger=ledger, draw=draw, completeness=completeness, log=log)
@@ -142,7 +210,7 @@ def build_sample(
 def _sample_record(
     dataset: Dataset,
     run_record: RunRecord | None,
-    rule: Rule,
+    instrument: dict[str, Any],
     request: SampleRequest,
     ledger: Ledger,
     log: Sequence[LogRow],
@@ -154,13 +222,7 @@ def _sample_record(
     checks = count_checks(dataset, run_record)
     return {
         "tool": {"name": "irr-audit", "version": __version__},
-        "rule": {
-            "id": rule.id,
-            "version": rule.version,
-            "scale": rule.scale.value,
-            "digest": rule.digest,
-            "allowed_codes": list(allowed_codes(rule)),
-        },
+        **instrument,
         "dataset": {"file": dataset.name, "format": dataset.format, "sha256": dataset.sha256},
         "run_record": None if run_record is None else {"file": run_record.name, "sha256": run_record.sha256},
         "counts": {

@@ -27,6 +27,7 @@ from irr_audit.io.runfolder import (
     run_mismatches,
 )
 from irr_audit.join.join import JoinResult, UnitContext
+from irr_audit.rules.codebook import Codebook
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
 from irr_audit.sample.build import RECORD, RULE_COPY, SHEETS, Sample
@@ -116,8 +117,10 @@ def sample_report_section(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def read_sample(folder: Path, limits: Limits = DEFAULT_LIMITS) -> SampleRef:
-    """The sampled ids of a folder written by `irr-audit sample`, with its ledger checked unchanged."""
+def read_sample(folder: Path, limits: Limits = DEFAULT_LIMITS, *, codebook: Codebook | None = None) -> SampleRef:
+    """The sampled ids of a folder written by `irr-audit sample`, with its ledger checked unchanged.
+    With ``codebook`` (`join --codebook --sample`), a sample drawn for that codebook: the ref's
+    rule_id, rule_version and rule_digest are then the codebook's name, version and digest."""
     record_path = folder / RECORD
     if not record_path.is_file():
         raise UsageError(
@@ -126,6 +129,16 @@ def read_sample(folder: Path, limits: Limits = DEFAULT_LIMITS) -> SampleRef:
             code="usage-not-a-sample-dir",
         )
     record = read_sample_record(record_path, limits)
+    if codebook is not None:
+        record = _as_codebook_sample(record, folder, codebook)
+    elif "rule" not in record and isinstance(record.get("codebook"), dict):
+        drawn = record["codebook"]
+        raise UsageError(
+            f"the sample in {folder} was drawn for the codebook {drawn.get('name')} v{drawn.get('version')}, "
+            "not for one rule, and a join or freeze with --sample takes one rule.",
+            hint="leave out --sample (the sheets hold the sample's units), or draw a sample for the rule alone.",
+            code="usage-sample-codebook",
+        )
     ledger = record["ledger"]
     ledger_path = _ledger_path(folder, ledger["file"], record_path)
     ledger_bytes = read_bounded(ledger_path, f"sample ledger {ledger_path}", limits, code="sample-ledger")
@@ -158,7 +171,31 @@ def read_sample(folder: Path, limits: Limits = DEFAULT_LIMITS) -> SampleRef:
     return replace(ref, context={comment_id: _context(entries[comment_id]) for comment_id in ref.ids})
 
 
-def with_ledger(join: JoinResult, folder: Path | None, ids: Sequence[str] | None, limits: Limits) -> JoinResult:
+def _as_codebook_sample(record: dict[str, Any], folder: Path, codebook: Codebook) -> dict[str, Any]:
+    """A sample record drawn for ``codebook`` (its name and version), read as a rule's record is."""
+    drawn = record.get("codebook")
+    if not isinstance(drawn, dict):
+        rule = record.get("rule") or {}
+        raise UsageError(
+            f"the sample in {folder} was drawn for rule {rule.get('id')} v{rule.get('version')}, "
+            f"not for the codebook {codebook.label}.",
+            hint="join it with --rule, or draw a sample with sample --codebook.",
+            code="usage-sample-codebook",
+        )
+    if (drawn.get("name"), drawn.get("version")) != (codebook.name, codebook.version):
+        raise UsageError(
+            f"the sample in {folder} was drawn for the codebook {drawn.get('name')} v{drawn.get('version')}, "
+            f"but --codebook is {codebook.label}.",
+            hint="pass the codebook the sample was drawn for, or draw a new sample.",
+            code="usage-sample-codebook",
+        )
+    digest = drawn.get("digest") if isinstance(drawn.get("digest"), str) else ""
+    return {**record, "rule": {"id": codebook.name, "version": codebook.version, "digest": digest}}
+
+
+def with_ledger(
+    join: JoinResult, folder: Path | None, ids: Sequence[str] | None, limits: Limits, codebook: Codebook | None = None
+) -> JoinResult:
     """A join folder made with `join --sample`, joined again: with the ledger's text and context,
     read from the sample folder the join recorded. A sample folder since deleted, moved, drawn
     again or altered (its ledger checked as `join --sample` checks it) leaves the sheets' text,
@@ -169,7 +206,7 @@ def with_ledger(join: JoinResult, folder: Path | None, ids: Sequence[str] | None
         problem = f"the sample folder {folder} is no longer there"
     else:
         try:
-            ref = read_sample(folder, limits)
+            ref = read_sample(folder, limits, codebook=codebook)
         except IrrAuditError as error:  # the scores need only the sheets; the text is not shown unchecked
             ref, problem = None, f"the sample in {folder} cannot be read ({error.message.rstrip('.')})"
         if ref is not None and list(ref.ids) == list(ids):
@@ -180,12 +217,20 @@ def with_ledger(join: JoinResult, folder: Path | None, ids: Sequence[str] | None
     return replace(join, warnings=(*join.warnings, warning))
 
 
+def _sample_problems(record: Any) -> list[str]:
+    """sample_record_problems, for a sample drawn for a codebook (``codebook`` instead of
+    ``rule``) too: read_sample then refuses it by name rather than as a damaged record."""
+    if isinstance(record, dict) and "rule" not in record and isinstance(record.get("codebook"), dict):
+        return sample_record_problems({**record, "rule": {"id": "", "version": 1, "digest": ""}})
+    return sample_record_problems(record)
+
+
 SAMPLE_RECORD_KIND = RecordKind(
     "a sample record as irr-audit sample writes it",
     "sample record",
     "sample-dir",
     "run irr-audit sample again into a new folder.",
-    sample_record_problems,
+    _sample_problems,
 )
 
 

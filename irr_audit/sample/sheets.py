@@ -15,6 +15,7 @@ from typing import Any
 from irr_audit.errors import UsageError
 from irr_audit.io.collector import quoted
 from irr_audit.io.outputs import csv_text, spreadsheet_safe
+from irr_audit.rules.codebook import Codebook
 from irr_audit.rules.model import Rule
 from irr_audit.sample.ledger import LedgerUnit
 
@@ -33,6 +34,9 @@ SHEET_COLUMNS = (
     "allowed_codes",
     "coder",
 )
+CONTEXT_COLUMNS = SHEET_COLUMNS[: SHEET_COLUMNS.index("code")]
+# A codebook's sheet: one column per variable (named after its rule id) in place of `code`.
+CODEBOOK_TRAILING_COLUMNS = ("note", "codebook", "codebook_version", "coder")
 CODER_NAME = re.compile(r"[^\W][\w.-]{0,99}")  # a sheet file name: at most 100 characters and .xlsx
 RESERVED_CODERS = ("comment_id", "fully_coded")
 # A fixed time for the workbook's metadata: the same sample gives the same bytes.
@@ -92,6 +96,24 @@ def sheet_rows(units: Sequence[LedgerUnit], rule: Rule, coder: str) -> list[tupl
     ]
 
 
+def codebook_sheet_columns(codebook: Codebook) -> tuple[str, ...]:
+    return (*CONTEXT_COLUMNS, *codebook.rule_ids, *CODEBOOK_TRAILING_COLUMNS)
+
+
+def codebook_sheet_rows(units: Sequence[LedgerUnit], codebook: Codebook, coder: str) -> list[tuple[str, ...]]:
+    """One row per unit, as sheet_rows, with an empty cell for every variable of the codebook."""
+    blanks = ("",) * len(codebook.rules)
+    version = f"v{codebook.version}"
+    return [
+        (
+            *(unit.comment_id, unit.post_id, unit.link, unit.thread_title, unit.parent_body, unit.body),
+            *blanks,
+            *("", codebook.name, version, coder),
+        )
+        for unit in units
+    ]
+
+
 def check_csv_ids(ids: Iterable[str]) -> None:
     """A CSV cell that looks like a formula gets a leading quote, so such an id
     would not come back from a filled CSV sheet as it is in the ledger."""
@@ -126,9 +148,9 @@ def check_xlsx_ids(ids: Iterable[str]) -> None:
         )
 
 
-def render_csv_sheet(rows: Sequence[Sequence[str]]) -> bytes:
+def render_csv_sheet(rows: Sequence[Sequence[str]], columns: Sequence[str] = SHEET_COLUMNS) -> bytes:
     # The byte-order mark makes Excel read UTF-8 (emoji, right-to-left text); read_sheet skips it.
-    return ("\ufeff" + csv_text(SHEET_COLUMNS, rows)).encode("utf-8")
+    return ("\ufeff" + csv_text(columns, rows)).encode("utf-8")
 
 
 def render_xlsx_sheet(rows: Sequence[Sequence[str]], rule: Rule) -> tuple[bytes, list[str]]:
@@ -138,6 +160,20 @@ def render_xlsx_sheet(rows: Sequence[Sequence[str]], rule: Rule) -> tuple[bytes,
     its text is kept exactly. A header note on the code column lists the allowed
     codes, and data validation offers them in the column.
     """
+    return _render_xlsx(rows, SHEET_COLUMNS, [("code", rule, "rule.yaml")])
+
+
+def render_codebook_xlsx_sheet(rows: Sequence[Sequence[str]], codebook: Codebook) -> tuple[bytes, list[str]]:
+    """A codebook's sheet as render_xlsx_sheet writes a rule's: every variable's column with its
+    own note (its codes, and when it applies) and its own drop-down of codes."""
+    columns = [(rule.id, rule, f"rules/{rule.id}/v{rule.version}.yaml") for rule in codebook.rules]
+    return _render_xlsx(rows, codebook_sheet_columns(codebook), columns)
+
+
+def _render_xlsx(
+    rows: Sequence[Sequence[str]], columns: Sequence[str], code_columns: Sequence[tuple[str, Rule, str]]
+) -> tuple[bytes, list[str]]:
+    """The workbook: ``code_columns`` are (column, its rule, the rule file in the sample folder)."""
     # openpyxl adds 0.06 s to every start: imported only when XLSX sheets are written
     from openpyxl import Workbook  # noqa: PLC0415
     from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE  # noqa: PLC0415
@@ -150,7 +186,7 @@ def render_xlsx_sheet(rows: Sequence[Sequence[str]], rule: Rule) -> tuple[bytes,
     sheet = workbook.worksheets[0]  # a new workbook's one sheet, the active one
     sheet.title = "coding"
     replaced: list[str] = []
-    for column, name in enumerate(SHEET_COLUMNS, start=1):
+    for column, name in enumerate(columns, start=1):
         sheet.cell(row=1, column=column, value=name).font = Font(bold=True)
     for row_number, row in enumerate(rows, start=2):
         for column, value in enumerate(row, start=1):
@@ -160,23 +196,26 @@ def render_xlsx_sheet(rows: Sequence[Sequence[str]], rule: Rule) -> tuple[bytes,
             cell = sheet.cell(row=row_number, column=column)
             cell.value = text
             cell.data_type = "s"  # text, even when it starts with "="
-    code_column = SHEET_COLUMNS.index("code") + 1
-    code_letter = get_column_letter(code_column)
-    codes = allowed_codes(rule)
-    sheet.cell(row=1, column=code_column).comment = Comment(_code_note(rule), "irr-audit", width=360, height=160)
-    validation = DataValidation(
-        type="list",
-        formula1=_validation_list(workbook, rule),
-        allow_blank=True,
-        showErrorMessage=True,
-        errorTitle="Not an allowed code",
-        error=f"Use one of: {', '.join(codes)}"[:255],
-    )
-    sheet.add_data_validation(validation)
-    validation.add(f"{code_letter}2:{code_letter}{max(len(rows), 1) + 1}")
+    for position, (name, rule, rule_file) in enumerate(code_columns):
+        code_column = list(columns).index(name) + 1
+        code_letter = get_column_letter(code_column)
+        codes = allowed_codes(rule)
+        sheet.cell(row=1, column=code_column).comment = Comment(
+            _code_note(rule, rule_file), "irr-audit", width=360, height=160
+        )
+        validation = DataValidation(
+            type="list",
+            formula1=_validation_list(workbook, rule, position + 1),
+            allow_blank=True,
+            showErrorMessage=True,
+            errorTitle="Not an allowed code",
+            error=f"Use one of: {', '.join(codes)}"[:255],
+        )
+        sheet.add_data_validation(validation)
+        validation.add(f"{code_letter}2:{code_letter}{max(len(rows), 1) + 1}")
     sheet.freeze_panes = "B2"
     for name, width in (("thread_title", 40), ("parent_body", 60), ("body", 80)):
-        letter = get_column_letter(SHEET_COLUMNS.index(name) + 1)
+        letter = get_column_letter(list(columns).index(name) + 1)
         sheet.column_dimensions[letter].width = width
         for cell in sheet[letter][1:]:
             cell.alignment = Alignment(wrap_text=True, vertical="top")
@@ -185,27 +224,37 @@ def render_xlsx_sheet(rows: Sequence[Sequence[str]], rule: Rule) -> tuple[bytes,
     return _reproducible_zip(buffer.getvalue()), replaced
 
 
-def _code_note(rule: Rule) -> str:
+def _code_note(rule: Rule, rule_file: str = "rule.yaml") -> str:
     lines = [f"Rule {rule.label}. Allowed codes:"]
     lines += [f"{code.code}" + (f": {code.label}" if code.label else "") for code in rule.codes]
     lines += [f"{missing}: you cannot tell" for missing in rule.missing_codes]
-    lines.append("The rule's definitions are in rule.yaml in the sample folder.")
+    if rule.applies_when is not None:
+        lines.append(
+            f"Asked only when {rule.applies_when.rule} is {' or '.join(rule.applies_when.codes)}; "
+            "otherwise leave it blank."
+        )
+    lines.append(f"The rule's definitions are in {rule_file} in the sample folder.")
     return "\n".join(lines)
 
 
-def _validation_list(workbook: Any, rule: Rule) -> str:
-    """The codes offered in the code column: listed in the validation itself (Excel
-    takes up to 255 characters, without commas or quotes), or else on a second worksheet."""
+def _validation_list(workbook: Any, rule: Rule, column: int = 1) -> str:
+    """The codes offered in a code column: listed in the validation itself (Excel
+    takes up to 255 characters, without commas or quotes), or else in column ``column``
+    of a second worksheet, "codes" (one column per variable that needs it)."""
+    # openpyxl adds 0.06 s to every start: imported only when XLSX sheets are written
+    from openpyxl.utils import get_column_letter  # noqa: PLC0415
+
     codes = allowed_codes(rule)
     inline = ",".join(codes)
     if len(inline) <= 255 and not any("," in code or '"' in code for code in codes):
         return f'"{inline}"'
-    codes_sheet = workbook.create_sheet("codes")
+    codes_sheet = workbook["codes"] if "codes" in workbook.sheetnames else workbook.create_sheet("codes")
     for row, code in enumerate(codes, start=1):
-        cell = codes_sheet.cell(row=row, column=1)
+        cell = codes_sheet.cell(row=row, column=column)
         cell.value = code
         cell.data_type = "s"
-    return f"codes!$A$1:$A${len(codes)}"
+    letter = get_column_letter(column)
+    return f"codes!${letter}$1:${letter}${len(codes)}"
 
 
 def _reproducible_zip(data: bytes) -> bytes:

@@ -1,0 +1,382 @@
+"""The bundle of a codebook audit (docs/codebooks.md, "Freezing"): the coders' sheets, the
+codebook file and every rule file it pins, byte for byte, with a manifest of their sha256
+and of every variable's score. verify (irr_audit.bundle.verify) re-hashes the files and
+recomputes every variable from them.
+
+Layout: ``sheets/<name>``, ``rule/<rule>/v<N>.yaml`` (as a rule's bundle keeps its rule),
+``codebook/<name>/v<N>.yaml`` and ``manifest.json``, whose ``format`` is
+``irr-audit-codebook-bundle/1``. The score is, per variable, exactly the single-rule score
+JSON a rule's bundle freezes (its condition applied first), with the variable's cells.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from irr_audit._version import __version__
+from irr_audit.bundle.freeze import (
+    FreezeResult,
+    audits_lock,
+    check_audits_dir,
+    check_sheet_names,
+    refuse_frozen,
+    signature_files,
+    write_bundle,
+)
+from irr_audit.bundle.manifest import (
+    CODEBOOK_FORMAT,
+    INTEGRITY_OF,
+    MANIFEST,
+    NAME_PATTERN,
+    RULE_DIR,
+    SHEETS_DIR,
+    FrozenFile,
+    _file_list_problems,
+    altered,
+    canonical_sha256,
+    load_manifest_json,
+    manifest_bytes,
+    rule_member,
+    units_digest,
+    utc_stamp,
+    utc_text,
+)
+from irr_audit.bundle.read import frozen_file
+from irr_audit.errors import IrrAuditError, UsageError
+from irr_audit.io.files import sha256_hex
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits
+from irr_audit.io.outputs import render_json
+from irr_audit.io.runfolder import is_bundle, member_path_problem
+from irr_audit.io.sheets import Sheet, SheetOptions
+from irr_audit.io.tables import parse_file, read_table_bytes
+from irr_audit.join.variables import SheetViews, VariableJoin, join_variables, variable_views
+from irr_audit.report.model import AuditOptions, build_report
+from irr_audit.rules.codebook import Codebook, load_codebook, parse_codebook
+from irr_audit.rules.load import parse_rule
+from irr_audit.rules.model import Rule
+
+CODEBOOK_DIR = "codebook"
+
+
+@dataclass(frozen=True)
+class CodebookSource:
+    """What a codebook freeze copies: the codebook (with its rules' bytes), the sheets'
+    bytes exactly as parsed, how they were read, and every variable joined from them."""
+
+    codebook: Codebook
+    sheet_names: tuple[str, ...]
+    sheet_coders: tuple[str, ...]
+    sheet_data: tuple[bytes, ...]
+    options: SheetOptions
+    variables: Mapping[str, VariableJoin]
+
+    def summary_line(self) -> str:
+        first = next(iter(self.variables.values()))
+        return (
+            f"Codebook {self.codebook.label}: {len(self.variables)} variables from "
+            f"{len(first.full.coders)} coders, {len(unit_ids(self.variables))} units."
+        )
+
+
+def codebook_member(codebook: Codebook) -> str:
+    return f"{CODEBOOK_DIR}/{codebook.name}/v{codebook.version}.yaml"
+
+
+def unit_ids(variables: Mapping[str, VariableJoin]) -> list[str]:
+    """Every unit of any variable (a long sheet may give the variables different units)."""
+    return sorted({unit for joined in variables.values() for unit in joined.full.unit_ids})
+
+
+def joined_variables(
+    codebook: Codebook, sheets: Sequence[tuple[bytes, Path]], options: SheetOptions
+) -> tuple[dict[str, VariableJoin], list[Sheet]]:
+    """Every variable joined from the sheets' bytes (each parsed once), as join --codebook joins
+    them from files, and each sheet's base (its rows of every variable). Pure."""
+    views = SheetViews({rule.id: [] for rule in codebook.rules}, [], {rule.id: [] for rule in codebook.rules}, [])
+    for data, path in sheets:
+        parsed = parse_file(data, path, options.worksheet, options.limits, options.delimiter)
+        by_variable, rows_of, base, rest = variable_views(parsed, path, codebook.rules, options)
+        for rule in codebook.rules:
+            views.by_variable[rule.id].append(by_variable[rule.id])
+            views.rows_of[rule.id].append(rows_of[rule.id])
+        views.bases.append(base)
+        if rest is not None:
+            views.rests.append(rest)
+    return join_variables(views, codebook.rules), views.bases
+
+
+def collect_codebook_source(
+    inputs: Sequence[Path],
+    codebook_path: Path,
+    rules_dir: Path | None = None,
+    *,
+    id_column: str | None = None,
+    worksheet: str | None = None,
+    delimiter: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> CodebookSource:
+    """Read the codebook and the coders' sheets (wide or long), keeping the bytes that were parsed."""
+    if len(inputs) == 1 and (is_bundle(inputs[0]) or inputs[0].is_dir()):
+        raise UsageError(
+            f"{inputs[0]} is a folder; freeze --codebook takes the coders' sheets themselves.",
+            hint="pass the sheets (two or more files) with --codebook.",
+            code="usage-freeze-codebook-input",
+        )
+    codebook = load_codebook(codebook_path, rules_dir, limits)
+    options = SheetOptions(id_column=id_column, worksheet=worksheet, delimiter=delimiter, limits=limits)
+    datas = [(read_table_bytes(path, limits), path) for path in inputs]
+    variables, sheets = joined_variables(codebook, datas, options)
+    check_sheet_names(sheets)
+    return CodebookSource(
+        codebook,
+        tuple(sheet.name for sheet in sheets),
+        tuple(sheet.coder for sheet in sheets),
+        tuple(data for data, _ in datas),
+        options,
+        variables,
+    )
+
+
+def codebook_score(codebook: Codebook, variables: Mapping[str, VariableJoin]) -> dict[str, Any]:
+    """What a codebook bundle freezes and verify recomputes: per variable, the single-rule
+    score JSON (as a rule's bundle has it) and its cells; through JSON, as it is stored."""
+    score = {
+        "codebook": {"name": codebook.name, "version": codebook.version, "digest": codebook.digest},
+        "variables": {
+            rule_id: {
+                "score": build_report(joined.join, AuditOptions(list_disagreements=False)).to_dict(
+                    include_disagreements=False
+                ),
+                "cells": joined.cell_counts(),
+            }
+            for rule_id, joined in variables.items()
+        },
+    }
+    loaded: dict[str, Any] = json.loads(render_json(score))
+    return loaded
+
+
+def codebook_frozen_files(source: CodebookSource) -> list[FrozenFile]:
+    sheets = [FrozenFile(f"{SHEETS_DIR}/{name}", data) for name, data in zip(source.sheet_names, source.sheet_data)]
+    rules = [FrozenFile(rule_member(rule), rule.source) for rule in source.codebook.rules]
+    return [*sheets, *rules, FrozenFile(codebook_member(source.codebook), source.codebook.source)]
+
+
+def build_codebook_manifest(
+    *, name: str, created: datetime, source: CodebookSource, files: list[FrozenFile], score: dict[str, Any]
+) -> dict[str, Any]:
+    """The manifest of a new codebook bundle. Pure."""
+    codebook = source.codebook
+    by_path = {file.path: file for file in files}
+    ids = unit_ids(source.variables)
+    manifest: dict[str, Any] = {
+        "format": CODEBOOK_FORMAT,
+        "name": name,
+        "created": utc_text(created),
+        "tool_version": __version__,
+        "codebook": {
+            "name": codebook.name,
+            "version": codebook.version,
+            "digest": codebook.digest,
+            "file": codebook_member(codebook),
+        },
+        "rules": [
+            {"id": rule.id, "version": rule.version, "digest": rule.digest, "file": rule_member(rule)}
+            for rule in codebook.rules
+        ],
+        "sheets": [
+            {
+                "file": f"{SHEETS_DIR}/{sheet}",
+                "coder": coder,
+                "sha256": sha256_hex(by_path[f"{SHEETS_DIR}/{sheet}"].data),
+                "size": len(by_path[f"{SHEETS_DIR}/{sheet}"].data),
+            }
+            for sheet, coder in zip(source.sheet_names, source.sheet_coders)
+        ],
+        "files": sorted((file.record() for file in files), key=lambda record: record["path"]),
+        "units": {"count": len(ids), "ids_sha256": units_digest(ids)},
+        "columns": {
+            key: value
+            for key, value in (
+                ("id_column", source.options.id_column),
+                ("worksheet", source.options.worksheet),
+                ("delimiter", source.options.delimiter),
+            )
+            if value is not None
+        },
+        "score": score,
+    }
+    manifest["integrity"] = {"sha256": canonical_sha256(manifest, "integrity"), "of": INTEGRITY_OF}
+    return manifest
+
+
+def codebook_bundle_name(created: datetime, codebook: Codebook, n: int = 1) -> str:
+    name = f"{utc_stamp(created)}_{codebook.name}_v{codebook.version}"
+    return name if n == 1 else f"{name}_{n}"
+
+
+def freeze_codebook(
+    source: CodebookSource,
+    audits_dir: Path,
+    created: datetime,
+    *,
+    sign_key: Path | None = None,
+) -> FreezeResult:
+    """Freeze a codebook audit into a new bundle under ``audits_dir``, as a rule's audit is
+    frozen (irr_audit.bundle.freeze.freeze): never a second bundle of the same files."""
+    check_audits_dir(audits_dir)
+    files = codebook_frozen_files(source)
+    refuse_frozen(files, audits_dir)
+    score = codebook_score(source.codebook, source.variables)
+    with audits_lock(audits_dir):
+        refuse_frozen(files, audits_dir)
+        n = 1
+        while (audits_dir / codebook_bundle_name(created, source.codebook, n)).exists():
+            n += 1
+        name = codebook_bundle_name(created, source.codebook, n)
+        manifest = build_codebook_manifest(name=name, created=created, source=source, files=files, score=score)
+        path = write_bundle(audits_dir, name, files + signature_files(manifest, sign_key), manifest)
+    digest = f"sha256:{sha256_hex(manifest_bytes(manifest))}"
+    return FreezeResult(path=path, manifest=manifest, notes=(), digest=digest)
+
+
+# --- read back: what verify checks -----------------------------------------------------------
+
+
+def codebook_manifest_problems(manifest: dict[str, Any]) -> list[str]:
+    """What is wrong with a codebook bundle's manifest structure, as short sentences. Pure."""
+    problems: list[str] = []
+    if not isinstance(manifest.get("name"), str) or not NAME_PATTERN.fullmatch(manifest["name"]):
+        problems.append(f"name {manifest.get('name')!r} is not a bundle name (<time>_<codebook>_v<version>)")
+    for key in ("created", "tool_version"):
+        if not isinstance(manifest.get(key), str):
+            problems.append(f"{key} is missing")
+    book = manifest.get("codebook")
+    if not (isinstance(book, dict) and isinstance(book.get("file"), str) and member_path_problem(book["file"]) is None):
+        problems.append("codebook must name its file in the bundle")
+    rules = manifest.get("rules")
+    if not (
+        isinstance(rules, list)
+        and rules
+        and all(
+            isinstance(rule, dict)
+            and isinstance(rule.get("file"), str)
+            and rule["file"].startswith(f"{RULE_DIR}/")
+            and member_path_problem(rule["file"]) is None
+            and isinstance(rule.get("id"), str)
+            and isinstance(rule.get("version"), int)
+            for rule in rules
+        )
+    ):
+        problems.append("rules must list each rule's id, version and file")
+    problems += _file_list_problems(manifest.get("files"))
+    sheets = manifest.get("sheets")
+    if not (
+        isinstance(sheets, list)
+        and len(sheets) >= 2
+        and all(
+            isinstance(sheet, dict)
+            and isinstance(sheet.get("file"), str)
+            and sheet["file"].startswith(f"{SHEETS_DIR}/")
+            and sheet["file"].count("/") == 1
+            and member_path_problem(sheet["file"]) is None
+            for sheet in sheets
+        )
+    ):
+        problems.append("sheets must list two or more sheets under sheets/")
+    units = manifest.get("units")
+    if not (
+        isinstance(units, dict) and isinstance(units.get("count"), int) and isinstance(units.get("ids_sha256"), str)
+    ):
+        problems.append("units must have a count and an ids_sha256")
+    if not isinstance(manifest.get("columns"), dict):
+        problems.append("columns is missing")
+    score = manifest.get("score")
+    if not (isinstance(score, dict) and isinstance(score.get("variables"), dict) and score["variables"]):
+        problems.append("score must hold every variable's score")
+    integrity = manifest.get("integrity")
+    if not (isinstance(integrity, dict) and isinstance(integrity.get("sha256"), str)):
+        problems.append("integrity is missing")
+    return problems
+
+
+def recompute_codebook(
+    manifest: dict[str, Any], files: Mapping[str, bytes], limits: Limits = DEFAULT_LIMITS
+) -> tuple[dict[str, Any], int]:
+    """Every variable's score recomputed from the bundle's files as read (``files``), and the
+    number of units. IrrAuditError when the files cannot give it (a rule file missing, say)."""
+    codebook, variables = variables_from_files(manifest, files, limits)
+    return codebook_score(codebook, variables), len(unit_ids(variables))
+
+
+def variables_from_files(
+    manifest: dict[str, Any], files: Mapping[str, bytes], limits: Limits = DEFAULT_LIMITS
+) -> tuple[Codebook, dict[str, VariableJoin]]:
+    """The codebook and every variable joined, from a codebook bundle's files as read."""
+    rules: dict[tuple[str, int], Rule] = {}
+    for entry in manifest["rules"]:
+        data = files.get(entry["file"])
+        if data is None:
+            raise IrrAuditError(f"{entry['file']} cannot be read", code="bundle-file")
+        rule = parse_rule(data, entry["file"], limits)
+        rules[rule.id, rule.version] = rule
+    book = manifest["codebook"]["file"]
+    if book not in files:
+        raise IrrAuditError(f"{book} cannot be read", code="bundle-file")
+    codebook = parse_codebook(files[book], book, rules, limits)
+    columns = manifest["columns"]
+    options = SheetOptions(
+        id_column=columns.get("id_column"),
+        worksheet=columns.get("worksheet"),
+        delimiter=columns.get("delimiter"),
+        limits=limits,
+    )
+    sheets = []
+    for entry in manifest["sheets"]:
+        if entry["file"] not in files:
+            raise IrrAuditError(f"{entry['file']} cannot be read", code="bundle-file")
+        sheets.append((files[entry["file"]], Path(entry["file"])))
+    variables, _ = joined_variables(codebook, sheets, options)
+    return codebook, variables
+
+
+def is_codebook_bundle(path: Path) -> bool:
+    """A folder freeze --codebook wrote (its manifest's format says so). A path the system cannot
+    look up is none: the reader of a rule's bundle then names what is wrong with it."""
+    try:
+        if not is_bundle(path) or (path / MANIFEST).is_symlink():
+            return False
+        _, manifest = load_manifest_json(path)
+    except (OSError, ValueError, IrrAuditError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("format") == CODEBOOK_FORMAT
+
+
+def read_codebook_bundle(
+    bundle: Path, limits: Limits = DEFAULT_LIMITS
+) -> tuple[dict[str, Any], Codebook, dict[str, VariableJoin]]:
+    """A codebook bundle as audit input (labels): its manifest checked, every file read once
+    and checked unchanged, every variable joined. A bundle that does not verify is refused."""
+    try:
+        _, manifest = load_manifest_json(bundle)
+    except (OSError, ValueError) as exc:
+        raise altered(bundle, f"{MANIFEST} cannot be read as JSON ({type(exc).__name__})") from None
+    problems = codebook_manifest_problems(manifest) if isinstance(manifest, dict) else ["is not a JSON object"]
+    if not problems and manifest["integrity"]["sha256"] != canonical_sha256(manifest, "integrity"):
+        problems = ["was edited after freezing (its integrity hash does not match)"]
+    if problems:
+        raise altered(bundle, f"{MANIFEST} {problems[0]}")
+    files: dict[str, bytes] = {}
+    for record in manifest["files"]:
+        data, problem = frozen_file(bundle, record, limits)
+        if problem is not None or data is None:
+            why = (problem.detail or problem.kind) if problem is not None else "cannot be read"
+            raise altered(bundle, f"{record['path']} {why}")
+        files[record["path"]] = data
+    codebook, variables = variables_from_files(manifest, files, limits)
+    return manifest, codebook, variables

@@ -1,0 +1,183 @@
+"""The reliability table of a codebook audit: one row per variable, first in every report
+(Lombard, Snyder-Duch & Bracken 2002: reliability per variable, each with its sample size and
+coefficient), and the codebook's reports built around it (docs/codebook_audit.md).
+
+Each row is read from that variable's single-rule report: the coders, the units and the fully
+coded ones, raw agreement (po), the recommended coefficient (:func:`headline_metric`) with its
+interval and its band, and whether it meets its gate.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping
+from io import StringIO
+from typing import Any
+
+from rich.console import Console, Group
+from rich.text import Text
+
+from irr_audit.report.console import UNWRAPPED, render_console, section_table
+from irr_audit.report.format import format_interval, format_metric, format_number
+from irr_audit.report.headline import headline_metric
+from irr_audit.report.html import render_html
+from irr_audit.report.markdown import md_text, render_markdown, section_lines
+from irr_audit.report.sections import Section
+
+RELIABILITY_COLUMNS = (
+    "variable",
+    "scale",
+    "coders",
+    "units fully coded",
+    "raw agreement",
+    "coefficient",
+    "value",
+    "95% interval",
+    "band",
+    "gate",
+)
+
+
+def gate_verdict(metric: Mapping[str, Any] | None, threshold: float | None) -> dict[str, Any] | None:
+    """A gate on the recommended coefficient: met when it is defined and at least ``threshold``.
+    An undefined coefficient never meets a gate. None when the variable has no gate."""
+    if threshold is None:
+        return None
+    value = metric.get("value") if isinstance(metric, Mapping) else None
+    defined = isinstance(metric, Mapping) and metric.get("defined") is True and _finite(value)
+    passed = bool(defined and float(value) >= threshold)  # type: ignore[arg-type]
+    verdict: dict[str, Any] = {"threshold": threshold, "passed": passed}
+    if not defined:
+        verdict["reason"] = "the coefficient is undefined" if isinstance(metric, Mapping) else "no coefficient"
+    return verdict
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def reliability_row(variable: str, report: Mapping[str, Any], threshold: float | None) -> dict[str, Any]:
+    """The reliability table's row of one variable, from its single-rule report dict."""
+    headline = headline_metric(report)
+    metric = dict(headline.metric) if isinstance(headline.metric, Mapping) else None
+    units = report.get("units") or {}
+    po = (report.get("metrics") or {}).get("po") or {}
+    band = (report.get("interpretation") or {}).get(headline.name) or {}
+    return {
+        "variable": variable,
+        "rule": {"id": report["rule"]["id"], "version": report["rule"]["version"]},
+        "scale": report["rule"]["scale"],
+        "coders": len(report.get("coders") or ()),
+        "units": units.get("total"),
+        "fully_coded": units.get("fully_coded"),
+        "raw_agreement": {"value": po.get("value"), "defined": bool(po.get("defined", False))},
+        "coefficient": headline.to_dict() | {"ci": (metric or {}).get("ci")},
+        "band": band.get("label"),
+        "gate": gate_verdict(metric, threshold),
+    }
+
+
+def reliability_rows(reports: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float]) -> list[dict[str, Any]]:
+    """One row per variable, in the codebook's order."""
+    return [reliability_row(variable, report, gates.get(variable)) for variable, report in reports.items()]
+
+
+def failed_gates(rows: list[dict[str, Any]]) -> list[str]:
+    """The variables whose gate is not met, in order."""
+    return [row["variable"] for row in rows if row["gate"] is not None and not row["gate"]["passed"]]
+
+
+def _gate_text(gate: Mapping[str, Any] | None) -> str:
+    if gate is None:
+        return "no gate"
+    mark = "pass" if gate["passed"] else "FAIL"
+    why = f": {gate['reason']}" if "reason" in gate else ""
+    return f"{mark} (>= {gate['threshold']:g}{why})"
+
+
+def reliability_section(document: Mapping[str, Any]) -> Section:
+    """The reliability table as a Section, which every renderer draws as it draws the others."""
+    rows = []
+    for row in document["reliability"]:
+        coefficient = row["coefficient"]
+        metric = {key: coefficient.get(key) for key in ("value", "defined", "reason", "ci") if key in coefficient}
+        raw = row["raw_agreement"]
+        rows.append(
+            (
+                row["variable"],
+                row["scale"],
+                str(row["coders"]),
+                f"{row['fully_coded']} of {row['units']}",
+                format_number(raw["value"]) if raw["defined"] else "undefined",
+                coefficient["label"],
+                format_metric(metric),
+                format_interval(metric),
+                row["band"] or "",
+                _gate_text(row["gate"]),
+            )
+        )
+    notes = [
+        "One row per variable, each on its own fully coded units; the coefficient is the one recommended for its "
+        "coders and scale (Cohen's kappa for two coders on a nominal rule, else Krippendorff's alpha). Bands are "
+        "conventions, not tests; a gate is this study's threshold on the coefficient (undefined never passes).",
+    ]
+    failed = failed_gates(list(document["reliability"]))
+    if failed:
+        notes.append(f"Failed gates: {', '.join(failed)}.")
+    return Section("reliability", "Reliability by variable", RELIABILITY_COLUMNS, tuple(rows), tuple(notes))
+
+
+def _heading(document: Mapping[str, Any]) -> str:
+    codebook = document["codebook"]
+    return f"Codebook {codebook['name']} v{codebook['version']} ({codebook['digest']})"
+
+
+def codebook_markdown(document: Mapping[str, Any]) -> str:
+    """The reliability table, then each variable's own report (its headings one level down)."""
+    lines = [f"# {md_text(_heading(document))}", "", *section_lines(reliability_section(document)), ""]
+    for variable, report in document["variables"].items():
+        lines += [f"# Variable {md_text(variable)}", ""]
+        lines += [f"#{line}" if line.startswith("#") else line for line in render_markdown(report).splitlines()]
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def codebook_console(document: Mapping[str, Any]) -> Group:
+    """The console report: the reliability table, then each variable's report."""
+    parts: list[Any] = [Text(_heading(document), style="bold"), section_table(reliability_section(document))]
+    for variable, report in document["variables"].items():
+        parts += [Text(f"Variable {variable}", style="bold reverse"), render_console(dict(report))]
+    return Group(*parts)
+
+
+def codebook_text(document: Mapping[str, Any], width: int | None = 80) -> str:
+    console = Console(width=UNWRAPPED if width is None else width, record=True, file=StringIO())
+    console.print(codebook_console(document))
+    return console.export_text()
+
+
+def codebook_html(document: Mapping[str, Any]) -> str:
+    """One self-contained page: the reliability table, then each variable's own report page in a
+    sandboxed frame of its own (each page keeps its styles, its script and its policy)."""
+    section = reliability_section(document)
+    head = "".join(f"<th>{html.escape(column)}</th>" for column in section.columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in section.rows)
+    notes = "".join(f"<p>{html.escape(note)}</p>" for note in section.notes)
+    frames = "".join(
+        f'<h2 id="variable-{html.escape(variable, quote=True)}">Variable {html.escape(variable)}</h2>'
+        f'<iframe title="report of {html.escape(variable, quote=True)}" '
+        f'srcdoc="{html.escape(render_html(dict(report)), quote=True)}" sandbox="allow-scripts"></iframe>'
+        for variable, report in document["variables"].items()
+    )
+    title = html.escape(_heading(document))
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "frame-src 'self' about: data:; script-src 'unsafe-inline'\">"
+        f"<title>{title}</title><style>body{{font-family:sans-serif;margin:2em}}"
+        "table{border-collapse:collapse}td,th{border:1px solid #999;padding:.3em .6em;text-align:left}"
+        "iframe{width:100%;height:900px;border:1px solid #ccc}</style></head><body>"
+        f"<h1>{title}</h1><h2>{html.escape(section.title)}</h2>"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}{frames}</body></html>\n"
+    )
