@@ -969,8 +969,6 @@ def joined_inputs(
 ) -> Joined:
     """Sheets + rule (restricted to a sample's ids when given), a folder written by
     `join`, or an audit bundle, joined in memory."""
-    from irr_audit.join.codebook_folder import is_codebook_join_dir  # noqa: PLC0415 (loaded on use)
-
     step = progress or _no_progress
     if not inputs:
         raise UsageError(
@@ -980,6 +978,7 @@ def joined_inputs(
         )
     if len(inputs) == 1 and inputs[0].is_dir():
         folder = inputs[0]
+        from irr_audit.join.codebook_folder import is_codebook_join_dir  # noqa: PLC0415 (loaded on use)
         from irr_audit.join.folder import is_join_dir, read_join_dir  # noqa: PLC0415 (loaded on use)
         from irr_audit.sample.folder import with_ledger  # noqa: PLC0415 (loaded on use)
 

@@ -612,12 +612,9 @@ def _is_codebook_audit(
 ) -> bool:
     """--codebook, or a folder join --codebook wrote or a bundle freeze --codebook made (each keeps its
     codebook). --gate needs one of them."""
-    from irr_audit.bundle.codebook import is_codebook_bundle
-    from irr_audit.join.codebook_folder import is_codebook_join_dir
-
     _one_of_rule_and_codebook(rule, codebook, rules_dir)
     alone = inputs[0] if rule is None and inputs and len(inputs) == 1 else None
-    found = codebook is not None or (alone is not None and (is_codebook_join_dir(alone) or is_codebook_bundle(alone)))
+    found = codebook is not None or (alone is not None and alone.is_dir() and _keeps_codebook(alone))
     if gate and not found:
         raise UsageError(
             "--gate gates the variables of a codebook.",
@@ -625,6 +622,15 @@ def _is_codebook_audit(
             code="usage-gate",
         )
     return found
+
+
+def _keeps_codebook(folder: Path) -> bool:
+    """A folder join --codebook wrote or a bundle freeze --codebook made (loaded only for a folder:
+    scoring sheets imports no codebook machinery)."""
+    from irr_audit.bundle.codebook import is_codebook_bundle
+    from irr_audit.join.codebook_folder import is_codebook_join_dir
+
+    return is_codebook_join_dir(folder) or is_codebook_bundle(folder)
 
 
 def _join_codebook(
