@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -22,7 +22,14 @@ from markupsafe import Markup
 
 from irr_audit.io.display import visible
 from irr_audit.report.comparison import extra_sections
-from irr_audit.report.format import LISTED_DISAGREEMENTS, format_metric, format_number, metric_label
+from irr_audit.report.format import (
+    LISTED_DISAGREEMENTS,
+    format_interval,
+    format_metric,
+    format_number,
+    metric_label,
+)
+from irr_audit.report.headline import headline_metric
 from irr_audit.report.sections import CHANCE_CORRECTED, Section, metric_sections
 
 # ColorBrewer YlGnBu (sequential, colour-blind safe) for counts, light = few.
@@ -53,10 +60,9 @@ KRIPPENDORFF_NOTE = (
     "conclusions only. A convention, not a test."
 )
 
-# Geometry of a coefficient chart (SVG user units).
-CHART_WIDTH = 900
-PLOT_LEFT, PLOT_RIGHT = 230, 760
-ROW_HEIGHT, HEAD_HEIGHT, FOOT_HEIGHT = 30, 24, 26
+# A coefficient chart is HTML (a grid of rows: name, plot, value), its marks placed in percent of the
+# plot's width: the text keeps its size on a phone, where a scaled drawing's text would shrink.
+PLOT_PERCENT = 100.0
 
 
 # --- colours ---------------------------------------------------------------------------------
@@ -106,6 +112,16 @@ class HeatCell:
     background: str = ""
     foreground: str = ""
     kind: str = "cell"  # cell, diagonal, margin, empty
+    # what a click on the cell narrows the disagreement list to: the codes of the row and the column
+    # (and their coders, for a table of two coders), or the two coders of a pairwise-kappa cell
+    row_code: str = ""
+    column_code: str = ""
+    row_coder: str = ""
+    column_coder: str = ""
+
+    @property
+    def filters(self) -> bool:
+        return bool(self.row_code or self.row_coder)
 
 
 @dataclass(frozen=True)
@@ -119,26 +135,35 @@ class HeatMap:
     legend: str
 
 
-def _coloured(text: str, background: str, kind: str) -> HeatCell:
-    return HeatCell(text, background, text_colour(background), kind)
+def _coloured(text: str, background: str, kind: str, **filters: str) -> HeatCell:
+    return HeatCell(text, background, text_colour(background), kind, **filters)
 
 
-def count_heatmap(section: Section, corner: str) -> HeatMap:
-    """An agreement table or coincidence matrix: the section's text in every cell, coloured by count;
-    the marginals (its last row and column) stay uncoloured."""
+def count_heatmap(section: Section, corner: str, coders: tuple[str, str] | None = None) -> HeatMap:
+    """An agreement table or coincidence matrix: the section's text in every cell, coloured by its share
+    of the row (how one coder's, or one code's, uses were coded by the other), so that agreement on a
+    rare category shows as dark as on a common one; the marginals (its last row and column) stay
+    uncoloured. `coders`: the two coders of the rows and columns; None for a coincidence matrix."""
     assert section.matrix is not None
-    largest = max((value for row in section.matrix for value in row), default=0.0)
     size = len(section.matrix)
+    categories = [row[0] for row in section.rows[:size]]
     rows = []
     for index, row in enumerate(section.rows):
         cells = []
+        row_total = sum(section.matrix[index]) if index < size else 0.0
         for column, text in enumerate(row[1:]):
             if index == size or column == size:
                 cells.append(HeatCell(text, kind="margin"))
                 continue
             value = section.matrix[index][column]
-            fraction = value / largest if largest > 0 else 0.0
-            cells.append(_coloured(text, ramp_colour(SEQUENTIAL, fraction), "diagonal" if index == column else "cell"))
+            share = value / row_total if row_total > 0 else 0.0
+            kind = "diagonal" if index == column else "cell"
+            filters = {}
+            if kind == "cell" and value > 0:
+                filters = {"row_code": categories[index], "column_code": categories[column]}
+                if coders is not None:
+                    filters |= {"row_coder": coders[0], "column_coder": coders[1]}
+            cells.append(_coloured(text, ramp_colour(SEQUENTIAL, share), kind, **filters))
         rows.append((row[0], tuple(cells)))
     return HeatMap(
         section.key,
@@ -147,13 +172,16 @@ def count_heatmap(section: Section, corner: str) -> HeatMap:
         section.columns[1:],
         tuple(rows),
         section.notes,
-        f"Colour: count, from light (0) to dark ({format_count(largest)}); the diagonal is outlined.",
+        "Colour: row share (the cell's count over its row's total), from light (0%) to dark (100%); "
+        "the count is written in each cell and the diagonal is outlined. "
+        "Click a cell off the diagonal to list its disagreements.",
     )
 
 
 def kappa_heatmap(section: Section) -> HeatMap:
     """The pairwise kappa matrix, coloured on a diverging scale from -1 (orange) through 0 to 1 (purple)."""
     assert section.matrix is not None
+    coders = [row[0] for row in section.rows]
     rows = []
     for index, row in enumerate(section.rows):
         cells = []
@@ -162,7 +190,8 @@ def kappa_heatmap(section: Section) -> HeatMap:
             if math.isnan(value):
                 cells.append(HeatCell(text, kind="empty"))
             else:
-                cells.append(_coloured(text, ramp_colour(DIVERGING, (value + 1) / 2), "cell"))
+                filters = {"row_coder": coders[index], "column_coder": coders[column]}
+                cells.append(_coloured(text, ramp_colour(DIVERGING, (value + 1) / 2), "cell", **filters))
         rows.append((row[0], tuple(cells)))
     return HeatMap(
         section.key,
@@ -171,7 +200,8 @@ def kappa_heatmap(section: Section) -> HeatMap:
         section.columns[1:],
         tuple(rows),
         section.notes,
-        "Colour: kappa, orange below 0, white at 0, purple towards 1.",
+        "Colour: kappa, orange below 0, white at 0, purple towards 1. "
+        "Click a cell to list the disagreements of that pair of coders.",
     )
 
 
@@ -199,7 +229,7 @@ def pair_heatmaps(report: dict[str, Any]) -> list[HeatMap]:
             (f"Cohen's kappa: {kappa}",),
             matrix=tuple(tuple(float(v) for v in row) for row in table),
         )
-        maps.append(count_heatmap(section, f"{first} \\ {second}"))
+        maps.append(count_heatmap(section, f"{first} \\ {second}", (first, second)))
     return maps
 
 
@@ -220,8 +250,8 @@ class Band:
 
 @dataclass(frozen=True)
 class Whisker:
-    x1: float
-    x2: float
+    x: float
+    width: float
     kind: str  # analytic or bootstrap
 
 
@@ -230,9 +260,10 @@ class Bar:
     label: str
     text: str  # the value as the tables write it, or "undefined: reason"
     band_label: str
-    y: float
     x: float | None  # None: undefined, drawn as text, never as a number
     whiskers: tuple[Whisker, ...]
+    interval: str  # the 95% interval as the tables write it, "" when there is none
+    headline: bool = False  # the report's recommended coefficient
 
 
 @dataclass(frozen=True)
@@ -245,7 +276,6 @@ class Tick:
 class CoefficientChart:
     title: str
     note: str
-    height: float
     bands: tuple[Band, ...]
     ticks: tuple[Tick, ...]
     bars: tuple[Bar, ...]
@@ -265,9 +295,13 @@ def axis_low(lows: list[float]) -> float:
 
 
 def axis_x(value: float, low: float) -> float:
-    """Where `value` sits on the plot, for an axis from `low` to 1."""
+    """Where `value` sits on the plot, in percent of its width, for an axis from `low` to 1.
+
+    >>> axis_x(0.5, 0.0), axis_x(-2.0, -1.0), axis_x(0.0, -0.2)
+    (50.0, 0.0, 16.67)
+    """
     clipped = min(1.0, max(low, value))
-    return round(PLOT_LEFT + (clipped - low) / (1.0 - low) * (PLOT_RIGHT - PLOT_LEFT), 2)
+    return round((clipped - low) / (1.0 - low) * PLOT_PERCENT, 2)
 
 
 def _interval(metric: dict[str, Any]) -> tuple[float, float] | None:
@@ -281,7 +315,7 @@ def _bootstrap_interval(metric: dict[str, Any]) -> tuple[float, float] | None:
 
 
 def coefficient_charts(
-    metrics: dict[str, Any], interpretation: dict[str, Any], prefix: str = ""
+    metrics: dict[str, Any], interpretation: dict[str, Any], prefix: str = "", headline: str = ""
 ) -> list[CoefficientChart]:
     """Every chance-corrected coefficient, its interval(s) and its band, in two charts: Krippendorff's alpha
     against Krippendorff's guideline, the kappa-like coefficients against Landis & Koch."""
@@ -298,6 +332,7 @@ def coefficient_charts(
                 kappa_like,
                 metrics,
                 interpretation,
+                headline,
             )
         )
     if alpha:
@@ -309,6 +344,7 @@ def coefficient_charts(
                 alpha,
                 metrics,
                 interpretation,
+                headline,
             )
         )
     return charts
@@ -321,6 +357,7 @@ def _chart(
     names: list[str],
     metrics: dict[str, Any],
     interpretation: dict[str, Any],
+    headline: str,
 ) -> CoefficientChart:
     lows = []
     for name in names:
@@ -344,15 +381,11 @@ def _chart(
         Tick(axis_x(low + 0.2 * step, low), f"{low + 0.2 * step:.1f}".replace("-0.0", "0.0"))
         for step in range(steps + 1)
     )
-    bars = tuple(
-        _bar(name, metrics[name], interpretation.get(name, {}), HEAD_HEIGHT + ROW_HEIGHT * (row + 0.5), low)
-        for row, name in enumerate(names)
-    )
-    described = "; ".join(f"{bar.label}: {bar.text}" for bar in bars)
+    bars = tuple(_bar(name, metrics[name], interpretation.get(name, {}), low, name == headline) for name in names)
+    described = "; ".join(f"{bar.label}: {bar.text}" + (f" {bar.interval}" if bar.interval else "") for bar in bars)
     return CoefficientChart(
         title,
         note,
-        HEAD_HEIGHT + ROW_HEIGHT * len(names) + FOOT_HEIGHT,
         drawn_bands,
         ticks,
         bars,
@@ -366,16 +399,26 @@ def _has_whisker(bars: tuple[Bar, ...], kind: str) -> bool:
     return any(whisker.kind == kind for bar in bars for whisker in bar.whiskers)
 
 
-def _bar(name: str, metric: dict[str, Any], label: dict[str, Any], y: float, low: float) -> Bar:
+def _bar(name: str, metric: dict[str, Any], label: dict[str, Any], low: float, headline: bool) -> Bar:
     title = metric_label(name) + (f" ({metric['level']})" if metric.get("level") else "")
     if not metric.get("defined"):
-        return Bar(title, format_metric(metric), "", y, None, ())
+        return Bar(title, format_metric(metric), "", None, (), "", headline)
     whiskers = tuple(
-        Whisker(axis_x(interval[0], low), axis_x(interval[1], low), kind)
+        Whisker(axis_x(interval[0], low), round(axis_x(interval[1], low) - axis_x(interval[0], low), 2), kind)
         for interval, kind in ((_interval(metric), "analytic"), (_bootstrap_interval(metric), "bootstrap"))
         if interval
     )
-    return Bar(title, format_number(metric["value"]), label.get("label", ""), y, axis_x(metric["value"], low), whiskers)
+    bootstrap = metric.get("bootstrap") or {}
+    interval = format_interval(metric) or (format_interval(bootstrap) if bootstrap.get("defined") else "")
+    return Bar(
+        title,
+        format_number(metric["value"]),
+        label.get("label", ""),
+        axis_x(metric["value"], low),
+        whiskers,
+        interval,
+        headline,
+    )
 
 
 # --- the unit flow ---------------------------------------------------------------------------
@@ -470,55 +513,172 @@ def _segments(parts: list[tuple[str, int, str]], largest: int) -> tuple[Segment,
     return tuple(segment for segment in segments if segment.count)
 
 
+# --- the headline ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeadlineView:
+    label: str  # the recommended coefficient, e.g. "Cohen's kappa"
+    why: str  # why it is the recommended one for this design
+    value: str  # its value, or "undefined: reason"
+    interval: str  # "95% CI [a, b]", or why there is none
+    units: str  # "20 fully coded of 22 units"
+    raw_agreement: str
+    band: str  # the band's label, "" when there is none
+    convention: str  # the convention the band comes from
+    paradox: str  # a plain warning when raw agreement is high and the coefficient low, else ""
+
+
+def headline_view(report: dict[str, Any]) -> HeadlineView:
+    """The answer first: the recommended coefficient with its interval, the units it rests on, raw
+    agreement and the convention band (as a convention), from the report dict."""
+    headline = headline_metric(report)
+    metric = dict(headline.metric) if headline.metric is not None else {}
+    level = _level_percent(report)
+    if not metric.get("defined"):
+        interval = ""
+    elif metric.get("ci"):
+        interval = f"{level} CI {format_interval(metric)}"
+    elif (metric.get("bootstrap") or {}).get("defined"):
+        interval = f"bootstrap {level} CI {format_interval(metric['bootstrap'])}"
+    else:
+        interval = "no interval: run the report with --bootstrap N --seed S for one"
+    units = report.get("units") or {}
+    po = (report.get("metrics") or {}).get("po")
+    label = (report.get("interpretation") or {}).get(headline.name) or {}
+    paradox = next((w for w in report.get("warnings", []) if w.startswith("kappa paradox")), "")
+    return HeadlineView(
+        headline.label,
+        headline.why,
+        headline.shown,
+        interval,
+        f"{units.get('fully_coded', 0)} fully coded of {units.get('total', 0)} units",
+        format_metric(po) if po else "not in the score",
+        label.get("label", ""),
+        label.get("convention", ""),
+        _paradox_sentence(paradox),
+    )
+
+
+def _level_percent(report: dict[str, Any]) -> str:
+    return f"{100 * (report.get('intervals') or {}).get('level', 0.95):g}%"
+
+
+def _paradox_sentence(warning: str) -> str:
+    if not warning:
+        return ""
+    return (
+        "Raw agreement is high but the chance-corrected coefficients are low: one code is so common that "
+        "agreeing on it is expected by chance (the kappa paradox). Read the coefficients that stay high "
+        "(Gwet's AC1, PABAK) and the agreement on the rare code beside the headline."
+    )
+
+
+# --- the disagreement list -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DisagreementRow:
+    comment_id: str
+    codes: tuple[tuple[str, str], ...]  # (coder, code), in the coders' order
+    split: str  # "4 no - 1 yes" for three or more coders, else ""
+    item: dict[str, Any]  # text, link, thread title, parent text
+
+
+def split_of(codes: list[str], categories: list[str]) -> str:
+    """How the coders split on a unit, most used code first (ties in the rule's order).
+
+    >>> split_of(["no", "yes", "no", "no", "no"], ["yes", "no"])
+    '4 no - 1 yes'
+    """
+    counts = {code: codes.count(code) for code in dict.fromkeys(codes)}
+    order = {code: position for position, code in enumerate(categories)}
+    ranked = sorted(counts.items(), key=lambda entry: (-entry[1], order.get(entry[0], len(order)), entry[0]))
+    return " - ".join(f"{count} {code}" for code, count in ranked)
+
+
+def disagreement_rows(report: dict[str, Any]) -> list[DisagreementRow]:
+    coders = report["coders"]
+    many = len(coders) > 2
+    rows = []
+    for item in (report.get("disagreements") or [])[:LISTED_DISAGREEMENTS]:
+        codes = [str(item["codes"].get(coder, "")) for coder in coders]
+        split = split_of(codes, report["categories"]) if many else ""
+        rows.append(DisagreementRow(str(item["comment_id"]), tuple(zip(coders, codes)), split, item))
+    return rows
+
+
+def _has_text(item: dict[str, Any]) -> bool:
+    return bool(item.get("text") or item.get("thread_title") or item.get("parent_text") or item.get("link"))
+
+
 # --- the page --------------------------------------------------------------------------------
 
 
 def page_view(report: dict[str, Any]) -> dict[str, Any]:
-    """Everything the template draws, computed from the report dict."""
+    """Everything the template draws, computed from the report dict: the answer first (the headline,
+    the coefficients with their intervals, the agreement table and the paradox), then the details
+    folded, the disagreements, an adjudication, and the provenance last."""
     sections = [*metric_sections(report), *extra_sections(report)]
     coders = report["coders"]
-    blocks: list[dict[str, Any]] = []
+    headline = headline_metric(report)
+    main: list[dict[str, Any]] = []
+    details: list[dict[str, Any]] = []
     for section in sections:
+        block_id = section.key.replace("_", "-")
         if section.key == "table":
-            corner = f"{coders[0]} \\ {coders[1]}" if len(coders) == 2 else ""
-            blocks.append({"kind": "heatmap", "id": "table", "map": count_heatmap(section, corner)})
-        elif section.key == "pairwise":
-            blocks.append({"kind": "heatmap", "id": "pairwise", "map": kappa_heatmap(section)})
+            two = (coders[0], coders[1]) if len(coders) == 2 else None
+            corner = f"{coders[0]} \\ {coders[1]}" if two else ""
+            notes = section.notes if two else (*section.notes, _coincidence_note(report))
+            heat = count_heatmap(replace(section, notes=notes), corner, two)
+            main.append({"kind": "heatmap", "id": "table", "map": heat})
         elif section.key == "chance_corrected":
-            charts = coefficient_charts(report.get("metrics") or {}, report.get("interpretation") or {})
-            blocks.append(
-                {
-                    "kind": "charts",
-                    "id": "coefficient-bars",
-                    "charts": charts,
-                    "title": "Coefficients and their 95% intervals against the convention bands",
-                }
+            charts = coefficient_charts(
+                report.get("metrics") or {}, report.get("interpretation") or {}, headline=headline.name
             )
-            blocks.append({"kind": "table", "id": section.key.replace("_", "-"), "section": section})
+            main.insert(0, {"kind": "charts", "id": "coefficient-bars", "charts": charts, "title": "Coefficients"})
+            details.append({"kind": "table", "id": block_id, "section": section})
+        elif section.key == "paradox":
+            main.append({"kind": "table", "id": block_id, "section": section})
+        elif section.key == "pairwise":
+            details.append({"kind": "heatmap", "id": "pairwise", "map": kappa_heatmap(section)})
         elif section.key == "group":
-            blocks.append({"kind": "table", "id": section.key.replace("_", "-"), "section": section})
+            details.append({"kind": "table", "id": block_id, "section": section})
             against = report["group_comparison"]["against_reference"]
             prefix = f"Consensus of {report['group_comparison']['name']} vs {report['group_comparison']['reference']}: "
             charts = coefficient_charts(against.get("metrics") or {}, against.get("interpretation") or {}, prefix)
-            blocks.append({"kind": "charts", "id": "group-bars", "charts": charts, "title": ""})
+            details.append({"kind": "charts", "id": "group-bars", "charts": charts, "title": section.title + ": chart"})
         elif section.key != "missingness":  # drawn with the unit flow
-            blocks.append({"kind": "table", "id": section.key.replace("_", "-"), "section": section})
+            details.append({"kind": "table", "id": block_id, "section": section})
+    disagreements = disagreement_rows(report) if report.get("disagreements") is not None else None
     return {
         "report": report,
         "title": f"Inter-coder reliability audit: {report['rule']['id']} v{report['rule']['version']}",
+        "headline": headline_view(report),
         "flow": unit_flow(report),
         "missingness": next((section for section in sections if section.key == "missingness"), None),
         "flow_width": FLOW_BAR_WIDTH,
         "warnings": [w for w in report.get("warnings", []) if not w.startswith("kappa paradox")],
-        "blocks": blocks,
+        "main": main,
+        "details": details,
         "pairs": pair_heatmaps(report),
-        "disagreements": (report.get("disagreements") or [])[:LISTED_DISAGREEMENTS]
-        if report.get("disagreements") is not None
-        else None,
+        "disagreements": disagreements,
+        "disagreement_text": any(_has_text(row.item) for row in disagreements or []),
+        "disagreement_untexted": sum(not _has_text(row.item) for row in disagreements or []),
         "disagreement_total": len(report.get("disagreements") or []),
-        "chart_width": CHART_WIDTH,
-        "plot": {"left": PLOT_LEFT, "right": PLOT_RIGHT, "head": HEAD_HEIGHT, "row": ROW_HEIGHT},
+        "splits": sorted({row.split for row in disagreements or [] if row.split}),
     }
+
+
+def _coincidence_note(report: dict[str, Any]) -> str:
+    """Where a coincidence matrix's fractions come from, in this report's numbers."""
+    coders = len(report["coders"])
+    units = (report.get("units") or {}).get("fully_coded", 0)
+    return (
+        f"Why fractions: each fully coded unit has {coders} codes and so {coders * (coders - 1)} ordered pairs "
+        f"of codes; each pair counts 1/{coders - 1}, so that the matrix sums to the {units * coders} codes "
+        f"({units} units x {coders} coders) and a cell can hold a fraction."
+    )
 
 
 @lru_cache(maxsize=1)
