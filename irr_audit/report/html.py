@@ -584,6 +584,14 @@ class DisagreementRow:
     split: str  # "4 no - 1 yes" for three or more coders, else ""
     item: dict[str, Any]  # text, link, thread title, parent text
 
+    @property
+    def split_parts(self) -> tuple[str, ...]:
+        """The split's parts ("4 no", "1 yes"): a line may break between them, never inside one."""
+        return tuple(self.split.split(SPLIT_SEPARATOR)) if self.split else ()
+
+
+SPLIT_SEPARATOR = " - "
+
 
 def split_of(codes: list[str], categories: list[str]) -> str:
     """How the coders split on a unit, most used code first (ties in the rule's order).
@@ -594,7 +602,7 @@ def split_of(codes: list[str], categories: list[str]) -> str:
     counts = {code: codes.count(code) for code in dict.fromkeys(codes)}
     order = {code: position for position, code in enumerate(categories)}
     ranked = sorted(counts.items(), key=lambda entry: (-entry[1], order.get(entry[0], len(order)), entry[0]))
-    return " - ".join(f"{count} {code}" for code, count in ranked)
+    return SPLIT_SEPARATOR.join(f"{count} {code}" for code, count in ranked)
 
 
 def disagreement_rows(report: dict[str, Any]) -> list[DisagreementRow]:
