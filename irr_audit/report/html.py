@@ -139,7 +139,16 @@ def _coloured(text: str, background: str, kind: str, **filters: str) -> HeatCell
     return HeatCell(text, background, text_colour(background), kind, **filters)
 
 
-def count_heatmap(section: Section, corner: str, coders: tuple[str, str] | None = None) -> HeatMap:
+ROW_SHARE_LEGEND = (
+    "Colour: row share (the cell's count over its row's total), from light (0%) to dark (100%); "
+    "the count is written in each cell and the diagonal is outlined. "
+    "Click a cell off the diagonal to list its disagreements."
+)
+
+
+def count_heatmap(
+    section: Section, corner: str, coders: tuple[str, str] | None = None, legend: str = ROW_SHARE_LEGEND
+) -> HeatMap:
     """An agreement table or coincidence matrix: the section's text in every cell, coloured by its share
     of the row (how one coder's, or one code's, uses were coded by the other), so that agreement on a
     rare category shows as dark as on a common one; the marginals (its last row and column) stay
@@ -172,9 +181,7 @@ def count_heatmap(section: Section, corner: str, coders: tuple[str, str] | None 
         section.columns[1:],
         tuple(rows),
         section.notes,
-        "Colour: row share (the cell's count over its row's total), from light (0%) to dark (100%); "
-        "the count is written in each cell and the diagonal is outlined. "
-        "Click a cell off the diagonal to list its disagreements.",
+        legend,
     )
 
 
@@ -229,7 +236,7 @@ def pair_heatmaps(report: dict[str, Any]) -> list[HeatMap]:
             (f"Cohen's kappa: {kappa}",),
             matrix=tuple(tuple(float(v) for v in row) for row in table),
         )
-        maps.append(count_heatmap(section, f"{first} \\ {second}", (first, second)))
+        maps.append(count_heatmap(section, f"{first} \\ {second}", (first, second), legend=""))  # said once above
     return maps
 
 
@@ -670,6 +677,7 @@ def page_view(report: dict[str, Any]) -> dict[str, Any]:
         "main": main,
         "details": details,
         "pairs": pair_heatmaps(report),
+        "pairs_legend": ROW_SHARE_LEGEND,
         "disagreements": disagreements,
         "disagreement_text": any(_has_text(row.item) for row in disagreements or []),
         "disagreement_untexted": sum(not _has_text(row.item) for row in disagreements or []),
