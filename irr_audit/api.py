@@ -57,6 +57,7 @@ from irr_audit.report.comparison import compare_joins, comparison_sections, drif
 from irr_audit.report.console import UNWRAPPED, render_console, render_text, section_table
 from irr_audit.report.html import render_html
 from irr_audit.report.markdown import render_markdown, section_lines
+from irr_audit.report.methods import methods_paragraph
 from irr_audit.report.model import (
     MAX_BOOTSTRAP,
     AuditOptions,
@@ -291,6 +292,11 @@ class Audit:
     def to_markdown(self) -> str:
         """The Markdown report of `report --format md`."""
         return render_markdown(self._document())
+
+    def to_methods(self) -> str:
+        """The methods paragraph of `report --format methods`: the audit in the sentences a published
+        content analysis reports its reliability in (docs/statistics.md, "The methods paragraph")."""
+        return methods_paragraph(self._document()) + "\n"
 
     def to_html(self) -> str:
         """The self-contained HTML page of `report --format html`."""

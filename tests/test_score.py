@@ -202,7 +202,9 @@ def test_paradox_warning_on_example_b() -> None:
     case = Path(__file__).parent / "examples" / "B_high_agreement_negative_kappa"
     sheets = sorted(str(p) for p in (case / "sheets").iterdir())
     result = run("score", *sheets, "--rule", str(case / "rule.yaml"))
-    assert "kappa paradox: observed agreement is 0.900 but kappa is -0.053" in " ".join(result.stdout.split())
+    text = " ".join(result.stdout.split())
+    assert "Kappa paradox: the coders agree on 90.0% of codes, but Cohen's kappa is only -0.05" in text
+    assert "The rates each coder used allow Cohen's kappa to reach at most 1.00" in text
 
 
 def test_interval_rule_uses_the_codes_values(tmp_path: Path) -> None:

@@ -45,6 +45,7 @@ class ReportFormat(str, Enum):
     JSON = "json"
     HTML = "html"
     TEXT = "text"
+    METHODS = "methods"
 
 
 Bootstrap = Annotated[
@@ -235,7 +236,10 @@ def report(
         list[Path] | None, typer.Argument(help="A folder written by join (or an audit bundle), or two or more sheets.")
     ] = None,
     output_format: Annotated[
-        ReportFormat, typer.Option("--format", help="md, json, html or text.", case_sensitive=False)
+        ReportFormat,
+        typer.Option(
+            "--format", help="md, json, html, text, or methods (the methods paragraph to paste).", case_sensitive=False
+        ),
     ] = ReportFormat.MD,
     rule: RuleOption = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
@@ -472,6 +476,8 @@ def _emit(result: Audit, output_format: str, output: Path | None, include_disagr
         text = result.to_json(include_disagreements)
     elif output_format == "md":
         text = result.to_markdown()
+    elif output_format == "methods":
+        text = result.to_methods()
     elif output_format == "text":  # a pipe or a file: whole lines, headers intact
         text = result.to_text(width=None, include_disagreements=include_disagreements)
     else:  # html

@@ -50,8 +50,10 @@ def krippendorff_bootstrap(
     n_boot: int,
     rng: np.random.Generator,
     alpha_min: tuple[float, ...] = DEFAULT_ALPHA_MIN,
+    level: float = 0.95,
 ) -> dict[str, Any]:
-    """The bootstrap distribution of alpha, summarised: interval, and q(alpha < alpha_min) per minimum."""
+    """The bootstrap distribution of alpha, summarised: the ``level`` interval, and q(alpha < alpha_min)
+    per minimum."""
     base: dict[str, Any] = {"method": METHOD, "n_boot": n_boot}
     coincidences = coincidence_matrix(patterns)
     n_c = coincidences.sum(axis=1)
@@ -91,8 +93,9 @@ def krippendorff_bootstrap(
         expected_single = round(n_boot * float(np.sum(diagonal**draws)))
         alphas[ones[: min(expected_single, len(ones))]] = 0.0
     ordered = np.sort(alphas)
-    low_at = max(int(0.025 * n_boot), 1) - 1
-    high_at = min(int(0.975 * n_boot) + 1, n_boot) - 1
+    tail = (1 - level) / 2  # rounded before truncation: 0.975 * 1000 must stay 975
+    low_at = max(int(round(tail * n_boot, 9)), 1) - 1
+    high_at = min(int(round((1 - tail) * n_boot, 9)) + 1, n_boot) - 1
     return {
         **base,
         "defined": True,

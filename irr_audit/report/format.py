@@ -62,3 +62,9 @@ def format_interval(metric: dict[str, Any], digits: int = 4) -> str:
 
 def metric_label(name: str) -> str:
     return METRIC_LABELS.get(name, name.replace("_", " "))
+
+
+def readable(warning: str) -> str:
+    """A statistics warning for people: a coefficient's key at its start ("cohen_kappa: ...") as its label."""
+    name, colon, rest = warning.partition(": ")
+    return f"{metric_label(name)}: {rest}" if colon and name in METRIC_LABELS else warning

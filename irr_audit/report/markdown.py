@@ -7,8 +7,17 @@ from typing import Any
 
 from irr_audit.io.display import shortened, visible
 from irr_audit.report.comparison import extra_sections
-from irr_audit.report.format import LISTED_DISAGREEMENTS, format_metric
-from irr_audit.report.sections import Section, metric_sections
+from irr_audit.report.format import LISTED_DISAGREEMENTS, format_metric, readable
+from irr_audit.report.methods import methods_paragraph
+from irr_audit.report.sections import (
+    Section,
+    answer_sections,
+    glossary_section,
+    headline_facts,
+    metric_sections,
+    numeric_column,
+    without_empty_columns,
+)
 
 # Every ASCII character that starts Markdown (CommonMark and GitHub's extensions) inside a line:
 # code spans, emphasis and strikethrough, links and images, autolinks and raw HTML,
@@ -49,7 +58,9 @@ def md_digest(text: object) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    """A Markdown table; every column of numbers after the first is right-aligned."""
+    aligned = [at > 0 and numeric_column([row[at] for row in rows if at < len(row)]) for at in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if right else "---" for right in aligned) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines
 
@@ -63,7 +74,11 @@ def agreement_table_lines(table: list[list[int]], categories: list[str], row_cod
 
 
 def section_lines(section: Section) -> list[str]:
+    """A section: its title, any running text, the table (only with rows) and the notes."""
+    section = without_empty_columns(section)
     lines = ["", f"## {md_text(section.title)}", ""]
+    for paragraph in section.paragraphs:
+        lines += [md_text(paragraph), ""]
     if section.rows:
         lines += _table(
             [md_text(column) if column else " " for column in section.columns],
@@ -82,11 +97,45 @@ def problem_box(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def headline_lines(report: dict[str, Any]) -> list[str]:
+    """The answer first: the recommended coefficient with its interval, and the facts beside it."""
+    answer, facts = headline_facts(report)
+    lines = ["", "## Headline", "", f"### {md_text(answer)}", ""]
+    lines += [f"- {md_text(what.capitalize())}: {md_text(text)}" for what, text in facts]
+    return lines
+
+
 def render_markdown(report: dict[str, Any]) -> str:
+    """The answer first (headline, coefficient table, the paradox explained, the methods paragraph),
+    then the units and the details, the disagreements and adjudication, and the provenance last."""
     rule = report["rule"]
     lines = [
         f"# Inter-coder reliability audit: {md_text(rule['id'])} v{md_text(rule['version'])}",
         *problem_box(report),
+        *headline_lines(report),
+    ]
+    for section in answer_sections(report):
+        lines += section_lines(section)
+    lines += ["", "## Methods paragraph (to paste)", "", md_text(methods_paragraph(report))]
+    other_warnings = [readable(w) for w in report.get("warnings", []) if not w.startswith("kappa paradox")]
+    if other_warnings:
+        lines += ["", "## Warnings", "", *(f"- {md_text(warning)}" for warning in other_warnings)]
+    lines += _unit_lines(report)
+    details = [section for section in metric_sections(report) if section.key != "paradox"]
+    for section in [*details, *extra_sections(report)]:
+        lines += section_lines(section)
+    lines += _pair_lines(report)
+    lines += _disagreement_section(report)
+    lines += adjudication_lines(report)  # after, and apart from, the independent statistics
+    lines += section_lines(glossary_section())
+    lines += provenance_lines(report)
+    return "\n".join(lines) + "\n"
+
+
+def provenance_lines(report: dict[str, Any]) -> list[str]:
+    """Where the numbers come from: the tool, the rule and its digest, every sheet and its sha256."""
+    rule = report["rule"]
+    lines = [
         "",
         "## Provenance",
         "",
@@ -99,26 +148,18 @@ def render_markdown(report: dict[str, Any]) -> str:
     if rule.get("run_aliases"):
         aliases = ", ".join(f"{raw}={code}" for raw, code in rule["run_aliases"].items())
         lines.append(f"- Aliases of this run (--alias): {md_text(aliases)}")
-    lines += [
-        "",
-        *_table(
-            ["sheet", "coder", "rows", "sha256"],
-            [
-                [md_text(s["name"]), md_text(s["coder"]), md_text(s["rows"]), md_digest(s["sha256"])]
-                for s in report["sheets"]
-            ],
-        ),
-    ]
-    lines += _unit_lines(report)
-    other_warnings = [w for w in report.get("warnings", []) if not w.startswith("kappa paradox")]
-    if other_warnings:
-        lines += ["", "## Warnings", "", *(f"- {md_text(warning)}" for warning in other_warnings)]
-    for section in [*metric_sections(report), *extra_sections(report)]:
-        lines += section_lines(section)
-    lines += _pair_lines(report)
-    lines += _disagreement_section(report)
-    lines += adjudication_lines(report)  # after, and apart from, the independent statistics
-    return "\n".join(lines) + "\n"
+    if report["sheets"]:
+        lines += [
+            "",
+            *_table(
+                ["sheet", "coder", "rows", "sha256"],
+                [
+                    [md_text(s["name"]), md_text(s["coder"]), md_text(s["rows"]), md_digest(s["sha256"])]
+                    for s in report["sheets"]
+                ],
+            ),
+        ]
+    return lines
 
 
 def _unit_lines(report: dict[str, Any]) -> list[str]:

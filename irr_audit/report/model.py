@@ -16,10 +16,21 @@ from irr_audit.errors import UsageError
 from irr_audit.io.display import listed, shortened
 from irr_audit.join.join import JoinResult, across_columns
 from irr_audit.metrics import group_vs_reference, summarise
-from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
-from irr_audit.metrics.extended import extended_sections
+from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN, krippendorff_bootstrap
+from irr_audit.metrics.extended import KALPHA_STREAM, extended_sections
 from irr_audit.metrics.intervals import IntervalSpec
+from irr_audit.metrics.krippendorff import scale_values
+from irr_audit.metrics.patterns import compress
 from irr_audit.metrics.plan import resolve_weights
+from irr_audit.report.headline import (
+    ALPHA,
+    HEADLINE_BOOTSTRAP,
+    HEADLINE_SEED,
+    coefficient_rows,
+    headline_block,
+    headline_metric,
+    paradox_explanation,
+)
 from irr_audit.rules.model import Rule
 
 
@@ -175,6 +186,8 @@ class AuditReport:
     group: dict[str, Any] | None = None
     sample: dict[str, Any] | None = None  # where the units came from, when the audit began with `sample`
     problems: tuple[dict[str, Any], ...] = ()  # what leaves the audit with nothing (or little) to score
+    # Krippendorff's bootstrap of a headline alpha with no formula for its SE (None: not needed)
+    headline_bootstrap: dict[str, Any] | None = None
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -209,6 +222,9 @@ class AuditReport:
             out["sample"] = self.sample
         if include_disagreements and self.disagreements is not None:
             out["disagreements"] = list(self.disagreements)
+        out["headline"] = headline_block(out, self.headline_bootstrap)
+        out["coefficients"] = coefficient_rows(out, self.headline_bootstrap)
+        out["paradox"] = paradox_explanation(out)
         return out
 
 
@@ -233,6 +249,7 @@ def build_report(join: JoinResult, options: AuditOptions = AuditOptions()) -> Au
         warnings=join.warnings,
         group=_group_comparison(join, options) if options.group else None,
         problems=tuple(join.problems),
+        headline_bootstrap=headline_bootstrap(rule, join.coders, join.codes, None, agreement, options),
     )
 
 
@@ -276,7 +293,34 @@ def build_counts_report(
         disagreements=(),
         disagreement_count=0,
         warnings=("scored from unit-pattern counts: no missingness log and no list of disagreeing units",),
+        headline_bootstrap=headline_bootstrap(rule, coders, patterns, counts, agreement, options),
     )
+
+
+def headline_bootstrap(
+    rule: Rule,
+    coders: tuple[str, ...],
+    codes: np.ndarray,
+    counts: np.ndarray | None,
+    agreement: dict[str, Any],
+    options: AuditOptions,
+) -> dict[str, Any] | None:
+    """Krippendorff's bootstrap of the headline alpha on the fully coded units, when alpha is the
+    headline and has no analytic interval (ordinal alpha): --bootstrap's replicates and --seed, else
+    HEADLINE_BOOTSTRAP and HEADLINE_SEED. The same stream as the `krippendorff_bootstrap` section, so
+    with --bootstrap and --seed at the 95% level the two agree. None when not needed."""
+    chosen = headline_metric({"coders": list(coders), "rule": {"scale": rule.scale.value}, **agreement})
+    metric = chosen.metric or {}
+    if chosen.name != ALPHA or not metric.get("defined") or metric.get("ci"):
+        return None
+    n_boot = options.n_boot or HEADLINE_BOOTSTRAP
+    seed = options.seed if options.seed is not None else HEADLINE_SEED
+    patterns = compress(codes, len(rule.categories), counts)
+    full = patterns.select(patterns.n_valid == patterns.n_coders)
+    values = scale_values(rule.scale, len(rule.categories), _values(rule))
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KALPHA_STREAM,)))
+    drawn = krippendorff_bootstrap(full, rule.scale, values, n_boot, rng, options.alpha_min, options.intervals.level)
+    return {**drawn, "seed": seed}
 
 
 def _agreement(

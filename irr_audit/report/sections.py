@@ -8,10 +8,12 @@ only draws tables.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from irr_audit.report.format import LISTED_DISAGREEMENTS, format_interval, format_metric, format_number, metric_label
+from irr_audit.report.headline import band_of, coefficient_rows, headline_block, paradox_explanation
 from irr_audit.report.more_sections import more_sections
 
 RAW = ("po", "pe")
@@ -45,7 +47,18 @@ GWET_MISSING = (
     "conger_kappa_weighted",
     "brennan_prediger_weighted",
 )
-PARADOX = ("prevalence_index", "bias_index", "pabak", "max_kappa")
+PARADOX = ("prevalence_index", "bias_index", "pabak", "max_kappa")  # diagnostics with intervals
+
+
+# A cell that holds a number: digits with signs, decimals, exponents, percent, an interval's brackets,
+# a change in parentheses, a clipping star, or a dash for the diagonal of a matrix.
+_NUMBER = re.compile(r"[-+]?\(?\[?[-+]?\d[\d,.]*(e[-+]?\d+)?%?(, [-+]?\d[\d.]*)?\]?\*?( \([-+]\d[\d.]*\))?\)?|-")
+
+
+def numeric_column(column: list[str]) -> bool:
+    """A column of numbers (any empty or undefined cell aside): right-aligned, so digits line up."""
+    cells = [cell for cell in column if cell.strip() and not cell.startswith("undefined")]
+    return bool(cells) and all(_NUMBER.fullmatch(cell.replace("\\", "")) for cell in cells)
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,8 @@ class Section:
     notes: tuple[str, ...] = ()
     # the numbers behind a heat map (agreement tables); None for other sections
     matrix: tuple[tuple[float, ...], ...] | None = field(default=None)
+    # running text shown before the table (the paradox explained, the methods paragraph)
+    paragraphs: tuple[str, ...] = ()
 
 
 def metric_sections(report: dict[str, Any]) -> list[Section]:
@@ -69,7 +84,7 @@ def metric_sections(report: dict[str, Any]) -> list[Section]:
         _raw_section(report, metrics, available),
         _specific_section(report),
         _chance_section(report, metrics, available),
-        _paradox_section(report, metrics, available),
+        paradox_section(report),
         _uncertainty_section(report, metrics),
         _gwet_missing_section(report),
         *(Section(*parts) for parts in more_sections(report)),
@@ -77,7 +92,150 @@ def metric_sections(report: dict[str, Any]) -> list[Section]:
     ]
     if report.get("group_comparison"):
         sections += _group_sections(report["group_comparison"], report["categories"])
-    return [section for section in sections if section is not None and (section.rows or section.notes)]
+    return [without_empty_columns(section) for section in sections if section is not None and shows(section)]
+
+
+def shows(section: Section) -> bool:
+    """A section with something to show: rows, notes or text (a table with headers and no rows is none)."""
+    return bool(section.rows or section.notes or section.paragraphs)
+
+
+def without_empty_columns(section: Section) -> Section:
+    """The section without the columns (after the first) that are empty in every row, such as a
+    bootstrap column when no bootstrap ran. A heat map's columns stay: its numbers are drawn."""
+    if not section.rows or section.matrix is not None:
+        return section
+    keep = [0, *(at for at in range(1, len(section.columns)) if any(row[at] for row in section.rows))]
+    if len(keep) == len(section.columns):
+        return section
+    return replace(
+        section,
+        columns=tuple(section.columns[at] for at in keep),
+        rows=tuple(tuple(row[at] for at in keep) for row in section.rows),
+    )
+
+
+def headline_facts(report: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:
+    """The answer first: one line with the recommended coefficient, its estimate and interval, and
+    the facts beside it as (what, text) pairs, for every renderer's headline block."""
+    headline = report.get("headline") or headline_block(report)
+    interval = headline.get("interval")
+    if headline.get("defined"):
+        answer = f"{headline['label']} = {format_number(headline['value'])}"
+        if interval:
+            answer += f", {100 * interval['level']:g}% CI {_interval_text(interval)}"
+    else:
+        answer = f"{headline['label']} is undefined: {headline.get('reason', 'no reason given')}"
+    facts = [("why this coefficient", f"{headline['why']} (docs/statistics.md, The headline coefficient)")]
+    if interval:
+        facts.append(("interval", f"{interval['kind']}: {interval['method']}"))
+    elif headline.get("interval_note"):
+        facts.append(("interval", f"none: {headline['interval_note']}"))
+    units = headline.get("units") or {}
+    facts.append(("units", f"{units.get('fully_coded')} fully coded of {units.get('total')}"))
+    raw = headline.get("raw_agreement")
+    if raw is not None:
+        facts.append(("raw agreement", f"{100 * raw:.1f}% of codes agree (no allowance for chance)"))
+    band = headline.get("band")
+    if band:
+        facts.append(("convention band", f"{band['label']} ({band['convention']})"))
+    if headline.get("warning"):
+        facts.append(("warning", headline["warning"]))
+    return answer, facts
+
+
+def _interval_text(interval: dict[str, Any]) -> str:
+    text = f"[{format_number(interval['low'])}, {format_number(interval['high'])}]"
+    return text + ("*" if interval.get("clipped") else "")
+
+
+def answer_sections(report: dict[str, Any]) -> list[Section]:
+    """What a reader needs first, after the headline: the one coefficient table and the kappa
+    paradox explained. The details follow in :func:`metric_sections`."""
+    return [coefficients_section(report), paradox_section(report)]
+
+
+def coefficients_section(report: dict[str, Any]) -> Section:
+    """The one coefficient table: estimate, interval, convention band and what each is for, the
+    headline first; notes say how each interval was obtained, why one is missing or has no width."""
+    table = report.get("coefficients")
+    if table is None:
+        table = coefficient_rows(report)
+    level = _level(report)
+    rows = []
+    methods: dict[str, list[str]] = {}
+    missing: dict[str, list[str]] = {}
+    conventions: dict[str, None] = {}
+    for entry in table:
+        label = entry["label"] + (" (headline)" if entry["headline"] else "")
+        interval = entry.get("interval")
+        if interval:
+            methods.setdefault(interval["method"], []).append(entry["label"])
+        note = entry.get("interval_note")
+        if note:
+            missing.setdefault(note, []).append(entry["label"])
+        band = entry.get("band")
+        if band:
+            conventions[band["convention"]] = None
+        value = format_number(entry["value"]) if entry["defined"] else f"undefined: {entry.get('reason', '')}"
+        rows.append(
+            (
+                label,
+                value,
+                _interval_text(interval) if interval else "",
+                band["label"] if band else "",
+                entry["what_it_is_for"],
+            )
+        )
+    notes = [f"Interval by {method}: {', '.join(labels)}." for method, labels in methods.items()]
+    notes += [f"{', '.join(labels)}: {note}." for note, labels in missing.items()]
+    if any(entry.get("interval") and entry["interval"].get("clipped") for entry in table):
+        notes.append("* an interval clipped to [-1, 1].")
+    notes += [f"Band: {convention}." for convention in conventions]
+    notes.append("On the fully coded units; the terms are explained under 'Words used' at the end.")
+    columns = ("coefficient", "estimate", f"{level} CI", "convention band", "what it is for")
+    return without_empty_columns(Section("coefficients", "Coefficients", columns, tuple(rows), tuple(notes)))
+
+
+def paradox_section(report: dict[str, Any]) -> Section:
+    """The kappa paradox explained for any number of coders: a sentence, and its numbers as rows."""
+    facts = report.get("paradox") or paradox_explanation(report)
+    metrics = report.get("metrics") or {}
+    available = report.get("available_case") or {}
+    kappa = metric_label(facts["coefficient"])
+    rows: list[tuple[str, ...]] = [
+        (f"share of the code '{code}'", f"{100 * share:.1f}%", "") for code, share in facts["prevalence"].items()
+    ]
+    numbers = (
+        ("observed agreement (po)", facts["observed_agreement"]),
+        ("chance agreement (pe)", facts["chance_agreement"]),
+        (kappa, facts["kappa"]),
+        (f"the largest {kappa} these rates allow", facts["max_kappa"]["value"]),
+        *((metric_label(name), value) for name, value in facts["stay_high"].items()),
+    )
+    rows += [(label, format_number(value), "") for label, value in numbers if value is not None]
+    rows += [
+        (metric_label(name), format_metric(metrics[name]), format_metric(available[name]) if name in available else "")
+        for name in ("prevalence_index", "bias_index")
+        if name in metrics and metrics[name].get("defined")  # two codes only: with more, By category
+    ]
+    notes = [f"The largest {kappa}: {facts['max_kappa']['method']}."] if facts["max_kappa"]["value"] is not None else []
+    if any(metrics.get(name, {}).get("defined") for name in ("prevalence_index", "bias_index")):
+        notes.append(
+            "Prevalence index: how much more one code is used than the other by both coders; bias index: how "
+            "differently the two coders use the codes (Byrt, Bishop & Carlin 1993). The last column: available case."
+        )
+    title = "The kappa paradox explained" + ("" if facts["applies"] else " (it does not apply here)")
+    return without_empty_columns(
+        Section(
+            "paradox",
+            title,
+            ("what", "value", "available case"),
+            tuple(rows),
+            tuple(notes),
+            paragraphs=(facts["sentence"],),
+        )
+    )
 
 
 def recoding_sentence(recoding: dict[str, Any]) -> str:
@@ -159,7 +317,10 @@ def _table_section(report: dict[str, Any]) -> Section | None:
         notes: tuple[str, ...] = ()
     else:
         title = "Coincidence matrix (all coders, fully coded units)"
-        notes = ("Within a unit coded by m coders, each ordered pair of codes counts 1/(m - 1) (Krippendorff).",)
+        notes = (
+            "Within a unit coded by m coders, each ordered pair of codes counts 1/(m - 1) (Krippendorff), "
+            "so a cell can hold a fraction (a half with three coders).",
+        )
     rows = [(category, *map(_count, counts), _count(sum(counts))) for category, counts in zip(categories, table)]
     totals = [sum(column) for column in zip(*table)]
     rows.append(("total", *map(_count, totals), _count(sum(totals))))
@@ -209,26 +370,29 @@ def _specific_section(report: dict[str, Any]) -> Section | None:
         "By category",
         ("category", "specific agreement", "kappa vs rest", "95% CI"),
         tuple(rows),
-        ("Specific agreement: 2 n_kk / (row_k + col_k), the agreement on this category given either coder used it.",),
+        (
+            "Specific agreement: of the times either coder used this code, the share the other coder matched "
+            "(twice the units both put in it, over the two coders' totals for it).",
+        ),
     )
 
 
 def _chance_section(report: dict[str, Any], metrics: dict[str, Any], available: dict[str, Any]) -> Section:
-    interpretation = report.get("interpretation") or {}
     rows: list[tuple[str, ...]] = []
     conventions: dict[str, None] = {}  # a set that keeps the order the conventions are first used in
     for name in CHANCE_CORRECTED:
         if name not in metrics:
             continue
-        label = interpretation.get(name, {})
-        if label:
-            conventions[label["convention"]] = None
+        metric = metrics[name]
+        band = band_of(name, metric.get("value")) if metric.get("defined") else None
+        if band:
+            conventions[band["convention"]] = None
         rows.append(
             (
-                _label_with_detail(name, metrics[name]),
-                format_metric(metrics[name]),
+                _label_with_detail(name, metric),
+                format_metric(metric),
                 format_metric(available[name]) if name in available else "",
-                label.get("label", ""),
+                band["label"] if band else "",
             )
         )
     notes = tuple(f"Bands: {convention}." for convention in conventions)
@@ -246,16 +410,6 @@ def _label_with_detail(name: str, metric: dict[str, Any]) -> str:
     if metric.get("level"):
         label += f" ({metric['level']})"
     return label
-
-
-def _paradox_section(report: dict[str, Any], metrics: dict[str, Any], available: dict[str, Any]) -> Section:
-    rows = tuple(
-        (metric_label(name), format_metric(metrics[name]), format_metric(available[name]) if name in available else "")
-        for name in PARADOX
-        if name in metrics
-    )
-    notes = tuple(warning for warning in report.get("warnings", []) if warning.startswith("kappa paradox"))
-    return Section("paradox", "Paradox diagnostics", ("diagnostic", "fully coded", "available case"), rows, notes)
 
 
 def _uncertainty_section(report: dict[str, Any], metrics: dict[str, Any]) -> Section:
@@ -281,6 +435,12 @@ def _uncertainty_section(report: dict[str, Any], metrics: dict[str, Any]) -> Sec
             )
         )
     notes = [f"Analytic interval: {method}." for method in methods]
+    flat = [metric_label(name) for name in (*CHANCE_CORRECTED, *RAW, *PARADOX) if _no_width(metrics.get(name))]
+    if flat:
+        notes.append(
+            f"{', '.join(flat)}: the standard error is 0 because every unit shows the same agreement, so the "
+            "formula sees no variation between units; an interval of no width is not certainty."
+        )
     if boot.get("n_boot"):
         notes.append(f"Bootstrap: {boot['n_boot']} resamples of units, seed {boot.get('seed')}, percentile interval.")
     else:
@@ -290,6 +450,13 @@ def _uncertainty_section(report: dict[str, Any], metrics: dict[str, Any]) -> Sec
     level = _level(report)
     columns = ("coefficient", "SE", f"{level} CI", f"bootstrap {level} CI", "p (H0: 0)")
     return Section("uncertainty", "Uncertainty (fully coded units)", columns, tuple(rows), tuple(notes))
+
+
+def _no_width(metric: dict[str, Any] | None) -> bool:
+    """A defined coefficient whose analytic interval has no width because its SE is 0."""
+    if not metric or not metric.get("defined") or metric.get("se") is None or "ci" not in metric:
+        return False
+    return bool(metric["se"] == 0 and metric["ci"][0] == metric["ci"][1])
 
 
 def _level(report: dict[str, Any]) -> str:
@@ -351,6 +518,8 @@ def _where_sections(report: dict[str, Any]) -> list[Section]:
             (f"{first} / {second}", _count(item["count"])) for item in listed for first, second in [item["categories"]]
         )
         notes = [f"{_count(profile['disagreements'])} of {_count(profile['total'])} {profile['unit']} disagree."]
+        if profile["unit"] == "pairable values":
+            notes.append("Pairable values: the codes of a unit that can be paired with another coder's code on it.")
         if len(listed) < len(profile["confusions"]):
             notes.append(
                 f"The {len(listed)} most frequent of {len(profile['confusions'])} code pairs are listed; "
@@ -522,3 +691,32 @@ def adjudication_section(report: dict[str, Any]) -> Section | None:
         rows,
         tuple(notes),
     )
+
+
+GLOSSARY = (
+    (
+        "observed agreement (po)",
+        "the share of codes that agree: for two coders the units coded alike; for more, the mean share of "
+        "agreeing pairs of coders per unit (Fleiss' P-bar)",
+    ),
+    ("chance agreement (pe)", "the agreement expected if the coders chose codes at random at the rates they used"),
+    ("fully coded", "the units every coder gave a valid code: the basis of every number unless a column says"),
+    (
+        "available case",
+        "the units with at least two valid codes, each coefficient using them by its published rule for missing codes",
+    ),
+    ("pairable values", "the codes of a unit that can be paired with another coder's code on the same unit"),
+    (
+        "coincidence matrix",
+        "every ordered pair of codes within a unit, weighted 1/(m - 1) for m codes: a cell can hold a half count",
+    ),
+    ("PABAK", "prevalence- and bias-adjusted kappa: 2 x po - 1 with two codes (Brennan-Prediger with more)"),
+    ("specific agreement", "for one code, the share of the times either coder used it that the other matched"),
+    ("SE, CI", "the standard error, and the confidence interval: the range that holds the value at the stated level"),
+    ("convention band", "a named range for reading a value (Landis & Koch, Krippendorff): a convention, not a test"),
+)
+
+
+def glossary_section() -> Section:
+    """The jargon of the report in words, once."""
+    return Section("glossary", "Words used", ("term", "meaning"), GLOSSARY)
