@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import html
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 from irr_audit.cli import app
 from irr_audit.io.sheets import ColumnChoice, read_sheet
 from irr_audit.join.join import join_sheets
+from irr_audit.report.headline import ALPHA_LIKE, KAPPA_LIKE
 from irr_audit.report.html import render_html
 from irr_audit.report.model import build_report
 from irr_audit.rules.load import load_rule
@@ -101,9 +103,9 @@ def test_sections_present_in_reading_order(example_html: str) -> None:
     ids = Page(example_html).ids
     expected = [
         "headline",
-        "coefficient-bars",
+        "coefficients",
         "table",
-        "paradox",
+        "methods",
         "details",
         "units",
         "missingness",
@@ -165,10 +167,15 @@ def test_disagreements_listed_with_their_text_and_a_filter_that_degrades(example
     assert '<form id="disagreement-filter" hidden>' in example_html  # shown only when the script runs
 
 
-def test_bands_are_labelled_as_conventions(example_html: str) -> None:
+def test_bands_are_labelled_as_conventions(example: dict, example_html: str) -> None:
     assert "A convention, not a test." in example_html
-    for band in ("slight", "fair", "moderate", "substantial", "almost perfect", "tentative", "reliable"):
-        assert re.search(rf'<span class="band-label" style="left:[\d.]+%">{band}</span>', example_html)
+    for band in ("slight", "fair", "moderate", "substantial", "almost perfect", "0.667", "0.800"):
+        assert band in example_html
+    bands = [html.unescape(band) for band in re.findall(r'<span class="chart-band">([^<]*)</span>', example_html)]
+    expected = [row["band"]["label"] if row["band"] else "" for row in example["coefficients"]]
+    assert bands == ["band", *expected] and expected[0] == "substantial"  # the headline, Cohen's kappa 0.70
+    banded = [row for row in example["coefficients"] if row["metric"] in KAPPA_LIKE | ALPHA_LIKE]
+    assert len(banded) >= 6 and all(row["band"] for row in banded)
 
 
 def test_undefined_coefficient_is_drawn_as_undefined_never_a_number() -> None:
@@ -206,7 +213,7 @@ def test_bootstrap_and_group_comparison_draw_their_intervals(tmp_path: Path) -> 
         group=GroupSpec("pair", ("r1", "r2"), "r3"),
     )
     html = render_html(report)
-    assert 'class="whisker bootstrap"' in html and "bootstrap percentile 95% CI" in html
+    assert 'class="whisker bootstrap"' in html and "bootstrap interval" in html
     assert 'id="group-bars"' in html and "Consensus of pair vs r3" in html
 
 

@@ -24,13 +24,25 @@ from irr_audit.io.display import visible
 from irr_audit.report.comparison import extra_sections
 from irr_audit.report.format import (
     LISTED_DISAGREEMENTS,
-    format_interval,
     format_metric,
     format_number,
-    metric_label,
+    readable,
 )
-from irr_audit.report.headline import headline_metric
-from irr_audit.report.sections import CHANCE_CORRECTED, Section, metric_sections
+from irr_audit.report.headline import (
+    ALPHA_LIKE,
+    KAPPA_LIKE,
+    coefficient_rows,
+    headline_block,
+    paradox_explanation,
+)
+from irr_audit.report.methods import methods_paragraph
+from irr_audit.report.sections import (
+    Section,
+    coefficients_section,
+    glossary_section,
+    headline_facts,
+    metric_sections,
+)
 
 # ColorBrewer YlGnBu (sequential, colour-blind safe) for counts, light = few.
 SEQUENTIAL = ("#ffffd9", "#edf8b1", "#c7e9b4", "#7fcdbb", "#41b6c4", "#1d91c0", "#225ea8", "#253494", "#081d58")
@@ -244,7 +256,7 @@ def format_count(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
 
 
-# --- coefficients against the convention bands -----------------------------------------------
+# --- the one coefficient table, drawn ---------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -264,13 +276,18 @@ class Whisker:
 
 @dataclass(frozen=True)
 class Bar:
+    """One row of the coefficient table: the estimate (a dot), its interval (a whisker) over the
+    bands of its convention, and the same in words beside it."""
+
     label: str
     text: str  # the value as the tables write it, or "undefined: reason"
     band_label: str
     x: float | None  # None: undefined, drawn as text, never as a number
     whiskers: tuple[Whisker, ...]
-    interval: str  # the 95% interval as the tables write it, "" when there is none
+    interval: str  # the interval as the tables write it, "" when there is none
     headline: bool = False  # the report's recommended coefficient
+    what: str = ""  # what it is for, in a few words
+    bands: tuple[Band, ...] = ()  # the bands of its convention, drawn behind it
 
 
 @dataclass(frozen=True)
@@ -282,8 +299,7 @@ class Tick:
 @dataclass(frozen=True)
 class CoefficientChart:
     title: str
-    note: str
-    bands: tuple[Band, ...]
+    notes: tuple[str, ...]
     ticks: tuple[Tick, ...]
     bars: tuple[Bar, ...]
     has_analytic: bool
@@ -311,69 +327,11 @@ def axis_x(value: float, low: float) -> float:
     return round((clipped - low) / (1.0 - low) * PLOT_PERCENT, 2)
 
 
-def _interval(metric: dict[str, Any]) -> tuple[float, float] | None:
-    ci = metric.get("ci")
-    return (float(ci[0]), float(ci[1])) if ci else None
-
-
-def _bootstrap_interval(metric: dict[str, Any]) -> tuple[float, float] | None:
-    bootstrap = metric.get("bootstrap") or {}
-    return _interval(bootstrap) if bootstrap.get("defined") else None
-
-
-def coefficient_charts(
-    metrics: dict[str, Any], interpretation: dict[str, Any], prefix: str = "", headline: str = ""
-) -> list[CoefficientChart]:
-    """Every chance-corrected coefficient, its interval(s) and its band, in two charts: Krippendorff's alpha
-    against Krippendorff's guideline, the kappa-like coefficients against Landis & Koch."""
-    names = [name for name in CHANCE_CORRECTED if name in metrics]
-    kappa_like = [name for name in names if name != "krippendorff_alpha"]
-    alpha = [name for name in names if name == "krippendorff_alpha"]
-    charts = []
-    if kappa_like:
-        charts.append(
-            _chart(
-                f"{prefix}Kappa-like coefficients against Landis & Koch's bands",
-                LANDIS_KOCH_NOTE,
-                LANDIS_KOCH_BANDS,
-                kappa_like,
-                metrics,
-                interpretation,
-                headline,
-            )
-        )
-    if alpha:
-        charts.append(
-            _chart(
-                f"{prefix}Krippendorff's alpha against Krippendorff's guideline",
-                KRIPPENDORFF_NOTE,
-                KRIPPENDORFF_BANDS,
-                alpha,
-                metrics,
-                interpretation,
-                headline,
-            )
-        )
-    return charts
-
-
-def _chart(
-    title: str,
-    note: str,
-    bands: tuple[tuple[float, float, str], ...],
-    names: list[str],
-    metrics: dict[str, Any],
-    interpretation: dict[str, Any],
-    headline: str,
-) -> CoefficientChart:
-    lows = []
-    for name in names:
-        metric = metrics[name]
-        if metric.get("defined"):
-            lows.append(metric["value"])
-            lows += [interval[0] for interval in (_interval(metric), _bootstrap_interval(metric)) if interval]
-    low = axis_low(lows)
-    drawn_bands = tuple(
+def _convention_bands(name: str, low: float) -> tuple[Band, ...]:
+    """The bands a coefficient is read against: Landis & Koch for the kappa-like, Krippendorff's
+    guideline for alpha, none for raw agreement and the others."""
+    bands = LANDIS_KOCH_BANDS if name in KAPPA_LIKE else KRIPPENDORFF_BANDS if name in ALPHA_LIKE else ()
+    return tuple(
         Band(
             axis_x(max(start, low), low),
             round(axis_x(end, low) - axis_x(max(start, low), low), 2),
@@ -383,17 +341,35 @@ def _chart(
         for position, (start, end, label) in enumerate(bands)
         if end > low
     )
+
+
+def _interval_words(interval: dict[str, Any] | None) -> str:
+    if not interval:
+        return ""
+    text = f"[{format_number(interval['low'])}, {format_number(interval['high'])}]"
+    return text + ("*" if interval.get("clipped") else "")
+
+
+def coefficient_chart(rows: list[dict[str, Any]], title: str, notes: tuple[str, ...]) -> CoefficientChart:
+    """The one coefficient table (rows as `coefficient_rows` gives them: the headline first) drawn:
+    each estimate and interval on one axis, over the bands of its own convention."""
+    lows = [
+        bound
+        for row in rows
+        if row["defined"]
+        for bound in (row["value"], *((row["interval"]["low"],) if row.get("interval") else ()))
+    ]
+    low = axis_low(lows)
+    bars = tuple(_bar(row, low) for row in rows)
     steps = round((1.0 - low) / 0.2)
     ticks = tuple(
         Tick(axis_x(low + 0.2 * step, low), f"{low + 0.2 * step:.1f}".replace("-0.0", "0.0"))
         for step in range(steps + 1)
     )
-    bars = tuple(_bar(name, metrics[name], interpretation.get(name, {}), low, name == headline) for name in names)
     described = "; ".join(f"{bar.label}: {bar.text}" + (f" {bar.interval}" if bar.interval else "") for bar in bars)
     return CoefficientChart(
         title,
-        note,
-        drawn_bands,
+        notes,
         ticks,
         bars,
         _has_whisker(bars, "analytic"),
@@ -406,26 +382,57 @@ def _has_whisker(bars: tuple[Bar, ...], kind: str) -> bool:
     return any(whisker.kind == kind for bar in bars for whisker in bar.whiskers)
 
 
-def _bar(name: str, metric: dict[str, Any], label: dict[str, Any], low: float, headline: bool) -> Bar:
-    title = metric_label(name) + (f" ({metric['level']})" if metric.get("level") else "")
-    if not metric.get("defined"):
-        return Bar(title, format_metric(metric), "", None, (), "", headline)
-    whiskers = tuple(
-        Whisker(axis_x(interval[0], low), round(axis_x(interval[1], low) - axis_x(interval[0], low), 2), kind)
-        for interval, kind in ((_interval(metric), "analytic"), (_bootstrap_interval(metric), "bootstrap"))
-        if interval
-    )
-    bootstrap = metric.get("bootstrap") or {}
-    interval = format_interval(metric) or (format_interval(bootstrap) if bootstrap.get("defined") else "")
+def _bar(row: dict[str, Any], low: float) -> Bar:
+    what = row.get("what_it_is_for", "")
+    if not row["defined"]:
+        text = f"undefined: {row.get('reason', 'no reason given')}"
+        return Bar(row["label"], text, "", None, (), "", row["headline"], what)
+    interval = row.get("interval")
+    whiskers: tuple[Whisker, ...] = ()
+    if interval:
+        start = axis_x(interval["low"], low)
+        whiskers = (Whisker(start, round(axis_x(interval["high"], low) - start, 2), interval["kind"]),)
+    band = row.get("band") or {}
     return Bar(
-        title,
-        format_number(metric["value"]),
-        label.get("label", ""),
-        axis_x(metric["value"], low),
+        row["label"],
+        format_number(row["value"]),
+        band.get("label", ""),
+        axis_x(row["value"], low),
         whiskers,
-        interval,
-        headline,
+        _interval_words(interval),
+        row["headline"],
+        what,
+        _convention_bands(row["metric"], low),
     )
+
+
+def coefficients_view(report: dict[str, Any]) -> CoefficientChart:
+    """The report's one coefficient table, with the notes of its Section (how each interval was
+    obtained, why one is missing, the conventions) and what the shading is."""
+    rows = report.get("coefficients")
+    rows = coefficient_rows(report) if rows is None else rows
+    kinds = {row["metric"] for row in rows}
+    shading = [
+        note for note, names in ((LANDIS_KOCH_NOTE, KAPPA_LIKE), (KRIPPENDORFF_NOTE, ALPHA_LIKE)) if kinds & names
+    ]
+    # the conventions are named with their bands in the shading notes
+    said = tuple(note for note in coefficients_section(report).notes if not note.startswith("Band: "))
+    notes = (*said, *(f"Shading: {note}" for note in shading))
+    return coefficient_chart(rows, "Coefficients", notes)
+
+
+def group_chart(report: dict[str, Any]) -> CoefficientChart:
+    """A group comparison's coefficients (the consensus of a group against a reference), drawn."""
+    group = report["group_comparison"]
+    against = group["against_reference"]
+    pseudo = {
+        "coders": [group["name"], group["reference"]],
+        "rule": report["rule"],
+        "metrics": against.get("metrics") or {},
+        "intervals": report.get("intervals"),
+    }
+    title = f"Consensus of {group['name']} vs {group['reference']}"
+    return coefficient_chart(coefficient_rows(pseudo), title, ())
 
 
 # --- the unit flow ---------------------------------------------------------------------------
@@ -526,58 +533,29 @@ def _segments(parts: list[tuple[str, int, str]], largest: int) -> tuple[Segment,
 @dataclass(frozen=True)
 class HeadlineView:
     label: str  # the recommended coefficient, e.g. "Cohen's kappa"
-    why: str  # why it is the recommended one for this design
     value: str  # its value, or "undefined: reason"
-    interval: str  # "95% CI [a, b]", or why there is none
-    units: str  # "20 fully coded of 22 units"
-    raw_agreement: str
-    band: str  # the band's label, "" when there is none
-    convention: str  # the convention the band comes from
-    paradox: str  # a plain warning when raw agreement is high and the coefficient low, else ""
+    interval: str  # "95% CI [a, b]", "" when there is none
+    facts: tuple[tuple[str, str], ...]  # (what, text): why, the interval's method, units, raw agreement, band
+    warning: str  # a plain warning when the kappa paradox applies, else ""
 
 
 def headline_view(report: dict[str, Any]) -> HeadlineView:
-    """The answer first: the recommended coefficient with its interval, the units it rests on, raw
-    agreement and the convention band (as a convention), from the report dict."""
-    headline = headline_metric(report)
-    metric = dict(headline.metric) if headline.metric is not None else {}
-    level = _level_percent(report)
-    if not metric.get("defined"):
-        interval = ""
-    elif metric.get("ci"):
-        interval = f"{level} CI {format_interval(metric)}"
-    elif (metric.get("bootstrap") or {}).get("defined"):
-        interval = f"bootstrap {level} CI {format_interval(metric['bootstrap'])}"
+    """The answer first, from the report's headline: the recommended coefficient with its interval,
+    and the facts beside it (why this one, the units, raw agreement, the band as a convention)."""
+    headline = report.get("headline") or headline_block(report)
+    interval = headline.get("interval")
+    if headline.get("defined"):
+        value = format_number(headline["value"])
     else:
-        interval = "no interval: run the report with --bootstrap N --seed S for one"
-    units = report.get("units") or {}
-    po = (report.get("metrics") or {}).get("po")
-    label = (report.get("interpretation") or {}).get(headline.name) or {}
-    paradox = next((w for w in report.get("warnings", []) if w.startswith("kappa paradox")), "")
+        value = f"undefined: {headline.get('reason', 'no reason given')}"
+    shown = f"{100 * interval['level']:g}% CI {_interval_words(interval)}" if interval else ""
+    _, facts = headline_facts(report)
     return HeadlineView(
-        headline.label,
-        headline.why,
-        headline.shown,
-        interval,
-        f"{units.get('fully_coded', 0)} fully coded of {units.get('total', 0)} units",
-        format_metric(po) if po else "not in the score",
-        label.get("label", ""),
-        label.get("convention", ""),
-        _paradox_sentence(paradox),
-    )
-
-
-def _level_percent(report: dict[str, Any]) -> str:
-    return f"{100 * (report.get('intervals') or {}).get('level', 0.95):g}%"
-
-
-def _paradox_sentence(warning: str) -> str:
-    if not warning:
-        return ""
-    return (
-        "Raw agreement is high but the chance-corrected coefficients are low: one code is so common that "
-        "agreeing on it is expected by chance (the kappa paradox). Read the coefficients that stay high "
-        "(Gwet's AC1, PABAK) and the agreement on the rare code beside the headline."
+        headline["label"],
+        value,
+        shown,
+        tuple((what, text) for what, text in facts if what != "warning"),
+        headline.get("warning") or "",
     )
 
 
@@ -636,7 +614,6 @@ def page_view(report: dict[str, Any]) -> dict[str, Any]:
     folded, the disagreements, an adjudication, and the provenance last."""
     sections = [*metric_sections(report), *extra_sections(report)]
     coders = report["coders"]
-    headline = headline_metric(report)
     main: list[dict[str, Any]] = []
     details: list[dict[str, Any]] = []
     for section in sections:
@@ -644,36 +621,31 @@ def page_view(report: dict[str, Any]) -> dict[str, Any]:
         if section.key == "table":
             two = (coders[0], coders[1]) if len(coders) == 2 else None
             corner = f"{coders[0]} \\ {coders[1]}" if two else ""
-            notes = section.notes if two else (*section.notes, _coincidence_note(report))
+            notes = section.notes if two else (_coincidence_note(report),)
             heat = count_heatmap(replace(section, notes=notes), corner, two)
             main.append({"kind": "heatmap", "id": "table", "map": heat})
-        elif section.key == "chance_corrected":
-            charts = coefficient_charts(
-                report.get("metrics") or {}, report.get("interpretation") or {}, headline=headline.name
-            )
-            main.insert(0, {"kind": "charts", "id": "coefficient-bars", "charts": charts, "title": "Coefficients"})
-            details.append({"kind": "table", "id": block_id, "section": section})
-        elif section.key == "paradox":
-            main.append({"kind": "table", "id": block_id, "section": section})
+        elif section.key == "paradox" and (report.get("paradox") or paradox_explanation(report))["applies"]:
+            main.append({"kind": "table", "id": block_id, "section": section})  # else among the details
         elif section.key == "pairwise":
             details.append({"kind": "heatmap", "id": "pairwise", "map": kappa_heatmap(section)})
         elif section.key == "group":
             details.append({"kind": "table", "id": block_id, "section": section})
-            against = report["group_comparison"]["against_reference"]
-            prefix = f"Consensus of {report['group_comparison']['name']} vs {report['group_comparison']['reference']}: "
-            charts = coefficient_charts(against.get("metrics") or {}, against.get("interpretation") or {}, prefix)
-            details.append({"kind": "charts", "id": "group-bars", "charts": charts, "title": section.title + ": chart"})
+            prefix = f"{section.title}: the coefficients drawn"
+            details.append({"kind": "chart", "id": "group-bars", "chart": group_chart(report), "title": prefix})
         elif section.key != "missingness":  # drawn with the unit flow
             details.append({"kind": "table", "id": block_id, "section": section})
+    main.insert(0, {"kind": "chart", "id": "coefficients", "chart": coefficients_view(report), "title": "Coefficients"})
     disagreements = disagreement_rows(report) if report.get("disagreements") is not None else None
     return {
         "report": report,
         "title": f"Inter-coder reliability audit: {report['rule']['id']} v{report['rule']['version']}",
         "headline": headline_view(report),
+        "methods": methods_paragraph(report),
         "flow": unit_flow(report),
         "missingness": next((section for section in sections if section.key == "missingness"), None),
         "flow_width": FLOW_BAR_WIDTH,
-        "warnings": [w for w in report.get("warnings", []) if not w.startswith("kappa paradox")],
+        "warnings": [readable(w) for w in report.get("warnings", []) if not w.startswith("kappa paradox")],
+        "glossary": glossary_section(),
         "main": main,
         "details": details,
         "pairs": pair_heatmaps(report),
@@ -691,7 +663,8 @@ def _coincidence_note(report: dict[str, Any]) -> str:
     coders = len(report["coders"])
     units = (report.get("units") or {}).get("fully_coded", 0)
     return (
-        f"Why fractions: each fully coded unit has {coders} codes and so {coders * (coders - 1)} ordered pairs "
+        f"Within a unit coded by m coders, each ordered pair of codes counts 1/(m - 1) (Krippendorff). "
+        f"Here each fully coded unit has {coders} codes and so {coders * (coders - 1)} ordered pairs "
         f"of codes; each pair counts 1/{coders - 1}, so that the matrix sums to the {units * coders} codes "
         f"({units} units x {coders} coders) and a cell can hold a fraction."
     )
