@@ -130,8 +130,8 @@ def write_rule(folder: Path, codes: tuple[str, ...]) -> Path:
 
 
 def write_sheets(folder: Path, n_coders: int, n_codes: int, units: int = 48, seed: int = 7) -> list[Path]:
-    """Sheets of `n_coders` coders: one rare code, most units agreed, some blank or unknown cells, long
-    texts and one unbroken run of characters (a link), long ids."""
+    """Sheets of `n_coders` coders: one rare code, most units agreed, some blank cells, long ids, and
+    (except with four codes: a list without text) long texts and one unbroken run of characters (a link)."""
     rng = random.Random(seed * 100 + n_coders * 10 + n_codes)
     codes = CODE_NAMES[:n_codes]
     weights = [0.1] + [0.9 / (n_codes - 1)] * (n_codes - 1)
@@ -139,22 +139,24 @@ def write_sheets(folder: Path, n_coders: int, n_codes: int, units: int = 48, see
     coders = [f"coder_{chr(97 + index)}" for index in range(n_coders)]
     texts = [" ".join(rng.choices(WORDS, k=rng.randint(3, 40))) for _ in range(units)]
     texts[3] = "https://example.invalid/" + "x" * 180
+    with_text = n_codes != 4
     paths = []
     for coder in coders:
-        lines = ["comment_id,body,code"]
+        lines = ["comment_id,body,code" if with_text else "comment_id,code"]
         for unit, (true, text) in enumerate(zip(truth, texts)):
             draw = rng.random()
             code = true if draw < 0.75 else ("" if draw > 0.97 else rng.choice(codes))
-            lines.append(f"t1_{unit:04d}_a_long_comment_identifier,{text},{code}")
+            body = f"{text}," if with_text else ""
+            lines.append(f"t1_{unit:04d}_a_long_comment_identifier,{body}{code}")
         path = folder / f"{coder}.csv"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         paths.append(path)
     return paths
 
 
-def report_for(folder: Path, n_coders: int, n_codes: int) -> dict[str, Any]:
+def report_for(folder: Path, n_coders: int, n_codes: int, units: int = 48) -> dict[str, Any]:
     rule = load_rule(write_rule(folder, CODE_NAMES[:n_codes]))
-    sheets = [read_sheet(path, ColumnChoice()) for path in write_sheets(folder, n_coders, n_codes)]
+    sheets = [read_sheet(path, ColumnChoice()) for path in write_sheets(folder, n_coders, n_codes, units)]
     return build_report(join_sheets(sheets, rule), AuditOptions()).to_dict()
 
 
@@ -394,6 +396,28 @@ def test_five_coders_show_the_split_and_filter_by_it(browser: Any, tmp_path: Pat
         return document.querySelectorAll("#disagreement-table tbody tr:not([hidden])").length;
     """)
     assert pairwise == sum(item["codes"]["coder_a"] != item["codes"]["coder_b"] for item in report["disagreements"])
+    assert errors(browser) == []
+
+
+def test_a_long_list_is_shown_fifty_rows_at_a_time_and_printed_whole(browser: Any, tmp_path: Path) -> None:
+    report = report_for(tmp_path, 3, 2, units=400)
+    total = len(report["disagreements"])
+    assert total > 100
+    page = write_page(tmp_path, report)
+    open_page(browser, page, PHONE)
+    count = "return document.querySelectorAll('#disagreement-table tbody tr:not([hidden])').length"
+    state = "return ['disagreement-shown', 'disagreement-more'].map(id => document.getElementById(id).textContent)"
+    assert browser.execute_script(count) == 50
+    assert browser.execute_script(state) == [f"50 of {total} shown ({total} match)", "show 50 more"]
+    browser.execute_script("document.getElementById('disagreement-more').click()")
+    assert browser.execute_script(count) == 100
+    assert browser.execute_script(LAYOUT_JS, SMALLEST_TEXT["screen"]) == []
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    printed = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#disagreement-table tbody tr'))"
+        ".filter(row => row.getBoundingClientRect().height > 0).length"
+    )
+    assert printed == total  # paper shows every row the page lists
     assert errors(browser) == []
 
 

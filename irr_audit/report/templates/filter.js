@@ -1,7 +1,8 @@
 (function () {
   "use strict";
   // The disagreement list: search, narrow by a coder's code or by the split, sort by a column, and
-  // follow a click on a heat-map or pairwise-matrix cell. Without this script every row is shown.
+  // follow a click on a heat-map or pairwise-matrix cell; a long list is shown PAGE rows at a time.
+  // Without this script (and on paper) every row is shown.
   var form = document.getElementById("disagreement-filter");
   var table = document.getElementById("disagreement-table");
   if (!form || !table) { return; }
@@ -12,6 +13,9 @@
   var cellNote = document.getElementById("disagreement-cell");
   var clear = document.getElementById("disagreement-clear");
   var shown = document.getElementById("disagreement-shown");
+  var more = document.getElementById("disagreement-more");
+  var PAGE = 50;
+  var limit = PAGE;
   var body = table.tBodies[0];
   var rows = Array.prototype.slice.call(body.rows);
   var cell = null;  // the clicked heat-map cell's filter, or null
@@ -54,13 +58,20 @@
   function apply() {
     var query = search.value.trim().toLowerCase();
     var count = 0;
-    rows.forEach(function (row) {
+    Array.prototype.forEach.call(body.rows, function (row) {
       var keep = matches(row, query);
-      row.hidden = !keep;
       if (keep) { count += 1; }
+      row.hidden = !keep || count > limit;
     });
-    shown.textContent = count + " of " + rows.length + " shown";
+    var listed = Math.min(count, limit);
+    shown.textContent = listed + " of " + rows.length + " shown" + (count > limit ? " (" + count + " match)" : "");
+    more.hidden = count <= limit;
+    more.textContent = "show " + Math.min(PAGE, count - limit) + " more";
     clear.hidden = !(cell || query || code.value || coder.value || (split && split.value));
+  }
+  function restart() {
+    limit = PAGE;
+    apply();
   }
   function describe(data) {
     if (data.rowCoder && data.rowCode) {
@@ -82,7 +93,7 @@
       };
       cellNote.textContent = "Cell: " + describe(cell) + ".";
       cellNote.hidden = false;
-      apply();
+      restart();
       form.scrollIntoView();
     }
     td.addEventListener("click", choose);
@@ -98,6 +109,10 @@
     coder.value = "";
     code.value = "";
     if (split) { split.value = ""; }
+    restart();
+  });
+  more.addEventListener("click", function () {
+    limit += PAGE;
     apply();
   });
   // Sorting: a click on a column's head sorts by it, again to reverse; ties keep the report's order.
@@ -116,6 +131,7 @@
         return order || Number(a.getAttribute("data-order")) - Number(b.getAttribute("data-order"));
       });
       sorted.forEach(function (row) { body.appendChild(row); });
+      apply();
     }
     head.addEventListener("click", sort);
     head.addEventListener("keydown", function (event) {
@@ -123,8 +139,8 @@
     });
   });
   form.addEventListener("submit", function (event) { event.preventDefault(); });
-  search.addEventListener("input", apply);
-  [coder, code, split].forEach(function (select) { if (select) { select.addEventListener("change", apply); } });
+  search.addEventListener("input", restart);
+  [coder, code, split].forEach(function (select) { if (select) { select.addEventListener("change", restart); } });
   form.hidden = false;
   apply();
 }());
