@@ -279,6 +279,24 @@ def page_texts(pdf: bytes) -> list[str]:
     return [page.extract_text() or "" for page in pypdf.PdfReader(io.BytesIO(pdf)).pages]
 
 
+def page_fill(page: Any) -> float:
+    """How far down a page its text reaches, as a share of the page's height."""
+    height = float(page.mediabox.height)
+    reached = [0.0]
+
+    def visit(text: str, cm: list[float], tm: list[float], font: Any, size: Any) -> None:
+        if text.strip():
+            baseline = cm[3] * tm[5] + cm[5]  # in the page's space (Chromium's PDF: no rotation)
+            reached.append((height - baseline) / height)
+
+    page.extract_text(visitor_text=visit)
+    return max(reached)
+
+
+def page_fills(pdf: bytes) -> list[float]:
+    return [page_fill(page) for page in pypdf.PdfReader(io.BytesIO(pdf)).pages]
+
+
 @pytest.mark.parametrize(("n_coders", "n_codes"), [(2, 2), (5, 6)])
 def test_a4_print_keeps_headings_with_what_follows_and_hashes_whole(
     browser: Any, tmp_path: Path, n_coders: int, n_codes: int
@@ -289,8 +307,14 @@ def test_a4_print_keeps_headings_with_what_follows_and_hashes_whole(
     headings = browser.execute_script(
         "return Array.from(document.querySelectorAll('h2, h3, summary'), el => el.textContent.trim())"
     )
-    pages = page_texts(print_pdf(browser, f"report-{n_coders}coders-{n_codes}codes-a4.pdf"))
+    pdf = print_pdf(browser, f"report-{n_coders}coders-{n_codes}codes-a4.pdf")
+    pages = page_texts(pdf)
     assert len(pages) > 1
+    fills = page_fills(pdf)
+    box = report["adjudication"]["title"][:40]  # a box kept whole may leave the page before it short
+    for number, fill in enumerate(fills[:-1]):
+        moved = pages[number + 1].lstrip().startswith(box)
+        assert fill > (0.5 if moved else 0.7), f"page {number + 1} is left empty from {fill:.0%} down"
     for number, text in enumerate(pages[:-1], start=1):
         last = [line.strip() for line in text.splitlines() if line.strip()][-1]
         stranded = [heading for heading in headings if heading.startswith(last)]
