@@ -82,6 +82,11 @@ for (const el of all) {
   if (scroller && scroller.getBoundingClientRect().right > view + 0.5) {
     problems.push("a scroll box is wider than the view");
   }
+  const style = getComputedStyle(el);
+  if (!scroller && style.display !== "inline" && style.overflowX === "visible" && el.clientWidth > 0
+      && el.scrollWidth > el.clientWidth + 1 && !el.matches(".plot")) {
+    problems.push(describe(el) + "'s content runs over its box: " + el.scrollWidth + " > " + el.clientWidth);
+  }
   const text = Array.from(el.childNodes).some(node => node.nodeType === 3 && node.textContent.trim());
   const size = parseFloat(getComputedStyle(el).fontSize);
   if (text && size < smallest - 0.01) {

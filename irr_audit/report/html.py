@@ -301,6 +301,7 @@ class CoefficientChart:
     title: str
     notes: tuple[str, ...]
     ticks: tuple[Tick, ...]
+    grid: tuple[float, ...]
     bars: tuple[Bar, ...]
     has_analytic: bool
     has_bootstrap: bool
@@ -325,6 +326,26 @@ def axis_x(value: float, low: float) -> float:
     """
     clipped = min(1.0, max(low, value))
     return round((clipped - low) / (1.0 - low) * PLOT_PERCENT, 2)
+
+
+def axis_grid(low: float) -> tuple[float, ...]:
+    """Where the gridlines go: every 0.2 from `low` to 1, in percent of the plot."""
+    return tuple(axis_x(low + 0.2 * step, low) for step in range(round((1.0 - low) / 0.2) + 1))
+
+
+def axis_ticks(low: float) -> tuple[Tick, ...]:
+    """The axis labels: every 0.2 on an axis of up to six steps, every 0.5 on a longer one, so that the
+    labels never run into each other on a phone.
+
+    >>> [tick.label for tick in axis_ticks(-0.6)], [tick.label for tick in axis_ticks(0.0)]
+    (['-0.5', '0.0', '0.5', '1.0'], ['0.0', '0.2', '0.4', '0.6', '0.8', '1.0'])
+    """
+    steps = round((1.0 - low) / 0.2)
+    if steps <= 6:
+        values = [low + 0.2 * step for step in range(steps + 1)]
+    else:
+        values = [half / 2 for half in range(math.ceil(round(low * 2, 9)), 3)]
+    return tuple(Tick(axis_x(value, low), f"{value:.1f}".replace("-0.0", "0.0")) for value in values)
 
 
 def _convention_bands(name: str, low: float) -> tuple[Band, ...]:
@@ -361,16 +382,14 @@ def coefficient_chart(rows: list[dict[str, Any]], title: str, notes: tuple[str, 
     ]
     low = axis_low(lows)
     bars = tuple(_bar(row, low) for row in rows)
-    steps = round((1.0 - low) / 0.2)
-    ticks = tuple(
-        Tick(axis_x(low + 0.2 * step, low), f"{low + 0.2 * step:.1f}".replace("-0.0", "0.0"))
-        for step in range(steps + 1)
-    )
+    ticks = axis_ticks(low)
+    grid = axis_grid(low)
     described = "; ".join(f"{bar.label}: {bar.text}" + (f" {bar.interval}" if bar.interval else "") for bar in bars)
     return CoefficientChart(
         title,
         notes,
         ticks,
+        grid,
         bars,
         _has_whisker(bars, "analytic"),
         _has_whisker(bars, "bootstrap"),
