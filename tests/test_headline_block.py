@@ -164,3 +164,12 @@ def test_text_and_markdown_open_with_the_headline() -> None:
         and "raw agreement: 85.0% of codes agree (no allowance for chance)" in lines
     )
     assert text.rstrip().splitlines()[-1].startswith("sheet bob.csv (bob, 22 rows): sha256 ")
+
+
+def test_verify_does_not_compare_the_prose_read_from_the_numbers() -> None:
+    from irr_audit.bundle.verify import compare_scores
+
+    frozen = {"metrics": {"po": 0.85}, "headline": {"why": "old words"}, "paradox": {"sentence": "old"}}
+    now = {"metrics": {"po": 0.85}, "headline": {"why": "new words"}, "paradox": {"sentence": "new"}}
+    assert compare_scores(frozen, now) == ([], [])
+    assert compare_scores({**frozen, "metrics": {"po": 0.85}}, {**now, "metrics": {"po": 0.8}})[0]

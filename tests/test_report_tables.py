@@ -128,3 +128,16 @@ def test_an_interval_of_no_width_says_why() -> None:
     assert any(note.startswith("Gwet's AC1") and "standard error is 0" in note for note in uncertainty.notes)
     kappa = next(row for row in report["coefficients"] if row["metric"] == "cohen_kappa")
     assert kappa["defined"] is False and kappa["interval"] is None and kappa["band"] is None
+
+
+def test_markdown_lists_how_three_or_more_coders_split() -> None:
+    audit = coded(5, 2, seed=4, dominant=True)
+    report = audit.to_dict()
+    item = report["disagreements"][0]
+    counts = sorted(
+        ((list(item["codes"].values()).count(code), code) for code in set(item["codes"].values())), reverse=True
+    )
+    markdown = audit.to_markdown()
+    assert "| comment_id | coder0 | coder1 | coder2 | coder3 | coder4 | split |" in markdown
+    row = next(line for line in markdown.splitlines() if line.startswith(f"| {item['comment_id']} |"))
+    assert row.removesuffix(" |").split(" | ")[6] == " - ".join(f"{n} {code}" for n, code in counts)

@@ -38,7 +38,8 @@ def section_table(section: Section) -> Group:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for position, column in enumerate(section.columns):
         right = position > 0 and numeric_column([row[position] for row in section.rows])
-        table.add_column(Text(visible(column)), justify="right" if right else "left", overflow="fold")
+        # numbers and intervals stay whole; text wraps between words (a word longer than its column folds)
+        table.add_column(Text(visible(column)), justify="right" if right else "left", overflow="fold", no_wrap=right)
     for row in section.rows:
         styled = [Text(visible(cell), style="yellow" if cell.startswith("undefined") else "") for cell in row]
         table.add_row(*styled)

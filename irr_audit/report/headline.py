@@ -386,11 +386,25 @@ def paradox_explanation(report: Mapping[str, Any]) -> dict[str, Any]:
         "observed_agreement": po,
         "chance_agreement": pe,
         "kappa": kappa,
-        "max_kappa": {"value": highest, "method": MAX_KAPPA_TWO if two else MAX_KAPPA_MANY},
+        "max_kappa": {
+            "value": highest,
+            "method": MAX_KAPPA_TWO if two else MAX_KAPPA_MANY,
+            **({"reason": _no_max_reason(report, kappa)} if highest is None else {}),
+        },
         "stay_high": stay_high,
     }
     out["sentence"] = _paradox_sentence(out, metrics)
     return out
+
+
+def _no_max_reason(report: Mapping[str, Any], kappa: float | None) -> str:
+    """Why the largest kappa is not given: no coder pairs (a table of counts per unit does not say
+    which coder gave which code), or chance agreement of 1 (kappa is undefined)."""
+    if len(report.get("coders") or []) > 2 and not report.get("pairs"):
+        return "it needs each coder's own code rates, which this input does not give"
+    if kappa is None:
+        return "chance agreement is 1, so kappa and its maximum are undefined"
+    return "no unit is fully coded"
 
 
 def _paradox_sentence(facts: Mapping[str, Any], metrics: Mapping[str, Any]) -> str:
@@ -414,6 +428,8 @@ def _paradox_sentence(facts: Mapping[str, Any], metrics: Mapping[str, Any]) -> s
     highest = facts["max_kappa"]["value"]
     if highest is not None:
         parts.append(f"The rates each coder used allow {label} to reach at most {highest:.2f}, even with no error.")
+    else:
+        parts.append(f"The largest {label} these rates allow is not given: {facts['max_kappa']['reason']}.")
     if facts["stay_high"]:
         named = " and ".join(f"{metric_label(name)} ({value:.2f})" for name, value in facts["stay_high"].items())
         verb = "stay high" if facts["applies"] else "are"

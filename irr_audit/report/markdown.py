@@ -12,6 +12,7 @@ from irr_audit.report.methods import methods_paragraph
 from irr_audit.report.sections import (
     Section,
     answer_sections,
+    code_split,
     glossary_section,
     headline_facts,
     metric_sections,
@@ -216,16 +217,24 @@ def _disagreement_section(report: dict[str, Any]) -> list[str]:
         disagreements = disagreements[:LISTED_DISAGREEMENTS]
     with_text = any(item.get("text") for item in disagreements)
     with_link = any(item.get("link") for item in disagreements)  # a sampled join: the ledger's links
+    split = len(coders) > 2  # with three or more coders, how they split: "4 yes - 1 no"
     rows = [
         [
             md_text(item["comment_id"]),
             *(md_text(item["codes"][c]) for c in coders),
+            *([md_text(code_split(item["codes"], report["categories"]))] if split else []),
             *([md_text(shortened(item.get("text") or "", 160, ellipsis="\u2026"))] if with_text else []),
             *([md_text(item.get("link") or "")] if with_link else []),
         ]
         for item in disagreements
     ]
-    header = ["comment_id", *map(md_text, coders), *(["text"] if with_text else []), *(["link"] if with_link else [])]
+    header = [
+        "comment_id",
+        *map(md_text, coders),
+        *(["split"] if split else []),
+        *(["text"] if with_text else []),
+        *(["link"] if with_link else []),
+    ]
     return lines + _table(header, rows)
 
 

@@ -115,6 +115,20 @@ def without_empty_columns(section: Section) -> Section:
     )
 
 
+def code_split(codes: dict[str, str], categories: list[str]) -> str:
+    """How the coders split on a unit, the most given code first: '4 yes - 1 no' (ties in the rule's order).
+
+    >>> code_split({"a": "no", "b": "yes", "c": "yes"}, ["yes", "no"])
+    '2 yes - 1 no'
+    """
+    order = {category: at for at, category in enumerate(categories)}
+    counts: dict[str, int] = {}
+    for code in codes.values():
+        counts[code] = counts.get(code, 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], order.get(item[0], len(order)), item[0]))
+    return " - ".join(f"{n} {code}" for code, n in ranked)
+
+
 def headline_facts(report: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:
     """The answer first: one line with the recommended coefficient, its estimate and interval, and
     the facts beside it as (what, text) pairs, for every renderer's headline block."""
