@@ -16,7 +16,6 @@ from irr_audit.report.html import (
     disagreement_rows,
     ramp_colour,
     render_html,
-    split_of,
 )
 from irr_audit.report.sections import Section
 from tests.test_html import EXAMPLE_RULE, Page, case, report_of
@@ -172,11 +171,6 @@ def test_two_coders_have_no_split_column_and_show_text_when_there_is_some(tmp_pa
     table = Page(render_html(report)).tables["disagreement-table"]
     assert table[0] == ["comment_id", "a", "b", "text"]
     assert table[1:] == [["u0", "yes", "no", "words of unit 0"], ["u2", "no", "yes", "words of unit 2"]]
-
-
-def test_split_of_orders_by_count_then_by_the_rules_order() -> None:
-    assert split_of(["no", "yes", "no", "no", "no"], ["yes", "no"]) == "4 no - 1 yes"
-    assert split_of(["b", "a", "c", "a", "b"], ["c", "b", "a"]) == "2 b - 2 a - 1 c"
 
 
 def test_digests_are_kept_whole_in_a_box_two_lines_wide() -> None:

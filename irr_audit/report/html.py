@@ -38,6 +38,7 @@ from irr_audit.report.headline import (
 from irr_audit.report.methods import methods_paragraph
 from irr_audit.report.sections import (
     Section,
+    code_split,
     coefficients_section,
     glossary_section,
     headline_facts,
@@ -597,25 +598,13 @@ class DisagreementRow:
 SPLIT_SEPARATOR = " - "
 
 
-def split_of(codes: list[str], categories: list[str]) -> str:
-    """How the coders split on a unit, most used code first (ties in the rule's order).
-
-    >>> split_of(["no", "yes", "no", "no", "no"], ["yes", "no"])
-    '4 no - 1 yes'
-    """
-    counts = {code: codes.count(code) for code in dict.fromkeys(codes)}
-    order = {code: position for position, code in enumerate(categories)}
-    ranked = sorted(counts.items(), key=lambda entry: (-entry[1], order.get(entry[0], len(order)), entry[0]))
-    return SPLIT_SEPARATOR.join(f"{count} {code}" for code, count in ranked)
-
-
 def disagreement_rows(report: dict[str, Any]) -> list[DisagreementRow]:
     coders = report["coders"]
     many = len(coders) > 2
     rows = []
     for item in (report.get("disagreements") or [])[:LISTED_DISAGREEMENTS]:
         codes = [str(item["codes"].get(coder, "")) for coder in coders]
-        split = split_of(codes, report["categories"]) if many else ""
+        split = code_split(dict(zip(coders, codes)), report["categories"]) if many else ""
         rows.append(DisagreementRow(str(item["comment_id"]), tuple(zip(coders, codes)), split, item))
     return rows
 
