@@ -325,6 +325,7 @@ def test_a4_print_keeps_headings_with_what_follows_and_hashes_whole(
         stranded = [heading for heading in headings if heading.startswith(last)]
         assert not stranded, f"page {number} ends on the heading {stranded[0]!r}"
     whole = "\n".join(pages)
+    assert "Missingness log by coder" in whole and "Rows of the log; these units" in whole  # the details, unfolded
     for digest in [sheet["sha256"] for sheet in report["sheets"]] + [report["rule"]["digest"].removeprefix("sha256:")]:
         assert f"{digest[:32]}\n{digest[32:]}\n" in whole, "a sha256 is printed in two lines of 32, not cut in pieces"
 
