@@ -134,14 +134,16 @@ def write_rule(folder: Path, codes: tuple[str, ...]) -> Path:
     return rule
 
 
-def write_sheets(folder: Path, n_coders: int, n_codes: int, units: int = 48, seed: int = 7) -> list[Path]:
+def write_sheets(
+    folder: Path, n_coders: int, n_codes: int, units: int = 48, seed: int = 7, prefix: str = "coder_"
+) -> list[Path]:
     """Sheets of `n_coders` coders: one rare code, most units agreed, some blank cells, long ids, and
     (except with four codes: a list without text) long texts and one unbroken run of characters (a link)."""
     rng = random.Random(seed * 100 + n_coders * 10 + n_codes)
     codes = CODE_NAMES[:n_codes]
     weights = [0.1] + [0.9 / (n_codes - 1)] * (n_codes - 1)
     truth = rng.choices(codes, weights, k=units)
-    coders = [f"coder_{chr(97 + index)}" for index in range(n_coders)]
+    coders = [f"{prefix}{chr(97 + index)}" for index in range(n_coders)]
     texts = [" ".join(rng.choices(WORDS, k=rng.randint(3, 40))) for _ in range(units)]
     texts[3] = "https://example.invalid/" + "x" * 180
     with_text = n_codes != 4
@@ -159,9 +161,10 @@ def write_sheets(folder: Path, n_coders: int, n_codes: int, units: int = 48, see
     return paths
 
 
-def report_for(folder: Path, n_coders: int, n_codes: int, units: int = 48) -> dict[str, Any]:
+def report_for(folder: Path, n_coders: int, n_codes: int, units: int = 48, prefix: str = "coder_") -> dict[str, Any]:
     rule = load_rule(write_rule(folder, CODE_NAMES[:n_codes]))
-    sheets = [read_sheet(path, ColumnChoice()) for path in write_sheets(folder, n_coders, n_codes, units)]
+    paths = write_sheets(folder, n_coders, n_codes, units, prefix=prefix)
+    sheets = [read_sheet(path, ColumnChoice()) for path in paths]
     return build_report(join_sheets(sheets, rule), AuditOptions()).to_dict()
 
 
@@ -278,6 +281,16 @@ def test_layout_holds_on_screen_and_for_print(browser: Any, tmp_path: Path, n_co
             )
             assert hidden == 0, "print shows what the details fold"
         screenshot(browser, f"layout-{n_coders}coders-{n_codes}codes-{width}-{media}.png")
+
+
+def test_long_unbroken_coder_names_stay_inside_a_phone(browser: Any, tmp_path: Path) -> None:
+    prefix = "a_coder_whose_name_runs_on_without_a_single_place_to_break_it_"
+    page = write_page(tmp_path, with_adjudication(report_for(tmp_path, 3, 6, prefix=prefix)))
+    for width, media in ((PHONE, "screen"), (PRINT_WIDTH, "print")):
+        open_page(browser, page, width, media)
+        problems = browser.execute_script(LAYOUT_JS, SMALLEST_TEXT[media])
+        assert not problems, f"{width} px, {media}:\n" + "\n".join(problems[:20])
+    screenshot(browser, "layout-long-names-print.png")
 
 
 def page_texts(pdf: bytes) -> list[str]:
