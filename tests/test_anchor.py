@@ -158,7 +158,7 @@ def test_freeze_prints_the_digest_of_the_manifest(sheets: list[Path], tmp_path: 
     assert document["bundle"]["digest"] == digest
     assert f"- Bundle digest: `{digest}`" in run("report", bundle, "--format", "md", "--quiet").stdout
     assert (
-        f'<dt>Bundle digest</dt><dd class="digest">{digest}</dd>'
+        f'<dt>Bundle digest</dt><dd><code class="digest prefixed">{digest}</code></dd>'
         in run("report", bundle, "--format", "html", "--quiet").stdout
     )
     assert "digest" not in json.loads(run("report", *sheets, "--rule", RULE, "--format", "json").stdout).get(

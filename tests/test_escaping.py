@@ -350,6 +350,10 @@ HTML_TAGS = {
     "footer",
     "script",
     "div",
+    "details",
+    "summary",
+    "code",
+    "button",
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import html
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 from irr_audit.cli import app
 from irr_audit.io.sheets import ColumnChoice, read_sheet
 from irr_audit.join.join import join_sheets
+from irr_audit.report.headline import ALPHA_LIKE, KAPPA_LIKE
 from irr_audit.report.html import render_html
 from irr_audit.report.model import build_report
 from irr_audit.rules.load import load_rule
@@ -100,18 +102,20 @@ class Page(HTMLParser):
 def test_sections_present_in_reading_order(example_html: str) -> None:
     ids = Page(example_html).ids
     expected = [
-        "provenance",
+        "headline",
+        "coefficients",
+        "table",
+        "methods",
+        "details",
         "units",
         "missingness",
-        "table",
         "raw",
         "per-category",
-        "coefficient-bars",
         "chance-corrected",
-        "paradox",
         "uncertainty",
         "confusions",
         "disagreements",
+        "provenance",
     ]
     assert [section for section in ids if section in expected] == expected
 
@@ -122,7 +126,7 @@ def test_example_numbers_appear(example_html: str) -> None:
     assert page.tables["flow-table"][-1][:2] == ["fully coded", "20"]
     assert ["observed agreement (po)", "0.8500", "0.8500"] in page.tables["raw-table"]
     assert page.tables["chance-corrected-table"][1][:2] == ["Cohen's kappa", "0.7000"]
-    assert '<text class="value" x="772" y="43.0">0.7000</text>' in example_html  # kappa's bar
+    assert '<span class="point" style="left:70.0%"></span>' in example_html  # kappa's dot at 0.70 on [0, 1]
 
 
 def test_agreement_heatmap_carries_every_count_and_the_marginals(example_html: str) -> None:
@@ -133,7 +137,7 @@ def test_agreement_heatmap_carries_every_count_and_the_marginals(example_html: s
         ["no", "1", "9", "10"],
         ["total", "9", "11", "20"],
     ]
-    cell = r'<td class="(?:cell|diagonal)" style="background:#[0-9a-f]{6};color:#[0-9a-f]{6}">(\d+)</td>'
+    cell = r'<td class="(?:cell|diagonal)[^"]*" style="background:#[0-9a-f]{6};color:#[0-9a-f]{6}"[^>]*>(\d+)</td>'
     coloured = re.findall(cell, example_html)
     assert coloured == ["8", "2", "1", "9"]
 
@@ -163,17 +167,22 @@ def test_disagreements_listed_with_their_text_and_a_filter_that_degrades(example
     assert '<form id="disagreement-filter" hidden>' in example_html  # shown only when the script runs
 
 
-def test_bands_are_labelled_as_conventions(example_html: str) -> None:
+def test_bands_are_labelled_as_conventions(example: dict, example_html: str) -> None:
     assert "A convention, not a test." in example_html
-    for band in ("slight", "fair", "moderate", "substantial", "almost perfect", "tentative", "reliable"):
-        assert 'class="band-label"' in example_html and f">{band}</text>" in example_html
+    for band in ("slight", "fair", "moderate", "substantial", "almost perfect", "0.667", "0.800"):
+        assert band in example_html
+    bands = [html.unescape(band) for band in re.findall(r'<span class="chart-band">([^<]*)</span>', example_html)]
+    expected = [row["band"]["label"] if row["band"] else "" for row in example["coefficients"]]
+    assert bands == ["band", *expected] and expected[0] == "substantial"  # the headline, Cohen's kappa 0.70
+    banded = [row for row in example["coefficients"] if row["metric"] in KAPPA_LIKE | ALPHA_LIKE]
+    assert len(banded) >= 6 and all(row["band"] for row in banded)
 
 
 def test_undefined_coefficient_is_drawn_as_undefined_never_a_number() -> None:
     report = case("C_undefined_kappa")
     html = render_html(report)
     reason = report["metrics"]["cohen_kappa"]["reason"]
-    assert f'<text class="undefined" x="238" y="43.0">undefined: {reason}</text>' in html
+    assert f'<div class="plot undefined"><span class="undefined">undefined: {reason}</span></div>' in html
     kappa_row = next(row for row in Page(html).tables["chance-corrected-table"] if row[0] == "Cohen's kappa")
     assert kappa_row[1] == f"undefined: {reason}"
 
@@ -204,7 +213,7 @@ def test_bootstrap_and_group_comparison_draw_their_intervals(tmp_path: Path) -> 
         group=GroupSpec("pair", ("r1", "r2"), "r3"),
     )
     html = render_html(report)
-    assert 'class="bootstrap"' in html and "bootstrap percentile 95% CI" in html
+    assert 'class="whisker bootstrap"' in html and "bootstrap interval" in html
     assert 'id="group-bars"' in html and "Consensus of pair vs r3" in html
 
 
@@ -391,4 +400,4 @@ def test_long_disagreement_lists_are_cut_in_html_and_markdown_not_json(tmp_path)
     assert f"The first {LISTED_DISAGREEMENTS} are listed" in outputs["md"]
     assert len(re.findall(r"^\| u\d+ \|", outputs["md"], re.MULTILINE)) == LISTED_DISAGREEMENTS
     assert f"lists all {total}" in outputs["html"]
-    assert len(re.findall(r'<th scope="row">u\d+<', outputs["html"])) == LISTED_DISAGREEMENTS
+    assert len(re.findall(r'<th scope="row" class="id">u\d+<', outputs["html"])) == LISTED_DISAGREEMENTS

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -22,8 +22,28 @@ from markupsafe import Markup
 
 from irr_audit.io.display import visible
 from irr_audit.report.comparison import extra_sections
-from irr_audit.report.format import LISTED_DISAGREEMENTS, format_metric, format_number, metric_label
-from irr_audit.report.sections import CHANCE_CORRECTED, Section, metric_sections
+from irr_audit.report.format import (
+    LISTED_DISAGREEMENTS,
+    format_metric,
+    format_number,
+    readable,
+)
+from irr_audit.report.headline import (
+    ALPHA_LIKE,
+    KAPPA_LIKE,
+    coefficient_rows,
+    headline_block,
+    paradox_explanation,
+)
+from irr_audit.report.methods import methods_paragraph
+from irr_audit.report.sections import (
+    Section,
+    code_split,
+    coefficients_section,
+    glossary_section,
+    headline_facts,
+    metric_sections,
+)
 
 # ColorBrewer YlGnBu (sequential, colour-blind safe) for counts, light = few.
 SEQUENTIAL = ("#ffffd9", "#edf8b1", "#c7e9b4", "#7fcdbb", "#41b6c4", "#1d91c0", "#225ea8", "#253494", "#081d58")
@@ -53,10 +73,9 @@ KRIPPENDORFF_NOTE = (
     "conclusions only. A convention, not a test."
 )
 
-# Geometry of a coefficient chart (SVG user units).
-CHART_WIDTH = 900
-PLOT_LEFT, PLOT_RIGHT = 230, 760
-ROW_HEIGHT, HEAD_HEIGHT, FOOT_HEIGHT = 30, 24, 26
+# A coefficient chart is HTML (a grid of rows: name, plot, value), its marks placed in percent of the
+# plot's width: the text keeps its size on a phone, where a scaled drawing's text would shrink.
+PLOT_PERCENT = 100.0
 
 
 # --- colours ---------------------------------------------------------------------------------
@@ -106,6 +125,16 @@ class HeatCell:
     background: str = ""
     foreground: str = ""
     kind: str = "cell"  # cell, diagonal, margin, empty
+    # what a click on the cell narrows the disagreement list to: the codes of the row and the column
+    # (and their coders, for a table of two coders), or the two coders of a pairwise-kappa cell
+    row_code: str = ""
+    column_code: str = ""
+    row_coder: str = ""
+    column_coder: str = ""
+
+    @property
+    def filters(self) -> bool:
+        return bool(self.row_code or self.row_coder)
 
 
 @dataclass(frozen=True)
@@ -119,26 +148,44 @@ class HeatMap:
     legend: str
 
 
-def _coloured(text: str, background: str, kind: str) -> HeatCell:
-    return HeatCell(text, background, text_colour(background), kind)
+def _coloured(text: str, background: str, kind: str, **filters: str) -> HeatCell:
+    return HeatCell(text, background, text_colour(background), kind, **filters)
 
 
-def count_heatmap(section: Section, corner: str) -> HeatMap:
-    """An agreement table or coincidence matrix: the section's text in every cell, coloured by count;
-    the marginals (its last row and column) stay uncoloured."""
+ROW_SHARE_LEGEND = (
+    "Colour: row share (the cell's count over its row's total), from light (0%) to dark (100%); "
+    "the count is written in each cell and the diagonal is outlined. "
+    "Click a cell off the diagonal to list its disagreements."
+)
+
+
+def count_heatmap(
+    section: Section, corner: str, coders: tuple[str, str] | None = None, legend: str = ROW_SHARE_LEGEND
+) -> HeatMap:
+    """An agreement table or coincidence matrix: the section's text in every cell, coloured by its share
+    of the row (how one coder's, or one code's, uses were coded by the other), so that agreement on a
+    rare category shows as dark as on a common one; the marginals (its last row and column) stay
+    uncoloured. `coders`: the two coders of the rows and columns; None for a coincidence matrix."""
     assert section.matrix is not None
-    largest = max((value for row in section.matrix for value in row), default=0.0)
     size = len(section.matrix)
+    categories = [row[0] for row in section.rows[:size]]
     rows = []
     for index, row in enumerate(section.rows):
         cells = []
+        row_total = sum(section.matrix[index]) if index < size else 0.0
         for column, text in enumerate(row[1:]):
             if index == size or column == size:
                 cells.append(HeatCell(text, kind="margin"))
                 continue
             value = section.matrix[index][column]
-            fraction = value / largest if largest > 0 else 0.0
-            cells.append(_coloured(text, ramp_colour(SEQUENTIAL, fraction), "diagonal" if index == column else "cell"))
+            share = value / row_total if row_total > 0 else 0.0
+            kind = "diagonal" if index == column else "cell"
+            filters = {}
+            if kind == "cell" and value > 0:
+                filters = {"row_code": categories[index], "column_code": categories[column]}
+                if coders is not None:
+                    filters |= {"row_coder": coders[0], "column_coder": coders[1]}
+            cells.append(_coloured(text, ramp_colour(SEQUENTIAL, share), kind, **filters))
         rows.append((row[0], tuple(cells)))
     return HeatMap(
         section.key,
@@ -147,13 +194,14 @@ def count_heatmap(section: Section, corner: str) -> HeatMap:
         section.columns[1:],
         tuple(rows),
         section.notes,
-        f"Colour: count, from light (0) to dark ({format_count(largest)}); the diagonal is outlined.",
+        legend,
     )
 
 
 def kappa_heatmap(section: Section) -> HeatMap:
     """The pairwise kappa matrix, coloured on a diverging scale from -1 (orange) through 0 to 1 (purple)."""
     assert section.matrix is not None
+    coders = [row[0] for row in section.rows]
     rows = []
     for index, row in enumerate(section.rows):
         cells = []
@@ -162,7 +210,8 @@ def kappa_heatmap(section: Section) -> HeatMap:
             if math.isnan(value):
                 cells.append(HeatCell(text, kind="empty"))
             else:
-                cells.append(_coloured(text, ramp_colour(DIVERGING, (value + 1) / 2), "cell"))
+                filters = {"row_coder": coders[index], "column_coder": coders[column]}
+                cells.append(_coloured(text, ramp_colour(DIVERGING, (value + 1) / 2), "cell", **filters))
         rows.append((row[0], tuple(cells)))
     return HeatMap(
         section.key,
@@ -171,7 +220,8 @@ def kappa_heatmap(section: Section) -> HeatMap:
         section.columns[1:],
         tuple(rows),
         section.notes,
-        "Colour: kappa, orange below 0, white at 0, purple towards 1.",
+        "Colour: kappa, orange below 0, white at 0, purple towards 1. "
+        "Click a cell to list the disagreements of that pair of coders.",
     )
 
 
@@ -199,7 +249,7 @@ def pair_heatmaps(report: dict[str, Any]) -> list[HeatMap]:
             (f"Cohen's kappa: {kappa}",),
             matrix=tuple(tuple(float(v) for v in row) for row in table),
         )
-        maps.append(count_heatmap(section, f"{first} \\ {second}"))
+        maps.append(count_heatmap(section, f"{first} \\ {second}", (first, second), legend=""))  # said once above
     return maps
 
 
@@ -207,7 +257,7 @@ def format_count(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
 
 
-# --- coefficients against the convention bands -----------------------------------------------
+# --- the one coefficient table, drawn ---------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -220,19 +270,25 @@ class Band:
 
 @dataclass(frozen=True)
 class Whisker:
-    x1: float
-    x2: float
+    x: float
+    width: float
     kind: str  # analytic or bootstrap
 
 
 @dataclass(frozen=True)
 class Bar:
+    """One row of the coefficient table: the estimate (a dot), its interval (a whisker) over the
+    bands of its convention, and the same in words beside it."""
+
     label: str
     text: str  # the value as the tables write it, or "undefined: reason"
     band_label: str
-    y: float
     x: float | None  # None: undefined, drawn as text, never as a number
     whiskers: tuple[Whisker, ...]
+    interval: str  # the interval as the tables write it, "" when there is none
+    headline: bool = False  # the report's recommended coefficient
+    what: str = ""  # what it is for, in a few words
+    bands: tuple[Band, ...] = ()  # the bands of its convention, drawn behind it
 
 
 @dataclass(frozen=True)
@@ -244,10 +300,9 @@ class Tick:
 @dataclass(frozen=True)
 class CoefficientChart:
     title: str
-    note: str
-    height: float
-    bands: tuple[Band, ...]
+    notes: tuple[str, ...]
     ticks: tuple[Tick, ...]
+    grid: tuple[float, ...]
     bars: tuple[Bar, ...]
     has_analytic: bool
     has_bootstrap: bool
@@ -265,71 +320,40 @@ def axis_low(lows: list[float]) -> float:
 
 
 def axis_x(value: float, low: float) -> float:
-    """Where `value` sits on the plot, for an axis from `low` to 1."""
+    """Where `value` sits on the plot, in percent of its width, for an axis from `low` to 1.
+
+    >>> axis_x(0.5, 0.0), axis_x(-2.0, -1.0), axis_x(0.0, -0.2)
+    (50.0, 0.0, 16.67)
+    """
     clipped = min(1.0, max(low, value))
-    return round(PLOT_LEFT + (clipped - low) / (1.0 - low) * (PLOT_RIGHT - PLOT_LEFT), 2)
+    return round((clipped - low) / (1.0 - low) * PLOT_PERCENT, 2)
 
 
-def _interval(metric: dict[str, Any]) -> tuple[float, float] | None:
-    ci = metric.get("ci")
-    return (float(ci[0]), float(ci[1])) if ci else None
+def axis_grid(low: float) -> tuple[float, ...]:
+    """Where the gridlines go: every 0.2 from `low` to 1, in percent of the plot."""
+    return tuple(axis_x(low + 0.2 * step, low) for step in range(round((1.0 - low) / 0.2) + 1))
 
 
-def _bootstrap_interval(metric: dict[str, Any]) -> tuple[float, float] | None:
-    bootstrap = metric.get("bootstrap") or {}
-    return _interval(bootstrap) if bootstrap.get("defined") else None
+def axis_ticks(low: float) -> tuple[Tick, ...]:
+    """The axis labels: every 0.2 on an axis of up to six steps, every 0.5 on a longer one, so that the
+    labels never run into each other on a phone.
+
+    >>> [tick.label for tick in axis_ticks(-0.6)], [tick.label for tick in axis_ticks(0.0)]
+    (['-0.5', '0.0', '0.5', '1.0'], ['0.0', '0.2', '0.4', '0.6', '0.8', '1.0'])
+    """
+    steps = round((1.0 - low) / 0.2)
+    if steps <= 6:
+        values = [low + 0.2 * step for step in range(steps + 1)]
+    else:
+        values = [half / 2 for half in range(math.ceil(round(low * 2, 9)), 3)]
+    return tuple(Tick(axis_x(value, low), f"{value:.1f}".replace("-0.0", "0.0")) for value in values)
 
 
-def coefficient_charts(
-    metrics: dict[str, Any], interpretation: dict[str, Any], prefix: str = ""
-) -> list[CoefficientChart]:
-    """Every chance-corrected coefficient, its interval(s) and its band, in two charts: Krippendorff's alpha
-    against Krippendorff's guideline, the kappa-like coefficients against Landis & Koch."""
-    names = [name for name in CHANCE_CORRECTED if name in metrics]
-    kappa_like = [name for name in names if name != "krippendorff_alpha"]
-    alpha = [name for name in names if name == "krippendorff_alpha"]
-    charts = []
-    if kappa_like:
-        charts.append(
-            _chart(
-                f"{prefix}Kappa-like coefficients against Landis & Koch's bands",
-                LANDIS_KOCH_NOTE,
-                LANDIS_KOCH_BANDS,
-                kappa_like,
-                metrics,
-                interpretation,
-            )
-        )
-    if alpha:
-        charts.append(
-            _chart(
-                f"{prefix}Krippendorff's alpha against Krippendorff's guideline",
-                KRIPPENDORFF_NOTE,
-                KRIPPENDORFF_BANDS,
-                alpha,
-                metrics,
-                interpretation,
-            )
-        )
-    return charts
-
-
-def _chart(
-    title: str,
-    note: str,
-    bands: tuple[tuple[float, float, str], ...],
-    names: list[str],
-    metrics: dict[str, Any],
-    interpretation: dict[str, Any],
-) -> CoefficientChart:
-    lows = []
-    for name in names:
-        metric = metrics[name]
-        if metric.get("defined"):
-            lows.append(metric["value"])
-            lows += [interval[0] for interval in (_interval(metric), _bootstrap_interval(metric)) if interval]
-    low = axis_low(lows)
-    drawn_bands = tuple(
+def _convention_bands(name: str, low: float) -> tuple[Band, ...]:
+    """The bands a coefficient is read against: Landis & Koch for the kappa-like, Krippendorff's
+    guideline for alpha, none for raw agreement and the others."""
+    bands = LANDIS_KOCH_BANDS if name in KAPPA_LIKE else KRIPPENDORFF_BANDS if name in ALPHA_LIKE else ()
+    return tuple(
         Band(
             axis_x(max(start, low), low),
             round(axis_x(end, low) - axis_x(max(start, low), low), 2),
@@ -339,22 +363,34 @@ def _chart(
         for position, (start, end, label) in enumerate(bands)
         if end > low
     )
-    steps = round((1.0 - low) / 0.2)
-    ticks = tuple(
-        Tick(axis_x(low + 0.2 * step, low), f"{low + 0.2 * step:.1f}".replace("-0.0", "0.0"))
-        for step in range(steps + 1)
-    )
-    bars = tuple(
-        _bar(name, metrics[name], interpretation.get(name, {}), HEAD_HEIGHT + ROW_HEIGHT * (row + 0.5), low)
-        for row, name in enumerate(names)
-    )
-    described = "; ".join(f"{bar.label}: {bar.text}" for bar in bars)
+
+
+def _interval_words(interval: dict[str, Any] | None) -> str:
+    if not interval:
+        return ""
+    text = f"[{format_number(interval['low'])}, {format_number(interval['high'])}]"
+    return text + ("*" if interval.get("clipped") else "")
+
+
+def coefficient_chart(rows: list[dict[str, Any]], title: str, notes: tuple[str, ...]) -> CoefficientChart:
+    """The one coefficient table (rows as `coefficient_rows` gives them: the headline first) drawn:
+    each estimate and interval on one axis, over the bands of its own convention."""
+    lows = [
+        bound
+        for row in rows
+        if row["defined"]
+        for bound in (row["value"], *((row["interval"]["low"],) if row.get("interval") else ()))
+    ]
+    low = axis_low(lows)
+    bars = tuple(_bar(row, low) for row in rows)
+    ticks = axis_ticks(low)
+    grid = axis_grid(low)
+    described = "; ".join(f"{bar.label}: {bar.text}" + (f" {bar.interval}" if bar.interval else "") for bar in bars)
     return CoefficientChart(
         title,
-        note,
-        HEAD_HEIGHT + ROW_HEIGHT * len(names) + FOOT_HEIGHT,
-        drawn_bands,
+        notes,
         ticks,
+        grid,
         bars,
         _has_whisker(bars, "analytic"),
         _has_whisker(bars, "bootstrap"),
@@ -366,16 +402,57 @@ def _has_whisker(bars: tuple[Bar, ...], kind: str) -> bool:
     return any(whisker.kind == kind for bar in bars for whisker in bar.whiskers)
 
 
-def _bar(name: str, metric: dict[str, Any], label: dict[str, Any], y: float, low: float) -> Bar:
-    title = metric_label(name) + (f" ({metric['level']})" if metric.get("level") else "")
-    if not metric.get("defined"):
-        return Bar(title, format_metric(metric), "", y, None, ())
-    whiskers = tuple(
-        Whisker(axis_x(interval[0], low), axis_x(interval[1], low), kind)
-        for interval, kind in ((_interval(metric), "analytic"), (_bootstrap_interval(metric), "bootstrap"))
-        if interval
+def _bar(row: dict[str, Any], low: float) -> Bar:
+    what = row.get("what_it_is_for", "")
+    if not row["defined"]:
+        text = f"undefined: {row.get('reason', 'no reason given')}"
+        return Bar(row["label"], text, "", None, (), "", row["headline"], what)
+    interval = row.get("interval")
+    whiskers: tuple[Whisker, ...] = ()
+    if interval:
+        start = axis_x(interval["low"], low)
+        whiskers = (Whisker(start, round(axis_x(interval["high"], low) - start, 2), interval["kind"]),)
+    band = row.get("band") or {}
+    return Bar(
+        row["label"],
+        format_number(row["value"]),
+        band.get("label", ""),
+        axis_x(row["value"], low),
+        whiskers,
+        _interval_words(interval),
+        row["headline"],
+        what,
+        _convention_bands(row["metric"], low),
     )
-    return Bar(title, format_number(metric["value"]), label.get("label", ""), y, axis_x(metric["value"], low), whiskers)
+
+
+def coefficients_view(report: dict[str, Any]) -> CoefficientChart:
+    """The report's one coefficient table, with the notes of its Section (how each interval was
+    obtained, why one is missing, the conventions) and what the shading is."""
+    rows = report.get("coefficients")
+    rows = coefficient_rows(report) if rows is None else rows
+    kinds = {row["metric"] for row in rows}
+    shading = [
+        note for note, names in ((LANDIS_KOCH_NOTE, KAPPA_LIKE), (KRIPPENDORFF_NOTE, ALPHA_LIKE)) if kinds & names
+    ]
+    # the conventions are named with their bands in the shading notes
+    said = tuple(note for note in coefficients_section(report).notes if not note.startswith("Band: "))
+    notes = (*said, *(f"Shading: {note}" for note in shading))
+    return coefficient_chart(rows, "Coefficients", notes)
+
+
+def group_chart(report: dict[str, Any]) -> CoefficientChart:
+    """A group comparison's coefficients (the consensus of a group against a reference), drawn."""
+    group = report["group_comparison"]
+    against = group["against_reference"]
+    pseudo = {
+        "coders": [group["name"], group["reference"]],
+        "rule": report["rule"],
+        "metrics": against.get("metrics") or {},
+        "intervals": report.get("intervals"),
+    }
+    title = f"Consensus of {group['name']} vs {group['reference']}"
+    return coefficient_chart(coefficient_rows(pseudo), title, ())
 
 
 # --- the unit flow ---------------------------------------------------------------------------
@@ -470,55 +547,135 @@ def _segments(parts: list[tuple[str, int, str]], largest: int) -> tuple[Segment,
     return tuple(segment for segment in segments if segment.count)
 
 
+# --- the headline ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeadlineView:
+    label: str  # the recommended coefficient, e.g. "Cohen's kappa"
+    value: str  # its value, or "undefined: reason"
+    interval: str  # "95% CI [a, b]", "" when there is none
+    facts: tuple[tuple[str, str], ...]  # (what, text): why, the interval's method, units, raw agreement, band
+    warning: str  # a plain warning when the kappa paradox applies, else ""
+
+
+def headline_view(report: dict[str, Any]) -> HeadlineView:
+    """The answer first, from the report's headline: the recommended coefficient with its interval,
+    and the facts beside it (why this one, the units, raw agreement, the band as a convention)."""
+    headline = report.get("headline") or headline_block(report)
+    interval = headline.get("interval")
+    if headline.get("defined"):
+        value = format_number(headline["value"])
+    else:
+        value = f"undefined: {headline.get('reason', 'no reason given')}"
+    shown = f"{100 * interval['level']:g}% CI {_interval_words(interval)}" if interval else ""
+    _, facts = headline_facts(report)
+    return HeadlineView(
+        headline["label"],
+        value,
+        shown,
+        tuple((what, text) for what, text in facts if what != "warning"),
+        headline.get("warning") or "",
+    )
+
+
+# --- the disagreement list -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DisagreementRow:
+    comment_id: str
+    codes: tuple[tuple[str, str], ...]  # (coder, code), in the coders' order
+    split: str  # "4 no - 1 yes" for three or more coders, else ""
+    item: dict[str, Any]  # text, link, thread title, parent text
+
+    @property
+    def split_parts(self) -> tuple[str, ...]:
+        """The split's parts ("4 no", "1 yes"): a line may break between them, never inside one."""
+        return tuple(self.split.split(SPLIT_SEPARATOR)) if self.split else ()
+
+
+SPLIT_SEPARATOR = " - "
+
+
+def disagreement_rows(report: dict[str, Any]) -> list[DisagreementRow]:
+    coders = report["coders"]
+    many = len(coders) > 2
+    rows = []
+    for item in (report.get("disagreements") or [])[:LISTED_DISAGREEMENTS]:
+        codes = [str(item["codes"].get(coder, "")) for coder in coders]
+        split = code_split(dict(zip(coders, codes)), report["categories"]) if many else ""
+        rows.append(DisagreementRow(str(item["comment_id"]), tuple(zip(coders, codes)), split, item))
+    return rows
+
+
+def _has_text(item: dict[str, Any]) -> bool:
+    return bool(item.get("text") or item.get("thread_title") or item.get("parent_text") or item.get("link"))
+
+
 # --- the page --------------------------------------------------------------------------------
 
 
 def page_view(report: dict[str, Any]) -> dict[str, Any]:
-    """Everything the template draws, computed from the report dict."""
+    """Everything the template draws, computed from the report dict: the answer first (the headline,
+    the coefficients with their intervals, the agreement table and the paradox), then the details
+    folded, the disagreements, an adjudication, and the provenance last."""
     sections = [*metric_sections(report), *extra_sections(report)]
     coders = report["coders"]
-    blocks: list[dict[str, Any]] = []
+    main: list[dict[str, Any]] = []
+    details: list[dict[str, Any]] = []
     for section in sections:
+        block_id = section.key.replace("_", "-")
         if section.key == "table":
-            corner = f"{coders[0]} \\ {coders[1]}" if len(coders) == 2 else ""
-            blocks.append({"kind": "heatmap", "id": "table", "map": count_heatmap(section, corner)})
+            two = (coders[0], coders[1]) if len(coders) == 2 else None
+            corner = f"{coders[0]} \\ {coders[1]}" if two else ""
+            notes = section.notes if two else (_coincidence_note(report),)
+            heat = count_heatmap(replace(section, notes=notes), corner, two)
+            main.append({"kind": "heatmap", "id": "table", "map": heat})
+        elif section.key == "paradox" and (report.get("paradox") or paradox_explanation(report))["applies"]:
+            main.append({"kind": "table", "id": block_id, "section": section})  # else among the details
         elif section.key == "pairwise":
-            blocks.append({"kind": "heatmap", "id": "pairwise", "map": kappa_heatmap(section)})
-        elif section.key == "chance_corrected":
-            charts = coefficient_charts(report.get("metrics") or {}, report.get("interpretation") or {})
-            blocks.append(
-                {
-                    "kind": "charts",
-                    "id": "coefficient-bars",
-                    "charts": charts,
-                    "title": "Coefficients and their 95% intervals against the convention bands",
-                }
-            )
-            blocks.append({"kind": "table", "id": section.key.replace("_", "-"), "section": section})
+            details.append({"kind": "heatmap", "id": "pairwise", "map": kappa_heatmap(section)})
         elif section.key == "group":
-            blocks.append({"kind": "table", "id": section.key.replace("_", "-"), "section": section})
-            against = report["group_comparison"]["against_reference"]
-            prefix = f"Consensus of {report['group_comparison']['name']} vs {report['group_comparison']['reference']}: "
-            charts = coefficient_charts(against.get("metrics") or {}, against.get("interpretation") or {}, prefix)
-            blocks.append({"kind": "charts", "id": "group-bars", "charts": charts, "title": ""})
+            details.append({"kind": "table", "id": block_id, "section": section})
+            prefix = f"{section.title}: the coefficients drawn"
+            details.append({"kind": "chart", "id": "group-bars", "chart": group_chart(report), "title": prefix})
         elif section.key != "missingness":  # drawn with the unit flow
-            blocks.append({"kind": "table", "id": section.key.replace("_", "-"), "section": section})
+            details.append({"kind": "table", "id": block_id, "section": section})
+    main.insert(0, {"kind": "chart", "id": "coefficients", "chart": coefficients_view(report), "title": "Coefficients"})
+    disagreements = disagreement_rows(report) if report.get("disagreements") is not None else None
     return {
         "report": report,
         "title": f"Inter-coder reliability audit: {report['rule']['id']} v{report['rule']['version']}",
+        "headline": headline_view(report),
+        "methods": methods_paragraph(report),
         "flow": unit_flow(report),
         "missingness": next((section for section in sections if section.key == "missingness"), None),
         "flow_width": FLOW_BAR_WIDTH,
-        "warnings": [w for w in report.get("warnings", []) if not w.startswith("kappa paradox")],
-        "blocks": blocks,
+        "warnings": [readable(w) for w in report.get("warnings", []) if not w.startswith("kappa paradox")],
+        "glossary": glossary_section(),
+        "main": main,
+        "details": details,
         "pairs": pair_heatmaps(report),
-        "disagreements": (report.get("disagreements") or [])[:LISTED_DISAGREEMENTS]
-        if report.get("disagreements") is not None
-        else None,
+        "pairs_legend": ROW_SHARE_LEGEND,
+        "disagreements": disagreements,
+        "disagreement_text": any(_has_text(row.item) for row in disagreements or []),
+        "disagreement_untexted": sum(not _has_text(row.item) for row in disagreements or []),
         "disagreement_total": len(report.get("disagreements") or []),
-        "chart_width": CHART_WIDTH,
-        "plot": {"left": PLOT_LEFT, "right": PLOT_RIGHT, "head": HEAD_HEIGHT, "row": ROW_HEIGHT},
+        "splits": sorted({row.split for row in disagreements or [] if row.split}),
     }
+
+
+def _coincidence_note(report: dict[str, Any]) -> str:
+    """Where a coincidence matrix's fractions come from, in this report's numbers."""
+    coders = len(report["coders"])
+    units = (report.get("units") or {}).get("fully_coded", 0)
+    return (
+        f"Within a unit coded by m coders, each ordered pair of codes counts 1/(m - 1) (Krippendorff). "
+        f"Here each fully coded unit has {coders} codes and so {coders * (coders - 1)} ordered pairs "
+        f"of codes; each pair counts 1/{coders - 1}, so that the matrix sums to the {units * coders} codes "
+        f"({units} units x {coders} coders) and a cell can hold a fraction."
+    )
 
 
 @lru_cache(maxsize=1)
