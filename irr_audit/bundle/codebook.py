@@ -346,10 +346,11 @@ def variables_from_files(
 
 
 def is_codebook_bundle(path: Path) -> bool:
-    """A folder freeze --codebook wrote (its manifest's format says so)."""
-    if not is_bundle(path) or (path / MANIFEST).is_symlink():
-        return False
+    """A folder freeze --codebook wrote (its manifest's format says so). A path the system cannot
+    look up is none: the command that reads it names it (irr_audit.io.files.check_exist)."""
     try:
+        if not is_bundle(path) or (path / MANIFEST).is_symlink():
+            return False
         _, manifest = load_manifest_json(path)
     except (OSError, ValueError, IrrAuditError):
         return False
