@@ -347,7 +347,7 @@ def variables_from_files(
 
 def is_codebook_bundle(path: Path) -> bool:
     """A folder freeze --codebook wrote (its manifest's format says so). A path the system cannot
-    look up is none: the reader of a rule's bundle then names what is wrong with it."""
+    look up is none: the command that reads it names it (irr_audit.io.files.check_exist)."""
     try:
         if not is_bundle(path) or (path / MANIFEST).is_symlink():
             return False

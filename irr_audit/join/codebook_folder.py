@@ -162,7 +162,7 @@ def _sheet_record(sheet: Sheet, out: Path) -> dict[str, Any]:
 
 def is_codebook_join_dir(path: Path) -> bool:
     """A folder `join --codebook` wrote: its summary.json names a codebook. A path the system
-    cannot look up is none: the reader that wanted it names what is wrong with it."""
+    cannot look up is none: the command that reads it names it (irr_audit.io.files.check_exist)."""
     try:
         if not (path.is_dir() and (path / SUMMARY).is_file()):
             return False
