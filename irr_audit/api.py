@@ -1386,11 +1386,21 @@ class CodebookAudit:
     def to_methods(self) -> str:
         """`report --codebook --format methods`: the codebook named, then each variable's methods
         paragraph (reliability is reported per variable, each on its own units)."""
+        from irr_audit.report.methods import condition_sentence  # noqa: PLC0415 (loaded on use)
+
         first = (
             f"The codebook {self.codebook.label} ({len(self.audits)} variables) was coded; reliability is "
             "reported for each variable on its own fully coded units.\n"
         )
-        return first + "".join(f"\n{key}: {audit.to_methods()}" for key, audit in self.audits.items())
+        paragraphs = []
+        for rule in self.codebook.rules:
+            paragraph = self.audits[rule.id].to_methods()
+            if rule.applies_when is not None and rule.id in self.cells:
+                condition = rule.applies_when
+                sentence = condition_sentence(rule.id, condition.rule, condition.codes, self.cells[rule.id])
+                paragraph = paragraph.rstrip("\n") + " " + sentence + "\n"
+            paragraphs.append(f"\n{rule.id}: {paragraph}")
+        return first + "".join(paragraphs)
 
     def to_html(self) -> str:
         from irr_audit.report.reliability import codebook_html  # noqa: PLC0415 (loaded on use)

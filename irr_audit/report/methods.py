@@ -11,7 +11,7 @@ handled, and each coefficient with its interval and the reason it was chosen. Pu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from irr_audit.report.format import metric_label
@@ -26,10 +26,10 @@ def _count_word(n: int) -> str:
     return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else f"{n:,}"
 
 
-def _listed(names: list[str]) -> str:
+def _listed(names: list[str], last: str = "and") -> str:
     if len(names) <= 1:
         return "".join(names)
-    return ", ".join(names[:-1]) + " and " + names[-1]
+    return ", ".join(names[:-1]) + f" {last} " + names[-1]
 
 
 def _capitalised(text: str) -> str:
@@ -45,11 +45,14 @@ def _coders(report: Mapping[str, Any]) -> str:
 def _rule(report: Mapping[str, Any]) -> str:
     rule = report.get("rule") or {}
     categories = [str(category) for category in report.get("categories") or []]
-    codes = _listed([f"'{category}'" for category in categories]) if len(categories) <= 10 else f"{len(categories)}"
+    quoted = [f"'{category}'" for category in categories]
+    codes = f"the codes {_listed(quoted)}" if len(categories) <= 10 else f"{len(categories)} codes"
     question = f', which asks "{rule["question"]}"' if rule.get("question") else ""
+    scale = str(rule.get("scale"))
+    article = "an" if scale[:1] in ("o", "i") else "a"  # an ordinal, an interval; a nominal, a ratio
     return (
         f"the coding rule {rule.get('id')}, version {rule.get('version')} (digest {rule.get('digest')}){question}, "
-        f"with the codes {codes} on a {rule.get('scale')} scale"
+        f"with {codes} on {article} {scale} scale"
     )
 
 
@@ -171,3 +174,29 @@ def methods_paragraph(report: Mapping[str, Any]) -> str:
         closing += f"(digest {bundle['digest']})"
     sentences.append(closing + ".")
     return " ".join(sentence for sentence in sentences if sentence)
+
+
+def condition_sentence(variable: str, parent: str, codes: Sequence[str], cells: Mapping[str, int]) -> str:
+    """How a conditional variable of a codebook was handled (docs/statistics.md, "Conditional
+    variables"), for its methods paragraph: where it was asked, and the cells that were not
+    applicable or not comparable, neither missing nor disagreements.
+
+    >>> print(condition_sentence("severity", "failure", ["yes"], {"not_applicable": 36, "not_comparable": 6}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    The variable severity was asked only where a coder coded failure as 'yes': 36 cells where it did not apply
+    were not applicable (neither missing nor disagreements), and the 6 cells of units on which
+    the coders disagreed about failure were left out.
+    """
+    answers = _listed([f"'{code}'" for code in codes], "or")
+    not_applicable, not_comparable = cells.get("not_applicable", 0), cells.get("not_comparable", 0)
+    sentence = (
+        f"The variable {variable} was asked only where a coder coded {parent} as {answers}: {not_applicable} "
+        f"{'cell' if not_applicable == 1 else 'cells'} where it did not apply "
+        f"{'was' if not_applicable == 1 else 'were'} not applicable (neither missing nor disagreements)"
+    )
+    if not_comparable:
+        sentence += (
+            f", and the {not_comparable} {'cell' if not_comparable == 1 else 'cells'} of units on which the "
+            f"coders disagreed about {parent} {'was' if not_comparable == 1 else 'were'} left out"
+        )
+    return sentence + "."
