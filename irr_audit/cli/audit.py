@@ -614,7 +614,7 @@ def _is_codebook_audit(
     codebook). --gate needs one of them."""
     _one_of_rule_and_codebook(rule, codebook, rules_dir)
     alone = inputs[0] if rule is None and inputs and len(inputs) == 1 else None
-    found = codebook is not None or (alone is not None and alone.is_dir() and _keeps_codebook(alone))
+    found = codebook is not None or (alone is not None and _keeps_codebook(alone))
     if gate and not found:
         raise UsageError(
             "--gate gates the variables of a codebook.",
@@ -626,7 +626,13 @@ def _is_codebook_audit(
 
 def _keeps_codebook(folder: Path) -> bool:
     """A folder join --codebook wrote or a bundle freeze --codebook made (loaded only for a folder:
-    scoring sheets imports no codebook machinery)."""
+    scoring sheets imports no codebook machinery). A path the system cannot look up is none: the
+    command names it when it reads it."""
+    try:
+        if not folder.is_dir():
+            return False
+    except OSError:
+        return False
     from irr_audit.bundle.codebook import is_codebook_bundle
     from irr_audit.join.codebook_folder import is_codebook_join_dir
 
