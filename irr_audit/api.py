@@ -297,6 +297,10 @@ class Audit:
     def to_text(self, width: int | None = 80, include_disagreements: bool = True) -> str:
         """The console report as plain text of ``width`` columns; None wraps no line (what
         `report --format text` writes into a file or a pipe)."""
+        if width is None:  # what rich writes at unlimited width, without loading rich's console
+            from irr_audit.report.plaintext import render_plain  # noqa: PLC0415 (loaded on use)
+
+            return render_plain(self._document(include_disagreements))
         from irr_audit.report.console import render_text  # noqa: PLC0415 (loaded on use)
 
         return render_text(self._document(include_disagreements), width)
