@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("numpy", "pandas", "pyarrow")
 
@@ -86,6 +88,8 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
 EXAMPLE = ["examples/sheets/alice.csv", "examples/sheets/bob.csv", "--rule", "rules/explicit_current_failure/v1.yaml"]
 RENDERERS = ("jinja2", "irr_audit.report.html", "irr_audit.report.markdown")
+# loaded only where needed: rich's console on a terminal, the sample-size planning by `plan`
+LATER = ("rich.console", "rich.table", "irr_audit.report.console", "irr_audit.metrics.samplesize", "numpy.ma")
 ELSEWHERE = ("irr_audit.bundle.adjudication", "irr_audit.importers.run", "irr_audit.sample.folder", "openpyxl")
 
 
@@ -113,7 +117,9 @@ def test_score_on_sheets_loads_no_pandas_and_no_renderer() -> None:
 
 
 def test_score_as_json_loads_no_rich_either() -> None:
-    loaded, printed = loaded_after(["score", *EXAMPLE, "--format", "json", "-q"], ("pandas", "rich", *RENDERERS))
+    loaded, printed = loaded_after(
+        ["score", *EXAMPLE, "--format", "json", "-q"], ("pandas", "rich", *RENDERERS, *LATER)
+    )
     assert loaded == []
     assert json.loads(printed)["metrics"]["cohen_kappa"]["value"] == 0.7
 
@@ -206,3 +212,12 @@ def test_the_plain_report_is_the_rich_report_byte_for_byte(tmp_path: Path) -> No
         assert render_plain(document) == render_text(document, None)
     shown = render_plain(audit([first, second], EXAMPLE[3])._document())
     assert " ann\\u202etxt vs ben 😀   McNemar " in shown  # a wide character in a table's column
+
+
+def test_fleiss_null_se_needs_one_number_of_coders_of_at_least_two() -> None:
+    from types import SimpleNamespace
+
+    from irr_audit.metrics.multi_coder import fleiss_null_se
+
+    for sizes in ([], [2, 3], [3, 3, 2], [1, 1]):
+        assert fleiss_null_se(SimpleNamespace(m=np.array(sizes))) is None  # type: ignore[arg-type]
