@@ -35,7 +35,6 @@ from irr_audit.io.sheets import ColumnChoice, SheetOptions, read_sheets
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.join.problems import NO_FULLY_CODED, problem
-from irr_audit.metrics import samplesize
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
 from irr_audit.metrics.intervals import IntervalSpec
 from irr_audit.report.model import (
@@ -59,6 +58,7 @@ if TYPE_CHECKING:
     from irr_audit.bundle.manifest import Manifest
     from irr_audit.importers.run import ImportRun
     from irr_audit.join.variables import CodebookJoin, VariableJoin
+    from irr_audit.metrics import samplesize
     from irr_audit.sample.folder import SampleRef
 
 # Only what `score` and `join` on sheets need is imported here: the renderers (rich, jinja2),
@@ -297,6 +297,10 @@ class Audit:
     def to_text(self, width: int | None = 80, include_disagreements: bool = True) -> str:
         """The console report as plain text of ``width`` columns; None wraps no line (what
         `report --format text` writes into a file or a pipe)."""
+        if width is None:  # what rich writes at unlimited width, without loading rich's console
+            from irr_audit.report.plaintext import render_plain  # noqa: PLC0415 (loaded on use)
+
+            return render_plain(self._document(include_disagreements))
         from irr_audit.report.console import render_text  # noqa: PLC0415 (loaded on use)
 
         return render_text(self._document(include_disagreements), width)
@@ -1216,6 +1220,8 @@ def plan_alpha(
     """Units two coders must code to show Krippendorff's alpha >= ``minimum`` at significance
     ``level``, given ``codes`` equally likely codes or the least frequent code's ``smallest_share``
     (Krippendorff 2019, ch. 12; `irr-audit plan alpha`)."""
+    from irr_audit.metrics import samplesize  # noqa: PLC0415 (loaded on use: only the planning commands)
+
     return samplesize.alpha_units(minimum, level, codes=codes, smallest_share=smallest_share)
 
 
@@ -1233,6 +1239,8 @@ def plan_kappa(
     (`irr-audit plan kappa`): Donner & Eliasziw (1992), two-sided, for a binary rule's
     ``prevalence`` or K codes' ``shares``; Cantor (1996), one-sided, when the two coders'
     ``rates`` of a binary code differ."""
+    from irr_audit.metrics import samplesize  # noqa: PLC0415 (loaded on use: only the planning commands)
+
     if rates is not None:
         if prevalence is not None or shares is not None:
             raise UsageError(
@@ -1256,6 +1264,8 @@ def plan_half_width(
     """Units for a (1 - ``level``) interval of Cohen's kappa no wider than +/- ``half_width``: by the
     large-sample SE (Fleiss, Cohen & Everitt 1969), or with a ``seed`` by simulation, whose answer
     carries its Monte Carlo SE (`figures["units_mc_se"]`; `irr-audit plan half-width`)."""
+    from irr_audit.metrics import samplesize  # noqa: PLC0415 (loaded on use: only the planning commands)
+
     if seed is None:
         return samplesize.half_width_units(expected, prevalence, half_width, level)
     return samplesize.simulated_half_width_units(
@@ -1276,6 +1286,8 @@ def plan_pilot(
     half-width its 95% interval reached and the units to add for ``half_width``
     (`irr-audit plan pilot`). ``bootstrap`` and ``seed`` give an SE to the coefficients that
     have no analytic one."""
+    from irr_audit.metrics import samplesize  # noqa: PLC0415 (loaded on use: only the planning commands)
+
     samplesize.pilot_units(1, {}, half_width)  # the half-width is checked before anything is read
     pilot = audit(data, rule, bootstrap=bootstrap, seed=seed, limits=limits, list_disagreements=False)
     frame = pilot.metrics

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("numpy", "pandas", "pyarrow")
 
@@ -86,6 +88,8 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
 EXAMPLE = ["examples/sheets/alice.csv", "examples/sheets/bob.csv", "--rule", "rules/explicit_current_failure/v1.yaml"]
 RENDERERS = ("jinja2", "irr_audit.report.html", "irr_audit.report.markdown")
+# loaded only where needed: rich's console on a terminal, the sample-size planning by `plan`
+LATER = ("rich.console", "rich.table", "irr_audit.report.console", "irr_audit.metrics.samplesize", "numpy.ma")
 ELSEWHERE = ("irr_audit.bundle.adjudication", "irr_audit.importers.run", "irr_audit.sample.folder", "openpyxl")
 
 
@@ -113,7 +117,9 @@ def test_score_on_sheets_loads_no_pandas_and_no_renderer() -> None:
 
 
 def test_score_as_json_loads_no_rich_either() -> None:
-    loaded, printed = loaded_after(["score", *EXAMPLE, "--format", "json", "-q"], ("pandas", "rich", *RENDERERS))
+    loaded, printed = loaded_after(
+        ["score", *EXAMPLE, "--format", "json", "-q"], ("pandas", "rich", *RENDERERS, *LATER)
+    )
     assert loaded == []
     assert json.loads(printed)["metrics"]["cohen_kappa"]["value"] == 0.7
 
@@ -147,3 +153,71 @@ def test_score_with_near_miss_ids_loads_no_pandas(tmp_path: Path) -> None:
     document = json.loads(printed)
     assert document["units"]["total"] == 42
     assert any("'t1_9999' is in no other sheet but is one edit from 't1_9990'" in w for w in document["warnings"])
+
+
+# --- text into a pipe: the plain renderer writes what rich writes, without rich's console ----
+
+
+def test_score_text_into_a_pipe_loads_no_rich_console() -> None:
+    loaded, printed = loaded_after(
+        ["score", *EXAMPLE, "-q"], ("rich.console", "rich.table", "irr_audit.report.console")
+    )
+    assert loaded == []
+    assert " Cohen's kappa (headline) " in printed and printed.endswith("\n\n")
+
+
+def rich_text(grid: object) -> str:
+    """What rich writes for a grid at unlimited width (irr_audit/report/console.py draws it)."""
+    import io
+
+    from rich.console import Console
+
+    from irr_audit.report.console import UNWRAPPED, _table
+
+    console = Console(width=UNWRAPPED, record=True, file=io.StringIO())
+    console.print(_table(grid))  # type: ignore[arg-type]
+    return console.export_text()
+
+
+def test_the_plain_table_is_rich_table_byte_for_byte() -> None:
+    import random
+
+    from irr_audit.report.plaintext import Grid, grid_lines
+
+    pieces = ["a", "kappa", "0.7000", "漢字", "😀", "e\u0301", " lead", "trail  ", "", "undefined", "[0.1, 0.9]", "ق"]
+    chooser = random.Random(23)
+    for _ in range(200):
+        columns = chooser.randint(1, 4)
+        rows = [
+            tuple(("".join(chooser.choices(pieces, k=chooser.randint(0, 3))), "") for _ in range(columns))
+            for _ in range(chooser.randint(1, 4))
+        ]
+        headers = tuple("".join(chooser.choices(pieces, k=chooser.randint(1, 2))) or "h" for _ in range(columns))
+        right = tuple(position > 0 and chooser.random() < 0.5 for position in range(columns))
+        grid = Grid(headers, right, tuple(rows))
+        assert "".join(text + "\n" for text in grid_lines(grid)) == rich_text(grid), grid
+
+
+def test_the_plain_report_is_the_rich_report_byte_for_byte(tmp_path: Path) -> None:
+    from irr_audit.api import audit
+    from irr_audit.report.console import render_text
+    from irr_audit.report.plaintext import render_plain
+
+    ids = ["t1_漢字", "t1_😀", "t1_e\u0301", "t1_" + "x" * 90, "t1_a b", "t1_ق"]
+    first, second = tmp_path / "ann\u202etxt.csv", tmp_path / "ben 😀.csv"  # names are shown in provenance
+    first.write_text("comment_id,code\n" + "".join(f"{i},yes\n" for i in ids) + "t1_z,no\n", encoding="utf-8")
+    second.write_text("comment_id,code\n" + "".join(f"{i},no\n" for i in ids) + "t1_z,no\n", encoding="utf-8")
+    for sheets in ([first, second], EXAMPLE[:2]):
+        document = audit(sheets, EXAMPLE[3], list_disagreements=True)._document()
+        assert render_plain(document) == render_text(document, None)
+    shown = render_plain(audit([first, second], EXAMPLE[3])._document())
+    assert " ann\\u202etxt vs ben 😀   McNemar " in shown  # a wide character in a table's column
+
+
+def test_fleiss_null_se_needs_one_number_of_coders_of_at_least_two() -> None:
+    from types import SimpleNamespace
+
+    from irr_audit.metrics.multi_coder import fleiss_null_se
+
+    for sizes in ([], [2, 3], [3, 3, 2], [1, 1]):
+        assert fleiss_null_se(SimpleNamespace(m=np.array(sizes))) is None  # type: ignore[arg-type]

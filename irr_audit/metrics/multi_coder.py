@@ -305,8 +305,8 @@ def fleiss_null_se(counts: RatingCounts) -> float | None:
     doi:10.1037/0033-2909.86.5.974 (correcting Fleiss 1971):
     se_0 = sqrt(2 / (n m (m - 1))) sqrt((sum p_j q_j)^2 - sum p_j q_j (q_j - p_j)) / sum p_j q_j.
     """
-    sizes = np.unique(counts.m)
-    if len(sizes) != 1 or sizes[0] < 2:
+    sizes = np.asarray(counts.m)  # one size for every unit, compared without np.unique (its first call loads numpy.ma)
+    if sizes.size == 0 or sizes[0] < 2 or (sizes != sizes[0]).any():
         return None
     m = int(sizes[0])
     f = counts.patterns.counts
