@@ -4,15 +4,10 @@ Exit codes: 0 success; 1 a check failed; 2 bad input or usage (one clean message
 on stderr, never a traceback); 70 an internal error (a bug).
 
 Start-up: the command modules import only typer and the light modules (errors, display)
-at their top, and the library inside each command, when it runs. Measured on this
-project's 2-core machine (median of 7 runs, /usr/bin/time, the two versions run in
-turn): with every import at the top, `irr-audit --help` took 1.05 s and
-`irr-audit rules check rules/` 0.84 s, loading numpy, pyarrow and pandas; now they take
-0.21 s and 0.29 s (rules check loads numpy, which the JSON depth scan of rules.lock
-uses, and no pandas or pyarrow). An audit needs numpy, pyarrow and pandas anyway:
-`irr-audit score` of the 22-unit example took 0.85 s and takes 0.81 s, about 0.55 s of
-it importing them. Typer reads every command's options from the signatures, so --help
-shows them all without importing the library.
+at their top, and the library inside each command, when it runs; the library in turn
+imports what a command uses when it uses it (README, "Speed at scale": the figures, and
+benchmarks/startup.py, which measures them). Typer reads every command's options from
+the signatures, so --help shows them all without importing the library.
 """
 
 from __future__ import annotations
