@@ -27,7 +27,6 @@ from typing import Any, TypeVar
 
 from irr_audit.errors import IrrAuditError, SheetError, UsageError
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, parse_delimiter
-from irr_audit.io.display import printable
 from irr_audit.io.files import check_exist, shown_name, unreadable
 from irr_audit.io.sheets import parse_rule_version
 from irr_audit.join.join import STATUSES
@@ -46,6 +45,7 @@ from irr_audit.warehouse.longtable import (
     find_column,
     pattern_tallies,
     patterns_sql,
+    row_tallies,
     trim,
     trimmed_whitespace,
 )
@@ -318,21 +318,7 @@ def _row_tallies(connection: Any, source: str) -> list[RowTally]:
         FROM src GROUP BY coder, code LIMIT $limit
     """
     found = connection.execute(query, {"control": CONTROL_PATTERN, "limit": MAX_DISTINCT + 1}).fetchall()
-    if len(found) > MAX_DISTINCT:
-        raise SheetError(
-            f"{source} has more than {MAX_DISTINCT:,} distinct (coder, code) values.",
-            hint="check --code-column and --coder-column: they should name the code and the coder, not free text.",
-            code="table-too-many-values",
-        )
-    control = sorted(row[4] for row in found if row[4] is not None)
-    if control:
-        raise SheetError(
-            f"{source}: comment id '{printable(control[0], 80)}' holds a control character.",
-            hint="remove it from the id (ids are matched as text and written to CSV, XLSX and reports, "
-            "where a control character is lost or altered).",
-            code="table-control-character",
-        )
-    return [RowTally(coder, code, rows, blank) for coder, code, rows, blank, _ in found]
+    return row_tallies(found, source)
 
 
 def _register(connection: Any, codes: CodeMap, coders: CoderMap) -> None:

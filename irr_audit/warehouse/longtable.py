@@ -209,6 +209,27 @@ class RowTally:
     blank_id: int
 
 
+def row_tallies(found: Sequence[Sequence[Any]], source: str) -> list[RowTally]:
+    """The first scan's rows (coder, code, rows, blank ids, the smallest id holding a control
+    character) as tallies, refused when the code or coder column is free text (more than
+    MAX_DISTINCT values) or an id holds a control character. DuckDB and Spark alike."""
+    if len(found) > MAX_DISTINCT:
+        raise SheetError(
+            f"{source} has more than {MAX_DISTINCT:,} distinct (coder, code) values.",
+            hint="check --code-column and --coder-column: they should name the code and the coder, not free text.",
+            code="table-too-many-values",
+        )
+    control = sorted(row[4] for row in found if row[4] is not None)
+    if control:
+        raise SheetError(
+            f"{source}: comment id '{printable(control[0], 80)}' holds a control character.",
+            hint="remove it from the id (ids are matched as text and written to CSV, XLSX and reports, "
+            "where a control character is lost or altered).",
+            code="table-control-character",
+        )
+    return [RowTally(row[0], row[1], int(row[2]), int(row[3])) for row in found]
+
+
 @dataclass(frozen=True)
 class PatternTally:
     """The second scan, per (pattern key, packed count of the cells not valid): the units, the rows

@@ -39,6 +39,7 @@ from irr_audit.warehouse.longtable import (
     find_column,
     pattern_tallies,
     patterns_sql,
+    row_tallies,
     trimmed_whitespace,
 )
 
@@ -118,20 +119,7 @@ def _row_tallies(spark: Any, source: str) -> list[RowTally]:
                    min(CASE WHEN id RLIKE '{pattern}' THEN id END) AS control_id
             FROM src GROUP BY coder, code LIMIT {MAX_DISTINCT + 1}"""
     ).collect()
-    if len(found) > MAX_DISTINCT:
-        raise SheetError(
-            f"{source} has more than {MAX_DISTINCT:,} distinct (coder, code) values.",
-            hint="check --code-column and --coder-column: they should name the code and the coder, not free text.",
-            code="table-too-many-values",
-        )
-    control = sorted(row[4] for row in found if row[4] is not None)
-    if control:
-        raise SheetError(
-            f"{source}: comment id {control[0]!r} holds a control character.",
-            hint="remove it from the id (ids are matched as text and written to CSV, XLSX and reports).",
-            code="table-control-character",
-        )
-    return [RowTally(row[0], row[1], int(row[2]), int(row[3])) for row in found]
+    return row_tallies(found, source)
 
 
 def _register(spark: Any, codes: CodeMap, coders: CoderMap) -> None:
