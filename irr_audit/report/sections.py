@@ -152,7 +152,7 @@ def headline_facts(report: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:
         facts.append(("raw agreement", f"{100 * raw:.1f}% of codes agree (no allowance for chance)"))
     band = headline.get("band")
     if band:
-        facts.append(("convention band", f"{band['label']} ({band['convention']})"))
+        facts.append(("convention band", f"{band['label']}, by the {band['convention']}"))
     if headline.get("warning"):
         facts.append(("warning", headline["warning"]))
     return answer, facts
