@@ -18,7 +18,6 @@ original sheets, checked unchanged.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +43,7 @@ from irr_audit.io.runfolder import (
 )
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, recorded_columns
 from irr_audit.join.counts import variable_counts_csv_text
-from irr_audit.join.folder import LOG, LOG_JSONL, SUMMARY, check_join_out, log_jsonl
+from irr_audit.join.folder import LOG, LOG_JSONL, SUMMARY, check_join_out, log_jsonl, sheet_location
 from irr_audit.join.variables import CodebookJoin
 from irr_audit.rules.codebook import Codebook, load_codebook
 
@@ -112,7 +111,7 @@ def write_codebook_join_dir(
     summary = {
         CODEBOOK_KEY: codebook_record(codebook),
         "coders": [sheet.coder for sheet in sheets],
-        "sheets": [_sheet_record(sheet, out) for sheet in sheets],
+        "sheets": [sheet_location(sheet, out) for sheet in sheets],
         "columns": {"id_column": columns.id_column, "worksheet": columns.worksheet, "delimiter": columns.delimiter},
         "variables": {
             rule_id: {
@@ -147,17 +146,6 @@ def write_codebook_join_dir(
         return {SUMMARY: render_json({**summary, RUN_KEY: record_of(digests)}).encode("utf-8")}
 
     return Replacement(replace_folder(out, files(), with_run_record), removed)
-
-
-def _sheet_record(sheet: Sheet, out: Path) -> dict[str, Any]:
-    absolute = resolved(sheet.path)
-    return {
-        "name": sheet.name,
-        "coder": sheet.coder,
-        "sha256": sheet.sha256,
-        "path": str(absolute),
-        "relative_path": os.path.relpath(absolute, resolved(out)),
-    }
 
 
 def is_codebook_join_dir(path: Path) -> bool:

@@ -156,7 +156,9 @@ def join_summary(result: JoinResult, out: Path, columns: ColumnChoice) -> dict[s
     }
 
 
-def _sheet_record(sheet: Sheet, out: Path) -> dict[str, Any]:
+def sheet_location(sheet: Sheet, out: Path) -> dict[str, Any]:
+    """A joined sheet as a run record keeps it: name, coder, sha256, and its path, absolute and
+    relative to the output folder (so that a moved pair of folders still finds it)."""
     absolute = resolved(sheet.path)
     return {
         "name": sheet.name,
@@ -164,9 +166,11 @@ def _sheet_record(sheet: Sheet, out: Path) -> dict[str, Any]:
         "sha256": sheet.sha256,
         "path": str(absolute),
         "relative_path": os.path.relpath(absolute, resolved(out)),
-        "rows": sheet.row_count,
-        "empty_rows": sheet.empty_rows,
     }
+
+
+def _sheet_record(sheet: Sheet, out: Path) -> dict[str, Any]:
+    return {**sheet_location(sheet, out), "rows": sheet.row_count, "empty_rows": sheet.empty_rows}
 
 
 def is_join_dir(path: Path) -> bool:
