@@ -134,6 +134,17 @@ def _may_be_space(byte: np.ndarray) -> np.ndarray:
     return (byte <= 0x20) | (byte >= 0x80)
 
 
+def only_printable_ascii(column: pa.Array) -> bool:
+    """True only when every value is printable ASCII (space to tilde): no control character,
+    no byte of a multi-byte character. False when unsure (nulls, another type)."""
+    buffers = string_buffers(column)
+    if buffers is None:
+        return False
+    offsets, data = buffers
+    used = data[offsets[0] : offsets[-1]] if len(offsets) else data[:0]
+    return not len(used) or (int(used.min()) >= 0x20 and int(used.max()) < 0x7F)
+
+
 def contains_any_byte(column: pa.Array, characters: bytes) -> bool:
     """Whether any value holds one of these (ASCII) characters; True when unsure (nulls, another type)."""
     buffers = string_buffers(column)
@@ -259,7 +270,9 @@ def _pack_checked(data: np.ndarray, offsets: np.ndarray, length: np.ndarray, pre
 
 def _first_value(views: list[tuple[np.ndarray, np.ndarray]], lengths: list[np.ndarray]) -> np.ndarray:
     for (offsets, data), length in zip(views, lengths):
-        filled = np.flatnonzero(length)
+        filled = np.flatnonzero(length[:64])  # nearly always among the first values: no pass over all
+        if not len(filled):
+            filled = np.flatnonzero(length)
         if len(filled):
             start = offsets[filled[0]]
             return data[start : start + length[filled[0]]]

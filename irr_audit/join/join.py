@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -29,6 +29,7 @@ from irr_audit.errors import SheetError, UsageError
 from irr_audit.io.arrowtext import ColumnPacking, agreed_keys, from_numpy, packed_keys, to_numpy
 from irr_audit.io.idcheck import suspicious_id_warnings
 from irr_audit.io.sheets import Sheet, parse_rule_version
+from irr_audit.join.factorize import factorize
 from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.join.problems import audit_problems, near_miss_warnings
 from irr_audit.rules.model import CodeStatus, Rule
@@ -291,15 +292,11 @@ def join_sheets(
         # Column-major: a sheet fills one contiguous column, so its scattered writes stay close together.
         codes = np.full((n_units, n_sheets), -1, dtype=_category_type(rule), order="F")
         status = np.full((n_units, n_sheets), ABSENT, dtype=np.int8, order="F")
-        parts, cell_rows = [], []
-        for column, (row_status, row_category) in enumerate(classified):
-            entries, cells = _place_sheet(
-                column, units_of[column], trimmed[column], row_status, row_category, len(rule.categories), codes, status
-            )
-            parts.append(entries)
-            cell_rows.append(cells)
-            absent = np.flatnonzero(status[:, column] == ABSENT)
-            parts.append(_entries(column, np.full(len(absent), -1), absent, REASON_INDEX[Reason.ABSENT]))
+        # each sheet fills its own column: the sheets are placed side by side
+        place = partial(_place_column, units_of, trimmed, classified, len(rule.categories), codes, status)
+        placed = list(pool.map(place, range(n_sheets)))
+        parts = [part for entries, _ in placed for part in entries]
+        cell_rows = [cells for _, cells in placed]
         warnings = [f"sheet {sheet.name}: {warning}" for sheet in sheets for warning in sheet.warnings]
         warnings += id_warnings.result()
     joined = JoinResult(
@@ -353,6 +350,9 @@ def _blank_at(dictionary: pa.Array, packed: bool) -> int:
     return int(found[0]) if len(found) else -1
 
 
+PARTITIONED_FROM = 1 << 21  # rows of ids from which one hash table over all of them outgrows the caches
+
+
 def match_ids(
     trimmed: list[pa.Array], packings: list[ColumnPacking | None] | None = None
 ) -> tuple[bool, list[np.ndarray], pa.Array]:
@@ -366,6 +366,9 @@ def match_ids(
     keys = (packings and agreed_keys(packings)) or packed_keys(trimmed)
     if keys is None:
         return False, *_encode(trimmed)
+    if sum(map(len, keys)) >= PARTITIONED_FROM:
+        indices, distinct = factorize(keys)
+        return True, indices, from_numpy(distinct)
     return True, *_encode([from_numpy(column) for column in keys])  # the keys (8 bytes a row) are not kept
 
 
@@ -438,6 +441,24 @@ def _classify(raw_codes: pa.Array, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
             category[index] = category_of[code]
     rows = to_numpy(encoded.indices)
     return status[rows], category[rows]
+
+
+def _place_column(
+    units_of: list[np.ndarray],
+    trimmed: list[pa.Array],
+    classified: list[tuple[np.ndarray, np.ndarray]],
+    n_categories: int,
+    codes: np.ndarray,
+    status: np.ndarray,
+    column: int,
+) -> tuple[list[LogEntries], tuple[np.ndarray, np.ndarray | None]]:
+    """Place one sheet in its column; its log entries (its rows', then its absent units') and its cell rows."""
+    row_status, row_category = classified[column]
+    entries, cells = _place_sheet(
+        column, units_of[column], trimmed[column], row_status, row_category, n_categories, codes, status
+    )
+    absent = np.flatnonzero(status[:, column] == ABSENT)
+    return [entries, _entries(column, np.full(len(absent), -1), absent, REASON_INDEX[Reason.ABSENT])], cells
 
 
 def _place_sheet(

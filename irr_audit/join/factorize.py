@@ -1,0 +1,135 @@
+"""Numbering many integer keys by a cache-sized hash table at a time.
+
+Matching ids numbers every sheet's (packed) ids by one dictionary of the distinct ids, in
+order of first appearance. One hash table over ten million distinct keys is far larger
+than a core's cache, so nearly every row costs a trip to memory. Here the keys are first
+split by a hash of their bits into partitions (a stable counting sort per column), each
+partition is numbered by a hash table that fits in cache, and the numbers are then put
+back in order of first appearance. The result is exactly what pyarrow's
+``dictionary_encode`` of the columns chained gives (tests/test_factorize.py).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import pyarrow.compute as pc
+
+from irr_audit._threads import thread_count
+from irr_audit.io.arrowtext import from_numpy, to_numpy
+
+PARTITION_BITS = 10  # 1024 partitions: ten million distinct keys leave each table well inside a core's cache
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the product's top bits mix every bit of the key
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One column's rows grouped by partition: ``order`` (row positions, grouped, rows in
+    order within a group), the keys in that order, and where each partition starts."""
+
+    order: np.ndarray
+    keys: np.ndarray
+    starts: np.ndarray  # partition p is keys[starts[p]:starts[p + 1]]
+
+
+@dataclass(frozen=True)
+class _Partition:
+    """One partition's keys numbered from 0 in order of first appearance (column by
+    column, rows in order): the numbers per column, its distinct keys, and where each
+    distinct key first appears (column, row)."""
+
+    numbers: list[np.ndarray]
+    distinct: np.ndarray
+    first_column: np.ndarray
+    first_row: np.ndarray
+
+
+def factorize(columns: list[np.ndarray], bits: int = PARTITION_BITS) -> tuple[list[np.ndarray], np.ndarray]:
+    """Each column's uint64 keys as int32 indices into the distinct keys, and the distinct
+    keys, numbered in order of first appearance (the first column's rows in order, then the
+    next column's): as ``pa.chunked_array(columns).dictionary_encode()`` numbers them."""
+    with ThreadPoolExecutor(max_workers=thread_count()) as pool:
+        grouped = list(pool.map(partial(_group, bits=bits), columns))
+        partitions = list(pool.map(partial(_number_partition, grouped), range(1 << bits)))
+        placement = [(column.order, column.starts) for column in grouped]
+        del grouped  # the keys in partition order are numbered: let them go
+        bases = np.cumsum([0] + [len(partition.distinct) for partition in partitions])
+        order = _first_appearance(partitions, [len(keys) for keys in columns])
+        rank = np.empty(len(order), dtype=np.int32)
+        rank[order] = np.arange(len(order), dtype=np.int32)
+        distinct = np.concatenate([partition.distinct for partition in partitions])[order]
+        numbers = [[partition.numbers[at] for partition in partitions] for at in range(len(columns))]
+        del partitions
+        indices = list(pool.map(lambda at: _renumbered(*placement[at], numbers[at], bases, rank), range(len(columns))))
+    return indices, distinct
+
+
+def _group(keys: np.ndarray, bits: int) -> _Column:
+    """The column's rows grouped by partition (a counting sort: stable, linear)."""
+    with np.errstate(over="ignore"):
+        partition = ((keys * _GOLDEN) >> np.uint64(64 - bits)).astype(np.uint16)
+    order = to_numpy(pc.sort_indices(from_numpy(partition))).view(np.int64)  # positions: below 2**63
+    counts = np.bincount(partition, minlength=1 << bits)
+    return _Column(order, keys[order], np.concatenate([[0], np.cumsum(counts)]))
+
+
+def _number_partition(grouped: list[_Column], part: int) -> _Partition:
+    """Number one partition's keys across all columns with one small hash table."""
+    pieces = [column.keys[column.starts[part] : column.starts[part + 1]] for column in grouped]
+    chained = np.concatenate(pieces) if pieces else np.empty(0, np.uint64)
+    encoded = from_numpy(chained).dictionary_encode() if len(chained) else None
+    numbers = to_numpy(encoded.indices).astype(np.int32, copy=False) if encoded else np.empty(0, np.int32)
+    distinct = to_numpy(encoded.dictionary) if encoded else np.empty(0, np.uint64)
+    first = _growth_points(numbers)
+    bounds = np.cumsum([0] + [len(piece) for piece in pieces])
+    column = np.searchsorted(bounds, first, side="right") - 1
+    row = np.empty(len(first), dtype=np.int64)
+    for at, source in enumerate(grouped):
+        mine = column == at
+        row[mine] = source.order[source.starts[part] + first[mine] - bounds[at]]
+    split = [numbers[start:end] for start, end in zip(bounds[:-1], bounds[1:])]
+    return _Partition(split, distinct, column.astype(np.int32), row)
+
+
+def _growth_points(numbers: np.ndarray) -> np.ndarray:
+    """Where each number first appears: numbered in order of first appearance, a number is
+    new exactly where the running maximum grows."""
+    if not len(numbers):
+        return np.empty(0, np.int64)
+    running = np.maximum.accumulate(numbers)
+    return np.flatnonzero(np.r_[True, running[1:] > running[:-1]])
+
+
+def _first_appearance(partitions: list[_Partition], lengths: list[int]) -> np.ndarray:
+    """The global numbers (partition by partition) in order of first appearance: column by
+    column, and within a column by the row where each first appears. Most keys first appear
+    in the first column: those are ordered by one mark per row (no sort); the few that first
+    appear in a later column are sorted."""
+    first_column = np.concatenate([partition.first_column for partition in partitions])
+    first_row = np.concatenate([partition.first_row for partition in partitions])
+    found = []
+    for column, length in enumerate(lengths):
+        mine = np.flatnonzero(first_column == column).astype(np.int32)
+        if len(mine) * 16 < length:
+            found.append(mine[np.argsort(first_row[mine], kind="stable")])
+            continue
+        marks = np.full(length, -1, dtype=np.int32)
+        marks[first_row[mine]] = mine
+        found.append(marks[marks >= 0])
+    return np.concatenate(found) if found else np.empty(0, np.int32)
+
+
+def _renumbered(
+    order: np.ndarray, starts: np.ndarray, numbers: list[np.ndarray], bases: np.ndarray, rank: np.ndarray
+) -> np.ndarray:
+    """One column's indices in row order: each partition's numbers made global, ranked by
+    first appearance, and put back where their rows were."""
+    grouped = np.empty(len(order), dtype=np.int32)
+    for part, piece in enumerate(numbers):
+        np.add(piece, bases[part], out=grouped[starts[part] : starts[part + 1]], casting="unsafe")
+    indices = np.empty(len(order), dtype=np.int32)
+    indices[order] = rank[grouped]
+    return indices

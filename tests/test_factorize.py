@@ -1,0 +1,66 @@
+"""The partitioned numbering of packed ids (irr_audit.join.factorize) numbers them exactly as
+one pyarrow dictionary encoding of all the sheets' ids does, and a join over it is the same."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from irr_audit.join import join as join_module
+from irr_audit.join.factorize import factorize
+from irr_audit.join.join import match_ids
+
+
+def _reference(columns: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
+    whole = pa.concat_arrays([pa.array(column, type=pa.uint64()) for column in columns]).dictionary_encode()
+    flat = whole.indices.to_numpy()
+    bounds = np.cumsum([0, *map(len, columns)])
+    return [flat[start:end] for start, end in zip(bounds[:-1], bounds[1:])], whole.dictionary.to_numpy()
+
+
+key_columns = st.lists(
+    st.lists(st.integers(min_value=0, max_value=40) | st.integers(min_value=0, max_value=2**64 - 1), max_size=60).map(
+        lambda values: np.array(values, dtype=np.uint64)
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(columns=key_columns, bits=st.integers(min_value=0, max_value=6))
+def test_factorize_numbers_keys_as_one_dictionary_encoding(columns: list[np.ndarray], bits: int) -> None:
+    if not sum(map(len, columns)):
+        indices, distinct = factorize(columns, bits=bits)
+        assert [len(found) for found in indices] == [0] * len(columns) and len(distinct) == 0
+        return
+    expected_indices, expected_distinct = _reference(columns)
+    indices, distinct = factorize(columns, bits=bits)
+    assert distinct.tolist() == expected_distinct.tolist()
+    assert [found.tolist() for found in indices] == [found.tolist() for found in expected_indices]
+    assert all(found.dtype == np.int32 for found in indices)
+
+
+def test_factorize_at_scale_with_many_repeats_and_new_keys_late() -> None:
+    rng = np.random.default_rng(7)
+    shared = rng.integers(0, 2**63, size=200_000, dtype=np.uint64)
+    columns = [rng.permutation(shared)[: 150_000 + 10_000 * at] for at in range(4)]
+    columns.append(np.concatenate([rng.integers(0, 2**63, size=5_000, dtype=np.uint64), shared[:5_000]]))
+    expected_indices, expected_distinct = _reference(columns)
+    indices, distinct = factorize(columns)
+    assert np.array_equal(distinct, expected_distinct)
+    assert all(np.array_equal(found, expected) for found, expected in zip(indices, expected_indices))
+
+
+def test_match_ids_is_the_same_on_both_paths(monkeypatch) -> None:
+    rng = np.random.default_rng(3)
+    ids = np.array([f"t1_{value:06x}" for value in rng.integers(0, 50_000, size=30_000)] + ["", "t1_zz"], dtype=object)
+    sheets = [pa.array(rng.permutation(ids).tolist(), type=pa.string()) for _ in range(3)]
+    small = match_ids(sheets)
+    monkeypatch.setattr(join_module, "PARTITIONED_FROM", 1)
+    partitioned = match_ids(sheets)
+    assert small[0] is partitioned[0] is True
+    assert [found.tolist() for found in small[1]] == [found.tolist() for found in partitioned[1]]
+    assert small[2].to_pylist() == partitioned[2].to_pylist()
