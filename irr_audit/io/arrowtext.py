@@ -11,10 +11,13 @@ then takes the exact, slower path).
 from __future__ import annotations
 
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+
+from irr_audit._threads import thread_count
 
 PACKED_BYTES = 8  # an id's bytes after the shared prefix fit in one uint64
 LOW_BYTES_MASK = np.array([(1 << (8 * count)) - 1 for count in range(PACKED_BYTES + 1)], dtype=np.uint64)
@@ -183,13 +186,10 @@ def packed_keys(columns: list[pa.Array]) -> list[np.ndarray] | None:
     prefix = _shared_prefix(views, lengths)
     if prefix is None:
         return None
-    keys = []
-    for view, length in zip(views, lengths):
-        key = _pack_column(view, length, prefix)
-        if key is None:
-            return None
-        keys.append(key)
-    return keys
+    with ThreadPoolExecutor(max_workers=thread_count()) as pool:  # numpy copies without the GIL
+        keys = list(pool.map(lambda view, length: _pack_column(view, length, prefix), views, lengths))
+    packed = [key for key in keys if key is not None]
+    return packed if len(packed) == len(keys) else None
 
 
 @dataclass(frozen=True)
@@ -251,7 +251,8 @@ def _pack_matrix(matrix: np.ndarray, prefix: np.ndarray) -> np.ndarray | None:
     if not (matrix[:, : len(prefix)] == prefix).all():
         return None
     if matrix.shape[1] - len(prefix) == PACKED_BYTES:  # each key is one (unaligned) word of the matrix
-        return np.ascontiguousarray(matrix[:, len(prefix) :].view("<u8")[:, 0])
+        # copied as opaque 8-byte items (numpy's unaligned integer copy is slower), then read as integers
+        return np.ascontiguousarray(matrix[:, len(prefix) :].view("V8")[:, 0]).view("<u8")
     padded = np.zeros((len(matrix), PACKED_BYTES), dtype=np.uint8)
     padded[:, : matrix.shape[1] - len(prefix)] = matrix[:, len(prefix) :]
     return padded.view("<u8").ravel()
