@@ -167,10 +167,9 @@ def near_miss_warnings(join: JoinResult, sample_mode: bool) -> list[str]:
                 ids = _unit_keys(join.sheets[column]).take(from_numpy(positions[:NEAR_MISS_CHECKED]))
                 unmatched += [(text, column) for text in dict.fromkeys(ids.to_pylist())]
     else:
-        present = join.status != ABSENT
-        alone = np.flatnonzero(present.sum(axis=1) == 1)[:NEAR_MISS_CHECKED]
+        alone = np.flatnonzero(_present_count(join.status) == 1)[:NEAR_MISS_CHECKED]
         if len(alone):
-            columns = np.argmax(present[alone], axis=1)
+            columns = np.argmax(join.status[alone] != ABSENT, axis=1)
             unmatched = list(zip(join.units.take(from_numpy(alone)).to_pylist(), columns.tolist()))
     if not unmatched or len(unmatched) * NEAR_MISS_SHARE > len(join.units):
         return []  # typos are few: many unmatched ids are another sample, or a part left uncoded
@@ -187,7 +186,7 @@ def near_miss_warnings(join: JoinResult, sample_mode: bool) -> list[str]:
         variants += found
         owners += [index] * len(found)
     # only units some sheet lacks can be meant: a small set to hash, where a million units are not
-    lacking = np.flatnonzero((join.status == ABSENT).any(axis=1))
+    lacking = np.flatnonzero(_present_count(join.status) < join.status.shape[1])
     candidates = join.units.take(from_numpy(lacking))
     found_at = pc.index_in(string_array(variants), value_set=candidates)
     matched = pc.is_valid(found_at)
@@ -210,6 +209,15 @@ def near_miss_warnings(join: JoinResult, sample_mode: bool) -> list[str]:
     ]
     more = len(lines) - NEAR_MISS_SHOWN
     return lines[:NEAR_MISS_SHOWN] + ([f"{more} more ids are one edit from an id they may mean."] if more > 0 else [])
+
+
+def _present_count(status: np.ndarray) -> np.ndarray:
+    """How many sheets have a row for each unit, a column at a time (the matrix is column-major:
+    a reduction along its rows would stride through memory)."""
+    count = np.zeros(status.shape[0], dtype=np.int16)
+    for column in range(status.shape[1]):
+        count += status[:, column] != ABSENT
+    return count
 
 
 def _unit_keys(sheet: Sheet) -> pa.Array:
