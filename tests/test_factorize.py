@@ -20,6 +20,10 @@ def _reference(columns: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]
     return [flat[start:end] for start, end in zip(bounds[:-1], bounds[1:])], whole.dictionary.to_numpy()
 
 
+def _made(columns: list[np.ndarray]) -> list:
+    return [lambda column=column: column for column in columns]
+
+
 key_columns = st.lists(
     st.lists(st.integers(min_value=0, max_value=40) | st.integers(min_value=0, max_value=2**64 - 1), max_size=60).map(
         lambda values: np.array(values, dtype=np.uint64)
@@ -33,11 +37,11 @@ key_columns = st.lists(
 @given(columns=key_columns, bits=st.integers(min_value=0, max_value=6))
 def test_factorize_numbers_keys_as_one_dictionary_encoding(columns: list[np.ndarray], bits: int) -> None:
     if not sum(map(len, columns)):
-        indices, distinct = factorize(columns, bits=bits)
+        indices, distinct = factorize(_made(columns), bits=bits)
         assert [len(found) for found in indices] == [0] * len(columns) and len(distinct) == 0
         return
     expected_indices, expected_distinct = _reference(columns)
-    indices, distinct = factorize(columns, bits=bits)
+    indices, distinct = factorize(_made(columns), bits=bits)
     assert distinct.tolist() == expected_distinct.tolist()
     assert [found.tolist() for found in indices] == [found.tolist() for found in expected_indices]
     assert all(found.dtype == np.int32 for found in indices)
@@ -49,7 +53,7 @@ def test_factorize_at_scale_with_many_repeats_and_new_keys_late() -> None:
     columns = [rng.permutation(shared)[: 150_000 + 10_000 * at] for at in range(4)]
     columns.append(np.concatenate([rng.integers(0, 2**63, size=5_000, dtype=np.uint64), shared[:5_000]]))
     expected_indices, expected_distinct = _reference(columns)
-    indices, distinct = factorize(columns)
+    indices, distinct = factorize(_made(columns))
     assert np.array_equal(distinct, expected_distinct)
     assert all(np.array_equal(found, expected) for found, expected in zip(indices, expected_indices))
 

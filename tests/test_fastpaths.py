@@ -20,7 +20,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from irr_audit.io.arrowtext import agreed_keys, from_numpy, may_have_edge_space, pack_column, packed_keys
+from irr_audit.io.arrowtext import from_numpy, may_have_edge_space, packed_keys
 from irr_audit.io.sheets import read_sheet
 from irr_audit.join.join import join_sheets
 from irr_audit.rules.load import load_rule
@@ -140,36 +140,6 @@ def test_packed_keys_declines_only_what_cannot_be_packed(data: tuple[list[list[s
     assert (keys is not None) == packable([value for column in values for value in column])
 
 
-@given(columns())
-@example(([["t1_abc1234"], ["t1_abc123"]], [pa.array(["t1_abc1234"]), pa.array(["t1_abc123"])]))
-@example(([["xxabcdefg1"], ["yyabcdefg1"]], [pa.array(["xxabcdefg1"]), pa.array(["yyabcdefg1"])]))
-@example(([["abc"], [""]], [pa.array(["abc"]), pa.array([""])]))
-def test_columns_packed_alone_agree_only_with_packing_them_together(
-    data: tuple[list[list[str]], list[pa.Array]],
-) -> None:
-    """Columns packed one by one (each sheet while the others are read) give exactly the
-    keys of packing them together, or nothing; and they do give them for one id format."""
-    _, arrays = data
-    alone = agreed_keys([pack_column(array) for array in arrays])
-    together = packed_keys(arrays)
-    if alone is not None:
-        assert together is not None
-        assert [column.tolist() for column in alone] == [column.tolist() for column in together]
-    packings = [pack_column(array) for array in arrays]
-    if all(packing is not None for packing in packings) and len({p.prefix for p in packings}) == 1:
-        assert alone is not None
-
-
-def test_packings_with_other_prefixes_do_not_agree() -> None:
-    """Sheets whose longest ids need other prefixes are packed again together, not combined."""
-    long_ids, short_ids = pa.array(["t1_abc1234"]), pa.array(["t1_abc12"])
-    assert pack_column(long_ids).prefix == b"t1"
-    assert pack_column(short_ids).prefix == b""
-    assert agreed_keys([pack_column(long_ids), pack_column(short_ids)]) is None
-    assert agreed_keys([pack_column(long_ids), None]) is None
-    assert agreed_keys([]) is None
-
-
 @pytest.mark.parametrize(
     "ids",
     [
@@ -279,10 +249,13 @@ def test_join_on_packed_keys_matches_the_string_join(sheets_rows: list[list[tupl
                 writer.writerows(rows)
             sheets.append(read_sheet(path))
         fast = join_sheets(sheets, rule)
-        with patch("irr_audit.join.join.packed_keys", return_value=None):
+        with patch("irr_audit.join.join.key_packers", return_value=None):
             slow = join_sheets(sheets, rule)
-        assert join_outcome(fast) == join_outcome(slow)
+        with patch("irr_audit.join.join.PARTITIONED_FROM", 1):  # the path of large sheets
+            partitioned = join_sheets(sheets, rule)
+        assert join_outcome(fast) == join_outcome(slow) == join_outcome(partitioned)
         pd.testing.assert_frame_equal(fast.log, slow.log)
+        pd.testing.assert_frame_equal(partitioned.log, slow.log)
 
 
 @pytest.mark.parametrize("pool", ID_POOLS[:2])

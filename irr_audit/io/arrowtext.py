@@ -11,8 +11,9 @@ then takes the exact, slower path).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -176,6 +177,16 @@ def packed_keys(columns: list[pa.Array]) -> list[np.ndarray] | None:
     after it (``t1_9f3a2c``, ``1234567890``), and no value holds a NUL byte: the
     bytes after the prefix are the key's low bytes, zero-padded. Otherwise None.
     """
+    packers = key_packers(columns)
+    if packers is None:
+        return None
+    with ThreadPoolExecutor(max_workers=thread_count()) as pool:  # numpy copies without the GIL
+        return list(pool.map(lambda pack: pack(), packers))
+
+
+def key_packers(columns: list[pa.Array]) -> list[Callable[[], np.ndarray]] | None:
+    """As ``packed_keys``, each column's keys made only when asked for (so that a caller can
+    let each column's keys go before the next is made); None when some column cannot be packed."""
     views = []
     for column in columns:
         view = string_buffers(column)
@@ -184,45 +195,9 @@ def packed_keys(columns: list[pa.Array]) -> list[np.ndarray] | None:
         views.append(view)
     lengths = [np.diff(offsets) for offsets, _ in views]
     prefix = _shared_prefix(views, lengths)
-    if prefix is None:
+    if prefix is None or not all(_packable(view, length, prefix) for view, length in zip(views, lengths)):
         return None
-    with ThreadPoolExecutor(max_workers=thread_count()) as pool:  # numpy copies without the GIL
-        keys = list(pool.map(lambda view, length: _pack_column(view, length, prefix), views, lengths))
-    packed = [key for key in keys if key is not None]
-    return packed if len(packed) == len(keys) else None
-
-
-@dataclass(frozen=True)
-class ColumnPacking:
-    """One column packed as packed_keys would pack it alone: its keys, and the prefix
-    taken off its values (the one its longest values need)."""
-
-    prefix: bytes
-    keys: np.ndarray
-
-
-def pack_column(column: pa.Array) -> ColumnPacking | None:
-    """``column`` packed on its own (one sheet's ids, packed while other sheets are read)."""
-    view = string_buffers(column)
-    if view is None:
-        return None
-    length = np.diff(view[0])
-    prefix = _shared_prefix([view], [length])
-    if prefix is None:
-        return None
-    key = _pack_column(view, length, prefix)
-    return None if key is None else ColumnPacking(prefix.tobytes(), key)
-
-
-def agreed_keys(packings: list[ColumnPacking | None]) -> list[np.ndarray] | None:
-    """The keys packed_keys would give for the columns together, from their packings
-    alone: the same when every column was packed with the same prefix (each column's
-    values all start with it, and it is what the longest values of all need). Else None."""
-    packed = [packing for packing in packings if packing is not None]
-    if not packings or len(packed) < len(packings):
-        return None
-    prefixes = {packing.prefix for packing in packed}
-    return [packing.keys for packing in packed] if len(prefixes) == 1 else None
+    return [_packer(view, length, prefix) for view, length in zip(views, lengths)]
 
 
 def _shared_prefix(views: list[tuple[np.ndarray, np.ndarray]], lengths: list[np.ndarray]) -> np.ndarray | None:
@@ -235,38 +210,47 @@ def _shared_prefix(views: list[tuple[np.ndarray, np.ndarray]], lengths: list[np.
     return first[:needed] if len(first) >= needed else None
 
 
-def _pack_column(view: tuple[np.ndarray, np.ndarray], length: np.ndarray, prefix: np.ndarray) -> np.ndarray | None:
+def _one_length_over(length: np.ndarray, prefix: np.ndarray) -> bool:
+    """Whether every value has the same length, longer than the prefix (the usual ids): a byte matrix."""
+    return bool(len(length) and length.min() == length.max() > len(prefix))
+
+
+def _matrix(view: tuple[np.ndarray, np.ndarray], length: np.ndarray) -> np.ndarray:
+    offsets, data = view
+    return data[offsets[0] : offsets[-1]].reshape(len(length), int(length[0]))
+
+
+def _packable(view: tuple[np.ndarray, np.ndarray], length: np.ndarray, prefix: np.ndarray) -> bool:
+    """Whether the column packs losslessly after ``prefix``: no NUL byte, every non-empty value
+    longer than the prefix (else it would pack like the empty string) and starting with it."""
     offsets, data = view
     if _has_nul(data, offsets):
-        return None
-    if len(length) and length.min() == length.max() > len(prefix):  # one length (the usual): a byte matrix
-        return _pack_matrix(data[offsets[0] : offsets[-1]].reshape(len(length), int(length[0])), prefix)
-    return _pack_checked(data, offsets, length, prefix)
-
-
-def _pack_matrix(matrix: np.ndarray, prefix: np.ndarray) -> np.ndarray | None:
-    """Pack values of one length, row i of ``matrix`` being value i's bytes: the
-    bytes after the prefix become the key's low bytes (little-endian), zero-padded.
-    None when a value does not start with the prefix."""
-    if not (matrix[:, : len(prefix)] == prefix).all():
-        return None
-    if matrix.shape[1] - len(prefix) == PACKED_BYTES:  # each key is one (unaligned) word of the matrix
-        # copied as opaque 8-byte items (numpy's unaligned integer copy is slower), then read as integers
-        return np.ascontiguousarray(matrix[:, len(prefix) :].view("V8")[:, 0]).view("<u8")
-    padded = np.zeros((len(matrix), PACKED_BYTES), dtype=np.uint8)
-    padded[:, : matrix.shape[1] - len(prefix)] = matrix[:, len(prefix) :]
-    return padded.view("<u8").ravel()
-
-
-def _pack_checked(data: np.ndarray, offsets: np.ndarray, length: np.ndarray, prefix: np.ndarray) -> np.ndarray | None:
-    """Pack values of any length, or None when a non-empty value is not longer than
-    the prefix (it would pack like the empty string) or does not start with it."""
+        return False
+    if _one_length_over(length, prefix):
+        return bool((_matrix(view, length)[:, : len(prefix)] == prefix).all())
     filled = length > 0
     if len(prefix) and (length[filled] <= len(prefix)).any():
-        return None
-    if not _shares_prefix(data, offsets[:-1][filled], prefix):
-        return None
-    return _pack(data, offsets, length, len(prefix))
+        return False
+    return _shares_prefix(data, offsets[:-1][filled], prefix)
+
+
+def _packer(view: tuple[np.ndarray, np.ndarray], length: np.ndarray, prefix: np.ndarray) -> Callable[[], np.ndarray]:
+    """What packs a packable column."""
+    if _one_length_over(length, prefix):
+        return partial(_pack_matrix, _matrix(view, length), len(prefix))
+    offsets, data = view
+    return partial(_pack, data, offsets, length, len(prefix))
+
+
+def _pack_matrix(matrix: np.ndarray, prefix_length: int) -> np.ndarray:
+    """Pack values of one length, row i of ``matrix`` being value i's bytes: the
+    bytes after the prefix become the key's low bytes (little-endian), zero-padded."""
+    if matrix.shape[1] - prefix_length == PACKED_BYTES:  # each key is one (unaligned) word of the matrix
+        # copied as opaque 8-byte items (numpy's unaligned integer copy is slower), then read as integers
+        return np.ascontiguousarray(matrix[:, prefix_length:].view("V8")[:, 0]).view("<u8")
+    padded = np.zeros((len(matrix), PACKED_BYTES), dtype=np.uint8)
+    padded[:, : matrix.shape[1] - prefix_length] = matrix[:, prefix_length:]
+    return padded.view("<u8").ravel()
 
 
 def _first_value(views: list[tuple[np.ndarray, np.ndarray]], lengths: list[np.ndarray]) -> np.ndarray:

@@ -11,6 +11,7 @@ back in order of first appearance. The result is exactly what pyarrow's
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -47,17 +48,20 @@ class _Partition:
     first_row: np.ndarray
 
 
-def factorize(columns: list[np.ndarray], bits: int = PARTITION_BITS) -> tuple[list[np.ndarray], np.ndarray]:
+def factorize(
+    columns: Sequence[Callable[[], np.ndarray]], bits: int = PARTITION_BITS
+) -> tuple[list[np.ndarray], np.ndarray]:
     """Each column's uint64 keys as int32 indices into the distinct keys, and the distinct
     keys, numbered in order of first appearance (the first column's rows in order, then the
-    next column's): as ``pa.chunked_array(columns).dictionary_encode()`` numbers them."""
+    next column's): as ``pa.chunked_array(columns).dictionary_encode()`` numbers them.
+    ``columns`` make each column's keys when called: a column's keys live only while it is grouped."""
     with ThreadPoolExecutor(max_workers=thread_count()) as pool:
-        grouped = list(pool.map(partial(_group, bits=bits), columns))
+        grouped = list(pool.map(lambda make: _group(make(), bits), columns))
         partitions = list(pool.map(partial(_number_partition, grouped), range(1 << bits)))
         placement = [(column.order, column.starts) for column in grouped]
         del grouped  # the keys in partition order are numbered: let them go
         bases = np.cumsum([0] + [len(partition.distinct) for partition in partitions])
-        order = _first_appearance(partitions, [len(keys) for keys in columns])
+        order = _first_appearance(partitions, [len(row_order) for row_order, _ in placement])
         rank = np.empty(len(order), dtype=np.int32)
         rank[order] = np.arange(len(order), dtype=np.int32)
         distinct = np.concatenate([partition.distinct for partition in partitions])[order]
@@ -71,7 +75,7 @@ def _group(keys: np.ndarray, bits: int) -> _Column:
     """The column's rows grouped by partition (a counting sort: stable, linear)."""
     with np.errstate(over="ignore"):
         partition = ((keys * _GOLDEN) >> np.uint64(64 - bits)).astype(np.uint16)
-    order = to_numpy(pc.sort_indices(from_numpy(partition))).view(np.int64)  # positions: below 2**63
+    order = to_numpy(pc.sort_indices(from_numpy(partition))).astype(np.int32)  # rows of a sheet: below 2**31
     counts = np.bincount(partition, minlength=1 << bits)
     return _Column(order, keys[order], np.concatenate([[0], np.cumsum(counts)]))
 

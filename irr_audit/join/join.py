@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError, UsageError
-from irr_audit.io.arrowtext import ColumnPacking, agreed_keys, from_numpy, packed_keys, to_numpy
+from irr_audit.io.arrowtext import from_numpy, key_packers, to_numpy
 from irr_audit.io.idcheck import suspicious_id_warnings
 from irr_audit.io.sheets import Sheet, parse_rule_version
 from irr_audit.join.factorize import factorize
@@ -353,23 +353,20 @@ def _blank_at(dictionary: pa.Array, packed: bool) -> int:
 PARTITIONED_FROM = 1 << 21  # rows of ids from which one hash table over all of them outgrows the caches
 
 
-def match_ids(
-    trimmed: list[pa.Array], packings: list[ColumnPacking | None] | None = None
-) -> tuple[bool, list[np.ndarray], pa.Array]:
+def match_ids(trimmed: list[pa.Array]) -> tuple[bool, list[np.ndarray], pa.Array]:
     """Every sheet's ids as indices into one dictionary of the distinct ids (the empty
     one included), in order of first appearance; and whether the ids were packed into
-    integers (the dictionary then holds the packed keys, 0 for the empty id).
-    ``packings``: each sheet's ids packed on its own, used when they agree. Pure."""
-    # One hash table over every sheet's ids: a chunked dictionary encoding numbers the
-    # ids in order of first appearance, with one dictionary shared by all chunks. Ids
-    # that pack losslessly into integers (most id formats) are hashed as integers.
-    keys = (packings and agreed_keys(packings)) or packed_keys(trimmed)
-    if keys is None:
+    integers (the dictionary then holds the packed keys, 0 for the empty id). Pure."""
+    # Ids that pack losslessly into integers (most id formats) are hashed as integers: a
+    # chunked dictionary encoding numbers them in order of first appearance, with one
+    # dictionary shared by all chunks; many of them by hash tables the size of a cache.
+    packers = key_packers(trimmed)
+    if packers is None:
         return False, *_encode(trimmed)
-    if sum(map(len, keys)) >= PARTITIONED_FROM:
-        indices, distinct = factorize(keys)
+    if sum(map(len, trimmed)) >= PARTITIONED_FROM:
+        indices, distinct = factorize(packers)  # each sheet's keys (8 bytes a row) live only while grouped
         return True, indices, from_numpy(distinct)
-    return True, *_encode([from_numpy(column) for column in keys])  # the keys (8 bytes a row) are not kept
+    return True, *_encode([from_numpy(pack()) for pack in packers])
 
 
 def _encode(columns: list[pa.Array]) -> tuple[list[np.ndarray], pa.Array]:
