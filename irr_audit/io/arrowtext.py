@@ -92,12 +92,19 @@ def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
 def string_array(values: list[str]) -> pa.Array:
     """Python strings as a pyarrow string array, as ``pa.array(values, type=pa.string())``
     makes it (which imports pandas on its first call, to look for pandas objects)."""
-    encoded = [value.encode("utf-8") for value in values]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(value) for value in encoded], out=offsets[1:])
+    joined = "".join(values)
+    if joined.isascii():  # one character a byte: the lengths are the strings' own, one encoding for all
+        data = joined.encode("ascii")
+        lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    else:
+        encoded = [value.encode("utf-8") for value in values]
+        data = b"".join(encoded)
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
     kind = pa.string() if offsets[-1] < 2**31 else pa.large_string()
     offsets = offsets.astype(np.int32) if kind == pa.string() else offsets
-    array = pa.Array.from_buffers(kind, len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+    array = pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
     return array if kind == pa.string() else array.cast(pa.string())
 
 

@@ -203,7 +203,7 @@ def near_miss_warnings(join: JoinResult, sample_mode: bool) -> list[str]:
     lines = [
         f"sheet {join.sheets[unmatched[owner][1]].name}: comment id {unmatched[owner][0]!r} "
         f"{'is not in the sample' if sample_mode else 'is in no other sheet'} but is one edit from "
-        f"{' or '.join(repr(target) for target in targets)}, which this sheet lacks: likely a typo."
+        f"{' or '.join(repr(target) for target in sorted(targets))}, which this sheet lacks: likely a typo."
         for owner, targets in sorted(hits.items())
         if targets
     ]
@@ -226,15 +226,17 @@ def _unit_keys(sheet: Sheet) -> pa.Array:
 
 def one_edit_variants(text: str, alphabet: list[str]) -> list[str]:
     """Every text one edit from ``text`` over ``alphabet``: a character removed, changed or
-    added, or two neighbours swapped."""
-    found = set()
+    added, or two neighbours swapped. Each once, in an order fixed by ``text`` and ``alphabet``."""
+    found: list[str] = []
     for at in range(len(text) + 1):
         head, tail = text[:at], text[at:]
         if tail:
-            found.add(head + tail[1:])
+            found.append(head + tail[1:])
             if len(tail) > 1:
-                found.add(head + tail[1] + tail[0] + tail[2:])
-            found.update(head + letter + tail[1:] for letter in alphabet)
-        found.update(head + letter + tail for letter in alphabet)
-    found.discard(text)
-    return sorted(found)
+                found.append(head + tail[1] + tail[0] + tail[2:])
+            rest = tail[1:]
+            found += [head + letter + rest for letter in alphabet]
+        found += [head + letter + tail for letter in alphabet]
+    unique = dict.fromkeys(found)
+    unique.pop(text, None)
+    return list(unique)
