@@ -74,7 +74,10 @@ def factorize(
 def _group(keys: np.ndarray, bits: int) -> _Column:
     """The column's rows grouped by partition (a counting sort: stable, linear)."""
     with np.errstate(over="ignore"):
-        partition = ((keys * _GOLDEN) >> np.uint64(64 - bits)).astype(np.uint16)
+        mixed = keys * _GOLDEN
+    mixed >>= np.uint64(64 - bits)
+    partition = mixed.astype(np.uint16)
+    del mixed
     order = to_numpy(pc.sort_indices(from_numpy(partition))).astype(np.int32)  # rows of a sheet: below 2**31
     counts = np.bincount(partition, minlength=1 << bits)
     return _Column(order, keys[order], np.concatenate([[0], np.cumsum(counts)]))
