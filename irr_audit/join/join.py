@@ -350,7 +350,7 @@ def _blank_at(dictionary: pa.Array, packed: bool) -> int:
     return int(found[0]) if len(found) else -1
 
 
-PARTITIONED_FROM = 1 << 21  # rows of ids from which one hash table over all of them outgrows the caches
+PARTITIONED_FROM = 1 << 22  # rows of ids from which one hash table over all of them outgrows the caches (measured)
 
 
 def match_ids(trimmed: list[pa.Array]) -> tuple[bool, list[np.ndarray], pa.Array]:
