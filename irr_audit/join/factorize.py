@@ -132,11 +132,12 @@ def _first_appearance(partitions: list[_Partition], lengths: list[int]) -> np.nd
 def _renumbered(
     order: np.ndarray, starts: np.ndarray, numbers: list[np.ndarray], bases: np.ndarray, rank: np.ndarray
 ) -> np.ndarray:
-    """One column's indices in row order: each partition's numbers made global, ranked by
-    first appearance, and put back where their rows were."""
+    """One column's indices in row order: each partition's numbers ranked by first appearance
+    (a partition's ranks are a small slice of ``rank``: the lookups stay in the cache), then
+    put back where their rows were."""
     grouped = np.empty(len(order), dtype=np.int32)
     for part, piece in enumerate(numbers):
-        np.add(piece, bases[part], out=grouped[starts[part] : starts[part + 1]], casting="unsafe")
+        np.take(rank[bases[part] : bases[part + 1]], piece, out=grouped[starts[part] : starts[part + 1]])
     indices = np.empty(len(order), dtype=np.int32)
-    indices[order] = rank[grouped]
+    indices[order] = grouped
     return indices
