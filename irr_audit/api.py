@@ -37,6 +37,7 @@ from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.join.problems import NO_FULLY_CODED, problem
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
 from irr_audit.metrics.intervals import IntervalSpec
+from irr_audit.report.jsonreport import render_report_json
 from irr_audit.report.model import (
     MAX_BOOTSTRAP,
     AuditOptions,
@@ -269,11 +270,11 @@ class Audit:
         """The report as data: exactly the document of `irr-audit report --format json`, or
         with ``include_disagreements=False`` of `irr-audit score --format json`. A copy:
         changing it changes nothing in the audit."""
-        return copy.deepcopy(self._document(include_disagreements))
+        return copy.deepcopy(self._document(include_disagreements, listed=True))
 
     def to_json(self, include_disagreements: bool = True) -> str:
         """:meth:`to_dict` as the byte-stable JSON text the command line writes."""
-        return render_json(self._document(include_disagreements))
+        return render_report_json(self._document(include_disagreements))
 
     def to_markdown(self) -> str:
         """The Markdown report of `report --format md`."""
@@ -319,9 +320,10 @@ class Audit:
             'sandbox="allow-scripts" style="width: 100%; height: 640px; border: 1px solid #ccc"></iframe>'
         )
 
-    def _document(self, include_disagreements: bool = True) -> dict[str, Any]:
-        """The document every renderer shows; its values are the report's own (to_dict copies them)."""
-        document = self.report.to_dict(include_disagreements=include_disagreements)
+    def _document(self, include_disagreements: bool = True, *, listed: bool = False) -> dict[str, Any]:
+        """The document every renderer shows; its values are the report's own (to_dict copies them),
+        the disagreements a lazy sequence unless ``listed``."""
+        document = self.report.to_dict(include_disagreements=include_disagreements, listed=listed)
         if include_disagreements:
             document.update(self.sections)
         return document
@@ -485,7 +487,7 @@ def audit(
     if folder is not None and manifest is not None and options.list_disagreements:  # its provenance and adjudication
         from irr_audit.bundle.adjudication import bundle_report_sections  # noqa: PLC0415 (loaded on use)
 
-        sections = bundle_report_sections(folder, manifest, report.to_dict())
+        sections = bundle_report_sections(folder, manifest, report.to_dict(listed=False))
     if drift_options is not None:
         step("scoring the drift over the coding order")
         sections["drift"] = _drift(result, drift_options, bootstrap, options.seed, columns)

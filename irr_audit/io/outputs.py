@@ -122,6 +122,12 @@ def _escaped_json(text: str) -> str:
     return pattern.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
+def escaped_json(text: str) -> str:
+    """JSON text (or a piece of it: a string json encoded) with what json leaves raw escaped, as
+    :func:`render_json` escapes it."""
+    return _escaped_json(text)
+
+
 def refuse_column_collisions(columns: Sequence[tuple[str, str]], output: str) -> None:
     """The columns of a CSV, as written (neutralised), must all differ: a coder named like another
     column (``units``, say) would overwrite or shadow it. ``columns`` are (name, where it comes
