@@ -16,7 +16,7 @@ import numbers
 import os
 import secrets
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from io import StringIO
@@ -37,7 +37,7 @@ from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.join.problems import NO_FULLY_CODED, problem
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
 from irr_audit.metrics.intervals import IntervalSpec
-from irr_audit.report.jsonreport import render_report_json
+from irr_audit.report.jsonreport import render_report_json, report_json_chunks
 from irr_audit.report.model import (
     MAX_BOOTSTRAP,
     AuditOptions,
@@ -275,6 +275,11 @@ class Audit:
     def to_json(self, include_disagreements: bool = True) -> str:
         """:meth:`to_dict` as the byte-stable JSON text the command line writes."""
         return render_report_json(self._document(include_disagreements))
+
+    def to_json_chunks(self, include_disagreements: bool = True) -> Iterator[bytes]:
+        """:meth:`to_json` in UTF-8, in pieces to write one after the other: a report listing
+        millions of disagreements is never held whole (what `report --format json` writes)."""
+        return report_json_chunks(self._document(include_disagreements))
 
     def to_markdown(self) -> str:
         """The Markdown report of `report --format md`."""

@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import csv
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from irr_audit import audit
-from irr_audit.io.outputs import render_json
+from irr_audit.io.outputs import render_json, write_bytes_atomic
 from irr_audit.report.html import render_html
 from irr_audit.report.jsonreport import disagreements_json, items_json, render_report_json
 from irr_audit.report.markdown import render_markdown
 from irr_audit.report.model import Disagreements, disagreement_list
+from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parents[1]
 # Pieces of ids, texts and codes a sheet can hold: what JSON, HTML, CSV or a spreadsheet treats apart.
@@ -150,3 +152,30 @@ def test_a_report_without_disagreements_writes_an_empty_list(tmp_path: Path) -> 
     document = result.to_dict()
     assert document["disagreements"] == [] and result.to_json() == render_json(document)
     assert render_report_json(document) == render_json(document)  # a plain list: the simple writer
+
+
+def test_the_json_report_in_pieces_is_the_json_report(tmp_path: Path) -> None:
+    listed = _joined(tmp_path)
+    result = audit(sorted(tmp_path.glob("*.csv")), tmp_path / "rule.yaml")
+    assert len(result.report.disagreements or ()) == len(listed)
+    chunks = list(result.to_json_chunks())
+    assert len(chunks) >= 3 and all(isinstance(chunk, bytes) for chunk in chunks)
+    assert b"".join(chunks).decode("utf-8") == result.to_json() == render_json(result.to_dict())
+    out = tmp_path / "out" / "report.json"
+    args = ("report", *sorted(tmp_path.glob("*.csv")), "--rule", tmp_path / "rule.yaml", "--format", "json", "-q")
+    written, shown = run(*args, "--output", out), run(*args)
+    assert written.exit_code == 0 and shown.exit_code == 0, (written.stderr, shown.stderr)
+    assert out.read_text(encoding="utf-8") == shown.stdout == result.to_json()
+
+
+def test_pieces_that_fail_on_the_way_leave_no_file(tmp_path: Path) -> None:
+    def pieces() -> Iterator[bytes]:
+        yield b'{"half": '
+        raise RuntimeError("the maker failed")
+
+    target = tmp_path / "report.json"
+    with pytest.raises(RuntimeError):
+        write_bytes_atomic(target, pieces())
+    assert list(tmp_path.iterdir()) == []
+    write_bytes_atomic(target, iter([b"{", b"}\n"]))
+    assert target.read_bytes() == b"{}\n" and [path.name for path in tmp_path.iterdir()] == ["report.json"]

@@ -156,9 +156,10 @@ def _refuse_folder(path: Path) -> None:
         )
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
+def write_bytes_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
     """Write to a temporary file in the same folder, flush it to disk, then rename.
-    A symlink is refused, not replaced (refuse_unsafe_outputs says so before a command runs)."""
+    A symlink is refused, not replaced (refuse_unsafe_outputs says so before a command runs).
+    ``data`` may come in pieces, written as they come (a failure on the way leaves no file)."""
     folder = path.parent
     _refuse_symlink(path)
     _refuse_folder(path)
@@ -179,7 +180,8 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         ) from None
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            for piece in [data] if isinstance(data, bytes) else data:
+                stream.write(piece)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)
@@ -190,6 +192,9 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             hint="check the folder's permissions and free space.",
             code="output-unwritable",
         ) from None
+    except BaseException:  # the pieces' maker failed (or the run was stopped): no half file left
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _new_temporary(folder: Path, name: str) -> tuple[int, str]:

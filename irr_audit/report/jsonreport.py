@@ -8,7 +8,7 @@ quote, a backslash or a character outside printable ASCII), and no dict is made 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -25,7 +25,7 @@ KEY = '\n  "disagreements": '  # the document's own key: the only one two spaces
 ITEM_INDENT = "    "  # an item of the document's top-level list
 ID_KEY = '\n      "comment_id": '  # an item's own key (a coder named comment_id is deeper in)
 SEPARATOR = ",\n"  # between the items of a list
-CHUNK = 1_000_000  # units encoded at a time: bounds the arrays of text beside the result
+CHUNK = 250_000  # units encoded at a time: bounds the arrays of text (about 40 MB of JSON)
 PLAIN_ID = r"^[ !#-\[\]-~]*$"  # printable ASCII but '"' and '\': json writes it as it is
 MOST_PATTERNS = 2**62  # codes ** coders above this: the patterns do not fit one int64 key
 
@@ -33,26 +33,43 @@ MOST_PATTERNS = 2**62  # codes ** coders above this: the patterns do not fit one
 def render_report_json(document: dict[str, Any]) -> str:
     """render_json of the report's document, with its disagreements (a list, or a join's
     lazy :class:`Disagreements`) written as render_json writes a list of their dicts."""
+    return b"".join(report_json_chunks(document)).decode("utf-8")
+
+
+def report_json_chunks(document: dict[str, Any]) -> Iterator[bytes]:
+    """:func:`render_report_json` in UTF-8 pieces of whole characters, to be written one after the
+    other: millions of disagreements are never all in one string (nor in its UTF-8 copy)."""
     listed = document.get("disagreements")
     if not isinstance(listed, Disagreements):
-        return render_json(document)
+        yield render_json(document).encode("utf-8")
+        return
     text = render_json({**document, "disagreements": []})
     if not listed:
-        return text
+        yield text.encode("utf-8")
+        return
     head, empty, tail = text.partition(KEY + "[]")
     assert empty and KEY not in tail, "the document has one top-level key 'disagreements'"
-    return f"{head}{KEY}[\n{disagreements_json(listed)}\n  ]{tail}"
+    yield f"{head}{KEY}[\n".encode()
+    yield from disagreements_chunks(listed)
+    yield f"\n  ]{tail}".encode()
 
 
 def disagreements_json(listed: Disagreements, chunk: int = CHUNK) -> str:
     """The items of the disagreements' JSON list (without its brackets), as the document's
-    encoder indents them: from the join's arrays when it can (``chunk`` units at a time), else
-    from their dicts."""
+    encoder indents them (:func:`disagreements_chunks`)."""
+    return b"".join(disagreements_chunks(listed, chunk)).decode("utf-8")
+
+
+def disagreements_chunks(listed: Disagreements, chunk: int = CHUNK) -> Iterator[bytes]:
+    """:func:`disagreements_json` in UTF-8, ``chunk`` units at a time: from the join's arrays when
+    it can, else from their dicts."""
     join = listed.join
-    if not _encodable(join):
-        return items_json(listed)
-    chunks = (listed.units[start : start + chunk] for start in range(0, len(listed.units), chunk))
-    return SEPARATOR.join(_chunk_json(join, units) for units in chunks)
+    encodable = _encodable(join)
+    for start in range(0, len(listed.units), chunk):
+        units = listed.units[start : start + chunk]
+        if start:
+            yield SEPARATOR.encode()
+        yield _chunk_json(join, units) if encodable else _items_bytes(disagreement_items(join, units))
 
 
 def items_json(items: Iterable[dict[str, Any]]) -> str:
@@ -78,27 +95,31 @@ def _encodable(join: JoinResult) -> bool:
     return join.context is None and len(set(coders)) == len(coders) and patterns < MOST_PATTERNS
 
 
-def _chunk_json(join: JoinResult, units: np.ndarray) -> str:
-    """The items of these disagreeing units, joined by SEPARATOR."""
+def _items_bytes(items: Iterable[dict[str, Any]]) -> bytes:
+    return items_json(items).encode("utf-8")
+
+
+def _chunk_json(join: JoinResult, units: np.ndarray) -> bytes:
+    """The items of these disagreeing units, joined by SEPARATOR, in UTF-8."""
     codes = join.codes[units]  # every code valid: a disagreement is a fully coded unit
     weights = len(join.rule.categories) ** np.arange(codes.shape[1], dtype=np.int64)
     _, first, pattern = np.unique(codes.astype(np.int64) @ weights, return_index=True, return_inverse=True)
     heads = pa.array([_head(join, codes[unit]) for unit in first], type=pa.large_string())
     found = join.units.take(from_numpy(units))
     if found.null_count:  # no join has a unit without an id; were there one, json writes null
-        return items_json(disagreement_items(join, units))
+        return _items_bytes(disagreement_items(join, units))
     ids = _quoted_ids(found)
-    tails = _tails(join.texts_for(units))
+    tails = _tails(join.texts_for(units) if any(sheet.texts is not None for sheet in join.sheets) else None)
     items = pc.binary_join_element_wise(heads.take(from_numpy(pattern.reshape(-1))), ids, tails, _text(""))
     return _concatenated(items, drop=len(SEPARATOR))  # each item ends with one: not the last
 
 
-def _concatenated(items: pa.Array, drop: int) -> str:
-    """The text of a large_string array's values one after the other, from its buffer, but its
+def _concatenated(items: pa.Array, drop: int) -> bytes:
+    """The UTF-8 of a large_string array's values one after the other, from its buffer, but its
     last ``drop`` bytes."""
     offsets = np.frombuffer(items.buffers()[1], dtype=np.int64)[items.offset : items.offset + len(items) + 1]
     start, end = int(offsets[0]), int(offsets[-1]) - drop
-    return str(items.buffers()[2].slice(start, end - start), "utf-8")
+    return items.buffers()[2].slice(start, end - start).to_pybytes()
 
 
 def _head(join: JoinResult, codes: np.ndarray) -> str:
@@ -122,9 +143,9 @@ def _quoted_ids(ids: pa.Array) -> pa.Array:
     return pc.replace_with_mask(quoted, pa.array(~plain), pa.array(escaped, type=pa.large_string()))
 
 
-def _tails(texts: list[str | None]) -> pa.Array | pa.Scalar:
-    """Each item's text key and value and its closing brace (one string when no unit has a text)."""
-    if all(text is None for text in texts):
+def _tails(texts: list[str | None] | None) -> pa.Array | pa.Scalar:
+    """Each item's text key and value and its closing brace (one string when no sheet has texts)."""
+    if texts is None:
         return _text(_tail(None))
     return pa.array([_tail(text) for text in texts], type=pa.large_string())
 

@@ -236,6 +236,7 @@ def build_report(join: JoinResult, options: AuditOptions = AuditOptions()) -> Au
     rule = join.rule
     check_audit_size(len(join.coders), len(rule.categories), options.n_boot)
     agreement, counted = _agreement(rule, join.coders, join.codes, None, options)
+    disagreeing = disagreement_units(join)
     return AuditReport(
         tool_version=__version__,
         rule=rule,
@@ -248,8 +249,8 @@ def build_report(join: JoinResult, options: AuditOptions = AuditOptions()) -> Au
         },
         missingness=_missingness(join),
         agreement=agreement,
-        disagreements=Disagreements(join, disagreement_units(join)) if options.list_disagreements else None,
-        disagreement_count=len(disagreement_units(join)),
+        disagreements=Disagreements(join, disagreeing) if options.list_disagreements else None,
+        disagreement_count=len(disagreeing),
         warnings=join.warnings,
         group=_group_comparison(join, options) if options.group else None,
         problems=tuple(join.problems),
