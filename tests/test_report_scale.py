@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import csv
 import random
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from irr_audit import audit
 from irr_audit.io.outputs import render_json, write_bytes_atomic
+from irr_audit.metrics.consensus import TIE, TOO_FEW, consensus_codes
 from irr_audit.report.html import render_html
 from irr_audit.report.jsonreport import disagreements_json, items_json, render_report_json
 from irr_audit.report.markdown import render_markdown
@@ -179,3 +182,39 @@ def test_pieces_that_fail_on_the_way_leave_no_file(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
     write_bytes_atomic(target, iter([b"{", b"}\n"]))
     assert target.read_bytes() == b"{}\n" and [path.name for path in tmp_path.iterdir()] == ["report.json"]
+
+
+@pytest.mark.parametrize("scale", ["nominal", "ordinal"])
+def test_a_consensus_keeps_its_reasons_in_an_array(scale: str) -> None:
+    rng = np.random.default_rng(3)
+    codes = rng.integers(-1, 3, size=(2_000, 4))
+    consensus = consensus_codes(codes, 3, scale, [0, 1, 2, 3])
+    assert consensus.undecided.dtype == np.int8 and len(consensus.reasons) == len(codes)
+    expected = [
+        TOO_FEW if (row >= 0).sum() < 2 else TIE if code < 0 else None
+        for row, code in zip(codes, consensus.codes.tolist())
+    ]
+    assert list(consensus.reasons) == expected
+    assert consensus.reason_counts() == dict(sorted(Counter(reason for reason in expected if reason).items()))
+
+
+def test_the_group_lists_its_undecided_units_by_id(tmp_path: Path) -> None:
+    rng = random.Random(11)
+    coders, codes = ["ann", "ben", "cat", "dan", "eve"], ["yes", "no"]
+    result = audit(
+        _sheets(tmp_path, rng, coders, 300, codes, False),
+        _rule(tmp_path, codes),
+        group="g=ann,ben,cat,dan",
+        against="eve",
+    )
+    listed = result.report.disagreements
+    assert isinstance(listed, Disagreements)
+    join = listed.join
+    comparison = result.to_dict()["group_comparison"]
+    reasons = consensus_codes(join.codes, 2, "nominal", [0, 1, 2, 3]).reasons
+    expected = [
+        {"comment_id": str(join.unit_ids[unit]), "reason": reason}
+        for unit, reason in enumerate(reasons)
+        if reason is not None
+    ]
+    assert comparison["undecided_units"] == expected and len(expected) > 20

@@ -19,6 +19,7 @@ from irr_audit.io.display import listed, shortened
 from irr_audit.join.join import JoinResult, across_columns
 from irr_audit.metrics import group_vs_reference, summarise
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN, krippendorff_bootstrap
+from irr_audit.metrics.consensus import REASONS
 from irr_audit.metrics.extended import KALPHA_STREAM, extended_sections
 from irr_audit.metrics.intervals import IntervalSpec
 from irr_audit.metrics.krippendorff import scale_values
@@ -426,10 +427,12 @@ def _group_comparison(join: JoinResult, options: AuditOptions) -> dict[str, Any]
     )
     out = comparison.to_dict(list(rule.categories), list(spec.members), spec.reference)
     out["name"] = spec.name
+    undecided = comparison.consensus.undecided
+    units = np.flatnonzero(undecided)
+    ids = join.units.take(from_numpy(units)).to_pylist()  # only these units' ids, not every unit's
     out["undecided_units"] = [
-        {"comment_id": str(join.unit_ids[unit]), "reason": reason}
-        for unit, reason in enumerate(comparison.consensus.reasons)
-        if reason is not None
+        {"comment_id": comment_id, "reason": REASONS[index]}
+        for comment_id, index in zip(ids, undecided[units].tolist())
     ]
     return out
 
