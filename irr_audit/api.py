@@ -1377,10 +1377,18 @@ class CodebookAudit:
         """The document of `report --codebook --format json` (with ``include_disagreements=False``,
         of `score --codebook --format json`): ``codebook``, ``reliability``, ``variables`` (rule id ->
         the single-rule document), ``missingness`` and ``cells``."""
+        return self._document(include_disagreements, copied=True)
+
+    def _document(self, include_disagreements: bool = True, *, copied: bool = False) -> dict[str, Any]:
+        """The document the renderers show: each variable's own (its disagreements a lazy sequence),
+        or with ``copied`` each variable's :meth:`Audit.to_dict` (a copy, every disagreement listed)."""
         from irr_audit.join.codebook_folder import codebook_record  # noqa: PLC0415 (loaded on use)
         from irr_audit.report.reliability import reliability_rows  # noqa: PLC0415 (loaded on use)
 
-        variables = {key: audit.to_dict(include_disagreements) for key, audit in self.audits.items()}
+        variables = {
+            key: audit.to_dict(include_disagreements) if copied else audit._document(include_disagreements)
+            for key, audit in self.audits.items()
+        }
         return {
             "codebook": codebook_record(self.codebook),
             "reliability": reliability_rows(variables, self.gates),
@@ -1400,7 +1408,7 @@ class CodebookAudit:
     def to_markdown(self) -> str:
         from irr_audit.report.reliability import codebook_markdown  # noqa: PLC0415 (loaded on use)
 
-        return codebook_markdown(self.to_dict())
+        return codebook_markdown(self._document())
 
     def to_methods(self) -> str:
         """`report --codebook --format methods`: the codebook named, then each variable's methods
@@ -1424,17 +1432,17 @@ class CodebookAudit:
     def to_html(self) -> str:
         from irr_audit.report.reliability import codebook_html  # noqa: PLC0415 (loaded on use)
 
-        return codebook_html(self.to_dict())
+        return codebook_html(self._document())
 
     def to_text(self, width: int | None = 80, include_disagreements: bool = True) -> str:
         from irr_audit.report.reliability import codebook_text  # noqa: PLC0415 (loaded on use)
 
-        return codebook_text(self.to_dict(include_disagreements), width)
+        return codebook_text(self._document(include_disagreements), width)
 
     def console_report(self, include_disagreements: bool = True) -> Any:
         from irr_audit.report.reliability import codebook_console  # noqa: PLC0415 (loaded on use)
 
-        return codebook_console(self.to_dict(include_disagreements))
+        return codebook_console(self._document(include_disagreements))
 
 
 def load_codebook_source(

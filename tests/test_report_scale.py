@@ -14,13 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irr_audit import audit
+from irr_audit import audit, audit_codebook
 from irr_audit.io.outputs import render_json, write_bytes_atomic
 from irr_audit.metrics.consensus import TIE, TOO_FEW, consensus_codes
 from irr_audit.report.html import render_html
 from irr_audit.report.jsonreport import disagreements_json, items_json, render_report_json
 from irr_audit.report.markdown import render_markdown
 from irr_audit.report.model import Disagreements, disagreement_list
+from irr_audit.report.reliability import codebook_html, codebook_markdown, codebook_text
 from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -218,3 +219,16 @@ def test_the_group_lists_its_undecided_units_by_id(tmp_path: Path) -> None:
         if reason is not None
     ]
     assert comparison["undecided_units"] == expected and len(expected) > 20
+
+
+def test_a_codebook_report_reads_its_variables_disagreements_lazily() -> None:
+    examples = ROOT / "examples" / "codebook" / "sheets"
+    result = audit_codebook(sorted(examples.glob("*.csv")), ROOT / "codebooks" / "comment_study" / "v1.yaml")
+    copied = result.to_dict()
+    lazy = [audit.report.disagreements for audit in result.audits.values()]
+    assert all(isinstance(listed, Disagreements) for listed in lazy)
+    assert sum(len(listed or ()) for listed in lazy) > 5
+    assert result.to_html() == codebook_html(copied)
+    assert result.to_markdown() == codebook_markdown(copied)
+    assert result.to_text(width=None) == codebook_text(copied, None)
+    assert result.to_json() == render_json(copied)
