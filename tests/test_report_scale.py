@@ -9,16 +9,19 @@ import csv
 import random
 from collections import Counter
 from collections.abc import Iterator
+from json.encoder import encode_basestring
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from irr_audit import audit, audit_codebook
-from irr_audit.io.outputs import render_json, write_bytes_atomic
+from irr_audit.io.outputs import escaped_json, render_json, write_bytes_atomic
 from irr_audit.metrics.consensus import TIE, TOO_FEW, consensus_codes
 from irr_audit.report.html import render_html
-from irr_audit.report.jsonreport import disagreements_json, items_json, render_report_json
+from irr_audit.report.jsonreport import PLAIN, disagreements_json, items_json, render_report_json
 from irr_audit.report.markdown import render_markdown
 from irr_audit.report.model import Disagreements, disagreement_list
 from irr_audit.report.reliability import codebook_html, codebook_markdown, codebook_text
@@ -232,3 +235,16 @@ def test_a_codebook_report_reads_its_variables_disagreements_lazily() -> None:
     assert result.to_markdown() == codebook_markdown(copied)
     assert result.to_text(width=None) == codebook_text(copied, None)
     assert result.to_json() == render_json(copied)
+
+
+def test_an_id_pyarrow_quotes_as_it_is_is_one_json_writes_as_it_is() -> None:
+    characters = [chr(code) for code in [*range(0xD800), *range(0xE000, 0x10000), 0x1F600, 0x10FFFF]]
+    plain = pc.match_substring_regex(pa.array(characters), PLAIN).to_pylist()
+    written = [escaped_json(encode_basestring(character)) == f'"{character}"' for character in characters]
+    assert plain == written
+    assert pc.match_substring_regex(pa.array(["", "t1_ab c", 'a"b', "ok\u2028"]), PLAIN).to_pylist() == [
+        True,
+        True,
+        False,
+        False,
+    ]

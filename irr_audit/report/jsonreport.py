@@ -2,7 +2,7 @@
 the document through render_json, and the disagreements encoded from the join's arrays into
 exactly the text json's encoder writes for their dicts. Each distinct pattern of codes is
 encoded once, the comment ids are quoted by pyarrow (json escapes only the few that hold a
-quote, a backslash or a character outside printable ASCII), and no dict is made per unit.
+quote, a backslash or a control character), and no dict is made per unit.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ ITEM_INDENT = "    "  # an item of the document's top-level list
 ID_KEY = '\n      "comment_id": '  # an item's own key (a coder named comment_id is deeper in)
 SEPARATOR = ",\n"  # between the items of a list
 CHUNK = 250_000  # units encoded at a time: bounds the arrays of text (about 40 MB of JSON)
-PLAIN_ID = r"^[ !#-\[\]-~]*$"  # printable ASCII but '"' and '\': json writes it as it is
+# What json writes as it is, between quotes: no '"' or '\', no control character (json escapes
+# C0, escaped_json DEL, C1 and the bidi controls and line separators), in RE2's syntax.
+PLAIN = r'^[^"\\\x00-\x1f\x7f-\x9f\x{061c}\x{200e}\x{200f}\x{202a}-\x{202e}\x{2066}-\x{2069}\x{2028}\x{2029}]*$'
 MOST_PATTERNS = 2**62  # codes ** coders above this: the patterns do not fit one int64 key
 
 
@@ -136,7 +138,7 @@ def _quoted_ids(ids: pa.Array) -> pa.Array:
     ids = ids.cast(pa.large_string())
     quote = _text('"')
     quoted = pc.binary_join_element_wise(quote, ids, quote, _text(""))
-    plain = pc.match_substring_regex(ids, PLAIN_ID).to_numpy(zero_copy_only=False)
+    plain = pc.match_substring_regex(ids, PLAIN).to_numpy(zero_copy_only=False)
     if plain.all():
         return quoted
     escaped = [escaped_json(encode_basestring(text)) for text in ids.filter(pa.array(~plain)).to_pylist()]
