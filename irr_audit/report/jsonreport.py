@@ -25,7 +25,7 @@ KEY = '\n  "disagreements": '  # the document's own key: the only one two spaces
 ITEM_INDENT = "    "  # an item of the document's top-level list
 ID_KEY = '\n      "comment_id": '  # an item's own key (a coder named comment_id is deeper in)
 SEPARATOR = ",\n"  # between the items of a list
-CHUNK = 250_000  # units encoded at a time: bounds the arrays of text (about 40 MB of JSON)
+CHUNK = 100_000  # units encoded at a time: bounds the arrays of text beside the join (about 20 MB of JSON)
 # What json writes as it is, between quotes: no '"' or '\', no control character (json escapes
 # C0, escaped_json DEL, C1 and the bidi controls and line separators), in RE2's syntax.
 PLAIN = r'^[^"\\\x00-\x1f\x7f-\x9f\x{061c}\x{200e}\x{200f}\x{202a}-\x{202e}\x{2066}-\x{2069}\x{2028}\x{2029}]*$'
