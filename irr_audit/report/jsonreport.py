@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irr_audit.io.arrowtext import from_numpy
+from irr_audit.io.arrowtext import from_numpy, string_array
 from irr_audit.io.outputs import escaped_json, render_json
 from irr_audit.join.join import JoinResult
 from irr_audit.report.model import Disagreements, disagreement_items
@@ -25,6 +25,8 @@ KEY = '\n  "disagreements": '  # the document's own key: the only one two spaces
 ITEM_INDENT = "    "  # an item of the document's top-level list
 ID_KEY = '\n      "comment_id": '  # an item's own key (a coder named comment_id is deeper in)
 SEPARATOR = ",\n"  # between the items of a list
+TEXT_KEY = ',\n      "text": '  # an item's last key, after its comment id's value
+END = "\n    }" + SEPARATOR  # an item's closing brace
 CHUNK = 100_000  # units encoded at a time: bounds the arrays of text beside the join (about 20 MB of JSON)
 # What json writes as it is, between quotes: no '"' or '\', no control character (json escapes
 # C0, escaped_json DEL, C1 and the bidi controls and line separators), in RE2's syntax.
@@ -106,7 +108,7 @@ def _chunk_json(join: JoinResult, units: np.ndarray) -> bytes:
     codes = join.codes[units]  # every code valid: a disagreement is a fully coded unit
     weights = len(join.rule.categories) ** np.arange(codes.shape[1], dtype=np.int64)
     _, first, pattern = np.unique(codes.astype(np.int64) @ weights, return_index=True, return_inverse=True)
-    heads = pa.array([_head(join, codes[unit]) for unit in first], type=pa.large_string())
+    heads = _texts([_head(join, codes[unit]) for unit in first])
     found = join.units.take(from_numpy(units))
     if found.null_count:  # no join has a unit without an id; were there one, json writes null
         return _items_bytes(disagreement_items(join, units))
@@ -138,24 +140,25 @@ def _quoted_ids(ids: pa.Array) -> pa.Array:
     ids = ids.cast(pa.large_string())
     quote = _text('"')
     quoted = pc.binary_join_element_wise(quote, ids, quote, _text(""))
-    plain = pc.match_substring_regex(ids, PLAIN).to_numpy(zero_copy_only=False)
-    if plain.all():
+    odd = pc.invert(pc.match_substring_regex(ids, PLAIN))
+    if not pc.any(odd).as_py():
         return quoted
-    escaped = [escaped_json(encode_basestring(text)) for text in ids.filter(pa.array(~plain)).to_pylist()]
-    return pc.replace_with_mask(quoted, pa.array(~plain), pa.array(escaped, type=pa.large_string()))
+    escaped = [escaped_json(encode_basestring(text)) for text in ids.filter(odd).to_pylist()]
+    return pc.replace_with_mask(quoted, odd, _texts(escaped))
 
 
 def _tails(texts: list[str | None] | None) -> pa.Array | pa.Scalar:
     """Each item's text key and value and its closing brace (one string when no sheet has texts)."""
     if texts is None:
-        return _text(_tail(None))
-    return pa.array([_tail(text) for text in texts], type=pa.large_string())
+        return _text(f"{TEXT_KEY}null{END}")
+    encoded = "\n".join("null" if text is None else encode_basestring(text) for text in texts)
+    values = escaped_json(encoded).split("\n")  # one pass: an encoded string holds no raw line feed
+    return pc.binary_join_element_wise(_text(TEXT_KEY), _texts(values), _text(END), _text(""))
 
 
-def _tail(text: str | None) -> str:
-    value = "null" if text is None else escaped_json(encode_basestring(text))
-    return f',\n      "text": {value}\n    }}{SEPARATOR}'
+def _texts(texts: list[str]) -> pa.Array:
+    return string_array(texts).cast(pa.large_string())  # pyarrow joins text of one type only
 
 
 def _text(text: str) -> pa.Scalar:
-    return pa.scalar(text, type=pa.large_string())  # pyarrow joins text of one type only
+    return _texts([text])[0]
