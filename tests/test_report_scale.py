@@ -21,7 +21,7 @@ from irr_audit import audit, audit_codebook
 from irr_audit.io.outputs import escaped_json, render_json, write_bytes_atomic
 from irr_audit.metrics.consensus import TIE, TOO_FEW, consensus_codes
 from irr_audit.report.html import render_html
-from irr_audit.report.jsonreport import PLAIN, disagreements_json, items_json, render_report_json
+from irr_audit.report.jsonreport import PLAIN, RAW, disagreements_json, items_json, render_report_json
 from irr_audit.report.markdown import render_markdown
 from irr_audit.report.model import Disagreements, disagreement_list
 from irr_audit.report.reliability import codebook_html, codebook_markdown, codebook_text
@@ -248,3 +248,10 @@ def test_an_id_pyarrow_quotes_as_it_is_is_one_json_writes_as_it_is() -> None:
         False,
         False,
     ]
+
+
+def test_what_pyarrow_finds_raw_in_an_encoded_text_is_what_escaped_json_escapes() -> None:
+    characters = [chr(code) for code in [*range(0xD800), *range(0xE000, 0x10000), 0x1F600, 0x10FFFF]]
+    encoded = [encode_basestring(character) for character in characters]
+    raw = pc.match_substring_regex(pa.array(encoded), RAW).to_pylist()
+    assert raw == [escaped_json(text) != text for text in encoded]

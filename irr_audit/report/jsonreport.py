@@ -31,6 +31,8 @@ CHUNK = 100_000  # units encoded at a time: bounds the arrays of text beside the
 # What json writes as it is, between quotes: no '"' or '\', no control character (json escapes
 # C0, escaped_json DEL, C1 and the bidi controls and line separators), in RE2's syntax.
 PLAIN = r'^[^"\\\x00-\x1f\x7f-\x9f\x{061c}\x{200e}\x{200f}\x{202a}-\x{202e}\x{2066}-\x{2069}\x{2028}\x{2029}]*$'
+# What escaped_json changes in a string json encoded (which holds no C0 control raw), in RE2's syntax.
+RAW = r"[\x7f-\x9f\x{061c}\x{200e}\x{200f}\x{202a}-\x{202e}\x{2066}-\x{2069}\x{2028}\x{2029}]"
 MOST_PATTERNS = 2**62  # codes ** coders above this: the patterns do not fit one int64 key
 
 
@@ -151,9 +153,12 @@ def _tails(texts: list[str | None] | None) -> pa.Array | pa.Scalar:
     """Each item's text key and value and its closing brace (one string when no sheet has texts)."""
     if texts is None:
         return _text(f"{TEXT_KEY}null{END}")
-    encoded = "\n".join("null" if text is None else encode_basestring(text) for text in texts)
-    values = escaped_json(encoded).split("\n")  # one pass: an encoded string holds no raw line feed
-    return pc.binary_join_element_wise(_text(TEXT_KEY), _texts(values), _text(END), _text(""))
+    encoded = _texts(["null" if text is None else encode_basestring(text) for text in texts])
+    raw = pc.match_substring_regex(encoded, RAW)
+    if pc.any(raw).as_py():  # a C1 control, a bidi control or a line separator: escaped_json's own
+        escaped = [escaped_json(text) for text in encoded.filter(raw).to_pylist()]
+        encoded = pc.replace_with_mask(encoded, raw, _texts(escaped))
+    return pc.binary_join_element_wise(_text(TEXT_KEY), encoded, _text(END), _text(""))
 
 
 def _texts(texts: list[str]) -> pa.Array:
