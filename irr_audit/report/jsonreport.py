@@ -107,13 +107,13 @@ def _items_bytes(items: Iterable[dict[str, Any]]) -> bytes:
 
 def _chunk_json(join: JoinResult, units: np.ndarray) -> bytes:
     """The items of these disagreeing units, joined by SEPARATOR, in UTF-8."""
+    found = join.units.take(from_numpy(units))
+    if found.null_count:  # no join has a unit without an id; were there one, json writes null
+        return _items_bytes(disagreement_items(join, units))
     codes = join.codes[units]  # every code valid: a disagreement is a fully coded unit
     weights = len(join.rule.categories) ** np.arange(codes.shape[1], dtype=np.int64)
     _, first, pattern = np.unique(codes.astype(np.int64) @ weights, return_index=True, return_inverse=True)
     heads = _texts([_head(join, codes[unit]) for unit in first])
-    found = join.units.take(from_numpy(units))
-    if found.null_count:  # no join has a unit without an id; were there one, json writes null
-        return _items_bytes(disagreement_items(join, units))
     ids = _quoted_ids(found)
     tails = _tails(join.texts_for(units) if any(sheet.texts is not None for sheet in join.sheets) else None)
     items = pc.binary_join_element_wise(heads.take(from_numpy(pattern.reshape(-1))), ids, tails, _text(""))
