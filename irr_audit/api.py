@@ -16,7 +16,7 @@ import numbers
 import os
 import secrets
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from io import StringIO
@@ -37,6 +37,7 @@ from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.join.problems import NO_FULLY_CODED, problem
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
 from irr_audit.metrics.intervals import IntervalSpec
+from irr_audit.report.jsonreport import render_report_json, report_json_chunks
 from irr_audit.report.model import (
     MAX_BOOTSTRAP,
     AuditOptions,
@@ -269,11 +270,16 @@ class Audit:
         """The report as data: exactly the document of `irr-audit report --format json`, or
         with ``include_disagreements=False`` of `irr-audit score --format json`. A copy:
         changing it changes nothing in the audit."""
-        return copy.deepcopy(self._document(include_disagreements))
+        return copy.deepcopy(self._document(include_disagreements, listed=True))
 
     def to_json(self, include_disagreements: bool = True) -> str:
         """:meth:`to_dict` as the byte-stable JSON text the command line writes."""
-        return render_json(self._document(include_disagreements))
+        return render_report_json(self._document(include_disagreements))
+
+    def to_json_chunks(self, include_disagreements: bool = True) -> Iterator[bytes]:
+        """:meth:`to_json` in UTF-8, in pieces to write one after the other: a report listing
+        millions of disagreements is never held whole (what `report --format json` writes)."""
+        return report_json_chunks(self._document(include_disagreements))
 
     def to_markdown(self) -> str:
         """The Markdown report of `report --format md`."""
@@ -319,9 +325,10 @@ class Audit:
             'sandbox="allow-scripts" style="width: 100%; height: 640px; border: 1px solid #ccc"></iframe>'
         )
 
-    def _document(self, include_disagreements: bool = True) -> dict[str, Any]:
-        """The document every renderer shows; its values are the report's own (to_dict copies them)."""
-        document = self.report.to_dict(include_disagreements=include_disagreements)
+    def _document(self, include_disagreements: bool = True, *, listed: bool = False) -> dict[str, Any]:
+        """The document every renderer shows; its values are the report's own (to_dict copies them),
+        the disagreements a lazy sequence unless ``listed``."""
+        document = self.report.to_dict(include_disagreements=include_disagreements, listed=listed)
         if include_disagreements:
             document.update(self.sections)
         return document
@@ -485,7 +492,7 @@ def audit(
     if folder is not None and manifest is not None and options.list_disagreements:  # its provenance and adjudication
         from irr_audit.bundle.adjudication import bundle_report_sections  # noqa: PLC0415 (loaded on use)
 
-        sections = bundle_report_sections(folder, manifest, report.to_dict())
+        sections = bundle_report_sections(folder, manifest, report.to_dict(listed=False))
     if drift_options is not None:
         step("scoring the drift over the coding order")
         sections["drift"] = _drift(result, drift_options, bootstrap, options.seed, columns)
@@ -1370,10 +1377,18 @@ class CodebookAudit:
         """The document of `report --codebook --format json` (with ``include_disagreements=False``,
         of `score --codebook --format json`): ``codebook``, ``reliability``, ``variables`` (rule id ->
         the single-rule document), ``missingness`` and ``cells``."""
+        return self._document(include_disagreements, copied=True)
+
+    def _document(self, include_disagreements: bool = True, *, copied: bool = False) -> dict[str, Any]:
+        """The document the renderers show: each variable's own (its disagreements a lazy sequence),
+        or with ``copied`` each variable's :meth:`Audit.to_dict` (a copy, every disagreement listed)."""
         from irr_audit.join.codebook_folder import codebook_record  # noqa: PLC0415 (loaded on use)
         from irr_audit.report.reliability import reliability_rows  # noqa: PLC0415 (loaded on use)
 
-        variables = {key: audit.to_dict(include_disagreements) for key, audit in self.audits.items()}
+        variables = {
+            key: audit.to_dict(include_disagreements) if copied else audit._document(include_disagreements)
+            for key, audit in self.audits.items()
+        }
         return {
             "codebook": codebook_record(self.codebook),
             "reliability": reliability_rows(variables, self.gates),
@@ -1393,7 +1408,7 @@ class CodebookAudit:
     def to_markdown(self) -> str:
         from irr_audit.report.reliability import codebook_markdown  # noqa: PLC0415 (loaded on use)
 
-        return codebook_markdown(self.to_dict())
+        return codebook_markdown(self._document())
 
     def to_methods(self) -> str:
         """`report --codebook --format methods`: the codebook named, then each variable's methods
@@ -1417,17 +1432,17 @@ class CodebookAudit:
     def to_html(self) -> str:
         from irr_audit.report.reliability import codebook_html  # noqa: PLC0415 (loaded on use)
 
-        return codebook_html(self.to_dict())
+        return codebook_html(self._document())
 
     def to_text(self, width: int | None = 80, include_disagreements: bool = True) -> str:
         from irr_audit.report.reliability import codebook_text  # noqa: PLC0415 (loaded on use)
 
-        return codebook_text(self.to_dict(include_disagreements), width)
+        return codebook_text(self._document(include_disagreements), width)
 
     def console_report(self, include_disagreements: bool = True) -> Any:
         from irr_audit.report.reliability import codebook_console  # noqa: PLC0415 (loaded on use)
 
-        return codebook_console(self.to_dict(include_disagreements))
+        return codebook_console(self._document(include_disagreements))
 
 
 def load_codebook_source(

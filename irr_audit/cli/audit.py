@@ -33,6 +33,8 @@ from irr_audit.cli.shared import (
 from irr_audit.errors import UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from irr_audit.api import Audit, CodebookAudit
 
 
@@ -564,12 +566,16 @@ def _emit(
     result: Audit | CodebookAudit, output_format: str, output: Path | None, include_disagreements: bool = True
 ) -> None:
     """The audit in the format asked for, on stdout or into ``output`` (atomically)."""
+    from irr_audit.api import Audit
     from irr_audit.io.outputs import write_text_atomic
 
     if output_format == "text" and output is None and sys.stdout.isatty():
         from rich.console import Console
 
         Console().print(result.console_report(include_disagreements))  # fitted to the terminal's width
+        return
+    if output_format == "json" and isinstance(result, Audit):  # in pieces: millions of disagreements
+        _emit_chunks(result.to_json_chunks(include_disagreements), output)
         return
     if output_format == "json":
         text = result.to_json(include_disagreements)
@@ -585,6 +591,17 @@ def _emit(
         sys.stdout.write(text)
         return
     write_text_atomic(output, text)
+
+
+def _emit_chunks(chunks: Iterator[bytes], output: Path | None) -> None:
+    """UTF-8 pieces of whole characters, on stdout (as text, like the rest) or into ``output`` (atomically)."""
+    from irr_audit.io.outputs import write_bytes_atomic
+
+    if output is None:
+        for chunk in chunks:
+            sys.stdout.write(chunk.decode("utf-8"))
+        return
+    write_bytes_atomic(output, chunks)
 
 
 # --- a codebook: every variable in one run ---------------------------------------------------

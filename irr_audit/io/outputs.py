@@ -122,6 +122,12 @@ def _escaped_json(text: str) -> str:
     return pattern.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
+def escaped_json(text: str) -> str:
+    """JSON text (or a piece of it: a string json encoded) with what json leaves raw escaped, as
+    :func:`render_json` escapes it."""
+    return _escaped_json(text)
+
+
 def refuse_column_collisions(columns: Sequence[tuple[str, str]], output: str) -> None:
     """The columns of a CSV, as written (neutralised), must all differ: a coder named like another
     column (``units``, say) would overwrite or shadow it. ``columns`` are (name, where it comes
@@ -150,9 +156,10 @@ def _refuse_folder(path: Path) -> None:
         )
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
+def write_bytes_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
     """Write to a temporary file in the same folder, flush it to disk, then rename.
-    A symlink is refused, not replaced (refuse_unsafe_outputs says so before a command runs)."""
+    A symlink is refused, not replaced (refuse_unsafe_outputs says so before a command runs).
+    ``data`` may come in pieces, written as they come (a failure on the way leaves no file)."""
     folder = path.parent
     _refuse_symlink(path)
     _refuse_folder(path)
@@ -173,7 +180,8 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         ) from None
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            for piece in [data] if isinstance(data, bytes) else data:
+                stream.write(piece)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)
@@ -184,6 +192,9 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             hint="check the folder's permissions and free space.",
             code="output-unwritable",
         ) from None
+    except BaseException:  # the pieces' maker failed (or the run was stopped): no half file left
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _new_temporary(folder: Path, name: str) -> tuple[int, str]:

@@ -19,19 +19,28 @@ from irr_audit.rules.scale import Scale
 
 TOO_FEW = "too_few_codes"
 TIE = "tie"
+REASONS = (None, TOO_FEW, TIE)  # a unit's reason, by its index in ``Consensus.undecided``
 
 
 @dataclass(frozen=True)
 class Consensus:
-    """``codes`` (n_units,), -1 where undecided; ``reasons`` None where decided."""
+    """``codes`` (n_units,), -1 where undecided; ``undecided`` (n_units,) the index of each
+    unit's reason in REASONS, 0 where decided (an array: a reason object per unit of millions
+    would cost more than the consensus)."""
 
     codes: np.ndarray
-    reasons: tuple[str | None, ...]
+    undecided: np.ndarray
     method: str
 
+    @property
+    def reasons(self) -> tuple[str | None, ...]:
+        """Each unit's reason, None where decided."""
+        return tuple(REASONS[index] for index in self.undecided.tolist())
+
     def reason_counts(self) -> dict[str, int]:
-        values, counts = np.unique([r for r in self.reasons if r], return_counts=True)
-        return {str(v): int(c) for v, c in zip(values, counts, strict=True)}
+        counts = np.bincount(self.undecided, minlength=len(REASONS))
+        named = sorted((REASONS[index], int(counts[index])) for index in range(1, len(REASONS)) if counts[index])
+        return {str(reason): count for reason, count in named}
 
 
 def consensus_codes(
@@ -62,8 +71,8 @@ def consensus_codes(
         method = "median (an even split between two codes is undecided)"
     too_few = m < max(min_codes, 1)
     result = np.where(too_few | tie, MISSING, decided_code).astype(np.int64)
-    reasons = tuple(TOO_FEW if f else TIE if t else None for f, t in zip(too_few, tie, strict=True))
-    return Consensus(result, reasons, method)
+    undecided = np.where(too_few, REASONS.index(TOO_FEW), np.where(tie, REASONS.index(TIE), 0)).astype(np.int8)
+    return Consensus(result, undecided, method)
 
 
 def _mode(ordered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

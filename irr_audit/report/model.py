@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numbers
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from irr_audit.io.display import listed, shortened
 from irr_audit.join.join import JoinResult, across_columns
 from irr_audit.metrics import group_vs_reference, summarise
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN, krippendorff_bootstrap
+from irr_audit.metrics.consensus import REASONS
 from irr_audit.metrics.extended import KALPHA_STREAM, extended_sections
 from irr_audit.metrics.intervals import IntervalSpec
 from irr_audit.metrics.krippendorff import scale_values
@@ -181,7 +183,7 @@ class AuditReport:
     units: dict[str, int]
     missingness: dict[str, Any]
     agreement: dict[str, Any]
-    disagreements: tuple[dict[str, Any], ...] | None  # None: counted, not listed
+    disagreements: Sequence[dict[str, Any]] | None  # None: counted, not listed (a join's: Disagreements)
     disagreement_count: int
     warnings: tuple[str, ...] = ()
     group: dict[str, Any] | None = None
@@ -194,7 +196,9 @@ class AuditReport:
     def categories(self) -> tuple[str, ...]:
         return self.rule.categories
 
-    def to_dict(self, *, include_disagreements: bool = True) -> dict[str, Any]:
+    def to_dict(self, *, include_disagreements: bool = True, listed: bool = True) -> dict[str, Any]:
+        """The canonical document. ``listed=False`` leaves the disagreements a lazy sequence (the
+        renderers read the first few of millions, and the JSON writer encodes them without dicts)."""
         out: dict[str, Any] = {
             "tool": {"name": "irr-audit", "version": self.tool_version},
             "rule": {
@@ -222,7 +226,7 @@ class AuditReport:
         if self.sample is not None:
             out["sample"] = self.sample
         if include_disagreements and self.disagreements is not None:
-            out["disagreements"] = list(self.disagreements)
+            out["disagreements"] = list(self.disagreements) if listed else self.disagreements
         out["headline"] = headline_block(out, self.headline_bootstrap)
         out["coefficients"] = coefficient_rows(out, self.headline_bootstrap)
         out["paradox"] = paradox_explanation(out)
@@ -233,6 +237,7 @@ def build_report(join: JoinResult, options: AuditOptions = AuditOptions()) -> Au
     rule = join.rule
     check_audit_size(len(join.coders), len(rule.categories), options.n_boot)
     agreement, counted = _agreement(rule, join.coders, join.codes, None, options)
+    disagreeing = disagreement_units(join)
     return AuditReport(
         tool_version=__version__,
         rule=rule,
@@ -245,8 +250,8 @@ def build_report(join: JoinResult, options: AuditOptions = AuditOptions()) -> Au
         },
         missingness=_missingness(join),
         agreement=agreement,
-        disagreements=tuple(disagreement_list(join)) if options.list_disagreements else None,
-        disagreement_count=len(disagreement_units(join)),
+        disagreements=Disagreements(join, disagreeing) if options.list_disagreements else None,
+        disagreement_count=len(disagreeing),
         warnings=join.warnings,
         group=_group_comparison(join, options) if options.group else None,
         problems=tuple(join.problems),
@@ -422,10 +427,12 @@ def _group_comparison(join: JoinResult, options: AuditOptions) -> dict[str, Any]
     )
     out = comparison.to_dict(list(rule.categories), list(spec.members), spec.reference)
     out["name"] = spec.name
+    undecided = comparison.consensus.undecided
+    units = np.flatnonzero(undecided)
+    ids = join.units.take(from_numpy(units)).to_pylist()  # only these units' ids, not every unit's
     out["undecided_units"] = [
-        {"comment_id": str(join.unit_ids[unit]), "reason": reason}
-        for unit, reason in enumerate(comparison.consensus.reasons)
-        if reason is not None
+        {"comment_id": comment_id, "reason": REASONS[index]}
+        for comment_id, index in zip(ids, undecided[units].tolist())
     ]
     return out
 
@@ -442,7 +449,52 @@ def disagreement_list(join: JoinResult) -> list[dict[str, Any]]:
     ledger when the join has one (the text every coder was given; a sheet's copy may have
     been edited), else from a sheet's body or text column. What a report lists, without
     scoring anything."""
-    units = disagreement_units(join)
+    return list(Disagreements(join, disagreement_units(join)))
+
+
+class Disagreements(Sequence[dict[str, Any]]):
+    """The disagreements of a join (:func:`disagreement_list`), each unit's dict made only when
+    it is read: the HTML and Markdown pages show the first few thousand of what can be millions,
+    and the JSON writer encodes all of them from the join's arrays (irr_audit.report.jsonreport)."""
+
+    CHUNK = 65_536  # units made into dicts at a time when iterated
+
+    def __init__(self, join: JoinResult, units: np.ndarray) -> None:
+        self.join = join
+        self.units = units  # indices of the disagreeing units, in unit order
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return disagreement_items(self.join, self.units[index])
+        return disagreement_items(self.join, self.units[[index]])[0]  # IndexError when out of range
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for start in range(0, len(self.units), self.CHUNK):
+            yield from disagreement_items(self.join, self.units[start : start + self.CHUNK])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Disagreements):
+            return self.join is other.join and np.array_equal(self.units, other.units)
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Disagreements({len(self)} units)"
+
+
+def disagreement_items(join: JoinResult, units: np.ndarray) -> list[dict[str, Any]]:
+    """The dicts of these disagreeing units (indices), with their text and, for a sampled join,
+    the ledger's text, link and context."""
     categories = np.array(join.rule.categories, dtype=object)
     named = categories[join.codes[units]].tolist()
     coders = join.coders
