@@ -78,11 +78,9 @@ def _group(keys: np.ndarray, bits: int) -> _Column:
     mixed >>= np.uint64(64 - bits)
     partition = mixed.astype(np.uint16)
     del mixed
-    grouping = pc.sort_indices(from_numpy(partition))
-    grouped_keys = to_numpy(pc.take(from_numpy(keys), grouping))  # (numpy would first widen the indices)
-    order = to_numpy(grouping).astype(np.int32)  # rows of a sheet: below 2**31
+    order = to_numpy(pc.sort_indices(from_numpy(partition))).astype(np.int32)  # rows of a sheet: below 2**31
     counts = np.bincount(partition, minlength=1 << bits)
-    return _Column(order, grouped_keys, np.concatenate([[0], np.cumsum(counts)]))
+    return _Column(order, keys[order], np.concatenate([[0], np.cumsum(counts)]))
 
 
 def _number_partition(grouped: list[_Column], part: int) -> _Partition:
