@@ -38,12 +38,14 @@ def extended_sections(
     n_boot: int = 0,
     seed: int | None = None,
     alpha_min: tuple[float, ...] = DEFAULT_ALPHA_MIN,
+    patterns: Patterns | None = None,
 ) -> dict[str, Any]:
     """``icc`` (interval and ratio rules), ``coder_bias``, ``benchmarking`` and, with ``n_boot`` > 0,
-    ``krippendorff_bootstrap``; ``metrics`` is the report's fully coded coefficients (their JSON form)."""
+    ``krippendorff_bootstrap``; ``metrics`` is the report's fully coded coefficients (their JSON form).
+    ``patterns``: ``compress(codes, n_categories, counts)`` when the caller has it already."""
     scale = Scale(scale)
     checked = scale_values(scale, n_categories, values)
-    patterns = compress(codes, n_categories, counts)
+    patterns = compress(codes, n_categories, counts) if patterns is None else patterns
     full = patterns.select(patterns.n_valid == patterns.n_coders)
     out: dict[str, Any] = {}
     if scale in (Scale.INTERVAL, Scale.RATIO) and checked is not None:

@@ -490,6 +490,7 @@ def summarise(
     counts: np.ndarray | None = None,
     intervals: IntervalSpec | None = None,
     weights: str | object = None,
+    patterns: Patterns | None = None,
 ) -> AgreementSummary:
     """Every coefficient that applies, on both bases, with uncertainty and diagnostics.
 
@@ -501,6 +502,7 @@ def summarise(
     ``intervals`` sets the analytic intervals and tests (level, normal or t, a value to test
     against; default 95% normal). ``weights`` names Gwet's weights (``WEIGHT_NAMES``) or gives a
     K x K agreement matrix: the weighted coefficients then join the unweighted ones.
+    ``patterns``: ``compress(codes, n_categories, counts)`` when the caller has it already.
 
     Worked example A of docs/statistics.md (20 fully coded units of 22):
 
@@ -515,7 +517,7 @@ def summarise(
     checked_values = scale_values(scale, n_categories, values)
     spec = IntervalSpec() if intervals is None else intervals
     weighting = resolve_weights(weights, scale, n_categories, checked_values)
-    patterns = compress(codes, n_categories, counts)
+    patterns = compress(codes, n_categories, counts) if patterns is None else patterns
     n_coders = patterns.n_coders
     multi = n_coders >= 3
     available = patterns.select(patterns.n_valid >= 2)

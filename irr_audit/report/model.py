@@ -342,6 +342,7 @@ def _agreement(
             "ratio weights need values above 0.",
             code="usage-weights",
         ) from None
+    patterns = compress(codes, len(rule.categories), counts)  # the units grouped once, for both calls
     summary = summarise(
         codes,
         len(rule.categories),
@@ -352,6 +353,7 @@ def _agreement(
         counts=counts,
         intervals=options.intervals,
         weights=weights,
+        patterns=patterns,
     )
     agreement = summary.to_dict(list(rule.categories), list(coders))
     counted = agreement.pop("units")
@@ -368,6 +370,7 @@ def _agreement(
             n_boot=options.n_boot,
             seed=options.seed,
             alpha_min=options.alpha_min,
+            patterns=patterns,
         )
     )
     return agreement, counted
