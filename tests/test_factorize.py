@@ -8,6 +8,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from irr_audit.io.arrowtext import may_have_edge_space, packed_keys
 from irr_audit.join import join as join_module
 from irr_audit.join.factorize import factorize
 from irr_audit.join.join import match_ids
@@ -68,3 +69,16 @@ def test_match_ids_is_the_same_on_both_paths(monkeypatch) -> None:
     assert small[0] is partitioned[0] is True
     assert [found.tolist() for found in small[1]] == [found.tolist() for found in partitioned[1]]
     assert small[2].to_pylist() == partitioned[2].to_pylist()
+
+
+def test_ids_of_one_length_are_checked_past_the_first_block() -> None:
+    """A longer (or shorter) id deep in a column of one-length ids is seen: it is packed by its own bytes."""
+    ids = [f"t1_{value:06d}" for value in range(200_000)]
+    for odd in ("t1_1234567", "t1_12345"):
+        column = ids.copy()
+        column[150_001] = odd
+        keys = packed_keys([pa.array(column, type=pa.string())])
+        assert keys is not None
+        assert len(set(keys[0].tolist())) == len(set(column))
+        assert keys[0][150_001] not in set(keys[0][:150_001].tolist()) | set(keys[0][150_002:].tolist())
+        assert may_have_edge_space(pa.array(column + [" t1_000001"], type=pa.string()))

@@ -21,6 +21,7 @@ import pyarrow as pa
 from irr_audit._threads import thread_count
 
 PACKED_BYTES = 8  # an id's bytes after the shared prefix fit in one uint64
+LENGTH_BLOCK = 1 << 16  # offsets compared at a time when checking that values have one length
 LOW_BYTES_MASK = np.array([(1 << (8 * count)) - 1 for count in range(PACKED_BYTES + 1)], dtype=np.uint64)
 
 
@@ -138,7 +139,20 @@ def may_have_edge_space(column: pa.Array) -> bool:
 def _one_length(offsets: np.ndarray) -> bool:
     """Whether every value is as long as the first (the offsets step evenly)."""
     step = int(offsets[1] - offsets[0])
-    return int(offsets[-1] - offsets[0]) == step * (len(offsets) - 1) and bool((np.diff(offsets) == step).all())
+    if int(offsets[-1] - offsets[0]) != step * (len(offsets) - 1):
+        return False
+    # a block at a time: no temporary as long as the column
+    return all(
+        bool((np.diff(offsets[start : start + LENGTH_BLOCK + 1]) == step).all())
+        for start in range(0, len(offsets) - 1, LENGTH_BLOCK)
+    )
+
+
+def _lengths(offsets: np.ndarray) -> np.ndarray:
+    """Each value's length in bytes; for values of one length, one number seen as many (no copy)."""
+    if len(offsets) > 1 and _one_length(offsets):
+        return np.broadcast_to(offsets[1] - offsets[0], (len(offsets) - 1,))
+    return np.diff(offsets)
 
 
 def _may_be_space(byte: np.ndarray) -> np.ndarray:
@@ -200,7 +214,7 @@ def key_packers(columns: list[pa.Array]) -> list[Callable[[], np.ndarray]] | Non
         if view is None:
             return None
         views.append(view)
-    lengths = [np.diff(offsets) for offsets, _ in views]
+    lengths = [_lengths(offsets) for offsets, _ in views]
     prefix = _shared_prefix(views, lengths)
     if prefix is None or not all(_packable(view, length, prefix) for view, length in zip(views, lengths)):
         return None
