@@ -139,5 +139,15 @@ def _renumbered(
     for part, piece in enumerate(numbers):
         np.take(rank[bases[part] : bases[part + 1]], piece, out=grouped[starts[part] : starts[part + 1]])
     indices = np.empty(len(order), dtype=np.int32)
-    indices[order] = grouped
+    scatter(indices, order, grouped)
     return indices
+
+
+SCATTER_BLOCK = 1 << 20  # rows written at a time: numpy widens the positions of each block to 64 bits
+
+
+def scatter(target: np.ndarray, positions: np.ndarray, values: np.ndarray) -> None:
+    """``target[positions] = values``, a block of rows at a time (in row order, so a later row
+    wins as in one assignment): the widened positions of a block stay small."""
+    for start in range(0, len(positions), SCATTER_BLOCK):
+        target[positions[start : start + SCATTER_BLOCK]] = values[start : start + SCATTER_BLOCK]

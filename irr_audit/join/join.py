@@ -29,7 +29,7 @@ from irr_audit.errors import SheetError, UsageError
 from irr_audit.io.arrowtext import from_numpy, key_packers, to_numpy
 from irr_audit.io.idcheck import suspicious_id_warnings
 from irr_audit.io.sheets import Sheet, parse_rule_version
-from irr_audit.join.factorize import factorize
+from irr_audit.join.factorize import factorize, scatter
 from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.join.problems import audit_problems, near_miss_warnings
 from irr_audit.rules.model import CodeStatus, Rule
@@ -488,8 +488,8 @@ def _place_sheet(
         kept_status, kept_category, cell_units, cell_rows = row_status, row_category, unit, None
     else:
         kept_status, kept_category, cell_units, cell_rows = row_status[kept], row_category[kept], unit[kept], kept
-    status[:, column][cell_units] = kept_status
-    codes[:, column][cell_units] = kept_category
+    scatter(status[:, column], cell_units, kept_status)
+    scatter(codes[:, column], cell_units, kept_category)
     logged = kept[kept_status != VALID]
     if len(conflicts):
         status[:, column][unit[conflicts]] = CONFLICT
@@ -521,11 +521,11 @@ def _place_distinct(
     before, then holds fewer cells than the sheet has rows (a row is never absent)."""
     if len(unit) == 0 or unit.min() < 0:
         return False
-    status_column[unit] = row_status
+    scatter(status_column, unit, row_status)
     if np.count_nonzero(status_column != ABSENT) < len(unit):
-        status_column[unit] = ABSENT
+        status_column[:] = ABSENT
         return False
-    codes_column[unit] = row_category
+    scatter(codes_column, unit, row_category)
     return True
 
 
