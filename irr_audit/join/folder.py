@@ -18,20 +18,18 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io.files import resolved
-from irr_audit.io.framecsv import frame_csv_text
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import jsonl_text, refuse_column_collisions, refuse_unsafe_outputs, render_json
 from irr_audit.io.records import RecordKind, join_record_problems, read_checked_record
 from irr_audit.io.runfolder import (
     JOIN_RECORD,
     RUN_KEY,
+    FileData,
     Mismatch,
     Replacement,
     files_read,
@@ -44,11 +42,14 @@ from irr_audit.io.runfolder import (
     run_mismatches,
 )
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheet, recorded_columns
-from irr_audit.join.counts import counts_csv_text
 from irr_audit.join.join import JoinResult
+from irr_audit.join.writers import counts_csv_text, joined_csv_chunks, log_csv_chunks, log_jsonl_chunks
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
 from irr_audit.rules.runaliases import with_run_aliases
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SUMMARY = JOIN_RECORD
 JOINED = "joined.csv"
@@ -97,10 +98,10 @@ def write_join_dir(
             "report": sample_report or {},
         }
 
-    def files() -> Iterator[tuple[str, bytes]]:  # one at a time: a million units' joined.csv is large
-        yield JOINED, frame_csv_text(result.joined_frame()).encode("utf-8")
-        yield LOG, frame_csv_text(result.log).encode("utf-8")
-        yield LOG_JSONL, log_jsonl(result.log).encode("utf-8")
+    def files() -> Iterator[tuple[str, FileData]]:  # in chunks: ten million units' joined.csv is 300 MB
+        yield JOINED, joined_csv_chunks(result)
+        yield LOG, log_csv_chunks(result)
+        yield LOG_JSONL, log_jsonl_chunks(result)
         yield RULE_COPY, rule_bytes
         yield COUNTS, counts.encode("utf-8")
 
@@ -133,7 +134,7 @@ def previous_join_files(out: Path) -> dict[str, str | None]:
 def log_jsonl(log: pd.DataFrame) -> str:
     """The missingness log for machines: one JSON object per row, every value verbatim."""
     columns = {name: log[name].tolist() for name in log.columns}
-    columns["row"] = [None if row is pd.NA else int(row) for row in columns["row"]]
+    columns["row"] = [int(row) if isinstance(row, int) else None for row in columns["row"]]  # pd.NA: null
     return jsonl_text((dict(zip(columns, values)) for values in zip(*columns.values())), compact=True)
 
 

@@ -1,0 +1,201 @@
+"""The join folder's large files (joined.csv, missingness_log.csv, missingness_log.jsonl),
+written from the join's arrays in chunks of lines, without pandas.
+
+Ten million units make a joined.csv of 300 MB and a log of 500 MB: each file is made
+and written a chunk at a time (irr_audit.io.runfolder hashes the chunks as it writes them),
+so no file is ever whole in memory. A line is joined from a few columns of pieces: the id,
+and the text of everything else on the line, made once per distinct combination (a
+unit's codes; a log row's raw value, reason and detail) and taken for every line.
+
+The bytes are exactly those of the row-by-row definitions: frame_csv_text of
+:meth:`JoinResult.joined_frame` and :attr:`JoinResult.log`, and json_line of each log row
+(tests/test_join_writers.py compares them on hostile values).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from irr_audit.io.arrowtext import from_numpy, string_array, to_numpy
+from irr_audit.io.outputs import csv_line, json_line, refuse_column_collisions, spreadsheet_safe
+from irr_audit.io.textcolumns import joined_lines, json_string_bodies, text_fields, text_scalar
+from irr_audit.join.join import REASONS, JoinResult, SheetLog, log_parts
+from irr_audit.join.missingness import LOG_COLUMNS
+from irr_audit.metrics.patterns import compress
+
+CHUNK_ROWS = 1 << 18  # lines made at a time: tens of MB, whatever the number of units
+MAX_COMBINATIONS = 1 << 14  # a group of coders' codes is one piece while it has at most this many combinations
+UNITS = "units"  # counts.csv's last column: how many units have the row's pattern of codes
+
+
+def joined_csv_chunks(join: JoinResult, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
+    """joined.csv: the header, then one line per unit (its id, each coder's code or empty, fully_coded)."""
+    yield csv_line([spreadsheet_safe(name) for name in ("comment_id", *join.coders, "fully_coded")]).encode("utf-8")
+    labels = text_fields(string_array([*join.rule.categories, ""])).to_pylist()
+    groups = _coder_groups(len(join.coders), len(labels))
+    pieces = [_group_texts(len(group), labels, last=index == len(groups) - 1) for index, group in enumerate(groups)]
+    codes, fully = join.codes, join.fully_coded
+    for start in range(0, len(join.units), chunk_rows):
+        stop = min(start + chunk_rows, len(join.units))
+        line: list[pa.Array | str] = [text_fields(join.units[start:stop])]
+        for index, (group, texts) in enumerate(zip(groups, pieces)):
+            key = np.zeros(stop - start, dtype=np.int64)
+            for column in group:  # the last coder of a group varies fastest, as _group_texts lists them
+                key *= len(labels)
+                key += np.where(codes[start:stop, column] < 0, len(labels) - 1, codes[start:stop, column])
+            if index == len(groups) - 1:
+                key = key * 2 + fully[start:stop]  # fully_coded and the line's end close the last piece
+            line += [",", texts.take(from_numpy(key))]
+        yield joined_lines(line)
+
+
+def _coder_groups(coders: int, labels: int) -> list[list[int]]:
+    """The coders in consecutive groups whose codes (and fully_coded, for the last) have at most
+    MAX_COMBINATIONS combinations."""
+    groups: list[list[int]] = [[]]
+    for coder in range(coders):
+        if groups[-1] and labels ** (len(groups[-1]) + 1) * 2 > MAX_COMBINATIONS:
+            groups.append([])
+        groups[-1].append(coder)
+    return groups
+
+
+def _group_texts(size: int, labels: list[str], *, last: bool) -> pa.Array:
+    """The CSV text of every combination of ``size`` coders' fields, the last coder's varying
+    fastest; the last group's texts end with fully_coded (False, True) and the line's end."""
+    texts = [",".join(fields) for fields in itertools.product(labels, repeat=size)]
+    if last:
+        texts = [f"{text},{flag}\n" for text in texts for flag in ("False", "True")]
+    return string_array(texts)
+
+
+def counts_csv_text(join: JoinResult) -> str:
+    """counts.csv (irr_audit.join.counts): coder names and codes neutralised as in every CSV
+    irr-audit writes (read_counts undoes it exactly), one column per coder, then units."""
+    refuse_column_collisions(
+        [*((sheet.coder, f"the coder of sheet {sheet.name}") for sheet in join.sheets), (UNITS, "the units column")],
+        "counts.csv",
+    )
+    header = csv_line([spreadsheet_safe(name) for name in (*join.coders, UNITS)])
+    patterns = compress(join.codes, len(join.rule.categories))
+    if not len(patterns.counts):
+        return header
+    labels = text_fields(string_array([*join.rule.categories, ""]))
+    line: list[pa.Array | str] = []
+    for column in range(len(join.coders)):
+        rows = patterns.rows[:, column]
+        line += [labels.take(from_numpy(np.where(rows < 0, len(labels) - 1, rows))), ","]
+    line += [from_numpy(patterns.counts.astype(np.int64)).cast(pa.string()), "\n"]
+    return header + bytes(joined_lines(line)).decode("utf-8")
+
+
+def log_csv_chunks(join: JoinResult, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
+    """missingness_log.csv: frame_csv_text of the log, part by part, chunk by chunk."""
+    yield csv_line([spreadsheet_safe(name) for name in LOG_COLUMNS]).encode("utf-8")
+    for part in log_parts(join):
+        sheet, coder = text_fields(string_array([part.sheet, part.coder])).to_pylist()
+        ends = _Ends.of(part)
+        raw = text_fields(ends.raw_values).to_pylist()
+        reasons = text_fields(string_array([reason.value for reason in REASONS])).to_pylist()
+        details = text_fields(string_array(list(part.detail_texts))).to_pylist()
+        tails = string_array([f"{raw[r]},{reasons[why]},{details[d]}\n" for r, why, d in ends.combinations])
+        for start, stop in _chunks(len(part), chunk_rows):
+            rows = _row_numbers(part.rows[start:stop], "")
+            ids = text_fields(part.comment_ids[start:stop])
+            yield joined_lines([f"{sheet},{coder},", rows, ",", ids, ",", tails.take(ends.of_rows(start, stop))])
+
+
+def log_jsonl_chunks(join: JoinResult, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
+    """missingness_log.jsonl: json_line of each log row (compact), part by part, chunk by chunk."""
+    for part in log_parts(join):
+        head = json_line({"sheet": part.sheet, "coder": part.coder}, compact=True)[:-2] + ',"row":'
+        ends = _Ends.of(part)
+        raw = ends.raw_values.to_pylist()
+        tails = string_array(
+            [
+                '"' + json_line(_tail(raw[r], why, part.detail_texts[d]), compact=True)[:-1].replace("{", ",", 1) + "\n"
+                for r, why, d in ends.combinations
+            ]
+        )
+        for start, stop in _chunks(len(part), chunk_rows):
+            bodies = json_string_bodies(part.comment_ids[start:stop])
+            if bodies is None:  # a missing id, which json writes as null: line by line
+                yield "".join(_json_lines(part, start, stop)).encode("utf-8")
+                continue
+            rows = _row_numbers(part.rows[start:stop], "null")
+            yield joined_lines([head, rows, ',"comment_id":"', bodies, tails.take(ends.of_rows(start, stop))])
+
+
+def _tail(raw: str | None, why: int, detail: str) -> dict[str, object]:
+    return {"raw_value": raw, "reason": REASONS[why].value, "detail": detail}
+
+
+def _json_lines(part: SheetLog, start: int, stop: int) -> Iterator[str]:
+    ids = part.comment_ids[start:stop].to_pylist()
+    raw = part.raw_values[start:stop].to_pylist()
+    for at, (row, comment_id, value) in enumerate(zip(part.rows[start:stop].tolist(), ids, raw)):
+        record = {
+            "sheet": part.sheet,
+            "coder": part.coder,
+            "row": row if row >= 0 else None,
+            "comment_id": comment_id,
+            **_tail(value, int(part.reasons[start + at]), part.detail_texts[part.details[start + at]]),
+        }
+        yield json_line(record, compact=True)
+
+
+class _Ends:
+    """The end of each log line after its id (raw value, reason, detail): the distinct
+    combinations, and each row's as an index into them."""
+
+    def __init__(self, raw_values: pa.Array, combinations: list[tuple[int, int, int]], index: np.ndarray):
+        self.raw_values = raw_values  # the distinct raw values (a missing one last, as null)
+        self.combinations = combinations  # (raw value, reason, detail), as indices
+        self.index = index
+
+    @classmethod
+    def of(cls, part: SheetLog) -> _Ends:
+        encoded = part.raw_values.dictionary_encode()
+        raw_values = encoded.dictionary
+        raw = encoded.indices
+        if raw.null_count:  # a missing raw value (no sheet reader makes one): a value of its own
+            raw = raw.fill_null(len(raw_values))
+            raw_values = pa.concat_arrays([raw_values, pa.nulls(1, raw_values.type)])
+        raw_index = to_numpy(raw).astype(np.int64)
+        pair = raw_index * len(REASONS) + part.reasons  # both small: no overflow
+        pairs = pc.dictionary_encode(from_numpy(pair))
+        pair_index = to_numpy(pairs.indices).astype(np.int64)
+        key = pair_index * max(len(part.detail_texts), 1) + part.details
+        keys = pc.dictionary_encode(from_numpy(key))
+        distinct = to_numpy(keys.dictionary)
+        pair_values = to_numpy(pairs.dictionary)[distinct // max(len(part.detail_texts), 1)]
+        combinations = list(
+            zip(
+                (pair_values // len(REASONS)).tolist(),
+                (pair_values % len(REASONS)).tolist(),
+                (distinct % max(len(part.detail_texts), 1)).tolist(),
+            )
+        )
+        return cls(raw_values, combinations, to_numpy(keys.indices).astype(np.int32))
+
+    def of_rows(self, start: int, stop: int) -> pa.Array:
+        return from_numpy(self.index[start:stop])
+
+
+def _chunks(size: int, chunk_rows: int) -> Iterator[tuple[int, int]]:
+    for start in range(0, size, chunk_rows):
+        yield start, min(start + chunk_rows, size)
+
+
+def _row_numbers(rows: np.ndarray, missing: str) -> pa.Array:
+    """Row numbers as text, ``missing`` for an absent cell's (-1)."""
+    numbers = from_numpy(rows).cast(pa.string())
+    if rows.min(initial=0) >= 0:
+        return numbers
+    absent = pc.less(from_numpy(rows), from_numpy(np.zeros(1, dtype=np.int64))[0])
+    return pc.if_else(absent, text_scalar(missing), numbers)
