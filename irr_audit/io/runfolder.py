@@ -22,6 +22,7 @@ import secrets
 import shutil
 import stat
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 from typing import Any
@@ -294,13 +295,28 @@ def replace_folder(
 
 
 def _write_new_file(path: Path, data: FileData) -> str:
-    """Write a new file, whole or chunk by chunk, and return its sha256 (hex), hashed as written."""
+    """Write a new file, whole or chunk by chunk, and return its sha256 (hex), hashed as written.
+    A chunk is written and hashed on a helper thread while the next one is made (both let
+    go of the GIL), so at most two chunks are in memory."""
     path.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
+
+    def put(chunk: bytes | memoryview) -> None:
+        stream.write(chunk)
+        digest.update(chunk)
+
     with open(path, "xb") as stream:
-        for chunk in (data,) if isinstance(data, bytes) else data:
-            stream.write(chunk)
-            digest.update(chunk)
+        if isinstance(data, bytes):
+            put(data)
+        else:
+            with ThreadPoolExecutor(max_workers=1) as writer:
+                written: Future[None] | None = None
+                for chunk in data:
+                    if written is not None:
+                        written.result()
+                    written = writer.submit(put, chunk)
+                if written is not None:
+                    written.result()
         stream.flush()
         os.fsync(stream.fileno())
     return digest.hexdigest()

@@ -69,11 +69,11 @@ def _replaced(text: pa.Array, at: np.ndarray, values: pa.Array) -> pa.Array:
     return pa.concat_arrays([text, values]).take(from_numpy(order))
 
 
-def joined_lines(pieces: Sequence[pa.Array | str]) -> memoryview:
-    """The pieces of each line joined (a text is the same in every line), all lines as one
-    block of UTF-8 bytes; at least one piece is a column."""
+def joined_lines(pieces: Sequence[pa.Array | str], separator: str = "") -> memoryview:
+    """The pieces of each line joined, ``separator`` between them (a text is the same in every
+    line), all lines as one block of UTF-8 bytes; at least one piece is a column."""
     columns = [text_scalar(piece) if isinstance(piece, str) else piece for piece in pieces]
-    return text_bytes(pc.binary_join_element_wise(*columns, text_scalar("")))
+    return text_bytes(pc.binary_join_element_wise(*columns, text_scalar(separator)))
 
 
 def text_scalar(text: str) -> pa.Scalar:

@@ -43,7 +43,7 @@ from irr_audit.io.runfolder import (
 )
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheet, recorded_columns
 from irr_audit.join.join import JoinResult
-from irr_audit.join.writers import counts_csv_text, joined_csv_chunks, log_csv_chunks, log_jsonl_chunks
+from irr_audit.join.writers import LogLines, counts_csv_text, joined_csv_chunks
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
 from irr_audit.rules.runaliases import with_run_aliases
@@ -100,8 +100,9 @@ def write_join_dir(
 
     def files() -> Iterator[tuple[str, FileData]]:  # in chunks: ten million units' joined.csv is 300 MB
         yield JOINED, joined_csv_chunks(result)
-        yield LOG, log_csv_chunks(result)
-        yield LOG_JSONL, log_jsonl_chunks(result)
+        log = LogLines(result)
+        yield LOG, log.csv_chunks()
+        yield LOG_JSONL, log.jsonl_chunks()
         yield RULE_COPY, rule_bytes
         yield COUNTS, counts.encode("utf-8")
 

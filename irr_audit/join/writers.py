@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -50,8 +51,8 @@ def joined_csv_chunks(join: JoinResult, chunk_rows: int = CHUNK_ROWS) -> Iterato
                 key += np.where(codes[start:stop, column] < 0, len(labels) - 1, codes[start:stop, column])
             if index == len(groups) - 1:
                 key = key * 2 + fully[start:stop]  # fully_coded and the line's end close the last piece
-            line += [",", texts.take(from_numpy(key))]
-        yield joined_lines(line)
+            line.append(texts.take(from_numpy(key)))
+        yield joined_lines(line, ",")
 
 
 def _coder_groups(coders: int, labels: int) -> list[list[int]]:
@@ -94,41 +95,61 @@ def counts_csv_text(join: JoinResult) -> str:
     return header + bytes(joined_lines(line)).decode("utf-8")
 
 
-def log_csv_chunks(join: JoinResult, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
-    """missingness_log.csv: frame_csv_text of the log, part by part, chunk by chunk."""
-    yield csv_line([spreadsheet_safe(name) for name in LOG_COLUMNS]).encode("utf-8")
-    for part in log_parts(join):
-        sheet, coder = text_fields(string_array([part.sheet, part.coder])).to_pylist()
-        ends = _Ends.of(part)
-        raw = text_fields(ends.raw_values).to_pylist()
+class LogLines:
+    """The missingness log's two files from one reading of the log: its parts, and the distinct
+    ends of their lines, made once for both."""
+
+    def __init__(self, join: JoinResult):
+        self.join = join
+
+    @cached_property
+    def parts(self) -> list[tuple[SheetLog, _Ends]]:
+        return [(part, _Ends.of(part)) for part in log_parts(self.join)]
+
+    def csv_chunks(self, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
+        """missingness_log.csv: frame_csv_text of the log, part by part, chunk by chunk."""
+        yield csv_line([spreadsheet_safe(name) for name in LOG_COLUMNS]).encode("utf-8")
         reasons = text_fields(string_array([reason.value for reason in REASONS])).to_pylist()
-        details = text_fields(string_array(list(part.detail_texts))).to_pylist()
-        tails = string_array([f"{raw[r]},{reasons[why]},{details[d]}\n" for r, why, d in ends.combinations])
-        for start, stop in _chunks(len(part), chunk_rows):
-            rows = _row_numbers(part.rows[start:stop], "")
-            ids = text_fields(part.comment_ids[start:stop])
-            yield joined_lines([f"{sheet},{coder},", rows, ",", ids, ",", tails.take(ends.of_rows(start, stop))])
+        for part, ends in self.parts:
+            sheet, coder = text_fields(string_array([part.sheet, part.coder])).to_pylist()
+            raw = text_fields(ends.raw_values).to_pylist()
+            details = text_fields(string_array(list(part.detail_texts))).to_pylist()
+            tails = string_array([f"{raw[r]},{reasons[why]},{details[d]}\n" for r, why, d in ends.combinations])
+            for start, stop in _chunks(len(part), chunk_rows):
+                rows = _row_numbers(part.rows[start:stop], "")
+                ids = text_fields(part.comment_ids[start:stop])
+                yield joined_lines([f"{sheet},{coder}", rows, ids, tails.take(ends.of_rows(start, stop))], ",")
+
+    def jsonl_chunks(self, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
+        """missingness_log.jsonl: json_line of each log row (compact), part by part, chunk by chunk."""
+        for part, ends in self.parts:
+            head = json_line({"sheet": part.sheet, "coder": part.coder}, compact=True)[:-2] + ',"row":'
+            raw = ends.raw_values.to_pylist()
+            tails = string_array(
+                [
+                    '"'
+                    + json_line(_tail(raw[r], why, part.detail_texts[d]), compact=True)[:-1].replace("{", ",", 1)
+                    + "\n"
+                    for r, why, d in ends.combinations
+                ]
+            )
+            for start, stop in _chunks(len(part), chunk_rows):
+                bodies = json_string_bodies(part.comment_ids[start:stop])
+                if bodies is None:  # a missing id, which json writes as null: line by line
+                    yield "".join(_json_lines(part, start, stop)).encode("utf-8")
+                    continue
+                rows = _row_numbers(part.rows[start:stop], "null")
+                yield joined_lines([head, rows, ',"comment_id":"', bodies, tails.take(ends.of_rows(start, stop))])
+
+
+def log_csv_chunks(join: JoinResult, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
+    """missingness_log.csv alone."""
+    return LogLines(join).csv_chunks(chunk_rows)
 
 
 def log_jsonl_chunks(join: JoinResult, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
-    """missingness_log.jsonl: json_line of each log row (compact), part by part, chunk by chunk."""
-    for part in log_parts(join):
-        head = json_line({"sheet": part.sheet, "coder": part.coder}, compact=True)[:-2] + ',"row":'
-        ends = _Ends.of(part)
-        raw = ends.raw_values.to_pylist()
-        tails = string_array(
-            [
-                '"' + json_line(_tail(raw[r], why, part.detail_texts[d]), compact=True)[:-1].replace("{", ",", 1) + "\n"
-                for r, why, d in ends.combinations
-            ]
-        )
-        for start, stop in _chunks(len(part), chunk_rows):
-            bodies = json_string_bodies(part.comment_ids[start:stop])
-            if bodies is None:  # a missing id, which json writes as null: line by line
-                yield "".join(_json_lines(part, start, stop)).encode("utf-8")
-                continue
-            rows = _row_numbers(part.rows[start:stop], "null")
-            yield joined_lines([head, rows, ',"comment_id":"', bodies, tails.take(ends.of_rows(start, stop))])
+    """missingness_log.jsonl alone."""
+    return LogLines(join).jsonl_chunks(chunk_rows)
 
 
 def _tail(raw: str | None, why: int, detail: str) -> dict[str, object]:
