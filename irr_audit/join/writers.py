@@ -14,14 +14,18 @@ The bytes are exactly those of the row-by-row definitions: frame_csv_text of
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from irr_audit._threads import thread_count
 from irr_audit.io.arrowtext import from_numpy, string_array, to_numpy
 from irr_audit.io.outputs import csv_line, json_line, refuse_column_collisions, spreadsheet_safe
 from irr_audit.io.textcolumns import joined_lines, json_string_bodies, text_fields, text_scalar
@@ -41,8 +45,8 @@ def joined_csv_chunks(join: JoinResult, chunk_rows: int = CHUNK_ROWS) -> Iterato
     groups = _coder_groups(len(join.coders), len(labels))
     pieces = [_group_texts(len(group), labels, last=index == len(groups) - 1) for index, group in enumerate(groups)]
     codes, fully = join.codes, join.fully_coded
-    for start in range(0, len(join.units), chunk_rows):
-        stop = min(start + chunk_rows, len(join.units))
+
+    def lines(start: int, stop: int) -> memoryview:
         line: list[pa.Array | str] = [text_fields(join.units[start:stop])]
         for index, (group, texts) in enumerate(zip(groups, pieces)):
             key = np.zeros(stop - start, dtype=np.int64)
@@ -52,7 +56,9 @@ def joined_csv_chunks(join: JoinResult, chunk_rows: int = CHUNK_ROWS) -> Iterato
             if index == len(groups) - 1:
                 key = key * 2 + fully[start:stop]  # fully_coded and the line's end close the last piece
             line.append(texts.take(from_numpy(key)))
-        yield joined_lines(line, ",")
+        return joined_lines(line, ",")
+
+    yield from _made_in_order(lines, len(join.units), chunk_rows)
 
 
 def _coder_groups(coders: int, labels: int) -> list[list[int]]:
@@ -115,10 +121,8 @@ class LogLines:
             raw = text_fields(ends.raw_values).to_pylist()
             details = text_fields(string_array(list(part.detail_texts))).to_pylist()
             tails = string_array([f"{raw[r]},{reasons[why]},{details[d]}\n" for r, why, d in ends.combinations])
-            for start, stop in _chunks(len(part), chunk_rows):
-                rows = _row_numbers(part.rows[start:stop], "")
-                ids = text_fields(part.comment_ids[start:stop])
-                yield joined_lines([f"{sheet},{coder}", rows, ids, tails.take(ends.of_rows(start, stop))], ",")
+            lines = functools.partial(_log_csv_lines, part, ends, f"{sheet},{coder}", tails)
+            yield from _made_in_order(lines, len(part), chunk_rows)
 
     def jsonl_chunks(self, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
         """missingness_log.jsonl: json_line of each log row (compact), part by part, chunk by chunk."""
@@ -133,13 +137,8 @@ class LogLines:
                     for r, why, d in ends.combinations
                 ]
             )
-            for start, stop in _chunks(len(part), chunk_rows):
-                bodies = json_string_bodies(part.comment_ids[start:stop])
-                if bodies is None:  # a missing id, which json writes as null: line by line
-                    yield "".join(_json_lines(part, start, stop)).encode("utf-8")
-                    continue
-                rows = _row_numbers(part.rows[start:stop], "null")
-                yield joined_lines([head, rows, ',"comment_id":"', bodies, tails.take(ends.of_rows(start, stop))])
+            lines = functools.partial(_log_json_lines, part, ends, head, tails)
+            yield from _made_in_order(lines, len(part), chunk_rows)
 
 
 def log_csv_chunks(join: JoinResult, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
@@ -150,6 +149,26 @@ def log_csv_chunks(join: JoinResult, chunk_rows: int = CHUNK_ROWS) -> Iterator[b
 def log_jsonl_chunks(join: JoinResult, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
     """missingness_log.jsonl alone."""
     return LogLines(join).jsonl_chunks(chunk_rows)
+
+
+def _log_csv_lines(part: SheetLog, ends: _Ends, head: str, tails: pa.Array, start: int, stop: int) -> memoryview:
+    """Lines ``start`` to ``stop`` of a part of the log as CSV: ``head`` (its sheet and coder) and
+    ``tails`` (the distinct ends of its lines) as fields."""
+    rows = _row_numbers(part.rows[start:stop], "")
+    ids = text_fields(part.comment_ids[start:stop])
+    return joined_lines([head, rows, ids, tails.take(ends.of_rows(start, stop))], ",")
+
+
+def _log_json_lines(
+    part: SheetLog, ends: _Ends, head: str, tails: pa.Array, start: int, stop: int
+) -> bytes | memoryview:
+    """Lines ``start`` to ``stop`` of a part of the log as JSON Lines: ``head`` is each line's
+    text up to its row number, ``tails`` the distinct texts after its id."""
+    bodies = json_string_bodies(part.comment_ids[start:stop])
+    if bodies is None:  # a missing id, which json writes as null: line by line
+        return "".join(_json_lines(part, start, stop)).encode("utf-8")
+    rows = _row_numbers(part.rows[start:stop], "null")
+    return joined_lines([head, rows, ',"comment_id":"', bodies, tails.take(ends.of_rows(start, stop))])
 
 
 def _tail(raw: str | None, why: int, detail: str) -> dict[str, object]:
@@ -208,9 +227,19 @@ class _Ends:
         return from_numpy(self.index[start:stop])
 
 
-def _chunks(size: int, chunk_rows: int) -> Iterator[tuple[int, int]]:
-    for start in range(0, size, chunk_rows):
-        yield start, min(start + chunk_rows, size)
+def _made_in_order(
+    lines: Callable[[int, int], bytes | memoryview], size: int, chunk_rows: int
+) -> Iterator[bytes | memoryview]:
+    """``lines(start, stop)`` of each chunk of ``size`` rows, made on a pool of threads (the
+    kernels let go of the GIL) and given in order, with at most one chunk per thread ahead."""
+    with ThreadPoolExecutor(max_workers=thread_count()) as pool:
+        made: deque[Future[bytes | memoryview]] = deque()
+        for start in range(0, size, chunk_rows):
+            made.append(pool.submit(lines, start, min(start + chunk_rows, size)))
+            if len(made) > thread_count():
+                yield made.popleft().result()
+        while made:
+            yield made.popleft().result()
 
 
 def _row_numbers(rows: np.ndarray, missing: str) -> pa.Array:
