@@ -701,42 +701,39 @@ def _details(
     texts = [fixed.get(kind, "") for kind in REASONS]
     details = reason.astype(np.int64)
 
-    def own(at: np.ndarray, written: list[str]) -> None:  # rows with a text of their own
-        details[at] = len(texts) + np.arange(len(at), dtype=np.int64)
-        texts.extend(written)
+    def own(at: np.ndarray, keys: np.ndarray, text: Callable[[int], str]) -> None:
+        """Rows ``at`` get the text made of their key: one text per distinct key."""
+        distinct, index = np.unique(keys, return_inverse=True)
+        details[at] = len(texts) + index.reshape(-1)
+        texts.extend(text(key) for key in distinct.tolist())
 
     duplicates = np.flatnonzero(reason == REASON_INDEX[Reason.DUPLICATE])
-    own(
-        duplicates,
-        [f"repeats row {row} with the same code; that row is used" for row in sheet.rows[ref[duplicates]].tolist()],
-    )
+    own(duplicates, sheet.rows[ref[duplicates]], lambda row: f"repeats row {row} with the same code; that row is used")
     conflicts = np.flatnonzero(reason == REASON_INDEX[Reason.CONFLICT])
     if len(conflicts):
         listed = _rows_by_unit(unit[conflicts], sheet.rows[position[conflicts]])
         own(
             conflicts,
-            [
-                f"comment id is in rows {listed[conflict_unit]} of this sheet with different codes"
-                for conflict_unit in unit[conflicts].tolist()
-            ],
+            unit[conflicts],
+            lambda conflict_unit: f"comment id is in rows {listed[conflict_unit]} of this sheet with different codes",
         )
     outside = np.flatnonzero(reason == REASON_INDEX[Reason.NOT_IN_SAMPLE])
-    own(
-        outside,
-        [
-            NOT_IN_SAMPLE + ("" if STATUSES[status] is CodeStatus.VALID else f" (also {STATUSES[status].value})")
-            for status in own_status[outside].tolist()
-        ],
-    )
+    own(outside, own_status[outside], _outside_detail)
     return details, tuple(texts)
+
+
+def _outside_detail(status: int) -> str:
+    """The detail of a row outside the sample, whose own code has this status."""
+    return NOT_IN_SAMPLE + ("" if STATUSES[status] is CodeStatus.VALID else f" (also {STATUSES[status].value})")
 
 
 def _rows_by_unit(units: np.ndarray, rows: np.ndarray) -> dict[int, str]:
     """Each unit's rows, ascending and comma-separated (one sort, not a scan per unit)."""
     order = np.lexsort((rows, units))
-    grouped, sorted_rows = units[order], rows[order]
-    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    grouped, sorted_rows = units[order], rows[order].tolist()
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]]).tolist()
+    ends = [*starts[1:], len(sorted_rows)]
     return {
-        int(grouped[start]): ", ".join(map(str, part.tolist()))
-        for start, part in zip(starts, np.split(sorted_rows, starts[1:]))
+        unit: ", ".join(map(str, sorted_rows[start:end]))
+        for unit, start, end in zip(grouped[starts].tolist(), starts, ends)
     }

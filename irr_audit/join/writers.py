@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from irr_audit._threads import thread_count
 from irr_audit.io.arrowtext import from_numpy, string_array, to_numpy
-from irr_audit.io.outputs import csv_line, json_line, refuse_column_collisions, spreadsheet_safe
+from irr_audit.io.outputs import csv_line, json_line, jsonl_text, refuse_column_collisions, spreadsheet_safe
 from irr_audit.io.textcolumns import joined_lines, json_string_bodies, text_fields, text_scalar
 from irr_audit.join.join import REASONS, JoinResult, SheetLog, log_parts
 from irr_audit.join.missingness import LOG_COLUMNS
@@ -129,14 +129,10 @@ class LogLines:
         for part, ends in self.parts:
             head = json_line({"sheet": part.sheet, "coder": part.coder}, compact=True)[:-2] + ',"row":'
             raw = ends.raw_values.to_pylist()
-            tails = string_array(
-                [
-                    '"'
-                    + json_line(_tail(raw[r], why, part.detail_texts[d]), compact=True)[:-1].replace("{", ",", 1)
-                    + "\n"
-                    for r, why, d in ends.combinations
-                ]
-            )
+            combinations = [_tail(raw[r], why, part.detail_texts[d]) for r, why, d in ends.combinations]
+            # one JSON object a line, '{"raw_value":...}': its end after the id is '","raw_value":...}'
+            objects = jsonl_text(combinations, compact=True).split("\n")[:-1]
+            tails = string_array([f'",{text[1:]}\n' for text in objects])
             lines = functools.partial(_log_json_lines, part, ends, head, tails)
             yield from _made_in_order(lines, len(part), chunk_rows)
 
