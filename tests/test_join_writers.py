@@ -16,20 +16,21 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from irr_audit.io.arrowtext import string_array
 from irr_audit.io.framecsv import frame_csv_text
-from irr_audit.io.outputs import csv_text, spreadsheet_safe
+from irr_audit.io.outputs import csv_text, json_line, spreadsheet_safe
 from irr_audit.io.runfolder import build_folder, replace_folder
 from irr_audit.io.sheets import Sheet
 from irr_audit.io.textcolumns import json_literal, json_string_bodies, text_fields
 from irr_audit.join.counts import pattern_counts
-from irr_audit.join.folder import log_jsonl
+from irr_audit.join.folder import log_jsonl, log_jsonl_rows
 from irr_audit.join.join import JoinResult, join_sheets, log_parts
-from irr_audit.join.writers import counts_csv_text, joined_csv_chunks, log_csv_chunks, log_jsonl_chunks
+from irr_audit.join.writers import counts_csv_text, joined_csv_chunks, json_lines, log_csv_chunks, log_jsonl_chunks
 from irr_audit.rules.model import Code, Rule
 from irr_audit.rules.scale import Scale
 
@@ -257,8 +258,9 @@ def test_json_string_bodies_escape_every_character_as_json_line_does() -> None:
 def test_json_string_bodies_of_plain_text_are_the_text_itself() -> None:
     plain = string_array(["t1_abc", "café", "漢字 😀", ""])
     assert json_string_bodies(plain) is plain
-    assert json_string_bodies(plain.fill_null("")) is not None
-    assert json_string_bodies(string_array(["a", "b"]).take(np.array([0, 1]))) is not None
+    sliced = string_array(['"', "a", "\n", "b"])[1:4:2]
+    assert json_string_bodies(sliced).to_pylist() == ["a", "b"]
+    assert json_string_bodies(string_array(["a", '"']).take(np.array([1, 0]))).to_pylist() == ['\\"', "a"]
 
 
 def test_the_joins_large_files_load_no_pandas(tmp_path: Path) -> None:
@@ -339,3 +341,34 @@ def test_the_log_frame_is_the_log_parts_column_by_column() -> None:
     details = [part.detail_texts[index] for part in parts for index in part.details.tolist()]
     assert frame["detail"].tolist() == details
     assert frame["sheet"].tolist() == [part.sheet for part in parts for _ in range(len(part))]
+
+
+def test_a_codebooks_log_is_written_column_wise_as_row_by_row() -> None:
+    """log_jsonl of a log frame (a codebook's: a variable column, missing raw values, rows
+    without a number) is json_line of each row; a column that is not text or whole numbers
+    is written row by row."""
+    join = hostile_join(size=80)
+    log = join.log.copy()
+    log.insert(0, "variable", ["=v", 'q"', "é😀"] * (len(log) // 3) + ["v"] * (len(log) % 3))
+    log["raw_value"] = log["raw_value"].astype(object)
+    log.loc[log.index[::7], "raw_value"] = None
+    assert log_jsonl(log) == log_jsonl_rows(log)
+    assert '"raw_value":null' in log_jsonl(log)
+    text = log.astype({"raw_value": "str"})  # a missing text is NaN, which json refuses: null
+    assert log_jsonl(text) == log_jsonl(log)
+    log["extra"] = 1.5  # a number json writes itself
+    assert log_jsonl(log) == log_jsonl_rows(log)
+    assert log_jsonl(log.iloc[:0]) == log_jsonl_rows(log.iloc[:0]) == ""
+
+
+@LENIENT
+@given(texts=st.lists(st.one_of(st.none(), TEXT), min_size=1, max_size=30), chunk_rows=st.sampled_from([1, 4, 1 << 18]))
+def test_json_lines_of_text_and_numbers_are_json_line_of_each_row(texts: list[str | None], chunk_rows: int) -> None:
+    numbers = [None if text is None else len(text) - 3 for text in texts]
+    columns = {'a"b': string_array([text or "" for text in texts]), "n": pa.array(numbers, type=pa.int64())}
+    columns["t"] = pa.array(texts, type=pa.string())
+    written = b"".join(json_lines(columns, chunk_rows)).decode("utf-8")
+    expected = "".join(
+        json_line({'a"b': text or "", "n": number, "t": text}, compact=True) for text, number in zip(texts, numbers)
+    )
+    assert written == expected

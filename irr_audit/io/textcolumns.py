@@ -34,11 +34,11 @@ _ASCII_ESCAPED = (0x22, 0x5C, 0x7F)  # besides the bytes below 0x20
 _LEAD_BYTES = (0xC2, 0xD8, 0xE2)  # the first UTF-8 byte of every non-ASCII character in JSON_ESCAPED
 
 
-def json_string_bodies(text: pa.Array) -> pa.Array | None:
-    """Each value as json_line writes it inside its quotes (``a"b`` -> ``a\\"b``); None when
-    a value is missing (json writes null, with no quotes)."""
+def json_string_bodies(text: pa.Array) -> pa.Array:
+    """Each value as json_line writes it inside its quotes (``a"b`` -> ``a\\"b``); a missing
+    value (which json writes as null, with no quotes) as the empty string."""
     if text.null_count:
-        return None
+        text = pc.fill_null(text, text_scalar(""))
     if not _may_need_escape(text):
         return text
     escaped = pc.match_substring_regex(text, JSON_ESCAPED)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cached_property
 
@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from irr_audit._threads import thread_count
 from irr_audit.io.arrowtext import from_numpy, string_array, to_numpy
 from irr_audit.io.outputs import csv_line, json_line, jsonl_text, refuse_column_collisions, spreadsheet_safe
-from irr_audit.io.textcolumns import joined_lines, json_string_bodies, text_fields, text_scalar
+from irr_audit.io.textcolumns import joined_lines, json_literal, json_string_bodies, text_fields, text_scalar
 from irr_audit.join.join import REASONS, JoinResult, SheetLog, log_parts
 from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.metrics.patterns import compress
@@ -160,11 +160,39 @@ def _log_json_lines(
 ) -> bytes | memoryview:
     """Lines ``start`` to ``stop`` of a part of the log as JSON Lines: ``head`` is each line's
     text up to its row number, ``tails`` the distinct texts after its id."""
-    bodies = json_string_bodies(part.comment_ids[start:stop])
-    if bodies is None:  # a missing id, which json writes as null: line by line
+    ids = part.comment_ids[start:stop]
+    if ids.null_count:  # a missing id, which json writes as null: line by line
         return "".join(_json_lines(part, start, stop)).encode("utf-8")
     rows = _row_numbers(part.rows[start:stop], "null")
-    return joined_lines([head, rows, ',"comment_id":"', bodies, tails.take(ends.of_rows(start, stop))])
+    return joined_lines([head, rows, ',"comment_id":"', json_string_bodies(ids), tails.take(ends.of_rows(start, stop))])
+
+
+def json_lines(columns: Mapping[str, pa.Array], chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
+    """JSON Lines of a table: json_line of each row (compact), its keys in the order of ``columns``,
+    each a text column or a whole-number one (a missing value: null)."""
+    if not columns:
+        return
+    keys = [json_literal(name) for name in columns]
+    size = len(next(iter(columns.values())))
+
+    def lines(start: int, stop: int) -> memoryview:
+        pieces: list[pa.Array | str] = []
+        for index, (key, column) in enumerate(zip(keys, columns.values())):
+            pieces += ["{" if index == 0 else ",", f"{key}:", _json_values(column[start:stop])]
+        return joined_lines([*pieces, "}\n"])
+
+    yield from _made_in_order(lines, size, chunk_rows)
+
+
+def _json_values(values: pa.Array) -> pa.Array:
+    """Each value as json_line writes it: a whole number, a string in quotes, or null."""
+    if pa.types.is_integer(values.type):
+        text = values.cast(pa.string())
+    else:
+        bodies = json_string_bodies(values)
+        quote = text_scalar('"')
+        text = pc.binary_join_element_wise(quote, bodies, quote, text_scalar(""))
+    return pc.if_else(values.is_null(), text_scalar("null"), text) if values.null_count else text
 
 
 def _tail(raw: str | None, why: int, detail: str) -> dict[str, object]:
