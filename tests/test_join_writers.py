@@ -20,10 +20,12 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
+from irr_audit.cli import app
 from irr_audit.io.arrowtext import string_array
 from irr_audit.io.framecsv import frame_csv_text
-from irr_audit.io.outputs import csv_text, json_line, spreadsheet_safe
+from irr_audit.io.outputs import csv_field, csv_text, json_line, spreadsheet_original, spreadsheet_safe
 from irr_audit.io.runfolder import build_folder, replace_folder
 from irr_audit.io.sheets import Sheet
 from irr_audit.io.textcolumns import json_literal, json_string_bodies, text_fields
@@ -161,18 +163,14 @@ def test_every_file_is_what_the_previous_writers_wrote(join: JoinResult, chunk_r
     assert counts_csv_text(join) == previous_counts_csv(join)
 
 
-def hostile_join(size: int = 400, seed: int = 7, values: list[str] = HOSTILE) -> JoinResult:
+def hostile_join(size: int = 400, seed: int = 7) -> JoinResult:
     """Every hostile value as an id, a code, a category and in the names, with duplicates,
     conflicts, rows without ids, absent cells and rows outside a sample."""
     random = np.random.default_rng(seed)
-    categories = [
-        code
-        for code in ["yes", "=no", 'a"b', "c,d", "e\nf", "😀", "-\u0663", "'q", "x" * 300]
-        if code in values or code.isascii()
-    ]
+    categories = ["yes", "=no", 'a"b', "c,d", "e\nf", "😀", "-\u0663", "'q", "x" * 300]
     rule = make_rule(categories, ["unknown"])
-    ids = [*values, *(f"t1_{number:05d}" for number in range(size))]
-    raw = [*categories, *values, "unknown", " YES "]
+    ids = [*HOSTILE, *(f"t1_{number:05d}" for number in range(size))]
+    raw = [*categories, *HOSTILE, "unknown", " YES "]
     sheets = []
     for number, coder in enumerate(["=alice", 'bob "b"', "carol,c", "dé😀\u202e"]):
         chosen = [ids[int(at)] for at in random.integers(0, len(ids), size)]
@@ -193,29 +191,51 @@ def test_a_large_hostile_join_is_written_as_before_in_chunks_of_any_size(chunk_r
 
 
 def test_the_files_read_back_as_the_join_and_the_log() -> None:
-    """Each JSON line is the log row, verbatim; each CSV the row-by-row csv_text of the same
-    rows (on values without a non-ASCII digit, which the two neutralise differently: below)."""
+    """Each JSON line is the log row, verbatim; each CSV the row-by-row csv_text of the same rows."""
     join = hostile_join(size=60)
     lines = b"".join(log_jsonl_chunks(join)).decode("utf-8").split("\n")
     assert lines[-1] == ""
     expected = join.log.astype(object).where(join.log.notna(), None).to_dict("records")
     assert [json.loads(line) for line in lines[:-1]] == expected
-    plain = hostile_join(size=60, values=[value for value in HOSTILE if "\u0663" not in value])
-    rows = [["" if cell is pd.NA else cell for cell in row] for row in plain.log.astype(object).values.tolist()]
-    assert b"".join(log_csv_chunks(plain, 7)).decode("utf-8") == csv_text(list(plain.log.columns), rows)
-    joined = plain.joined_frame()
-    assert b"".join(joined_csv_chunks(plain, 7)).decode("utf-8") == csv_text(
+    rows = [["" if cell is pd.NA else cell for cell in row] for row in join.log.astype(object).values.tolist()]
+    assert b"".join(log_csv_chunks(join, 7)).decode("utf-8") == csv_text(list(join.log.columns), rows)
+    joined = join.joined_frame()
+    assert b"".join(joined_csv_chunks(join, 7)).decode("utf-8") == csv_text(
         list(joined.columns), joined.astype(object).values.tolist()
     )
 
 
-def test_the_csv_fields_neutralise_as_pyarrow_reads_plain_numbers() -> None:
-    """frame_csv_text (and so every large CSV of join) reads a plain number with ASCII digits
-    only, where spreadsheet_safe takes any Unicode digit: the chunked writers keep what the
-    files said, so a value like '-٣' is neutralised in joined.csv and the log."""
-    fields = text_fields(string_array(["-\u0663", "-3", "=3", "'x"])).to_pylist()
-    assert fields == ["'-\u0663", "-3", "'=3", "''x"]
-    assert spreadsheet_safe("-3") == "-3"
+@LENIENT
+@given(text=TEXT, start=st.sampled_from(["", "-", "+", "=", "@", "'", "\t", "\r", "-\u0663", "+\uff11", "-1"]))
+def test_spreadsheet_safe_neutralises_as_the_column_wise_writers(text: str, start: str) -> None:
+    """The row-by-row writers (csv_text) and the column-wise ones neutralise the same texts: a
+    number is ASCII digits, so '-\u0663' (an Arabic-Indic three) starts a formula for both; and
+    spreadsheet_original undoes exactly what either wrote."""
+    value = start + text
+    assert text_fields(string_array([value])).to_pylist() == [csv_field(spreadsheet_safe(value))]
+    assert spreadsheet_original(spreadsheet_safe(value)) == value
+
+
+def test_a_code_with_a_non_ascii_digit_reads_back_from_counts_csv_as_joined(tmp_path: Path) -> None:
+    """counts.csv writes '-\u0663' neutralised, and read_counts undoes it: score --counts
+    counts that code's units as score does on the same join (they were left out before)."""
+    (tmp_path / "rule.yaml").write_text(
+        'rule: digits\nversion: 1\nscale: nominal\ncodes:\n  - {code: "-\u0663"}\n  - {code: "no"}\n',
+        encoding="utf-8",
+    )
+    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
+    first.write_text("comment_id,code\n1,-\u0663\n2,no\n3,-\u0663\n4,no\n", encoding="utf-8")
+    second.write_text("comment_id,code\n1,-\u0663\n2,-\u0663\n3,-\u0663\n4,no\n", encoding="utf-8")
+    runner = CliRunner()
+    out, rule = tmp_path / "out", str(tmp_path / "rule.yaml")
+    assert runner.invoke(app, ["join", str(first), str(second), "--rule", rule, "--out", str(out), "-q"]).exit_code == 0
+    assert "'-\u0663,'-\u0663,2" in (out / "counts.csv").read_text(encoding="utf-8")
+    whole = json.loads(runner.invoke(app, ["score", str(out), "--format", "json", "-q"]).stdout)
+    counts = ["--counts", str(out / "counts.csv"), "--rule", rule]
+    counted = runner.invoke(app, ["score", *counts, "--format", "json", "-q"])
+    assert counted.exit_code == 0, counted.output
+    for key in ("table", "metrics", "available_case", "pairs", "categories"):
+        assert json.loads(counted.stdout)[key] == whole[key], key
 
 
 def test_many_coders_and_codes_are_written_in_groups_of_combinations() -> None:
