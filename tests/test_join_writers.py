@@ -7,6 +7,7 @@ formula prefixes, empty and very long values), cut into chunks of every size."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import subprocess
@@ -31,7 +32,7 @@ from irr_audit.io.sheets import Sheet
 from irr_audit.io.textcolumns import json_literal, json_string_bodies, text_fields
 from irr_audit.join.counts import pattern_counts
 from irr_audit.join.folder import log_jsonl, log_jsonl_rows
-from irr_audit.join.join import JoinResult, join_sheets, log_parts
+from irr_audit.join.join import JoinResult, LogEntries, join_sheets, log_parts, unit_keys
 from irr_audit.join.writers import counts_csv_text, joined_csv_chunks, json_lines, log_csv_chunks, log_jsonl_chunks
 from irr_audit.rules.model import Code, Rule
 from irr_audit.rules.scale import Scale
@@ -392,3 +393,19 @@ def test_json_lines_of_text_and_numbers_are_json_line_of_each_row(texts: list[st
         json_line({'a"b': text or "", "n": number, "t": text}, compact=True) for text, number in zip(texts, numbers)
     )
     assert written == expected
+
+
+def test_log_entries_in_any_order_keep_their_ids_and_codes() -> None:
+    """A codebook's log lists entries in its own order (absent cells among rows): each entry
+    keeps the id and raw value of its row, or of the unit it is missing from."""
+    join = hostile_join(size=40)
+    order = np.random.default_rng(5).permutation(len(join.entries))
+    fields = join.entries.__dataclass_fields__
+    shuffled = dataclasses.replace(join, entries=LogEntries(*(getattr(join.entries, name)[order] for name in fields)))
+    for column, part in enumerate(log_parts(shuffled)):
+        sheet = shuffled.sheets[column]
+        mine = shuffled.entries.sheet == column
+        ids, raw = part.comment_ids.to_pylist(), part.raw_values.to_pylist()
+        keys, codes, units = unit_keys(sheet).to_pylist(), sheet.codes.to_pylist(), shuffled.units.to_pylist()
+        for at, (position, unit) in enumerate(zip(shuffled.entries.position[mine], shuffled.entries.unit[mine])):
+            assert (ids[at], raw[at]) == ((keys[position], codes[position]) if position >= 0 else (units[unit], ""))

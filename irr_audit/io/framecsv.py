@@ -1,5 +1,7 @@
-"""A whole DataFrame as CSV text in one vectorised pass (joined.csv, the missingness
-log, counts.csv): what irr_audit.io.outputs.csv_text does row by row."""
+"""A whole DataFrame as CSV text in one vectorised pass (a codebook join's tables and log,
+a long table's counts): what irr_audit.io.outputs.csv_text does row by row. A rule's join
+folder is written from the join's arrays, without a frame (irr_audit.join.writers); both
+make their fields with irr_audit.io.textcolumns."""
 
 from __future__ import annotations
 
