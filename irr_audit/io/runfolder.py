@@ -297,15 +297,15 @@ def replace_folder(
 def _write_new_file(path: Path, data: FileData) -> str:
     """Write a new file, whole or chunk by chunk, and return its sha256 (hex), hashed as written.
     A chunk is written and hashed on a helper thread while the next one is made (both let
-    go of the GIL), so at most two chunks are in memory."""
+    go of the GIL); one chunk waits to be written at a time."""
     path.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
-
-    def put(chunk: bytes | memoryview) -> None:
-        stream.write(chunk)
-        digest.update(chunk)
-
     with open(path, "xb") as stream:
+
+        def put(chunk: bytes | memoryview) -> None:
+            stream.write(chunk)
+            digest.update(chunk)
+
         if isinstance(data, bytes):
             put(data)
         else:
