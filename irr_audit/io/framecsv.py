@@ -1,5 +1,7 @@
-"""A whole DataFrame as CSV text in one vectorised pass (joined.csv, the missingness
-log, counts.csv): what irr_audit.io.outputs.csv_text does row by row."""
+"""A whole DataFrame as CSV text in one vectorised pass (a codebook join's tables and log,
+a long table's counts): what irr_audit.io.outputs.csv_text does row by row. A rule's join
+folder is written from the join's arrays, without a frame (irr_audit.join.writers); both
+make their fields with irr_audit.io.textcolumns."""
 
 from __future__ import annotations
 
@@ -11,16 +13,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irr_audit.io.arrowtext import contains_any_byte, starts_with_any_byte
-from irr_audit.io.outputs import (
-    CSV_SPECIAL,
-    FORMULA_PATTERN,
-    FORMULA_TRIGGERS,
-    PLAIN_NUMBER,
-    QUOTE,
-    csv_line,
-    spreadsheet_safe,
-)
+from irr_audit.io.outputs import csv_line, spreadsheet_safe
+from irr_audit.io.textcolumns import neutralised, text_fields
 
 
 def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str:
@@ -46,7 +40,7 @@ def _pandas_csv(frame: pd.DataFrame, for_spreadsheets: bool) -> str:
                 frame[column] = values.cat.rename_categories([spreadsheet_safe(str(c)) for c in values.cat.categories])
             elif pd.api.types.is_string_dtype(values) or pd.api.types.is_object_dtype(values):
                 frame[column] = pd.Series(
-                    _neutralised(_text(values)).to_numpy(zero_copy_only=False), index=values.index, dtype=object
+                    neutralised(_text(values)).to_numpy(zero_copy_only=False), index=values.index, dtype=object
                 )
     # Lines ending "\r\n" make the csv module quote every field with a carriage return;
     # the fields are then written again with "\n" line ends.
@@ -91,7 +85,7 @@ def _csv_fields(values: pd.Series, for_spreadsheets: bool) -> pa.Array | None:
         text = _text(values)
     except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all text: pandas writes each value's str()
         return None
-    return _quoted(_neutralised(text) if for_spreadsheets else text)
+    return text_fields(text, for_spreadsheets)
 
 
 def _text(values: pd.Series) -> pa.Array:
@@ -101,23 +95,3 @@ def _text(values: pd.Series) -> pa.Array:
         arrow = arrow.combine_chunks() if isinstance(arrow, pa.ChunkedArray) else arrow
         return pc.fill_null(arrow.cast(pa.string()), "")
     return pa.array(values.astype(object).where(values.notna(), "").to_numpy(), type=pa.string())
-
-
-def _quoted(text: pa.Array) -> pa.Array:
-    """Quoted as the csv module quotes (QUOTE_MINIMAL): only text holding a comma, a quote or a line break."""
-    if not contains_any_byte(text, CSV_SPECIAL.encode()):
-        return text
-    quoted = pc.binary_join_element_wise('"', pc.replace_substring(text, '"', '""'), '"', "")
-    return pc.if_else(pc.match_substring_regex(text, "[" + CSV_SPECIAL + "]"), quoted, text)
-
-
-def _neutralised(text: pa.Array) -> pa.Array:
-    """spreadsheet_safe on every value."""
-    if not starts_with_any_byte(text, ("".join(FORMULA_TRIGGERS) + QUOTE).encode()):
-        return text
-    formula = pc.and_(
-        pc.match_substring_regex(text, "^" + FORMULA_PATTERN),
-        pc.invert(pc.match_substring_regex(text, "^" + PLAIN_NUMBER.pattern + "$")),
-    )
-    prefixed = pc.or_(formula, pc.starts_with(text, QUOTE))
-    return pc.if_else(prefixed, pc.binary_join_element_wise(QUOTE, text, ""), text)

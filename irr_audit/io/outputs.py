@@ -23,7 +23,9 @@ from irr_audit.io.runfolder import RECORD_FILES, files_read, is_bundle, read_rec
 
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 FORMULA_PATTERN = r"[=+\-@\t\r]"
-PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+# ASCII digits only, as a spreadsheet reads a number (and as pyarrow's RE2 reads this pattern in
+# the column-wise writers): "-\u0663" is text that starts like a formula, and is neutralised.
+PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", re.ASCII)
 QUOTE = "'"
 
 

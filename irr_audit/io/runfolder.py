@@ -22,13 +22,14 @@ import secrets
 import shutil
 import stat
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from irr_audit.errors import IrrAuditError, OutputError
 from irr_audit.io.display import listed
-from irr_audit.io.files import check_usable, read_bounded, sha256_file, sha256_hex
+from irr_audit.io.files import check_usable, read_bounded, sha256_file
 from irr_audit.io.limits import load_json
 
 RUN_KEY = "run"
@@ -58,6 +59,7 @@ def record_of(digests: Mapping[str, str]) -> dict[str, Any]:
     The id is derived from the files' content, so the same inputs give the same
     bytes; two runs that wrote different files have different ids.
 
+    >>> from irr_audit.io.files import sha256_hex
     >>> record = record_of({"b.csv": sha256_hex(b"1"), "a.csv": sha256_hex(b"")})
     >>> list(record["files"]), record["id"][:12]
     (['a.csv', 'b.csv'], '964f90ee8abf')
@@ -223,7 +225,9 @@ class Replacement:
     removed: list[str] = field(default_factory=list)
 
 
-FileSource = Mapping[str, bytes] | Iterable[tuple[str, bytes]]
+# A file's bytes, whole or as chunks made one at a time (a large file is never whole in memory).
+FileData = bytes | Iterable[bytes | memoryview]
+FileSource = Mapping[str, bytes] | Iterable[tuple[str, FileData]]
 
 
 def build_folder(
@@ -235,18 +239,17 @@ def build_folder(
 ) -> tuple[Path, list[str]]:
     """Build a new folder beside ``target`` under a hidden name (``.<name>.partial-<hex>``),
     holding exactly ``files`` (relative POSIX path -> bytes, or pairs made one at a time so
-    that only one is in memory) in their order, then the files ``record`` makes from the
-    sha256 of those (the run record), all flushed to disk: nothing carries ``target``'s
-    name yet. Returns the folder and the names written. On any failure the partial folder
-    is removed and the error raised (an OSError as it is)."""
+    that only one is in memory, each file's bytes whole or as chunks) in their order, then
+    the files ``record`` makes from the sha256 of those (the run record), all flushed to
+    disk: nothing carries ``target``'s name yet. Returns the folder and the names written.
+    On any failure the partial folder is removed and the error raised (an OSError as it is)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     building = target.parent / f".{target.name}{PARTIAL_MARK}{secrets.token_hex(6)}"
     building.mkdir()  # not mkdtemp: the folder gets the usual permissions
     digests: dict[str, str] = {}
     try:
         for name, data in files.items() if isinstance(files, Mapping) else files:
-            _write_new_file(building.joinpath(*name.split("/")), data)
-            digests[name] = sha256_hex(data) if record else ""
+            digests[name] = _write_new_file(building.joinpath(*name.split("/")), data)
         last = record(dict(digests)) if record else {}
         for name, data in last.items():
             _write_new_file(building.joinpath(*name.split("/")), data)
@@ -291,12 +294,32 @@ def replace_folder(
     return [out.joinpath(*name.split("/")) for name in names]
 
 
-def _write_new_file(path: Path, data: bytes) -> None:
+def _write_new_file(path: Path, data: FileData) -> str:
+    """Write a new file, whole or chunk by chunk, and return its sha256 (hex), hashed as written.
+    A chunk is written and hashed on a helper thread while the next one is made (both let
+    go of the GIL); one chunk waits to be written at a time."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
     with open(path, "xb") as stream:
-        stream.write(data)
+
+        def put(chunk: bytes | memoryview) -> None:
+            stream.write(chunk)
+            digest.update(chunk)
+
+        if isinstance(data, bytes):
+            put(data)
+        else:
+            with ThreadPoolExecutor(max_workers=1) as writer:
+                written: Future[None] | None = None
+                for chunk in data:
+                    if written is not None:
+                        written.result()
+                    written = writer.submit(put, chunk)
+                if written is not None:
+                    written.result()
         stream.flush()
         os.fsync(stream.fileno())
+    return digest.hexdigest()
 
 
 def _make_read_only(folder: Path) -> None:

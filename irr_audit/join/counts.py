@@ -31,10 +31,10 @@ from irr_audit.io.outputs import refuse_column_collisions, spreadsheet_original
 from irr_audit.io.sheets import SheetOptions, read_table_file
 from irr_audit.io.tables import ParsedFile
 from irr_audit.join.join import JoinResult
+from irr_audit.join.writers import UNITS as UNITS  # counts.csv's last column, named where join writes it
 from irr_audit.metrics.patterns import MAX_UNITS, compress
 from irr_audit.rules.model import CodeStatus, Rule
 
-UNITS = "units"
 VARIABLE = "variable"  # a codebook's counts: the first column names the variable of each row
 MAX_PATTERN_UNITS = 2**53 - 1  # every count stays exact in a float64 (the coefficients' sums run in BLAS)
 WHOLE_NUMBER = r"[0-9]+(\.0*)?"  # digits, and at most a fraction of zeros ("12.0" from a spreadsheet)
@@ -64,16 +64,6 @@ def variable_counts_csv_text(joins: Mapping[str, JoinResult]) -> str:
     for variable, frame in zip(joins, frames):
         frame.insert(0, VARIABLE, variable)
     return frame_csv_text(pd.concat(frames, ignore_index=True))
-
-
-def counts_csv_text(join: JoinResult) -> str:
-    """counts.csv: coder names and codes neutralised as in every CSV irr-audit writes (read_counts
-    undoes it exactly), one column per coder, then units."""
-    refuse_column_collisions(
-        [*((sheet.coder, f"the coder of sheet {sheet.name}") for sheet in join.sheets), (UNITS, "the units column")],
-        "counts.csv",
-    )
-    return frame_csv_text(pattern_counts(join))
 
 
 @dataclass(frozen=True)
@@ -231,7 +221,7 @@ def _unit_counts(column: pd.Series, path: Path, rows: np.ndarray) -> np.ndarray:
 def _category_indices(column: pd.Series, rule: Rule) -> np.ndarray:
     """Each distinct code text through the rule: its category index, or -1 when not valid."""
     positions, written = pd.factorize(column)
-    distinct = [spreadsheet_original(code) for code in written]  # as counts_csv_text wrote them
+    distinct = [spreadsheet_original(code) for code in written]  # as join (writers.counts_csv_text) wrote them
     index_of = {code: index for index, code in enumerate(rule.categories)}
     lookup = np.array(
         [

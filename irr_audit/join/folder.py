@@ -18,20 +18,20 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+import pyarrow as pa
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io.files import resolved
-from irr_audit.io.framecsv import frame_csv_text
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import jsonl_text, refuse_column_collisions, refuse_unsafe_outputs, render_json
 from irr_audit.io.records import RecordKind, join_record_problems, read_checked_record
 from irr_audit.io.runfolder import (
     JOIN_RECORD,
     RUN_KEY,
+    FileData,
     Mismatch,
     Replacement,
     files_read,
@@ -44,11 +44,14 @@ from irr_audit.io.runfolder import (
     run_mismatches,
 )
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheet, recorded_columns
-from irr_audit.join.counts import counts_csv_text
 from irr_audit.join.join import JoinResult
+from irr_audit.join.writers import LogLines, counts_csv_text, joined_csv_chunks, json_lines
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
 from irr_audit.rules.runaliases import with_run_aliases
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SUMMARY = JOIN_RECORD
 JOINED = "joined.csv"
@@ -97,10 +100,11 @@ def write_join_dir(
             "report": sample_report or {},
         }
 
-    def files() -> Iterator[tuple[str, bytes]]:  # one at a time: a million units' joined.csv is large
-        yield JOINED, frame_csv_text(result.joined_frame()).encode("utf-8")
-        yield LOG, frame_csv_text(result.log).encode("utf-8")
-        yield LOG_JSONL, log_jsonl(result.log).encode("utf-8")
+    def files() -> Iterator[tuple[str, FileData]]:  # in chunks: ten million units' joined.csv is 300 MB
+        yield JOINED, joined_csv_chunks(result)
+        log = LogLines(result)
+        yield LOG, log.csv_chunks()
+        yield LOG_JSONL, log.jsonl_chunks()
         yield RULE_COPY, rule_bytes
         yield COUNTS, counts.encode("utf-8")
 
@@ -131,10 +135,34 @@ def previous_join_files(out: Path) -> dict[str, str | None]:
 
 
 def log_jsonl(log: pd.DataFrame) -> str:
-    """The missingness log for machines: one JSON object per row, every value verbatim."""
+    """The missingness log for machines: one JSON object per row, every value verbatim (a
+    codebook's log; a rule's is written from the join, :class:`LogLines`). Made column-wise
+    when every column is text or whole numbers, else row by row."""
+    columns = {name: _arrow_column(log[name]) for name in log.columns}
+    known = {name: column for name, column in columns.items() if column is not None}
+    if len(known) < len(columns) or "row" not in known or not pa.types.is_integer(known["row"].type):
+        return log_jsonl_rows(log)
+    return b"".join(json_lines(known)).decode("utf-8")
+
+
+def log_jsonl_rows(log: pd.DataFrame) -> str:
+    """:func:`log_jsonl`, row by row."""
     columns = {name: log[name].tolist() for name in log.columns}
-    columns["row"] = [None if row is pd.NA else int(row) for row in columns["row"]]
+    columns["row"] = [int(row) if isinstance(row, int) else None for row in columns["row"]]  # pd.NA: null
     return jsonl_text((dict(zip(columns, values)) for values in zip(*columns.values())), compact=True)
+
+
+def _arrow_column(values: pd.Series) -> pa.Array | None:
+    """A log column as pyarrow whole numbers or text (a missing value, None or NaN, as null), or
+    None for anything else (which json writes otherwise, or refuses)."""
+    try:
+        if values.dtype.kind in "iu":  # numpy's integers and pandas' Int64
+            return pa.array(values, type=pa.int64())
+        if values.dtype.kind == "O":  # objects and pandas' strings
+            return pa.array(values.to_numpy(dtype=object), type=pa.string(), from_pandas=True)  # NaN: null
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    return None
 
 
 def join_summary(result: JoinResult, out: Path, columns: ColumnChoice) -> dict[str, Any]:

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError, UsageError
-from irr_audit.io.arrowtext import from_numpy, key_packers, to_numpy
+from irr_audit.io.arrowtext import from_numpy, key_packers, string_array, to_numpy
 from irr_audit.io.idcheck import suspicious_id_warnings
 from irr_audit.io.sheets import Sheet, parse_rule_version
 from irr_audit.join.factorize import factorize, scatter
@@ -619,41 +619,81 @@ def _check_rule_version(sheet: Sheet, rule: Rule) -> None:
 # --- the log as text -------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class SheetLog:
+    """One sheet's rows of the missingness log, column by column: what the log frame shows
+    and the join folder's log files are written from. ``rows`` are the rows a spreadsheet
+    shows (-1 for an absent cell, which has none); ``reasons`` index ``REASONS``;
+    ``details`` index ``detail_texts``."""
+
+    sheet: str
+    coder: str
+    rows: np.ndarray
+    comment_ids: pa.Array
+    raw_values: pa.Array
+    reasons: np.ndarray
+    details: np.ndarray
+    detail_texts: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def log_parts(join: JoinResult) -> list[SheetLog]:
+    """The missingness log, one part per sheet, in sheet order (as :attr:`JoinResult.log` lists it)."""
+    return [_sheet_log(join, column) for column in range(len(join.sheets))]
+
+
 def _log_frame(join: JoinResult) -> pd.DataFrame:
     import pandas as pd  # noqa: PLC0415 (loaded on use: a score builds no frame)
 
-    frames = [_sheet_log(join, column) for column in range(len(join.sheets))]
+    frames = [_part_frame(part) for part in log_parts(join)]
     return pd.concat(frames, ignore_index=True)[list(LOG_COLUMNS)] if frames else pd.DataFrame(columns=LOG_COLUMNS)
 
 
-def _sheet_log(join: JoinResult, column: int) -> pd.DataFrame:
+def _part_frame(part: SheetLog) -> pd.DataFrame:
     import pandas as pd  # noqa: PLC0415 (loaded on use: a score builds no frame)
 
+    return pd.DataFrame(
+        {
+            "sheet": part.sheet,
+            "coder": part.coder,
+            "row": pd.arrays.IntegerArray(part.rows, part.rows < 0),
+            "comment_id": part.comment_ids.to_numpy(zero_copy_only=False),
+            "raw_value": part.raw_values.to_numpy(zero_copy_only=False),
+            "reason": REASON_VALUES[part.reasons],
+            "detail": np.array(part.detail_texts, dtype=object)[part.details],
+        },
+        columns=list(LOG_COLUMNS),
+    )
+
+
+def _sheet_log(join: JoinResult, column: int) -> SheetLog:
     sheet = join.sheets[column]
     mine = join.entries.sheet == column
     position, unit = join.entries.position[mine], join.entries.unit[mine]
     reason, ref, own_status = join.entries.reason[mine], join.entries.ref[mine], join.entries.status[mine]
     has_row = position >= 0
     at_rows = from_numpy(position[has_row])
-    comment_ids = np.empty(len(position), dtype=object)
-    comment_ids[has_row] = unit_keys(sheet).take(at_rows).to_numpy(zero_copy_only=False)
-    comment_ids[~has_row] = join.unit_ids[unit[~has_row]]  # an absent cell: the unit it is missing from
-    raw = np.full(len(position), "", dtype=object)
-    raw[has_row] = sheet.codes.take(at_rows).to_numpy(zero_copy_only=False)
-    rows = pd.array([pd.NA] * len(position), dtype="Int64")
+    rows = np.full(len(position), -1, dtype=np.int64)
     rows[has_row] = sheet.rows[position[has_row]]
-    return pd.DataFrame(
-        {
-            "sheet": sheet.name,
-            "coder": sheet.coder,
-            "row": rows,
-            "comment_id": comment_ids,
-            "raw_value": raw,
-            "reason": REASON_VALUES[reason],
-            "detail": _details(join, sheet, reason, position, unit, ref, own_status),
-        },
-        columns=list(LOG_COLUMNS),
-    )
+    absent_units = unit[~has_row]  # an absent cell: the unit it is missing from
+    comment_ids = _in_entry_order(has_row, unit_keys(sheet).take(at_rows), join.units.take(from_numpy(absent_units)))
+    raw = _in_entry_order(has_row, sheet.codes.take(at_rows), pa.repeat(string_array([""])[0], len(absent_units)))
+    details, texts = _details(join, sheet, reason, position, unit, ref, own_status)
+    return SheetLog(sheet.name, sheet.coder, rows, comment_ids, raw, reason, details, texts)
+
+
+def _in_entry_order(has_row: np.ndarray, of_rows: pa.Array, of_cells: pa.Array) -> pa.Array:
+    """The values of the entries with a row and of those without, each in entry order,
+    merged back into entry order (the usual order, rows before absent cells, needs no gather)."""
+    merged = pa.concat_arrays([of_rows, of_cells.cast(of_rows.type)])
+    if has_row[: len(of_rows)].all():
+        return merged
+    order = np.empty(len(has_row), dtype=np.int64)
+    order[has_row] = np.arange(len(of_rows))
+    order[~has_row] = len(of_rows) + np.arange(len(of_cells))
+    return merged.take(from_numpy(order))
 
 
 def _details(
@@ -664,8 +704,9 @@ def _details(
     unit: np.ndarray,
     ref: np.ndarray,
     own_status: np.ndarray,
-) -> np.ndarray:
-    """Each log row's detail: a fixed text per reason, and the rows behind duplicates and conflicts."""
+) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Each log row's detail, as an index into the texts returned with it: a fixed text per
+    reason, and the rows behind duplicates and conflicts."""
     rule = join.rule
     fixed = {
         Reason.UNKNOWN: f"a missing code of {rule.label}: the coder could not tell",
@@ -675,32 +716,42 @@ def _details(
         Reason.CONDITION_UNDECIDED: "the variable this one depends on has no valid code from this coder",
         Reason.CODED_WHEN_NOT_APPLICABLE: "coded although this variable does not apply for this coder; not used",
     }
-    details = np.array([fixed.get(kind, "") for kind in REASONS], dtype=object)[reason]
+    texts = [fixed.get(kind, "") for kind in REASONS]
+    details = reason.astype(np.int64)
+
+    def own(at: np.ndarray, keys: np.ndarray, text: Callable[[int], str]) -> None:
+        """Rows ``at`` get the text made of their key: one text per distinct key."""
+        distinct, index = np.unique(keys, return_inverse=True)
+        details[at] = len(texts) + index.reshape(-1)
+        texts.extend(text(key) for key in distinct.tolist())
+
     duplicates = np.flatnonzero(reason == REASON_INDEX[Reason.DUPLICATE])
-    details[duplicates] = [
-        f"repeats row {row} with the same code; that row is used" for row in sheet.rows[ref[duplicates]].tolist()
-    ]
+    own(duplicates, sheet.rows[ref[duplicates]], lambda row: f"repeats row {row} with the same code; that row is used")
     conflicts = np.flatnonzero(reason == REASON_INDEX[Reason.CONFLICT])
     if len(conflicts):
         listed = _rows_by_unit(unit[conflicts], sheet.rows[position[conflicts]])
-        details[conflicts] = [
-            f"comment id is in rows {listed[conflict_unit]} of this sheet with different codes"
-            for conflict_unit in unit[conflicts].tolist()
-        ]
+        own(
+            conflicts,
+            unit[conflicts],
+            lambda conflict_unit: f"comment id is in rows {listed[conflict_unit]} of this sheet with different codes",
+        )
     outside = np.flatnonzero(reason == REASON_INDEX[Reason.NOT_IN_SAMPLE])
-    details[outside] = [
-        NOT_IN_SAMPLE + ("" if STATUSES[status] is CodeStatus.VALID else f" (also {STATUSES[status].value})")
-        for status in own_status[outside].tolist()
-    ]
-    return details
+    own(outside, own_status[outside], _outside_detail)
+    return details, tuple(texts)
+
+
+def _outside_detail(status: int) -> str:
+    """The detail of a row outside the sample, whose own code has this status."""
+    return NOT_IN_SAMPLE + ("" if STATUSES[status] is CodeStatus.VALID else f" (also {STATUSES[status].value})")
 
 
 def _rows_by_unit(units: np.ndarray, rows: np.ndarray) -> dict[int, str]:
     """Each unit's rows, ascending and comma-separated (one sort, not a scan per unit)."""
     order = np.lexsort((rows, units))
-    grouped, sorted_rows = units[order], rows[order]
-    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    grouped, sorted_rows = units[order], rows[order].tolist()
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]]).tolist()
+    ends = [*starts[1:], len(sorted_rows)]
     return {
-        int(grouped[start]): ", ".join(map(str, part.tolist()))
-        for start, part in zip(starts, np.split(sorted_rows, starts[1:]))
+        unit: ", ".join(map(str, sorted_rows[start:end]))
+        for unit, start, end in zip(grouped[starts].tolist(), starts, ends)
     }
