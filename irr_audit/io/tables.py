@@ -424,6 +424,13 @@ def _after_line_end(buffer: np.ndarray, end: int) -> int:
     return end + 2 if buffer[end] == CR and end + 1 < len(buffer) and buffer[end + 1] == LF else end + 1
 
 
+def _field_bounds(delimiter: int) -> np.ndarray:
+    """For each byte, whether it bounds a quoted field: the delimiter, a line end, or another quote."""
+    bounds = np.zeros(256, dtype=bool)
+    bounds[[delimiter, LF, CR, QUOTE]] = True
+    return bounds
+
+
 def _is_line_end(block: np.ndarray) -> np.ndarray:
     return (block == LF) | (block == CR)
 
@@ -439,6 +446,7 @@ def _quotes_as_written(buffer: np.ndarray, delimiter: int) -> int | None:
     closing quote, or an odd number of quotes (one left open) gives None.
     Vectorised over blocks of the buffer: a quote's number is its position among the quotes."""
     size = len(buffer)
+    bounds = _field_bounds(delimiter)  # the bytes an opening quote may follow and a closing one precede
     seen = 0  # quotes before the block
     header_end = None
     for begin in range(0, size, SCAN_BLOCK):
@@ -450,12 +458,11 @@ def _quotes_as_written(buffer: np.ndarray, delimiter: int) -> int | None:
                 header_end = int(outside[0])
         if not len(quotes):
             continue
-        opening = (np.arange(len(quotes)) + seen) % 2 == 0
-        before = buffer[np.maximum(quotes - 1, 0)]
-        after = buffer[np.minimum(quotes + 1, size - 1)]
-        starts_field = (quotes == 0) | (before == delimiter) | (before == LF) | (before == CR) | (before == QUOTE)
-        ends_field = (quotes == size - 1) | (after == delimiter) | (after == LF) | (after == CR) | (after == QUOTE)
-        if not (starts_field[opening].all() and ends_field[~opening].all()):
+        # even-numbered quotes open, odd ones close: the quotes alternate, so take every other one
+        opening, closing = quotes[(seen % 2) :: 2], quotes[1 - (seen % 2) :: 2]
+        opens_field = bounds[buffer[opening[opening > 0] - 1]]
+        closes_field = bounds[buffer[closing[closing < size - 1] + 1]]
+        if not (opens_field.all() and closes_field.all()):
             return None
         seen += len(quotes)
     if seen % 2:
@@ -533,6 +540,8 @@ def _values_with_line_breaks(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     if data_buffer is None or offsets[-1] == offsets[0]:
         return np.empty(0, np.int64), np.empty(0, np.int64)
     data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]]
+    if LF not in data and CR not in data:  # most columns: two quick scans, no mask as long as the text
+        return np.empty(0, np.int64), np.empty(0, np.int64)
     at = np.flatnonzero(_is_line_end(data))
     if not len(at):
         return np.empty(0, np.int64), np.empty(0, np.int64)
@@ -540,8 +549,9 @@ def _values_with_line_breaks(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     # the LF of a CRLF within one value is no break of its own
     second = (data[at] == LF) & (at > 0) & (data[np.maximum(at - 1, 0)] == CR)
     second &= at - 1 + offsets[0] >= offsets[owners]
-    values, counts = np.unique(owners[~second], return_counts=True)
-    return values.astype(np.int64), counts.astype(np.int64)
+    owners = owners[~second]  # in order (the breaks are found in order): the runs are the values
+    starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
+    return owners[starts].astype(np.int64), np.diff(np.r_[starts, len(owners)]).astype(np.int64)
 
 
 def _line_count(text: str) -> int:
