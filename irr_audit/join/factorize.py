@@ -72,15 +72,16 @@ def factorize(
 
 
 def _group(keys: np.ndarray, bits: int) -> _Column:
-    """The column's rows grouped by partition (a counting sort: stable, linear)."""
+    """The column's rows grouped by partition (a counting sort: stable, linear). Fresh memory is
+    dear (each new page is zeroed by the system): the hash's buffer takes the grouped keys."""
     with np.errstate(over="ignore"):
-        mixed = keys * _GOLDEN
-    mixed >>= np.uint64(64 - bits)
-    partition = mixed.astype(np.uint16)
-    del mixed
-    order = to_numpy(pc.sort_indices(from_numpy(partition))).astype(np.int32)  # rows of a sheet: below 2**31
+        work = keys * _GOLDEN
+    work >>= np.uint64(64 - bits)
+    partition = work.astype(np.uint16)
+    grouping = to_numpy(pc.sort_indices(from_numpy(partition))).view(np.int64)  # positions: below 2**63
+    np.take(keys, grouping, out=work)  # 64-bit positions: taken as they are, without a widened copy
     counts = np.bincount(partition, minlength=1 << bits)
-    return _Column(order, keys[order], np.concatenate([[0], np.cumsum(counts)]))
+    return _Column(grouping.astype(np.int32), work, np.concatenate([[0], np.cumsum(counts)]))
 
 
 def _number_partition(grouped: list[_Column], part: int) -> _Partition:
