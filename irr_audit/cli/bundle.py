@@ -79,7 +79,6 @@ def freeze(
     bundle (--digests, a commit, a message): verify --expect checks a bundle against it.
     """
     from irr_audit.bundle.anchor import append_digest, digest_line
-    from irr_audit.bundle.manifest import MANIFEST, shell_path
     from irr_audit.bundle.workflow import freeze_audit
 
     if codebook is not None or rules is not None:
@@ -110,15 +109,25 @@ def freeze(
         say(f"froze {len(result.manifest['files'])} files and the score into {result.path}")
         for note in result.notes:
             say(note if note.startswith("warning:") else f"note: {note}")
-        if sign is not None:
-            say(f"signed the manifest with {sign}: {result.path / MANIFEST}.sig")
-        if listed is not None:
-            say(f"anchored: {digests} line {listed} lists {frozen.digest} for {result.path.name}; commit it")
-        else:
-            say(
-                f"keep the digest outside the bundle: irr-audit verify {shell_path(result.path)} "
-                f"--expect {frozen.digest} proves the bundle is this one"
-            )
+        _say_where_the_digest_is(result.path, frozen.digest, sign, digests, listed)
+
+
+def _say_where_the_digest_is(
+    bundle: Path, digest: str, sign: Path | None, digests: Path | None, listed: int | None
+) -> None:
+    """What keeps a frozen bundle checkable: its signature, and the digest's line in the
+    digests file or the verify command to keep beside it."""
+    from irr_audit.bundle.manifest import MANIFEST, shell_path
+
+    if sign is not None:
+        say(f"signed the manifest with {sign}: {bundle / MANIFEST}.sig")
+    if listed is not None:
+        say(f"anchored: {digests} line {listed} lists {digest} for {bundle.name}; commit it")
+    else:
+        say(
+            f"keep the digest outside the bundle: irr-audit verify {shell_path(bundle)} "
+            f"--expect {digest} proves the bundle is this one"
+        )
 
 
 def _freeze_codebook(
@@ -137,7 +146,6 @@ def _freeze_codebook(
     limit: list[str] | None,
 ) -> None:
     from irr_audit.bundle.anchor import append_digest, digest_line
-    from irr_audit.bundle.manifest import MANIFEST, shell_path
     from irr_audit.bundle.workflow import freeze_codebook_audit
 
     if codebook is None:
@@ -171,15 +179,7 @@ def _freeze_codebook(
     if not quiet:
         say(frozen.source.summary_line())
         say(f"froze {len(result.manifest['files'])} files and every variable's score into {result.path}")
-        if sign is not None:
-            say(f"signed the manifest with {sign}: {result.path / MANIFEST}.sig")
-        if listed is not None:
-            say(f"anchored: {digests} line {listed} lists {frozen.digest} for {result.path.name}; commit it")
-        else:
-            say(
-                f"keep the digest outside the bundle: irr-audit verify {shell_path(result.path)} "
-                f"--expect {frozen.digest} proves the bundle is this one"
-            )
+        _say_where_the_digest_is(result.path, frozen.digest, sign, digests, listed)
 
 
 @app.command()
