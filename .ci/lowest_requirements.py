@@ -1,5 +1,6 @@
 """Print the lowest versions pyproject.toml declares for the runtime dependencies, pinned
-(`name>=X` -> `name==X`), for the second CI environment (.ci/run)."""
+(`name>=X` or `name>=X,<Y` -> `name==X`), for the second CI environment (.ci/run). A
+dependency written otherwise stops it: none may drop out of that environment unseen."""
 
 import re
 import sys
@@ -9,5 +10,9 @@ text = Path(__file__).resolve().parent.parent.joinpath("pyproject.toml").read_te
 block = re.search(r"^dependencies = \[(.*?)^\]", text, re.DOTALL | re.MULTILINE)
 if block is None:
     sys.exit("pyproject.toml has no dependencies list")
-pins = re.findall(r'^\s*"([A-Za-z0-9_.-]+)>=([0-9][0-9A-Za-z.]*)"', block.group(1), re.MULTILINE)
-print(" ".join(f"{name}=={version}" for name, version in pins))
+declared = re.findall(r'^\s*"([^"]+)"', block.group(1), re.MULTILINE)
+pins = [re.fullmatch(r"([A-Za-z0-9_.-]+)>=([0-9][0-9A-Za-z.]*)(?:,<[0-9][0-9A-Za-z.]*)?", entry) for entry in declared]
+unread = [entry for entry, pin in zip(declared, pins) if pin is None]
+if unread:
+    sys.exit(f"pyproject.toml: no lowest version in {', '.join(unread)} (write name>=X)")
+print(" ".join(f"{pin.group(1)}=={pin.group(2)}" for pin in pins if pin))

@@ -221,3 +221,68 @@ def test_fleiss_null_se_needs_one_number_of_coders_of_at_least_two() -> None:
 
     for sizes in ([], [2, 3], [3, 3, 2], [1, 1]):
         assert fleiss_null_se(SimpleNamespace(m=np.array(sizes))) is None  # type: ignore[arg-type]
+
+
+def _click_params(command: object) -> list[dict[str, object]]:
+    """What a click command reads from its command line, option by option (names, type, default, help)."""
+    fields = (
+        "name",
+        "opts",
+        "secondary_opts",
+        "default",
+        "required",
+        "multiple",
+        "nargs",
+        "help",
+        "metavar",
+        "is_flag",
+    )
+    return [
+        {"type": type(param.type).__name__, **{field: getattr(param, field, None) for field in fields}}
+        for param in command.params  # type: ignore[attr-defined]
+    ]
+
+
+def test_one_command_runs_in_an_app_holding_it_alone_with_the_same_options() -> None:
+    from typer.main import get_command
+
+    from irr_audit.cli import app, app_for
+
+    whole = get_command(app)
+    names = [name for name, command in whole.commands.items() if not hasattr(command, "commands")]  # type: ignore[attr-defined]
+    assert {"sample", "join", "score", "report", "freeze", "verify", "adjudicate", "import", "counts"} <= set(names)
+    for name in names:
+        single = get_command(app_for([name, "x"]))
+        assert list(single.commands) == [name]  # type: ignore[attr-defined]
+        assert _click_params(single.commands[name]) == _click_params(whole.commands[name])  # type: ignore[attr-defined]
+        assert _click_params(single) == _click_params(whole)  # --version
+        assert single.name == whole.name and single.help == whole.help
+    assert len(app.registered_commands) == len(names)  # the copies left the app whole
+
+
+def test_help_groups_and_unknown_names_get_the_whole_app() -> None:
+    from irr_audit.cli import app, app_for
+
+    for args in ([], ["--help"], ["--version"], ["rules", "check"], ["plan", "kappa"], ["scor"], ["SCORE"], ["-q"]):
+        assert app_for(args) is app
+
+
+def test_score_through_the_entry_point_prints_what_the_whole_app_prints() -> None:
+    from typer.testing import CliRunner
+
+    from irr_audit.cli import app
+
+    argv = ["score", *_EXAMPLE, "--format", "json"]
+    code = f"import sys\nsys.argv = ['irr-audit', *{argv!r}]\nfrom irr_audit.cli import main\nmain()\n"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
+    whole = CliRunner().invoke(app, argv)
+    assert done.returncode == whole.exit_code == 0
+    assert json.loads(done.stdout)["metrics"]["cohen_kappa"]["value"] == 0.7
+    assert json.loads(done.stdout) == json.loads(whole.stdout)
+    done = subprocess.run(
+        [sys.executable, "-c", code.replace("'json'", "'jsn'")], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2 and "Usage: irr-audit score" in done.stderr and "jsn" in done.stderr
+
+
+_EXAMPLE = ["examples/sheets/alice.csv", "examples/sheets/bob.csv", "--rule", "rules/explicit_current_failure/v1.yaml"]
