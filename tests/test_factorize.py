@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from irr_audit.io.arrowtext import may_have_edge_space, packed_keys
 from irr_audit.join import join as join_module
-from irr_audit.join.factorize import factorize
+from irr_audit.join.factorize import factorize, partition_bits
 from irr_audit.join.join import match_ids
 
 
@@ -82,3 +82,13 @@ def test_ids_of_one_length_are_checked_past_the_first_block() -> None:
         assert len(set(keys[0].tolist())) == len(set(column))
         assert keys[0][150_001] not in set(keys[0][:150_001].tolist()) | set(keys[0][150_002:].tolist())
         assert may_have_edge_space(pa.array(column + [" t1_000001"], type=pa.string()))
+
+
+def test_partitions_hold_tens_of_thousands_of_rows_and_at_most_1024_of_them() -> None:
+    assert partition_bits(0) == partition_bits(60_000) == 0
+    assert partition_bits(1 << 22) == 7  # where matching turns to partitions: 128 of 32,768 rows
+    assert partition_bits(4_900_000) == 7  # 10^6 units x 5 coders
+    assert partition_bits(49_000_000) == 10  # 10^7 units x 5 coders
+    assert partition_bits(10**10) == 10
+    for rows in (1 << 22, 5_000_000, 20_000_000, 49_000_000):
+        assert 1 << 15 <= rows >> partition_bits(rows) < 1 << 16 or partition_bits(rows) == 10

@@ -22,7 +22,8 @@ import pyarrow.compute as pc
 from irr_audit._threads import thread_count
 from irr_audit.io.arrowtext import from_numpy, to_numpy
 
-PARTITION_BITS = 10  # 1024 partitions: ten million distinct keys leave each table well inside a core's cache
+PARTITION_BITS = 10  # at most 1024 partitions: ten million distinct keys leave each table well inside a core's cache
+ROWS_PER_PARTITION = 1 << 15  # fewer rows a partition outgrow no cache and pay more per-partition overhead (measured)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the product's top bits mix every bit of the key
 
 
@@ -69,6 +70,12 @@ def factorize(
         del partitions
         indices = list(pool.map(lambda at: _renumbered(*placement[at], numbers[at], bases, rank), range(len(columns))))
     return indices, distinct
+
+
+def partition_bits(rows: int) -> int:
+    """How many bits of the hash split ``rows`` keys into partitions: 32,768-65,536 rows a
+    partition, at most 2**PARTITION_BITS partitions (five million rows: 128; fifty million: 1024)."""
+    return min(PARTITION_BITS, max(0, (rows // ROWS_PER_PARTITION).bit_length() - 1))
 
 
 def _group(keys: np.ndarray, bits: int) -> _Column:

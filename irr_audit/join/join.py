@@ -29,7 +29,7 @@ from irr_audit.errors import SheetError, UsageError
 from irr_audit.io.arrowtext import from_numpy, key_packers, string_array, to_numpy
 from irr_audit.io.idcheck import suspicious_id_warnings
 from irr_audit.io.sheets import Sheet, parse_rule_version
-from irr_audit.join.factorize import factorize, scatter
+from irr_audit.join.factorize import factorize, partition_bits, scatter
 from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.join.problems import audit_problems, near_miss_warnings
 from irr_audit.rules.model import CodeStatus, Rule
@@ -363,8 +363,9 @@ def match_ids(trimmed: list[pa.Array]) -> tuple[bool, list[np.ndarray], pa.Array
     packers = key_packers(trimmed)
     if packers is None:
         return False, *_encode(trimmed)
-    if sum(map(len, trimmed)) >= PARTITIONED_FROM:
-        indices, distinct = factorize(packers)  # each sheet's keys (8 bytes a row) live only while grouped
+    rows = sum(map(len, trimmed))
+    if rows >= PARTITIONED_FROM:
+        indices, distinct = factorize(packers, partition_bits(rows))  # each sheet's keys live only while grouped
         return True, indices, from_numpy(distinct)
     return True, *_encode([from_numpy(pack()) for pack in packers])
 
