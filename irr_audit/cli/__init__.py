@@ -7,7 +7,8 @@ Start-up: the command modules import only typer and the light modules (errors, d
 at their top, and the library inside each command, when it runs; the library in turn
 imports what a command uses when it uses it (README, "Speed at scale": the figures, and
 benchmarks/startup.py, which measures them). Typer reads every command's options from
-the signatures, so --help shows them all without importing the library.
+the signatures, so --help shows them all without importing the library; a run of one
+command hands typer that command alone (:func:`app_for`).
 """
 
 from __future__ import annotations
