@@ -378,3 +378,5 @@ def test_help_shows_metavars_words_and_defaults() -> None:
     shown = run("score", "--help").stdout
     assert "INPUTS <path>..." in shown and "--quiet, -q " in shown and "--limit NAME=VALUE" in shown
     assert "--format <text|json>" in shown and "[default: text]" in shown and "--bootstrap <integer>" in shown
+    assert "--counts <path>... " in shown and "--alpha-min <number>... " in shown  # repeatable options
+    assert "SHEETS <path>... " in run("join", "--help").stdout and "BUNDLE <path> " in run("verify", "--help").stdout

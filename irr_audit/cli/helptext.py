@@ -79,7 +79,9 @@ def value_word(param: Any, ctx: Any) -> str:
     if getattr(param, "is_flag", False) or getattr(param, "count", False):
         return ""
     shown = param.display_type(ctx) if hasattr(param, "display_type") else param.make_metavar(ctx)
-    return plain_type(str(shown))
+    word = plain_type(str(shown))
+    repeated = getattr(param, "multiple", False) and not word.endswith("...")  # typer before 0.29 leaves it out
+    return word + "..." if repeated else word
 
 
 def plain_type(shown: str) -> str:
@@ -96,11 +98,20 @@ def plain_type(shown: str) -> str:
 def param_label(param: Any, ctx: Any) -> str:
     if param.param_type_name == "argument":
         name = param.metavar or param.name.upper()
-        word = "" if param.metavar else value_word(param, ctx)
+        word = "" if param.metavar else argument_word(param, ctx)
         return f"{name} {word}".strip()
     names = ", ".join([*param.opts, *param.secondary_opts])
     word = value_word(param, ctx)
     return f"{names} {word}".strip()
+
+
+def argument_word(param: Any, ctx: Any) -> str:
+    """What to pass for an argument: its type in words, `...` when it takes several (typer
+    before 0.29 names an argument's metavar after the argument, so the word comes from its type)."""
+    if not hasattr(param, "type"):  # typer 0.29 and later: the type typer shows
+        return value_word(param, ctx)
+    name = str(param.type.name)
+    return f"<{WORDS.get(name, name)}>" + ("..." if param.nargs == -1 else "")
 
 
 def option_help(param: Any, ctx: Any) -> str:
