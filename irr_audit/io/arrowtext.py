@@ -109,6 +109,11 @@ def string_array(values: list[str]) -> pa.Array:
     return array if kind == pa.string() else array.cast(pa.string())
 
 
+def plain_text(values: pa.Array) -> pa.Array:
+    """A text column as a plain string array: a dictionary-encoded one (a sheet's codes) decoded."""
+    return values.dictionary_decode() if isinstance(values, pa.DictionaryArray) else values
+
+
 def python_strings(values: pa.Array) -> np.ndarray:
     """A string array as a numpy array of Python strings (None for a null), as pyarrow converts it."""
     text = np.empty(len(values), dtype=object)

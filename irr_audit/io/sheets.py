@@ -79,7 +79,9 @@ class Sheet:
     spreadsheet shows, header = row 1), and as text exactly as typed
     ``comment_ids``, ``codes``, ``rule_versions`` and ``texts`` (the comment's
     body; the last two None when the sheet has no such column). Text columns are pyarrow string
-    arrays: a million rows stay compact and fast. Rows with every cell empty are
+    arrays: a million rows stay compact and fast. ``codes`` read from a file is dictionary-encoded
+    when it holds few distinct values (``compact_codes``: the usual code column, a byte a row);
+    its values are the same text either way (``plain_text`` decodes it). Rows with every cell empty are
     only counted, in ``empty_rows``. ``warnings`` are things a reader should know
     that are not errors (a hidden row, several worksheets).
     """
@@ -229,13 +231,27 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = Sh
         columns=tuple(header),
         rows=rows,
         comment_ids=kept[id_at],
-        codes=kept[code_at],
+        codes=compact_codes(kept[code_at]),
         rule_versions=kept[version_at] if version_at is not None else None,
         texts=kept[text_at] if text_at is not None else None,
         empty_rows=int((~non_empty).sum()),
         warnings=tuple(warnings),
         unit_keys=keys,
     )
+
+
+CODES_ENCODED_UP_TO = 127  # distinct codes a code column may hold to be kept as one byte a row
+
+
+def compact_codes(codes: pa.Array) -> pa.Array:
+    """A code column as its distinct values and an int8 index per row when it holds at most
+    CODES_ENCODED_UP_TO distinct values (a rule's handful of codes, typos and all): a byte a row
+    instead of four of offsets and the text. Any other column (free text in the code column,
+    say) is kept as read. The values are the same text either way."""
+    encoded = pc.dictionary_encode(codes)
+    if len(encoded.dictionary) > CODES_ENCODED_UP_TO:
+        return codes
+    return pa.DictionaryArray.from_arrays(encoded.indices.cast(pa.int8()), encoded.dictionary)
 
 
 def _non_empty_rows(cells: list[pa.Array], keys: pa.Array) -> np.ndarray:

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError, UsageError
-from irr_audit.io.arrowtext import from_numpy, key_packers, string_array, to_numpy
+from irr_audit.io.arrowtext import from_numpy, key_packers, plain_text, string_array, to_numpy
 from irr_audit.io.idcheck import suspicious_id_warnings
 from irr_audit.io.sheets import Sheet, parse_rule_version
 from irr_audit.join.factorize import factorize, scatter
@@ -420,8 +420,9 @@ def _category_type(rule: Rule) -> type[np.int8] | type[np.int32]:
 
 
 def distinct_codes(raw_codes: pa.Array) -> pa.DictionaryArray:
-    """A sheet's codes as indices into its distinct codes (the rule plays no part)."""
-    return raw_codes.dictionary_encode()
+    """A sheet's codes as indices into its distinct codes (the rule plays no part): as the
+    sheet holds them when it was read encoded (io.sheets.compact_codes)."""
+    return raw_codes if isinstance(raw_codes, pa.DictionaryArray) else raw_codes.dictionary_encode()
 
 
 def _classify(raw_codes: pa.Array, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
@@ -679,7 +680,8 @@ def _sheet_log(join: JoinResult, column: int) -> SheetLog:
     rows[has_row] = sheet.rows[position[has_row]]
     absent_units = unit[~has_row]  # an absent cell: the unit it is missing from
     comment_ids = _in_entry_order(has_row, unit_keys(sheet).take(at_rows), join.units.take(from_numpy(absent_units)))
-    raw = _in_entry_order(has_row, sheet.codes.take(at_rows), pa.repeat(string_array([""])[0], len(absent_units)))
+    no_value = pa.repeat(string_array([""])[0], len(absent_units))
+    raw = _in_entry_order(has_row, plain_text(sheet.codes.take(at_rows)), no_value)
     details, texts = _details(join, sheet, reason, position, unit, ref, own_status)
     return SheetLog(sheet.name, sheet.coder, rows, comment_ids, raw, reason, details, texts)
 

@@ -43,7 +43,7 @@ import pyarrow.compute as pc
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError, UsageError
-from irr_audit.io.arrowtext import from_numpy
+from irr_audit.io.arrowtext import from_numpy, plain_text
 from irr_audit.io.display import printable
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, sheet_from_parsed
 from irr_audit.io.tables import ParsedFile, read_and_parse
@@ -561,7 +561,7 @@ def rest_log(rests: Sequence[LongRest], rules: Sequence[Rule]) -> pd.DataFrame:
                     "coder": sheet.coder,
                     "row": pd.array(sheet.rows, dtype="Int64"),
                     "comment_id": sheet.comment_ids.to_numpy(zero_copy_only=False),
-                    "raw_value": sheet.codes.to_numpy(zero_copy_only=False),
+                    "raw_value": plain_text(sheet.codes).to_numpy(zero_copy_only=False),
                     "reason": Reason.UNKNOWN_VARIABLE.value,
                     "detail": [
                         f"variable {printable(str(name), 60)!s} is not in the codebook ({known})" for name in written
