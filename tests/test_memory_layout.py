@@ -8,6 +8,7 @@ import dataclasses
 import random
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -32,7 +33,7 @@ changelog: First version.
 RAW_CODES = ["yes", "no", "maybe", " yes", "YES", "Y", "unknown", "", "  ", "nope", "n/a", "yes ", "no\u00a0"]
 
 
-def _write_sheets(folder: Path, coders: int, units: int, seed: int) -> list[Path]:
+def _write_sheets(folder: Path, coders: int, units: int, seed: int, empty_rows: bool = True) -> list[Path]:
     """Sheets with every kind of row a join logs: unknown, blank, invalid and aliased codes, ids
     repeated with the same code and with another one, rows without an id, empty rows."""
     chooser = random.Random(seed)
@@ -45,7 +46,7 @@ def _write_sheets(folder: Path, coders: int, units: int, seed: int) -> list[Path
             lines.append(f"c{unit},{chooser.choice(RAW_CODES)}")
             if chooser.random() < 0.05:
                 lines.append(f"c{unit},{chooser.choice(RAW_CODES)}")
-        lines += [",yes", ",", f" c{units + coder} ,no"]
+        lines += [",yes", f" c{units + coder} ,no"] + ([","] if empty_rows else [])
         chooser.shuffle(lines[1:])
         path = folder / f"coder{coder}.csv"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -87,3 +88,28 @@ def test_a_join_of_encoded_codes_is_the_join_of_their_text(tmp_path: Path, seed:
     assert invalid_values(encoded, range(3)) == invalid_values(plain, range(3)) != {}
     assert encoded.log.equals(plain.log)
     assert encoded.log["raw_value"].map(type).eq(str).all()
+
+
+def test_rows_are_kept_only_when_some_row_was_dropped(tmp_path: Path) -> None:
+    whole, gapped, tail = tmp_path / "whole.csv", tmp_path / "gapped.csv", tmp_path / "tail.csv"
+    whole.write_text("comment_id,code\na,yes\nb,no\nc,yes\n", encoding="utf-8")
+    gapped.write_text("comment_id,code\na,yes\n,\nb,no\n\nc,yes\n", encoding="utf-8")
+    tail.write_text("comment_id,code\na,yes\nb,no\n,\n", encoding="utf-8")
+    read = read_sheet(whole)
+    assert read.row_numbers is None and read.rows.tolist() == [2, 3, 4] and read.row_count == 3
+    assert read.rows_at(np.array([2, 0])).tolist() == [4, 2] and int(read.rows_at(1)) == 3
+    dropped = read_sheet(gapped)
+    assert dropped.row_numbers is not None and dropped.rows.tolist() == [2, 4, 6] and dropped.empty_rows == 2
+    assert dropped.rows_at(np.array([2, 1])).tolist() == [6, 4] and int(dropped.rows_at(1)) == 4
+    last_dropped = read_sheet(tail)  # the rows left are 2 and 3 all the same
+    assert last_dropped.row_numbers is None and last_dropped.rows.tolist() == [2, 3]
+
+
+def test_a_join_names_the_same_rows_whether_or_not_they_were_kept(tmp_path: Path) -> None:
+    rule_path = tmp_path / "rule.yaml"
+    rule_path.write_text(RULE, encoding="utf-8")
+    rule = load_rule(rule_path)
+    sheets = [read_sheet(path) for path in _write_sheets(tmp_path, 3, 300, seed=7, empty_rows=False)]
+    assert all(sheet.row_numbers is None for sheet in sheets)
+    kept = [dataclasses.replace(sheet, row_numbers=sheet.rows) for sheet in sheets]
+    assert join_sheets(sheets, rule).log.equals(join_sheets(kept, rule).log)

@@ -598,7 +598,7 @@ def _check_rule_version(sheet: Sheet, rule: Rule) -> None:
     for text, at in zip(versions.dictionary.to_pylist(), first_at):
         if not text:
             continue
-        row = int(sheet.rows[at])
+        row = int(sheet.rows_at(at))
         try:
             version = parse_rule_version(text)
         except ValueError:
@@ -677,7 +677,7 @@ def _sheet_log(join: JoinResult, column: int) -> SheetLog:
     has_row = position >= 0
     at_rows = from_numpy(position[has_row])
     rows = np.full(len(position), -1, dtype=np.int64)
-    rows[has_row] = sheet.rows[position[has_row]]
+    rows[has_row] = sheet.rows_at(position[has_row])
     absent_units = unit[~has_row]  # an absent cell: the unit it is missing from
     comment_ids = _in_entry_order(has_row, unit_keys(sheet).take(at_rows), join.units.take(from_numpy(absent_units)))
     no_value = pa.repeat(string_array([""])[0], len(absent_units))
@@ -728,10 +728,14 @@ def _details(
         texts.extend(text(key) for key in distinct.tolist())
 
     duplicates = np.flatnonzero(reason == REASON_INDEX[Reason.DUPLICATE])
-    own(duplicates, sheet.rows[ref[duplicates]], lambda row: f"repeats row {row} with the same code; that row is used")
+    own(
+        duplicates,
+        sheet.rows_at(ref[duplicates]),
+        lambda row: f"repeats row {row} with the same code; that row is used",
+    )
     conflicts = np.flatnonzero(reason == REASON_INDEX[Reason.CONFLICT])
     if len(conflicts):
-        listed = _rows_by_unit(unit[conflicts], sheet.rows[position[conflicts]])
+        listed = _rows_by_unit(unit[conflicts], sheet.rows_at(position[conflicts]))
         own(
             conflicts,
             unit[conflicts],

@@ -169,7 +169,11 @@ def variable_views(
             # the same rows and ids for every variable (empty rows are those with every cell empty): one
             # copy of them; one column of versions cannot fit every rule
             views[rule.id] = dataclasses.replace(
-                sheet, rows=first.rows, comment_ids=first.comment_ids, unit_keys=first.unit_keys, rule_versions=None
+                sheet,
+                row_numbers=first.row_numbers,
+                comment_ids=first.comment_ids,
+                unit_keys=first.unit_keys,
+                rule_versions=None,
             )
         return views, dict.fromkeys(views), next(iter(views.values())), None
     whole = sheet_from_parsed(parsed, path, dataclasses.replace(options, code_column="code"))
@@ -200,7 +204,7 @@ def _take(sheet: Sheet, which: pa.Array | np.ndarray) -> Sheet:
 
     return dataclasses.replace(
         sheet,
-        rows=sheet.rows[at.to_numpy()],
+        row_numbers=sheet.rows_at(positions),
         comment_ids=sheet.comment_ids.take(at),
         codes=sheet.codes.take(at),
         rule_versions=take(sheet.rule_versions),
