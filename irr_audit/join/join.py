@@ -425,8 +425,22 @@ def distinct_codes(raw_codes: pa.Array) -> pa.DictionaryArray:
     return raw_codes if isinstance(raw_codes, pa.DictionaryArray) else raw_codes.dictionary_encode()
 
 
-def _classify(raw_codes: pa.Array, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
-    """Classify each distinct raw code once, then spread the result to the rows."""
+class Classified(NamedTuple):
+    """A sheet's codes classified once per distinct value: each row's index into its distinct
+    values, and each distinct value's status and category. The rows get theirs (``of_rows``)
+    only when the sheet is placed, so that the sheets' rows are not all classified at once."""
+
+    indices: np.ndarray
+    status: np.ndarray
+    category: np.ndarray
+
+    def of_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's status and category."""
+        return self.status[self.indices], self.category[self.indices]
+
+
+def _classify(raw_codes: pa.Array, rule: Rule) -> Classified:
+    """Classify each distinct raw code once."""
     encoded = distinct_codes(raw_codes)
     category_of = {code: index for index, code in enumerate(rule.categories)}
     distinct = encoded.dictionary.to_pylist()
@@ -437,21 +451,20 @@ def _classify(raw_codes: pa.Array, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
         status[index] = STATUS_INDEX[cell_status]
         if code is not None:
             category[index] = category_of[code]
-    rows = to_numpy(encoded.indices)
-    return status[rows], category[rows]
+    return Classified(to_numpy(encoded.indices), status, category)
 
 
 def _place_column(
     units_of: list[np.ndarray],
     trimmed: list[pa.Array],
-    classified: list[tuple[np.ndarray, np.ndarray]],
+    classified: list[Classified],
     n_categories: int,
     codes: np.ndarray,
     status: np.ndarray,
     column: int,
 ) -> tuple[list[LogEntries], tuple[np.ndarray, np.ndarray | None]]:
     """Place one sheet in its column; its log entries (its rows', then its absent units') and its cell rows."""
-    row_status, row_category = classified[column]
+    row_status, row_category = classified[column].of_rows()
     entries, cells = _place_sheet(
         column, units_of[column], trimmed[column], row_status, row_category, n_categories, codes, status
     )
