@@ -36,13 +36,15 @@ class _Column:
     starts: np.ndarray  # partition p is keys[starts[p]:starts[p + 1]]
 
 
+_Placement = tuple[np.ndarray, np.ndarray, np.ndarray]  # a column's row order, partition starts, and numbers
+
+
 @dataclass(frozen=True)
 class _Partition:
     """One partition's keys numbered from 0 in order of first appearance (column by
-    column, rows in order): the numbers per column, its distinct keys, and where each
-    distinct key first appears (column, row)."""
+    column, rows in order): its distinct keys, and where each distinct key first appears
+    (column, row). The numbers themselves are written over the partition's keys (``_numbers``)."""
 
-    numbers: list[np.ndarray]
     distinct: np.ndarray
     first_column: np.ndarray
     first_row: np.ndarray
@@ -58,17 +60,28 @@ def factorize(
     with ThreadPoolExecutor(max_workers=thread_count()) as pool:
         grouped = list(pool.map(lambda make: _group(make(), bits), columns))
         partitions = list(pool.map(partial(_number_partition, grouped), range(1 << bits)))
-        placement = [(column.order, column.starts) for column in grouped]
-        del grouped  # the keys in partition order are numbered: let them go
+        lengths = [len(column.order) for column in grouped]
+        placement: list[_Placement | None] = []
+        while grouped:  # each column's keys let go as soon as its numbers are taken out of them
+            column = grouped.pop(0)
+            placement.append((column.order, column.starts, _numbers(column)))
+            del column
         bases = np.cumsum([0] + [len(partition.distinct) for partition in partitions])
-        order = _first_appearance(partitions, [len(row_order) for row_order, _ in placement])
+        order = _first_appearance(partitions, lengths)
         rank = np.empty(len(order), dtype=np.int32)
         rank[order] = np.arange(len(order), dtype=np.int32)
         distinct = np.concatenate([partition.distinct for partition in partitions])[order]
-        numbers = [[partition.numbers[at] for partition in partitions] for at in range(len(columns))]
-        del partitions
-        indices = list(pool.map(lambda at: _renumbered(*placement[at], numbers[at], bases, rank), range(len(columns))))
+        del partitions, order
+        indices = list(pool.map(lambda at: _renumbered(*_handed_over(placement, at), bases, rank), range(len(columns))))
     return indices, distinct
+
+
+def _handed_over(items: list[_Placement | None], at: int) -> _Placement:
+    """The item at ``at``, no longer held by the list (its arrays go once its user is done)."""
+    item = items[at]
+    items[at] = None
+    assert item is not None
+    return item
 
 
 def _group(keys: np.ndarray, bits: int) -> _Column:
@@ -85,7 +98,9 @@ def _group(keys: np.ndarray, bits: int) -> _Column:
 
 
 def _number_partition(grouped: list[_Column], part: int) -> _Partition:
-    """Number one partition's keys across all columns with one small hash table."""
+    """Number one partition's keys across all columns with one small hash table. The numbers
+    are written over the partition's keys, which are no longer needed (``_numbers`` reads them):
+    no array of numbers beside the keys."""
     pieces = [column.keys[column.starts[part] : column.starts[part + 1]] for column in grouped]
     chained = np.concatenate(pieces) if pieces else np.empty(0, np.uint64)
     encoded = from_numpy(chained).dictionary_encode() if len(chained) else None
@@ -94,12 +109,23 @@ def _number_partition(grouped: list[_Column], part: int) -> _Partition:
     first = _growth_points(numbers)
     bounds = np.cumsum([0] + [len(piece) for piece in pieces])
     column = np.searchsorted(bounds, first, side="right") - 1
-    row = np.empty(len(first), dtype=np.int64)
+    row = np.empty(len(first), dtype=np.int32)
     for at, source in enumerate(grouped):
         mine = column == at
         row[mine] = source.order[source.starts[part] + first[mine] - bounds[at]]
-    split = [numbers[start:end] for start, end in zip(bounds[:-1], bounds[1:])]
-    return _Partition(split, distinct, column.astype(np.int32), row)
+        _number_slot(source, part)[:] = numbers[bounds[at] : bounds[at + 1]]
+    return _Partition(distinct, column.astype(np.int32), row)
+
+
+def _number_slot(column: _Column, part: int) -> np.ndarray:
+    """Where a partition's numbers are written: the first half of the bytes of its keys."""
+    start, end = int(column.starts[part]), int(column.starts[part + 1])
+    return column.keys.view(np.int32)[2 * start : 2 * start + end - start]
+
+
+def _numbers(column: _Column) -> np.ndarray:
+    """A column's numbers, partition after partition (as its keys were), out of its keys' buffer."""
+    return np.concatenate([_number_slot(column, part) for part in range(len(column.starts) - 1)])
 
 
 def _growth_points(numbers: np.ndarray) -> np.ndarray:
@@ -131,16 +157,16 @@ def _first_appearance(partitions: list[_Partition], lengths: list[int]) -> np.nd
 
 
 def _renumbered(
-    order: np.ndarray, starts: np.ndarray, numbers: list[np.ndarray], bases: np.ndarray, rank: np.ndarray
+    order: np.ndarray, starts: np.ndarray, numbers: np.ndarray, bases: np.ndarray, rank: np.ndarray
 ) -> np.ndarray:
     """One column's indices in row order: each partition's numbers ranked by first appearance
-    (a partition's ranks are a small slice of ``rank``: the lookups stay in the cache), then
-    put back where their rows were."""
-    grouped = np.empty(len(order), dtype=np.int32)
-    for part, piece in enumerate(numbers):
-        np.take(rank[bases[part] : bases[part + 1]], piece, out=grouped[starts[part] : starts[part + 1]])
+    (a partition's ranks are a small slice of ``rank``: the lookups stay in the cache; in place),
+    then put back where their rows were."""
+    for part in range(len(starts) - 1):
+        piece = numbers[starts[part] : starts[part + 1]]
+        np.take(rank[bases[part] : bases[part + 1]], piece, out=piece)
     indices = np.empty(len(order), dtype=np.int32)
-    scatter(indices, order, grouped)
+    scatter(indices, order, numbers)
     return indices
 
 
