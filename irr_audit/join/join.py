@@ -389,9 +389,11 @@ def _first_values(columns: list[pa.Array], indices: list[np.ndarray]) -> pa.Arra
         # a value's first appearance is where the running maximum of the indices grows
         running = np.maximum.accumulate(np.r_[seen, found])
         first = np.flatnonzero(running[1:] > running[:-1])
-        parts.append(column.take(from_numpy(first)))
+        # a column whose every value is new (the first sheet, usually) is taken whole: no copy of it
+        parts.append(column if len(first) == len(column) else column.take(from_numpy(first)))
         seen = int(running[-1])
-    return pa.concat_arrays(parts)
+    filled = [part for part in parts if len(part)]
+    return filled[0] if len(filled) == 1 else pa.concat_arrays(parts)
 
 
 def _look_up(id_columns: list[pa.Array], units: pa.Array) -> list[np.ndarray]:
