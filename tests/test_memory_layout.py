@@ -12,8 +12,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from irr_audit.io.arrowtext import plain_text
+from irr_audit.io.arrowtext import key_packers, plain_text
 from irr_audit.io.sheets import CODES_ENCODED_UP_TO, Sheet, compact_codes, read_sheet
+from irr_audit.join.factorize import factorize
 from irr_audit.join.join import join_sheets
 from irr_audit.join.problems import invalid_values
 from irr_audit.rules.load import load_rule
@@ -113,3 +114,21 @@ def test_a_join_names_the_same_rows_whether_or_not_they_were_kept(tmp_path: Path
     assert all(sheet.row_numbers is None for sheet in sheets)
     kept = [dataclasses.replace(sheet, row_numbers=sheet.rows) for sheet in sheets]
     assert join_sheets(sheets, rule).log.equals(join_sheets(kept, rule).log)
+
+
+@pytest.mark.parametrize("lengths", [(9,), (4, 7, 11)])
+def test_ids_packed_a_block_at_a_time_are_numbered_as_all_at_once(lengths: tuple[int, ...]) -> None:
+    """Matching groups each sheet's packed ids a block of rows at a time (one length: a byte matrix;
+    several: read at their offsets): the numbers are those of one dictionary encoding of all ids."""
+    rng = np.random.default_rng(11)
+    texts = [f"t1_{value:x}"[: rng.choice(lengths)] for value in rng.integers(1 << 40, 1 << 44, size=3_000)]
+    columns = [pa.array([*rng.permutation(texts)[:2_000], ""], type=pa.string()) for _ in range(3)]
+    packers = key_packers(columns)
+    assert packers is not None
+    whole = [pack() for pack in packers]
+    assert all(np.array_equal(pack.rows(5, 1_234), keys[5:1_234]) for pack, keys in zip(packers, whole))
+    expected = pa.chunked_array([pa.array(keys) for keys in whole]).dictionary_encode()
+    for block in (1, 7, 500, 1 << 20):
+        indices, distinct = factorize(packers, bits=4, block=block)
+        assert distinct.tolist() == expected.chunk(0).dictionary.to_pylist()
+        assert [found.tolist() for found in indices] == [chunk.indices.to_pylist() for chunk in expected.chunks]

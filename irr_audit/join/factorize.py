@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
-import pyarrow.compute as pc
 
 from irr_audit._threads import thread_count
-from irr_audit.io.arrowtext import from_numpy, to_numpy
+from irr_audit.io.arrowtext import KeyPacker, from_numpy, to_numpy
 
+GROUP_BLOCK = 1 << 20  # rows grouped at a time: a block's temporaries stay a few MB
 PARTITION_BITS = 10  # 1024 partitions: ten million distinct keys leave each table well inside a core's cache
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the product's top bits mix every bit of the key
 
@@ -51,14 +51,15 @@ class _Partition:
 
 
 def factorize(
-    columns: Sequence[Callable[[], np.ndarray]], bits: int = PARTITION_BITS
+    columns: Sequence[Callable[[], np.ndarray]], bits: int = PARTITION_BITS, block: int = GROUP_BLOCK
 ) -> tuple[list[np.ndarray], np.ndarray]:
     """Each column's uint64 keys as int32 indices into the distinct keys, and the distinct
     keys, numbered in order of first appearance (the first column's rows in order, then the
     next column's): as ``pa.chunked_array(columns).dictionary_encode()`` numbers them.
-    ``columns`` make each column's keys when called: a column's keys live only while it is grouped."""
+    ``columns`` make each column's keys when called (a ``KeyPacker`` makes ``block`` rows of
+    them at a time): a column's keys are made only while it is grouped."""
     with ThreadPoolExecutor(max_workers=thread_count()) as pool:
-        grouped = list(pool.map(lambda make: _group(make(), bits), columns))
+        grouped = list(pool.map(lambda make: _group(*_key_blocks(make), bits, block), columns))
         partitions = list(pool.map(partial(_number_partition, grouped), range(1 << bits)))
         lengths = [len(column.order) for column in grouped]
         placement: list[_Placement | None] = []
@@ -84,17 +85,47 @@ def _handed_over(items: list[_Placement | None], at: int) -> _Placement:
     return item
 
 
-def _group(keys: np.ndarray, bits: int) -> _Column:
-    """The column's rows grouped by partition (a counting sort: stable, linear). Fresh memory is
-    dear (each new page is zeroed by the system): the hash's buffer takes the grouped keys."""
-    with np.errstate(over="ignore"):
-        work = keys * _GOLDEN
-    work >>= np.uint64(64 - bits)
-    partition = work.astype(np.uint16)
-    grouping = to_numpy(pc.sort_indices(from_numpy(partition))).view(np.int64)  # positions: below 2**63
-    np.take(keys, grouping, out=work)  # 64-bit positions: taken as they are, without a widened copy
+def _key_blocks(make: Callable[[], np.ndarray]) -> tuple[int, Callable[[int, int], np.ndarray]]:
+    """A column's length and what makes the keys of its rows ``start:stop``: a packer's are made
+    a block at a time (no column of keys but the grouped one); others are made whole first."""
+    if isinstance(make, KeyPacker):
+        return make.size, make.rows
+    keys = make()
+    return len(keys), lambda start, stop: keys[start:stop]
+
+
+def _group(size: int, keys_of: Callable[[int, int], np.ndarray], bits: int, block: int) -> _Column:
+    """The column's rows grouped by partition: a counting sort (stable, linear), a block of rows
+    at a time. Fresh memory is dear (each new page is zeroed by the system): only the grouped keys,
+    the rows' order and their partitions are as long as the column; a block's keys are made twice
+    (for its partitions, then to be placed) rather than kept."""
+    partition = np.empty(size, dtype=np.uint16)
+    for start in range(0, size, block):
+        partition[start : start + block] = _partitions(keys_of(start, min(start + block, size)), bits)
     counts = np.bincount(partition, minlength=1 << bits)
-    return _Column(grouping.astype(np.int32), work, np.concatenate([[0], np.cumsum(counts)]))
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    order = np.empty(size, dtype=np.int32)
+    keys = np.empty(size, dtype=np.uint64)
+    placed = starts[:-1].copy()  # each partition's rows placed so far, from its start
+    for start in range(0, size, block):
+        stop = min(start + block, size)
+        mine = partition[start:stop]
+        local = np.argsort(mine, kind="stable")  # the block's rows by partition, rows in order
+        block_counts = np.bincount(mine, minlength=1 << bits)
+        grouped = mine[local]
+        at = placed[grouped] + np.arange(len(local)) - (np.cumsum(block_counts) - block_counts)[grouped]
+        order[at] = local + start
+        keys[at] = keys_of(start, stop)[local]
+        placed += block_counts
+    return _Column(order, keys, starts)
+
+
+def _partitions(keys: np.ndarray, bits: int) -> np.ndarray:
+    """Each key's partition: the top ``bits`` of its Fibonacci hash."""
+    with np.errstate(over="ignore"):
+        hashed = keys * _GOLDEN
+    hashed >>= np.uint64(64 - bits)
+    return hashed.astype(np.uint16)
 
 
 def _number_partition(grouped: list[_Column], part: int) -> _Partition:
