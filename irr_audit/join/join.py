@@ -74,7 +74,9 @@ class LogEntries:
     sheet's columns (-1 for an absent cell, which has no row); ``unit`` indexes
     the units (-1 for a row that is no unit); ``reason`` indexes ``REASONS``;
     ``ref`` is the position of the row a duplicate repeats, else -1; ``status``
-    is the row's own code status (for the detail of a row outside the sample).
+    is the row's own code status (for the detail of a row outside the sample). Positions,
+    units and refs are int32 (a sheet's rows and the units number fewer than 2**31): a log of
+    millions of rows stays small.
     """
 
     sheet: np.ndarray
@@ -103,10 +105,10 @@ def _entries(
     size = len(position)
     return LogEntries(
         sheet=np.full(size, sheet, dtype=np.int32),
-        position=np.asarray(position, dtype=np.int64),
-        unit=np.asarray(unit, dtype=np.int64),
+        position=np.asarray(position, dtype=np.int32),
+        unit=np.asarray(unit, dtype=np.int32),
         reason=np.broadcast_to(np.asarray(reason, dtype=np.int8), (size,)).copy(),
-        ref=np.full(size, -1, dtype=np.int64) if ref is None else np.asarray(ref, dtype=np.int64),
+        ref=np.full(size, -1, dtype=np.int32) if ref is None else np.asarray(ref, dtype=np.int32),
         status=np.full(size, VALID, dtype=np.int8) if status is None else np.asarray(status, dtype=np.int8),
     )
 
