@@ -100,23 +100,28 @@ def _group(size: int, keys_of: Callable[[int, int], np.ndarray], bits: int, bloc
     the rows' order and their partitions are as long as the column; a block's keys are made twice
     (for its partitions, then to be placed) rather than kept."""
     partition = np.empty(size, dtype=np.uint16)
+    block_counts = []  # each block's rows per partition (bincount widens a block, not the column)
     for start in range(0, size, block):
         partition[start : start + block] = _partitions(keys_of(start, min(start + block, size)), bits)
-    counts = np.bincount(partition, minlength=1 << bits)
+        block_counts.append(np.bincount(partition[start : start + block], minlength=1 << bits))
+    counts = np.sum(block_counts, axis=0, dtype=np.int64) if block_counts else np.zeros(1 << bits, np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)])
     order = np.empty(size, dtype=np.int32)
     keys = np.empty(size, dtype=np.uint64)
-    placed = starts[:-1].copy()  # each partition's rows placed so far, from its start
-    for start in range(0, size, block):
+    placed = starts[:-1].copy()  # where each partition's next row goes
+    steps = np.arange(min(block, size), dtype=np.int64)
+    for start, in_block in zip(range(0, size, block), block_counts):
         stop = min(start + block, size)
         mine = partition[start:stop]
         local = np.argsort(mine, kind="stable")  # the block's rows by partition, rows in order
-        block_counts = np.bincount(mine, minlength=1 << bits)
-        grouped = mine[local]
-        at = placed[grouped] + np.arange(len(local)) - (np.cumsum(block_counts) - block_counts)[grouped]
+        # the i-th row of the sorted block goes to its partition's next place, moved on by the
+        # rows of its partition before it in the block (i less where that partition starts there)
+        shift = placed - (np.cumsum(in_block) - in_block)
+        at = shift[mine[local]]
+        at += steps[: stop - start]
         order[at] = local + start
         keys[at] = keys_of(start, stop)[local]
-        placed += block_counts
+        placed += in_block
     return _Column(order, keys, starts)
 
 
