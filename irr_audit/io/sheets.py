@@ -77,8 +77,8 @@ class Sheet:
     """One coder's sheet, read.
 
     One entry per non-empty input row, column by column: ``rows`` (the number a
-    spreadsheet shows, header = row 1: made when asked for from ``row_numbers``, None when
-    entry i is row i + 2, the usual sheet; ``rows_at`` gives some), and as text exactly as typed
+    spreadsheet shows, header = row 1: made when asked for from ``row_numbers``, which is None
+    when entry i is row i + 2, the usual sheet; ``rows_at`` gives some), and as text exactly as typed
     ``comment_ids``, ``codes``, ``rule_versions`` and ``texts`` (the comment's
     body; the last two None when the sheet has no such column). Text columns are pyarrow string
     arrays: a million rows stay compact and fast. ``codes`` read from a file is dictionary-encoded
