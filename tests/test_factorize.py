@@ -35,14 +35,14 @@ key_columns = st.lists(
 
 
 @settings(max_examples=300, deadline=None)
-@given(columns=key_columns, bits=st.integers(min_value=0, max_value=6))
-def test_factorize_numbers_keys_as_one_dictionary_encoding(columns: list[np.ndarray], bits: int) -> None:
+@given(columns=key_columns, bits=st.integers(min_value=0, max_value=6), block=st.integers(min_value=1, max_value=70))
+def test_factorize_numbers_keys_as_one_dictionary_encoding(columns: list[np.ndarray], bits: int, block: int) -> None:
     if not sum(map(len, columns)):
-        indices, distinct = factorize(_made(columns), bits=bits)
+        indices, distinct = factorize(_made(columns), bits=bits, block=block)
         assert [len(found) for found in indices] == [0] * len(columns) and len(distinct) == 0
         return
     expected_indices, expected_distinct = _reference(columns)
-    indices, distinct = factorize(_made(columns), bits=bits)
+    indices, distinct = factorize(_made(columns), bits=bits, block=block)
     assert distinct.tolist() == expected_distinct.tolist()
     assert [found.tolist() for found in indices] == [found.tolist() for found in expected_indices]
     assert all(found.dtype == np.int32 for found in indices)

@@ -110,7 +110,7 @@ def make_sheet(name: str, coder: str, ids: list[str], codes: list[str]) -> Sheet
         sha256="0" * 64,
         size=0,
         columns=("comment_id", "code"),
-        rows=np.arange(2, len(ids) + 2, dtype=np.int64),
+        row_numbers=np.arange(2, len(ids) + 2, dtype=np.int64),
         comment_ids=string_array(ids),
         codes=string_array(codes),
         rule_versions=None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -107,6 +107,11 @@ def string_array(values: list[str]) -> pa.Array:
     offsets = offsets.astype(np.int32) if kind == pa.string() else offsets
     array = pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
     return array if kind == pa.string() else array.cast(pa.string())
+
+
+def plain_text(values: pa.Array) -> pa.Array:
+    """A text column as a plain string array: a dictionary-encoded one (a sheet's codes) decoded."""
+    return values.dictionary_decode() if isinstance(values, pa.DictionaryArray) else values
 
 
 def python_strings(values: pa.Array) -> np.ndarray:
@@ -205,7 +210,19 @@ def packed_keys(columns: list[pa.Array]) -> list[np.ndarray] | None:
         return list(pool.map(lambda pack: pack(), packers))
 
 
-def key_packers(columns: list[pa.Array]) -> list[Callable[[], np.ndarray]] | None:
+@dataclass(frozen=True)
+class KeyPacker:
+    """Packs one column's values into uint64 keys: all of them when called, or those of rows
+    ``start:stop`` (``rows``), so that a caller can hold a block of a large column's keys at a time."""
+
+    size: int
+    rows: Callable[[int, int], np.ndarray]
+
+    def __call__(self) -> np.ndarray:
+        return self.rows(0, self.size)
+
+
+def key_packers(columns: list[pa.Array]) -> list[KeyPacker] | None:
     """As ``packed_keys``, each column's keys made only when asked for (so that a caller can
     let each column's keys go before the next is made); None when some column cannot be packed."""
     views = []
@@ -255,12 +272,15 @@ def _packable(view: tuple[np.ndarray, np.ndarray], length: np.ndarray, prefix: n
     return _shares_prefix(data, offsets[:-1][filled], prefix)
 
 
-def _packer(view: tuple[np.ndarray, np.ndarray], length: np.ndarray, prefix: np.ndarray) -> Callable[[], np.ndarray]:
-    """What packs a packable column."""
+def _packer(view: tuple[np.ndarray, np.ndarray], length: np.ndarray, prefix: np.ndarray) -> KeyPacker:
+    """What packs a packable column, or a block of its rows."""
     if _one_length_over(length, prefix):
-        return partial(_pack_matrix, _matrix(view, length), len(prefix))
+        matrix = _matrix(view, length)
+        return KeyPacker(len(matrix), lambda start, stop: _pack_matrix(matrix[start:stop], len(prefix)))
     offsets, data = view
-    return partial(_pack, data, offsets, length, len(prefix))
+    return KeyPacker(
+        len(length), lambda start, stop: _pack(data, offsets[start : stop + 1], length[start:stop], len(prefix))
+    )
 
 
 def _pack_matrix(matrix: np.ndarray, prefix_length: int) -> np.ndarray:

@@ -65,7 +65,7 @@ def _parsed(texts: list[str], sheet: Sheet, column: str) -> np.ndarray:
         kind = "an ISO 8601 date and time, as the column's first value is"
     if bad:
         raise SheetError(
-            f"sheet {sheet.name} row {int(sheet.rows[bad[0]])}: the --order-column {column!r} value "
+            f"sheet {sheet.name} row {int(sheet.rows_at(bad[0]))}: the --order-column {column!r} value "
             f"{texts[bad[0]][:60]!r} is not {kind}.",
             hint="write every value of the column as a number (1, 2, 3 or a Unix time) or every one as a date and "
             "time such as 2026-03-01T14:05:00; leave a row blank if its time is not known.",

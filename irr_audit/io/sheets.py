@@ -26,6 +26,7 @@ from irr_audit.io.delimiter import CANDIDATES, shown
 from irr_audit.io.display import CONTROL, printable
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.tables import (
+    ROW_TYPE,
     ParsedFile,
     RawTable,
     SpanningValues,
@@ -76,10 +77,13 @@ class Sheet:
     """One coder's sheet, read.
 
     One entry per non-empty input row, column by column: ``rows`` (the number a
-    spreadsheet shows, header = row 1), and as text exactly as typed
+    spreadsheet shows, header = row 1: made when asked for from ``row_numbers``, which is None
+    when entry i is row i + 2, the usual sheet; ``rows_at`` gives some), and as text exactly as typed
     ``comment_ids``, ``codes``, ``rule_versions`` and ``texts`` (the comment's
     body; the last two None when the sheet has no such column). Text columns are pyarrow string
-    arrays: a million rows stay compact and fast. Rows with every cell empty are
+    arrays: a million rows stay compact and fast. ``codes`` read from a file is dictionary-encoded
+    when it holds few distinct values (``compact_codes``: the usual code column, a byte a row);
+    its values are the same text either way (``plain_text`` decodes it). Rows with every cell empty are
     only counted, in ``empty_rows``. ``warnings`` are things a reader should know
     that are not errors (a hidden row, several worksheets).
     """
@@ -90,7 +94,7 @@ class Sheet:
     sha256: str
     size: int
     columns: tuple[str, ...]
-    rows: np.ndarray
+    row_numbers: np.ndarray | None  # None: no row was dropped, entry i is row i + 2
     comment_ids: pa.Array
     codes: pa.Array
     rule_versions: pa.Array | None  # None: the sheet has no rule_version column
@@ -101,7 +105,20 @@ class Sheet:
 
     @property
     def row_count(self) -> int:
-        return len(self.rows)
+        return len(self.comment_ids)
+
+    @property
+    def rows(self) -> np.ndarray:
+        """Every entry's row, as a spreadsheet shows it (made anew when ``row_numbers`` is None)."""
+        if self.row_numbers is None:
+            return np.arange(2, self.row_count + 2, dtype=ROW_TYPE)
+        return self.row_numbers
+
+    def rows_at(self, positions: np.ndarray | int) -> np.ndarray:
+        """The rows of the entries at these positions (without making every entry's row)."""
+        if self.row_numbers is None:
+            return np.asarray(positions, dtype=np.int64) + 2
+        return self.row_numbers[positions]
 
 
 def read_sheet(path: str | Path, options: ColumnChoice = SheetOptions()) -> Sheet:
@@ -115,7 +132,11 @@ def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> li
     """Read several sheets, one per core at a time: each large CSV is parsed on one thread,
     so every core is busy. The first sheet (in order) that cannot be read raises."""
     with ThreadPoolExecutor(max_workers=thread_count()) as pool:
-        return list(pool.map(lambda path: read_sheet(path, options), paths))
+        sheets = list(pool.map(lambda path: read_sheet(path, options), paths))
+    # pyarrow's allocator keeps the parser's freed blocks for reuse; what comes next (the join) is
+    # mostly numpy's, which cannot reuse them: hand them back (a fifth of the sheets' size at scale)
+    pa.default_memory_pool().release_unused()
+    return sheets
 
 
 def read_sheets_keeping_bytes(paths: list[Path], options: ColumnChoice = SheetOptions()) -> list[tuple[Sheet, bytes]]:
@@ -227,15 +248,42 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = Sh
         sha256=parsed.sha256,
         size=parsed.size,
         columns=tuple(header),
-        rows=rows,
+        row_numbers=None if _numbered_from_two(rows) else rows,
         comment_ids=kept[id_at],
-        codes=kept[code_at],
+        codes=compact_codes(kept[code_at]),
         rule_versions=kept[version_at] if version_at is not None else None,
         texts=kept[text_at] if text_at is not None else None,
         empty_rows=int((~non_empty).sum()),
         warnings=tuple(warnings),
         unit_keys=keys,
     )
+
+
+ROW_BLOCK = 1 << 16  # rows compared at a time
+
+
+def _numbered_from_two(rows: np.ndarray) -> bool:
+    """Whether the rows are 2, 3, ..., n + 1 (a sheet of n rows, none dropped): they need not be
+    kept. A block of rows at a time: no temporary as long as the column."""
+    if not len(rows) or rows[0] != 2 or rows[-1] != len(rows) + 1:
+        return False
+    return all(
+        bool((np.diff(rows[start : start + ROW_BLOCK + 1]) == 1).all()) for start in range(0, len(rows), ROW_BLOCK)
+    )
+
+
+CODES_ENCODED_UP_TO = 127  # distinct codes a code column may hold to be kept as one byte a row
+
+
+def compact_codes(codes: pa.Array) -> pa.Array:
+    """A code column as its distinct values and an int8 index per row when it holds at most
+    CODES_ENCODED_UP_TO distinct values (a rule's handful of codes, typos and all): a byte a row
+    instead of four of offsets and the text. Any other column (free text in the code column,
+    say) is kept as read. The values are the same text either way."""
+    encoded = pc.dictionary_encode(codes)
+    if len(encoded.dictionary) > CODES_ENCODED_UP_TO:
+        return codes
+    return pa.DictionaryArray.from_arrays(encoded.indices.cast(pa.int8()), encoded.dictionary)
 
 
 def _non_empty_rows(cells: list[pa.Array], keys: pa.Array) -> np.ndarray:

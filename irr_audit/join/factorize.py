@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
-import pyarrow.compute as pc
 
 from irr_audit._threads import thread_count
-from irr_audit.io.arrowtext import from_numpy, to_numpy
+from irr_audit.io.arrowtext import KeyPacker, from_numpy, to_numpy
 
+GROUP_BLOCK = 1 << 20  # rows grouped at a time: a block's temporaries stay a few MB
 PARTITION_BITS = 10  # at most 1024 partitions: ten million distinct keys leave each table well inside a core's cache
 ROWS_PER_PARTITION = 1 << 15  # fewer rows a partition outgrow no cache and pay more per-partition overhead (measured)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the product's top bits mix every bit of the key
@@ -37,38 +37,44 @@ class _Column:
     starts: np.ndarray  # partition p is keys[starts[p]:starts[p + 1]]
 
 
+_Placement = tuple[np.ndarray, np.ndarray, np.ndarray]  # a column's row order, partition starts, and numbers
+
+
 @dataclass(frozen=True)
 class _Partition:
     """One partition's keys numbered from 0 in order of first appearance (column by
-    column, rows in order): the numbers per column, its distinct keys, and where each
-    distinct key first appears (column, row)."""
+    column, rows in order): its distinct keys, and where each distinct key first appears
+    (column, row). The numbers themselves are written over the partition's keys (``_numbers``)."""
 
-    numbers: list[np.ndarray]
     distinct: np.ndarray
     first_column: np.ndarray
     first_row: np.ndarray
 
 
 def factorize(
-    columns: Sequence[Callable[[], np.ndarray]], bits: int = PARTITION_BITS
+    columns: Sequence[Callable[[], np.ndarray]], bits: int = PARTITION_BITS, block: int = GROUP_BLOCK
 ) -> tuple[list[np.ndarray], np.ndarray]:
     """Each column's uint64 keys as int32 indices into the distinct keys, and the distinct
     keys, numbered in order of first appearance (the first column's rows in order, then the
     next column's): as ``pa.chunked_array(columns).dictionary_encode()`` numbers them.
-    ``columns`` make each column's keys when called: a column's keys live only while it is grouped."""
+    ``columns`` make each column's keys when called (a ``KeyPacker`` makes ``block`` rows of
+    them at a time): a column's keys are made only while it is grouped."""
     with ThreadPoolExecutor(max_workers=thread_count()) as pool:
-        grouped = list(pool.map(lambda make: _group(make(), bits), columns))
+        grouped = list(pool.map(lambda make: _group(*_key_blocks(make), bits, block), columns))
         partitions = list(pool.map(partial(_number_partition, grouped), range(1 << bits)))
-        placement = [(column.order, column.starts) for column in grouped]
-        del grouped  # the keys in partition order are numbered: let them go
+        lengths = [len(column.order) for column in grouped]
+        placement: list[_Placement | None] = []
+        while grouped:  # each column's keys let go as soon as its numbers are taken out of them
+            column = grouped.pop(0)
+            placement.append((column.order, column.starts, _numbers(column)))
+            del column
         bases = np.cumsum([0] + [len(partition.distinct) for partition in partitions])
-        order = _first_appearance(partitions, [len(row_order) for row_order, _ in placement])
+        order = _first_appearance(partitions, lengths)
         rank = np.empty(len(order), dtype=np.int32)
         rank[order] = np.arange(len(order), dtype=np.int32)
         distinct = np.concatenate([partition.distinct for partition in partitions])[order]
-        numbers = [[partition.numbers[at] for partition in partitions] for at in range(len(columns))]
-        del partitions
-        indices = list(pool.map(lambda at: _renumbered(*placement[at], numbers[at], bases, rank), range(len(columns))))
+        del partitions, order
+        indices = list(pool.map(lambda at: _renumbered(*_handed_over(placement, at), bases, rank), range(len(columns))))
     return indices, distinct
 
 
@@ -78,21 +84,66 @@ def partition_bits(rows: int) -> int:
     return min(PARTITION_BITS, max(0, (rows // ROWS_PER_PARTITION).bit_length() - 1))
 
 
-def _group(keys: np.ndarray, bits: int) -> _Column:
-    """The column's rows grouped by partition (a counting sort: stable, linear). Fresh memory is
-    dear (each new page is zeroed by the system): the hash's buffer takes the grouped keys."""
+def _handed_over(items: list[_Placement | None], at: int) -> _Placement:
+    """The item at ``at``, no longer held by the list (its arrays go once its user is done)."""
+    item = items[at]
+    items[at] = None
+    assert item is not None
+    return item
+
+
+def _key_blocks(make: Callable[[], np.ndarray]) -> tuple[int, Callable[[int, int], np.ndarray]]:
+    """A column's length and what makes the keys of its rows ``start:stop``: a packer's are made
+    a block at a time (no column of keys but the grouped one); others are made whole first."""
+    if isinstance(make, KeyPacker):
+        return make.size, make.rows
+    keys = make()
+    return len(keys), lambda start, stop: keys[start:stop]
+
+
+def _group(size: int, keys_of: Callable[[int, int], np.ndarray], bits: int, block: int) -> _Column:
+    """The column's rows grouped by partition: a counting sort (stable, linear), a block of rows
+    at a time. Fresh memory is dear (each new page is zeroed by the system): only the grouped keys,
+    the rows' order and their partitions are as long as the column; a block's keys are made twice
+    (for its partitions, then to be placed) rather than kept."""
+    partition = np.empty(size, dtype=np.uint16)
+    block_counts = []  # each block's rows per partition (bincount widens a block, not the column)
+    for start in range(0, size, block):
+        partition[start : start + block] = _partitions(keys_of(start, min(start + block, size)), bits)
+        block_counts.append(np.bincount(partition[start : start + block], minlength=1 << bits))
+    counts = np.sum(block_counts, axis=0, dtype=np.int64) if block_counts else np.zeros(1 << bits, np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    order = np.empty(size, dtype=np.int32)
+    keys = np.empty(size, dtype=np.uint64)
+    placed = starts[:-1].copy()  # where each partition's next row goes
+    steps = np.arange(min(block, size), dtype=np.int64)
+    for start, in_block in zip(range(0, size, block), block_counts):
+        stop = min(start + block, size)
+        mine = partition[start:stop]
+        local = np.argsort(mine, kind="stable")  # the block's rows by partition, rows in order
+        # the i-th row of the sorted block goes to its partition's next place, moved on by the
+        # rows of its partition before it in the block (i less where that partition starts there)
+        shift = placed - (np.cumsum(in_block) - in_block)
+        at = shift[mine[local]]
+        at += steps[: stop - start]
+        order[at] = local + start
+        keys[at] = keys_of(start, stop)[local]
+        placed += in_block
+    return _Column(order, keys, starts)
+
+
+def _partitions(keys: np.ndarray, bits: int) -> np.ndarray:
+    """Each key's partition: the top ``bits`` of its Fibonacci hash."""
     with np.errstate(over="ignore"):
-        work = keys * _GOLDEN
-    work >>= np.uint64(64 - bits)
-    partition = work.astype(np.uint16)
-    grouping = to_numpy(pc.sort_indices(from_numpy(partition))).view(np.int64)  # positions: below 2**63
-    np.take(keys, grouping, out=work)  # 64-bit positions: taken as they are, without a widened copy
-    counts = np.bincount(partition, minlength=1 << bits)
-    return _Column(grouping.astype(np.int32), work, np.concatenate([[0], np.cumsum(counts)]))
+        hashed = keys * _GOLDEN
+    hashed >>= np.uint64(64 - bits)
+    return hashed.astype(np.uint16)
 
 
 def _number_partition(grouped: list[_Column], part: int) -> _Partition:
-    """Number one partition's keys across all columns with one small hash table."""
+    """Number one partition's keys across all columns with one small hash table. The numbers
+    are written over the partition's keys, which are no longer needed (``_numbers`` reads them):
+    no array of numbers beside the keys."""
     pieces = [column.keys[column.starts[part] : column.starts[part + 1]] for column in grouped]
     chained = np.concatenate(pieces) if pieces else np.empty(0, np.uint64)
     encoded = from_numpy(chained).dictionary_encode() if len(chained) else None
@@ -101,12 +152,23 @@ def _number_partition(grouped: list[_Column], part: int) -> _Partition:
     first = _growth_points(numbers)
     bounds = np.cumsum([0] + [len(piece) for piece in pieces])
     column = np.searchsorted(bounds, first, side="right") - 1
-    row = np.empty(len(first), dtype=np.int64)
+    row = np.empty(len(first), dtype=np.int32)
     for at, source in enumerate(grouped):
         mine = column == at
         row[mine] = source.order[source.starts[part] + first[mine] - bounds[at]]
-    split = [numbers[start:end] for start, end in zip(bounds[:-1], bounds[1:])]
-    return _Partition(split, distinct, column.astype(np.int32), row)
+        _number_slot(source, part)[:] = numbers[bounds[at] : bounds[at + 1]]
+    return _Partition(distinct, column.astype(np.int32), row)
+
+
+def _number_slot(column: _Column, part: int) -> np.ndarray:
+    """Where a partition's numbers are written: the first half of the bytes of its keys."""
+    start, end = int(column.starts[part]), int(column.starts[part + 1])
+    return column.keys.view(np.int32)[2 * start : 2 * start + end - start]
+
+
+def _numbers(column: _Column) -> np.ndarray:
+    """A column's numbers, partition after partition (as its keys were), out of its keys' buffer."""
+    return np.concatenate([_number_slot(column, part) for part in range(len(column.starts) - 1)])
 
 
 def _growth_points(numbers: np.ndarray) -> np.ndarray:
@@ -138,16 +200,16 @@ def _first_appearance(partitions: list[_Partition], lengths: list[int]) -> np.nd
 
 
 def _renumbered(
-    order: np.ndarray, starts: np.ndarray, numbers: list[np.ndarray], bases: np.ndarray, rank: np.ndarray
+    order: np.ndarray, starts: np.ndarray, numbers: np.ndarray, bases: np.ndarray, rank: np.ndarray
 ) -> np.ndarray:
     """One column's indices in row order: each partition's numbers ranked by first appearance
-    (a partition's ranks are a small slice of ``rank``: the lookups stay in the cache), then
-    put back where their rows were."""
-    grouped = np.empty(len(order), dtype=np.int32)
-    for part, piece in enumerate(numbers):
-        np.take(rank[bases[part] : bases[part + 1]], piece, out=grouped[starts[part] : starts[part + 1]])
+    (a partition's ranks are a small slice of ``rank``: the lookups stay in the cache; in place),
+    then put back where their rows were."""
+    for part in range(len(starts) - 1):
+        piece = numbers[starts[part] : starts[part + 1]]
+        np.take(rank[bases[part] : bases[part + 1]], piece, out=piece)
     indices = np.empty(len(order), dtype=np.int32)
-    scatter(indices, order, grouped)
+    scatter(indices, order, numbers)
     return indices
 
 

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError, UsageError
-from irr_audit.io.arrowtext import from_numpy, key_packers, string_array, to_numpy
+from irr_audit.io.arrowtext import from_numpy, key_packers, plain_text, string_array, to_numpy
 from irr_audit.io.idcheck import suspicious_id_warnings
 from irr_audit.io.sheets import Sheet, parse_rule_version
 from irr_audit.join.factorize import factorize, partition_bits, scatter
@@ -74,7 +74,9 @@ class LogEntries:
     sheet's columns (-1 for an absent cell, which has no row); ``unit`` indexes
     the units (-1 for a row that is no unit); ``reason`` indexes ``REASONS``;
     ``ref`` is the position of the row a duplicate repeats, else -1; ``status``
-    is the row's own code status (for the detail of a row outside the sample).
+    is the row's own code status (for the detail of a row outside the sample). Positions,
+    units and refs are int32 (a sheet's rows and the units number fewer than 2**31): a log of
+    millions of rows stays small.
     """
 
     sheet: np.ndarray
@@ -103,10 +105,10 @@ def _entries(
     size = len(position)
     return LogEntries(
         sheet=np.full(size, sheet, dtype=np.int32),
-        position=np.asarray(position, dtype=np.int64),
-        unit=np.asarray(unit, dtype=np.int64),
+        position=np.asarray(position, dtype=np.int32),
+        unit=np.asarray(unit, dtype=np.int32),
         reason=np.broadcast_to(np.asarray(reason, dtype=np.int8), (size,)).copy(),
-        ref=np.full(size, -1, dtype=np.int64) if ref is None else np.asarray(ref, dtype=np.int64),
+        ref=np.full(size, -1, dtype=np.int32) if ref is None else np.asarray(ref, dtype=np.int32),
         status=np.full(size, VALID, dtype=np.int8) if status is None else np.asarray(status, dtype=np.int8),
     )
 
@@ -308,10 +310,12 @@ def join_sheets(
         cell_rows=tuple(cell_rows),
         entries=LogEntries.concat(parts),
     )
-    if known is not None:  # the same rows and ids: the same warnings
-        return dataclasses.replace(joined, warnings=known)
-    warnings += near_miss_warnings(joined, sample_mode=sample_ids is not None)
-    return dataclasses.replace(joined, warnings=tuple(warnings))
+    if known is None:  # else the same rows and ids: the same warnings
+        warnings += near_miss_warnings(joined, sample_mode=sample_ids is not None)
+    # pyarrow's pool keeps the blocks the matching freed (the ids' texts taken, hashed, looked up) for
+    # reuse; what follows (scoring, writing) is mostly numpy's: hand them back (70 MB at 10^7 units)
+    pa.default_memory_pool().release_unused()
+    return dataclasses.replace(joined, warnings=known if known is not None else tuple(warnings))
 
 
 def match_units(sheets: list[Sheet] | tuple[Sheet, ...], sample_ids: list[str] | None = None) -> UnitMatch:
@@ -390,9 +394,11 @@ def _first_values(columns: list[pa.Array], indices: list[np.ndarray]) -> pa.Arra
         # a value's first appearance is where the running maximum of the indices grows
         running = np.maximum.accumulate(np.r_[seen, found])
         first = np.flatnonzero(running[1:] > running[:-1])
-        parts.append(column.take(from_numpy(first)))
+        # a column whose every value is new (the first sheet, usually) is taken whole: no copy of it
+        parts.append(column if len(first) == len(column) else column.take(from_numpy(first)))
         seen = int(running[-1])
-    return pa.concat_arrays(parts)
+    filled = [part for part in parts if len(part)]
+    return filled[0] if len(filled) == 1 else pa.concat_arrays(parts)
 
 
 def _look_up(id_columns: list[pa.Array], units: pa.Array) -> list[np.ndarray]:
@@ -421,12 +427,27 @@ def _category_type(rule: Rule) -> type[np.int8] | type[np.int32]:
 
 
 def distinct_codes(raw_codes: pa.Array) -> pa.DictionaryArray:
-    """A sheet's codes as indices into its distinct codes (the rule plays no part)."""
-    return raw_codes.dictionary_encode()
+    """A sheet's codes as indices into its distinct codes (the rule plays no part): as the
+    sheet holds them when it was read encoded (io.sheets.compact_codes)."""
+    return raw_codes if isinstance(raw_codes, pa.DictionaryArray) else raw_codes.dictionary_encode()
 
 
-def _classify(raw_codes: pa.Array, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
-    """Classify each distinct raw code once, then spread the result to the rows."""
+class Classified(NamedTuple):
+    """A sheet's codes classified once per distinct value: each row's index into its distinct
+    values, and each distinct value's status and category. The rows get theirs (``of_rows``)
+    only when the sheet is placed, so that the sheets' rows are not all classified at once."""
+
+    indices: np.ndarray
+    status: np.ndarray
+    category: np.ndarray
+
+    def of_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's status and category."""
+        return self.status[self.indices], self.category[self.indices]
+
+
+def _classify(raw_codes: pa.Array, rule: Rule) -> Classified:
+    """Classify each distinct raw code once."""
     encoded = distinct_codes(raw_codes)
     category_of = {code: index for index, code in enumerate(rule.categories)}
     distinct = encoded.dictionary.to_pylist()
@@ -437,21 +458,20 @@ def _classify(raw_codes: pa.Array, rule: Rule) -> tuple[np.ndarray, np.ndarray]:
         status[index] = STATUS_INDEX[cell_status]
         if code is not None:
             category[index] = category_of[code]
-    rows = to_numpy(encoded.indices)
-    return status[rows], category[rows]
+    return Classified(to_numpy(encoded.indices), status, category)
 
 
 def _place_column(
     units_of: list[np.ndarray],
     trimmed: list[pa.Array],
-    classified: list[tuple[np.ndarray, np.ndarray]],
+    classified: list[Classified],
     n_categories: int,
     codes: np.ndarray,
     status: np.ndarray,
     column: int,
 ) -> tuple[list[LogEntries], tuple[np.ndarray, np.ndarray | None]]:
     """Place one sheet in its column; its log entries (its rows', then its absent units') and its cell rows."""
-    row_status, row_category = classified[column]
+    row_status, row_category = classified[column].of_rows()
     entries, cells = _place_sheet(
         column, units_of[column], trimmed[column], row_status, row_category, n_categories, codes, status
     )
@@ -598,7 +618,7 @@ def _check_rule_version(sheet: Sheet, rule: Rule) -> None:
     for text, at in zip(versions.dictionary.to_pylist(), first_at):
         if not text:
             continue
-        row = int(sheet.rows[at])
+        row = int(sheet.rows_at(at))
         try:
             version = parse_rule_version(text)
         except ValueError:
@@ -677,10 +697,11 @@ def _sheet_log(join: JoinResult, column: int) -> SheetLog:
     has_row = position >= 0
     at_rows = from_numpy(position[has_row])
     rows = np.full(len(position), -1, dtype=np.int64)
-    rows[has_row] = sheet.rows[position[has_row]]
+    rows[has_row] = sheet.rows_at(position[has_row])
     absent_units = unit[~has_row]  # an absent cell: the unit it is missing from
     comment_ids = _in_entry_order(has_row, unit_keys(sheet).take(at_rows), join.units.take(from_numpy(absent_units)))
-    raw = _in_entry_order(has_row, sheet.codes.take(at_rows), pa.repeat(string_array([""])[0], len(absent_units)))
+    no_value = pa.repeat(string_array([""])[0], len(absent_units))
+    raw = _in_entry_order(has_row, plain_text(sheet.codes.take(at_rows)), no_value)
     details, texts = _details(join, sheet, reason, position, unit, ref, own_status)
     return SheetLog(sheet.name, sheet.coder, rows, comment_ids, raw, reason, details, texts)
 
@@ -727,10 +748,14 @@ def _details(
         texts.extend(text(key) for key in distinct.tolist())
 
     duplicates = np.flatnonzero(reason == REASON_INDEX[Reason.DUPLICATE])
-    own(duplicates, sheet.rows[ref[duplicates]], lambda row: f"repeats row {row} with the same code; that row is used")
+    own(
+        duplicates,
+        sheet.rows_at(ref[duplicates]),
+        lambda row: f"repeats row {row} with the same code; that row is used",
+    )
     conflicts = np.flatnonzero(reason == REASON_INDEX[Reason.CONFLICT])
     if len(conflicts):
-        listed = _rows_by_unit(unit[conflicts], sheet.rows[position[conflicts]])
+        listed = _rows_by_unit(unit[conflicts], sheet.rows_at(position[conflicts]))
         own(
             conflicts,
             unit[conflicts],

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irr_audit.io.arrowtext import from_numpy, string_array, to_numpy
+from irr_audit.io.arrowtext import from_numpy, plain_text, string_array, to_numpy
 from irr_audit.io.display import printable, shortened
 from irr_audit.join.missingness import Reason
 from irr_audit.rules.model import CodeStatus, Rule
@@ -119,7 +119,7 @@ def invalid_values(join: JoinResult, columns: Any) -> dict[str, int]:
         mine = (join.entries.sheet == column) & (join.entries.reason == invalid)
         positions = join.entries.position[mine]
         if len(positions):
-            found = pc.value_counts(join.sheets[column].codes.take(from_numpy(positions)))
+            found = pc.value_counts(plain_text(join.sheets[column].codes.take(from_numpy(positions))))
             counts.update(dict(zip(found.field("values").to_pylist(), found.field("counts").to_pylist())))
     cut: Counter[str] = Counter()
     for value, count in counts.items():

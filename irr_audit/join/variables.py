@@ -43,7 +43,7 @@ import pyarrow.compute as pc
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError, UsageError
-from irr_audit.io.arrowtext import from_numpy
+from irr_audit.io.arrowtext import from_numpy, plain_text
 from irr_audit.io.display import printable
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, sheet_from_parsed
 from irr_audit.io.tables import ParsedFile, read_and_parse
@@ -169,7 +169,11 @@ def variable_views(
             # the same rows and ids for every variable (empty rows are those with every cell empty): one
             # copy of them; one column of versions cannot fit every rule
             views[rule.id] = dataclasses.replace(
-                sheet, rows=first.rows, comment_ids=first.comment_ids, unit_keys=first.unit_keys, rule_versions=None
+                sheet,
+                row_numbers=first.row_numbers,
+                comment_ids=first.comment_ids,
+                unit_keys=first.unit_keys,
+                rule_versions=None,
             )
         return views, dict.fromkeys(views), next(iter(views.values())), None
     whole = sheet_from_parsed(parsed, path, dataclasses.replace(options, code_column="code"))
@@ -200,7 +204,7 @@ def _take(sheet: Sheet, which: pa.Array | np.ndarray) -> Sheet:
 
     return dataclasses.replace(
         sheet,
-        rows=sheet.rows[at.to_numpy()],
+        row_numbers=sheet.rows_at(positions),
         comment_ids=sheet.comment_ids.take(at),
         codes=sheet.codes.take(at),
         rule_versions=take(sheet.rule_versions),
@@ -561,7 +565,7 @@ def rest_log(rests: Sequence[LongRest], rules: Sequence[Rule]) -> pd.DataFrame:
                     "coder": sheet.coder,
                     "row": pd.array(sheet.rows, dtype="Int64"),
                     "comment_id": sheet.comment_ids.to_numpy(zero_copy_only=False),
-                    "raw_value": sheet.codes.to_numpy(zero_copy_only=False),
+                    "raw_value": plain_text(sheet.codes).to_numpy(zero_copy_only=False),
                     "reason": Reason.UNKNOWN_VARIABLE.value,
                     "detail": [
                         f"variable {printable(str(name), 60)!s} is not in the codebook ({known})" for name in written

@@ -33,7 +33,7 @@ from irr_audit.join.join import REASONS, JoinResult, SheetLog, log_parts
 from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.metrics.patterns import compress
 
-CHUNK_ROWS = 1 << 18  # lines made at a time: tens of MB, whatever the number of units
+CHUNK_ROWS = 1 << 16  # lines made at a time: a few MB each (several are in flight), whatever the number of units
 MAX_COMBINATIONS = 1 << 14  # a group of coders' codes is one piece while it has at most this many combinations
 UNITS = "units"  # counts.csv's last column: how many units have the row's pattern of codes
 
