@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irr_audit.io.arrowtext import from_numpy, plain_text, string_array, to_numpy
+from irr_audit.io.arrowtext import from_numpy, plain_text, string_array
 from irr_audit.io.display import printable, shortened
 from irr_audit.join.missingness import Reason
 from irr_audit.rules.model import CodeStatus, Rule
@@ -158,6 +158,7 @@ def near_miss_warnings(join: JoinResult, sample_mode: bool) -> list[str]:
     if len(join.sheets) < 2 or not len(join.units):
         return []
     unmatched: list[tuple[str, int]] = []  # (id, sheet)
+    present = _present_count(join.status)
     if sample_mode:
         outside = list(Reason).index(Reason.NOT_IN_SAMPLE)
         mine = join.entries.reason == outside
@@ -167,7 +168,7 @@ def near_miss_warnings(join: JoinResult, sample_mode: bool) -> list[str]:
                 ids = _unit_keys(join.sheets[column]).take(from_numpy(positions[:NEAR_MISS_CHECKED]))
                 unmatched += [(text, column) for text in dict.fromkeys(ids.to_pylist())]
     else:
-        alone = np.flatnonzero(_present_count(join.status) == 1)[:NEAR_MISS_CHECKED]
+        alone = np.flatnonzero(present == 1)[:NEAR_MISS_CHECKED]
         if len(alone):
             columns = np.argmax(join.status[alone] != ABSENT, axis=1)
             unmatched = list(zip(join.units.take(from_numpy(alone)).to_pylist(), columns.tolist()))
@@ -185,18 +186,20 @@ def near_miss_warnings(join: JoinResult, sample_mode: bool) -> list[str]:
         found = one_edit_variants(text, alphabet)
         variants += found
         owners += [index] * len(found)
-    # only units some sheet lacks can be meant: a small set to hash, where a million units are not
-    lacking = np.flatnonzero(_present_count(join.status) < join.status.shape[1])
+    # only units some sheet lacks can be meant; the variants (of at most NEAR_MISS_CHECKED ids) are
+    # hashed and those units looked up in them: hashing the units instead costs a table of each
+    lacking = np.flatnonzero(present < join.status.shape[1])
     candidates = join.units.take(from_numpy(lacking))
-    found_at = pc.index_in(string_array(variants), value_set=candidates)
-    matched = pc.is_valid(found_at)
-    at = to_numpy(found_at.filter(matched)).astype(np.int64)
+    meant = pc.is_in(candidates, value_set=string_array(variants))
+    unit_of = dict(zip(candidates.filter(meant).to_pylist(), lacking[meant.to_numpy(zero_copy_only=False)].tolist()))
     hits: dict[int, list[str]] = {}
-    for owner, found in zip(np.asarray(owners)[to_numpy(matched)], at):
-        unit = lacking[found]
+    for owner, variant in zip(owners, variants):
+        unit = unit_of.get(variant)
+        if unit is None:
+            continue
         text, column = unmatched[owner]
         if join.status[unit, column] == ABSENT:  # the id it may have meant is missing from that sheet
-            target = join.units[int(unit)].as_py()
+            target = variant
             mirrored = any(unmatched[other][0] == target and text in found for other, found in hits.items())
             if not mirrored and target not in hits.setdefault(owner, []):  # a pair of typos is named once
                 hits[owner].append(target)
