@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irr_audit.io.arrowtext import from_numpy, plain_text, string_array
+from irr_audit.io.arrowtext import from_numpy, plain_text, string_array, to_numpy
 from irr_audit.io.display import printable, shortened
 from irr_audit.join.missingness import Reason
 from irr_audit.rules.model import CodeStatus, Rule
@@ -191,7 +191,7 @@ def near_miss_warnings(join: JoinResult, sample_mode: bool) -> list[str]:
     lacking = np.flatnonzero(present < join.status.shape[1])
     candidates = join.units.take(from_numpy(lacking))
     meant = pc.is_in(candidates, value_set=string_array(variants))
-    unit_of = dict(zip(candidates.filter(meant).to_pylist(), lacking[meant.to_numpy(zero_copy_only=False)].tolist()))
+    unit_of = dict(zip(candidates.filter(meant).to_pylist(), lacking[to_numpy(pc.indices_nonzero(meant))].tolist()))
     hits: dict[int, list[str]] = {}
     for owner, variant in zip(owners, variants):
         unit = unit_of.get(variant)
