@@ -186,8 +186,8 @@ def near_miss_warnings(join: JoinResult, sample_mode: bool) -> list[str]:
         found = one_edit_variants(text, alphabet)
         variants += found
         owners += [index] * len(found)
-    # only units some sheet lacks can be meant; the variants (of at most NEAR_MISS_CHECKED ids) are
-    # hashed and those units looked up in them: hashing the units instead costs a table of each
+    # only units some sheet lacks can be meant; they are looked up among the variants (of at most
+    # NEAR_MISS_CHECKED ids), which are hashed: a table of those units would hold a million at 10^7
     lacking = np.flatnonzero(present < join.status.shape[1])
     candidates = join.units.take(from_numpy(lacking))
     meant = pc.is_in(candidates, value_set=string_array(variants))
