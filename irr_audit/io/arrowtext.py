@@ -21,7 +21,7 @@ import pyarrow as pa
 from irr_audit._threads import thread_count
 
 PACKED_BYTES = 8  # an id's bytes after the shared prefix fit in one uint64
-LENGTH_BLOCK = 1 << 16  # offsets compared at a time when checking that values have one length
+LENGTH_BLOCK = 1 << 16  # values compared at a time when checking that they step evenly
 LOW_BYTES_MASK = np.array([(1 << (8 * count)) - 1 for count in range(PACKED_BYTES + 1)], dtype=np.uint64)
 
 
@@ -143,13 +143,17 @@ def may_have_edge_space(column: pa.Array) -> bool:
 
 def _one_length(offsets: np.ndarray) -> bool:
     """Whether every value is as long as the first (the offsets step evenly)."""
-    step = int(offsets[1] - offsets[0])
-    if int(offsets[-1] - offsets[0]) != step * (len(offsets) - 1):
+    return steps_evenly(offsets, int(offsets[1] - offsets[0]))
+
+
+def steps_evenly(values: np.ndarray, step: int) -> bool:
+    """Whether each value is the one before plus ``step``; a block at a time (no temporary as
+    long as the column), after a check of the ends that rules most other columns out at once."""
+    if len(values) and int(values[-1] - values[0]) != step * (len(values) - 1):
         return False
-    # a block at a time: no temporary as long as the column
     return all(
-        bool((np.diff(offsets[start : start + LENGTH_BLOCK + 1]) == step).all())
-        for start in range(0, len(offsets) - 1, LENGTH_BLOCK)
+        bool((np.diff(values[start : start + LENGTH_BLOCK + 1]) == step).all())
+        for start in range(0, len(values) - 1, LENGTH_BLOCK)
     )
 
 

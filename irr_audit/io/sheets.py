@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError
-from irr_audit.io.arrowtext import from_numpy, may_have_edge_space, only_printable_ascii, to_numpy
+from irr_audit.io.arrowtext import from_numpy, may_have_edge_space, only_printable_ascii, steps_evenly, to_numpy
 from irr_audit.io.delimiter import CANDIDATES, shown
 from irr_audit.io.display import CONTROL, printable
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
@@ -259,17 +259,9 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = Sh
     )
 
 
-ROW_BLOCK = 1 << 16  # rows compared at a time
-
-
 def _numbered_from_two(rows: np.ndarray) -> bool:
-    """Whether the rows are 2, 3, ..., n + 1 (a sheet of n rows, none dropped): they need not be
-    kept. A block of rows at a time: no temporary as long as the column."""
-    if not len(rows) or rows[0] != 2 or rows[-1] != len(rows) + 1:
-        return False
-    return all(
-        bool((np.diff(rows[start : start + ROW_BLOCK + 1]) == 1).all()) for start in range(0, len(rows), ROW_BLOCK)
-    )
+    """Whether the rows are 2, 3, ..., n + 1 (a sheet of n rows, none dropped): they need not be kept."""
+    return bool(len(rows)) and int(rows[0]) == 2 and steps_evenly(rows, 1)
 
 
 CODES_ENCODED_UP_TO = 127  # distinct codes a code column may hold to be kept as one byte a row
