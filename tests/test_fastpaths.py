@@ -20,7 +20,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from irr_audit.io.arrowtext import from_numpy, may_have_edge_space, packed_keys
+from irr_audit.io.arrowtext import from_numpy, may_have_edge_space, packed_keys, starts_with_any_byte
 from irr_audit.io.sheets import read_sheet
 from irr_audit.join.join import join_sheets
 from irr_audit.rules.load import load_rule
@@ -211,6 +211,19 @@ def test_edge_space_check_clears_plain_ids() -> None:
     assert not may_have_edge_space(pa.array(["a1", "b2"]))
     assert not may_have_edge_space(pa.array(["a1", "", "b2"], type=pa.large_string()))
     assert not may_have_edge_space(as_array(["a1", "b2"], sliced=True))
+
+
+@given(
+    st.lists(st.text(st.sampled_from(["a", "1", "=", "\u00e9"]), max_size=3), max_size=8),
+    st.sampled_from([b"0123456789", b"=+-@", b"a"]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_first_byte_check_is_the_definition(values: list[str], characters: bytes, large: bool, sliced: bool) -> None:
+    """starts_with_any_byte: some value starts with one of the characters (values of one length too)."""
+    column = as_array(values, large=large, sliced=sliced)
+    expected = any(value[:1] and value[0] in characters.decode() for value in values)
+    assert starts_with_any_byte(column, characters) == expected
 
 
 # --- join on packed keys ---------------------------------------------------------------

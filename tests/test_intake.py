@@ -8,13 +8,15 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import irr_audit
 from irr_audit.cli import app
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io.collector import parse_dataset, parse_run_record
-from irr_audit.io.delimiter import detect_delimiter
+from irr_audit.io.delimiter import _first_lines, detect_delimiter
 from irr_audit.io.sheets import read_sheet
 from irr_audit.io.tables import _arrow_table
 from irr_audit.join.join import join_sheets
@@ -240,6 +242,29 @@ def test_detection_rule() -> None:
     assert detect_delimiter('"a;b",c\n1,2\n', "x") == ","  # quotes respected
     with pytest.raises(IrrAuditError, match="not clear"):
         detect_delimiter("a;b,c\n", "x")
+
+
+LINE_BREAKS = ["\n", "\r\n", "\r", "\x0b", "\u2028", "\n\n", "  \n"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 900), st.sampled_from(LINE_BREAKS)), max_size=40),
+    st.integers(1, 25),
+)
+def test_the_sampled_lines_are_those_of_the_whole_head(lines: list[tuple[int, str]], count: int) -> None:
+    # lines of any length, so that a growing head is cut anywhere: inside a line, between the
+    # two characters of a CRLF, on a blank line
+    text = "".join("x" * length + ("," if length % 3 else "") + end for length, end in lines)
+    whole = [line for line in text.splitlines() if line.strip()][:count]
+    assert _first_lines(text, count) == whole
+
+
+def test_a_line_cut_by_the_head_is_read_whole() -> None:
+    text = "id,code\n" + "b" * 5000 + "\nc,d\n"
+    assert _first_lines(text, 2) == ["id,code", "b" * 5000]
+    crlf = "a" * 4095 + "\r\n" + "b,c\n" * 30  # the head's end between CR and LF: one line end
+    assert _first_lines(crlf, 3) == ["a" * 4095, "b,c", "b,c"]
 
 
 def test_a_forced_delimiter_is_recorded_for_score_dir(tmp_path: Path) -> None:

@@ -128,17 +128,21 @@ def may_have_edge_space(column: pa.Array) -> bool:
     buffers = string_buffers(column)
     if buffers is None:
         return True
-    offsets, data = buffers
-    if len(offsets) > 1 and offsets[1] > offsets[0] and _one_length(offsets):  # the usual ids: a byte matrix
+    first, last = _edge_bytes(*buffers)
+    return _may_be_space(first) or _may_be_space(last)
+
+
+def _edge_bytes(offsets: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first and the last byte of every non-empty value. Values of one length (the usual
+    ids) are a byte matrix: its first and last columns, views rather than copies."""
+    if len(offsets) > 1 and offsets[1] > offsets[0] and _one_length(offsets):
         matrix = data[offsets[0] : offsets[-1]].reshape(len(offsets) - 1, int(offsets[1] - offsets[0]))
-        first, last = matrix[:, 0], matrix[:, -1]
-    else:
-        starts, ends = offsets[:-1], offsets[1:]
-        filled = ends > starts
-        if not filled.all():
-            starts, ends = starts[filled], ends[filled]
-        first, last = data[starts], data[ends - 1]
-    return bool(_may_be_space(first).any() or _may_be_space(last).any())
+        return matrix[:, 0], matrix[:, -1]
+    starts, ends = offsets[:-1], offsets[1:]
+    filled = ends > starts
+    if not filled.all():
+        starts, ends = starts[filled], ends[filled]
+    return data[starts], data[ends - 1]
 
 
 def _one_length(offsets: np.ndarray) -> bool:
@@ -164,8 +168,10 @@ def _lengths(offsets: np.ndarray) -> np.ndarray:
     return np.diff(offsets)
 
 
-def _may_be_space(byte: np.ndarray) -> np.ndarray:
-    return (byte <= 0x20) | (byte >= 0x80)
+def _may_be_space(bytes_: np.ndarray) -> bool:
+    """Whether any of these bytes is ASCII space or control, or non-ASCII (two reductions, no
+    temporary as long as the column)."""
+    return bool(len(bytes_)) and (int(bytes_.min()) <= 0x20 or int(bytes_.max()) >= 0x80)
 
 
 def only_printable_ascii(column: pa.Array) -> bool:
@@ -194,9 +200,10 @@ def starts_with_any_byte(column: pa.Array, characters: bytes) -> bool:
     buffers = string_buffers(column)
     if buffers is None:
         return True
-    offsets, data = buffers
-    starts = offsets[:-1][offsets[1:] > offsets[:-1]]
-    return bool(np.isin(data[starts], np.frombuffer(characters, dtype=np.uint8)).any())
+    first, _ = _edge_bytes(*buffers)
+    wanted = np.zeros(256, dtype=bool)
+    wanted[np.frombuffer(characters, dtype=np.uint8)] = True
+    return bool(wanted[first].any())  # a lookup per value (np.isin compares each value with each character)
 
 
 def packed_keys(columns: list[pa.Array]) -> list[np.ndarray] | None:

@@ -53,7 +53,7 @@ def shown(delimiter: str) -> str:
 def detect_delimiter(data: bytes | str, subject: str) -> str:
     """The delimiter of a `.csv` file's text (module docstring). Pure."""
     text = data[:SAMPLE_BYTES].decode("utf-8", errors="replace") if isinstance(data, bytes) else data[:SAMPLE_BYTES]
-    lines = [line for line in text.lstrip("\ufeff").splitlines() if line.strip()][: SAMPLE_LINES + 1]
+    lines = _first_lines(text.lstrip("\ufeff"), SAMPLE_LINES + 1)
     if not lines:
         return ","
     header, body = lines[0], lines[1:-1] if len(lines) > SAMPLE_LINES else lines[1:]  # the last may be cut
@@ -70,6 +70,18 @@ def detect_delimiter(data: bytes | str, subject: str) -> str:
         hint="pass --delimiter with the one it uses, e.g. --delimiter ';'.",
         code="sheet-delimiter-unclear",
     )
+
+
+def _first_lines(text: str, count: int) -> list[str]:
+    """The first ``count`` non-blank lines of ``text`` (as ``str.splitlines`` splits it), from
+    a growing head of it: a MiB of short lines is not split whole to find twenty-one. A line
+    followed by another in the head is whole; only the head's last line may be cut."""
+    head = 1 << 12
+    while True:
+        lines = [line for line in text[:head].splitlines() if line.strip()]
+        if len(lines) > count or head >= len(text):
+            return lines[:count]
+        head *= 8
 
 
 def suspected(header: str, line: str, used: str) -> str | None:
