@@ -149,15 +149,16 @@ def _number_partition(grouped: list[_Column], part: int) -> _Partition:
     encoded = from_numpy(chained).dictionary_encode() if len(chained) else None
     numbers = to_numpy(encoded.indices).astype(np.int32, copy=False) if encoded else np.empty(0, np.int32)
     distinct = to_numpy(encoded.dictionary) if encoded else np.empty(0, np.uint64)
-    first = _growth_points(numbers)
+    first = _growth_points(numbers)  # ascending: each column's first appearances are one run of them
     bounds = np.cumsum([0] + [len(piece) for piece in pieces])
-    column = np.searchsorted(bounds, first, side="right") - 1
+    runs = np.searchsorted(first, bounds)
     row = np.empty(len(first), dtype=np.int32)
     for at, source in enumerate(grouped):
-        mine = column == at
+        mine = slice(runs[at], runs[at + 1])
         row[mine] = source.order[source.starts[part] + first[mine] - bounds[at]]
         _number_slot(source, part)[:] = numbers[bounds[at] : bounds[at + 1]]
-    return _Partition(distinct, column.astype(np.int32), row)
+    column = np.repeat(np.arange(len(grouped), dtype=np.int32), np.diff(runs))
+    return _Partition(distinct, column, row)
 
 
 def _number_slot(column: _Column, part: int) -> np.ndarray:

@@ -278,17 +278,15 @@ def join_sheets(
     """
     check_sheets(sheets, rule)
     trimmed = [unit_keys(sheet) for sheet in sheets]
-    # Helper threads (one core is this thread's): codes are classified while ids are matched;
-    # the units' ids are taken out and checked while the sheets are placed.
-    with ThreadPoolExecutor(max_workers=max(1, thread_count() - 1)) as pool:
+    # Codes are classified (once per distinct code: quick) while this thread matches the ids; then
+    # the sheets are placed side by side, one per core, while the units' ids are taken out and checked.
+    with ThreadPoolExecutor(max_workers=thread_count()) as pool:
         classifying = pool.map(lambda sheet: _classify(sheet.codes, rule), sheets)
         if matched is None:
             n_units, units_of, make_unit_ids = _units(trimmed, sample_ids)
         else:
             n_units, units_of, make_unit_ids = matched.n_units, list(matched.units_of), lambda: matched.units
         unit_ids = pool.submit(make_unit_ids)
-        known = matched.warnings if matched is not None else None
-        id_warnings = pool.submit(lambda: [] if known is not None else suspicious_id_warnings(unit_ids.result()))
         classified = list(classifying)
         n_sheets = len(sheets)
         # Column-major: a sheet fills one contiguous column, so its scattered writes stay close together.
@@ -296,7 +294,11 @@ def join_sheets(
         status = np.full((n_units, n_sheets), ABSENT, dtype=np.int8, order="F")
         # each sheet fills its own column: the sheets are placed side by side
         place = partial(_place_column, units_of, trimmed, classified, len(rule.categories), codes, status)
-        placed = list(pool.map(place, range(n_sheets)))
+        placing = pool.map(place, range(n_sheets))
+        known = matched.warnings if matched is not None else None
+        # queued behind the sheets: waiting for the units' ids, it would hold a thread the sheets could use
+        id_warnings = pool.submit(lambda: [] if known is not None else suspicious_id_warnings(unit_ids.result()))
+        placed = list(placing)
         parts = [part for entries, _ in placed for part in entries]
         cell_rows = [cells for _, cells in placed]
         warnings = [f"sheet {sheet.name}: {warning}" for sheet in sheets for warning in sheet.warnings]
