@@ -14,6 +14,7 @@ import pytest
 
 from irr_audit.io.arrowtext import key_packers, plain_text
 from irr_audit.io.sheets import CODES_ENCODED_UP_TO, Sheet, compact_codes, read_sheet
+from irr_audit.io.tables import parse_pool
 from irr_audit.join.factorize import factorize
 from irr_audit.join.join import join_sheets
 from irr_audit.join.problems import invalid_values
@@ -132,3 +133,26 @@ def test_ids_packed_a_block_at_a_time_are_numbered_as_all_at_once(lengths: tuple
         indices, distinct = factorize(packers, bits=4, block=block)
         assert distinct.tolist() == expected.chunk(0).dictionary.to_pylist()
         assert [found.tolist() for found in indices] == [chunk.indices.to_pylist() for chunk in expected.chunks]
+
+
+def test_sheets_read_the_same_with_or_without_jemalloc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CSV sheets are parsed with pyarrow's jemalloc where the wheel has it (io.tables.parse_pool),
+    else with its default pool: the same columns either way."""
+    paths = _write_sheets(tmp_path, 2, 400, seed=5, empty_rows=True)
+    as_read = [read_sheet(path) for path in paths]
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        assert parse_pool() is pa.default_memory_pool()
+    else:
+        assert parse_pool().backend_name == "jemalloc"
+
+    def no_jemalloc() -> pa.MemoryPool:
+        raise NotImplementedError("built without jemalloc")
+
+    monkeypatch.setattr(pa, "jemalloc_memory_pool", no_jemalloc)
+    assert parse_pool().backend_name == pa.default_memory_pool().backend_name
+    without = [read_sheet(path) for path in paths]
+    for one, other in zip(as_read, without):
+        assert one.comment_ids.equals(other.comment_ids) and one.codes.equals(other.codes)
+        assert np.array_equal(one.rows, other.rows)

@@ -32,6 +32,7 @@ from irr_audit.io.tables import (
     SpanningValues,
     SwallowedValue,
     parse_file,
+    parse_pool,
     read_and_parse,
     read_table_bytes,
     record_pattern,
@@ -133,9 +134,10 @@ def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> li
     so every core is busy. The first sheet (in order) that cannot be read raises."""
     with ThreadPoolExecutor(max_workers=thread_count()) as pool:
         sheets = list(pool.map(lambda path: read_sheet(path, options), paths))
-    # pyarrow's allocator keeps the parser's freed blocks for reuse; what comes next (the join) is
+    # pyarrow's allocators keep the parser's freed blocks for reuse; what comes next (the join) is
     # mostly numpy's, which cannot reuse them: hand them back (a fifth of the sheets' size at scale)
     pa.default_memory_pool().release_unused()
+    parse_pool().release_unused()  # (the same pool again, harmlessly, where the wheel has no jemalloc)
     return sheets
 
 

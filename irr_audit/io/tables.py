@@ -392,7 +392,20 @@ def _arrow_read(body: pa.Buffer, names: list[str], delimiter: str, quoted: bool)
             quoted_strings_can_be_null=False,
             null_values=[],
         ),
+        memory_pool=parse_pool(),
     )
+
+
+def parse_pool() -> pa.MemoryPool:
+    """The allocator CSV sheets are parsed with: pyarrow's jemalloc where the wheel has it.
+    The default (mimalloc) hands the buffers the parser grows and lets go back to the system
+    at once, so the next ones are fresh pages the system must zero: at ten million units
+    that was 1.5 s more system time a run on the benchmark's machine (benchmarks/README.md);
+    jemalloc keeps them a moment for reuse. A choice for these calls, not a setting."""
+    try:
+        return pa.jemalloc_memory_pool()
+    except NotImplementedError:  # a pyarrow built without jemalloc
+        return pa.default_memory_pool()
 
 
 LF, CR, QUOTE = 0x0A, 0x0D, 0x22
