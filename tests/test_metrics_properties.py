@@ -24,6 +24,7 @@ from irr_audit.metrics import (
     scott_pi,
     summarise,
 )
+from irr_audit.metrics import patterns as patterns_module
 from irr_audit.metrics.bootstrap import replicate_counts
 from irr_audit.metrics.krippendorff import Scale
 from irr_audit.metrics.patterns import compress, merge_coders, pair_tables
@@ -430,3 +431,35 @@ def test_group_vs_reference_scores_the_consensus():
         cohen_kappa(np.array([[1, 0, 0], [1, 2, 0], [0, 0, 2]])).value
     )
     assert d["group_agreement"]["metrics"]["fleiss_kappa"]["defined"] is True
+
+
+@given(
+    st.integers(1, 4).flatmap(
+        lambda k: st.tuples(
+            st.just(k),
+            st.integers(1, 5).flatmap(
+                lambda coders: st.lists(st.lists(st.integers(-1, k - 1), min_size=coders, max_size=coders), max_size=40)
+            ),
+        )
+    ),
+    st.integers(1, 9),
+    st.booleans(),
+)
+def test_rows_are_grouped_alike_counted_whole_or_a_block_at_a_time(
+    case: tuple[int, list[list[int]]], block: int, weighted: bool
+) -> None:
+    """compress counts row keys a block of rows at a time: each distinct row of codes once (the
+    first coder's code the last digit of the order), with its number of rows or sum of weights."""
+    k, rows = case
+    assume(rows)
+    codes = np.array(rows, dtype=np.int8)
+    weights = list(range(1, len(rows) + 1)) if weighted else [1] * len(rows)
+    expected: dict[tuple[int, ...], int] = {}
+    for row, weight in zip(rows, weights):
+        expected[tuple(row)] = expected.get(tuple(row), 0) + weight
+    in_order = sorted(expected, key=lambda row: row[::-1])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(patterns_module, "COUNT_BLOCK", block)
+        found = compress(codes, k, np.array(weights) if weighted else None)
+    assert found.rows.tolist() == [list(row) for row in in_order]
+    assert found.counts.tolist() == [expected[row] for row in in_order]

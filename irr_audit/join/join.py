@@ -214,8 +214,12 @@ class JoinResult:
     def summary(self) -> dict[str, Any]:
         total = len(self.units)
         fully = int(self.fully_coded.sum())
-        # one pass per status over the int8 matrix: bincount would first widen all of it to int64
-        cells = [int(np.count_nonzero(self.status == index)) for index in range(len(STATUSES))]
+        # one pass per status over each sheet's column (contiguous): bincount would first widen the
+        # int8 matrix to int64, and a comparison of the whole matrix makes a matrix of booleans
+        cells = [
+            sum(int(np.count_nonzero(self.status[:, column] == index)) for column in range(self.status.shape[1]))
+            for index in range(len(STATUSES))
+        ]
         found: dict[str, Any] = {
             "units": {"total": total, "fully_coded": fully, "missing": total - fully},
             "log_rows": self.log_counts(),

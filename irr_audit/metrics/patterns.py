@@ -133,10 +133,15 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array
 
 
+def _keys_fit(n_coders: int, n_categories: int) -> bool:
+    """Whether a row of ``n_coders`` codes has an int64 key (base K+1 digits)."""
+    return n_coders * np.log2(max(n_categories + 1, 2)) < 62
+
+
 def _row_keys(codes: np.ndarray, n_categories: int) -> np.ndarray | None:
     """One int64 key per row (base K+1 digits), or None when it would overflow."""
     base = n_categories + 1
-    if codes.shape[1] * np.log2(max(base, 2)) >= 62:
+    if not _keys_fit(codes.shape[1], n_categories):
         return None
     places = base ** np.arange(codes.shape[1], dtype=np.int64)
     keys = np.full(len(codes), places.sum(), dtype=np.int64)  # the +1 of every digit
@@ -145,6 +150,24 @@ def _row_keys(codes: np.ndarray, n_categories: int) -> np.ndarray | None:
         np.multiply(codes[:, column], place, out=digit, dtype=np.int64)
         keys += digit
     return keys
+
+
+COUNT_BLOCK = 1 << 20  # rows keyed and counted at a time: the int64 keys of a block stay a few MB
+
+
+def _key_counts(codes: np.ndarray, n_categories: int, counts: np.ndarray | None) -> np.ndarray:
+    """How many rows (or how much of ``counts``) have each row key, a block of rows at a time:
+    ten million units' keys would be an 80 MB array, and bincount widens its input again."""
+    size = (n_categories + 1) ** codes.shape[1]
+    weights = None if counts is None else np.asarray(counts)
+    by_key = np.zeros(size, dtype=np.int64 if weights is None else np.float64)
+    for start in range(0, len(codes), COUNT_BLOCK):
+        keys = _row_keys(codes[start : start + COUNT_BLOCK], n_categories)
+        assert keys is not None  # the caller has checked that keys fit
+        by_key += np.bincount(
+            keys, weights=None if weights is None else weights[start : start + COUNT_BLOCK], minlength=size
+        )
+    return by_key
 
 
 def compress(codes: np.ndarray, n_categories: int, counts: np.ndarray | None = None) -> Patterns:
@@ -157,12 +180,13 @@ def compress(codes: np.ndarray, n_categories: int, counts: np.ndarray | None = N
     codes = validate_codes(codes, n_categories)
     if len(codes) == 0:
         return Patterns(codes.reshape(0, codes.shape[1]).astype(np.int64), np.zeros(0, dtype=np.int64), n_categories)
-    keys = _row_keys(codes, n_categories)
-    if keys is not None and (n_categories + 1) ** codes.shape[1] <= max(DIRECT_KEYS, 2 * len(codes)):
-        # Few possible rows: count every key directly, no sort. Keys ascend, as np.unique's do.
-        by_key = np.bincount(keys, weights=None if counts is None else np.asarray(counts))
+    possible = (n_categories + 1) ** codes.shape[1]
+    if _keys_fit(codes.shape[1], n_categories) and possible <= max(DIRECT_KEYS, 2 * len(codes)):
+        # few possible rows: count every key directly, no sort; keys ascend, as np.unique's do
+        by_key = _key_counts(codes, n_categories, counts)
         present = np.flatnonzero(by_key)
         return Patterns(_rows_of(present, n_categories, codes.shape[1]), by_key[present].astype(np.int64), n_categories)
+    keys = _row_keys(codes, n_categories)
     if keys is None:
         _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
     else:
