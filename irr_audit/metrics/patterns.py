@@ -153,20 +153,23 @@ def _row_keys(codes: np.ndarray, n_categories: int) -> np.ndarray | None:
 
 
 COUNT_BLOCK = 1 << 20  # rows keyed and counted at a time: the int64 keys of a block stay a few MB
+BLOCKED_KEYS = 1 << 16  # possible keys up to which rows are counted a block at a time
 
 
 def _key_counts(codes: np.ndarray, n_categories: int, counts: np.ndarray | None) -> np.ndarray:
-    """How many rows (or how much of ``counts``) have each row key, a block of rows at a time:
-    ten million units' keys would be an 80 MB array, and bincount widens its input again."""
+    """How many rows (or how much of ``counts``) have each row key. With few possible keys
+    (a handful of codes and coders), a block of rows at a time: ten million units' keys would
+    be an 80 MB array, and bincount widens its input again; with many, at once (each block
+    would count into an array of every possible key)."""
     size = (n_categories + 1) ** codes.shape[1]
+    step = COUNT_BLOCK if size <= BLOCKED_KEYS else max(len(codes), 1)
     weights = None if counts is None else np.asarray(counts)
     by_key = np.zeros(size, dtype=np.int64 if weights is None else np.float64)
-    for start in range(0, len(codes), COUNT_BLOCK):
-        keys = _row_keys(codes[start : start + COUNT_BLOCK], n_categories)
+    for start in range(0, len(codes), step):
+        keys = _row_keys(codes[start : start + step], n_categories)
         assert keys is not None  # the caller has checked that keys fit
-        by_key += np.bincount(
-            keys, weights=None if weights is None else weights[start : start + COUNT_BLOCK], minlength=size
-        )
+        found = np.bincount(keys, weights=None if weights is None else weights[start : start + step])
+        by_key[: len(found)] += found
     return by_key
 
 
