@@ -20,7 +20,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from irr_audit.io.arrowtext import from_numpy, may_have_edge_space, packed_keys, starts_with_any_byte
+from irr_audit.io.arrowtext import (
+    from_numpy,
+    has_no_empty_value,
+    may_have_edge_space,
+    packed_keys,
+    starts_with_any_byte,
+)
 from irr_audit.io.sheets import read_sheet
 from irr_audit.join.join import join_sheets
 from irr_audit.rules.load import load_rule
@@ -224,6 +230,19 @@ def test_first_byte_check_is_the_definition(values: list[str], characters: bytes
     column = as_array(values, large=large, sliced=sliced)
     expected = any(value[:1] and value[0] in characters.decode() for value in values)
     assert starts_with_any_byte(column, characters) == expected
+
+
+@given(st.lists(st.sampled_from(["", "a", "t1_ab", " "]), max_size=8), st.booleans(), st.booleans())
+def test_no_empty_value_check_is_the_definition(values: list[str], large: bool, sliced: bool) -> None:
+    """has_no_empty_value: every value holds a byte (a sheet's ids: every row has an id)."""
+    assert has_no_empty_value(as_array(values, large=large, sliced=sliced)) == all(values)
+
+
+def test_no_empty_value_check_looks_past_the_first_block() -> None:
+    values = ["t1_a"] * 200_000
+    values[150_001] = ""
+    assert has_no_empty_value(pa.array(values[:150_000])) and not has_no_empty_value(pa.array(values))
+    assert not has_no_empty_value(pa.array(["a", None]))  # unsure: a null
 
 
 # --- join on packed keys ---------------------------------------------------------------

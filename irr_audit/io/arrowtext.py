@@ -161,6 +161,19 @@ def steps_evenly(values: np.ndarray, step: int) -> bool:
     )
 
 
+def has_no_empty_value(column: pa.Array) -> bool:
+    """True only when every value holds a byte (its offsets rise at every step), looked at a
+    block at a time; False when unsure (nulls, another type)."""
+    buffers = string_buffers(column)
+    if buffers is None:
+        return False
+    offsets, _ = buffers
+    return all(
+        bool((np.diff(offsets[start : start + LENGTH_BLOCK + 1]) > 0).all())
+        for start in range(0, len(offsets) - 1, LENGTH_BLOCK)
+    )
+
+
 def _lengths(offsets: np.ndarray) -> np.ndarray:
     """Each value's length in bytes; for values of one length, one number seen as many (no copy)."""
     if len(offsets) > 1 and _one_length(offsets):

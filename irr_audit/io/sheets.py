@@ -21,7 +21,14 @@ import pyarrow.compute as pc
 
 from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError
-from irr_audit.io.arrowtext import from_numpy, may_have_edge_space, only_printable_ascii, steps_evenly, to_numpy
+from irr_audit.io.arrowtext import (
+    from_numpy,
+    has_no_empty_value,
+    may_have_edge_space,
+    only_printable_ascii,
+    steps_evenly,
+    to_numpy,
+)
 from irr_audit.io.delimiter import CANDIDATES, shown
 from irr_audit.io.display import CONTROL, printable
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
@@ -255,7 +262,7 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = Sh
         codes=compact_codes(kept[code_at]),
         rule_versions=kept[version_at] if version_at is not None else None,
         texts=kept[text_at] if text_at is not None else None,
-        empty_rows=int((~non_empty).sum()),
+        empty_rows=len(non_empty) - int(np.count_nonzero(non_empty)),
         warnings=tuple(warnings),
         unit_keys=keys,
     )
@@ -282,7 +289,10 @@ def compact_codes(codes: pa.Array) -> pa.Array:
 
 def _non_empty_rows(cells: list[pa.Array], keys: pa.Array) -> np.ndarray:
     """Rows with any non-blank cell. The ids (trimmed, or with no space to trim) decide
-    most rows; the other cells are looked at only for rows with a blank id."""
+    most rows; the other cells are looked at only for rows with a blank id. When every row
+    has an id (the usual sheet), one True seen as many (a read-only view, no array)."""
+    if has_no_empty_value(keys):
+        return np.broadcast_to(np.True_, (len(keys),))
     filled = to_numpy(pc.binary_length(keys)) > 0
     rest = np.flatnonzero(~filled)
     if len(rest):

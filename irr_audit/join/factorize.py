@@ -63,17 +63,18 @@ def factorize(
         grouped = list(pool.map(lambda make: _group(*_key_blocks(make), bits, block), columns))
         partitions = list(pool.map(partial(_number_partition, grouped), range(1 << bits)))
         lengths = [len(column.order) for column in grouped]
-        placement: list[_Placement | None] = []
-        while grouped:  # each column's keys let go as soon as its numbers are taken out of them
-            column = grouped.pop(0)
-            placement.append((column.order, column.starts, _numbers(column)))
-            del column
+        # the threads take each column's numbers out of its keys (which then go) while this one
+        # puts the distinct keys in order of first appearance
+        numbering = [pool.submit(_placement, column) for column in grouped]
+        grouped.clear()
         bases = np.cumsum([0] + [len(partition.distinct) for partition in partitions])
         order = _first_appearance(partitions, lengths)
         rank = np.empty(len(order), dtype=np.int32)
         rank[order] = np.arange(len(order), dtype=np.int32)
         distinct = np.concatenate([partition.distinct for partition in partitions])[order]
         del partitions, order
+        placement: list[_Placement | None] = [numbered.result() for numbered in numbering]
+        del numbering
         indices = list(pool.map(lambda at: _renumbered(*_handed_over(placement, at), bases, rank), range(len(columns))))
     return indices, distinct
 
@@ -82,6 +83,10 @@ def partition_bits(rows: int) -> int:
     """How many bits of the hash split ``rows`` keys into partitions: 32,768-65,536 rows a
     partition, at most 2**PARTITION_BITS partitions (five million rows: 128; fifty million: 1024)."""
     return min(PARTITION_BITS, max(0, (rows // ROWS_PER_PARTITION).bit_length() - 1))
+
+
+def _placement(column: _Column) -> _Placement:
+    return column.order, column.starts, _numbers(column)
 
 
 def _handed_over(items: list[_Placement | None], at: int) -> _Placement:
