@@ -155,22 +155,22 @@ def steps_evenly(values: np.ndarray, step: int) -> bool:
     long as the column), after a check of the ends that rules most other columns out at once."""
     if len(values) and int(values[-1] - values[0]) != step * (len(values) - 1):
         return False
-    return all(
-        bool((np.diff(values[start : start + LENGTH_BLOCK + 1]) == step).all())
-        for start in range(0, len(values) - 1, LENGTH_BLOCK)
-    )
+    return _every_step(values, lambda steps: steps == step)
 
 
 def has_no_empty_value(column: pa.Array) -> bool:
-    """True only when every value holds a byte (its offsets rise at every step), looked at a
-    block at a time; False when unsure (nulls, another type)."""
+    """True only when every value holds a byte (its offsets rise at every step); False when
+    unsure (nulls, another type)."""
     buffers = string_buffers(column)
-    if buffers is None:
-        return False
-    offsets, _ = buffers
+    return buffers is not None and _every_step(buffers[0], lambda steps: steps > 0)
+
+
+def _every_step(values: np.ndarray, test: Callable[[np.ndarray], np.ndarray]) -> bool:
+    """Whether ``test`` holds for every step from one value to the next, a block at a time
+    (no temporary as long as the column)."""
     return all(
-        bool((np.diff(offsets[start : start + LENGTH_BLOCK + 1]) > 0).all())
-        for start in range(0, len(offsets) - 1, LENGTH_BLOCK)
+        bool(test(np.diff(values[start : start + LENGTH_BLOCK + 1])).all())
+        for start in range(0, len(values) - 1, LENGTH_BLOCK)
     )
 
 

@@ -86,6 +86,7 @@ def partition_bits(rows: int) -> int:
 
 
 def _placement(column: _Column) -> _Placement:
+    """What renumbering a column needs: its row order, partition starts and numbers (not its keys)."""
     return column.order, column.starts, _numbers(column)
 
 
