@@ -143,13 +143,16 @@ def test_sheets_read_the_same_with_or_without_jemalloc(tmp_path: Path, monkeypat
     try:
         pa.jemalloc_memory_pool()
     except NotImplementedError:
-        assert parse_pool() is pa.default_memory_pool()
+        assert parse_pool().backend_name == pa.default_memory_pool().backend_name
     else:
         assert parse_pool().backend_name == "jemalloc"
 
     def no_jemalloc() -> pa.MemoryPool:
         raise NotImplementedError("built without jemalloc")
 
+    monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "system")  # the user's choice of pool is kept
+    assert parse_pool().backend_name == pa.default_memory_pool().backend_name
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL")
     monkeypatch.setattr(pa, "jemalloc_memory_pool", no_jemalloc)
     assert parse_pool().backend_name == pa.default_memory_pool().backend_name
     without = [read_sheet(path) for path in paths]

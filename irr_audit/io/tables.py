@@ -16,6 +16,7 @@ import functools
 import hashlib
 import io
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -401,7 +402,10 @@ def parse_pool() -> pa.MemoryPool:
     The default (mimalloc) hands the buffers the parser grows and lets go back to the system
     at once, so the next ones are fresh pages the system must zero: at ten million units
     that was 1.5 s more system time a run on the benchmark's machine (benchmarks/README.md);
-    jemalloc keeps them a moment for reuse. A choice for these calls, not a setting."""
+    jemalloc keeps them a moment for reuse. A choice for these calls, not a setting; one
+    made with pyarrow's ARROW_DEFAULT_MEMORY_POOL is the user's, and kept."""
+    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+        return pa.default_memory_pool()
     try:
         return pa.jemalloc_memory_pool()
     except NotImplementedError:  # a pyarrow built without jemalloc
