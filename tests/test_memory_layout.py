@@ -103,6 +103,7 @@ def test_rows_are_kept_only_when_some_row_was_dropped(tmp_path: Path) -> None:
     dropped = read_sheet(gapped)
     assert dropped.row_numbers is not None and dropped.rows.tolist() == [2, 4, 6] and dropped.empty_rows == 2
     assert dropped.rows_at(np.array([2, 1])).tolist() == [6, 4] and int(dropped.rows_at(1)) == 4
+    assert read.rows_at(np.array([2, 0])).dtype == read.rows.dtype == dropped.rows_at(np.array([1])).dtype
     last_dropped = read_sheet(tail)  # the rows left are 2 and 3 all the same
     assert last_dropped.row_numbers is None and last_dropped.rows.tolist() == [2, 3]
 

@@ -125,7 +125,7 @@ class Sheet:
     def rows_at(self, positions: np.ndarray | int) -> np.ndarray:
         """The rows of the entries at these positions (without making every entry's row)."""
         if self.row_numbers is None:
-            return np.asarray(positions, dtype=np.int64) + 2
+            return np.asarray(positions, dtype=ROW_TYPE) + 2  # the type of ``rows``, kept or made
         return self.row_numbers[positions]
 
 
