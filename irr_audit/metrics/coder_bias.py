@@ -197,26 +197,28 @@ def kendall_w(patterns_rows: np.ndarray, counts: np.ndarray) -> dict[str, Any]:
         return {**base, "value": None, "defined": False, "reason": "one coder: concordance needs two or more"}
     if n < 2:
         return {**base, "value": None, "defined": False, "reason": f"n = {n}: ranking needs two or more units"}
-    rank_sums = [Fraction(0)] * len(rows)
+    # Ranks are whole or halves: every rank is kept doubled, as an integer (Python's, unbounded),
+    # and S = sum of w (R - m (n + 1) / 2)^2 is a quarter of the same sum over doubled ranks.
+    doubled_sums = [0] * len(rows)
     ties = 0
     for j in range(m):
+        codes = [int(code) for code in rows[:, j]]
         per_code: dict[int, int] = {}
-        for code, w in zip(rows[:, j], weights):
-            per_code[int(code)] = per_code.get(int(code), 0) + w
-        below, rank_of = 0, {}
+        for code, w in zip(codes, weights):
+            per_code[code] = per_code.get(code, 0) + w
+        below, doubled_rank = 0, {}
         for code in sorted(per_code):
             t = per_code[code]
-            rank_of[code] = Fraction(2 * below + t + 1, 2)  # the average of ranks below+1 .. below+t
+            doubled_rank[code] = 2 * below + t + 1  # twice the average of ranks below+1 .. below+t
             below += t
             ties += t**3 - t
-        for p in range(len(rows)):
-            rank_sums[p] += rank_of[int(rows[p, j])]
-    mean = Fraction(m * (n + 1), 2)
-    s = sum((w * (r - mean) ** 2 for r, w in zip(rank_sums, weights)), Fraction(0))
+        doubled_sums = [total + doubled_rank[code] for total, code in zip(doubled_sums, codes)]
+    doubled_mean = m * (n + 1)
+    four_s = sum(w * (r - doubled_mean) ** 2 for r, w in zip(doubled_sums, weights))
     denominator = m * m * (n**3 - n) - m * ties
     if denominator == 0:
         return {**base, "value": None, "defined": False, "reason": "every coder gave every unit the same code"}
-    w_exact = 12 * s / denominator
+    w_exact = Fraction(3 * four_s, denominator)  # 12 S / denominator, S = four_s / 4
     chi2 = m * (n - 1) * w_exact
     return {
         **base,
