@@ -401,3 +401,40 @@ def test_long_disagreement_lists_are_cut_in_html_and_markdown_not_json(tmp_path)
     assert len(re.findall(r"^\| u\d+ \|", outputs["md"], re.MULTILINE)) == LISTED_DISAGREEMENTS
     assert f"lists all {total}" in outputs["html"]
     assert len(re.findall(r'<th scope="row" class="id">u\d+<', outputs["html"])) == LISTED_DISAGREEMENTS
+
+
+def test_disagreement_rows_are_drawn_as_the_template_drew_them() -> None:
+    """The rows of the disagreement table are made in Python (irr_audit.report.html.disagreement_rows_html):
+    every value shown (control characters and bidi overrides as escapes) and escaped exactly as the
+    template printed it, with the splits of three coders and every kind of context. The expected
+    bytes are the template's own, from before the rows moved out of it."""
+    report = case("E_three_raters")
+    second = report["disagreements"][1]
+    second.update(
+        text="a & b \"q\" 's'", thread_title="line\nbreak\r\n", parent_text="bidi \u202e evil", link="ctl \x07\x1b"
+    )
+    page = render_html(report)
+    start = page.index("<tbody>", page.index('id="disagreement-table"'))
+    chip = (
+        '<td class="code" data-coder="{0}" data-code="{1}" data-label="{0}">'
+        '<span class="code-chip c{2}">{1}</span></td>'
+    )
+    expected = (
+        "<tbody>\n"
+        '      <tr><th scope="row" class="id">ticket-2</th>'
+        + chip.format("r1", "1", 0)
+        + chip.format("r2", "1", 0)
+        + chip.format("r3", "0", 1)
+        + '<td class="split"><span>2 1</span> - <span>1 0</span></td><td class="body"></td></tr>\n'
+        '      <tr><th scope="row" class="id">ticket-4</th>'
+        + chip.format("r1", "1", 0)
+        + chip.format("r2", "0", 1)
+        + chip.format("r3", "0", 1)
+        + '<td class="split"><span>2 0</span> - <span>1 1</span></td><td class="body">'
+        '<span class="note">in line\nbreak\r\n</span><br>'
+        '<span class="note">replying to: bidi \\u202e evil</span><br>'
+        "a &amp; b &#34;q&#34; &#39;s&#39;<br>"
+        '<span class="note">ctl \\x07\\x1b</span></td></tr>\n'
+        "    </tbody>"
+    )
+    assert page[start : start + len(expected)] == expected

@@ -12,13 +12,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from irr_audit.io.display import visible
 from irr_audit.report.comparison import extra_sections
@@ -609,6 +610,53 @@ def disagreement_rows(report: dict[str, Any]) -> list[DisagreementRow]:
     return rows
 
 
+def disagreement_rows_html(
+    rows: list[DisagreementRow], categories: Sequence[str], splits: bool, with_text: bool
+) -> list[Markup]:
+    """The disagreement table's rows, each value shown and escaped as the template prints a value
+    (2,000 rows drawn by the template's loops took most of a page's rendering). A coder's code
+    cell is made once and reused: the rows share a handful of them."""
+    code_cells: dict[tuple[str, str], str] = {}
+
+    def code_cell(coder: str, code: str) -> str:
+        if (coder, code) not in code_cells:
+            chip = categories.index(code) % 6 if code in categories else 6
+            code_cells[coder, code] = (
+                f'<td class="code" data-coder="{_printed(coder)}" data-code="{_printed(code)}" '
+                f'data-label="{_printed(coder)}"><span class="code-chip c{chip}">{_printed(code)}</span></td>'
+            )
+        return code_cells[coder, code]
+
+    return [_row_html(row, code_cell, splits, with_text) for row in rows]
+
+
+def _row_html(row: DisagreementRow, code_cell: Callable[[str, str], str], splits: bool, with_text: bool) -> Markup:
+    item = row.item
+    parts = ['<tr><th scope="row" class="id">', _printed(row.comment_id), "</th>"]
+    parts += [code_cell(coder, code) for coder, code in row.codes]
+    if splits:
+        spans = " - ".join(f"<span>{_printed(part)}</span>" for part in row.split_parts)
+        parts.append(f'<td class="split">{spans}</td>')
+    if with_text:
+        parts.append('<td class="body">')
+        if item.get("thread_title"):
+            parts += ['<span class="note">in ', _printed(item["thread_title"]), "</span><br>"]
+        if item.get("parent_text"):
+            parts += ['<span class="note">replying to: ', _printed(item["parent_text"]), "</span><br>"]
+        if item["text"] is not None:
+            parts.append(_printed(item["text"]))
+        if item.get("link"):
+            parts += ['<br><span class="note">', _printed(item["link"]), "</span>"]
+        parts.append("</td>")
+    parts.append("</tr>")
+    return Markup("".join(parts))
+
+
+def _printed(value: Any) -> str:
+    """A value as the template prints one: shown (``_shown``), then escaped."""
+    return str(escape(_shown(value)))
+
+
 def _has_text(item: dict[str, Any]) -> bool:
     return bool(item.get("text") or item.get("thread_title") or item.get("parent_text") or item.get("link"))
 
@@ -644,6 +692,8 @@ def page_view(report: dict[str, Any]) -> dict[str, Any]:
             details.append({"kind": "table", "id": block_id, "section": section})
     main.insert(0, {"kind": "chart", "id": "coefficients", "chart": coefficients_view(report), "title": "Coefficients"})
     disagreements = disagreement_rows(report) if report.get("disagreements") is not None else None
+    with_text = any(_has_text(row.item) for row in disagreements or [])
+    splits = sorted({row.split for row in disagreements or [] if row.split})
     return {
         "report": report,
         "title": f"Inter-coder reliability audit: {report['rule']['id']} v{report['rule']['version']}",
@@ -659,10 +709,11 @@ def page_view(report: dict[str, Any]) -> dict[str, Any]:
         "pairs": pair_heatmaps(report),
         "pairs_legend": ROW_SHARE_LEGEND,
         "disagreements": disagreements,
-        "disagreement_text": any(_has_text(row.item) for row in disagreements or []),
+        "disagreement_html": disagreement_rows_html(disagreements or [], report["categories"], bool(splits), with_text),
+        "disagreement_text": with_text,
         "disagreement_untexted": sum(not _has_text(row.item) for row in disagreements or []),
         "disagreement_total": len(report.get("disagreements") or []),
-        "splits": sorted({row.split for row in disagreements or [] if row.split}),
+        "splits": splits,
     }
 
 
