@@ -190,13 +190,15 @@ def near_miss_warnings(join: JoinResult, sample_mode: bool) -> list[str]:
     # NEAR_MISS_CHECKED ids), which are hashed: a table of those units would hold a million at 10^7
     lacking = np.flatnonzero(present < join.status.shape[1])
     candidates = join.units.take(from_numpy(lacking))
-    meant = pc.is_in(candidates, value_set=string_array(variants))
-    unit_of = dict(zip(candidates.filter(meant).to_pylist(), lacking[to_numpy(pc.indices_nonzero(meant))].tolist()))
+    variant_texts = string_array(variants)
+    meant = pc.is_in(candidates, value_set=variant_texts)
+    hit_units = lacking[to_numpy(pc.indices_nonzero(meant))]
+    # the variants that are such units (a few), in the order they were made, as each was looked at
+    looked_up = pc.index_in(variant_texts, value_set=candidates.filter(meant))
+    hit = pc.is_valid(looked_up)
     hits: dict[int, list[str]] = {}
-    for owner, variant in zip(owners, variants):
-        unit = unit_of.get(variant)
-        if unit is None:
-            continue
+    for at, unit_at in zip(to_numpy(pc.indices_nonzero(hit)).tolist(), to_numpy(looked_up.filter(hit)).tolist()):
+        owner, variant, unit = owners[at], variants[at], int(hit_units[unit_at])
         text, column = unmatched[owner]
         if join.status[unit, column] == ABSENT:  # the id it may have meant is missing from that sheet
             target = variant
