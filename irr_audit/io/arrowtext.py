@@ -136,7 +136,7 @@ def _edge_bytes(offsets: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, np.n
     """The first and the last byte of every non-empty value. Values of one length (the usual
     ids) are a byte matrix: its first and last columns, views rather than copies."""
     if len(offsets) > 1 and offsets[1] > offsets[0] and _one_length(offsets):
-        matrix = data[offsets[0] : offsets[-1]].reshape(len(offsets) - 1, int(offsets[1] - offsets[0]))
+        matrix = _byte_matrix(offsets, data)
         return matrix[:, 0], matrix[:, -1]
     starts, ends = offsets[:-1], offsets[1:]
     filled = ends > starts
@@ -277,9 +277,9 @@ def _one_length_over(length: np.ndarray, prefix: np.ndarray) -> bool:
     return bool(len(length) and length.min() == length.max() > len(prefix))
 
 
-def _matrix(view: tuple[np.ndarray, np.ndarray], length: np.ndarray) -> np.ndarray:
-    offsets, data = view
-    return data[offsets[0] : offsets[-1]].reshape(len(length), int(length[0]))
+def _byte_matrix(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """Values of one length, not empty, as a byte matrix: row i is value i's bytes (a view)."""
+    return data[offsets[0] : offsets[-1]].reshape(len(offsets) - 1, int(offsets[1] - offsets[0]))
 
 
 def _packable(view: tuple[np.ndarray, np.ndarray], length: np.ndarray, prefix: np.ndarray) -> bool:
@@ -289,7 +289,7 @@ def _packable(view: tuple[np.ndarray, np.ndarray], length: np.ndarray, prefix: n
     if _has_nul(data, offsets):
         return False
     if _one_length_over(length, prefix):
-        return bool((_matrix(view, length)[:, : len(prefix)] == prefix).all())
+        return bool((_byte_matrix(*view)[:, : len(prefix)] == prefix).all())
     filled = length > 0
     if len(prefix) and (length[filled] <= len(prefix)).any():
         return False
@@ -299,7 +299,7 @@ def _packable(view: tuple[np.ndarray, np.ndarray], length: np.ndarray, prefix: n
 def _packer(view: tuple[np.ndarray, np.ndarray], length: np.ndarray, prefix: np.ndarray) -> KeyPacker:
     """What packs a packable column, or a block of its rows."""
     if _one_length_over(length, prefix):
-        matrix = _matrix(view, length)
+        matrix = _byte_matrix(*view)
         return KeyPacker(len(matrix), lambda start, stop: _pack_matrix(matrix[start:stop], len(prefix)))
     offsets, data = view
     return KeyPacker(

@@ -156,12 +156,11 @@ COUNT_BLOCK = 1 << 20  # rows keyed and counted at a time: the int64 keys of a b
 BLOCKED_KEYS = 1 << 16  # possible keys up to which rows are counted a block at a time
 
 
-def _key_counts(codes: np.ndarray, n_categories: int, counts: np.ndarray | None) -> np.ndarray:
-    """How many rows (or how much of ``counts``) have each row key. With few possible keys
-    (a handful of codes and coders), a block of rows at a time: ten million units' keys would
-    be an 80 MB array, and bincount widens its input again; with many, at once (each block
-    would count into an array of every possible key)."""
-    size = (n_categories + 1) ** codes.shape[1]
+def _key_counts(codes: np.ndarray, n_categories: int, counts: np.ndarray | None, size: int) -> np.ndarray:
+    """How many rows (or how much of ``counts``) have each of the ``size`` possible row keys. With
+    few (a handful of codes and coders), a block of rows at a time: ten million units' keys would
+    be an 80 MB array, and bincount widens its input again; with many, at once (each block would
+    count into an array of every possible key)."""
     step = COUNT_BLOCK if size <= BLOCKED_KEYS else max(len(codes), 1)
     weights = None if counts is None else np.asarray(counts)
     by_key = np.zeros(size, dtype=np.int64 if weights is None else np.float64)
@@ -186,7 +185,7 @@ def compress(codes: np.ndarray, n_categories: int, counts: np.ndarray | None = N
     possible = (n_categories + 1) ** codes.shape[1]
     if _keys_fit(codes.shape[1], n_categories) and possible <= max(DIRECT_KEYS, 2 * len(codes)):
         # few possible rows: count every key directly, no sort; keys ascend, as np.unique's do
-        by_key = _key_counts(codes, n_categories, counts)
+        by_key = _key_counts(codes, n_categories, counts, possible)
         present = np.flatnonzero(by_key)
         return Patterns(_rows_of(present, n_categories, codes.shape[1]), by_key[present].astype(np.int64), n_categories)
     keys = _row_keys(codes, n_categories)
