@@ -12,6 +12,7 @@ import hashlib
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -347,6 +348,44 @@ def test_a_failing_chunk_leaves_no_folder_and_the_old_one_whole(tmp_path: Path) 
     with pytest.raises(RuntimeError):
         build_folder(tmp_path / "other", [("x.csv", failing())])
     assert [path.name for path in tmp_path.iterdir()] == ["out"]
+
+
+def test_files_written_side_by_side_are_each_whole_and_in_order(tmp_path: Path) -> None:
+    """Files given as chunks are written at the same time: each one's bytes (and sha256) are
+    its chunks in order, whatever the other files do meanwhile."""
+    chunked = {f"f{index}.csv": [f"{index}:{chunk}\n".encode() for chunk in range(500)] for index in range(5)}
+    files = [("whole.csv", b"whole\n"), *((name, iter(chunks)) for name, chunks in chunked.items())]
+    folder, names = build_folder(tmp_path / "out", files, lambda digests: {"record.json": repr(digests).encode()})
+    expected = {"whole.csv": b"whole\n", **{name: b"".join(chunks) for name, chunks in chunked.items()}}
+    assert names == sorted([*expected, "record.json"])
+    for name, data in expected.items():
+        assert (folder / name).read_bytes() == data
+    record = (folder / "record.json").read_text()
+    assert record == repr({name: hashlib.sha256(data).hexdigest() for name, data in expected.items()})
+
+
+def test_a_file_failing_stops_the_files_written_beside_it(tmp_path: Path) -> None:
+    """A chunked file that fails while others are being written: no folder is left, and a file
+    still being made stops at its next chunk (it would otherwise never end)."""
+    failed = threading.Event()
+    made = {"chunks": 0}
+
+    def endless() -> Iterator[bytes]:
+        yield b"first\n"
+        failed.wait()
+        while made["chunks"] < 10**7:  # the writer stops asking long before this
+            made["chunks"] += 1
+            yield b"more\n"
+
+    def failing() -> Iterator[bytes]:
+        yield b"new 1\n"
+        failed.set()
+        raise RuntimeError("interrupted")
+
+    with pytest.raises(RuntimeError, match="interrupted"):
+        build_folder(tmp_path / "out", [("endless.csv", endless()), ("failing.csv", failing())])
+    assert list(tmp_path.iterdir()) == []
+    assert made["chunks"] < 10**7
 
 
 def test_the_log_frame_is_the_log_parts_column_by_column() -> None:

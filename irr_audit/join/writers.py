@@ -19,7 +19,6 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -106,11 +105,7 @@ class LogLines:
     ends of their lines, made once for both."""
 
     def __init__(self, join: JoinResult):
-        self.join = join
-
-    @cached_property
-    def parts(self) -> list[tuple[SheetLog, _Ends]]:
-        return [(part, _Ends.of(part)) for part in log_parts(self.join)]
+        self.parts = [(part, _Ends.of(part)) for part in log_parts(join)]
 
     def csv_chunks(self, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
         """missingness_log.csv: frame_csv_text of the log, part by part, chunk by chunk."""
