@@ -26,7 +26,7 @@ from irr_audit.io.arrowtext import python_strings, string_array, to_numpy
 from irr_audit.io.limits import DEFAULT_LIMITS
 from irr_audit.io.outputs import _JSON_RAW_CONTROL, _escaped_json
 from irr_audit.io.sheets import parse_sheet
-from irr_audit.io.tables import RawTable, _arrow_table, _csv_module_table, csv_records, parse_table
+from irr_audit.io.tables import MIN_BLOCK, RawTable, _arrow_table, _csv_module_table, csv_records, parse_table
 
 BOM = b"\xef\xbb\xbf"
 QUOTING = {"minimal": csv.QUOTE_MINIMAL, "all": csv.QUOTE_ALL, "nonnumeric": csv.QUOTE_NONNUMERIC}
@@ -181,6 +181,34 @@ def test_excel_r_and_pyarrow_files_take_the_fast_path(terminator: str, quoting: 
     assert fast.cells[2].to_pylist() == ["fine", 'he said "no", twice\nthen left']
     assert fast.rows.tolist() == [2, 3]
     assert fast.spanning is not None and fast.spanning.first_lines.tolist() == [3]
+
+
+@pytest.mark.parametrize("terminator", ["\n", "\r\n"], ids=["lf", "crlf"])
+@pytest.mark.parametrize("quoting", ["minimal", "all", "lenient"])
+def test_a_file_of_many_blocks_reads_the_same_on_several_threads(terminator: str, quoting: str) -> None:
+    """Parsed on several threads, a file is cut into blocks (of MIN_BLOCK bytes at least: this
+    one makes about five) and their chunks joined: the same table as one block on one thread,
+    values over several lines and rows a quoted line break moves included. ``lenient``: text
+    after a closing quote, which pyarrow reads in an LF file (and a CRLF one is refused)."""
+    comments = [text for text in COMMENTS if quoting != "lenient" or "\r" not in text]
+    rows = [["comment_id", "code", "comment"]]
+    rows += [[f"t1_{unit:06d}", ("yes", "no", "")[unit % 3], comments[unit % len(comments)]] for unit in range(160_000)]
+    data = written(rows, ",", terminator, "minimal" if quoting == "lenient" else quoting, False, True)
+    if quoting == "lenient":
+        data = data.replace(b'then left"', b'then left"x')
+    assert len(data) > 4 * MIN_BLOCK
+    one = _arrow_table(data, ",", "s.csv", threads=1)
+    assert (one is None) == (quoting == "lenient" and terminator == "\r\n")
+    if one is not None and quoting == "lenient":
+        assert one.cells[2][1].as_py() == 'he said "no", twice\nthen leftx'
+    for threads in (2, 3, 8):
+        many = _arrow_table(data, ",", "s.csv", threads=threads)
+        assert (many is None) == (one is None)
+        if many is not None and one is not None:
+            same_tables(many, one)
+
+
+COMMENTS = ["fine", 'he said "no", twice\nthen left', "a, b; c", "one\r\ntwo\r\nthree", "", "x" * 40]
 
 
 def test_a_quoted_line_break_moves_the_lines_of_the_values_after_it() -> None:

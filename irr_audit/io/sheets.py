@@ -129,23 +129,43 @@ class Sheet:
         return self.row_numbers[positions]
 
 
-def read_sheet(path: str | Path, options: ColumnChoice = SheetOptions()) -> Sheet:
-    """Read one coding sheet from disk."""
+def read_sheet(path: str | Path, options: ColumnChoice = SheetOptions(), *, threads: int = 1) -> Sheet:
+    """Read one coding sheet from disk (a CSV file parsed on ``threads`` threads)."""
     sheet_path = Path(path)
-    parsed = read_and_parse(sheet_path, options.worksheet, options.limits, options.delimiter)
+    parsed = read_and_parse(sheet_path, options.worksheet, options.limits, options.delimiter, threads=threads)
     return sheet_from_parsed(parsed, sheet_path, options)
 
 
 def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> list[Sheet]:
     """Read several sheets, one per core at a time: each large CSV is parsed on one thread,
-    so every core is busy. The first sheet (in order) that cannot be read raises."""
-    with ThreadPoolExecutor(max_workers=thread_count()) as pool:
-        sheets = list(pool.map(lambda path: read_sheet(path, options), paths))
+    so every core is busy; the sheets of a last round too small to fill the cores share
+    them (five sheets on two cores: the fifth is parsed on both). The first sheet (in
+    order) that cannot be read raises."""
+    threads = thread_count()
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        sheets = list(
+            pool.map(
+                lambda path, share: read_sheet(path, options, threads=share), paths, parse_threads(len(paths), threads)
+            )
+        )
     # pyarrow's allocators keep the parser's freed blocks for reuse; what comes next (the join) is
     # mostly numpy's, which cannot reuse them: hand them back (a fifth of the sheets' size at scale)
     pa.default_memory_pool().release_unused()
     parse_pool().release_unused()  # (the same pool again, harmlessly, where the wheel has no jemalloc)
     return sheets
+
+
+def parse_threads(sheets: int, threads: int) -> list[int]:
+    """The threads each of ``sheets`` sheets is parsed on when ``threads`` are read at a time:
+    one each, but the sheets of a last round that would leave threads idle share them.
+
+    >>> parse_threads(5, 2), parse_threads(4, 2), parse_threads(2, 4), parse_threads(7, 4)
+    ([1, 1, 1, 1, 2], [1, 1, 1, 1], [2, 2], [1, 1, 1, 1, 1, 1, 1])
+    """
+    last = sheets % threads
+    if not last:
+        return [1] * sheets
+    return [1] * (sheets - last) + [threads // last] * last
 
 
 def read_sheets_keeping_bytes(paths: list[Path], options: ColumnChoice = SheetOptions()) -> list[tuple[Sheet, bytes]]:

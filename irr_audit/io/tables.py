@@ -81,12 +81,18 @@ class ParsedFile:
 
 
 def read_and_parse(
-    path: Path, worksheet: str | None = None, limits: Limits = DEFAULT_LIMITS, delimiter: str | None = None
+    path: Path,
+    worksheet: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    delimiter: str | None = None,
+    *,
+    threads: int = 1,
 ) -> ParsedFile:
     """Read a table file from disk and parse it (on any thread: nothing here is shared).
-    ``delimiter``: a `.csv` file's, or None to detect it (irr_audit.io.delimiter)."""
+    ``delimiter``: a `.csv` file's, or None to detect it (irr_audit.io.delimiter). ``threads``:
+    how many threads may parse a CSV file (the same table whatever the number)."""
     data = read_table_bytes(path, limits)  # its type and size are checked before it is read
-    parsed = _parsed_table(data, path, worksheet, limits, delimiter)
+    parsed = _parsed_table(data, path, worksheet, limits, delimiter, threads)
     return ParsedFile(parsed, hashlib.sha256(data).hexdigest(), len(data))
 
 
@@ -125,7 +131,7 @@ def parse_table(
 
 
 def _parsed_table(
-    data: bytes, path: Path, worksheet: str | None, limits: Limits, delimiter: str | None = None
+    data: bytes, path: Path, worksheet: str | None, limits: Limits, delimiter: str | None = None, threads: int = 1
 ) -> RawTable:
     """``parse_table`` once the file's type and size are known to be right."""
     name = path.name
@@ -142,7 +148,7 @@ def _parsed_table(
         return _jsonl_table(_decode(data, name), name, limits)
     if delimiter is None:
         delimiter = detect_delimiter(_head_text(data), f"sheet {name}") if suffix == ".csv" else TEXT_FORMATS[suffix]
-    return _delimited_table(data, delimiter, name, limits)
+    return _delimited_table(data, delimiter, name, limits, threads)
 
 
 def _head_text(data: bytes) -> str:
@@ -235,11 +241,13 @@ def _check_columns(count: int, name: str, what: str, limits: Limits) -> None:
         )
 
 
-def _delimited_table(data: bytes, delimiter: str, name: str, limits: Limits = DEFAULT_LIMITS) -> RawTable:
+def _delimited_table(
+    data: bytes, delimiter: str, name: str, limits: Limits = DEFAULT_LIMITS, threads: int = 1
+) -> RawTable:
     first_line = data[: _first_line_end(np.frombuffer(data, dtype=np.uint8))]  # a line ends at LF or CR
     _check_columns(first_line.count(delimiter.encode()) + 1, name, "columns in its first line", limits)
     if not data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        fast = _arrow_table(data, delimiter, name)
+        fast = _arrow_table(data, delimiter, name, threads)
         if fast is not None:
             return fast
     return _csv_module_table(data, delimiter, name)
@@ -275,7 +283,7 @@ def _csv_module_table(data: bytes, delimiter: str, name: str) -> RawTable:
     return dataclasses.replace(table, spanning=_spanning(spans, delimiter)) if spans else table
 
 
-def _arrow_table(data: bytes, delimiter: str, name: str = "sheet") -> RawTable | None:
+def _arrow_table(data: bytes, delimiter: str, name: str = "sheet", threads: int = 1) -> RawTable | None:
     """pyarrow's parser for UTF-8 files (with or without a BOM), giving what the csv module
     gives: line ends LF, CRLF or CR; quoted values, quoted header names and quoted line
     breaks or delimiters; a blank line read as a row of empty cells, so that record i is
@@ -295,7 +303,7 @@ def _arrow_table(data: bytes, delimiter: str, name: str = "sheet") -> RawTable |
     quoted = b'"' in data
     header_end = _quotes_as_written(buffer, ord(delimiter)) if quoted else _first_line_end(buffer)
     if header_end is None:
-        return _lenient_arrow_table(data[start:], delimiter, name)
+        return _lenient_arrow_table(data[start:], delimiter, name, threads)
     try:
         header_text = bytes(buffer[:header_end]).decode("utf-8")
         header_line = next(csv.reader(io.StringIO(header_text, newline=""), delimiter=delimiter, strict=True), None)
@@ -306,7 +314,7 @@ def _arrow_table(data: bytes, delimiter: str, name: str = "sheet") -> RawTable |
     names = [str(position) for position in range(len(header_line))]
     body = pa.py_buffer(data).slice(start + _after_line_end(buffer, header_end))
     try:
-        table = _arrow_read(body, names, delimiter, quoted)
+        table = _arrow_read(body, names, delimiter, quoted, threads)
     except (pa.ArrowInvalid, pa.ArrowException):
         return None
     cells = [_one_array(table.column(name)) for name in names]
@@ -316,7 +324,7 @@ def _arrow_table(data: bytes, delimiter: str, name: str = "sheet") -> RawTable |
     )
 
 
-def _lenient_arrow_table(utf8: bytes, delimiter: str, name: str) -> RawTable | None:
+def _lenient_arrow_table(utf8: bytes, delimiter: str, name: str, threads: int = 1) -> RawTable | None:
     """A file with LF line ends, a header without quotes, and quotes the csv module would
     not all read (text after a closing quote, say), read by pyarrow as it reads it: the
     closing quote ends the quoting and the text after it joins the value. A quote left
@@ -332,7 +340,7 @@ def _lenient_arrow_table(utf8: bytes, delimiter: str, name: str) -> RawTable | N
         if not header_line:
             return None
         names = [str(position) for position in range(len(header_line))]
-        table = _arrow_read(pa.py_buffer(utf8).slice(len(first_line) + 1), names, delimiter, True)
+        table = _arrow_read(pa.py_buffer(utf8).slice(len(first_line) + 1), names, delimiter, True, threads)
     except (UnicodeDecodeError, pa.ArrowInvalid, pa.ArrowException):
         return None
     cells = [_one_array(table.column(name)) for name in names]
@@ -372,18 +380,19 @@ def _line_count_bytes(data: bytes) -> int:
     return data.count(b"\n") + (not data.endswith(b"\n"))
 
 
-def _arrow_read(body: pa.Buffer, names: list[str], delimiter: str, quoted: bool) -> pa.Table:
-    """The records after the header, every cell as text (nothing converted, nothing null)."""
+def _arrow_read(body: pa.Buffer, names: list[str], delimiter: str, quoted: bool, threads: int = 1) -> pa.Table:
+    """The records after the header, every cell as text (nothing converted, nothing null).
+    On one thread the body is one block (one chunk per column: nothing to combine); on more,
+    a few blocks per thread, whose chunks are combined after (a small copy next to the parse)."""
     if not body.size:
         return pa.table({name: pa.nulls(0, pa.string()) for name in names})  # (pa.array would import pandas)
     if bytes(body.slice(0, min(3, body.size))) == UTF8_BOM:  # pyarrow would drop it, the csv module keeps it
         raise pa.ArrowInvalid("a byte-order mark opens the first record")  # so the csv module reads this file
+    block = body.size + 1 if threads <= 1 else body.size // (threads * BLOCKS_PER_THREAD) + 1
     return pacsv.read_csv(
         pa.BufferReader(body),  # reads the bytes in place, no copy
-        # one block, parsed on this thread: one chunk per column, no copy to combine them
-        # (sheets are read one per core at a time, so every core still parses)
         read_options=pacsv.ReadOptions(
-            column_names=names, use_threads=False, block_size=max(1 << 20, min(body.size + 1, (1 << 31) - 1))
+            column_names=names, use_threads=threads > 1, block_size=max(MIN_BLOCK, min(block, (1 << 31) - 1))
         ),
         # values can hold line breaks only inside quotes; without quotes the parser may split blocks freely
         parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=quoted, ignore_empty_lines=False),
@@ -395,6 +404,10 @@ def _arrow_read(body: pa.Buffer, names: list[str], delimiter: str, quoted: bool)
         ),
         memory_pool=parse_pool(),
     )
+
+
+MIN_BLOCK = 1 << 20  # bytes: smaller blocks cost more per block than they share out
+BLOCKS_PER_THREAD = 4  # blocks differ in cost: a few per thread keep the threads evenly busy
 
 
 def parse_pool() -> pa.MemoryPool:
