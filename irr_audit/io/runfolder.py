@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
-from typing import Any, BinaryIO
+from typing import Any
 
 from irr_audit.errors import IrrAuditError, OutputError
 from irr_audit.io.display import listed
@@ -349,31 +349,17 @@ def replace_folder(
 
 
 def _write_new_file(path: Path, data: FileData) -> str:
-    """Write a new file, whole or chunk by chunk, and return its sha256 (hex), hashed as written."""
+    """Write a new file, whole or chunk by chunk, and return its sha256 (hex), hashed as written.
+    (Chunks are best made ahead on other threads, as join's are: this thread only writes and hashes.)"""
     path.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
     with open(path, "xb") as stream:
-        if isinstance(data, bytes):
-            stream.write(data)
-            digest.update(data)
-        else:
-            _write_chunks(stream, digest, data)
+        for chunk in [data] if isinstance(data, bytes) else data:
+            stream.write(chunk)
+            digest.update(chunk)
         stream.flush()
         os.fsync(stream.fileno())
     return digest.hexdigest()
-
-
-def _write_chunks(stream: BinaryIO, digest: Any, chunks: Iterable[bytes | memoryview]) -> None:
-    """Each chunk written and hashed on two helper threads while the next one is made (all
-    three let go of the GIL); one chunk waits to be written at a time."""
-    with ThreadPoolExecutor(max_workers=2) as helpers:
-        pending: list[Future[Any]] = []
-        for chunk in chunks:
-            for step in pending:
-                step.result()
-            pending = [helpers.submit(stream.write, chunk), helpers.submit(digest.update, chunk)]
-        for step in pending:
-            step.result()
 
 
 def _make_read_only(folder: Path) -> None:

@@ -100,18 +100,22 @@ def write_join_dir(
             "report": sample_report or {},
         }
 
-    def files() -> Iterator[tuple[str, FileData]]:  # in chunks: ten million units' joined.csv is 300 MB
-        yield JOINED, joined_csv_chunks(result)
-        log = LogLines(result)
-        yield LOG, log.csv_chunks()
-        yield LOG_JSONL, log.jsonl_chunks()
-        yield RULE_COPY, rule_bytes
-        yield COUNTS, counts.encode("utf-8")
-
     def with_run_record(digests: dict[str, str]) -> dict[str, bytes]:
         return {SUMMARY: render_json({**summary, RUN_KEY: record_of(digests)}).encode("utf-8")}
 
-    return Replacement(replace_folder(out, files(), with_run_record), removed)
+    # the large files in chunks (ten million units' joined.csv is 300 MB), written side by side,
+    # their chunks made on one pool
+    with ThreadPoolExecutor(max_workers=thread_count()) as makers:
+
+        def files() -> Iterator[tuple[str, FileData]]:
+            yield JOINED, joined_csv_chunks(result, makers=makers)
+            log = LogLines(result, makers)
+            yield LOG, log.csv_chunks()
+            yield LOG_JSONL, log.jsonl_chunks()
+            yield RULE_COPY, rule_bytes
+            yield COUNTS, counts.encode("utf-8")
+
+        return Replacement(replace_folder(out, files(), with_run_record), removed)
 
 
 def check_join_out(out: Path, force: bool) -> list[str]:

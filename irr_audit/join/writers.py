@@ -37,8 +37,11 @@ MAX_COMBINATIONS = 1 << 14  # a group of coders' codes is one piece while it has
 UNITS = "units"  # counts.csv's last column: how many units have the row's pattern of codes
 
 
-def joined_csv_chunks(join: JoinResult, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
-    """joined.csv: the header, then one line per unit (its id, each coder's code or empty, fully_coded)."""
+def joined_csv_chunks(
+    join: JoinResult, chunk_rows: int = CHUNK_ROWS, makers: ThreadPoolExecutor | None = None
+) -> Iterator[bytes | memoryview]:
+    """joined.csv: the header, then one line per unit (its id, each coder's code or empty, fully_coded).
+    ``makers``: the pool the chunks are made on (by default one of the file's own)."""
     yield csv_line([spreadsheet_safe(name) for name in ("comment_id", *join.coders, "fully_coded")]).encode("utf-8")
     labels = text_fields(string_array([*join.rule.categories, ""])).to_pylist()
     groups = _coder_groups(len(join.coders), len(labels))
@@ -57,7 +60,7 @@ def joined_csv_chunks(join: JoinResult, chunk_rows: int = CHUNK_ROWS) -> Iterato
             line.append(texts.take(from_numpy(key)))
         return joined_lines(line, ",")
 
-    yield from _made_in_order(lines, len(join.units), chunk_rows)
+    yield from _made_in_order(lines, len(join.units), chunk_rows, makers)
 
 
 def _coder_groups(coders: int, labels: int) -> list[list[int]]:
@@ -102,10 +105,12 @@ def counts_csv_text(join: JoinResult) -> str:
 
 class LogLines:
     """The missingness log's two files from one reading of the log: its parts, and the distinct
-    ends of their lines, made once for both."""
+    ends of their lines, made once for both. ``makers``: the pool their chunks are made on (by
+    default one of each file's own)."""
 
-    def __init__(self, join: JoinResult):
+    def __init__(self, join: JoinResult, makers: ThreadPoolExecutor | None = None):
         self.parts = [(part, _Ends.of(part)) for part in log_parts(join)]
+        self.makers = makers
 
     def csv_chunks(self, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
         """missingness_log.csv: frame_csv_text of the log, part by part, chunk by chunk."""
@@ -117,7 +122,7 @@ class LogLines:
             details = text_fields(string_array(list(part.detail_texts))).to_pylist()
             tails = string_array([f"{raw[r]},{reasons[why]},{details[d]}\n" for r, why, d in ends.combinations])
             lines = functools.partial(_log_csv_lines, part, ends, f"{sheet},{coder}", tails)
-            yield from _made_in_order(lines, len(part), chunk_rows)
+            yield from _made_in_order(lines, len(part), chunk_rows, self.makers)
 
     def jsonl_chunks(self, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
         """missingness_log.jsonl: json_line of each log row (compact), part by part, chunk by chunk."""
@@ -129,7 +134,7 @@ class LogLines:
             objects = jsonl_text(combinations, compact=True).split("\n")[:-1]
             tails = string_array([f'",{text[1:]}\n' for text in objects])
             lines = functools.partial(_log_json_lines, part, ends, head, tails)
-            yield from _made_in_order(lines, len(part), chunk_rows)
+            yield from _made_in_order(lines, len(part), chunk_rows, self.makers)
 
 
 def log_csv_chunks(join: JoinResult, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes | memoryview]:
@@ -247,18 +252,25 @@ class _Ends:
 
 
 def _made_in_order(
-    lines: Callable[[int, int], bytes | memoryview], size: int, chunk_rows: int
+    lines: Callable[[int, int], bytes | memoryview],
+    size: int,
+    chunk_rows: int,
+    makers: ThreadPoolExecutor | None = None,
 ) -> Iterator[bytes | memoryview]:
     """``lines(start, stop)`` of each chunk of ``size`` rows, made on a pool of threads (the
-    kernels let go of the GIL) and given in order, with at most one chunk per thread ahead."""
-    with ThreadPoolExecutor(max_workers=thread_count()) as pool:
-        made: deque[Future[bytes | memoryview]] = deque()
-        for start in range(0, size, chunk_rows):
-            made.append(pool.submit(lines, start, min(start + chunk_rows, size)))
-            if len(made) > thread_count():
-                yield made.popleft().result()
-        while made:
+    kernels let go of the GIL; ``makers``, or one of its own) and given in order, with at most
+    one chunk per thread ahead."""
+    if makers is None:
+        with ThreadPoolExecutor(max_workers=thread_count()) as own:
+            yield from _made_in_order(lines, size, chunk_rows, own)
+        return
+    made: deque[Future[bytes | memoryview]] = deque()
+    for start in range(0, size, chunk_rows):
+        made.append(makers.submit(lines, start, min(start + chunk_rows, size)))
+        if len(made) > thread_count():
             yield made.popleft().result()
+    while made:
+        yield made.popleft().result()
 
 
 def _row_numbers(rows: np.ndarray, missing: str) -> pa.Array:
