@@ -366,13 +366,13 @@ def test_files_written_side_by_side_are_each_whole_and_in_order(tmp_path: Path) 
 
 def test_a_file_failing_stops_the_files_written_beside_it(tmp_path: Path) -> None:
     """A chunked file that fails while others are being written: no folder is left, and a file
-    still being made stops at its next chunk (it would otherwise never end)."""
+    still being made stops at its next chunk (unstopped, it would make ten million)."""
     failed = threading.Event()
     made = {"chunks": 0}
 
     def endless() -> Iterator[bytes]:
         yield b"first\n"
-        failed.wait()
+        failed.wait(timeout=60)  # (the files are written side by side: the other one fails meanwhile)
         while made["chunks"] < 10**7:  # the writer stops asking long before this
             made["chunks"] += 1
             yield b"more\n"

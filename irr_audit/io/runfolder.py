@@ -231,6 +231,9 @@ FileData = bytes | Iterable[bytes | memoryview]
 FileSource = Mapping[str, bytes] | Iterable[tuple[str, FileData]]
 
 
+FILES_AT_ONCE = 3  # files given as chunks that are written at the same time
+
+
 def build_folder(
     target: Path,
     files: FileSource,
@@ -269,9 +272,6 @@ def build_folder(
         shutil.rmtree(building, ignore_errors=True)
         raise
     return building, sorted([*digests, *last])
-
-
-FILES_AT_ONCE = 3  # files given as chunks that are written at the same time
 
 
 def _write_files(

@@ -142,12 +142,9 @@ def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> li
     them (five sheets on two cores: the fifth is parsed on both). The first sheet (in
     order) that cannot be read raises."""
     threads = thread_count()
+    shares = parse_threads(len(paths), threads)
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        sheets = list(
-            pool.map(
-                lambda path, share: read_sheet(path, options, threads=share), paths, parse_threads(len(paths), threads)
-            )
-        )
+        sheets = list(pool.map(lambda path, share: read_sheet(path, options, threads=share), paths, shares))
     # pyarrow's allocators keep the parser's freed blocks for reuse; what comes next (the join) is
     # mostly numpy's, which cannot reuse them: hand them back (a fifth of the sheets' size at scale)
     pa.default_memory_pool().release_unused()
