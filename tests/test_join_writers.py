@@ -388,6 +388,33 @@ def test_a_file_failing_stops_the_files_written_beside_it(tmp_path: Path) -> Non
     assert made["chunks"] < 10**7
 
 
+def test_a_file_that_failed_before_the_others_were_waited_for_stops_them(tmp_path: Path) -> None:
+    """A chunked file that has failed already when the next is handed over (no writer waits on
+    it any more): its error is still raised at once and the next file stops."""
+    failed = threading.Event()
+    made = {"chunks": 0}
+
+    def failing() -> Iterator[bytes]:
+        yield b"new 1\n"
+        failed.set()
+        raise RuntimeError("interrupted")
+
+    def endless() -> Iterator[bytes]:
+        while made["chunks"] < 10**7:  # the writer stops asking long before this
+            made["chunks"] += 1
+            yield b"more\n"
+
+    def files() -> Iterator[tuple[str, Iterator[bytes]]]:
+        yield "failing.csv", failing()
+        failed.wait(timeout=60)
+        yield "endless.csv", endless()
+
+    with pytest.raises(RuntimeError, match="interrupted"):
+        build_folder(tmp_path / "out", files())
+    assert list(tmp_path.iterdir()) == []
+    assert made["chunks"] < 10**7
+
+
 def test_the_log_frame_is_the_log_parts_column_by_column() -> None:
     join = hostile_join(size=50)
     parts = log_parts(join)

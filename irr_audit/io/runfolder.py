@@ -23,7 +23,7 @@ import shutil
 import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 from typing import Any
@@ -285,24 +285,32 @@ def _write_files(
     The first file to fail raises at once (the caller stops the others)."""
     written: dict[str, str | Future[str]] = {}
     for name, data in files:
+        _raise_any_failure(written)
         path = building.joinpath(*name.split("/"))
         if isinstance(data, bytes):
             written[name] = _write_new_file(path, data)
             continue
         while len(_running(written)) >= FILES_AT_ONCE:
-            _raise_any_failure(wait(_running(written), return_when=FIRST_EXCEPTION).done)
+            wait(_running(written), return_when=FIRST_COMPLETED)
         written[name] = writers.submit(_write_new_file, path, _until(stop, data))
-    _raise_any_failure(wait(_running(written), return_when=FIRST_EXCEPTION).done)
+    wait(_chunked(written), return_when=FIRST_EXCEPTION)  # (at once when one has failed already)
+    _raise_any_failure(written)
     return {name: step.result() if isinstance(step, Future) else step for name, step in written.items()}
 
 
+def _chunked(written: Mapping[str, str | Future[str]]) -> list[Future[str]]:
+    return [step for step in written.values() if isinstance(step, Future)]
+
+
 def _running(written: Mapping[str, str | Future[str]]) -> list[Future[str]]:
-    return [step for step in written.values() if isinstance(step, Future) and not step.done()]
+    return [step for step in _chunked(written) if not step.done()]
 
 
-def _raise_any_failure(finished: Iterable[Future[str]]) -> None:
-    for step in finished:
-        step.result()
+def _raise_any_failure(written: Mapping[str, str | Future[str]]) -> None:
+    """Raise the error of a file that failed, if one has (whether or not it was waited for)."""
+    for step in _chunked(written):
+        if step.done():
+            step.result()
 
 
 class _Stopped(Exception):
