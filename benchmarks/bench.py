@@ -69,6 +69,8 @@ SHAPES = {
     "quoted": "every field and the header quoted",
     "mixed": "coder by coder: plain; BOM + CRLF; quoted; quoted + CRLF with code first; a quoted comment column "
     "with commas, quotes and line breaks",
+    "ordered": "as plain, but every coder's rows in one order and none left out (the sheets as `irr-audit sample` "
+    "writes them, returned with the rows in place)",
 }
 MIXED = [
     {"crlf": False, "bom": False, "quoted": False, "code_first": False, "comments": False},
@@ -126,13 +128,14 @@ def sheet_form(shape: str, coder: int) -> dict[str, bool]:
 
 def generate(outdir: Path, units: int, coders: int, codes: int, seed: int, shape: str = "plain") -> None:
     """Write coder1.csv .. coderN.csv (columns comment_id,code) into outdir, each in the form
-    ``shape`` gives it (SHAPES; the cells are the same whatever the shape).
+    ``shape`` gives it (SHAPES; the codes are the same whatever the shape).
 
     Ids are `t1_` plus six base-36 digits, unique, drawn without replacement.
     Each unit has a latent code; each coder reports it with probability
     AGREEMENT, else a draw from the prevalence. Per coder, BLANK_RATE of the
     cells are written with an empty code, ABSENT_RATE of the units get no row,
-    and the rows are shuffled. Runs in a child process (see module docstring).
+    and the rows are shuffled (shape "ordered": every unit, in one order). Runs
+    in a child process (see module docstring).
     """
     import numpy as np
 
@@ -156,6 +159,8 @@ def generate(outdir: Path, units: int, coders: int, codes: int, seed: int, shape
         given = np.where(rng.random(units) < AGREEMENT, truth, rng.choice(codes, size=units, p=prevalence))
         given[rng.random(units) < BLANK_RATE] = codes  # the empty label
         rows = rng.permutation(np.flatnonzero(rng.random(units) >= ABSENT_RATE))
+        if shape == "ordered":  # (the draws above are made all the same: every shape gets the same codes)
+            rows = np.arange(units)
         form = sheet_form(shape, coder)
         columns = [[b"comment_id", *ids[rows].tolist()], [b"code", *labels[given[rows]].tolist()]]
         if form["quoted"]:

@@ -92,3 +92,40 @@ def test_partitions_hold_tens_of_thousands_of_rows_and_at_most_1024_of_them() ->
     assert partition_bits(10**10) == 10
     for rows in (1 << 22, 5_000_000, 20_000_000, 49_000_000):
         assert 1 << 15 <= rows >> partition_bits(rows) < 1 << 16 or partition_bits(rows) == 10
+
+
+id_values = st.sampled_from(["t1_a", "t1_b", "t1_c", "", "x 1", "t1_é"])
+id_sheets = st.lists(st.lists(id_values, max_size=8), min_size=2, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(sheets=id_sheets, copies=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=4))
+def test_sheets_with_an_earlier_sheets_ids_share_its_match(sheets: list[list[str]], copies) -> None:
+    """Sheets whose ids are an earlier sheet's, row for row, are matched once: every sheet gets
+    the indices it would get matched with the others, and the units are the same, in the same order."""
+    for source, target in copies:  # some sheets made copies of earlier ones
+        if source < target < len(sheets):
+            sheets[target] = list(sheets[source])
+    columns = [pa.array(ids, type=pa.string()) for ids in sheets]
+    n_units, units_of, unit_ids = join_module._units(columns, None)
+    _, expected, dictionary = match_ids(columns)  # every column matched, none shared
+    blank = [at for at, value in enumerate(dictionary.to_pylist()) if value in ("", 0)]
+    if blank:
+        expected = [np.where(found == blank[0], -1, found - (found > blank[0])) for found in expected]
+    assert [found.tolist() for found in units_of] == [found.tolist() for found in expected]
+    first_seen = list(dict.fromkeys(value for ids in sheets for value in ids if value))
+    assert n_units == len(first_seen) and unit_ids().to_pylist() == first_seen
+    assert not any(found.flags.writeable for found in units_of)
+    sample = first_seen[:2] + ["t1_z"]
+    n_sampled, sampled_of, _ = join_module._units(columns, sample)
+    assert n_sampled == len(sample)
+    expected_sampled = [[sample.index(value) if value in sample else -1 for value in ids] for ids in sheets]
+    assert [found.tolist() for found in sampled_of] == expected_sampled
+
+
+def test_same_as_earlier_names_the_first_equal_sheet() -> None:
+    ids = [f"t1_{value:06d}" for value in range(100)]
+    shuffled = ids[1:] + ids[:1]
+    late = ids[:99] + ["t1_other"]  # equal in the first values, not past them
+    columns = [pa.array(column, type=pa.string()) for column in (ids, shuffled, ids, late, shuffled, ids[:50])]
+    assert join_module.same_as_earlier(columns) == [0, 1, 0, 3, 1, 5]

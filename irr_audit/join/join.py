@@ -335,22 +335,57 @@ def _units(
 ) -> tuple[int, list[np.ndarray], Callable[[], pa.Array]]:
     """How many units there are, each sheet's rows as unit indices (-1: no id, or
     outside the sample), and a function that makes the units' ids (in order of first
-    appearance, or the sample's), to run while the sheets are placed."""
+    appearance, or the sample's), to run while the sheets are placed.
+
+    A sheet whose ids are those of an earlier sheet, row for row (the order `sample`
+    wrote them in, kept by the coders), is matched once: it shares that sheet's
+    indices (the same array, read only) and adds no unit."""
+    first_equal = same_as_earlier(trimmed)
+    distinct = [column for at, column in enumerate(trimmed) if first_equal[at] == at]
     if sample_ids is not None:
         units = pc.unique(pc.utf8_trim_whitespace(pa.array(sample_ids, type=pa.string())))
         units = units.filter(pc.not_equal(units, ""))
-        return len(units), _look_up(trimmed, units), lambda: units
-    packed, indices, dictionary = match_ids(trimmed)
+        return len(units), _shared(_look_up(distinct, units), first_equal), lambda: units
+    packed, indices, dictionary = match_ids(distinct)
     blank = _blank_at(dictionary, packed)
     first_indices = indices
     if blank >= 0:  # the empty id is no unit: renumber the others
         indices = [np.where(found == blank, -1, found - (found > blank)) for found in indices]
 
     def unit_ids() -> pa.Array:
-        units = _first_values(trimmed, first_indices) if packed else dictionary
+        units = _first_values(distinct, first_indices) if packed else dictionary
         return pa.concat_arrays([units[:blank], units[blank + 1 :]]) if blank >= 0 else units
 
-    return len(dictionary) - (blank >= 0), indices, unit_ids
+    return len(dictionary) - (blank >= 0), _shared(indices, first_equal), unit_ids
+
+
+def same_as_earlier(columns: list[pa.Array]) -> list[int]:
+    """For each column, the first column equal to it value for value (itself when none
+    before is).
+
+    >>> same_as_earlier([pa.array(["a", "b"]), pa.array(["a", "c"]), pa.array(["a", "b"]), pa.array(["a"])])
+    [0, 1, 0, 3]
+    """
+    first: list[int] = []
+    for at, column in enumerate(columns):
+        first.append(next((earlier for earlier in sorted(set(first)) if _equal(columns[earlier], column)), at))
+    return first
+
+
+SAME_HEAD = 64  # values compared before whole columns are: shuffled sheets differ there, at no cost
+
+
+def _equal(one: pa.Array, other: pa.Array) -> bool:
+    return len(one) == len(other) and one.slice(0, SAME_HEAD).equals(other.slice(0, SAME_HEAD)) and one.equals(other)
+
+
+def _shared(indices: list[np.ndarray], first_equal: list[int]) -> list[np.ndarray]:
+    """The distinct columns' indices handed to every column, an equal column sharing its
+    first one's array. Read only: no user can change one sheet's through another's."""
+    by_column = dict(zip(sorted(set(first_equal)), indices))
+    for array in by_column.values():
+        array.setflags(write=False)
+    return [by_column[first] for first in first_equal]
 
 
 def _blank_at(dictionary: pa.Array, packed: bool) -> int:
