@@ -3,6 +3,8 @@ one pyarrow dictionary encoding of all the sheets' ids does, and a join over it 
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
@@ -107,6 +109,12 @@ def test_sheets_with_an_earlier_sheets_ids_share_its_match(sheets: list[list[str
         if source < target < len(sheets):
             sheets[target] = list(sheets[source])
     columns = [pa.array(ids, type=pa.string()) for ids in sheets]
+    for partitioned_from in (join_module.PARTITIONED_FROM, 1):  # one dictionary encoding; the partitioned path
+        with patch.object(join_module, "PARTITIONED_FROM", partitioned_from):
+            _check_shared_match(sheets, columns)
+
+
+def _check_shared_match(sheets: list[list[str]], columns: list[pa.Array]) -> None:
     n_units, units_of, unit_ids = join_module._units(columns, None)
     _, expected, dictionary = match_ids(columns)  # every column matched, none shared
     blank = [at for at, value in enumerate(dictionary.to_pylist()) if value in ("", 0)]
@@ -116,11 +124,12 @@ def test_sheets_with_an_earlier_sheets_ids_share_its_match(sheets: list[list[str
     first_seen = list(dict.fromkeys(value for ids in sheets for value in ids if value))
     assert n_units == len(first_seen) and unit_ids().to_pylist() == first_seen
     assert not any(found.flags.writeable for found in units_of)
-    sample = first_seen[:2] + ["t1_z"]
-    n_sampled, sampled_of, _ = join_module._units(columns, sample)
-    assert n_sampled == len(sample)
-    expected_sampled = [[sample.index(value) if value in sample else -1 for value in ids] for ids in sheets]
-    assert [found.tolist() for found in sampled_of] == expected_sampled
+    for sample in ([], [""], first_seen[:2] + ["t1_z"], [" t1_b", "", "t1_z", "t1_b ", *first_seen[:1], "t1_z"]):
+        units = list(dict.fromkeys(value.strip() for value in sample if value.strip()))  # trimmed, once each
+        n_sampled, sampled_of, sampled_ids = join_module._units(columns, sample)
+        assert n_sampled == len(units) and sampled_ids().to_pylist() == units
+        expected_sampled = [[units.index(value) if value in units else -1 for value in ids] for ids in sheets]
+        assert [found.tolist() for found in sampled_of] == expected_sampled
 
 
 def test_same_as_earlier_names_the_first_equal_sheet() -> None:

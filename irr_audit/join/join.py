@@ -343,9 +343,8 @@ def _units(
     first_equal = same_as_earlier(trimmed)
     distinct = [column for at, column in enumerate(trimmed) if first_equal[at] == at]
     if sample_ids is not None:
-        units = pc.unique(pc.utf8_trim_whitespace(pa.array(sample_ids, type=pa.string())))
-        units = units.filter(pc.not_equal(units, ""))
-        return len(units), _shared(_look_up(distinct, units), first_equal), lambda: units
+        units, indices = _sampled(sample_ids, distinct)
+        return len(units), _shared(indices, first_equal), lambda: units
     packed, indices, dictionary = match_ids(distinct)
     blank = _blank_at(dictionary, packed)
     first_indices = indices
@@ -442,20 +441,23 @@ def _first_values(columns: list[pa.Array], indices: list[np.ndarray]) -> pa.Arra
     return filled[0] if len(filled) == 1 else pa.concat_arrays(parts)
 
 
-def _look_up(id_columns: list[pa.Array], units: pa.Array) -> list[np.ndarray]:
-    """Each column's ids as positions in ``units`` (-1 where absent), looked up in threads."""
-    lookup = pc.SetLookupOptions(value_set=units)
-    with ThreadPoolExecutor(max_workers=thread_count()) as pool:
-        return list(pool.map(lambda ids: _indices(pc.index_in(ids, options=lookup)), id_columns))
+def _sampled(sample_ids: list[str], id_columns: list[pa.Array]) -> tuple[pa.Array, list[np.ndarray]]:
+    """The sample's distinct ids (trimmed, blanks left out, in order of first appearance), and
+    each column's ids as positions among them (-1: outside the sample). The sample is matched
+    first with the columns, so that its ids are numbered before any other: an id outside it
+    gets a number past them. (The partitioned matching of many ids: a hash table of ten
+    million sampled ids, to find them and then to look each row up in, took three times as long.)"""
+    sample = pc.utf8_trim_whitespace(pa.array(sample_ids, type=pa.string()))
+    sample = sample.filter(pc.not_equal(sample, ""))
+    packed, indices, dictionary = match_ids([sample, *id_columns])
+    sampled = int(indices[0].max()) + 1 if len(sample) else 0
+    units = _first_values([sample], indices[:1]) if packed else dictionary[:sampled]
+    return units, [np.where(found < sampled, found, -1).astype(np.int32, copy=False) for found in indices[1:]]
 
 
 def unit_keys(sheet: Sheet) -> pa.Array:
     """A sheet's ids as matched: surrounding whitespace trimmed."""
     return sheet.unit_keys if sheet.unit_keys is not None else pc.utf8_trim_whitespace(sheet.comment_ids)
-
-
-def _indices(found: pa.Array) -> np.ndarray:
-    return to_numpy(found.fill_null(-1)).astype(np.int32)  # a writable copy
 
 
 def _is_empty(texts: pa.Array) -> np.ndarray:
