@@ -332,7 +332,7 @@ def freeze(
     refuse_frozen(files, audits_dir)  # early, before the score is computed; checked again under the lock
     notes = list(source.notes)
     recodes_entry = recodes_reference(recodes, join.rule) if recodes is not None else None
-    if recodes_entry is not None and recodes_entry["ids_sha256"] != units_digest(join.unit_ids):
+    if recodes_entry is not None and recodes_entry["ids_sha256"] != units_digest(join.units):
         notes.append(
             f"the units differ from those of {recodes_entry['bundle']}; a re-coded sample "
             "normally re-codes the same units"

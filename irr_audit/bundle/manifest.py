@@ -28,6 +28,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.files import sha256_hex
@@ -44,7 +46,7 @@ from irr_audit.io.runfolder import (
     member_path_problem,
 )
 from irr_audit.io.sheets import ColumnChoice
-from irr_audit.io.unitsketch import is_sketch, units_sketch
+from irr_audit.io.unitsketch import is_sketch, sorted_lines_sha256, units_sketch
 from irr_audit.join.join import JoinResult
 from irr_audit.rules.model import Rule
 
@@ -120,10 +122,10 @@ def shell_path(path: Path | str) -> str:
     return shlex.quote(str(path))
 
 
-def units_digest(unit_ids: Iterable[str]) -> str:
+def units_digest(unit_ids: Iterable[str] | pa.Array) -> str:
     """sha256 of the sorted unit ids joined by newlines (UTF-8): two audits of the
     same units have the same digest whatever order their sheets list them in."""
-    return sha256_hex("\n".join(sorted(unit_ids)).encode("utf-8"))
+    return sorted_lines_sha256(unit_ids)
 
 
 def canonical_sha256(document: dict[str, Any], without: str) -> str:
@@ -194,8 +196,8 @@ def build_manifest(
         "files": sorted((file.record() for file in files), key=lambda record: record["path"]),
         "units": {
             "count": len(join.unit_ids),
-            "ids_sha256": units_digest(join.unit_ids),
-            "sketch": units_sketch(join.unit_ids),  # rules check --audits: the overlap with other audits
+            "ids_sha256": units_digest(join.units),
+            "sketch": units_sketch(join.units),  # rules check --audits: the overlap with other audits
         },
         "recodes": recodes,
         "sample": None if sample_files is None else sample_entry(sample_files, sample_ids or [], sample_recoding),

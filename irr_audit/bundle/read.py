@@ -23,7 +23,7 @@ from irr_audit.bundle.manifest import (
 from irr_audit.errors import IrrAuditError, LimitError
 from irr_audit.io.files import read_bounded, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
-from irr_audit.io.sheets import SheetOptions, parse_sheet, recorded_columns
+from irr_audit.io.sheets import SheetOptions, parse_sheets, recorded_columns
 from irr_audit.join.join import JoinResult, join_sheets
 from irr_audit.rules.load import parse_rule
 from irr_audit.sample.folder import SampleRef, read_sample
@@ -41,10 +41,8 @@ def join_files(
     rule_file = manifest["rule"]["file"]
     rule = parse_rule(_frozen_bytes(bundle, files, rule_file), rule_file, limits)
     options = SheetOptions(**asdict(recorded_columns(manifest.get("columns"))), limits=limits)
-    sheets = [
-        parse_sheet(_frozen_bytes(bundle, files, record["file"]), member(bundle, record["file"]), options)
-        for record in manifest["sheets"]
-    ]
+    names = [record["file"] for record in manifest["sheets"]]
+    sheets = parse_sheets([(_frozen_bytes(bundle, files, name), member(bundle, name)) for name in names], options)
     sample = sample or frozen_sample(bundle, manifest, limits)
     if sample is None:
         return join_sheets(sheets, rule)

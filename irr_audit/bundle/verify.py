@@ -569,8 +569,8 @@ def recompute(
     units = manifest["units"]
     if (
         units["count"] != len(join.unit_ids)
-        or units["ids_sha256"] != units_digest(join.unit_ids)
-        or ("sketch" in units and units["sketch"] != units_sketch(join.unit_ids))
+        or units["ids_sha256"] != units_digest(join.units)
+        or ("sketch" in units and units["sketch"] != units_sketch(join.units))
     ):
         problems.append(
             Problem(

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -47,6 +48,9 @@ from irr_audit.io.tables import (
 
 VERSION_PATTERN = re.compile(r"[vV]?\s*(\d+)")
 TEXT_COLUMNS = ("body", "text")  # the comment's text, shown beside disagreements when a sheet has it
+
+Item = TypeVar("Item")
+Done = TypeVar("Done")
 
 
 @dataclass(frozen=True)
@@ -141,10 +145,7 @@ def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> li
     so every core is busy; the sheets of a last round too small to fill the cores share
     them (five sheets on two cores: the fifth is parsed on both). The first sheet (in
     order) that cannot be read raises."""
-    threads = thread_count()
-    shares = parse_threads(len(paths), threads)
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        sheets = list(pool.map(lambda path, share: read_sheet(path, options, threads=share), paths, shares))
+    sheets = _on_shares(lambda path, share: read_sheet(path, options, threads=share), paths)
     # pyarrow's allocators keep the parser's freed blocks for reuse; what comes next (the join) is
     # mostly numpy's, which cannot reuse them: hand them back (a fifth of the sheets' size at scale)
     pa.default_memory_pool().release_unused()
@@ -165,16 +166,28 @@ def parse_threads(sheets: int, threads: int) -> list[int]:
     return [1] * (sheets - last) + [threads // last] * last
 
 
+def _on_shares(work: Callable[[Item, int], Done], items: list[Item]) -> list[Done]:
+    """``work(item, threads)`` for each item, a core's worth at a time, each given its share of
+    the threads (``parse_threads``); the results in order, the first failure (in order) raised."""
+    threads = thread_count()
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        return list(pool.map(work, items, parse_threads(len(items), threads)))
+
+
 def read_sheets_keeping_bytes(paths: list[Path], options: ColumnChoice = SheetOptions()) -> list[tuple[Sheet, bytes]]:
     """As ``read_sheets``, each sheet with the very bytes it was parsed from (each file read
     once: freeze copies these bytes into a bundle)."""
 
-    def read(path: Path) -> tuple[Sheet, bytes]:
+    def read(path: Path, threads: int) -> tuple[Sheet, bytes]:
         data = read_table_bytes(path, options.limits)
-        return parse_sheet(data, path, options), data
+        return parse_sheet(data, path, options, threads=threads), data
 
-    with ThreadPoolExecutor(max_workers=thread_count()) as pool:
-        return list(pool.map(read, paths))
+    return _on_shares(read, paths)
+
+
+def parse_sheets(files: list[tuple[bytes, Path]], options: ColumnChoice = SheetOptions()) -> list[Sheet]:
+    """Several sheets' bytes parsed as ``read_sheets`` parses files (``path`` names each). Pure."""
+    return _on_shares(lambda file, threads: parse_sheet(*file, options, threads=threads), files)
 
 
 def read_table(path: str | Path, options: ColumnChoice = SheetOptions()) -> RawTable:
@@ -190,9 +203,9 @@ def read_table_file(path: str | Path, options: ColumnChoice = SheetOptions()) ->
     return parsed
 
 
-def parse_sheet(data: bytes, path: Path, options: ColumnChoice = SheetOptions()) -> Sheet:
-    """Parse sheet bytes. Pure: ``path`` names the sheet and picks its format."""
-    parsed = parse_file(data, path, options.worksheet, options.limits, options.delimiter)
+def parse_sheet(data: bytes, path: Path, options: ColumnChoice = SheetOptions(), *, threads: int = 1) -> Sheet:
+    """Parse sheet bytes (a CSV file on ``threads`` threads). Pure: ``path`` names the sheet and picks its format."""
+    parsed = parse_file(data, path, options.worksheet, options.limits, options.delimiter, threads=threads)
     return sheet_from_parsed(parsed, path, options)
 
 

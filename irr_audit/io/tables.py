@@ -102,9 +102,11 @@ def parse_file(
     worksheet: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
     delimiter: str | None = None,
+    *,
+    threads: int = 1,
 ) -> ParsedFile:
-    """Parse table bytes and fingerprint them. Pure."""
-    parsed = parse_table(data, path, worksheet, limits, delimiter)
+    """Parse table bytes (a CSV file on ``threads`` threads) and fingerprint them. Pure."""
+    parsed = parse_table(data, path, worksheet, limits, delimiter, threads=threads)
     return ParsedFile(parsed, hashlib.sha256(data).hexdigest(), len(data))
 
 
@@ -121,13 +123,15 @@ def parse_table(
     worksheet: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
     delimiter: str | None = None,
+    *,
+    threads: int = 1,
 ) -> RawTable:
     """Parse table bytes into header and text cells (an XLSX file: ``worksheet``, or its first;
-    a `.csv` file: split on ``delimiter``, or on the one detected). Pure."""
+    a `.csv` file: split on ``delimiter``, or on the one detected; on ``threads`` threads). Pure."""
     _check_suffix(path)
     if len(data) > limits.file_bytes:
         raise limit_error("file_bytes", limits, f"sheet {path.name}", f"is {len(data):,} bytes")
-    return _parsed_table(data, path, worksheet, limits, delimiter)
+    return _parsed_table(data, path, worksheet, limits, delimiter, threads)
 
 
 def _parsed_table(
