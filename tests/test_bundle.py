@@ -21,8 +21,8 @@ import pytest
 from irr_audit.bundle import freeze as freeze_module
 from irr_audit.bundle.manifest import canonical_sha256, list_bundles, units_digest
 from irr_audit.io import runfolder
+from irr_audit.io.fingerprints import units_sketch
 from irr_audit.io.outputs import render_json
-from irr_audit.io.unitsketch import units_sketch
 from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,8 +16,9 @@ import yaml
 
 import irr_audit
 from irr_audit.bundle.manifest import canonical_sha256
+from irr_audit.io.fingerprints import units_sketch
 from irr_audit.io.outputs import render_json
-from irr_audit.io.unitsketch import SKETCH_SIZE, sketch_jaccard, units_sketch
+from irr_audit.io.unitsketch import SKETCH_SIZE, sketch_jaccard
 from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -33,6 +33,7 @@ import pyarrow as pa
 from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.files import sha256_hex
+from irr_audit.io.fingerprints import sorted_lines_sha256, units_sketch
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import render_json
 from irr_audit.io.runfolder import (
@@ -46,7 +47,7 @@ from irr_audit.io.runfolder import (
     member_path_problem,
 )
 from irr_audit.io.sheets import ColumnChoice
-from irr_audit.io.unitsketch import is_sketch, sorted_lines_sha256, units_sketch
+from irr_audit.io.unitsketch import is_sketch
 from irr_audit.join.join import JoinResult
 from irr_audit.rules.model import Rule
 

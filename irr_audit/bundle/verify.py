@@ -45,9 +45,9 @@ from irr_audit.bundle.signing import SIGNATURE_MAX_BYTES, check_signature
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.display import shortened
 from irr_audit.io.files import check_exist, read_bounded, resolved, sha256_digest, sha256_hex
+from irr_audit.io.fingerprints import units_sketch
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
-from irr_audit.io.unitsketch import units_sketch
 from irr_audit.join.join import JoinResult
 from irr_audit.report.headline import Headline, headline_metric
 from irr_audit.report.model import AuditOptions, build_report

@@ -1,4 +1,4 @@
-"""The manifest's fingerprints of a set of unit ids (irr_audit.io.unitsketch) are exactly
+"""The manifest's fingerprints of a set of unit ids (irr_audit.io.fingerprints) are exactly
 their definitions, computed the plain way: the bottom-k of each id's sha256 (first 16 hex
 digits), and the sha256 of the ids sorted as Python sorts them and joined by newlines."""
 
@@ -12,8 +12,9 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from irr_audit.io import unitsketch
-from irr_audit.io.unitsketch import SKETCH_SIZE, sorted_lines_sha256, units_sketch
+from irr_audit.io import fingerprints
+from irr_audit.io.fingerprints import sorted_lines_sha256, units_sketch
+from irr_audit.io.unitsketch import SKETCH_SIZE
 
 
 def _plain_sketch(ids: list[str]) -> list[str]:
@@ -43,7 +44,7 @@ def test_the_fingerprints_are_their_definitions(ids: list[str]) -> None:
 @settings(max_examples=50, deadline=None)
 @given(ids=st.lists(texts, min_size=1, max_size=200))
 def test_blocks_of_any_size_give_the_same_fingerprints(ids: list[str]) -> None:
-    with patch.object(unitsketch, "SORTED_AT_ONCE", 3), patch.object(unitsketch, "HASHED_AT_ONCE", 5):
+    with patch.object(fingerprints, "SORTED_AT_ONCE", 3), patch.object(fingerprints, "HASHED_AT_ONCE", 5):
         assert sorted_lines_sha256(ids) == _plain_digest(ids)
         assert units_sketch(ids) == _plain_sketch(ids)
 
