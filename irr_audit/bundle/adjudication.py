@@ -375,7 +375,18 @@ def checked_records(
     bundle: Path, manifest_sha256: str, disagreements: dict[str, dict[str, str]], categories: tuple[str, ...]
 ) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
     records, problems = read_records(bundle)
-    good = []
+    good, found = _sound_records(records, manifest_sha256, disagreements, categories)
+    return good, problems + found
+
+
+def _sound_records(
+    records: list[tuple[str, dict[str, Any]]],
+    manifest_sha256: str,
+    disagreements: dict[str, dict[str, str]],
+    categories: tuple[str, ...],
+) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
+    """The records with nothing wrong, and what is wrong with the others."""
+    good, problems = [], []
     for name, record in records:
         found = record_problems(record, manifest_sha256, disagreements, categories)
         problems += [Problem("adjudication", name, text) for text in found]
@@ -385,10 +396,14 @@ def checked_records(
 
 
 def check_adjudication(bundle: Path, manifest_sha256: str, join: JoinResult) -> tuple[list[Problem], int]:
-    """verify's separate check of the adjudication records against the frozen audit."""
-    disagreements = disagreement_codes(disagreement_list(join))  # listed, not scored again
-    records, problems = checked_records(bundle, manifest_sha256, disagreements, join.rule.categories)
-    return problems, len(records)
+    """verify's separate check of the adjudication records against the frozen audit. The
+    disagreements are listed (not scored again) only when there are records to check."""
+    records, problems = read_records(bundle)
+    if not records:
+        return problems, 0
+    disagreements = disagreement_codes(disagreement_list(join))
+    good, found = _sound_records(records, manifest_sha256, disagreements, join.rule.categories)
+    return problems + found, len(good)
 
 
 def trusted_records(
