@@ -188,6 +188,19 @@ def test_verify_recomputes_the_score(sheets: list[Path], tmp_path: Path) -> None
     assert "score: metrics.cohen_kappa.value: frozen 0.9, recomputed 0.7" in result.stdout
 
 
+@pytest.mark.parametrize("key", ["count", "ids_sha256", "sketch"])
+def test_verify_recomputes_the_units_fingerprints(sheets: list[Path], tmp_path: Path, key: str) -> None:
+    """A forged unit count, ids digest or sketch, even with a recomputed integrity hash, is found."""
+    bundle = freeze(sheets, tmp_path / "audits")
+    forged = {"count": 23, "ids_sha256": "0" * 64, "sketch": ["0" * 16]}
+    rewrite_manifest(bundle, lambda manifest: manifest["units"].update({key: forged[key]}))
+
+    result = run("verify", bundle)
+
+    assert result.exit_code == 1
+    assert "units: the frozen sheets hold 22 units, the manifest says" in result.stdout, result.stdout
+
+
 def test_verify_reports_a_changed_code_as_a_score_difference(sheets: list[Path], tmp_path: Path) -> None:
     bundle = freeze(sheets, tmp_path / "audits")
     path = writable(bundle / "sheets" / "bob.csv")

@@ -271,7 +271,7 @@ def frozen_files(source: FreezeSource, sample: list[FrozenFile]) -> list[FrozenF
 
 def same_audit(files: list[FrozenFile], audits_dir: Path) -> Path | None:
     """An existing bundle that froze exactly these files (same names, same bytes)."""
-    wanted = {(file.path, sha256_hex(file.data)) for file in files}
+    wanted = {(file.path, file.sha256) for file in files}
     for bundle in list_bundles(audits_dir):
         try:
             _, manifest = load_manifest_json(bundle)

@@ -23,8 +23,10 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -155,8 +157,12 @@ class FrozenFile:
     path: str
     data: bytes
 
+    @cached_property
+    def sha256(self) -> str:
+        return sha256_hex(self.data)  # (once: the manifest and the check for the same audit both need it)
+
     def record(self) -> dict[str, Any]:
-        return {"path": self.path, "sha256": sha256_hex(self.data), "size": len(self.data)}
+        return {"path": self.path, "sha256": self.sha256, "size": len(self.data)}
 
 
 def rule_member(rule: Rule) -> str:
@@ -189,17 +195,13 @@ def build_manifest(
             {
                 "file": f"{SHEETS_DIR}/{sheet.name}",
                 "coder": sheet.coder,
-                "sha256": sha256_hex(by_path[f"{SHEETS_DIR}/{sheet.name}"].data),
+                "sha256": by_path[f"{SHEETS_DIR}/{sheet.name}"].sha256,
                 "size": len(by_path[f"{SHEETS_DIR}/{sheet.name}"].data),
             }
             for sheet in join.sheets
         ],
         "files": sorted((file.record() for file in files), key=lambda record: record["path"]),
-        "units": {
-            "count": len(join.unit_ids),
-            "ids_sha256": units_digest(join.units),
-            "sketch": units_sketch(join.units),  # rules check --audits: the overlap with other audits
-        },
+        "units": units_entry(join.units),
         "recodes": recodes,
         "sample": None if sample_files is None else sample_entry(sample_files, sample_ids or [], sample_recoding),
         "columns": {key: value for key, value in asdict(columns).items() if key != "delimiter" or value is not None},
@@ -207,6 +209,15 @@ def build_manifest(
     }
     manifest["integrity"] = {"sha256": canonical_sha256(manifest, "integrity"), "of": INTEGRITY_OF}
     return manifest
+
+
+def units_entry(units: pa.Array) -> dict[str, Any]:
+    """The units' count and fingerprints: the digest (sorting, which lets other threads run)
+    is made beside the sketch (hashing each id, which does not)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        digest = pool.submit(units_digest, units)
+        sketch = units_sketch(units)  # rules check --audits: the overlap with other audits
+        return {"count": len(units), "ids_sha256": digest.result(), "sketch": sketch}
 
 
 def manifest_bytes(manifest: dict[str, Any]) -> bytes:

@@ -38,14 +38,13 @@ from irr_audit.bundle.manifest import (
     manifest_problems,
     not_a_bundle,
     symlink_problem,
-    units_digest,
+    units_entry,
 )
 from irr_audit.bundle.read import frozen_file, frozen_sample, join_files
 from irr_audit.bundle.signing import SIGNATURE_MAX_BYTES, check_signature
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.display import shortened
 from irr_audit.io.files import check_exist, read_bounded, resolved, sha256_digest, sha256_hex
-from irr_audit.io.fingerprints import units_sketch
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
 from irr_audit.join.join import JoinResult
@@ -566,17 +565,16 @@ def recompute(
         why = " ".join(error.message.split())  # one line, whatever the reader's message spans
         return None, [Problem("score", "", f"cannot be recomputed from the bundle's files: {why}")], [], None
     problems = []
-    units = manifest["units"]
+    units, found = manifest["units"], units_entry(join.units)
     if (
-        units["count"] != len(join.unit_ids)
-        or units["ids_sha256"] != units_digest(join.units)
-        or ("sketch" in units and units["sketch"] != units_sketch(join.units))
+        any(units[key] != found[key] for key in ("count", "ids_sha256"))
+        or units.get("sketch", found["sketch"]) != found["sketch"]
     ):
         problems.append(
             Problem(
                 "units",
                 "",
-                f"the frozen sheets hold {len(join.unit_ids)} units, "
+                f"the frozen sheets hold {found['count']} units, "
                 f"the manifest says {units['count']} (or their ids differ)",
             )
         )
