@@ -10,7 +10,8 @@ coding sheets and a matching rule into a temporary folder (or --workdir), then
 runs each command in a fresh subprocess, one at a time, and records the wall
 time and the peak resident memory of that process: the peer script
 (peer_script.py), then the pyarrow floor (floor_pyarrow.py), and `irr-audit
-join`, `score`, `score --bootstrap 1000` and `report --format html`. Options that the
+join`, `score`, `score --bootstrap 1000` and `report --format html` (and, when named in
+--only, `freeze` and `verify`). Options that the
 installed irr-audit does not have are detected from its --help and shown as n/a.
 See benchmarks/README.md for what each column means.
 
@@ -35,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,6 +84,8 @@ MIXED = [
 COMMENTS = [b'"Well, no."', b'"He said ""never""."', b'"two\nlines, really"', b"fine", b'"a\r\nb"']
 
 COMMANDS = ["floor (pyarrow)", "peer script", "join", "score", "score --bootstrap 1000", "report --format html"]
+# measured when named in --only: an audit bundle of the sheets, made and then checked
+BUNDLE_COMMANDS = ["freeze", "verify"]
 
 
 # --------------------------------------------------------------------------- data
@@ -509,11 +513,20 @@ def bench_config(
     out_dir = Path(args.workdir) / "out"
     scratch = meter.scratch
 
+    audits_dir = Path(args.workdir) / "audits"
+
     def clear_out() -> None:
         shutil.rmtree(out_dir, ignore_errors=True)
 
+    def clear_audits() -> None:
+        shutil.rmtree(audits_dir, ignore_errors=True)
+
+    def verify_command() -> list[str]:  # the bundle the last freeze made (its name holds the time)
+        bundles = [path for path in audits_dir.glob("*") if path.is_dir() and not path.name.startswith(".")]
+        return [*irr, "verify", str(bundles[0] if bundles else audits_dir / "no bundle: run freeze first")]
+
     quiet_score = ["-q"] if feats.quiet_score else []
-    plan: list[tuple[str, list[str] | None, object]] = [
+    plan: list[tuple[str, list[str] | Callable[[], list[str]] | None, object]] = [
         ("floor (pyarrow)", [sys.executable, str(FLOOR_SCRIPT), *sheets], None),
         ("peer script", [sys.executable, str(PEER_SCRIPT), "--codes", ",".join(CODES[codes]), *sheets], None),
         (
@@ -559,6 +572,8 @@ def bench_config(
             else None,
             None,
         ),
+        ("freeze", [*irr, "freeze", *sheets, "--rule", rule, "--into", str(audits_dir), "-q"], clear_audits),
+        ("verify", verify_command, None),
     ]
     results = {}
     peer_values = None
@@ -568,7 +583,7 @@ def bench_config(
     # the commands it is compared with, so that none of them is compared with a floor
     # measured on a rested machine. The table lists them in plan order.
     for name, command, before in sorted(plan, key=lambda step: step[0] != "peer script"):
-        if args.only and name not in args.only:
+        if (args.only and name not in args.only) or (not args.only and name in BUNDLE_COMMANDS):
             continue
         result = Result(units, coders, codes, scale, name, input_bytes, shape)
         results[name] = result
@@ -577,7 +592,7 @@ def bench_config(
             result.note = "option not in this irr-audit"
             _progress(args, result)
             continue
-        run, times, peak = measure_best(meter, command, repeat, before)
+        run, times, peak = measure_best(meter, command() if callable(command) else command, repeat, before)
         if run.timed_out:
             result.status, result.note = "timeout", f"> {args.timeout:.0f} s"
         elif run.returncode == 2 and "not available" in _tail(run.stderr, 2000):
@@ -830,7 +845,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         type=lambda text: [s.strip() for s in text.split(",")],
-        help=f"comma-separated subset of: {', '.join(COMMANDS)}",
+        help=f"comma-separated subset of: {', '.join(COMMANDS)}; and, measured only when named: "
+        f"{', '.join(BUNDLE_COMMANDS)}",
     )
     parser.add_argument(
         "--shapes",
@@ -873,8 +889,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         parser.error(f"--codes: only {sorted(CODES)} are defined, not {unknown}")
     if set(args.shapes) - set(SHAPES):
         parser.error(f"--shapes: unknown shapes {sorted(set(args.shapes) - set(SHAPES))}; choose from {list(SHAPES)}")
-    if args.only and set(args.only) - set(COMMANDS):
-        parser.error(f"--only: unknown commands {sorted(set(args.only) - set(COMMANDS))}; choose from {COMMANDS}")
+    known = COMMANDS + BUNDLE_COMMANDS
+    if args.only and set(args.only) - set(known):
+        parser.error(f"--only: unknown commands {sorted(set(args.only) - set(known))}; choose from {known}")
     return args
 
 
