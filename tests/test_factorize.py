@@ -96,7 +96,9 @@ def test_partitions_hold_tens_of_thousands_of_rows_and_at_most_1024_of_them() ->
         assert 1 << 15 <= rows >> partition_bits(rows) < 1 << 16 or partition_bits(rows) == 10
 
 
-id_values = st.sampled_from(["t1_a", "t1_b", "t1_c", "", "x 1", "t1_é"])
+id_values = st.sampled_from(["t1_a", "t1_b", "t1_c", "", "x 1", "t1_é"]) | st.sampled_from(
+    ["t3_" + "x" * 20, "t3_" + "y" * 20]
+)
 id_sheets = st.lists(st.lists(id_values, max_size=8), min_size=2, max_size=6)
 
 
