@@ -8,6 +8,7 @@ never with a traceback. The hostile XLSX files are built here with zipfile.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -651,3 +652,40 @@ def test_a_raised_limit_reaches_join_folders_and_bundles(tmp_path: Path) -> None
     assert run("verify", bundle, *raised).exit_code == 0
     assert run("verify", bundle).exit_code == 1  # the sheet cannot be read within the default limits
     assert run("adjudicate", bundle, *raised).exit_code == 0
+
+
+# --- the scans of a whole file: the same answers as the pattern and the count per line -------------
+
+scanned_bytes = st.lists(
+    st.sampled_from([b"1", b"23", b"4567", b"e", b"E", b"+", b"-", b"x", b"\n", b'"', b"{", b"["]), max_size=120
+).map(b"".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(raw=scanned_bytes, digits=st.integers(min_value=2, max_value=6), chunk=st.sampled_from([5, 8, 64, 1 << 22]))
+def test_the_number_scan_finds_the_lines_the_pattern_finds(raw: bytes, digits: int, chunk: int) -> None:
+    """A whole file's scan (as arrays, in chunks that overlap) flags exactly the lines where the
+    pattern matches, and a file has a long number where the pattern says so."""
+    from unittest.mock import patch
+
+    from irr_audit.io import limits as limits_module
+
+    limits = dataclasses.replace(DEFAULT_LIMITS, number_digits=digits)
+    pattern = limits_module._long_number_pattern(digits)
+    expected = {number for number, line in enumerate(raw.split(b"\n"), start=1) if pattern.search(line)}
+    with patch.object(limits_module, "_SCAN_CHUNK", chunk):
+        assert limits_module.number_check_lines(raw, limits) == expected
+        assert (len(limits_module._long_number_starts(raw, digits)) > 0) == (pattern.search(raw) is not None)
+        most = max((line.count(b"{") + line.count(b"[") for line in raw.split(b"\n")), default=0)
+        assert limits_module._most_opened_on_a_line(raw) == most
+
+
+def test_a_json_lines_file_checks_numbers_only_on_its_flagged_lines() -> None:
+    """Ids that look like exponents (07e285) make a line checked, not the file refused; a number
+    past the limit is still refused on its line."""
+    limits = dataclasses.replace(DEFAULT_LIMITS, number_digits=5)
+    lines = [json.dumps({"comment_id": f"07e{number:03d}", "n": number}) for number in range(3000)]
+    assert [value["n"] for _, value in load_json_records("\n".join(lines), "ledger.jsonl", limits)] == list(range(3000))
+    lines[2500] = '{"comment_id": "a", "n": 1234567}'
+    with pytest.raises(LimitError, match="line 2501"):
+        load_json_records("\n".join(lines), "ledger.jsonl", limits)

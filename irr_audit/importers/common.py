@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from irr_audit.importers.model import DEFAULT_ID_FIELD, TEXT_FIELDS, ImportOptions, export_error
-from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, load_json, load_json_line
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, load_json, load_json_line, number_check_lines
 
 
 def json_records(data: bytes, subject: str, limits: Limits = DEFAULT_LIMITS) -> list[tuple[str, Any]]:
@@ -26,9 +26,11 @@ def json_records(data: bytes, subject: str, limits: Limits = DEFAULT_LIMITS) -> 
         values = [(f"record {number}", value) for number, value in enumerate(document, start=1)]
     else:
         values = []
+        flagged = number_check_lines(text, limits)
         for number, line in json_lines(text, subject, limits):
             try:
-                values.append((f"line {number}", load_json_line(line, f"{subject} line {number}", limits)))
+                value = load_json_line(line, f"{subject} line {number}", limits, numbers_checked=number not in flagged)
+                values.append((f"line {number}", value))
             except ValueError as exc:
                 raise export_error(
                     subject,

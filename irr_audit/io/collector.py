@@ -29,7 +29,15 @@ from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io.delimiter import detect_delimiter, shown, suspected
 from irr_audit.io.display import CONTROL
 from irr_audit.io.files import check_name, read_bounded
-from irr_audit.io.limits import DEFAULT_LIMITS, JsonHooks, Limits, json_lines, load_json, load_json_line
+from irr_audit.io.limits import (
+    DEFAULT_LIMITS,
+    JsonHooks,
+    Limits,
+    json_lines,
+    load_json,
+    load_json_line,
+    number_check_lines,
+)
 from irr_audit.io.tables import CsvBroken, csv_records, record_pattern, swallowed_value
 
 DATASET_FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
@@ -283,9 +291,11 @@ def _not_an_array_hint(document: Any) -> str:
 
 def _json_lines_items(text: str, name: str, limits: Limits, spellings: dict[str, tuple[str, ...]]) -> list[Item]:
     items = []
+    flagged = number_check_lines(text, limits)
     for line_number, line in json_lines(text, f"dataset {name}", limits):
         try:
-            value = load_json_line(line, f"dataset {name} line {line_number}", limits, **AS_WRITTEN)
+            subject = f"dataset {name} line {line_number}"
+            value = load_json_line(line, subject, limits, numbers_checked=line_number not in flagged, **AS_WRITTEN)
         except json.JSONDecodeError as exc:
             raise IrrAuditError(
                 f"dataset {name} line {line_number} is not valid JSON: {exc.msg} (column {exc.colno}).",

@@ -214,10 +214,32 @@ def json_lines(
 
 
 def load_json_line(
-    line: str, subject: str, limits: Limits = DEFAULT_LIMITS, own_file: bool = False, **hooks: Unpack[JsonHooks]
+    line: str,
+    subject: str,
+    limits: Limits = DEFAULT_LIMITS,
+    own_file: bool = False,
+    *,
+    numbers_checked: bool = False,
+    **hooks: Unpack[JsonHooks],
 ) -> Any:
-    """One line of a file already passed through ``json_lines`` (its depth is checked)."""
-    return _loads(line, subject, limits, _has_long_number(line.encode("utf-8"), limits), hooks, own_file)
+    """One line of a file already passed through ``json_lines`` (its depth is checked).
+    ``numbers_checked``: this line is not among the file's ``number_check_lines``, so its
+    numbers are not looked at again."""
+    check_numbers = not numbers_checked and _has_long_number(line.encode("utf-8"), limits)
+    return _loads(line, subject, limits, check_numbers, hooks, own_file)
+
+
+def number_check_lines(data: bytes | str, limits: Limits = DEFAULT_LIMITS) -> set[int]:
+    """The lines (from 1) of a JSON Lines file where a number could pass the limit on digits
+    or be infinite: only there must json.loads check each number, a call per number. One pass
+    over the file, so that no line is looked at again
+    (``load_json_line(..., numbers_checked=number not in these)``)."""
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    found = _long_number_starts(raw, limits.number_digits)
+    if not len(found):
+        return set()
+    line_ends = np.concatenate([np.flatnonzero(chunk == 0x0A) + low for low, chunk in _chunks(raw, 0)])
+    return set((np.searchsorted(line_ends, found) + 1).tolist())
 
 
 def load_json_records(
@@ -226,9 +248,13 @@ def load_json_records(
     """(line number, value) of every line of a JSON Lines file; a line that is not JSON
     is an IrrAuditError naming the file and the line."""
     records = []
+    flagged = number_check_lines(data, limits)
     for number, line in json_lines(data, subject, limits, own_file):
         try:
-            records.append((number, load_json_line(line, f"{subject} line {number}", limits, own_file)))
+            value = load_json_line(
+                line, f"{subject} line {number}", limits, own_file, numbers_checked=number not in flagged
+            )
+            records.append((number, value))
         except ValueError as exc:
             raise IrrAuditError(
                 f"{subject} line {number} is not valid JSON: {getattr(exc, 'msg', exc)}.",
@@ -305,8 +331,42 @@ def _long_number_pattern(digits: int) -> re.Pattern[bytes]:
 
 
 def _has_long_number(raw: bytes, limits: Limits) -> bool:
-    """Whether the numbers must be checked one by one (rarely: the check costs a call per number)."""
-    return _long_number_pattern(limits.number_digits).search(raw) is not None
+    """Whether the numbers must be checked one by one (rarely: the check costs a call per number):
+    a run of more digits than the limit, or an exponent of three digits, anywhere (in a string too)."""
+    if len(raw) <= _SCAN_CHUNK:
+        return _long_number_pattern(limits.number_digits).search(raw) is not None
+    return len(_long_number_starts(raw, limits.number_digits)) > 0  # (the pattern costs about 15 ns a byte)
+
+
+def _long_number_starts(raw: bytes, digits: int) -> np.ndarray:
+    """Where ``_long_number_pattern(digits)`` matches, as arrays, a chunk at a time: the starts of
+    the runs of ASCII digits longer than ``digits``, or three or more long right after an e or
+    E (and a sign). Each chunk reaches back two bytes (an exponent's e and sign) and on past its
+    end, so that whatever starts in it is seen whole (a start may be found twice)."""
+    found = [starts + low for low, chunk in _chunks(raw, digits + 4) if len(starts := _starts_in(chunk, digits))]
+    return np.concatenate(found) if found else np.empty(0, np.int64)
+
+
+def _chunks(raw: bytes, past_end: int) -> Iterator[tuple[int, np.ndarray]]:
+    """(offset, bytes) of each _SCAN_CHUNK of ``raw``, two bytes before it and ``past_end`` after
+    it included when ``past_end`` (none, so that the chunks do not overlap, when 0)."""
+    for start in range(0, len(raw), _SCAN_CHUNK):
+        low = max(0, start - 2) if past_end else start
+        high = min(len(raw), start + _SCAN_CHUNK + past_end)
+        yield low, np.frombuffer(raw, dtype=np.uint8, count=high - low, offset=low)
+
+
+def _starts_in(chunk: np.ndarray, digits: int) -> np.ndarray:
+    is_digit = ((chunk >= 0x30) & (chunk <= 0x39)).view(np.int8)
+    edges = np.flatnonzero(np.diff(is_digit, prepend=np.int8(0), append=np.int8(0)))
+    starts, ends = edges[0::2], edges[1::2]  # runs of digits: chunk[starts[i]:ends[i]]
+    lengths = ends - starts
+    long = starts[lengths > digits]
+    starts = starts[(lengths >= 3) & (starts >= 1)]
+    before = chunk[starts - 1]
+    signed = ((before == 0x2B) | (before == 0x2D)) & (starts >= 2)
+    mark = np.where(signed, chunk[np.maximum(starts - 2, 0)], before)
+    return np.concatenate([long, starts[(mark == 0x65) | (mark == 0x45)]])
 
 
 # Bytes that matter to nesting: " \ [ ] { } and the line feed.
@@ -324,6 +384,8 @@ def _first_too_deep(raw: bytes, limit: int, per_line: bool) -> int | None:
     (and, for JSON Lines, restarts at each line)."""
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return None
+    if per_line and _most_opened_on_a_line(raw) <= limit:
+        return None  # (a line nests at most as deep as the brackets it opens)
     level, start = 0, 0
     while start < len(raw):
         end = raw.find(b"\n", min(start + _SCAN_CHUNK, len(raw)))
@@ -333,6 +395,21 @@ def _first_too_deep(raw: bytes, limit: int, per_line: bool) -> int | None:
             return found
         start = end
     return None
+
+
+def _most_opened_on_a_line(raw: bytes) -> int:
+    """The most [ and { on any one line, strings and all: counted a chunk of lines at a time."""
+    most, start = 0, 0
+    while start < len(raw):
+        end = raw.find(b"\n", min(start + _SCAN_CHUNK, len(raw)))
+        end = len(raw) if end < 0 else end + 1
+        chunk = np.frombuffer(raw, dtype=np.uint8, count=end - start, offset=start)
+        opens = np.flatnonzero((chunk == 0x5B) | (chunk == 0x7B))
+        if len(opens):
+            line_of = np.searchsorted(np.flatnonzero(chunk == 0x0A), opens)
+            most = max(most, int(np.bincount(line_of).max()))
+        start = end
+    return most
 
 
 def _scan_chunk(raw: bytes, start: int, end: int, level: int, limit: int, per_line: bool) -> tuple[int | None, int]:

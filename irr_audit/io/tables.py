@@ -30,7 +30,7 @@ from irr_audit.errors import SheetError
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, shown, suspected
 from irr_audit.io.display import printable
 from irr_audit.io.files import check_name, read_bounded
-from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, limit_error, load_json_line
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, limit_error, load_json_line, number_check_lines
 from irr_audit.io.xlsx import read_worksheet
 
 TEXT_FORMATS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
@@ -736,6 +736,7 @@ def _jsonl_table(text: str, name: str, limits: Limits) -> RawTable:
     objects: list[dict[str, Any]] = []
     lines: list[int] = []
     header: dict[str, None] = {}
+    flagged = number_check_lines(text, limits)
     for line_number, line in json_lines(text, f"sheet {name}", limits):
         try:
             # A number is kept as the text it is written as (an id 1.10 stays "1.10", 1e2 stays
@@ -744,6 +745,7 @@ def _jsonl_table(text: str, name: str, limits: Limits) -> RawTable:
                 line,
                 f"sheet {name} line {line_number}",
                 limits,
+                numbers_checked=line_number not in flagged,
                 parse_constant=str,
                 parse_int=str,
                 parse_float=str,

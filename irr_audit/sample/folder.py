@@ -14,7 +14,7 @@ from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.io.collector import quoted
 from irr_audit.io.display import listed
 from irr_audit.io.files import read_bounded
-from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, load_json_line
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, load_json_line, number_check_lines
 from irr_audit.io.outputs import refuse_unsafe_outputs
 from irr_audit.io.records import RecordKind, invalid_record, read_checked_record, sample_record_problems
 from irr_audit.io.runfolder import (
@@ -278,9 +278,12 @@ def _ledger_entries(data: bytes, path: Path, limits: Limits) -> dict[str, dict[s
             code="sample-dir-invalid",
         ) from None
     entries = {}
+    flagged = number_check_lines(data, limits)
     for number, line in lines:
         try:
-            entry = load_json_line(line, f"{path} line {number}", limits, own_file=True)
+            entry = load_json_line(
+                line, f"{path} line {number}", limits, own_file=True, numbers_checked=number not in flagged
+            )
         except ValueError:
             entry = None
         if not isinstance(entry, dict) or not isinstance(entry.get("comment_id"), str):
