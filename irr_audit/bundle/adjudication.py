@@ -32,10 +32,11 @@ from irr_audit.bundle.manifest import (
     utc_text,
 )
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
+from irr_audit.io.csvtables import table_csv_text
 from irr_audit.io.display import visible
 from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import load_json
-from irr_audit.io.outputs import csv_text, render_json, spreadsheet_original
+from irr_audit.io.outputs import render_json, spreadsheet_original
 from irr_audit.io.tables import CsvBroken, csv_records, record_pattern, swallowed_value
 from irr_audit.join.join import JoinResult
 from irr_audit.report.model import disagreement_list
@@ -105,7 +106,7 @@ def template_csv(
         ]
         for unit, codes in disagreements.items()
     ]
-    return csv_text(header, rows)
+    return table_csv_text(header, rows)
 
 
 def parse_decisions(text: str, source: str, rule: Rule, disagreements: dict[str, dict[str, str]]) -> list[Decision]:

@@ -15,8 +15,8 @@ import pandas as pd
 
 from irr_audit.bundle.codebook import is_codebook_bundle, read_codebook_bundle
 from irr_audit.bundle.workflow import Adjudication, adjudication
+from irr_audit.io.csvtables import table_csv_text
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
-from irr_audit.io.outputs import csv_text
 from irr_audit.join.join import STATUSES, VALID, JoinResult
 from irr_audit.join.variables import VariableJoin
 from irr_audit.report.model import disagreement_units
@@ -138,4 +138,4 @@ def labels_summary(frame: pd.DataFrame) -> str:
 
 def labels_csv(frame: pd.DataFrame) -> str:
     """The labels as CSV for people and spreadsheets (every cell text, formulas neutralised)."""
-    return csv_text(list(frame.columns), frame.itertuples(index=False, name=None))
+    return table_csv_text(list(frame.columns), frame.itertuples(index=False, name=None))

@@ -25,9 +25,10 @@ from irr_audit.importers.formats import format_named
 from irr_audit.importers.label_studio import MIN_FIELDS
 from irr_audit.importers.model import ImportOptions, ParsedExport
 from irr_audit.importers.model_output import ANNOTATOR_KEYS
+from irr_audit.io.csvtables import table_csv_text
 from irr_audit.io.files import check_exist, check_name, read_bounded, resolved, shown_name
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
-from irr_audit.io.outputs import csv_text, jsonl_text, refuse_unsafe_outputs, render_json
+from irr_audit.io.outputs import jsonl_text, refuse_unsafe_outputs, render_json
 from irr_audit.io.runfolder import IMPORT_RECORD, RUN_KEY, files_read, record_of, replace_folder
 from irr_audit.rules.codebook import Codebook
 
@@ -137,7 +138,7 @@ def _wide_sheets(codebook: Codebook, variables: dict[str, ImportResult]) -> dict
 def wide_sheet_csv(codebook: Codebook, rows: Sequence[dict[str, str]]) -> str:
     with_text = any(row["body"] for row in rows)
     header = ["comment_id", *codebook.rule_ids, *(["body"] if with_text else [])]
-    return csv_text(header, [[row[column] for column in header] for row in rows])
+    return table_csv_text(header, [[row[column] for column in header] for row in rows])
 
 
 def codebook_import_summary(
@@ -236,7 +237,7 @@ def import_codebook_exports(
             yield f"{SHEETS}/{coder}.csv", wide_sheet_csv(codebook, rows).encode("utf-8")
         yield (
             LOG,
-            csv_text(
+            table_csv_text(
                 CODEBOOK_LOG_COLUMNS, [[_cell(row[c]) for c in CODEBOOK_LOG_COLUMNS] for row in result.log]
             ).encode("utf-8"),
         )

@@ -13,8 +13,9 @@ from typing import Any
 
 from irr_audit.importers.build import LOG_COLUMNS, ImportResult
 from irr_audit.importers.model import ImportOptions
+from irr_audit.io.csvtables import table_csv_text
 from irr_audit.io.files import resolved
-from irr_audit.io.outputs import csv_text, jsonl_text, refuse_unsafe_outputs, render_json
+from irr_audit.io.outputs import jsonl_text, refuse_unsafe_outputs, render_json
 from irr_audit.io.runfolder import (
     IMPORT_RECORD,
     RUN_KEY,
@@ -54,11 +55,11 @@ def sheet_csv(rows: Sequence[Any]) -> str:
         cells = [row.comment_id, row.code, *([row.text or ""] if with_text else []), row.note]
         cells += [repr(row.confidence) if row.confidence is not None else ""] if with_confidence else []
         lines.append(cells)
-    return csv_text(header, lines)
+    return table_csv_text(header, lines)
 
 
 def log_csv(log: list[dict[str, Any]]) -> str:
-    return csv_text(LOG_COLUMNS, [[_cell(row[column]) for column in LOG_COLUMNS] for row in log])
+    return table_csv_text(LOG_COLUMNS, [[_cell(row[column]) for column in LOG_COLUMNS] for row in log])
 
 
 def _cell(value: Any) -> str:

@@ -17,6 +17,7 @@ dataset at all is an error.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import json
 import re
@@ -450,6 +451,7 @@ def _json_type(value: Any) -> str:
     )
 
 
+@functools.lru_cache(maxsize=4096)  # an export's few keys and their spellings, asked for at every item
 def _key(text: str) -> str:
     return re.sub(r"[\s_-]", "", str(text)).casefold()
 

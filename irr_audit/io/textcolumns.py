@@ -106,6 +106,33 @@ def text_fields(text: pa.Array, for_spreadsheets: bool = True) -> pa.Array:
     return _quoted(neutralised(text) if for_spreadsheets else text)
 
 
+def csv_rows_text(rows: Sequence[Sequence[object]], width: int) -> str | None:
+    """The CSV lines of rows of ``width`` cells (None: an empty field, anything else its str()),
+    as ``csv_text`` writes them row by row, made a column at a time; None when a row is not that
+    (a row of another width, text that is not UTF-8), for ``csv_text`` to write."""
+    if width < 2 or any(len(row) != width for row in rows):  # (a lone empty field is quoted: csv_line)
+        return None
+    if not rows:
+        return ""
+    try:
+        columns = [text_fields(_texts(column)) for column in zip(*rows)]
+    except UnicodeEncodeError:
+        return None
+    lines = pc.binary_join_element_wise(*columns, text_scalar(","))
+    lines = pc.binary_join_element_wise(lines, text_scalar(""), text_scalar("\n")).cast(pa.large_string())
+    _, offsets, data = lines.buffers()
+    bounds = np.frombuffer(offsets, dtype=np.int64)[lines.offset : lines.offset + len(lines) + 1]
+    return data.slice(int(bounds[0]), int(bounds[-1] - bounds[0])).to_pybytes().decode("utf-8")
+
+
+def _texts(cells: Sequence[object]) -> pa.Array:
+    """Cells as text: None as a missing value, a number or a flag as its str() (True, not true)."""
+    try:
+        return pa.array(cells, type=pa.string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        return pa.array([cell if cell is None or isinstance(cell, str) else str(cell) for cell in cells], pa.string())
+
+
 def _quoted(text: pa.Array) -> pa.Array:
     """Quoted as the csv module quotes (QUOTE_MINIMAL): only text holding a comma, a quote or a line break."""
     if not contains_any_byte(text, CSV_SPECIAL.encode()):

@@ -13,7 +13,8 @@ from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io import runfolder
 from irr_audit.io.collector import Dataset, RunRecord
-from irr_audit.io.outputs import csv_text, jsonl_text, render_json
+from irr_audit.io.csvtables import table_csv_text
+from irr_audit.io.outputs import jsonl_text, render_json
 from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.rules.codebook import Codebook, rule_file_key
 from irr_audit.rules.model import Rule
@@ -177,11 +178,11 @@ def _build(
     sampled = set(draw.ids)
     files: dict[str, bytes] = {
         LEDGER_JSONL: jsonl_text(unit.record(unit.comment_id in sampled) for unit in ledger.units).encode("utf-8"),
-        LEDGER_CSV: csv_text(
+        LEDGER_CSV: table_csv_text(
             LEDGER_COLUMNS, (_ledger_csv_row(unit, unit.comment_id in sampled) for unit in ledger.units)
         ).encode("utf-8"),
         LOG_JSONL: jsonl_text(row._asdict() for row in log).encode("utf-8"),
-        LOG_CSV: csv_text(LOG_COLUMNS, log).encode("utf-8"),
+        LOG_CSV: table_csv_text(LOG_COLUMNS, log).encode("utf-8"),
         **copies,
     }
     sheets = []

@@ -14,7 +14,8 @@ from typing import Any
 
 from irr_audit.errors import UsageError
 from irr_audit.io.collector import quoted
-from irr_audit.io.outputs import csv_text, spreadsheet_safe
+from irr_audit.io.csvtables import table_csv_text
+from irr_audit.io.outputs import spreadsheet_safe
 from irr_audit.rules.codebook import Codebook
 from irr_audit.rules.model import Rule
 from irr_audit.sample.ledger import LedgerUnit
@@ -150,7 +151,7 @@ def check_xlsx_ids(ids: Iterable[str]) -> None:
 
 def render_csv_sheet(rows: Sequence[Sequence[str]], columns: Sequence[str] = SHEET_COLUMNS) -> bytes:
     # The byte-order mark makes Excel read UTF-8 (emoji, right-to-left text); read_sheet skips it.
-    return ("\ufeff" + csv_text(columns, rows)).encode("utf-8")
+    return ("\ufeff" + table_csv_text(columns, rows)).encode("utf-8")
 
 
 def render_xlsx_sheet(rows: Sequence[Sequence[str]], rule: Rule) -> tuple[bytes, list[str]]:
