@@ -14,7 +14,14 @@ from irr_audit.io.outputs import csv_text
 
 # formula triggers, quotes, delimiters, line breaks, plain numbers, non-ASCII and no text at all
 pieces = st.sampled_from(["", "a", "=", "+", "-", "@", "'", "1", "-1", "1e3", '"', ",", "\n", "\r", "\t", " ", "é"])
-cells = st.lists(pieces, max_size=4).map("".join) | st.none() | st.integers(-5, 5) | st.booleans() | st.floats()
+cells = (
+    st.lists(pieces, max_size=4).map("".join)
+    | st.none()
+    | st.integers(-5, 5)
+    | st.booleans()
+    | st.floats()
+    | st.sampled_from([b"x", b""])
+)
 
 
 @settings(max_examples=400, deadline=None)

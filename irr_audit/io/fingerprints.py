@@ -98,7 +98,7 @@ def _padded_utf8(texts: pa.Array) -> np.ndarray | None:
     if width == 0 or width > WIDEST_SORTED_AS_BYTES or not data.all():
         return None
     if int(lengths.min()) == width:
-        return data.reshape(-1, width).copy().view(f"S{width}")
+        return data.reshape(-1, width).view(f"S{width}")  # (read only: the sort makes its own)
     padded = np.zeros((len(texts), width), dtype=np.uint8)
     for column in range(width):  # a byte position at a time: no index array as long as all the bytes
         longer = np.flatnonzero(lengths > column)

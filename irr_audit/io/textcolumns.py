@@ -126,11 +126,15 @@ def csv_rows_text(rows: Sequence[Sequence[object]], width: int) -> str | None:
 
 
 def _texts(cells: Sequence[object]) -> pa.Array:
-    """Cells as text: None as a missing value, a number or a flag as its str() (True, not true)."""
+    """Cells as text: None as a missing value, anything but text as its str() (True, not true;
+    b'x' for bytes, as csv_text writes them)."""
     try:
-        return pa.array(cells, type=pa.string())
+        found = pa.array(cells)
     except (pa.ArrowTypeError, pa.ArrowInvalid):
-        return pa.array([cell if cell is None or isinstance(cell, str) else str(cell) for cell in cells], pa.string())
+        found = None
+    if found is not None and (pa.types.is_string(found.type) or pa.types.is_null(found.type)):
+        return found.cast(pa.string())
+    return pa.array([cell if cell is None or isinstance(cell, str) else str(cell) for cell in cells], pa.string())
 
 
 def _quoted(text: pa.Array) -> pa.Array:
