@@ -145,7 +145,7 @@ def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> li
     so every core is busy; the sheets of a last round too small to fill the cores share
     them (five sheets on two cores: the fifth is parsed on both). The first sheet (in
     order) that cannot be read raises."""
-    sheets = _on_shares(lambda path, share: read_sheet(path, options, threads=share), paths)
+    sheets = on_shares(lambda path, share: read_sheet(path, options, threads=share), paths)
     # pyarrow's allocators keep the parser's freed blocks for reuse; what comes next (the join) is
     # mostly numpy's, which cannot reuse them: hand them back (a fifth of the sheets' size at scale)
     pa.default_memory_pool().release_unused()
@@ -166,7 +166,7 @@ def parse_threads(sheets: int, threads: int) -> list[int]:
     return [1] * (sheets - last) + [threads // last] * last
 
 
-def _on_shares(work: Callable[[Item, int], Done], items: list[Item]) -> list[Done]:
+def on_shares(work: Callable[[Item, int], Done], items: list[Item]) -> list[Done]:
     """``work(item, threads)`` for each item, a core's worth at a time, each given its share of
     the threads (``parse_threads``); the results in order, the first failure (in order) raised."""
     threads = thread_count()
@@ -182,12 +182,12 @@ def read_sheets_keeping_bytes(paths: list[Path], options: ColumnChoice = SheetOp
         data = read_table_bytes(path, options.limits)
         return parse_sheet(data, path, options, threads=threads), data
 
-    return _on_shares(read, paths)
+    return on_shares(read, paths)
 
 
 def parse_sheets(files: list[tuple[bytes, Path]], options: ColumnChoice = SheetOptions()) -> list[Sheet]:
     """Several sheets' bytes parsed as ``read_sheets`` parses files (``path`` names each). Pure."""
-    return _on_shares(lambda file, threads: parse_sheet(*file, options, threads=threads), files)
+    return on_shares(lambda file, threads: parse_sheet(*file, options, threads=threads), files)
 
 
 def read_table(path: str | Path, options: ColumnChoice = SheetOptions()) -> RawTable:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -41,11 +40,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irr_audit._threads import thread_count
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.io.arrowtext import from_numpy, plain_text
 from irr_audit.io.display import printable
-from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, sheet_from_parsed
+from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, on_shares, sheet_from_parsed
 from irr_audit.io.tables import ParsedFile, read_and_parse
 from irr_audit.join.join import (
     ABSENT,
@@ -214,11 +212,14 @@ def _take(sheet: Sheet, which: pa.Array | np.ndarray) -> Sheet:
 
 
 def read_variable_sheets(paths: Sequence[Path], rules: Sequence[Rule], options: SheetOptions) -> SheetViews:
-    """Every sheet read once (one per core at a time), then split into its variables' views."""
-    with ThreadPoolExecutor(max_workers=thread_count()) as pool:
-        parsed = list(
-            pool.map(lambda path: read_and_parse(path, options.worksheet, options.limits, options.delimiter), paths)
-        )
+    """Every sheet read once (one per core at a time, the last round's on the cores left), then
+    split into its variables' views."""
+    parsed = on_shares(
+        lambda path, threads: read_and_parse(
+            path, options.worksheet, options.limits, options.delimiter, threads=threads
+        ),
+        list(paths),
+    )
     return views_of_tables(list(zip(parsed, paths)), rules, options)
 
 
