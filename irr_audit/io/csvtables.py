@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from irr_audit.io.outputs import csv_line, csv_text, spreadsheet_safe
+from irr_audit.io.outputs import csv_text
 
 COLUMNWISE_FROM = 10_000  # rows from which the fields are made a column at a time
 
@@ -19,5 +19,5 @@ def table_csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> s
 
         body = csv_rows_text(rows, len(header))
         if body is not None:
-            return csv_line([spreadsheet_safe(str(cell)) for cell in header]) + body
+            return csv_text(header, []) + body
     return csv_text(header, rows)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
+from itertools import islice
 
 import numpy as np
 import pyarrow as pa
@@ -34,13 +35,8 @@ def _utf8_blocks(unit_ids: Iterable[str] | pa.Array) -> Iterator[list[bytes]]:
         for start in range(0, len(binary), HASHED_AT_ONCE):
             yield binary[start : start + HASHED_AT_ONCE].to_pylist()
         return
-    block: list[bytes] = []
-    for unit in unit_ids:
-        block.append(unit.encode("utf-8"))
-        if len(block) == HASHED_AT_ONCE:
-            yield block
-            block = []
-    if block:
+    encoded = (unit.encode("utf-8") for unit in unit_ids)
+    while block := list(islice(encoded, HASHED_AT_ONCE)):
         yield block
 
 

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from irr_audit.io.outputs import csv_line, spreadsheet_safe
-from irr_audit.io.textcolumns import neutralised, text_fields
+from irr_audit.io.textcolumns import csv_lines_text, neutralised, text_fields
 
 
 def frame_csv_text(frame: pd.DataFrame, *, for_spreadsheets: bool = True) -> str:
@@ -59,11 +59,7 @@ def _arrow_csv(frame: pd.DataFrame, for_spreadsheets: bool = False) -> str | Non
     fields = [_csv_fields(frame[name], for_spreadsheets) for name in frame.columns]
     if any(column is None for column in fields):
         return None
-    lines = pc.binary_join_element_wise(*fields, ",")
-    lines = pc.binary_join_element_wise(lines, "", "\n").cast(pa.large_string())  # each line ends with "\n"
-    _, offsets, data = lines.buffers()
-    bounds = np.frombuffer(offsets, dtype=np.int64)[lines.offset : lines.offset + len(lines) + 1]
-    return header + data.slice(int(bounds[0]), int(bounds[-1] - bounds[0])).to_pybytes().decode("utf-8")
+    return header + csv_lines_text(fields)
 
 
 def _csv_fields(values: pd.Series, for_spreadsheets: bool) -> pa.Array | None:

@@ -386,29 +386,33 @@ def _first_too_deep(raw: bytes, limit: int, per_line: bool) -> int | None:
         return None
     if per_line and _most_opened_on_a_line(raw) <= limit:
         return None  # (a line nests at most as deep as the brackets it opens)
-    level, start = 0, 0
-    while start < len(raw):
-        end = raw.find(b"\n", min(start + _SCAN_CHUNK, len(raw)))
-        end = len(raw) if end < 0 else end + 1
+    level = 0
+    for start, end in _line_chunks(raw):
         found, level = _scan_chunk(raw, start, end, level, limit, per_line)
         if found is not None:
             return found
-        start = end
     return None
+
+
+def _line_chunks(raw: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) of chunks of about _SCAN_CHUNK bytes, each ending at a line feed (or the end)."""
+    start = 0
+    while start < len(raw):
+        end = raw.find(b"\n", min(start + _SCAN_CHUNK, len(raw)))
+        end = len(raw) if end < 0 else end + 1
+        yield start, end
+        start = end
 
 
 def _most_opened_on_a_line(raw: bytes) -> int:
     """The most [ and { on any one line, strings and all: counted a chunk of lines at a time."""
-    most, start = 0, 0
-    while start < len(raw):
-        end = raw.find(b"\n", min(start + _SCAN_CHUNK, len(raw)))
-        end = len(raw) if end < 0 else end + 1
+    most = 0
+    for start, end in _line_chunks(raw):
         chunk = np.frombuffer(raw, dtype=np.uint8, count=end - start, offset=start)
         opens = np.flatnonzero((chunk == 0x5B) | (chunk == 0x7B))
         if len(opens):
             line_of = np.searchsorted(np.flatnonzero(chunk == 0x0A), opens)
             most = max(most, int(np.bincount(line_of).max()))
-        start = end
     return most
 
 

@@ -118,7 +118,12 @@ def csv_rows_text(rows: Sequence[Sequence[object]], width: int) -> str | None:
         columns = [text_fields(_texts(column)) for column in zip(*rows)]
     except UnicodeEncodeError:
         return None
-    lines = pc.binary_join_element_wise(*columns, text_scalar(","))
+    return csv_lines_text(columns)
+
+
+def csv_lines_text(fields: Sequence[pa.Array]) -> str:
+    """Columns of CSV fields (two or more, of equal length) as the text of their lines, each ending "\n"."""
+    lines = pc.binary_join_element_wise(*fields, text_scalar(","))
     lines = pc.binary_join_element_wise(lines, text_scalar(""), text_scalar("\n")).cast(pa.large_string())
     _, offsets, data = lines.buffers()
     bounds = np.frombuffer(offsets, dtype=np.int64)[lines.offset : lines.offset + len(lines) + 1]
