@@ -16,7 +16,6 @@ dataset at all is an error.
 
 from __future__ import annotations
 
-import csv
 import functools
 import hashlib
 import json
@@ -43,7 +42,6 @@ from irr_audit.io.tables import CsvBroken, csv_records, record_pattern, swallowe
 
 DATASET_FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
 MAX_QUOTED_CHARS = 60
-csv.field_size_limit(2**31 - 1)  # a long comment body is a cell, not an attack
 
 # Item fields, each with the spellings accepted (compared without case, "_", "-" or spaces);
 # the collector's own spelling comes first and wins when an item has several.

@@ -19,9 +19,7 @@ spreadsheet shows it (its position + 2: the header is row 1).
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -33,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from irr_audit.errors import SheetError, UsageError
+from irr_audit.io.csvfields import csv_rows
 from irr_audit.io.framecsv import frame_csv_text
 from irr_audit.io.sheets import Sheet, SheetOptions, sheet_from_parsed
 from irr_audit.io.tables import ParsedFile, RawTable
@@ -213,7 +212,7 @@ def _as_csv_writes(values: pd.Series, where: str) -> pa.Array:
     """The column's fields as pandas' to_csv writes them, read back (floats, dates, mixed objects)."""
     try:
         written = values.to_frame().to_csv(index=False, header=False, lineterminator="\n")
-        fields = [record[0] if record else "" for record in csv.reader(io.StringIO(written, newline=""))]
+        fields = [record[0] if record else "" for record in csv_rows(written)]
         return pa.array(fields, type=pa.string())
     except UnicodeEncodeError:
         raise _not_text(values, where) from None

@@ -14,6 +14,7 @@ import csv
 import io
 
 from irr_audit.errors import SheetError, UsageError
+from irr_audit.io.csvfields import first_csv_row
 
 CANDIDATES = (",", ";", "\t", "|")
 ALIASES = {
@@ -99,6 +100,6 @@ def suspected(header: str, line: str, used: str) -> str | None:
 
 def _fields(line: str, delimiter: str) -> int:
     try:
-        return len(next(csv.reader(io.StringIO(line), delimiter=delimiter), []))
+        return len(first_csv_row(io.StringIO(line), delimiter=delimiter) or [])
     except csv.Error:
         return 0

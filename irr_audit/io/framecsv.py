@@ -5,14 +5,12 @@ make their fields with irr_audit.io.textcolumns."""
 
 from __future__ import annotations
 
-import csv
-import io
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from irr_audit.io.csvfields import csv_rows
 from irr_audit.io.outputs import csv_line, spreadsheet_safe
 from irr_audit.io.textcolumns import csv_lines_text, neutralised, text_fields
 
@@ -45,7 +43,7 @@ def _pandas_csv(frame: pd.DataFrame, for_spreadsheets: bool) -> str:
     # Lines ending "\r\n" make the csv module quote every field with a carriage return;
     # the fields are then written again with "\n" line ends.
     text = frame.to_csv(index=False, lineterminator="\r\n")
-    return "".join(csv_line(record) for record in csv.reader(io.StringIO(text, newline="")))
+    return "".join(csv_line(record) for record in csv_rows(text))
 
 
 def _arrow_csv(frame: pd.DataFrame, for_spreadsheets: bool = False) -> str | None:

@@ -8,7 +8,6 @@ trimmed as they are matched.
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +29,7 @@ from irr_audit.io.arrowtext import (
     steps_evenly,
     to_numpy,
 )
+from irr_audit.io.csvfields import first_csv_row
 from irr_audit.io.delimiter import CANDIDATES, shown
 from irr_audit.io.display import CONTROL, printable
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
@@ -375,7 +375,7 @@ def header_delimiter(header: list[str]) -> str | None:
     """The delimiter a header of one column seems to use (the file was split on another one)."""
     if len(header) != 1:
         return None
-    return next((c for c in CANDIDATES if len(next(csv.reader([header[0]], delimiter=c), [])) >= 2), None)
+    return next((c for c in CANDIDATES if len(first_csv_row([header[0]], delimiter=c) or []) >= 2), None)
 
 
 def _optional_column(header: list[str], wanted: str) -> int | None:

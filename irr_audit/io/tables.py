@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from irr_audit.errors import SheetError
+from irr_audit.io.csvfields import first_csv_row, long_fields
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, shown, suspected
 from irr_audit.io.display import printable
 from irr_audit.io.files import check_name, read_bounded
@@ -38,7 +39,6 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 XLSX_SUFFIXES = (".xlsx", ".xlsm")
 SUPPORTED = ", ".join((*TEXT_FORMATS, *JSONL_SUFFIXES, *XLSX_SUFFIXES))
 ROW_TYPE = np.int32  # spreadsheet row numbers: a sheet holds at most a few million rows
-csv.field_size_limit(2**31 - 1)  # a 10 MB comment body is a cell, not an attack
 
 
 @dataclass(frozen=True)
@@ -310,7 +310,7 @@ def _arrow_table(data: bytes, delimiter: str, name: str = "sheet", threads: int 
         return _lenient_arrow_table(data[start:], delimiter, name, threads)
     try:
         header_text = bytes(buffer[:header_end]).decode("utf-8")
-        header_line = next(csv.reader(io.StringIO(header_text, newline=""), delimiter=delimiter, strict=True), None)
+        header_line = first_csv_row(header_text, delimiter=delimiter, strict=True)
     except (UnicodeDecodeError, csv.Error):
         return None
     if not header_line:
@@ -340,7 +340,7 @@ def _lenient_arrow_table(utf8: bytes, delimiter: str, name: str, threads: int = 
     if b"\r" in utf8 or b'"' in first_line:
         return None
     try:
-        header_line = next(csv.reader(io.StringIO(first_line.decode("utf-8")), delimiter=delimiter), None)
+        header_line = first_csv_row(io.StringIO(first_line.decode("utf-8")), delimiter=delimiter)
         if not header_line:
             return None
         names = [str(position) for position in range(len(header_line))]
@@ -609,9 +609,10 @@ def csv_records(text: str, delimiter: str = ",") -> list[tuple[int, int, list[st
     records = []
     ended = 0  # the line the previous record ended on
     try:
-        for record in reader:
-            records.append((ended + 1, reader.line_num, record))
-            ended = reader.line_num
+        with long_fields():
+            for record in reader:
+                records.append((ended + 1, reader.line_num, record))
+                ended = reader.line_num
     except csv.Error as exc:
         opened = unclosed_quote_line(text, ended + 1, delimiter)
         raise CsvBroken(reader.line_num, opened, _line_count(text), str(exc)) from None

@@ -12,7 +12,6 @@ DuckDB is an optional dependency: ``pip install "irr-audit[warehouse]"``.
 
 from __future__ import annotations
 
-import csv
 import importlib
 import io
 import os
@@ -26,6 +25,7 @@ from types import ModuleType
 from typing import Any, TypeVar
 
 from irr_audit.errors import IrrAuditError, SheetError, UsageError
+from irr_audit.io.csvfields import first_csv_row
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, parse_delimiter
 from irr_audit.io.files import check_exist, shown_name, unreadable
 from irr_audit.io.sheets import parse_rule_version
@@ -258,7 +258,7 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
     chosen = parse_delimiter(delimiter) or (
         "\t" if table.suffix.lower() in (".tsv", ".tab") else detect_delimiter(text, f"table {table.name}")
     )
-    header = next(csv.reader(io.StringIO(text), delimiter=chosen), [])
+    header = first_csv_row(io.StringIO(text), delimiter=chosen) or []
     names = [f"c{at}" for at in range(len(header))]
     types = ", ".join(f"'{name}': 'VARCHAR'" for name in names)
     # Short rows are padded, as a sheet's are. DuckDB's parallel CSV scanner cannot pad rows

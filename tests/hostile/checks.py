@@ -16,6 +16,8 @@ from pathlib import Path
 
 import kit
 
+from irr_audit.io.csvfields import long_fields
+
 SHEET_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".xlsx", ".xlsm")
 
 
@@ -89,7 +91,7 @@ def units_conserved(argv: list[str], outcome: kit.Outcome) -> None:
     if argv[0] == "join":
         out = outcome.folder / option(argv, "--out")
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-        with open(out / "joined.csv", newline="", encoding="utf-8") as stream:
+        with open(out / "joined.csv", newline="", encoding="utf-8") as stream, long_fields():  # a 1 MB id
             joined = list(csv.reader(stream))[1:]
         log_lines = (out / "missingness_log.jsonl").read_text(encoding="utf-8").split("\n")
         log = [json.loads(line) for line in log_lines if line]
@@ -147,12 +149,13 @@ def oracle_rows(path: Path, worksheet: str | None = None) -> int | None:
         lines = [line for line in text.split("\n") if line.strip()]
         return len(lines)  # every such line is one row: an object, or refused
     delimiter = "\t" if suffix in (".tsv", ".tab") else ","
-    try:
-        records = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True))
-    except csv.Error as error:
-        if "unexpected end of data" in str(error):  # a quote left open: the rest of the file is one cell
-            return None
-        records = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    with long_fields():  # a hostile cell may be longer than the csv module's default limit
+        try:
+            records = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True))
+        except csv.Error as error:
+            if "unexpected end of data" in str(error):  # a quote left open: the rest of the file is one cell
+                return None
+            records = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
     return sum(1 for record in records[1:] if any(cell.strip() for cell in record))
 
 
