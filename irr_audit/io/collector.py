@@ -19,8 +19,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,7 @@ class JsonNumber(str):
     """A JSON number kept as the text it was written as: an id 007e1 stays "007e1"."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # a dataset may hold millions: no dict per item
 class Item:
     """One dataset item, its fields as text (None when absent or null).
 
@@ -256,7 +257,8 @@ def parse_field_options(values: Iterable[str] | None) -> dict[str, str]:
 def reddit_key(text: str | None) -> str:
     """An id as compared: trimmed, without a Reddit fullname's type prefix (t1_abc and abc are
     the same comment, t3_abc and abc the same post). The id itself stays as written."""
-    return REDDIT_PREFIX.sub("", (text or "").strip())
+    trimmed = (text or "").strip()
+    return REDDIT_PREFIX.sub("", trimmed) if trimmed[2:3] == "_" else trimmed  # the prefix is "t1_" or "t3_"
 
 
 def _json_array_items(text: str, name: str, limits: Limits, spellings: dict[str, tuple[str, ...]]) -> list[Item]:
@@ -277,7 +279,8 @@ def _json_array_items(text: str, name: str, limits: Limits, spellings: dict[str,
             hint=_not_an_array_hint(document),
             code="collector-not-an-array",
         )
-    return [_item(position, value, spellings) for position, value in enumerate(document, start=1)]
+    item = _item_reader(spellings)
+    return [item(position, value) for position, value in enumerate(document, start=1)]
 
 
 def _not_an_array_hint(document: Any) -> str:
@@ -290,6 +293,7 @@ def _not_an_array_hint(document: Any) -> str:
 
 def _json_lines_items(text: str, name: str, limits: Limits, spellings: dict[str, tuple[str, ...]]) -> list[Item]:
     items = []
+    item = _item_reader(spellings)
     flagged = number_check_lines(text, limits)
     for line_number, line in json_lines(text, f"dataset {name}", limits):
         try:
@@ -301,7 +305,7 @@ def _json_lines_items(text: str, name: str, limits: Limits, spellings: dict[str,
                 hint=f"repair or remove line {line_number}; JSON Lines has one JSON object per line.",
                 code="collector-not-json",
             ) from None
-        items.append(_item(line_number, value, spellings))
+        items.append(item(line_number, value))
     return items
 
 
@@ -392,18 +396,74 @@ def _csv_columns(header: list[str], name: str, spellings: dict[str, tuple[str, .
     return columns
 
 
-def _item(position: int, value: Any, spellings: dict[str, tuple[str, ...]]) -> Item:
-    if not isinstance(value, dict):
-        return Item(position=position, not_an_object=_json_type(value), raw=_json_text(value))
-    by_key: dict[str, list[Any]] = {}
-    for key, field_value in value.items():
-        by_key.setdefault(_key(key), []).append(field_value)
-    fields = {}
+PLANS_KEPT = 256  # key layouts an export's reader remembers: an export has a handful; beyond, each item is planned anew
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Where each field's value is in an item with one layout of keys: the ``single`` fields
+    from one key each (``take`` picks all their values at once), the ``several`` fields from
+    the first non-null of their keys' values, the ``absent`` fields from none (null)."""
+
+    single: tuple[str, ...]
+    take: Callable[[list[Any]], tuple[Any, ...]]
+    several: tuple[tuple[str, tuple[int, ...]], ...]
+    absent: tuple[str, ...]
+
+    def fields(self, values: list[Any]) -> dict[str, Any]:
+        found = dict.fromkeys(self.absent)
+        found.update(zip(self.single, self.take(values)))
+        for field, places in self.several:
+            found[field] = next((values[at] for at in places if values[at] is not None), None)
+        return found
+
+
+def _item_reader(spellings: dict[str, tuple[str, ...]]) -> Callable[[int, Any], Item]:
+    """What makes the Item of each parsed value. An export writes the same keys in the same
+    order item after item: which key feeds which field is worked out once per layout of keys."""
+    plans: dict[tuple[str, ...], _Plan] = {}
+
+    def item(position: int, value: Any) -> Item:
+        if not isinstance(value, dict):
+            return Item(position=position, not_an_object=_json_type(value), raw=_json_text(value))
+        keys = tuple(value)
+        plan = plans.get(keys)
+        if plan is None:
+            plan = _field_plan(keys, spellings)
+            if len(plans) < PLANS_KEPT:
+                plans[keys] = plan
+        return Item(position=position, **_with_id(plan.fields(list(value.values()))))
+
+    return item
+
+
+def _field_plan(keys: tuple[str, ...], spellings: dict[str, tuple[str, ...]]) -> _Plan:
+    """For each field, the places among ``keys`` of its values in the order they are preferred:
+    spelling by spelling (the field's own name last, unless a field map names the key), and in
+    the item's order for keys spelt alike (keys compare without case, "_", "-" or spaces). The
+    field's value is the first of them that is not null."""
+    compared = [_key(key) for key in keys]
+    places = {}
     for field, names in spellings.items():
         mapped = names is not ITEM_FIELDS[field]  # a field map names the export's key exactly
-        present = [found for s in (names if mapped else (*names, field)) for found in by_key.get(_key(s), [])]
-        fields[field] = next((found for found in present if found is not None), None)
-    return Item(position=position, **_with_id(fields))
+        wanted = [_key(name) for name in (names if mapped else (*names, field))]
+        places[field] = tuple(at for name in wanted for at, key in enumerate(compared) if key == name)
+    single = {field: found[0] for field, found in places.items() if len(found) == 1}
+    return _Plan(
+        single=tuple(single),
+        take=_picker(tuple(single.values())),
+        several=tuple((field, found) for field, found in places.items() if len(found) > 1),
+        absent=tuple(field for field, found in places.items() if not found),
+    )
+
+
+def _picker(places: tuple[int, ...]) -> Callable[[list[Any]], tuple[Any, ...]]:
+    """What picks the values at ``places`` out of a list, as a tuple."""
+    if len(places) > 1:
+        return operator.itemgetter(*places)
+    if places:
+        return lambda values: (values[places[0]],)
+    return lambda values: ()
 
 
 def _with_id(fields: dict[str, Any]) -> dict[str, Any]:

@@ -282,27 +282,73 @@ def _where(raw: bytes, offset: int) -> str:
 def _loads(
     text: str, subject: str, limits: Limits, check_numbers: bool, hooks: JsonHooks, own_file: bool = False
 ) -> Any:
-    options: dict[str, Any] = {
-        "parse_constant": hooks.get("parse_constant") or _refuse_constant(text),
-        "object_pairs_hook": hooks.get("object_pairs_hook"),
-    }
+    if check_numbers:  # a line that may hold a number past the limits: each number looked at
+        return json.loads(text, **_checking_options(text, subject, limits, hooks, own_file))
+    if text.startswith("\ufeff"):  # as json.loads refuses it
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    decoder = _decoder(
+        hooks.get("parse_int"), hooks.get("parse_float"), hooks.get("parse_constant"), hooks.get("object_pairs_hook")
+    )
+    try:
+        return decoder.decode(text)
+    except _ConstantFound as found:
+        raise _constant_error(text, found.name) from None
+
+
+def _checking_options(text: str, subject: str, limits: Limits, hooks: JsonHooks, own_file: bool) -> dict[str, Any]:
+    """json.loads options that refuse a number of too many digits, or too large, naming where it is."""
     numbers: dict[str, tuple[Callable[[str], Any] | None, Callable[[str], Any]]] = {
         "parse_int": (hooks.get("parse_int"), int),
         "parse_float": (hooks.get("parse_float"), float),
     }
-    if check_numbers:
-        for key, (hook, convert) in numbers.items():
-            options[key] = _checked_number(hook or convert, text, subject, limits, own_file)
-    else:
-        options.update({key: hook for key, (hook, _) in numbers.items() if hook})
-    return json.loads(text, **options)
+    return {
+        "parse_constant": hooks.get("parse_constant") or _refuse_constant(text),
+        "object_pairs_hook": hooks.get("object_pairs_hook"),
+        **{
+            key: _checked_number(hook or convert, text, subject, limits, own_file)
+            for key, (hook, convert) in numbers.items()
+        },
+    }
+
+
+class _ConstantFound(Exception):
+    """NaN, Infinity or -Infinity in JSON text (not JSON): raised from inside the decoder, named after."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _found_constant(name: str) -> Any:
+    raise _ConstantFound(name)
+
+
+@functools.lru_cache(maxsize=16)  # a decoder per set of hooks: making one costs more than a short line's parse
+def _decoder(
+    parse_int: Callable[[str], Any] | None,
+    parse_float: Callable[[str], Any] | None,
+    parse_constant: Callable[[str], Any] | None,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None,
+) -> json.JSONDecoder:
+    """What json.loads(text, **hooks) decodes with, but for a constant: one refused without the text
+    at hand (``_loads`` names it)."""
+    return json.JSONDecoder(
+        parse_int=parse_int,
+        parse_float=parse_float,
+        parse_constant=parse_constant or _found_constant,
+        object_pairs_hook=object_pairs_hook,
+    )
 
 
 def _refuse_constant(text: str) -> Callable[[str], Any]:
     def refuse(name: str) -> Any:
-        raise json.JSONDecodeError(f"{name} is not a JSON number", text, max(text.find(name), 0))
+        raise _constant_error(text, name)
 
     return refuse
+
+
+def _constant_error(text: str, name: str) -> json.JSONDecodeError:
+    return json.JSONDecodeError(f"{name} is not a JSON number", text, max(text.find(name), 0))
 
 
 def _checked_number(

@@ -20,6 +20,7 @@ from irr_audit.rules.codebook import Codebook, rule_file_key
 from irr_audit.rules.model import Rule
 from irr_audit.sample.draw import Draw, coder_order, draw_sample
 from irr_audit.sample.ledger import (
+    IN_SAMPLE_AT,
     LEDGER_COLUMNS,
     Completeness,
     Ledger,
@@ -251,8 +252,9 @@ def _sample_record(
 
 
 def _ledger_csv_row(unit: LedgerUnit, in_sample: bool) -> list[Any]:
-    record = unit.record(in_sample)
-    return [("true" if in_sample else "false") if name == "in_sample" else record[name] for name in LEDGER_COLUMNS]
+    row: list[Any] = list(unit.values())
+    row.insert(IN_SAMPLE_AT, "true" if in_sample else "false")
+    return row
 
 
 def _order_text(request: SampleRequest) -> str:

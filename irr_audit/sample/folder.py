@@ -159,8 +159,8 @@ def read_sample(folder: Path, limits: Limits = DEFAULT_LIMITS, *, codebook: Code
             hint="restore the ledger (its sha256 is in sample.json), or draw a new sample.",
             code="sample-ledger-changed",
         )
-    entries = _ledger_entries(ledger_bytes, ledger_path, limits)
-    missing = [comment_id for comment_id in ref.ids if comment_id not in entries]
+    contexts = _ledger_contexts(ledger_bytes, ledger_path, limits, set(ref.ids))
+    missing = [comment_id for comment_id in ref.ids if comment_id not in contexts]
     if missing:
         raise UsageError(
             f"{record_path} lists sampled id {quoted(missing[0])}, which is not in its ledger.",
@@ -168,7 +168,7 @@ def read_sample(folder: Path, limits: Limits = DEFAULT_LIMITS, *, codebook: Code
             code="sample-dir-invalid",
         )
     check_one_sample_run(folder, record, {ledger["file"]: ledger_sha256})  # the ledger is not read again
-    return replace(ref, context={comment_id: _context(entries[comment_id]) for comment_id in ref.ids})
+    return replace(ref, context={comment_id: contexts[comment_id] for comment_id in ref.ids})
 
 
 def _as_codebook_sample(record: dict[str, Any], folder: Path, codebook: Codebook) -> dict[str, Any]:
@@ -266,9 +266,10 @@ def _context(entry: dict[str, Any]) -> UnitContext:
     return UnitContext(text("body"), text("link") or text("url"), text("parent_body"), text("thread_title"))
 
 
-def _ledger_entries(data: bytes, path: Path, limits: Limits) -> dict[str, dict[str, Any]]:
-    """The entries of a sample ledger (one JSON object per line) by comment id, or a
-    UsageError naming the line that is not one."""
+def _ledger_contexts(data: bytes, path: Path, limits: Limits, wanted: set[str]) -> dict[str, UnitContext]:
+    """The text and context of the ``wanted`` units in a sample ledger (one JSON object per line)
+    by comment id, or a UsageError naming the line that is not one. Every line is checked; only
+    the wanted units' context is kept, not each entry's fields (a million of them at scale)."""
     try:
         lines = list(json_lines(data, f"{path}", limits, own_file=True))
     except UnicodeDecodeError as exc:
@@ -277,7 +278,7 @@ def _ledger_entries(data: bytes, path: Path, limits: Limits) -> dict[str, dict[s
             hint="run irr-audit sample again into a new folder.",
             code="sample-dir-invalid",
         ) from None
-    entries = {}
+    contexts = {}
     flagged = number_check_lines(data, limits)
     for number, line in lines:
         try:
@@ -292,8 +293,9 @@ def _ledger_entries(data: bytes, path: Path, limits: Limits) -> dict[str, dict[s
                 hint="run irr-audit sample again into a new folder.",
                 code="sample-dir-invalid",
             )
-        entries[entry["comment_id"]] = entry
-    return entries
+        if entry["comment_id"] in wanted:
+            contexts[entry["comment_id"]] = _context(entry)
+    return contexts
 
 
 def check_one_sample_run(folder: Path, record: dict[str, Any], read: dict[str, str] | None = None) -> None:

@@ -9,6 +9,7 @@ cannot be coded). An input the collector failed to collect is one more log row.
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -43,6 +44,9 @@ LEDGER_COLUMNS = (
     "parent_body",
     "thread_title",
 )
+UNIT_COLUMNS = tuple(name for name in LEDGER_COLUMNS if name != "in_sample")  # a LedgerUnit's own fields
+IN_SAMPLE_AT = LEDGER_COLUMNS.index("in_sample")
+_unit_values = operator.attrgetter(*UNIT_COLUMNS)
 # A Reddit id: base 36, with its kind prefix (t1_ a comment, t3_ a post) or without.
 REDDIT_ID = re.compile(r"(?:t[13]_)?([a-z0-9]{1,13})")
 REDDIT_PERMALINK = "https://www.reddit.com/comments/{post}/_/{comment}/"
@@ -60,7 +64,7 @@ class LogRow(NamedTuple):
     detail: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # a ledger may hold millions: no dict per unit
 class LedgerUnit:
     """One usable unit: a unique known comment id with the text the coders see."""
 
@@ -79,9 +83,12 @@ class LedgerUnit:
     parent_body: str = ""  # the text of the comment replied to, when the dataset holds it
     thread_title: str = ""
 
+    def values(self) -> tuple[Any, ...]:
+        """The unit's fields in the order of UNIT_COLUMNS."""
+        return tuple(_unit_values(self))
+
     def record(self, in_sample: bool) -> dict[str, Any]:
-        values = {name: getattr(self, name) for name in LEDGER_COLUMNS if name != "in_sample"}
-        return {**values, "in_sample": in_sample}
+        return {**dict(zip(UNIT_COLUMNS, self.values())), "in_sample": in_sample}
 
 
 @dataclass(frozen=True)
@@ -104,8 +111,9 @@ def build_ledger(dataset: Dataset, run_record: RunRecord | None = None) -> Ledge
     log: list[LogRow] = []
     groups: dict[str, list[Item]] = {}  # by the id compared (t1_abc and abc are one comment)
     for item in dataset.items:
-        if reddit_key(item.comment_id):
-            groups.setdefault(reddit_key(item.comment_id), []).append(item)
+        key = reddit_key(item.comment_id)
+        if key:
+            groups.setdefault(key, []).append(item)
         else:
             log.append(_missing_id_row(dataset.name, item))
     urls = _post_urls(run_record)
@@ -113,7 +121,7 @@ def build_ledger(dataset: Dataset, run_record: RunRecord | None = None) -> Ledge
     units = []
     for group in groups.values():
         comment_id = (group[0].comment_id or "").strip()  # the id as its first item writes it
-        if _conflicting_fields(group):
+        if len(group) > 1 and _conflicting_fields(group):  # a lone item agrees with itself
             log.extend(_conflict_rows(dataset.name, comment_id, group))
             continue
         first = group[0]
