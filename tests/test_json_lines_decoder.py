@@ -4,13 +4,16 @@ reads as json.loads reads it, and a constant or a byte-order mark is refused as 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from irr_audit.errors import SheetError
 from irr_audit.io.collector import AS_WRITTEN
 from irr_audit.io.limits import load_json_line
+from irr_audit.io.sheets import parse_sheet
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(10**12), 10**12), st.text(max_size=8))
 VALUES = st.recursive(
@@ -45,3 +48,16 @@ def test_a_byte_order_mark_opening_a_line_is_refused_as_json_loads_refuses_it() 
     with pytest.raises(json.JSONDecodeError) as refused:
         load_json_line(line, "test")
     assert (refused.value.msg, refused.value.pos) == (expected.value.msg, expected.value.pos)
+
+
+def test_a_json_lines_sheet_names_a_key_given_twice_by_its_line() -> None:
+    data = (
+        b'{"comment_id": "c1", "code": "yes"}\n{"comment_id": "c2", "code": "no"}\n'
+        b'{"comment_id": "c3", "code": "no", "code": "yes"}\n'
+    )
+    with pytest.raises(SheetError) as refused:
+        parse_sheet(data, Path("alice.jsonl"))
+    assert refused.value.code == "sheet-duplicate-column"
+    assert str(refused.value).startswith("sheet alice.jsonl line 3 gives the key 'code' twice.")
+    sheet = parse_sheet(data.rsplit(b"\n", 2)[0] + b"\n", Path("alice.jsonl"))
+    assert sheet.comment_ids.to_pylist() == ["c1", "c2"] and sheet.codes.to_pylist() == ["yes", "no"]

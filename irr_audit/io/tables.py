@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import functools
 import hashlib
 import io
 import json
@@ -750,8 +749,14 @@ def _jsonl_table(text: str, name: str, limits: Limits) -> RawTable:
                 parse_constant=str,
                 parse_int=str,
                 parse_float=str,
-                object_pairs_hook=functools.partial(_unique_keys, name=name, line=line_number),
+                object_pairs_hook=_unique_keys,
             )
+        except _RepeatedKey as repeated:
+            raise SheetError(
+                f"sheet {name} line {line_number} gives the key {printable(repeated.key)!r} twice.",
+                hint="keep one of the two values; JSON Lines has one value per key.",
+                code="sheet-duplicate-column",
+            ) from None
         except ValueError as exc:  # json.JSONDecodeError
             raise SheetError(
                 f"sheet {name} line {line_number} is not valid JSON: {getattr(exc, 'msg', exc)}.",
@@ -775,17 +780,24 @@ def _jsonl_table(text: str, name: str, limits: Limits) -> RawTable:
     return RawTable(header=columns, cells=_text_columns(records, len(columns)), rows=np.asarray(lines, dtype=ROW_TYPE))
 
 
-def _unique_keys(pairs: list[tuple[str, Any]], name: str, line: int) -> dict[str, Any]:
-    """A JSON object whose keys are all different: json.loads would keep the last of two."""
-    item: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in item:
-            raise SheetError(
-                f"sheet {name} line {line} gives the key {printable(key)!r} twice.",
-                hint="keep one of the two values; JSON Lines has one value per key.",
-                code="sheet-duplicate-column",
-            )
-        item[key] = value
+class _RepeatedKey(Exception):
+    """A key given twice in one JSON object (named with its line by the caller)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: json.loads would keep the last of two. The
+    same hook for every line, so that every line is read by one decoder (irr_audit.io.limits)."""
+    item = dict(pairs)
+    if len(item) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
     return item
 
 
