@@ -447,7 +447,8 @@ def _field_plan(keys: tuple[str, ...], spellings: dict[str, tuple[str, ...]]) ->
     for field, names in spellings.items():
         mapped = names is not ITEM_FIELDS[field]  # a field map names the export's key exactly
         wanted = [_key(name) for name in (names if mapped else (*names, field))]
-        places[field] = tuple(at for name in wanted for at, key in enumerate(compared) if key == name)
+        matches = (at for name in wanted for at, key in enumerate(compared) if key == name)
+        places[field] = tuple(dict.fromkeys(matches))  # a key is looked at once (the field's own name may spell it too)
     single = {field: found[0] for field, found in places.items() if len(found) == 1}
     return _Plan(
         single=tuple(single),
@@ -472,13 +473,14 @@ def _with_id(fields: dict[str, Any]) -> dict[str, Any]:
     damage, and an id that a sheet, a terminal or a spreadsheet would alter cannot be
     matched back to the ledger (the sheet reader refuses such ids too)."""
     raw_id = fields.pop("comment_id")
-    text = {field: _field_text(value) for field, value in fields.items()}
+    text = {field: _field_text(value) for field, value in fields.items()}  # the fields but the id
     control = CONTROL.search(raw_id) if isinstance(raw_id, str) else None
     if control is not None:
         problem = f"commentId holds the control character U+{ord(control.group()):04X}"
         return {**text, "comment_id": None, "id_problem": problem, "raw": raw_id}
     if raw_id is None or isinstance(raw_id, str):  # a JsonNumber is a str: a number id becomes its text
-        return {**text, "comment_id": raw_id}
+        text["comment_id"] = raw_id
+        return text
     problem = f"commentId is a JSON {_json_type(raw_id)}, not text or a number"
     return {**text, "comment_id": None, "id_problem": problem, "raw": _json_text(raw_id)}
 

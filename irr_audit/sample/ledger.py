@@ -125,7 +125,8 @@ def build_ledger(dataset: Dataset, run_record: RunRecord | None = None) -> Ledge
             log.extend(_conflict_rows(dataset.name, comment_id, group))
             continue
         first = group[0]
-        log.extend(_duplicate_rows(dataset.name, comment_id, group))
+        if len(group) > 1:
+            log.extend(_duplicate_rows(dataset.name, comment_id, group))
         excluded = exclusion(first)
         if excluded is not None:
             reason, raw_value, detail = excluded
