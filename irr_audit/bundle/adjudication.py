@@ -15,7 +15,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -39,7 +39,7 @@ from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import render_json, spreadsheet_original
 from irr_audit.io.tables import CsvBroken, csv_records, record_pattern, swallowed_value
 from irr_audit.join.join import JoinResult
-from irr_audit.report.model import disagreement_list
+from irr_audit.report.model import Disagreements, disagreement_units
 from irr_audit.rules.model import CodeStatus, Rule
 
 RECORD_FORMAT = "irr-audit-adjudication/1"
@@ -66,9 +66,43 @@ class Decision:
 # --- decisions files (pure) ------------------------------------------------------
 
 
-def disagreement_codes(disagreements: Iterable[dict[str, Any]]) -> dict[str, dict[str, str]]:
-    """comment id -> {coder: independent code}, from the report's disagreements."""
+Codes = Mapping[str, dict[str, str]]  # comment id -> {coder: independent code} of each disagreement
+
+
+def disagreement_codes(disagreements: Iterable[dict[str, Any]]) -> Codes:
+    """comment id -> {coder: independent code}, from the report's disagreements (for its lazy
+    list, a mapping that makes a unit's codes only when they are looked up: ``ListedCodes``)."""
+    if isinstance(disagreements, Disagreements):
+        return ListedCodes(disagreements)
     return {item["comment_id"]: dict(item["codes"]) for item in disagreements}
+
+
+class ListedCodes(Mapping[str, dict[str, str]]):
+    """The codes of a report's lazily listed disagreements: their ids listed at once, a unit's
+    codes made when asked for. A bundle's report and verify check the few units that records
+    name; a dict of every unit's codes took seconds at millions of disagreements."""
+
+    def __init__(self, listed: Disagreements) -> None:
+        self._listed = listed
+        self._ids = listed.comment_ids()
+        self._positions: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __contains__(self, unit: object) -> bool:
+        return unit in self._position()
+
+    def __getitem__(self, unit: str) -> dict[str, str]:
+        return dict(self._listed[self._position()[unit]]["codes"])
+
+    def _position(self) -> dict[str, int]:
+        if self._positions is None:
+            self._positions = {unit: at for at, unit in enumerate(self._ids)}
+        return self._positions
 
 
 def disagreement_texts(disagreements: Iterable[dict[str, Any]]) -> dict[str, dict[str, str]]:
@@ -82,7 +116,7 @@ def disagreement_texts(disagreements: Iterable[dict[str, Any]]) -> dict[str, dic
 
 
 def template_csv(
-    disagreements: dict[str, dict[str, str]],
+    disagreements: Codes,
     coders: list[str],
     current: dict[str, dict[str, Any]],
     texts: dict[str, dict[str, str]] | None = None,
@@ -109,7 +143,7 @@ def template_csv(
     return table_csv_text(header, rows)
 
 
-def parse_decisions(text: str, source: str, rule: Rule, disagreements: dict[str, dict[str, str]]) -> list[Decision]:
+def parse_decisions(text: str, source: str, rule: Rule, disagreements: Codes) -> list[Decision]:
     """The filled rows of a decisions file (comment_id, code, optional note). Rows with
     an empty code are left undecided. Raises UsageError naming the file and row."""
     try:
@@ -177,7 +211,7 @@ def _column_name(header: list[str], at: int) -> str:
     return header[at].strip() if at < len(header) else f"column {at + 1}"
 
 
-def _known_unit(text: str, disagreements: dict[str, dict[str, str]]) -> str:
+def _known_unit(text: str, disagreements: Codes) -> str:
     return text if text in disagreements else spreadsheet_original(text)
 
 
@@ -229,7 +263,7 @@ def build_record(
     source_name: str,
     source_sha256: str,
     decisions: list[Decision],
-    disagreements: dict[str, dict[str, str]],
+    disagreements: Codes,
 ) -> dict[str, Any]:
     record: dict[str, Any] = {
         "format": RECORD_FORMAT,
@@ -251,9 +285,7 @@ def build_record(
     return record
 
 
-def record_problems(
-    record: Any, manifest_sha256: str, disagreements: dict[str, dict[str, str]], categories: tuple[str, ...]
-) -> list[str]:
+def record_problems(record: Any, manifest_sha256: str, disagreements: Codes, categories: tuple[str, ...]) -> list[str]:
     """What makes an adjudication record untrustworthy for this bundle, or []."""
     if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
         return [f"is not an adjudication record (format {RECORD_FORMAT})"]
@@ -298,9 +330,7 @@ def current_decisions(records: list[tuple[str, dict[str, Any]]]) -> dict[str, di
     return current
 
 
-def adjudication_section(
-    records: list[tuple[str, dict[str, Any]]], disagreements: dict[str, dict[str, str]]
-) -> dict[str, Any]:
+def adjudication_section(records: list[tuple[str, dict[str, Any]]], disagreements: Codes) -> dict[str, Any]:
     """The report's `adjudication` section: apart from, and after, the independent statistics."""
     current = current_decisions(records)
     return {
@@ -373,7 +403,7 @@ def _json_error(error: ValueError) -> str:
 
 
 def checked_records(
-    bundle: Path, manifest_sha256: str, disagreements: dict[str, dict[str, str]], categories: tuple[str, ...]
+    bundle: Path, manifest_sha256: str, disagreements: Codes, categories: tuple[str, ...]
 ) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
     records, problems = read_records(bundle)
     good, found = _sound_records(records, manifest_sha256, disagreements, categories)
@@ -383,7 +413,7 @@ def checked_records(
 def _sound_records(
     records: list[tuple[str, dict[str, Any]]],
     manifest_sha256: str,
-    disagreements: dict[str, dict[str, str]],
+    disagreements: Codes,
     categories: tuple[str, ...],
 ) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
     """The records with nothing wrong, and what is wrong with the others."""
@@ -402,13 +432,13 @@ def check_adjudication(bundle: Path, manifest_sha256: str, join: JoinResult) -> 
     records, problems = read_records(bundle)
     if not records:
         return problems, 0
-    disagreements = disagreement_codes(disagreement_list(join))
+    disagreements = disagreement_codes(Disagreements(join, disagreement_units(join)))
     good, found = _sound_records(records, manifest_sha256, disagreements, join.rule.categories)
     return problems + found, len(good)
 
 
 def trusted_records(
-    bundle: Path, manifest_sha256: str, disagreements: dict[str, dict[str, str]], categories: tuple[str, ...]
+    bundle: Path, manifest_sha256: str, disagreements: Codes, categories: tuple[str, ...]
 ) -> list[tuple[str, dict[str, Any]]]:
     """The records, for adjudicate and report; any doubtful record stops the command."""
     records, problems = checked_records(bundle, manifest_sha256, disagreements, categories)

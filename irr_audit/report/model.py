@@ -469,6 +469,11 @@ class Disagreements(Sequence[dict[str, Any]]):
     def __len__(self) -> int:
         return len(self.units)
 
+    def comment_ids(self) -> list[str]:
+        """The disagreeing units' comment ids, in order, without making their dicts."""
+        ids: list[str] = self.join.units.take(from_numpy(self.units)).to_pylist()
+        return ids
+
     @overload
     def __getitem__(self, index: int) -> dict[str, Any]: ...
 
