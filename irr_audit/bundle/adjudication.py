@@ -66,10 +66,10 @@ class Decision:
 # --- decisions files (pure) ------------------------------------------------------
 
 
-Codes = Mapping[str, dict[str, str]]  # comment id -> {coder: independent code} of each disagreement
+DisagreementCodes = Mapping[str, dict[str, str]]  # comment id -> {coder: independent code} of each disagreement
 
 
-def disagreement_codes(disagreements: Iterable[dict[str, Any]]) -> Codes:
+def disagreement_codes(disagreements: Iterable[dict[str, Any]]) -> DisagreementCodes:
     """comment id -> {coder: independent code}, from the report's disagreements (for its lazy
     list, a mapping that makes a unit's codes only when they are looked up: ``ListedCodes``)."""
     if isinstance(disagreements, Disagreements):
@@ -116,7 +116,7 @@ def disagreement_texts(disagreements: Iterable[dict[str, Any]]) -> dict[str, dic
 
 
 def template_csv(
-    disagreements: Codes,
+    disagreements: DisagreementCodes,
     coders: list[str],
     current: dict[str, dict[str, Any]],
     texts: dict[str, dict[str, str]] | None = None,
@@ -143,7 +143,7 @@ def template_csv(
     return table_csv_text(header, rows)
 
 
-def parse_decisions(text: str, source: str, rule: Rule, disagreements: Codes) -> list[Decision]:
+def parse_decisions(text: str, source: str, rule: Rule, disagreements: DisagreementCodes) -> list[Decision]:
     """The filled rows of a decisions file (comment_id, code, optional note). Rows with
     an empty code are left undecided. Raises UsageError naming the file and row."""
     try:
@@ -211,7 +211,7 @@ def _column_name(header: list[str], at: int) -> str:
     return header[at].strip() if at < len(header) else f"column {at + 1}"
 
 
-def _known_unit(text: str, disagreements: Codes) -> str:
+def _known_unit(text: str, disagreements: DisagreementCodes) -> str:
     return text if text in disagreements else spreadsheet_original(text)
 
 
@@ -263,7 +263,7 @@ def build_record(
     source_name: str,
     source_sha256: str,
     decisions: list[Decision],
-    disagreements: Codes,
+    disagreements: DisagreementCodes,
 ) -> dict[str, Any]:
     record: dict[str, Any] = {
         "format": RECORD_FORMAT,
@@ -285,7 +285,9 @@ def build_record(
     return record
 
 
-def record_problems(record: Any, manifest_sha256: str, disagreements: Codes, categories: tuple[str, ...]) -> list[str]:
+def record_problems(
+    record: Any, manifest_sha256: str, disagreements: DisagreementCodes, categories: tuple[str, ...]
+) -> list[str]:
     """What makes an adjudication record untrustworthy for this bundle, or []."""
     if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
         return [f"is not an adjudication record (format {RECORD_FORMAT})"]
@@ -330,7 +332,7 @@ def current_decisions(records: list[tuple[str, dict[str, Any]]]) -> dict[str, di
     return current
 
 
-def adjudication_section(records: list[tuple[str, dict[str, Any]]], disagreements: Codes) -> dict[str, Any]:
+def adjudication_section(records: list[tuple[str, dict[str, Any]]], disagreements: DisagreementCodes) -> dict[str, Any]:
     """The report's `adjudication` section: apart from, and after, the independent statistics."""
     current = current_decisions(records)
     return {
@@ -403,7 +405,7 @@ def _json_error(error: ValueError) -> str:
 
 
 def checked_records(
-    bundle: Path, manifest_sha256: str, disagreements: Codes, categories: tuple[str, ...]
+    bundle: Path, manifest_sha256: str, disagreements: DisagreementCodes, categories: tuple[str, ...]
 ) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
     records, problems = read_records(bundle)
     good, found = _sound_records(records, manifest_sha256, disagreements, categories)
@@ -413,7 +415,7 @@ def checked_records(
 def _sound_records(
     records: list[tuple[str, dict[str, Any]]],
     manifest_sha256: str,
-    disagreements: Codes,
+    disagreements: DisagreementCodes,
     categories: tuple[str, ...],
 ) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
     """The records with nothing wrong, and what is wrong with the others."""
@@ -438,7 +440,7 @@ def check_adjudication(bundle: Path, manifest_sha256: str, join: JoinResult) -> 
 
 
 def trusted_records(
-    bundle: Path, manifest_sha256: str, disagreements: Codes, categories: tuple[str, ...]
+    bundle: Path, manifest_sha256: str, disagreements: DisagreementCodes, categories: tuple[str, ...]
 ) -> list[tuple[str, dict[str, Any]]]:
     """The records, for adjudicate and report; any doubtful record stops the command."""
     records, problems = checked_records(bundle, manifest_sha256, disagreements, categories)

@@ -142,7 +142,7 @@ class Adjudication:
     manifest: dict[str, Any]
     manifest_sha256: str
     join: JoinResult
-    disagreements: adj.Codes
+    disagreements: adj.DisagreementCodes
     current: dict[str, dict[str, Any]]
     texts: dict[str, dict[str, str]] = field(default_factory=dict)  # comment id -> text and link shown to decide
 
