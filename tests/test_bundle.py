@@ -675,6 +675,34 @@ def test_verify_checks_adjudication_records(sheets: list[Path], tmp_path: Path) 
     assert report.exit_code == 2 and "Error [bundle-adjudication]" in report.stderr
 
 
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"codes": {"alice": "no", "bob": "no"}}, "quotes other independent codes for 'kq3z1q7' than the sheets hold"),
+        ({"comment_id": "kq3m1x0"}, "names 'kq3m1x0', which is not a disagreement of this audit"),
+    ],
+    ids=["other codes", "not a disagreement"],
+)
+def test_a_record_re_hashed_after_an_edit_is_checked_against_the_disagreements(
+    sheets: list[Path], tmp_path: Path, change: dict[str, Any], problem: str
+) -> None:
+    """The record's own digest made again (as whoever edits it would): its decisions are still
+    held to the frozen audit's disagreements and their independent codes."""
+    bundle = freeze(sheets, tmp_path / "audits")
+    decisions = decisions_file(tmp_path, "comment_id,code\nkq3z1q7,yes\n")
+    record = printed_path(run("adjudicate", bundle, "--decisions", decisions, "--by", "alice").stdout)
+    document = json.loads(record.read_text(encoding="utf-8"))
+    document["decisions"][0].update(change)
+    document["record_sha256"] = canonical_sha256(document, "record_sha256")
+    writable(record).write_text(json.dumps(document), encoding="utf-8")
+
+    result = run("verify", bundle)
+
+    assert result.exit_code == 1
+    assert f"adjudication: adjudication/{record.name}: decisions[0] {problem}" in result.stdout
+    assert run("report", bundle, "--format", "md").exit_code == 2
+
+
 def test_a_report_of_sheets_has_no_adjudication_section(sheets: list[Path]) -> None:
     document = json.loads(run("report", *sheets, "--rule", RULE, "--format", "json", "--quiet").stdout)
 
