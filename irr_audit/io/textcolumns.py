@@ -23,6 +23,7 @@ from irr_audit.io.arrowtext import (
     string_buffers,
     to_numpy,
 )
+from irr_audit.io.csvtables import Same
 from irr_audit.io.outputs import CSV_SPECIAL, FORMULA_PATTERN, FORMULA_TRIGGERS, PLAIN_NUMBER, QUOTE, json_line
 
 # What json_line writes as an escape inside a string: the quote, the backslash, the C0
@@ -114,15 +115,30 @@ def csv_rows_text(rows: Sequence[Sequence[object]], width: int) -> str | None:
         return None
     if not rows:
         return ""
+    return csv_columns_text(list(zip(*rows)))
+
+
+def csv_columns_text(columns: Sequence[Sequence[object] | Same]) -> str | None:
+    """The CSV lines of two or more columns of one length (cells as in ``csv_rows_text``; a
+    ``Same`` column holds one cell on every line, its field made once), as ``csv_text`` writes
+    their rows; None for text that is not UTF-8, for ``csv_text`` to write."""
     try:
-        columns = [text_fields(_texts(column)) for column in zip(*rows)]
+        fields = [
+            _same_field(column.cell) if isinstance(column, Same) else text_fields(_texts(column)) for column in columns
+        ]
     except UnicodeEncodeError:
         return None
-    return csv_lines_text(columns)
+    return csv_lines_text(fields)
 
 
-def csv_lines_text(fields: Sequence[pa.Array]) -> str:
-    """Columns of CSV fields (two or more, of equal length) as the text of their lines, each ending "\n"."""
+def _same_field(cell: object) -> pa.Scalar:
+    """The CSV field of one cell, as a scalar that a line join repeats on every line."""
+    return text_fields(_texts([cell]))[0]
+
+
+def csv_lines_text(fields: Sequence[pa.Array | pa.Scalar]) -> str:
+    """Columns of CSV fields (two or more, of equal length; a scalar is the same field on every line,
+    and at least one is a column) as the text of their lines, each ending "\n"."""
     lines = pc.binary_join_element_wise(*fields, text_scalar(","))
     lines = pc.binary_join_element_wise(lines, text_scalar(""), text_scalar("\n")).cast(pa.large_string())
     _, offsets, data = lines.buffers()

@@ -13,7 +13,7 @@ from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io import runfolder
 from irr_audit.io.collector import Dataset, RunRecord
-from irr_audit.io.csvtables import table_csv_text
+from irr_audit.io.csvtables import table_csv_columns, table_csv_text
 from irr_audit.io.outputs import jsonl_text, render_json
 from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.rules.codebook import Codebook, rule_file_key
@@ -22,6 +22,7 @@ from irr_audit.sample.draw import Draw, coder_order, draw_sample
 from irr_audit.sample.ledger import (
     IN_SAMPLE_AT,
     LEDGER_COLUMNS,
+    UNIT_COLUMNS,
     Completeness,
     Ledger,
     LedgerUnit,
@@ -38,10 +39,12 @@ from irr_audit.sample.sheets import (
     check_csv_ids,
     check_xlsx_ids,
     codebook_sheet_columns,
+    codebook_sheet_data,
     codebook_sheet_rows,
     render_codebook_xlsx_sheet,
     render_csv_sheet,
     render_xlsx_sheet,
+    sheet_columns,
     sheet_rows,
 )
 
@@ -84,10 +87,9 @@ def build_sample(
     """Dataset + run record + rule -> every file of the sample folder. Pure."""
 
     def render(units: Sequence[LedgerUnit], coder: str) -> tuple[bytes, list[str]]:
-        rows = sheet_rows(units, rule, coder)
         if request.sheet_format is SheetFormat.XLSX:
-            return render_xlsx_sheet(rows, rule)
-        return render_csv_sheet(rows), []
+            return render_xlsx_sheet(sheet_rows(units, rule, coder), rule)
+        return render_csv_sheet(sheet_columns(units, rule, coder), len(units)), []
 
     return _build(dataset, run_record, request, {RULE_COPY: rule_bytes}, {"rule": _rule_record(rule)}, render)
 
@@ -100,10 +102,10 @@ def build_codebook_sample(
     (``codebook.yaml``, ``rules/<rule>/v<N>.yaml``). Pure."""
 
     def render(units: Sequence[LedgerUnit], coder: str) -> tuple[bytes, list[str]]:
-        rows = codebook_sheet_rows(units, codebook, coder)
         if request.sheet_format is SheetFormat.XLSX:
-            return render_codebook_xlsx_sheet(rows, codebook)
-        return render_csv_sheet(rows, codebook_sheet_columns(codebook)), []
+            return render_codebook_xlsx_sheet(codebook_sheet_rows(units, codebook, coder), codebook)
+        columns = codebook_sheet_data(units, codebook, coder)
+        return render_csv_sheet(columns, len(units), codebook_sheet_columns(codebook)), []
 
     copies = {CODEBOOK_COPY: codebook.source}
     copies |= {f"{RULES_COPY}/{rule_file_key(rule.id, rule.version)}": rule.source for rule in codebook.rules}
@@ -179,8 +181,8 @@ def _build(
     sampled = set(draw.ids)
     files: dict[str, bytes] = {
         LEDGER_JSONL: jsonl_text(unit.record(unit.comment_id in sampled) for unit in ledger.units).encode("utf-8"),
-        LEDGER_CSV: table_csv_text(
-            LEDGER_COLUMNS, (_ledger_csv_row(unit, unit.comment_id in sampled) for unit in ledger.units)
+        LEDGER_CSV: table_csv_columns(
+            LEDGER_COLUMNS, _ledger_csv_columns(ledger.units, sampled), len(ledger.units)
         ).encode("utf-8"),
         LOG_JSONL: jsonl_text(row._asdict() for row in log).encode("utf-8"),
         LOG_CSV: table_csv_text(LOG_COLUMNS, log).encode("utf-8"),
@@ -251,10 +253,11 @@ def _sample_record(
     }
 
 
-def _ledger_csv_row(unit: LedgerUnit, in_sample: bool) -> list[Any]:
-    row: list[Any] = list(unit.values())
-    row.insert(IN_SAMPLE_AT, "true" if in_sample else "false")
-    return row
+def _ledger_csv_columns(units: Sequence[LedgerUnit], sampled: set[str]) -> list[Sequence[object]]:
+    """The ledger's CSV columns (LEDGER_COLUMNS): each unit's fields, and whether it was drawn."""
+    columns: list[Sequence[object]] = [[getattr(unit, name) for unit in units] for name in UNIT_COLUMNS]
+    columns.insert(IN_SAMPLE_AT, ["true" if unit.comment_id in sampled else "false" for unit in units])
+    return columns
 
 
 def _order_text(request: SampleRequest) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 from irr_audit.errors import UsageError
 from irr_audit.io.collector import quoted
-from irr_audit.io.csvtables import table_csv_text
+from irr_audit.io.csvtables import Same, rows_of, table_csv_columns
 from irr_audit.io.outputs import spreadsheet_safe
 from irr_audit.rules.codebook import Codebook
 from irr_audit.rules.model import Rule
@@ -82,37 +82,52 @@ def allowed_codes(rule: Rule) -> tuple[str, ...]:
     return (*rule.categories, *rule.missing_codes)
 
 
-def sheet_rows(units: Sequence[LedgerUnit], rule: Rule, coder: str) -> list[tuple[str, ...]]:
-    """One row per unit: the same text and context for every coder (the thread's title,
-    the comment replied to, a link to the comment), an empty code and note, the rule and
-    the allowed codes. Nothing from any other coder."""
-    allowed = " | ".join(allowed_codes(rule))
+def sheet_columns(units: Sequence[LedgerUnit], rule: Rule, coder: str) -> list[Sequence[str] | Same]:
+    """A coder's sheet, column by column (SHEET_COLUMNS): one row per unit, the same text and
+    context for every coder (the thread's title, the comment replied to, a link to the comment),
+    an empty code and note, the rule and the allowed codes. Nothing from any other coder."""
     version = f"v{rule.version}"
     return [
-        (
-            *(unit.comment_id, unit.post_id, unit.link, unit.thread_title, unit.parent_body, unit.body),
-            *("", "", rule.id, version, allowed, coder),
-        )
-        for unit in units
+        *_context_columns(units),
+        Same(""),
+        Same(""),
+        Same(rule.id),
+        Same(version),
+        Same(" | ".join(allowed_codes(rule))),
+        Same(coder),
     ]
+
+
+def sheet_rows(units: Sequence[LedgerUnit], rule: Rule, coder: str) -> list[tuple[str, ...]]:
+    """The rows of ``sheet_columns`` (for a workbook)."""
+    return _rows(sheet_columns(units, rule, coder), len(units))
 
 
 def codebook_sheet_columns(codebook: Codebook) -> tuple[str, ...]:
     return (*CONTEXT_COLUMNS, *codebook.rule_ids, *CODEBOOK_TRAILING_COLUMNS)
 
 
-def codebook_sheet_rows(units: Sequence[LedgerUnit], codebook: Codebook, coder: str) -> list[tuple[str, ...]]:
-    """One row per unit, as sheet_rows, with an empty cell for every variable of the codebook."""
-    blanks = ("",) * len(codebook.rules)
+def codebook_sheet_data(units: Sequence[LedgerUnit], codebook: Codebook, coder: str) -> list[Sequence[str] | Same]:
+    """A coder's codebook sheet, column by column, as ``sheet_columns`` with an empty cell for
+    every variable of the codebook."""
     version = f"v{codebook.version}"
-    return [
-        (
-            *(unit.comment_id, unit.post_id, unit.link, unit.thread_title, unit.parent_body, unit.body),
-            *blanks,
-            *("", codebook.name, version, coder),
-        )
-        for unit in units
-    ]
+    blanks = [Same("") for _ in codebook.rules]
+    return [*_context_columns(units), *blanks, Same(""), Same(codebook.name), Same(version), Same(coder)]
+
+
+def codebook_sheet_rows(units: Sequence[LedgerUnit], codebook: Codebook, coder: str) -> list[tuple[str, ...]]:
+    """The rows of ``codebook_sheet_data`` (for a workbook)."""
+    return _rows(codebook_sheet_data(units, codebook, coder), len(units))
+
+
+def _context_columns(units: Sequence[LedgerUnit]) -> list[Sequence[str]]:
+    """What every coder is shown of each unit: CONTEXT_COLUMNS."""
+    fields = ("comment_id", "post_id", "link", "thread_title", "parent_body", "body")
+    return [[getattr(unit, field) for unit in units] for field in fields]
+
+
+def _rows(columns: list[Sequence[str] | Same], length: int) -> list[tuple[str, ...]]:
+    return [tuple(map(str, row)) for row in rows_of(columns, length)]
 
 
 def check_csv_ids(ids: Iterable[str]) -> None:
@@ -149,9 +164,10 @@ def check_xlsx_ids(ids: Iterable[str]) -> None:
         )
 
 
-def render_csv_sheet(rows: Sequence[Sequence[str]], columns: Sequence[str] = SHEET_COLUMNS) -> bytes:
+def render_csv_sheet(columns: list[Sequence[str] | Same], length: int, header: Sequence[str] = SHEET_COLUMNS) -> bytes:
+    """A CSV sheet of ``length`` rows from its columns (``sheet_columns``, ``codebook_sheet_data``)."""
     # The byte-order mark makes Excel read UTF-8 (emoji, right-to-left text); read_sheet skips it.
-    return ("\ufeff" + table_csv_text(columns, rows)).encode("utf-8")
+    return ("\ufeff" + table_csv_columns(header, columns, length)).encode("utf-8")
 
 
 def render_xlsx_sheet(rows: Sequence[Sequence[str]], rule: Rule) -> tuple[bytes, list[str]]:
