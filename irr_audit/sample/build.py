@@ -44,7 +44,7 @@ from irr_audit.sample.sheets import (
     render_codebook_xlsx_sheet,
     render_csv_sheet,
     render_xlsx_sheet,
-    sheet_columns,
+    sheet_data,
     sheet_rows,
 )
 
@@ -89,7 +89,7 @@ def build_sample(
     def render(units: Sequence[LedgerUnit], coder: str) -> tuple[bytes, list[str]]:
         if request.sheet_format is SheetFormat.XLSX:
             return render_xlsx_sheet(sheet_rows(units, rule, coder), rule)
-        return render_csv_sheet(sheet_columns(units, rule, coder), len(units)), []
+        return render_csv_sheet(sheet_data(units, rule, coder), len(units)), []
 
     return _build(dataset, run_record, request, {RULE_COPY: rule_bytes}, {"rule": _rule_record(rule)}, render)
 

@@ -82,7 +82,7 @@ def allowed_codes(rule: Rule) -> tuple[str, ...]:
     return (*rule.categories, *rule.missing_codes)
 
 
-def sheet_columns(units: Sequence[LedgerUnit], rule: Rule, coder: str) -> list[Sequence[str] | Same]:
+def sheet_data(units: Sequence[LedgerUnit], rule: Rule, coder: str) -> list[Sequence[str] | Same]:
     """A coder's sheet, column by column (SHEET_COLUMNS): one row per unit, the same text and
     context for every coder (the thread's title, the comment replied to, a link to the comment),
     an empty code and note, the rule and the allowed codes. Nothing from any other coder."""
@@ -99,8 +99,8 @@ def sheet_columns(units: Sequence[LedgerUnit], rule: Rule, coder: str) -> list[S
 
 
 def sheet_rows(units: Sequence[LedgerUnit], rule: Rule, coder: str) -> list[tuple[str, ...]]:
-    """The rows of ``sheet_columns`` (for a workbook)."""
-    return _rows(sheet_columns(units, rule, coder), len(units))
+    """The rows of ``sheet_data`` (for a workbook)."""
+    return _rows(sheet_data(units, rule, coder), len(units))
 
 
 def codebook_sheet_columns(codebook: Codebook) -> tuple[str, ...]:
@@ -108,7 +108,7 @@ def codebook_sheet_columns(codebook: Codebook) -> tuple[str, ...]:
 
 
 def codebook_sheet_data(units: Sequence[LedgerUnit], codebook: Codebook, coder: str) -> list[Sequence[str] | Same]:
-    """A coder's codebook sheet, column by column, as ``sheet_columns`` with an empty cell for
+    """A coder's codebook sheet, column by column, as ``sheet_data`` with an empty cell for
     every variable of the codebook."""
     version = f"v{codebook.version}"
     blanks = [Same("") for _ in codebook.rules]
@@ -122,7 +122,7 @@ def codebook_sheet_rows(units: Sequence[LedgerUnit], codebook: Codebook, coder: 
 
 def _context_columns(units: Sequence[LedgerUnit]) -> list[Sequence[str]]:
     """What every coder is shown of each unit: CONTEXT_COLUMNS."""
-    fields = ("comment_id", "post_id", "link", "thread_title", "parent_body", "body")
+    fields = ("comment_id", "post_id", "link", "thread_title", "parent_body", "body")  # url: the comment's link
     return [[getattr(unit, field) for unit in units] for field in fields]
 
 
@@ -165,7 +165,7 @@ def check_xlsx_ids(ids: Iterable[str]) -> None:
 
 
 def render_csv_sheet(columns: list[Sequence[str] | Same], length: int, header: Sequence[str] = SHEET_COLUMNS) -> bytes:
-    """A CSV sheet of ``length`` rows from its columns (``sheet_columns``, ``codebook_sheet_data``)."""
+    """A CSV sheet of ``length`` rows from its columns (``sheet_data``, ``codebook_sheet_data``)."""
     # The byte-order mark makes Excel read UTF-8 (emoji, right-to-left text); read_sheet skips it.
     return ("\ufeff" + table_csv_columns(header, columns, length)).encode("utf-8")
 
