@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irr_audit.io import csvtables
-from irr_audit.io.csvtables import Same, table_csv_columns, table_csv_text
-from irr_audit.io.outputs import csv_text
+from irr_audit.io.csvtables import table_csv_columns, table_csv_text
+from irr_audit.io.outputs import Same, csv_text
 
 # formula triggers, quotes, delimiters, line breaks, plain numbers, non-ASCII and no text at all
 pieces = st.sampled_from(["", "a", "=", "+", "-", "@", "'", "1", "-1", "1e3", '"', ",", "\n", "\r", "\t", " ", "é"])

@@ -5,18 +5,10 @@ same bytes either way (tests/test_outputs_columnwise.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
-from irr_audit.io.outputs import csv_text
+from irr_audit.io.outputs import Same, csv_text
 
 COLUMNWISE_FROM = 10_000  # rows from which the fields are made a column at a time
-
-
-@dataclass(frozen=True)
-class Same:
-    """A column with the same cell on every row (a coder's name in that coder's sheet)."""
-
-    cell: object
 
 
 def table_csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:

@@ -13,6 +13,7 @@ import re
 import secrets
 import stat
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,14 @@ def csv_line(cells: Sequence[str]) -> str:
     if len(cells) == 1 and not cells[0]:  # a lone empty field is quoted, or the line would read as blank
         return '""\n'
     return ",".join(map(csv_field, cells)) + "\n"
+
+
+@dataclass(frozen=True)
+class Same:
+    """A column with the same cell on every row (a coder's name in that coder's sheet): what
+    irr_audit.io.csvtables.table_csv_columns takes beside columns of cells."""
+
+    cell: object
 
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:

@@ -23,8 +23,7 @@ from irr_audit.io.arrowtext import (
     string_buffers,
     to_numpy,
 )
-from irr_audit.io.csvtables import Same
-from irr_audit.io.outputs import CSV_SPECIAL, FORMULA_PATTERN, FORMULA_TRIGGERS, PLAIN_NUMBER, QUOTE, json_line
+from irr_audit.io.outputs import CSV_SPECIAL, FORMULA_PATTERN, FORMULA_TRIGGERS, PLAIN_NUMBER, QUOTE, Same, json_line
 
 # What json_line writes as an escape inside a string: the quote, the backslash, the C0
 # controls (json), and DEL, the C1 controls, the bidi controls and the line and paragraph

@@ -14,8 +14,8 @@ from typing import Any
 
 from irr_audit.errors import UsageError
 from irr_audit.io.collector import quoted
-from irr_audit.io.csvtables import Same, rows_of, table_csv_columns
-from irr_audit.io.outputs import spreadsheet_safe
+from irr_audit.io.csvtables import rows_of, table_csv_columns
+from irr_audit.io.outputs import Same, spreadsheet_safe
 from irr_audit.rules.codebook import Codebook
 from irr_audit.rules.model import Rule
 from irr_audit.sample.ledger import LedgerUnit
