@@ -97,7 +97,7 @@ class ListedCodes(Mapping[str, dict[str, str]]):
         return unit in self._position()
 
     def __getitem__(self, unit: str) -> dict[str, str]:
-        return dict(self._listed[self._position()[unit]]["codes"])
+        return self._listed.codes_at(self._position()[unit])
 
     def _position(self) -> dict[str, int]:
         if self._positions is None:

@@ -474,6 +474,11 @@ class Disagreements(Sequence[dict[str, Any]]):
         ids: list[str] = self.join.units.take(from_numpy(self.units)).to_pylist()
         return ids
 
+    def codes_at(self, index: int) -> dict[str, str]:
+        """The coders' codes of the index-th disagreement, as its dict has them (no text looked up)."""
+        categories = self.join.rule.categories
+        return dict(zip(self.join.coders, (categories[code] for code in self.join.codes[self.units[index]].tolist())))
+
     @overload
     def __getitem__(self, index: int) -> dict[str, Any]: ...
 
