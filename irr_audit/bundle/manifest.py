@@ -23,7 +23,6 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from functools import cached_property
@@ -32,6 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from irr_audit._threads import Workers
 from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.files import sha256_hex
@@ -214,7 +214,7 @@ def build_manifest(
 def units_entry(units: pa.Array) -> dict[str, Any]:
     """The units' count and fingerprints: the digest (sorting, which lets other threads run)
     is made beside the sketch (hashing each id, which does not)."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    with Workers(max_workers=1) as pool:
         digest = pool.submit(units_digest, units)
         sketch = units_sketch(units)  # rules check --audits: the overlap with other audits
         return {"count": len(units), "ids_sha256": digest.result(), "sketch": sketch}

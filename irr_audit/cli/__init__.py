@@ -1,7 +1,8 @@
 """The command line: parse -> call the library -> render -> exit code.
 
 Exit codes: 0 success; 1 a check failed; 2 bad input or usage (one clean message
-on stderr, never a traceback); 70 an internal error (a bug).
+on stderr, never a traceback); 70 an internal error (a bug); 71 the system refused the
+memory or a thread the run needed (neither a bug nor bad input).
 
 Start-up: the command modules import only typer and the light modules (errors, display)
 at their top, and the library inside each command, when it runs; the library in turn
@@ -32,6 +33,7 @@ from irr_audit.cli.shared import app
 use_plain_help(app)  # --help in words, not Python types (every command registered above)
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE: not 1 (a check failed) and not 2 (bad input)
+SYSTEM_REFUSED = 71  # EX_OSERR: out of memory, or no thread could be started
 
 
 def main() -> None:
@@ -48,6 +50,7 @@ def main() -> None:
         sys.exit(1)
     except Exception as error:  # a bug: say so, show the details, exit with a code of its own
         _exit_if_broken_install(error)
+        _exit_if_refused(error)
         traceback.print_exc()
         typer.echo(
             f"\nirr-audit {__version__} hit an internal error: this is a bug in irr-audit, not a problem with "
@@ -75,6 +78,27 @@ def _name(command: typer.models.CommandInfo) -> str | None:
     if command.name:
         return command.name
     return get_command_name(command.callback.__name__) if command.callback else None
+
+
+def _exit_if_refused(error: Exception) -> None:
+    """Memory or a thread the system refused is no bug and no fault of the input: one message
+    saying so and how to find the limit, and exit 71. Every output is written whole or not at
+    all, so nothing is left half-written."""
+    from irr_audit._threads import thread_refused
+
+    if isinstance(error, MemoryError):  # numpy's and pyarrow's own errors for this are MemoryErrors
+        what = "ran out of memory"
+    elif thread_refused(error):
+        what = "could not start a thread"
+    else:
+        return
+    typer.echo(
+        f"Error [system-refused]: irr-audit {what} (the system refused it), so the command stopped. A file "
+        "it writes is written whole or not at all: none is left half-written.\n  Hint: free memory, or raise "
+        "this shell's limit on a process's memory (`ulimit -v` shows it, in KiB) or threads, and run it again.",
+        err=True,
+    )
+    sys.exit(SYSTEM_REFUSED)
 
 
 def _exit_if_broken_install(error: Exception) -> None:

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
-from irr_audit._threads import thread_count
+from irr_audit._threads import Workers, thread_count
 
 PACKED_BYTES = 8  # an id's bytes after the shared prefix fit in one uint64
 LENGTH_BLOCK = 1 << 16  # values compared at a time when checking that they step evenly
@@ -230,7 +229,7 @@ def packed_keys(columns: list[pa.Array]) -> list[np.ndarray] | None:
     packers = key_packers(columns)
     if packers is None:
         return None
-    with ThreadPoolExecutor(max_workers=thread_count()) as pool:  # numpy copies without the GIL
+    with Workers(max_workers=thread_count()) as pool:  # numpy copies without the GIL
         return list(pool.map(lambda pack: pack(), packers))
 
 

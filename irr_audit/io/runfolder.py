@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 from typing import Any
 
+from irr_audit._threads import Workers
 from irr_audit.errors import IrrAuditError, OutputError
 from irr_audit.io.display import listed
 from irr_audit.io.files import check_usable, read_bounded, sha256_file
@@ -256,7 +257,7 @@ def build_folder(
     building.mkdir()  # not mkdtemp: the folder gets the usual permissions
     stop = threading.Event()  # set on a failure: the files still being written stop at their next chunk
     try:
-        with ThreadPoolExecutor(max_workers=FILES_AT_ONCE) as writers:
+        with Workers(max_workers=FILES_AT_ONCE) as writers:
             try:
                 digests = _write_files(building, files.items() if isinstance(files, Mapping) else files, writers, stop)
             except BaseException:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TypeVar
@@ -19,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irr_audit._threads import thread_count
+from irr_audit._threads import Workers, thread_count
 from irr_audit.errors import SheetError
 from irr_audit.io.arrowtext import (
     from_numpy,
@@ -170,7 +169,7 @@ def on_shares(work: Callable[[Item, int], Done], items: list[Item]) -> list[Done
     """``work(item, threads)`` for each item, a core's worth at a time, each given its share of
     the threads (``parse_threads``); the results in order, the first failure (in order) raised."""
     threads = thread_count()
-    with ThreadPoolExecutor(max_workers=threads) as pool:
+    with Workers(max_workers=threads) as pool:
         return list(pool.map(work, items, parse_threads(len(items), threads)))
 
 

@@ -12,13 +12,12 @@ back in order of first appearance. The result is exactly what pyarrow's
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 
-from irr_audit._threads import thread_count
+from irr_audit._threads import Workers, thread_count
 from irr_audit.io.arrowtext import KeyPacker, from_numpy, to_numpy
 
 GROUP_BLOCK = 1 << 20  # rows grouped at a time: a block's temporaries stay a few MB
@@ -59,7 +58,7 @@ def factorize(
     next column's): as ``pa.chunked_array(columns).dictionary_encode()`` numbers them.
     ``columns`` make each column's keys when called (a ``KeyPacker`` makes ``block`` rows of
     them at a time): a column's keys are made only while it is grouped."""
-    with ThreadPoolExecutor(max_workers=thread_count()) as pool:
+    with Workers(max_workers=thread_count()) as pool:
         grouped = list(pool.map(lambda make: _group(*_key_blocks(make), bits, block), columns))
         partitions = list(pool.map(partial(_number_partition, grouped), range(1 << bits)))
         lengths = [len(column.order) for column in grouped]

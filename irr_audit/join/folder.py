@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from irr_audit._threads import thread_count
+from irr_audit._threads import Workers, thread_count
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io.files import resolved
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
@@ -105,7 +104,7 @@ def write_join_dir(
 
     # the large files in chunks (ten million units' joined.csv is 300 MB), written side by side,
     # their chunks made on one pool
-    with ThreadPoolExecutor(max_workers=thread_count()) as makers:
+    with Workers(max_workers=thread_count()) as makers:
 
         def files() -> Iterator[tuple[str, FileData]]:
             yield JOINED, joined_csv_chunks(result, makers=makers)
@@ -240,7 +239,7 @@ def read_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> JoinDir:
     rule = with_run_aliases(rule or load_rule(rule_path, limits), summary.get("run_aliases"))
     columns = recorded_columns(summary.get("columns"))
     options = SheetOptions(columns.id_column, columns.code_column, columns.worksheet, columns.delimiter, limits=limits)
-    with ThreadPoolExecutor(max_workers=thread_count()) as pool:  # as read_sheets: one sheet per core at a time
+    with Workers(max_workers=thread_count()) as pool:  # as read_sheets: one sheet per core at a time
         sheets = list(pool.map(lambda record: _reread(folder, record, options), summary["sheets"]))
     sample = summary.get("sample")
     if not sample:

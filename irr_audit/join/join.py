@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -24,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irr_audit._threads import thread_count
+from irr_audit._threads import Workers, thread_count
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.io.arrowtext import from_numpy, key_packers, plain_text, string_array, to_numpy
 from irr_audit.io.idcheck import suspicious_id_warnings
@@ -284,7 +283,7 @@ def join_sheets(
     trimmed = [unit_keys(sheet) for sheet in sheets]
     # Codes are classified (once per distinct code: quick) while this thread matches the ids; then
     # the sheets are placed side by side, one per core, while the units' ids are taken out and checked.
-    with ThreadPoolExecutor(max_workers=thread_count()) as pool:
+    with Workers(max_workers=thread_count()) as pool:
         classifying = pool.map(lambda sheet: _classify(sheet.codes, rule), sheets)
         if matched is None:
             n_units, units_of, make_unit_ids = _units(trimmed, sample_ids)

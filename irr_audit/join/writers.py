@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irr_audit._threads import thread_count
+from irr_audit._threads import Workers, thread_count
 from irr_audit.io.arrowtext import from_numpy, string_array, to_numpy
 from irr_audit.io.outputs import csv_line, json_line, jsonl_text, refuse_column_collisions, spreadsheet_safe
 from irr_audit.io.textcolumns import joined_lines, json_literal, json_string_bodies, text_fields, text_scalar
@@ -261,7 +261,7 @@ def _made_in_order(
     kernels let go of the GIL; ``makers``, or one of its own) and given in order, with at most
     one chunk per thread ahead."""
     if makers is None:
-        with ThreadPoolExecutor(max_workers=thread_count()) as own:
+        with Workers(max_workers=thread_count()) as own:
             yield from _made_in_order(lines, size, chunk_rows, own)
         return
     made: deque[Future[bytes | memoryview]] = deque()

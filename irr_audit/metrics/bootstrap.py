@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import replace
 
 import numpy as np
 
-from irr_audit._threads import thread_count
+from irr_audit._threads import Workers, thread_count
 from irr_audit.metrics.result import Metric
 
 # Cap on replicate-by-pattern cells drawn at once (a chunk; one per thread is drawn ahead of the one scored).
@@ -48,7 +48,7 @@ def replicate_counts(counts: np.ndarray, n_boot: int, rng: np.random.Generator) 
 
     # One chunk per thread is drawn ahead at most: memory is a few chunks, whatever n_boot is.
     threads = thread_count()
-    with ThreadPoolExecutor(max_workers=threads) as pool:
+    with Workers(max_workers=threads) as pool:
         ahead: deque[Future[np.ndarray]] = deque()
         for generator, size in zip(rng.spawn(len(sizes)), sizes):
             ahead.append(pool.submit(draw, generator, size))
