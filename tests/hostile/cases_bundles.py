@@ -523,7 +523,7 @@ CASES = [
         exit=2,
         says=("decisions.csv",),
         process=True,
-        memory_mb=512,
+        memory_mb=768,
         seconds=30,
     ),
     Case(

@@ -574,7 +574,7 @@ CASES = [
         exit=2,
         says=("sample.json",),
         process=True,
-        memory_mb=512,
+        memory_mb=768,
         seconds=30,
     ),
     Case(

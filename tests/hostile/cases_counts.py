@@ -360,7 +360,7 @@ CASES = [
         exit=2,
         says=("--bootstrap",),
         process=True,
-        memory_mb=512,
+        memory_mb=768,
     ),
     Case(
         "score: --bootstrap 10^30",
@@ -368,7 +368,7 @@ CASES = [
         exit=2,
         says=("--bootstrap",),
         process=True,
-        memory_mb=512,
+        memory_mb=768,
     ),
     Case("score: --bootstrap -1", SCORE + " --bootstrap -1", exit=2, says=("--bootstrap",)),
     Case("score: --bootstrap 200", SCORE + " --bootstrap 200 --seed 7"),
@@ -381,7 +381,7 @@ CASES = [
         exit=2,
         says=("--bootstrap",),
         process=True,
-        memory_mb=512,
+        memory_mb=768,
     ),
     Case("score: --group of one coder", SCORE + " --group h=alice --against bob", exit=2, code="usage-group"),
     Case(

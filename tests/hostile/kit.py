@@ -67,7 +67,9 @@ class Case:
     setup: Callable[[Path], None] | None = None
     check: Callable[[Outcome], None] | None = None  # more assertions
     process: bool = False  # run `python -m irr_audit` in a child process, capped in memory and time
-    memory_mb: int = 1024  # the child's cap: a case that fails today by exhausting it fails sooner with less
+    # the child's cap: a case that fails today by exhausting it fails sooner with less. Not below 768:
+    # at 512 MB the threads numpy and pyarrow start are now and then refused (README, "Memory and threads")
+    memory_mb: int = 1024
     copies: int = 1  # start this many child processes at once (a race); each must end as the case says
     seconds: int = 60  # the child's time limit (a command that hangs today fails sooner with less)
     changes: tuple[str, ...] = ()  # glob patterns of existing files the command may replace
