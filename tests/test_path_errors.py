@@ -88,17 +88,23 @@ def bad_path(home: Path, kind: str, name: str) -> Path:
     return path
 
 
+AS_A_USER = "IRR_AUDIT_TESTS_WITHOUT_DAC"  # set by .ci/run where it runs these cases as root without the capability
+
+
 def skip_if_readable(path: Path, kind: str) -> None:
     """Root (with CAP_DAC_OVERRIDE) reads any file and enters any folder: there is no
-    unreadable file to test with. (`setpriv --bounding-set -dac_override,-dac_read_search` runs the suite
-    as root without that capability.)"""
+    unreadable file to test with. .ci/run runs these cases again as root without that
+    capability (`setpriv --bounding-set -dac_override,-dac_read_search`), where a readable
+    one is a failure, not a skip."""
     if kind not in ("unreadable file", "in a closed folder"):
         return
     try:
         path.read_bytes() if kind == "unreadable file" else list(path.parent.iterdir())
     except PermissionError:
         return
-    pytest.skip("this process reads files without permission (root): run as a user to check this case")
+    if os.environ.get(AS_A_USER):
+        pytest.fail(f"{AS_A_USER} is set, yet this process reads a file without permission")
+    pytest.skip("this process reads files without permission (root): .ci/run runs this case without that capability")
 
 
 # (command line with X where the bad path goes, the kinds for which X is refused). A folder
