@@ -29,6 +29,7 @@ from irr_audit.cli.shared import (
     reports_errors,
     say,
     tell_problems,
+    to_stdout,
 )
 from irr_audit.errors import UsageError
 
@@ -440,11 +441,11 @@ def compare(
 
     compared = compare_audits(a, b, bootstrap=bootstrap, seed=seed, limits=parse_limits(limit))
     if output_format == CompareFormat.JSON:
-        sys.stdout.write(compared.to_json())
+        to_stdout(compared.to_json())
     elif output_format == CompareFormat.MD:
-        sys.stdout.write(compared.to_markdown())
+        to_stdout(compared.to_markdown())
     else:  # a terminal's width, or whole lines into a pipe or a file
-        sys.stdout.write(compared.to_text(width=shutil.get_terminal_size().columns if sys.stdout.isatty() else None))
+        to_stdout(compared.to_text(width=shutil.get_terminal_size().columns if sys.stdout.isatty() else None))
 
 
 def _audit(
@@ -588,7 +589,7 @@ def _emit(
     else:  # html
         text = result.to_html()
     if output is None:
-        sys.stdout.write(text)
+        to_stdout(text)
         return
     write_text_atomic(output, text)
 
@@ -599,7 +600,7 @@ def _emit_chunks(chunks: Iterator[bytes], output: Path | None) -> None:
 
     if output is None:
         for chunk in chunks:
-            sys.stdout.write(chunk.decode("utf-8"))
+            to_stdout(chunk.decode("utf-8"))
         return
     write_bytes_atomic(output, chunks)
 

@@ -23,6 +23,7 @@ from irr_audit.cli.shared import (
     parse_limits,
     reports_errors,
     say,
+    to_stdout,
 )
 from irr_audit.errors import UsageError
 
@@ -233,7 +234,7 @@ def verify(
     anchors = read_anchors(expect, digests, allowed_signers, identity)
     result = verify_bundle(bundle, anchors, parse_limits(limit))
     if output_format is VerifyFormat.JSON:
-        typer.echo(render_json(result.to_dict()), nl=False)
+        to_stdout(render_json(result.to_dict()))
     else:
         for line in verdict_lines(result):
             say(line, err=False)
@@ -285,7 +286,7 @@ def labels(
         check_outputs([bundle], "--output", files=[output])
     frame = bundle_labels(bundle, limits=parse_limits(limit))
     if output is None:
-        typer.echo(labels_csv(frame), nl=False)
+        to_stdout(labels_csv(frame))
     else:
         write_text_atomic(output, labels_csv(frame))
     if not quiet:
@@ -343,7 +344,7 @@ def adjudicate(
                 code="usage-adjudicate",
             )
         if output is None:
-            typer.echo(state.template(), nl=False)
+            to_stdout(state.template())
         else:
             write_text_atomic(output, state.template())
         if not quiet:

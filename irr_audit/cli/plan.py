@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from irr_audit.cli.shared import LimitOption, RuleOption, app, parse_limits, reports_errors
+from irr_audit.cli.shared import LimitOption, RuleOption, app, parse_limits, reports_errors, to_stdout
 from irr_audit.errors import UsageError
 from irr_audit.io.display import visible
 
@@ -142,9 +142,9 @@ def _emit(document: dict[str, Any], output_format: PlanFormat) -> None:
     if output_format is PlanFormat.JSON:
         from irr_audit.io.outputs import render_json
 
-        typer.echo(render_json(document), nl=False)
+        to_stdout(render_json(document))
         return
-    typer.echo(plan_text(document))
+    to_stdout(plan_text(document) + "\n")
 
 
 def plan_text(document: dict[str, Any]) -> str:

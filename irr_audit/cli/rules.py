@@ -7,13 +7,12 @@ usage or unreadable input (one message on stderr).
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from irr_audit.cli.shared import app, check_outputs, reports_errors, say
+from irr_audit.cli.shared import app, check_outputs, reports_errors, say, to_stdout
 from irr_audit.errors import UsageError
 from irr_audit.io.display import visible
 
@@ -211,4 +210,4 @@ def diff(
     from irr_audit.rules.load import load_rule
 
     diff = render_rule_diff(load_rule(old), load_rule(new))
-    sys.stdout.write("\n".join(visible(line) for line in diff.split("\n")))  # the rules' text, shown safely
+    to_stdout("\n".join(visible(line) for line in diff.split("\n")))  # the rules' text, shown safely

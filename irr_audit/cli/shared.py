@@ -5,6 +5,7 @@ command turns bad input into one message and exit code 2, and how it speaks.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from irr_audit._version import __version__
-from irr_audit.errors import IrrAuditError
+from irr_audit.errors import IrrAuditError, OutputError
 from irr_audit.io.display import visible
 
 if TYPE_CHECKING:
@@ -102,7 +103,27 @@ def tell_problems(problems: list[dict[str, Any]]) -> None:
 def say(text: str, *, err: bool = True) -> None:
     """A line for people, on stderr unless asked: text from files and paths shown with its
     control characters as escapes (irr_audit.io.display), so that no file can drive the terminal."""
-    typer.echo(visible(text), err=err)
+    if err:
+        typer.echo(visible(text), err=True)
+    else:
+        to_stdout(visible(text) + "\n")
+
+
+def to_stdout(text: str) -> None:
+    """``text`` on standard output, flushed. Standard output redirected to a disk that is full
+    or failing is the output's problem, said as such (exit 2), not a bug; a reader that went
+    away (a broken pipe) is the CLI's main to handle."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise OutputError(
+            f"cannot write to standard output: {error.strerror or error}. What was written there is incomplete.",
+            hint="free space where standard output goes (or send it to another disk), and run the command again.",
+            code="output-unwritable",
+        ) from None
 
 
 def _version_callback(show: bool) -> None:
