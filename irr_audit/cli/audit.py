@@ -573,7 +573,10 @@ def _emit(
     if output_format == "text" and output is None and sys.stdout.isatty():
         from rich.console import Console
 
-        Console().print(result.console_report(include_disagreements))  # fitted to the terminal's width
+        console = Console()  # fitted to the terminal's width, boxes drawn in what its encoding has
+        with console.capture() as captured:
+            console.print(result.console_report(include_disagreements))
+        to_stdout(captured.get())  # a character the terminal's encoding lacks shown as an escape
         return
     if output_format == "json" and isinstance(result, Audit):  # in pieces: millions of disagreements
         _emit_chunks(result.to_json_chunks(include_disagreements), output)
@@ -595,12 +598,12 @@ def _emit(
 
 
 def _emit_chunks(chunks: Iterator[bytes], output: Path | None) -> None:
-    """UTF-8 pieces of whole characters, on stdout (as text, like the rest) or into ``output`` (atomically)."""
+    """UTF-8 pieces of whole characters, on stdout or into ``output`` (atomically)."""
     from irr_audit.io.outputs import write_bytes_atomic
 
     if output is None:
         for chunk in chunks:
-            to_stdout(chunk.decode("utf-8"))
+            to_stdout(chunk)
         return
     write_bytes_atomic(output, chunks)
 

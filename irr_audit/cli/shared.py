@@ -109,13 +109,27 @@ def say(text: str, *, err: bool = True) -> None:
         to_stdout(visible(text) + "\n")
 
 
-def to_stdout(text: str) -> None:
-    """``text`` on standard output, flushed. Standard output redirected to a disk that is full
-    or failing is the output's problem, said as such (exit 2), not a bug; a reader that went
-    away (a broken pipe) is the CLI's main to handle."""
+def to_stdout(text: str | bytes) -> None:
+    """``text`` (or UTF-8 bytes) on standard output, flushed. In UTF-8, the encoding of every
+    format irr-audit writes, whatever the locale says (a report redirected into a file on a
+    system whose locale is Latin-1 or ASCII is the file ``--output`` writes); on a terminal, in
+    the terminal's encoding, with what it cannot show as escapes. Standard output redirected to
+    a disk that is full or failing is the output's problem, said as such (exit 2), not a bug; a
+    reader that went away (a broken pipe) is the CLI's main to handle."""
+    stream = sys.stdout
+    raw = getattr(stream, "buffer", None)
+    terminal = stream.isatty()
     try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        if raw is None:  # a stream of text only (a test's, a host's): it encodes
+            stream.write(text if isinstance(text, str) else text.decode("utf-8"))
+        else:
+            stream.flush()  # what was written as text goes first
+            if isinstance(text, bytes) and not terminal:
+                raw.write(text)
+            else:
+                shown = text if isinstance(text, str) else text.decode("utf-8")
+                raw.write(shown.encode((stream.encoding or "utf-8") if terminal else "utf-8", "backslashreplace"))
+        stream.flush()
     except BrokenPipeError:
         raise
     except OSError as error:
