@@ -173,3 +173,37 @@ def test_verify_does_not_compare_the_prose_read_from_the_numbers() -> None:
     now = {"metrics": {"po": 0.85}, "headline": {"why": "new words"}, "paradox": {"sentence": "new"}}
     assert compare_scores(frozen, now) == ([], [])
     assert compare_scores({**frozen, "metrics": {"po": 0.85}}, {**now, "metrics": {"po": 0.8}})[0]
+
+
+YES_NO = {"rule": "yes_no", "version": 1, "scale": "nominal", "codes": ["yes", "no"]}
+
+
+@pytest.mark.parametrize(
+    ("codes", "cause", "listed"),
+    [
+        # every unit agrees: kappa 1 in every sample of these units
+        (
+            {"ann": "yes no yes no", "ben": "yes no yes no"},
+            "every unit shows the same agreement",
+            "Cohen's kappa, Scott's pi, Fleiss' kappa, Conger's kappa, Krippendorff's alpha, Gwet's AC1, Brennan-Prediger",
+        ),
+        # ben used one code: kappa 0 in every sample, though ann and ben disagree on one unit of three
+        ({"ann": "yes no yes", "ben": "yes yes yes"}, "ben used one code only", "Cohen's kappa, Conger's kappa"),
+    ],
+)
+def test_an_interval_of_no_width_says_why_its_standard_error_is_0(
+    codes: dict[str, str], cause: str, listed: str
+) -> None:
+    audited = irr_audit.audit(panel(codes), YES_NO)
+    report = audited.to_dict()
+    expected = f"the standard error is 0 ({cause}), so the formula sees no variation between units"
+    assert report["headline"]["interval_note"].startswith(expected)
+    assert f"{listed}: {expected}" in audited.to_markdown()
+    conger = report["metrics"]["conger_kappa"]
+    assert 0 < conger["se"] < 1e-12 or conger["se"] == 0  # 0 to rounding: listed with Cohen's where it is
+
+
+def test_an_interval_of_some_width_has_no_such_note() -> None:
+    audited = irr_audit.audit(panel({"ann": "yes no yes no yes", "ben": "yes no no no yes"}), YES_NO)
+    assert "interval_note" not in audited.to_dict()["headline"]
+    assert "the standard error is 0" not in audited.to_markdown()

@@ -149,7 +149,7 @@ def restated(metric: Metric, n: int, spec: IntervalSpec, bounds: tuple[float, fl
         else:
             metric = metric.with_ci(span[0], span[1], spec.method(n), bounds=bounds)
     extra = dict(metric.extra)
-    if se <= ROUNDING_SE * max(1.0, abs(value)):
+    if zero_to_rounding(se, value):
         se = 0.0  # a zero variance computed in floating point: no test has a value
     extra.update(_test("p_value", p_value_zero(value, se, n, spec), se, n))
     se_h0 = extra.get("se_h0")
@@ -160,6 +160,11 @@ def restated(metric: Metric, n: int, spec: IntervalSpec, bounds: tuple[float, fl
         tested = _test("p_value", p_value_above(value, se, n, spec, c), se, n)
         extra["test_against"] = {"value": c, "alternative": "greater", **tested}
     return replace(metric, extra=extra)
+
+
+def zero_to_rounding(se: float, value: float) -> bool:
+    """Whether a standard error is 0 but for floating-point rounding (a variance whose terms cancel)."""
+    return se <= ROUNDING_SE * max(1.0, abs(value))
 
 
 def _test(key: str, p: float | None, se: float, n: int) -> dict[str, object]:

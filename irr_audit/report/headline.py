@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from irr_audit.metrics.interpret import krippendorff_label, landis_koch_label
+from irr_audit.metrics.intervals import zero_to_rounding
 from irr_audit.report.format import format_metric, metric_label
 
 KAPPA = "cohen_kappa"
@@ -180,22 +181,44 @@ def _level(report: Mapping[str, Any]) -> float:
     return float(level) if isinstance(level, (int, float)) else 0.95
 
 
-def degenerate_note(se: float | None, low: float, high: float) -> str | None:
-    """Why an interval of no width (SE 0) is no statement of certainty; None for any other."""
-    if se is None or se > 0 or low != high:
+def degenerate_note(se: float | None, low: float, high: float, cause: str) -> str | None:
+    """Why an interval of no width (SE 0) is no statement of certainty, with ``cause``
+    (``zero_se_cause``); None for any other interval."""
+    if se is None or not zero_to_rounding(se, (low + high) / 2):
         return None
-    return (
-        "the standard error is 0 because every unit shows the same agreement, so the formula sees no "
-        "variation between units; the interval of no width is not certainty"
-    )
+    return f"the standard error is 0 ({cause}), so the formula sees no variation between units; " + NO_WIDTH
+
+
+NO_WIDTH = "the interval of no width is not certainty"
+
+
+def zero_se_cause(report: Mapping[str, Any]) -> str:
+    """What the report shows of why a coefficient's standard error can be 0: every unit agrees
+    alike (raw agreement 0 or 1), or a coder used one code only (two coders: the coefficient is
+    the same in every sample of units like these), or neither, which the note then says."""
+    po = _mapping(_mapping(report, "metrics"), "po")
+    if po.get("defined") and po.get("value") in (0, 1):
+        return "every unit shows the same agreement"
+    coders, table = report.get("coders"), report.get("table")
+    if isinstance(coders, list) and len(coders) == 2 and isinstance(table, list) and table:
+        margins = ([sum(row) for row in table], [sum(column) for column in zip(*table)])  # rows: the first coder
+        for coder, used in zip(coders, margins):
+            if sum(1 for count in used if count) == 1:
+                return f"{coder} used one code only"
+    return "the terms of its formula cancel for these units"
 
 
 def interval_of(
-    name: str, metric: Mapping[str, Any], level: float, bootstrap: Mapping[str, Any] | None = None
+    name: str,
+    metric: Mapping[str, Any],
+    level: float,
+    bootstrap: Mapping[str, Any] | None = None,
+    zero_se: str = "the terms of its formula cancel for these units",
 ) -> tuple[dict[str, Any] | None, str | None]:
     """A coefficient's interval (analytic where a formula exists, else ``bootstrap``, Krippendorff's
     bootstrap of the headline alpha, else the percentile bootstrap over units of --bootstrap), and a
-    note: why there is none, or why one has no width. Both None for a coefficient without either."""
+    note: why there is none, or why one has no width (``zero_se``: why its SE is 0, from
+    ``zero_se_cause``). Both None for a coefficient without either."""
     if not metric.get("defined"):
         return None, None
     ci = metric.get("ci")
@@ -208,7 +231,7 @@ def interval_of(
             "method": metric.get("ci_method", "analytic"),
             "clipped": bool(metric.get("ci_clipped")),
         }
-        return interval, degenerate_note(metric.get("se"), ci[0], ci[1])
+        return interval, degenerate_note(metric.get("se"), ci[0], ci[1], zero_se)
     if bootstrap is not None:
         if not bootstrap.get("defined"):
             return None, f"Krippendorff's bootstrap is undefined: {bootstrap.get('reason', 'no reason given')}"
@@ -234,7 +257,7 @@ def interval_of(
             "clipped": bool(units.get("ci_clipped")),
             "n_boot": units.get("n_boot"),
         }
-        return interval, degenerate_note(units.get("se"), units["ci"][0], units["ci"][1])
+        return interval, degenerate_note(units.get("se"), units["ci"][0], units["ci"][1], zero_se)
     if isinstance(units, Mapping) and units:
         return None, f"the bootstrap is undefined in {units.get('n_undefined', '?')} of {units.get('n_boot', '?')}"
     if name in ("po", "pabak", "kendall_w", "light_kappa"):  # descriptive: no analytic SE is computed
@@ -252,7 +275,7 @@ def headline_block(report: Mapping[str, Any], bootstrap: Mapping[str, Any] | Non
     metric = chosen.metric if isinstance(chosen.metric, Mapping) else {}
     metrics = _mapping(report, "metrics")
     units = _mapping(report, "units")
-    interval, note = interval_of(chosen.name, metric, _level(report), bootstrap)
+    interval, note = interval_of(chosen.name, metric, _level(report), bootstrap, zero_se_cause(report))
     if not metric.get("defined"):
         note = "the estimate is undefined, so it has no interval"
     po = metrics.get("po") if isinstance(metrics, Mapping) else None
@@ -276,12 +299,12 @@ def coefficient_rows(report: Mapping[str, Any], bootstrap: Mapping[str, Any] | N
     chosen = headline_metric(report).name
     names = [chosen, *(name for name in TABLE_ORDER if name != chosen)]
     rows = []
-    level = _level(report)
+    level, zero_se = _level(report), zero_se_cause(report)
     for name in names:
         metric = metrics.get(name)
         if not isinstance(metric, Mapping):
             continue
-        interval, note = interval_of(name, metric, level, bootstrap if name == chosen else None)
+        interval, note = interval_of(name, metric, level, bootstrap if name == chosen else None, zero_se)
         defined = bool(metric.get("defined"))
         label = metric_label(name) + (f" ({metric['level']})" if metric.get("level") else "")
         rows.append(

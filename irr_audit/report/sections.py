@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from irr_audit.metrics.intervals import zero_to_rounding
 from irr_audit.report.format import LISTED_DISAGREEMENTS, format_interval, format_metric, format_number, metric_label
-from irr_audit.report.headline import band_of, coefficient_rows, headline_block, paradox_explanation
+from irr_audit.report.headline import band_of, coefficient_rows, headline_block, paradox_explanation, zero_se_cause
 from irr_audit.report.more_sections import more_sections
 
 RAW = ("po", "pe")
@@ -452,8 +453,8 @@ def _uncertainty_section(report: dict[str, Any], metrics: dict[str, Any]) -> Sec
     flat = [metric_label(name) for name in (*CHANCE_CORRECTED, *RAW, *PARADOX) if _no_width(metrics.get(name))]
     if flat:
         notes.append(
-            f"{', '.join(flat)}: the standard error is 0 because every unit shows the same agreement, so the "
-            "formula sees no variation between units; an interval of no width is not certainty."
+            f"{', '.join(flat)}: the standard error is 0 ({zero_se_cause(report)}), so the formula sees no "
+            "variation between units; an interval of no width is not certainty."
         )
     if boot.get("n_boot"):
         notes.append(f"Bootstrap: {boot['n_boot']} resamples of units, seed {boot.get('seed')}, percentile interval.")
@@ -467,10 +468,10 @@ def _uncertainty_section(report: dict[str, Any], metrics: dict[str, Any]) -> Sec
 
 
 def _no_width(metric: dict[str, Any] | None) -> bool:
-    """A defined coefficient whose analytic interval has no width because its SE is 0."""
+    """A defined coefficient whose analytic interval has no width because its SE is 0 (to rounding)."""
     if not metric or not metric.get("defined") or metric.get("se") is None or "ci" not in metric:
         return False
-    return bool(metric["se"] == 0 and metric["ci"][0] == metric["ci"][1])
+    return zero_to_rounding(metric["se"], metric["value"])
 
 
 def _level(report: dict[str, Any]) -> str:
