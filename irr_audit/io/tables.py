@@ -51,6 +51,7 @@ class RawTable:
     warnings: tuple[str, ...] = ()
     numeric_cells: dict[int, list[int]] | None = None  # XLSX: column -> rows holding a number or date
     worksheets: tuple[str, ...] = ()  # XLSX: every worksheet's title, when there are several
+    unsaved_formulas: dict[int, list[tuple[int, str]]] | None = None  # XLSX: column -> (row, formula) without a value
     spanning: SpanningValues | None = None  # CSV/TSV: the values that run over several lines, if any
 
 
@@ -166,7 +167,15 @@ def _head_text(data: bytes) -> str:
 def _xlsx_table(data: bytes, name: str, worksheet: str | None, limits: Limits) -> RawTable:
     sheet = read_worksheet(data, name, worksheet, limits)
     table = _padded_table(sheet.header, sheet.body, np.arange(2, len(sheet.body) + 2), name)
-    return RawTable(table.header, table.cells, table.rows, sheet.warnings, sheet.numeric_cells, sheet.worksheets)
+    return RawTable(
+        table.header,
+        table.cells,
+        table.rows,
+        sheet.warnings,
+        sheet.numeric_cells,
+        sheet.worksheets,
+        unsaved_formulas=sheet.unsaved_formulas,
+    )
 
 
 def _check_suffix(path: Path) -> None:

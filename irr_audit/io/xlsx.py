@@ -30,11 +30,12 @@ class WorksheetText:
     warnings: tuple[str, ...]
     numeric_cells: dict[int, list[int]]  # column -> rows holding a number or date
     worksheets: tuple[str, ...]  # every worksheet's title, when there are several
+    unsaved_formulas: dict[int, list[tuple[int, str]]]  # column -> (row, formula) of formulas saved without a value
 
 
 def read_worksheet(data: bytes, name: str, worksheet_name: str | None, limits: Limits) -> WorksheetText:
     """The worksheet ``worksheet_name`` (or the first) of the workbook ``data``, within the limits."""
-    _check_xlsx_package(data, name, limits)
+    has_formulas = _check_xlsx_package(data, name, limits)
     # openpyxl adds 0.06 s to every start: imported only when an XLSX sheet is read
     from openpyxl import load_workbook  # noqa: PLC0415
 
@@ -64,7 +65,29 @@ def read_worksheet(data: bytes, name: str, worksheet_name: str | None, limits: L
             if isinstance(value, (int, float, dt.date, dt.time)) and not isinstance(value, bool):
                 numeric.setdefault(column, []).append(row_number)
     titles = tuple(sheet.title for sheet in workbook.worksheets)
-    return WorksheetText(header, body, tuple(warnings), numeric, titles if len(titles) > 1 else ())
+    unsaved = _unsaved_formulas(data, worksheet.title, values) if has_formulas else {}
+    return WorksheetText(header, body, tuple(warnings), numeric, titles if len(titles) > 1 else (), unsaved)
+
+
+def _unsaved_formulas(data: bytes, title: str, values: list[tuple[Any, ...]]) -> dict[int, list[tuple[int, str]]]:
+    """The formulas of worksheet ``title`` saved without the value they gave (a file made by a
+    program that writes formulas but computes none), which read as blank: column -> (row, formula).
+    ``values``: the worksheet's cells as read for their saved values. The workbook is read again,
+    for its formulas, only when its XML holds one."""
+    from openpyxl import load_workbook  # noqa: PLC0415 (see read_worksheet)
+
+    workbook = load_workbook(io.BytesIO(data), data_only=False)
+    try:
+        formulas = list(workbook[title].iter_rows(values_only=True))
+    finally:
+        workbook.close()
+    unsaved: dict[int, list[tuple[int, str]]] = {}
+    for row_number, (saved, written) in enumerate(zip(values, formulas), start=1):
+        for column, (value, formula) in enumerate(zip(saved, written)):
+            text = getattr(formula, "text", formula)  # an array formula keeps its text apart
+            if value is None and isinstance(text, str) and text.startswith("="):
+                unsaved.setdefault(column, []).append((row_number, text))
+    return unsaved
 
 
 def _unreadable_xlsx(name: str, exc: BaseException) -> SheetError:
@@ -83,12 +106,14 @@ def _unreadable_xlsx(name: str, exc: BaseException) -> SheetError:
 # laughs") and external entities are refused by defusedxml, which openpyxl uses.
 WORKSHEET_PART = re.compile(r"xl/worksheets/[^/]+\.xml", re.IGNORECASE)
 CELL_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?c[\s/>]")
+FORMULA_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?f[\s/>]")
 DIMENSION = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?dimension\s[^>]*?ref=[\"']([A-Za-z]*)(\d*)(?::([A-Za-z]+)(\d+))?")
 RATIO_CHECKED_FROM = 64 << 20  # smaller parts may pack at any ratio: a long cell of one repeated text is no bomb
 STREAM_CHUNK = 1 << 20
 
 
-def _check_xlsx_package(data: bytes, name: str, limits: Limits) -> None:
+def _check_xlsx_package(data: bytes, name: str, limits: Limits) -> bool:
+    """Check the package against the limits; returns whether a worksheet holds a formula."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         members = archive.infolist()
@@ -118,10 +143,11 @@ def _check_xlsx_package(data: bytes, name: str, limits: Limits) -> None:
                 f"({member.file_size:,} bytes)",
                 why="This is how a zip bomb looks.",
             )
-    cells = 0
+    cells, formulas = 0, False
     for member in members:
         if WORKSHEET_PART.fullmatch(member.filename):
-            cells += _worksheet_part_cells(archive, member, subject, limits)
+            counted, has_formula = _worksheet_part_cells(archive, member, subject, limits)
+            cells, formulas = cells + counted, formulas or has_formula
             if cells > limits.xlsx_cells:
                 raise limit_error(
                     "xlsx_cells",
@@ -130,12 +156,15 @@ def _check_xlsx_package(data: bytes, name: str, limits: Limits) -> None:
                     f"has more than {limits.xlsx_cells:,} cells in its worksheets",
                     why="Every worksheet of a workbook is read into memory.",
                 )
+    return formulas
 
 
-def _worksheet_part_cells(archive: zipfile.ZipFile, member: zipfile.ZipInfo, subject: str, limits: Limits) -> int:
+def _worksheet_part_cells(
+    archive: zipfile.ZipFile, member: zipfile.ZipInfo, subject: str, limits: Limits
+) -> tuple[int, bool]:
     """The cells of one worksheet part, counted from its XML as it unpacks (never
-    held whole), after its declared dimension is checked."""
-    cells = 0
+    held whole), after its declared dimension is checked; and whether it holds a formula."""
+    cells, formula = 0, False
     tail = b""
     try:
         with archive.open(member) as stream:
@@ -144,6 +173,7 @@ def _worksheet_part_cells(archive: zipfile.ZipFile, member: zipfile.ZipInfo, sub
                     _check_dimension(chunk, member.filename, subject, limits)
                 window = tail + chunk
                 cells += len(CELL_TAG.findall(window)) - len(CELL_TAG.findall(tail))
+                formula = formula or FORMULA_TAG.search(window) is not None
                 tail = window[-64:]
                 if cells > limits.xlsx_cells:
                     break
@@ -151,7 +181,7 @@ def _worksheet_part_cells(archive: zipfile.ZipFile, member: zipfile.ZipInfo, sub
         raise
     except Exception as exc:  # a damaged zip raises BadZipFile, zlib.error, EOFError, NotImplementedError, ...
         raise _unreadable_xlsx(subject.removeprefix("sheet "), exc) from None
-    return cells
+    return cells, formula
 
 
 def _check_dimension(head: bytes, part: str, subject: str, limits: Limits) -> None:

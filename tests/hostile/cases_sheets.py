@@ -851,6 +851,22 @@ CASES = [
         "xlsx: a formula without a cached value as the code",
         JOIN_XLSX,
         {"bob.xlsx": xlsx([["comment_id", "code"], ["a", '=IF(TRUE,"yes","no")'], ["b", "no"]])},
+        exit=2,
+        code="sheet-formula-unsaved",  # it would read as blank: a code the coder entered, logged as missing
+        says=("bob.xlsx", 'row 2: =IF(TRUE,"yes","no")'),
+    ),
+    Case(
+        "xlsx: a formula without a cached value as an id",
+        JOIN_XLSX,
+        {"bob.xlsx": xlsx([["comment_id", "code"], ['="a"', "yes"], ["b", "no"]])},
+        exit=2,
+        code="sheet-formula-unsaved",
+        says=("bob.xlsx", "comment_id"),
+    ),
+    Case(
+        "xlsx: a formula without a cached value in a column not read",
+        JOIN_XLSX,
+        {"bob.xlsx": xlsx([["comment_id", "code", "note"], ["a", "yes", "=NOW()"], ["b", "no", ""]])},
     ),
     Case(
         "xlsx: a workbook saved as .xlsm",
