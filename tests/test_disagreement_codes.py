@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from irr_audit.bundle.adjudication import ListedCodes, disagreement_codes
+from irr_audit.bundle.adjudication import ListedCodes, disagreement_codes, disagreement_texts, template_csv
+from irr_audit.io.csvtables import COLUMNWISE_FROM
 from irr_audit.io.sheets import read_sheets
 from irr_audit.join.join import join_sheets
 from irr_audit.report.model import Disagreements, disagreement_units
@@ -43,3 +46,40 @@ def test_the_lazy_codes_equal_those_of_every_listed_item(listed: Disagreements) 
 def test_a_plain_list_still_gives_a_dict(listed: Disagreements) -> None:
     items = list(listed)
     assert disagreement_codes(items) == {item["comment_id"]: dict(item["codes"]) for item in items}
+
+
+def many_disagreements(tmp_path: Path, units: int = 16_000, with_text: bool = True) -> Disagreements:
+    """A join of three coders over ``units`` units, one sheet with a text column of hostile cells
+    (quotes, line breaks, formula prefixes, control characters): past the size from which a
+    template is made a column at a time."""
+    rng = np.random.default_rng(5)
+    ids = [f"t1_{n:06x}" for n in range(units)]
+    texts = ['said "no", then =SUM(1)', "two\nlines", "+1 tab\there", "café \x1b[31m", "", "plain"]
+    for coder in ("ann", "ben", "cat"):
+        frame = pd.DataFrame({"comment_id": ids, "code": rng.choice(["yes", "no"], size=units)})
+        if coder == "ann" and with_text:
+            frame["body"] = [texts[n % len(texts)] for n in range(units)]
+        frame.to_csv(tmp_path / f"{coder}.csv", index=False)
+    join = join_sheets(read_sheets(sorted(tmp_path.glob("*.csv"))), load_rule(RULE))
+    return Disagreements(join, disagreement_units(join))
+
+
+@pytest.mark.parametrize("decided", [False, True])
+def test_the_template_from_the_lazy_codes_is_the_template_from_every_listed_item(tmp_path: Path, decided: bool) -> None:
+    listed = many_disagreements(tmp_path)
+    items = list(listed)
+    coders = list(listed.join.coders)
+    current = (
+        {item["comment_id"]: {"final_code": "yes", "note": "agreed, =1"} for item in items[::7]} if decided else {}
+    )
+    lazy = template_csv(disagreement_codes(listed), coders, current, disagreement_texts(listed))
+    every = template_csv(disagreement_codes(items), coders, current, disagreement_texts(items))
+    assert len(items) > COLUMNWISE_FROM and lazy == every
+    assert lazy.count("\n") > len(items)  # a text with a line break stays one quoted cell
+
+
+def test_no_text_is_looked_for_where_no_sheet_has_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    listed = many_disagreements(tmp_path, units=100, with_text=False)
+    assert len(listed) and not listed.have_texts()
+    monkeypatch.setattr(Disagreements, "__iter__", lambda self: pytest.fail("each unit's dict made to find no text"))
+    assert disagreement_texts(listed) == {}

@@ -15,7 +15,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -32,11 +32,11 @@ from irr_audit.bundle.manifest import (
     utc_text,
 )
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
-from irr_audit.io.csvtables import table_csv_text
+from irr_audit.io.csvtables import table_csv_columns
 from irr_audit.io.display import visible
 from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import load_json
-from irr_audit.io.outputs import render_json, spreadsheet_original
+from irr_audit.io.outputs import Same, render_json, spreadsheet_original
 from irr_audit.io.tables import CsvBroken, csv_records, record_pattern, swallowed_value
 from irr_audit.join.join import JoinResult
 from irr_audit.report.model import Disagreements, disagreement_units
@@ -99,6 +99,10 @@ class ListedCodes(Mapping[str, dict[str, str]]):
     def __getitem__(self, unit: str) -> dict[str, str]:
         return self._listed.codes_at(self._position()[unit])
 
+    def coder_codes(self) -> dict[str, list[str]]:
+        """Each coder's codes of every unit, in the order of iteration (no dict made per unit)."""
+        return self._listed.coder_codes()
+
     def _position(self) -> dict[str, int]:
         if self._positions is None:
             self._positions = {unit: at for at, unit in enumerate(self._ids)}
@@ -108,6 +112,8 @@ class ListedCodes(Mapping[str, dict[str, str]]):
 def disagreement_texts(disagreements: Iterable[dict[str, Any]]) -> dict[str, dict[str, str]]:
     """comment id -> the comment's text and link as the report lists them (the ledger's, for a
     sampled bundle), for units that have a text."""
+    if isinstance(disagreements, Disagreements) and not disagreements.have_texts():
+        return {}  # no unit's dict made to find no text
     return {
         item["comment_id"]: {"text": item["text"], "link": item.get("link") or ""}
         for item in disagreements
@@ -130,17 +136,22 @@ def template_csv(
     with_text = bool(texts)
     header = ["comment_id", *(CODER_COLUMN_PREFIX + coder for coder in coders), "code", "note"]
     header += ["text", "link"] if with_text else []
-    rows = [
-        [
-            unit,
-            *(codes[coder] for coder in coders),
-            current.get(unit, {}).get("final_code", ""),
-            current.get(unit, {}).get("note", ""),
-            *((texts.get(unit, {}).get("text", ""), texts.get(unit, {}).get("link", "")) if with_text else ()),
-        ]
-        for unit, codes in disagreements.items()
+    units = list(disagreements)
+    coded = disagreements.coder_codes() if isinstance(disagreements, ListedCodes) else None
+    columns: list[Sequence[object] | Same] = [
+        units,
+        *(coded[coder] if coded else [disagreements[unit][coder] for unit in units] for coder in coders),
+        *(_looked_up(units, current, key) for key in ("final_code", "note")),
+        *((_looked_up(units, texts, "text"), _looked_up(units, texts, "link")) if with_text else ()),
     ]
-    return table_csv_text(header, rows)
+    return table_csv_columns(header, columns, len(units))
+
+
+def _looked_up(units: list[str], entries: Mapping[str, Mapping[str, Any]], key: str) -> list[object] | Same:
+    """Each unit's ``key`` in ``entries`` ("" when it has none): one empty column when no unit has an entry."""
+    if not entries:
+        return Same("")
+    return [entries.get(unit, {}).get(key, "") for unit in units]
 
 
 def parse_decisions(text: str, source: str, rule: Rule, disagreements: DisagreementCodes) -> list[Decision]:

@@ -23,7 +23,7 @@ from irr_audit.errors import IrrAuditError, LimitError, UsageError
 from irr_audit.io.files import check_exist, check_usable, read_bounded, sha256_digest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.join.join import JoinResult
-from irr_audit.report.model import disagreement_list
+from irr_audit.report.model import Disagreements, disagreement_units
 
 # --- freeze --------------------------------------------------------------------------
 
@@ -160,7 +160,7 @@ def adjudication(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> Adjudication:
     check_exist([(bundle, "bundle")])
     frozen = read_bundle(bundle, limits)
     join, manifest_sha256 = frozen.join, frozen.manifest.sha256
-    listed = disagreement_list(join)  # listed, not scored
+    listed = Disagreements(join, disagreement_units(join))  # listed, not scored: each unit's dict made when read
     disagreements = adj.disagreement_codes(listed)
     records = adj.trusted_records(bundle, manifest_sha256, disagreements, join.rule.categories)
     return Adjudication(

@@ -474,6 +474,18 @@ class Disagreements(Sequence[dict[str, Any]]):
         ids: list[str] = self.join.units.take(from_numpy(self.units)).to_pylist()
         return ids
 
+    def coder_codes(self) -> dict[str, list[str]]:
+        """Each coder's codes of every disagreement, in order, as the dicts name them (no dict made)."""
+        categories = np.array(self.join.rule.categories, dtype=object)
+        return {
+            coder: categories[self.join.codes[self.units, column]].tolist()
+            for column, coder in enumerate(self.join.coders)
+        }
+
+    def have_texts(self) -> bool:
+        """Whether any disagreement can have a text or link: a ledger, or a sheet with a text column."""
+        return self.join.context is not None or any(sheet.texts is not None for sheet in self.join.sheets)
+
     def codes_at(self, index: int) -> dict[str, str]:
         """The coders' codes of the index-th disagreement, as its dict has them (no text looked up)."""
         categories = self.join.rule.categories
