@@ -7,9 +7,24 @@ import csv
 import io
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 import irr_audit
+from irr_audit.bundle.labels import (
+    ADJUDICATED,
+    AGREED,
+    UNDECIDED,
+    label_columns,
+    label_rows,
+    labels_csv,
+    labels_csv_chunks,
+)
+from irr_audit.io.sheets import read_sheets
+from irr_audit.join.join import STATUSES, VALID, JoinResult, join_sheets
+from irr_audit.report.model import disagreement_units
+from irr_audit.rules.load import load_rule
 from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,3 +143,64 @@ def test_three_coders_agree_only_when_all_do(tmp_path: Path):
     assert frame.loc["u0", ["agreed_code", "final"]].tolist() == ["yes", "agreed"]
     assert frame.loc["u1", ["final_code", "final", "why"]].tolist() == ["", "undecided", "missing codes: cat blank"]
     assert frame.loc["u2", "final"] == "undecided" and "disagreed" in frame.loc["u2", "why"]
+
+
+# --- the labels made a column at a time, against their per-unit definition --------------------
+
+
+def labels_by_unit(join: JoinResult, current: dict[str, dict[str, str]]) -> list[list[object]]:
+    """The labels' definition, one unit at a time (what label_columns makes a column at a time)."""
+    coders = list(join.coders)
+    disagreeing = set(disagreement_units(join).tolist())
+    rows = []
+    for index, comment_id in enumerate(join.unit_ids.tolist()):
+        own = [
+            join.rule.categories[join.codes[index, at]] if join.status[index, at] == VALID else ""
+            for at in range(len(coders))
+        ]
+        agreed_code = own[0] if join.fully_coded[index] and index not in disagreeing else ""
+        decision = current.get(comment_id) if index in disagreeing else None
+        if agreed_code:
+            final, why = AGREED, "every coder gave this code"
+        elif decision:
+            final, why = (
+                ADJUDICATED,
+                f"the coders disagreed; decided by {decision['decided_by']} on {decision['decided_at']}",
+            )
+        elif index in disagreeing:
+            final, why = UNDECIDED, "the coders disagreed and it is not adjudicated yet (irr-audit adjudicate)"
+        else:
+            missing = [
+                f"{coder} {STATUSES[status].value}"
+                for coder, status in zip(coders, join.status[index].tolist())
+                if status != VALID
+            ]
+            final, why = UNDECIDED, "missing codes: " + ", ".join(missing)
+        adjudicated = decision["final_code"] if decision else ""
+        rows.append([comment_id, *own, agreed_code, adjudicated, agreed_code or adjudicated, final, why])
+    return rows
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_labels_made_a_column_at_a_time_are_those_of_each_unit(tmp_path: Path, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    units = [f"c{n}" for n in range(400)]
+    for coder in ("ann", "ben", "cat"):
+        kept = [unit for unit in units if rng.random() > 0.05]  # some units absent from a sheet
+        codes = rng.choice(
+            ["yes", "no", "", "maybe", "YES", "n/a"], size=len(kept), p=[0.4, 0.4, 0.05, 0.05, 0.05, 0.05]
+        )
+        lines = [f"{unit},{code}" for unit, code in zip(kept, codes)]
+        lines += [f"{kept[0]},no", f"{kept[1]},{codes[1]}"]  # a conflicting and a repeated row
+        (tmp_path / f"{coder}.csv").write_text("comment_id,code\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    join = join_sheets(read_sheets(sorted(tmp_path.glob("*.csv"))), load_rule(RULE))
+    disagreeing = join.unit_ids[disagreement_units(join)].tolist()
+    current = {
+        unit: {"final_code": "yes", "decided_by": "dee", "decided_at": "2026-12-02T10:00:00Z"}
+        for unit in [*disagreeing[::3], units[5]]  # a decision on a unit that is no disagreement is not one
+    }
+    assert len(disagreeing) > 20 and len(set(join.status.ravel().tolist())) >= 4
+    assert label_rows(join, current) == labels_by_unit(join, current)
+    assert all(column.dtype == object for column in label_columns(join, current).values())
+    frame = pd.DataFrame(label_columns(join, current), dtype=object)
+    assert b"".join(labels_csv_chunks(frame, rows=37)).decode() == labels_csv(frame)

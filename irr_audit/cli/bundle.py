@@ -279,16 +279,17 @@ def labels(
     """The final labels as CSV: per unit, each coder's code, the agreed and the adjudicated
     code, and which is final and why (agreed, adjudicated, or undecided with its reason)."""
     from irr_audit.api import labels as bundle_labels
-    from irr_audit.bundle.labels import labels_csv, labels_summary
-    from irr_audit.io.outputs import write_text_atomic
+    from irr_audit.bundle.labels import labels_csv_chunks, labels_summary
+    from irr_audit.io.outputs import write_bytes_atomic
 
     if output is not None:
         check_outputs([bundle], "--output", files=[output])
     frame = bundle_labels(bundle, limits=parse_limits(limit))
     if output is None:
-        to_stdout(labels_csv(frame))
+        for chunk in labels_csv_chunks(frame):
+            to_stdout(chunk)
     else:
-        write_text_atomic(output, labels_csv(frame))
+        write_bytes_atomic(output, labels_csv_chunks(frame))
     if not quiet:
         say(labels_summary(frame))
 
