@@ -186,10 +186,10 @@ def degenerate_note(se: float | None, low: float, high: float, cause: str) -> st
     (``zero_se_cause``); None for any other interval."""
     if se is None or not zero_to_rounding(se, (low + high) / 2):
         return None
-    return f"the standard error is 0 ({cause}), so the formula sees no variation between units; " + NO_WIDTH
-
-
-NO_WIDTH = "the interval of no width is not certainty"
+    return (
+        f"the standard error is 0 ({cause}), so the formula sees no variation between units; "
+        "the interval of no width is not certainty"
+    )
 
 
 def zero_se_cause(report: Mapping[str, Any]) -> str:
