@@ -12,6 +12,9 @@ import pytest
 
 from irr_audit.errors import SheetError
 from irr_audit.io.sheets import read_sheet
+from irr_audit.join.counts import read_counts
+from irr_audit.join.table_input import read_agreement_table
+from irr_audit.rules.load import rule_from_mapping
 
 HEAD = b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'
 TAIL = b"</sheetData></worksheet>"
@@ -99,3 +102,29 @@ def test_a_workbook_without_formulas_is_read_once(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(xlsx, "_unsaved_formulas", never)
     rows = [header("comment_id", "code"), [text_cell("A2", "c1"), text_cell("B2", "f")]]  # "f": a value, no <f>
     assert read_sheet(workbook(tmp_path, rows)).comment_ids.to_pylist() == ["c1"]
+
+
+def test_every_column_of_a_counts_file_or_an_agreement_table_is_checked(tmp_path: Path) -> None:
+    """Counts and tables are read whole: a formula without its value is refused in any column."""
+    rule = rule_from_mapping({"rule": "r", "version": 1, "scale": "nominal", "codes": ["yes", "no"]})
+    counts = workbook(
+        tmp_path,
+        [
+            header("ann", "ben", "units"),
+            [text_cell("A2", "yes"), formula_cell("B2", "LOWER(&quot;YES&quot;)", None), text_cell("C2", "3")],
+        ],
+    )
+    with pytest.raises(SheetError) as refused:
+        read_counts([counts], rule)
+    assert refused.value.code == "sheet-formula-unsaved" and "column 'ben'" in refused.value.message
+    table = workbook(
+        tmp_path,
+        [
+            header("", "yes", "no"),
+            [text_cell("A2", "yes"), text_cell("B2", "4"), formula_cell("C2", "1+1", None)],
+            [text_cell("A3", "no"), text_cell("B3", "1"), text_cell("C3", "5")],
+        ],
+    )
+    with pytest.raises(SheetError) as refused:
+        read_agreement_table(table, rule)
+    assert refused.value.code == "sheet-formula-unsaved" and "row 2: =1+1" in refused.value.message

@@ -43,6 +43,7 @@ from irr_audit.io.tables import (
     read_and_parse,
     read_table_bytes,
     record_pattern,
+    refuse_unsaved_formulas,
 )
 
 VERSION_PATTERN = re.compile(r"[vV]?\s*(\d+)")
@@ -244,7 +245,7 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = Sh
     text_at = next((at for at in (_optional_column(header, column) for column in TEXT_COLUMNS) if at is not None), None)
     structural = {at: header[at] for at in (id_at, code_at, version_at, coder_at) if at is not None}
     _check_spanning(table, name, structural, id_at, code_at)
-    _check_unsaved_formulas(table, name, structural)
+    refuse_unsaved_formulas(table, name, structural)
     ids = table.cells[id_at]
     keys = pc.utf8_trim_whitespace(ids) if may_have_edge_space(ids) else ids
     non_empty = _non_empty_rows(table.cells, keys)
@@ -296,24 +297,6 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = Sh
         warnings=tuple(warnings),
         unit_keys=keys,
     )
-
-
-def _check_unsaved_formulas(table: RawTable, name: str, structural: dict[int, str]) -> None:
-    """A workbook's formula saved without its value reads as blank: in a column the audit reads,
-    that would log a code (or drop an id) the coder did enter, so the sheet is refused, naming it."""
-    for at, column in structural.items():
-        found = (table.unsaved_formulas or {}).get(at, [])
-        if found:
-            cells = ", ".join(f"row {row}: {printable(formula, 40)}" for row, formula in found[:3])
-            more = f" and {len(found) - 3} more" if len(found) > 3 else ""
-            raise SheetError(
-                f"sheet {name}: {len(found)} cells of column '{printable(column, 80)}' hold a formula whose value "
-                f"was never saved ({cells}{more}). irr-audit reads the values a spreadsheet saved with the "
-                "workbook and evaluates no formula, so they would read as blank.",
-                hint="open the workbook in a spreadsheet program and save it again (that saves each formula's "
-                "value), or type the values in place of the formulas.",
-                code="sheet-formula-unsaved",
-            )
 
 
 def _numbered_from_two(rows: np.ndarray) -> bool:

@@ -17,6 +17,7 @@ import io
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -176,6 +177,26 @@ def _xlsx_table(data: bytes, name: str, worksheet: str | None, limits: Limits) -
         sheet.worksheets,
         unsaved_formulas=sheet.unsaved_formulas,
     )
+
+
+def refuse_unsaved_formulas(table: RawTable, name: str, columns: Mapping[int, str] | None = None) -> None:
+    """A workbook's formula saved without its value reads as blank: in a column its reader reads
+    (``columns``: position -> name; every column when None), that would take for missing a value
+    the coder did enter, so the file is refused, naming the cells."""
+    for at, found in sorted((table.unsaved_formulas or {}).items()):
+        if columns is not None and at not in columns:
+            continue
+        column = columns[at] if columns is not None else table.header[at]
+        cells = ", ".join(f"row {row}: {printable(formula, 40)}" for row, formula in found[:3])
+        more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+        raise SheetError(
+            f"sheet {name}: {len(found)} cells of column '{printable(column, 80)}' hold a formula whose value "
+            f"was never saved ({cells}{more}). irr-audit reads the values a spreadsheet saved with the "
+            "workbook and evaluates no formula, so they would read as blank.",
+            hint="open the workbook in a spreadsheet program and save it again (that saves each formula's "
+            "value), or type the values in place of the formulas.",
+            code="sheet-formula-unsaved",
+        )
 
 
 def _check_suffix(path: Path) -> None:

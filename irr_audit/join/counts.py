@@ -29,7 +29,7 @@ from irr_audit.io.framecsv import frame_csv_text
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import refuse_column_collisions, spreadsheet_original
 from irr_audit.io.sheets import SheetOptions, read_table_file
-from irr_audit.io.tables import ParsedFile
+from irr_audit.io.tables import ParsedFile, refuse_unsaved_formulas
 from irr_audit.join.join import JoinResult
 from irr_audit.join.writers import UNITS as UNITS  # counts.csv's last column, named where join writes it
 from irr_audit.metrics.patterns import MAX_UNITS, compress
@@ -185,6 +185,7 @@ def _check_total(units: np.ndarray, paths: list[Path]) -> None:
 def _read_one(path: Path, limits: Limits) -> tuple[pd.DataFrame, ParsedFile]:
     parsed = read_table_file(path, SheetOptions(limits=limits))
     table = parsed.table
+    refuse_unsaved_formulas(table, path.name)  # every column is read: the coders' codes and the units
     columns = [spreadsheet_original(column.strip()) for column in table.header]
     if len(columns) < 3 or columns[-1] != UNITS or len(set(columns)) != len(columns):
         raise SheetError(

@@ -34,6 +34,7 @@ import pandas as pd
 from irr_audit.errors import SheetError
 from irr_audit.io.outputs import spreadsheet_original
 from irr_audit.io.sheets import read_table
+from irr_audit.io.tables import refuse_unsaved_formulas
 from irr_audit.join.counts import MAX_PATTERN_UNITS, WHOLE_NUMBER, _check_total
 from irr_audit.rules.model import CodeStatus, Rule
 
@@ -97,6 +98,7 @@ def _counts(values: pd.Series, path: Path, rows: np.ndarray, column: str, code: 
 
 def _frame(path: Path) -> tuple[list[str], pd.DataFrame, np.ndarray]:
     table = read_table(path)
+    refuse_unsaved_formulas(table, path.name)  # every cell of a table of counts is read
     columns = [column.strip() for column in table.header]
     frame = pd.DataFrame({at: column.to_numpy(zero_copy_only=False) for at, column in enumerate(table.cells)})
     return columns, frame, table.rows
