@@ -185,7 +185,8 @@ YES_NO = {"rule": "yes_no", "version": 1, "scale": "nominal", "codes": ["yes", "
         (
             {"ann": "yes no yes no", "ben": "yes no yes no"},
             "every unit shows the same agreement",
-            "Cohen's kappa, Scott's pi, Fleiss' kappa, Conger's kappa, Krippendorff's alpha, Gwet's AC1, Brennan-Prediger",
+            "Cohen's kappa, Scott's pi, Fleiss' kappa, Conger's kappa, Krippendorff's alpha, Gwet's AC1, "
+            "Brennan-Prediger",
         ),
         # ben used one code: kappa 0 in every sample, though ann and ben disagree on one unit of three
         ({"ann": "yes no yes", "ben": "yes yes yes"}, "ben used one code only", "Cohen's kappa, Conger's kappa"),
