@@ -154,7 +154,8 @@ def test_every_command_gives_the_same_output_when_no_thread_can_be_started(
 @pytest.mark.parametrize(
     ("error", "says"),
     [
-        (MemoryError(), "ran out of memory"),
+        (MemoryError(), "ran out of memory:"),
+        (MemoryError("Unable to allocate 7.45 GiB for an array"), "ran out of memory (Unable to allocate 7.45 GiB"),
         (RuntimeError("can't start new thread"), "could not start a thread"),
     ],
 )

@@ -85,15 +85,19 @@ def _exit_if_refused(error: Exception) -> None:
     saying so and how to find the limit, and exit 71. Every output is written whole or not at
     all, so nothing is left half-written."""
     from irr_audit._threads import thread_refused
+    from irr_audit.io.display import printable
 
     if isinstance(error, MemoryError):  # numpy's and pyarrow's own errors for this are MemoryErrors
-        what = "ran out of memory"
+        # what was asked for, as the library says it ("Unable to allocate 7.45 GiB for an array ..."):
+        # an absurd size would be a bug to report, not a limit to raise
+        asked = printable(str(error), 200)
+        what = "ran out of memory" + (f" ({asked})" if asked else "")
     elif thread_refused(error):
         what = "could not start a thread"
     else:
         return
     typer.echo(
-        f"Error [system-refused]: irr-audit {what} (the system refused it), so the command stopped. A file "
+        f"Error [system-refused]: irr-audit {what}: the system refused it, so the command stopped. A file "
         "it writes is written whole or not at all: none is left half-written.\n  Hint: free memory, or raise "
         "this shell's limit on a process's memory (`ulimit -v` shows it, in KiB) or threads, and run it again.",
         err=True,
