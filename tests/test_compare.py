@@ -11,11 +11,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 from typer.testing import CliRunner
 
 import irr_audit
 from irr_audit.cli import app
+from irr_audit.metrics import difference
 from irr_audit.metrics.difference import Side, compare_sides, replicate_weights, strata
 from irr_audit.rules.scale import Scale
 
@@ -310,3 +313,42 @@ def test_what_cannot_be_compared_is_named() -> None:
     assert "reported by A only, not compared: " in notes and "cohen_kappa" in notes
     assert "categories of B's rule only, not compared per category: maybe" in notes
     assert document["rules"]["same"] is False and "+ maybe" in document["rules"]["diff"]
+
+
+# --- the strata and the patterns, against their plain definitions ------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.sampled_from([f"u{n}" for n in range(30)] + ["", " u1", "ü"]), unique=True, max_size=25),
+    st.lists(st.sampled_from([f"u{n}" for n in range(30)] + ["", " u1", "ü"]), unique=True, max_size=25),
+)
+def test_the_strata_are_the_ids_matched_one_by_one(ids_a: list[str], ids_b: list[str]) -> None:
+    split = strata(np.array(ids_a, dtype=object), np.array(ids_b, dtype=object))
+    where_b = {unit: at for at, unit in enumerate(ids_b)}
+    shared = [at for at, unit in enumerate(ids_a) if unit in where_b]
+    assert split.shared_a.tolist() == shared
+    assert split.shared_b.tolist() == [where_b[ids_a[at]] for at in shared]
+    assert split.only_a.tolist() == [at for at, unit in enumerate(ids_a) if unit not in where_b]
+    assert split.only_b.tolist() == sorted(set(range(len(ids_b))) - set(split.shared_b.tolist()))
+    assert all(array.dtype == np.int64 for array in (split.shared_a, split.shared_b, split.only_a, split.only_b))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 5), st.integers(0, 60), st.integers(0, 2**32 - 1))
+def test_the_patterns_are_np_uniques_rows_in_its_order(coders: int, categories: int, units: int, seed: int) -> None:
+    codes = np.random.default_rng(seed).integers(0, categories, size=(units, coders)).astype(np.int8)
+    patterns, inverse = difference._patterns(codes, categories)
+    if not units:
+        assert len(patterns.counts) == 0 and len(inverse) == 0
+        return
+    rows, expected_inverse, counts = np.unique(codes.astype(np.int64), axis=0, return_inverse=True, return_counts=True)
+    assert patterns.rows.tolist() == rows.tolist() and patterns.counts.tolist() == counts.tolist()
+    assert inverse.tolist() == expected_inverse.reshape(-1).tolist()
+
+
+def test_patterns_too_wide_for_a_number_are_np_uniques_rows_too() -> None:
+    codes = np.random.default_rng(4).integers(0, 5, size=(50, 40))  # 6^40 rows: no 64-bit key
+    patterns, inverse = difference._patterns(codes, 5)
+    rows, expected_inverse = np.unique(codes, axis=0, return_inverse=True)
+    assert patterns.rows.tolist() == rows.tolist() and inverse.tolist() == expected_inverse.reshape(-1).tolist()

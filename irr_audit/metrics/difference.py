@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from irr_audit.metrics.bootstrap import CELLS_PER_PIECE
-from irr_audit.metrics.patterns import Grouping, Patterns, validate_codes
+from irr_audit.metrics.patterns import Grouping, Patterns, ordered_row_keys, validate_codes
 from irr_audit.metrics.plan import Coefficient, multi_coder_plan, per_category_plan, two_coder_plan
 from irr_audit.metrics.result import Metric
 from irr_audit.metrics.summary import _evaluate
@@ -68,10 +70,10 @@ class Strata:
 
 def strata(ids_a: np.ndarray, ids_b: np.ndarray) -> Strata:
     """The shared units (by id) and each audit's own; ids are unique within an audit."""
-    ids_a, ids_b = np.asarray(ids_a, dtype=object), np.asarray(ids_b, dtype=object)
-    where_b = {unit: at for at, unit in enumerate(ids_b.tolist())}
-    shared_a = np.array([at for at, unit in enumerate(ids_a.tolist()) if unit in where_b], dtype=np.int64)
-    shared_b = np.array([where_b[unit] for unit in ids_a[shared_a].tolist()], dtype=np.int64)
+    texts_a, texts_b = (pa.array(np.asarray(ids, dtype=object), type=pa.string()) for ids in (ids_a, ids_b))
+    where_b = pc.index_in(texts_a, value_set=texts_b)  # one hash table of B's ids; null: not in B
+    shared_a = np.flatnonzero(where_b.is_valid().to_numpy(zero_copy_only=False)).astype(np.int64)
+    shared_b = where_b.drop_null().to_numpy().astype(np.int64)
     only_a = np.setdiff1d(np.arange(len(ids_a)), shared_a)
     only_b = np.setdiff1d(np.arange(len(ids_b)), shared_b)
     return Strata(shared_a, shared_b, only_a, only_b)
@@ -82,7 +84,12 @@ def _patterns(codes: np.ndarray, n_categories: int) -> tuple[Patterns, np.ndarra
     codes = validate_codes(codes, n_categories)
     if not len(codes):
         return Patterns(codes.astype(np.int64), np.zeros(0, dtype=np.int64), n_categories), np.zeros(0, np.int64)
-    rows, inverse, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+    keys = ordered_row_keys(codes, n_categories)
+    if keys is None:
+        rows, inverse, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+    else:  # the rows as numbers: a sort of ten million numbers, not of rows (in the same order)
+        _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+        rows = codes[first]
     return Patterns(rows.astype(np.int64), counts.astype(np.int64), n_categories), inverse.reshape(-1)
 
 

@@ -152,6 +152,12 @@ def _row_keys(codes: np.ndarray, n_categories: int) -> np.ndarray | None:
     return keys
 
 
+def ordered_row_keys(codes: np.ndarray, n_categories: int) -> np.ndarray | None:
+    """One int64 key per row that sorts as the rows do (the first column first, as
+    ``np.unique(codes, axis=0)`` orders them), or None when it would overflow."""
+    return _row_keys(codes[:, ::-1], n_categories)
+
+
 COUNT_BLOCK = 1 << 20  # rows keyed and counted at a time: the int64 keys of a block stay a few MB
 BLOCKED_KEYS = 1 << 16  # possible keys up to which rows are counted a block at a time
 
