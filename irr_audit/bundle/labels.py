@@ -20,6 +20,7 @@ from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import csv_text
 from irr_audit.join.join import STATUSES, VALID, JoinResult
 from irr_audit.join.variables import VariableJoin
+from irr_audit.metrics.patterns import unique_rows
 from irr_audit.report.model import disagreement_units
 
 CODER_PREFIX = "coder:"  # the coder columns, as in the adjudication template
@@ -103,15 +104,9 @@ def _missing_reasons(coders: list[str], statuses: np.ndarray) -> np.ndarray:
     distinct row (a handful of patterns over millions of units)."""
     if not len(statuses):
         return np.empty(0, dtype=object)
-    base = len(STATUSES)
-    if base ** statuses.shape[1] >= 1 << 62:  # too many coders to number a row's statuses in 64 bits
-        patterns, which = np.unique(statuses, axis=0, return_inverse=True)
-    else:  # each row's statuses as one number (a sort of numbers, not of rows)
-        keys = statuses.astype(np.int64) @ (base ** np.arange(statuses.shape[1], dtype=np.int64))
-        _, first, which = np.unique(keys, return_index=True, return_inverse=True)
-        patterns = statuses[first]
-    reasons = np.array(["missing codes: " + _missing(coders, pattern) for pattern in patterns], dtype=object)
-    return reasons[which.reshape(-1)]
+    first, which, _ = unique_rows(statuses, len(STATUSES))  # statuses are digits as codes are
+    reasons = np.array(["missing codes: " + _missing(coders, pattern) for pattern in statuses[first]], dtype=object)
+    return reasons[which]
 
 
 def codebook_labels(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> pd.DataFrame:

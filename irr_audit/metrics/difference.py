@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from irr_audit.metrics.bootstrap import CELLS_PER_PIECE
-from irr_audit.metrics.patterns import Grouping, Patterns, ordered_row_keys, validate_codes
+from irr_audit.metrics.patterns import Grouping, Patterns, unique_rows, validate_codes
 from irr_audit.metrics.plan import Coefficient, multi_coder_plan, per_category_plan, two_coder_plan
 from irr_audit.metrics.result import Metric
 from irr_audit.metrics.summary import _evaluate
@@ -84,13 +84,8 @@ def _patterns(codes: np.ndarray, n_categories: int) -> tuple[Patterns, np.ndarra
     codes = validate_codes(codes, n_categories)
     if not len(codes):
         return Patterns(codes.astype(np.int64), np.zeros(0, dtype=np.int64), n_categories), np.zeros(0, np.int64)
-    keys = ordered_row_keys(codes, n_categories)
-    if keys is None:
-        rows, inverse, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
-    else:  # the rows as numbers: a sort of ten million numbers, not of rows (in the same order)
-        _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
-        rows = codes[first]
-    return Patterns(rows.astype(np.int64), counts.astype(np.int64), n_categories), inverse.reshape(-1)
+    first, inverse, counts = unique_rows(codes, n_categories)
+    return Patterns(codes[first].astype(np.int64), counts.astype(np.int64), n_categories), inverse
 
 
 def _plans(patterns: Patterns, side: Side) -> tuple[list[Coefficient], list[Coefficient]]:

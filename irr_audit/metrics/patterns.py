@@ -152,10 +152,17 @@ def _row_keys(codes: np.ndarray, n_categories: int) -> np.ndarray | None:
     return keys
 
 
-def ordered_row_keys(codes: np.ndarray, n_categories: int) -> np.ndarray | None:
-    """One int64 key per row that sorts as the rows do (the first column first, as
-    ``np.unique(codes, axis=0)`` orders them), or None when it would overflow."""
-    return _row_keys(codes[:, ::-1], n_categories)
+def unique_rows(codes: np.ndarray, n_categories: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What ``np.unique(codes, axis=0, return_index=True, return_inverse=True, return_counts=True)``
+    gives after its rows (codes from -1 to ``n_categories`` - 1): where each distinct row first
+    appears, each row's among them, and how many there are; in the same order, by sorting one
+    int64 key per row (the first column its top digit) where the keys fit, not rows."""
+    keys = _row_keys(codes[:, ::-1], n_categories)
+    if keys is None:
+        _, first, inverse, counts = np.unique(codes, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    else:
+        _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+    return first, inverse.reshape(-1), counts
 
 
 COUNT_BLOCK = 1 << 20  # rows keyed and counted at a time: the int64 keys of a block stay a few MB
