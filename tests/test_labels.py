@@ -20,7 +20,9 @@ from irr_audit.bundle.labels import (
     label_rows,
     labels_csv,
     labels_csv_chunks,
+    labels_frame,
 )
+from irr_audit.bundle.workflow import Adjudication
 from irr_audit.io.sheets import read_sheets
 from irr_audit.join.join import STATUSES, VALID, JoinResult, join_sheets
 from irr_audit.report.model import disagreement_units
@@ -204,3 +206,18 @@ def test_the_labels_made_a_column_at_a_time_are_those_of_each_unit(tmp_path: Pat
     assert all(column.dtype == object for column in label_columns(join, current).values())
     frame = pd.DataFrame(label_columns(join, current), dtype=object)
     assert b"".join(labels_csv_chunks(frame, rows=37)).decode() == labels_csv(frame)
+
+
+def test_the_labels_frame_is_its_own(tmp_path: Path) -> None:
+    """The frame shares no array with the join: a notebook user editing it changes nothing else."""
+    lines = ["comment_id,code", "c1,yes", "c2,no"]
+    for coder in ("ann", "ben"):
+        (tmp_path / f"{coder}.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    join = join_sheets(read_sheets(sorted(tmp_path.glob("*.csv"))), load_rule(RULE))
+    state = Adjudication(tmp_path, {}, "", join, {}, {})
+    frame = labels_frame(state)
+    frame.loc[0, "comment_id"] = "edited"
+    frame.loc[1, "final"] = "edited"
+    assert join.unit_ids.tolist() == ["c1", "c2"]
+    assert labels_frame(state)["final"].tolist() == [AGREED, AGREED]
+    assert len(frame._mgr.blocks) == len(frame.columns)  # no column copied into one stacked block

@@ -42,7 +42,9 @@ def bundle_labels(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> pd.DataFrame
 
 def labels_frame(state: Adjudication) -> pd.DataFrame:
     """The labels of an adjudication state. Pure."""
-    return pd.DataFrame(label_columns(state.join, state.current), dtype=object)
+    # the columns are this frame's own (copy=False keeps pandas from stacking eleven columns
+    # of ten million objects into one block, a copy of each)
+    return pd.DataFrame(label_columns(state.join, state.current), dtype=object, copy=False)
 
 
 def label_columns(join: JoinResult, current: Mapping[str, dict[str, Any]]) -> dict[str, np.ndarray]:
@@ -56,7 +58,7 @@ def label_columns(join: JoinResult, current: Mapping[str, dict[str, Any]]) -> di
     disagreeing = np.zeros(len(unit_ids), dtype=bool)
     disagreeing[disagreement_units(join)] = True
     agreed = join.fully_coded & ~disagreeing
-    columns = {"comment_id": np.asarray(unit_ids, dtype=object)}
+    columns = {"comment_id": np.array(unit_ids, dtype=object)}  # a copy: the join's own ids stay the join's
     for at, coder in enumerate(coders):
         columns[CODER_PREFIX + coder] = np.where(valid[:, at], categories[np.clip(join.codes[:, at], 0, None)], "")
     # object columns filled with one shared text each, not a text object per unit
@@ -158,7 +160,7 @@ def labels_summary(frame: pd.DataFrame) -> str:
             parts.append(f"{variable}: {line}" + (f", {skipped} not applicable" if skipped else ""))
         return "; ".join(parts) + "."
     final = frame["final"]
-    undecided = frame[final == UNDECIDED]["why"]
+    undecided = frame["why"][final == UNDECIDED]  # one column taken, not every column's rows
     missing = int(undecided.str.startswith("missing codes").sum())
     line = (
         f"{len(frame)} units: {int((final == AGREED).sum())} agreed, {int((final == ADJUDICATED).sum())} adjudicated, "
