@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,6 +21,7 @@ import irr_audit
 from irr_audit.cli import app
 from irr_audit.metrics import difference
 from irr_audit.metrics.difference import Side, compare_sides, replicate_weights, strata
+from irr_audit.report.comparison import relation
 from irr_audit.rules.scale import Scale
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -332,6 +334,29 @@ def test_the_strata_are_the_ids_matched_one_by_one(ids_a: list[str], ids_b: list
     assert split.only_a.tolist() == [at for at, unit in enumerate(ids_a) if unit not in where_b]
     assert split.only_b.tolist() == sorted(set(range(len(ids_b))) - set(split.shared_b.tolist()))
     assert all(array.dtype == np.int64 for array in (split.shared_a, split.shared_b, split.only_a, split.only_b))
+
+
+IDS = st.lists(st.sampled_from([f"u{n}" for n in range(30)] + ["", " u1", "ü"]), unique=True, max_size=25)
+AS_TEXT = st.sampled_from(
+    [
+        lambda ids: np.array(ids, dtype=object),
+        lambda ids: pa.array(ids, type=pa.string()),
+        lambda ids: pa.array(ids, type=pa.large_string()),
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(IDS, IDS, AS_TEXT, AS_TEXT)
+def test_the_strata_and_the_relation_are_those_of_the_ids_as_sets(ids_a, ids_b, as_a, as_b) -> None:
+    """Ids held as numpy or pyarrow texts (a join's own), of either pyarrow width, match alike."""
+    a, b = set(ids_a), set(ids_b)
+    kind = "same" if a == b else ("disjoint" if not a & b else "overlapping")
+    expected = {"relation": kind, "shared": len(a & b), "a_only": len(a - b), "b_only": len(b - a)}
+    assert relation(as_a(ids_a), as_b(ids_b)) == expected
+    split = strata(as_a(ids_a), as_b(ids_b))
+    assert [ids_a[at] for at in split.shared_a] == [ids_b[at] for at in split.shared_b] == [u for u in ids_a if u in b]
+    assert len(split.only_a) == len(a - b) and len(split.only_b) == len(b - a)
 
 
 @settings(max_examples=150, deadline=None)

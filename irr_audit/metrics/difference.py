@@ -37,10 +37,11 @@ Batch = tuple[np.ndarray, np.ndarray]
 @dataclass(frozen=True)
 class Side:
     """One audit's fully coded units: ``codes`` (n, r) category indices (no -1), ``ids`` (n,)
-    the units' ids as text, and its rule's categories, scale and code values."""
+    the units' ids as text (a numpy array or a pyarrow string array), and its rule's
+    categories, scale and code values."""
 
     codes: np.ndarray
-    ids: np.ndarray
+    ids: np.ndarray | pa.Array
     categories: tuple[str, ...]
     scale: Scale
     values: np.ndarray | None = None
@@ -68,9 +69,21 @@ class Strata:
         )
 
 
-def strata(ids_a: np.ndarray, ids_b: np.ndarray) -> Strata:
+def id_texts(ids_a: np.ndarray | pa.Array, ids_b: np.ndarray | pa.Array) -> tuple[pa.Array, pa.Array]:
+    """Two audits' unit ids as pyarrow texts of one type, to be matched by a hash table (ids
+    already in pyarrow, as a join holds them, are not converted from Python strings again)."""
+    texts = [
+        ids if isinstance(ids, pa.Array) else pa.array(np.asarray(ids, dtype=object), type=pa.string())
+        for ids in (ids_a, ids_b)
+    ]
+    if texts[0].type != texts[1].type:
+        texts = [text.cast(pa.large_string()) for text in texts]
+    return texts[0], texts[1]
+
+
+def strata(ids_a: np.ndarray | pa.Array, ids_b: np.ndarray | pa.Array) -> Strata:
     """The shared units (by id) and each audit's own; ids are unique within an audit."""
-    texts_a, texts_b = (pa.array(np.asarray(ids, dtype=object), type=pa.string()) for ids in (ids_a, ids_b))
+    texts_a, texts_b = id_texts(ids_a, ids_b)
     where_b = pc.index_in(texts_a, value_set=texts_b)  # one hash table of B's ids; null: not in B
     shared_a = np.flatnonzero(where_b.is_valid().to_numpy(zero_copy_only=False)).astype(np.int64)
     shared_b = where_b.drop_null().to_numpy().astype(np.int64)

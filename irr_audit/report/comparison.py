@@ -10,10 +10,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from irr_audit.errors import UsageError
 from irr_audit.join.join import JoinResult
-from irr_audit.metrics.difference import Side, compare_sides
+from irr_audit.metrics.difference import Side, compare_sides, id_texts
 from irr_audit.metrics.drift import drift
 from irr_audit.metrics.krippendorff import scale_values
 from irr_audit.report.format import format_number, metric_label
@@ -29,19 +31,21 @@ def _side(join: JoinResult, coders: Sequence[str]) -> Side:
     full = join.fully_coded
     return Side(
         codes=np.asarray(join.codes[full][:, columns], dtype=np.int64),
-        ids=np.asarray(join.unit_ids[full], dtype=object),
+        ids=join.units.filter(pa.array(full)),
         categories=tuple(rule.categories),
         scale=rule.scale,
         values=scale_values(rule.scale, len(rule.categories), rule.values),
     )
 
 
-def relation(ids_a: Sequence[str], ids_b: Sequence[str]) -> dict[str, Any]:
-    """Whether two audits hold the same units, some of them, or none, with the counts."""
-    a, b = set(ids_a), set(ids_b)
-    shared = len(a & b)
-    kind = "same" if a == b else ("disjoint" if not shared else "overlapping")
-    return {"relation": kind, "shared": shared, "a_only": len(a - b), "b_only": len(b - a)}
+def relation(ids_a: np.ndarray | pa.Array, ids_b: np.ndarray | pa.Array) -> dict[str, Any]:
+    """Whether two audits hold the same units, some of them, or none, with the counts (a
+    join's ids are unique: the shared ones are A's found among B's)."""
+    texts_a, texts_b = id_texts(ids_a, ids_b)
+    shared = int(pc.sum(pc.is_in(texts_a, value_set=texts_b)).as_py() or 0)
+    a_only, b_only = len(texts_a) - shared, len(texts_b) - shared
+    kind = "same" if not a_only and not b_only else ("disjoint" if not shared else "overlapping")
+    return {"relation": kind, "shared": shared, "a_only": a_only, "b_only": b_only}
 
 
 def _about(join: JoinResult, source: str) -> dict[str, Any]:
@@ -71,7 +75,7 @@ def compare_joins(
     scored = compare_sides(
         _side(a, a.coders), _side(b, a.coders if same_coders else b.coders), n_boot=n_boot, seed=seed, names=names
     )
-    units = relation(a.unit_ids.tolist(), b.unit_ids.tolist())
+    units = relation(a.units, b.units)
     units["fully_coded"] = scored["units"]
     same_rule = a.rule.digest == b.rule.digest
     notes = []
