@@ -95,3 +95,27 @@ def test_undefined_cases_are_decided_exactly() -> None:
     # 0.1 + 0.2 is not 0.3 in floating point; the residual is still exactly zero in the values
     shifted = intraclass_correlations(np.array([[0.1, 0.3], [0.2, 0.4], [0.5, 0.7]]))
     assert shifted["icc_c1"].value == 1.0 and shifted["icc_c1"].ci is None
+
+
+@pytest.mark.parametrize(
+    "ratings",
+    [
+        [[1, 2], [2, 1], [1, 2], [2, 1]],  # MSR = MSC = 0: Satterthwaite's df 0/0
+        [[1, 2], [1, 2], [2, 1]],  # MSR = 0: df 0
+        [[1, 3], [1, 3], [2, 2]],
+        [[3, 1, 3], [3, 2, 1]],  # the single-rater lower bound at -1/(k-1), the step-up's pole
+        [[2, 2, 1, 2], [1, 2, 2, 2]],
+        [[0.2, 0.1, 0.4, 0.3], [0.2, 0.3, 0.3, 0.2]],  # decimals whose float terms cancel
+    ],
+)
+def test_small_degenerate_audits_give_every_form_or_say_why_not(ratings) -> None:
+    """Found crashing (ZeroDivisionError, an F quantile of 0 degrees of freedom) or giving an
+    ICC(A,k) interval whose lower bound lay above its upper: every form is a number or undefined
+    with its reason, and every interval given is ordered and holds its estimate."""
+    for name, metric in intraclass_correlations(np.array(ratings, dtype=float)).items():
+        assert metric.defined or metric.reason, name
+        if metric.ci is not None:
+            low, high = metric.ci
+            assert low - 1e-12 <= metric.value <= high + 1e-12, (name, metric)
+        elif metric.defined:
+            assert metric.extra.get("ci_reason"), name

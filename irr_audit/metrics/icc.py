@@ -18,6 +18,7 @@ floating-point luck.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -28,6 +29,10 @@ from irr_audit.metrics.distributions import f_quantile as f_ppf
 from irr_audit.metrics.result import Metric
 
 CI_METHOD = "F-based interval (McGraw & Wong 1996, Table 7), 95%"
+SINGLE_BOUND_BELOW_POLE = (
+    "the single-rater interval reaches down to -1/(k-1), where the step-up to k raters (Spearman-Brown) "
+    "has no lower bound: the F-based interval is not defined here"
+)
 
 
 def f_quantile(level: float, dfn: float, dfd: float) -> float:
@@ -38,7 +43,8 @@ def f_quantile(level: float, dfn: float, dfd: float) -> float:
 
 @dataclass(frozen=True)
 class MeanSquares:
-    """The two-way ANOVA of n units (rows) by k coders (columns), one value per cell."""
+    """The two-way ANOVA of n units (rows) by k coders (columns), one value per cell: each mean
+    square exact (``exact``: rows, columns, error, within as fractions) and as the nearest float."""
 
     n: int
     k: int
@@ -47,6 +53,7 @@ class MeanSquares:
     error: float  # MSE, residual (EMS)
     within: float  # MSW, within units (WMS)
     zero: frozenset[str]  # which of rows, columns, error, within are exactly zero
+    exact: tuple[Fraction, Fraction, Fraction, Fraction] = (Fraction(0),) * 4
 
     def to_dict(self) -> dict[str, float | int]:
         return {"n": self.n, "k": self.k, "msr": self.rows, "msc": self.columns, "mse": self.error, "msw": self.within}
@@ -69,56 +76,45 @@ FORMS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 def mean_squares(ratings: np.ndarray, counts: np.ndarray | None = None) -> MeanSquares:
     """The mean squares of an (n, k) array of values (rows: units, columns: coders), each row
-    weighted by ``counts`` (how many units show it; 1 each by default).
+    weighted by ``counts`` (how many units show it; 1 each by default), computed exactly: a
+    value is the decimal it is written as (the shortest text of the float, so 0.3 - 0.1 equals
+    0.4 - 0.2 here), each sum of squares a fraction, so a mean square is zero exactly when the
+    data make it so and otherwise the float nearest its true value (no cancellation).
 
     >>> ms = mean_squares(np.array([[1.0, 2.0], [3.0, 5.0]]))
     >>> ms.rows, ms.columns, ms.error
     (6.25, 2.25, 0.25)
     """
     ratings = np.asarray(ratings, dtype=float)
-    weights = np.ones(len(ratings), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
-    n, k = int(weights.sum()), ratings.shape[1]
-    w = weights.astype(float)[:, None]
-    grand = float((w * ratings).sum() / (n * k))
-    unit_means = ratings.mean(axis=1, keepdims=True)
-    coder_means = (w * ratings).sum(axis=0) / n
-    ss_rows = float(k * (w[:, 0] * (unit_means[:, 0] - grand) ** 2).sum())
-    ss_columns = float(n * ((coder_means - grand) ** 2).sum())
-    ss_within = float((w * (ratings - unit_means) ** 2).sum())
-    ss_error = max(ss_within - ss_columns, 0.0)
-    zero = _exact_zeros(ratings, weights)
-    df_error = (n - 1) * (k - 1)
-    return MeanSquares(
-        n=n,
-        k=k,
-        rows=0.0 if "rows" in zero else ss_rows / (n - 1),
-        columns=0.0 if "columns" in zero else ss_columns / (k - 1),
-        error=0.0 if "error" in zero else ss_error / df_error,
-        within=0.0 if "within" in zero else ss_within / (n * (k - 1)),
-        zero=zero,
+    weights = [1] * len(ratings) if counts is None else [int(count) for count in np.asarray(counts)]
+    n, k = sum(weights), ratings.shape[1]
+    scaled, scale = _as_integers(ratings)
+    totals = [sum(row) for row in scaled]  # each unit's total
+    by_coder = [sum(w * row[j] for w, row in zip(weights, scaled)) for j in range(k)]
+    grand = sum(by_coder)
+    squares = sum(w * sum(x * x for x in row) for w, row in zip(weights, scaled))
+    unit_part = Fraction(sum(w * t * t for w, t in zip(weights, totals)), k)
+    correction = Fraction(grand * grand, n * k)
+    ss_rows = unit_part - correction
+    ss_columns = Fraction(sum(c * c for c in by_coder), n) - correction
+    ss_within = squares - unit_part
+    ss_error = ss_within - ss_columns
+    degrees = (n - 1, k - 1, (n - 1) * (k - 1), n * (k - 1))
+    sums = (ss_rows, ss_columns, ss_error, ss_within)
+    msr, msc, mse, msw = (ss / (df * scale * scale) for ss, df in zip(sums, degrees))
+    zero = frozenset(
+        name for name, value in zip(("rows", "columns", "error", "within"), (msr, msc, mse, msw)) if not value
     )
+    return MeanSquares(n, k, float(msr), float(msc), float(mse), float(msw), zero, (msr, msc, mse, msw))
 
 
-def _exact_zeros(ratings: np.ndarray, weights: np.ndarray) -> frozenset[str]:
-    """Which sums of squares are exactly zero, decided on the values as fractions:
-        rows (every unit has the same total), columns (every coder the same total), within
-        (every coder gave each unit the same value) and error (each coder differs from the
-        first by the same amount on every unit). A value is the decimal it is written as (the
-    shortest text of the float), so 0.3 - 0.1 equals 0.4 - 0.2 here."""
-    exact = {float(v): Fraction(repr(float(v))) for v in np.unique(ratings)}  # 0.1 as the 1/10 a rule writes
-    rows = [[exact[float(v)] for v in row] for row in ratings]
-    zero = set()
-    if len({sum(row) for row in rows}) <= 1:
-        zero.add("rows")
-    columns = [sum(int(w) * row[j] for w, row in zip(weights, rows)) for j in range(ratings.shape[1])]
-    if len(set(columns)) <= 1:
-        zero.add("columns")
-    if all(len(set(row)) == 1 for row in rows):
-        zero.add("within")
-    first = rows[0]
-    if all(len({row[j] - first[j] for j in range(len(row))}) == 1 for row in rows):
-        zero.add("error")
-    return frozenset(zero)
+def _as_integers(ratings: np.ndarray) -> tuple[list[list[int]], int]:
+    """The values as integers over one common denominator (each value the decimal of its
+    shortest text: 0.1 as the 1/10 a rule writes), and that denominator."""
+    exact = {float(v): Fraction(repr(float(v))) for v in np.unique(ratings)}
+    scale = math.lcm(*(value.denominator for value in exact.values())) if exact else 1
+    whole = {v: int(value * scale) for v, value in exact.items()}
+    return [[whole[v] for v in row] for row in ratings.tolist()], scale
 
 
 def intraclass_correlations(ratings: np.ndarray, counts: np.ndarray | None = None) -> dict[str, Metric]:
@@ -234,12 +230,19 @@ def _absolute_single_bounds(ms: MeanSquares, value: float) -> tuple[float | None
         return None, None, "MSE = 0: no residual variance, the F ratio is infinite"
     if value >= 1:
         return None, None, "the estimate is 1: Satterthwaite's degrees of freedom are not defined"
+    if "rows" in ms.zero:
+        # a MSC + b MSE works out to n MSR (MSC + (n - 1) MSE) / (n D (1 - value)), D the estimate's denominator
+        return None, None, "MSR = 0: Satterthwaite's degrees of freedom are 0, so the F-based interval is not defined"
     a = k * value / (n * (1 - value))
     b = 1 + k * value * (n - 1) / (n * (1 - value))
-    v = (a * ms.columns + b * ms.error) ** 2 / (
-        (a * ms.columns) ** 2 / (k - 1) + (b * ms.error) ** 2 / ((n - 1) * (k - 1))
-    )
-    f_low, f_high = f_quantile(0.975, n - 1, v), f_quantile(0.975, v, n - 1)
+    spread = (a * ms.columns) ** 2 / (k - 1) + (b * ms.error) ** 2 / ((n - 1) * (k - 1))
+    v = (a * ms.columns + b * ms.error) ** 2 / spread if spread > 0 else 0.0
+    if not 0 < v < np.inf:
+        return None, None, "Satterthwaite's degrees of freedom are not a positive number here"
+    try:
+        f_low, f_high = f_quantile(0.975, n - 1, v), f_quantile(0.975, v, n - 1)
+    except ArithmeticError:  # v so near 0 (MSR tiny beside MSC and MSE) that the F quantile does not converge
+        return None, None, f"Satterthwaite's degrees of freedom ({v:.3g}) are too few for an F quantile"
     rest = k * ms.columns + (k * n - k - n) * ms.error
     low = n * (ms.rows - f_low * ms.error) / (f_low * rest + n * ms.rows)
     high = n * (f_high * ms.rows - ms.error) / (rest + n * f_high * ms.rows)
@@ -257,12 +260,17 @@ def _absolute_single(ms: MeanSquares) -> Metric:
 
 def _absolute_average(ms: MeanSquares) -> Metric:
     n, k = ms.n, ms.k
-    if ms.rows + (ms.columns - ms.error) / n == 0 or _absolute_denominator_is_zero(ms):
+    msr, msc, mse, _ = ms.exact
+    if n * msr + msc - mse == 0 or _absolute_denominator_is_zero(ms):
         return Metric.undefined("MSR + (MSC - MSE) / n = 0: ICC(A,k) divides by zero")
-    value = (ms.rows - ms.error) / (ms.rows + (ms.columns - ms.error) / n)
+    value = float((msr - mse) / (msr + (msc - mse) / n))  # exact: the float terms can cancel to 0
     single = (ms.rows - ms.error) / (ms.rows + (k - 1) * ms.error + k * (ms.columns - ms.error) / n)
     low, high, reason = _absolute_single_bounds(ms, single)
     if low is None or high is None:
         return _with_bounds(value, None, None, reason)
+    if low * (k - 1) <= -1:
+        # k L / (1 + (k - 1) L) falls to minus infinity as L comes down to -1/(k-1) and turns positive
+        # past it: stepped up, such a bound would be no bound (pingouin then shows a lower bound above the upper)
+        return _with_bounds(value, None, None, SINGLE_BOUND_BELOW_POLE)
     # Spearman-Brown of the single-rater bounds: McGraw & Wong's case A,k, as pingouin and psych::ICC give it
     return _with_bounds(value, k * low / (1 + (k - 1) * low), k * high / (1 + (k - 1) * high))
