@@ -34,10 +34,12 @@ from irr_audit.io.limits import (
     DEFAULT_LIMITS,
     JsonHooks,
     Limits,
+    RepeatedKey,
     json_lines,
     load_json,
     load_json_line,
     number_check_lines,
+    repeated_key_sentence,
 )
 from irr_audit.io.tables import CsvBroken, csv_records, record_pattern, swallowed_value
 
@@ -264,6 +266,8 @@ def reddit_key(text: str | None) -> str:
 def _json_array_items(text: str, name: str, limits: Limits, spellings: dict[str, tuple[str, ...]]) -> list[Item]:
     try:
         document = load_json(text, f"dataset {name}", limits, **AS_WRITTEN)
+    except RepeatedKey as repeated:
+        raise _repeated_key_error(repeated_key_sentence(f"dataset {name}", text, repeated, "item")) from None
     except json.JSONDecodeError as exc:
         hint = "export the collector's dataset again as JSON."
         if exc.msg == "Extra data":
@@ -283,6 +287,18 @@ def _json_array_items(text: str, name: str, limits: Limits, spellings: dict[str,
     return [item(position, value) for position, value in enumerate(document, start=1)]
 
 
+def _repeated_key_error(sentence: str) -> IrrAuditError:
+    """An item (or an object in it) that gives a key twice: refused, not logged as an unusable
+    unit, because which of the two values is the item's cannot be known; keys that spell one
+    field differently (commentId, comment_id) are read as before (``_field_plan``)."""
+    return IrrAuditError(
+        sentence,
+        hint="keep the right one of the two values and delete the other (a JSON object has one value per key), "
+        "or export the collector's dataset again.",
+        code="collector-duplicate-key",
+    )
+
+
 def _not_an_array_hint(document: Any) -> str:
     if isinstance(document, dict) and {"commentsSaved", "inputResults", "isComplete"} & set(document):
         return "this looks like the run record (OUTPUT): pass it with --run-record, and the dataset as DATASET."
@@ -299,6 +315,8 @@ def _json_lines_items(text: str, name: str, limits: Limits, spellings: dict[str,
         try:
             subject = f"dataset {name} line {line_number}"
             value = load_json_line(line, subject, limits, numbers_checked=line_number not in flagged, **AS_WRITTEN)
+        except RepeatedKey as repeated:
+            raise _repeated_key_error(repeated_key_sentence(subject, line, repeated)) from None
         except json.JSONDecodeError as exc:
             raise IrrAuditError(
                 f"dataset {name} line {line_number} is not valid JSON: {exc.msg} (column {exc.colno}).",
@@ -530,6 +548,13 @@ def parse_run_record(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) ->
     text = _decode(data, f"run record {name}")
     try:
         document = load_json(text, f"run record {name}", limits)
+    except RepeatedKey as repeated:
+        raise IrrAuditError(
+            repeated_key_sentence(f"run record {name}", text, repeated),
+            hint="keep the right one of the two values and delete the other (a JSON object has one value per key), "
+            "or pass the collector's own OUTPUT record unchanged.",
+            code="run-record-duplicate-key",
+        ) from None
     except json.JSONDecodeError as exc:
         raise IrrAuditError(
             f"run record {name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
