@@ -57,6 +57,38 @@ def jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line]
 
 
+def test_fields_that_are_not_text_are_logged_as_invalid_field_not_turned_into_text(tmp_path):
+    """A JSON object, array or boolean where the collector writes text: the unit is logged, as a
+    commentId of those types is (missing_id); a number is text as written, as in commentId."""
+    items = [
+        {"commentId": "a", "body": {"t": 1}, "postId": "p", "status": "ok"},
+        {"commentId": "b", "body": "fine", "postId": ["p"], "authorName": True, "status": "ok"},
+        {"commentId": "c", "body": "reply", "postId": "p", "parent": "a", "status": "ok"},
+        {"commentId": "d", "body": "number post", "postId": 7, "status": "ok"},
+        {"commentId": {"x": 1}, "body": {"t": 1}, "status": "ok"},
+    ]
+    result, folder = sample(tmp_path, write_file(tmp_path, "dataset.json", json.dumps(items)))
+    assert result.exit_code == 0, result.output
+    ledger = jsonl(folder / "ledger.jsonl")
+    assert [(unit["comment_id"], unit["post_id"], unit["parent_body"]) for unit in ledger] == [
+        ("c", "p", ""),  # its parent's body is no text: not shown as the comment replied to
+        ("d", "7", ""),
+    ]
+    log = [
+        (row["row"], row["reason"], row["raw_value"], row["detail"]) for row in jsonl(folder / "missingness_log.jsonl")
+    ]
+    assert log == [
+        (1, "invalid_field", '{"t": 1}', "body is a JSON object, not text or a number"),
+        (
+            2,
+            "invalid_field",
+            '["p"]',
+            "postId is a JSON array, not text or a number; authorName is a JSON boolean, not text or a number",
+        ),
+        (5, "missing_id", '{"x": 1}', "commentId is a JSON object, not text or a number"),
+    ]
+
+
 def test_keys_that_spell_one_field_twice_are_read_as_before_not_refused(tmp_path):
     """commentId and comment_id are two keys (no key repeats): the collector's spelling wins, as
     README "The collector's fields" says; only a key given twice is refused."""

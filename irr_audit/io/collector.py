@@ -81,7 +81,9 @@ class Item:
     array, the line of a JSON Lines file, or the spreadsheet row of a CSV file
     (header = row 1). ``not_an_object`` names the JSON type of an item that is
     not an object (its text is then in ``raw``); ``id_problem`` says why a
-    commentId that is present cannot be an id.
+    commentId that is present cannot be an id; ``field_problem`` why another
+    field is not text (a JSON object, array or boolean, kept as JSON text, the
+    first such value in ``raw`` when the id is fine).
     """
 
     position: int
@@ -96,6 +98,7 @@ class Item:
     parent_id: str | None = None  # the comment or post replied to: a comment id, or a Reddit fullname
     thread_title: str | None = None
     id_problem: str | None = None
+    field_problem: str | None = None
     not_an_object: str | None = None
     raw: str = ""
 
@@ -491,7 +494,9 @@ def _with_id(fields: dict[str, Any]) -> dict[str, Any]:
     damage, and an id that a sheet, a terminal or a spreadsheet would alter cannot be
     matched back to the ledger (the sheet reader refuses such ids too)."""
     raw_id = fields.pop("comment_id")
-    text = {field: _field_text(value) for field, value in fields.items()}  # the fields but the id
+    text = {field: value for field, value in fields.items() if value is None or isinstance(value, str)}
+    if len(text) < len(fields):  # rarely: a field that is no text (a JsonNumber is a str: a number is)
+        text = _with_field_problem(fields)
     control = CONTROL.search(raw_id) if isinstance(raw_id, str) else None
     if control is not None:
         problem = f"commentId holds the control character U+{ord(control.group()):04X}"
@@ -501,6 +506,19 @@ def _with_id(fields: dict[str, Any]) -> dict[str, Any]:
         return text
     problem = f"commentId is a JSON {_json_type(raw_id)}, not text or a number"
     return {**text, "comment_id": None, "id_problem": problem, "raw": _json_text(raw_id)}
+
+
+def _with_field_problem(fields: dict[str, Any]) -> dict[str, Any]:
+    """The fields (but the id) as text, and why they are not all text: a JSON object, array or
+    boolean where the collector writes text (or a number, read as written, as in commentId).
+    Such an item is logged as ``invalid_field`` (irr_audit.sample.ledger), never turned into
+    text that a coder would read as the comment."""
+    odd = [field for field, value in fields.items() if not (value is None or isinstance(value, str))]
+    problem = "; ".join(
+        f"{ITEM_FIELDS[field][0]} is a JSON {_json_type(fields[field])}, not text or a number" for field in odd
+    )
+    text = {field: _field_text(value) for field, value in fields.items()}
+    return {**text, "field_problem": problem, "raw": text[odd[0]]}
 
 
 def _field_text(value: Any) -> str | None:
