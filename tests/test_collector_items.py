@@ -65,6 +65,11 @@ def expected_id(raw: Any) -> str | None:
     return str(raw) if isinstance(raw, int) and not isinstance(raw, bool) else None
 
 
+def is_text(value: Any) -> bool:
+    """Text, a number (kept as written) or null: what an item's field may hold."""
+    return value is None or isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
 def as_text(value: Any) -> str | None:
     return value if value is None or isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
@@ -84,6 +89,8 @@ def test_every_item_s_fields_are_those_of_its_own_keys(items: list[dict[str, Any
                 assert item.comment_id == expected_id(fields[field]), value
             else:
                 assert getattr(item, field) == as_text(fields[field]), (field, value)
+        not_text = [field for field, found in fields.items() if field != "comment_id" and not is_text(found)]
+        assert bool(item.field_problem) == bool(not_text), value  # logged invalid_field, never read as text
 
 
 def test_items_of_many_layouts_are_each_read_by_their_own_keys() -> None:

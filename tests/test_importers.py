@@ -140,6 +140,39 @@ def test_label_studio_min_without_question_is_refused() -> None:
     assert caught.value.code == "import-question" and "--question" in (caught.value.hint or "")
 
 
+REPEATED_KEYS = {  # json.loads would keep the last value: "no", logged as coded
+    "model": (
+        "m.jsonl",
+        '{"comment_id": "c", "model": "m", "label": "no"}\n'
+        '{"comment_id": "a", "model": "m", "label": "yes", "label": "no"}',
+        "export m.jsonl line 2 gives the key 'label' twice.",
+    ),
+    "label-studio": (
+        "ls.json",
+        json.dumps([{"data": {"comment_id": "a"}, "annotations": [{"completed_by": 1, "result": [{}]}]}]).replace(
+            "{}", '{"from_name": "failure", "type": "choices", "value": {"choices": ["yes"], "choices": ["no"]}}'
+        ),
+        "export ls.json record 1 gives the key 'choices' twice (in annotations[0].result[0].value).",
+    ),
+    "label-studio-csv": (
+        "ls.csv",
+        'id,comment_id,annotator,failure\n1,a,1,"{""choices"": [""yes""], ""choices"": [""no""]}"\n',
+        "export ls.csv row 2 (column failure) gives the key 'choices' twice.",
+    ),
+}
+
+
+@pytest.mark.parametrize("fmt", REPEATED_KEYS)
+def test_a_key_given_twice_in_an_export_is_refused_naming_the_record(tmp_path: Path, fmt: str) -> None:
+    name, content, message = REPEATED_KEYS[fmt]
+    (tmp_path / name).write_text(content, encoding="utf-8")
+    with pytest.raises(IrrAuditError) as refused:
+        read_exports(fmt, [tmp_path / name], ImportOptions(question="failure"))
+    assert refused.value.code == "import-duplicate-key"
+    assert refused.value.message == f"export {tmp_path / name}" + message.removeprefix(f"export {name}")
+    assert "a JSON object has one value per key" in (refused.value.hint or "")
+
+
 # --- Prodigy, doccano, Argilla, a model --------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from irr_audit.errors import SheetError
 from irr_audit.io.collector import AS_WRITTEN
-from irr_audit.io.limits import load_json_line
+from irr_audit.io.limits import RepeatedKey, load_json, load_json_line, repeated_key_place, repeated_key_sentence
 from irr_audit.io.sheets import parse_sheet
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(10**12), 10**12), st.text(max_size=8))
@@ -61,3 +61,30 @@ def test_a_json_lines_sheet_names_a_key_given_twice_by_its_line() -> None:
     assert str(refused.value).startswith("sheet alice.jsonl line 3 gives the key 'code' twice.")
     sheet = parse_sheet(data.rsplit(b"\n", 2)[0] + b"\n", Path("alice.jsonl"))
     assert sheet.comment_ids.to_pylist() == ["c1", "c2"] and sheet.codes.to_pylist() == ["yes", "no"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"a": 1, "b": {"t": 1, "t": 2}}',
+        '{"a": 1, "b": {"t": 1, "t": 2}, "n": 1e999}',  # a line whose numbers are checked one by one
+    ],
+)
+def test_a_key_given_twice_is_refused_in_a_file_a_person_gave_and_found_where_it_is(line: str) -> None:
+    for hooks in ({}, AS_WRITTEN):
+        with pytest.raises(RepeatedKey) as refused:
+            load_json_line(line, "test", **hooks)
+        assert refused.value.key == "t" and isinstance(refused.value, ValueError)
+        with pytest.raises(RepeatedKey):
+            load_json(line, "test", **hooks)
+    assert repeated_key_place(line) == (("b",), "t")
+    assert repeated_key_place(f"[1, [{line}]]") == ((1, 0, "b"), "t")
+    assert repeated_key_sentence("dataset d.json", f"[{line}]", RepeatedKey("t"), "item") == (
+        "dataset d.json item 1 gives the key 't' twice (in b)."
+    )
+    assert repeated_key_place('{"a": 1}') is None
+
+
+def test_a_file_irr_audit_wrote_is_read_without_the_check() -> None:
+    line = '{"a": 1, "a": 2}'
+    assert load_json_line(line, "test", own_file=True) == load_json(line, "test", own_file=True) == {"a": 2}

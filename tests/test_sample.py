@@ -57,6 +57,50 @@ def jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line]
 
 
+def test_fields_that_are_not_text_are_logged_as_invalid_field_not_turned_into_text(tmp_path):
+    """A JSON object, array or boolean where the collector writes text: the unit is logged, as a
+    commentId of those types is (missing_id); a number is text as written, as in commentId."""
+    items = [
+        {"commentId": "a", "body": {"t": 1}, "postId": "p", "status": "ok"},
+        {"commentId": "b", "body": "fine", "postId": ["p"], "authorName": True, "status": "ok"},
+        {"commentId": "c", "body": "reply", "postId": "p", "parent": "a", "status": "ok"},
+        {"commentId": "d", "body": "number post", "postId": 7, "status": "ok"},
+        {"commentId": {"x": 1}, "body": {"t": 1}, "status": "ok"},
+    ]
+    result, folder = sample(tmp_path, write_file(tmp_path, "dataset.json", json.dumps(items)))
+    assert result.exit_code == 0, result.output
+    ledger = jsonl(folder / "ledger.jsonl")
+    assert [(unit["comment_id"], unit["post_id"], unit["parent_body"]) for unit in ledger] == [
+        ("c", "p", ""),  # its parent's body is no text: not shown as the comment replied to
+        ("d", "7", ""),
+    ]
+    log = [
+        (row["row"], row["reason"], row["raw_value"], row["detail"]) for row in jsonl(folder / "missingness_log.jsonl")
+    ]
+    assert log == [
+        (1, "invalid_field", '{"t": 1}', "body is a JSON object, not text or a number"),
+        (
+            2,
+            "invalid_field",
+            '["p"]',
+            "postId is a JSON array, not text or a number; authorName is a JSON boolean, not text or a number",
+        ),
+        (5, "missing_id", '{"x": 1}', "commentId is a JSON object, not text or a number"),
+    ]
+
+
+def test_keys_that_spell_one_field_twice_are_read_as_before_not_refused(tmp_path):
+    """commentId and comment_id are two keys (no key repeats): the collector's spelling wins, as
+    README "The collector's fields" says; only a key given twice is refused."""
+    lines = [
+        '{"commentId": "a", "comment_id": "z", "body": "x", "status": "ok"}',
+        '{"comment_id": "b", "commentId": null, "Body": "y", "body": "w", "status": "ok"}',
+    ]
+    result, folder = sample(tmp_path, write_file(tmp_path, "dataset.jsonl", "\n".join(lines)))
+    assert result.exit_code == 0, result.output
+    assert [(unit["comment_id"], unit["body"]) for unit in jsonl(folder / "ledger.jsonl")] == [("a", "x"), ("b", "y")]
+
+
 def csv_rows(path: Path) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8-sig"), newline="")))
 
@@ -566,6 +610,17 @@ BAD_DATASETS = {
         "Error [collector-not-json]: dataset dataset.jsonl line 2 is not valid JSON: Expecting "
         "value (column 15).\n  Hint: repair or remove line 2;",
     ),
+    "a key twice in a json line": (  # json.loads would keep "b": comment "a" in neither the ledger nor the log
+        "dataset.jsonl",
+        '{"commentId": "c", "body": "y", "status": "ok"}\n{"commentId": "a", "body": "x", "commentId": "b"}\n',
+        "Error [collector-duplicate-key]: dataset dataset.jsonl line 2 gives the key 'commentId' twice.\n"
+        "  Hint: keep the right one of the two values and delete the other",
+    ),
+    "a key twice in an item's object": (
+        "dataset.json",
+        '[{"commentId": "c", "body": "y", "status": "ok"},\n {"commentId": "a", "body": {"t": 1, "t": 2}}]',
+        "Error [collector-duplicate-key]: dataset dataset.json item 2 gives the key 't' twice (in body).",
+    ),
     "empty": ("dataset.json", "  \n", "Error [collector-empty]: dataset dataset.json is empty."),
     "no items": ("dataset.json", "[]", "Error [sample-no-units]: dataset dataset.json has no items."),
     "nothing usable": (
@@ -617,6 +672,10 @@ BAD_RUN_RECORDS = {
         "Error [run-record-invalid]: run record run.json: key inputResults[0] must be an object",
     ),
     "isComplete as text": ('{"isComplete": "yes"}', "key isComplete must be true, false or null"),
+    "a key twice": (
+        '{"commentsSaved": 3, "inputResults": [{"status": "ok", "status": "failed"}]}',
+        "Error [run-record-duplicate-key]: run record run.json gives the key 'status' twice (in inputResults[0]).",
+    ),
 }
 
 

@@ -8,8 +8,18 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from irr_audit.errors import IrrAuditError
 from irr_audit.importers.model import DEFAULT_ID_FIELD, TEXT_FIELDS, ImportOptions, export_error
-from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, load_json, load_json_line, number_check_lines
+from irr_audit.io.limits import (
+    DEFAULT_LIMITS,
+    Limits,
+    RepeatedKey,
+    json_lines,
+    load_json,
+    load_json_line,
+    number_check_lines,
+    repeated_key_sentence,
+)
 
 
 def json_records(data: bytes, subject: str, limits: Limits = DEFAULT_LIMITS) -> list[tuple[str, Any]]:
@@ -19,6 +29,8 @@ def json_records(data: bytes, subject: str, limits: Limits = DEFAULT_LIMITS) -> 
     if text.lstrip().startswith("["):
         try:
             document = load_json(text, subject, limits)
+        except RepeatedKey as repeated:
+            raise repeated_key_error(f"export {subject}", text, repeated, "record") from None
         except ValueError as exc:
             raise export_error(
                 subject, "", f"is not valid JSON ({getattr(exc, 'msg', exc)}).", "export the file again from the tool."
@@ -31,6 +43,8 @@ def json_records(data: bytes, subject: str, limits: Limits = DEFAULT_LIMITS) -> 
             try:
                 value = load_json_line(line, f"{subject} line {number}", limits, numbers_checked=number not in flagged)
                 values.append((f"line {number}", value))
+            except RepeatedKey as repeated:
+                raise repeated_key_error(f"export {subject} line {number}", line, repeated) from None
             except ValueError as exc:
                 raise export_error(
                     subject,
@@ -50,12 +64,26 @@ def json_records(data: bytes, subject: str, limits: Limits = DEFAULT_LIMITS) -> 
 
 
 def json_document(data: bytes, subject: str, limits: Limits = DEFAULT_LIMITS) -> Any:
+    text = _text(data, subject)
     try:
-        return load_json(_text(data, subject), subject, limits)
+        return load_json(text, subject, limits)
+    except RepeatedKey as repeated:
+        raise repeated_key_error(f"export {subject}", text, repeated, "record") from None
     except ValueError as exc:
         raise export_error(
             subject, "", f"is not valid JSON ({getattr(exc, 'msg', exc)}).", "export the file again from the tool."
         ) from None
+
+
+def repeated_key_error(place: str, text: str, repeated: RepeatedKey, entries: str = "") -> IrrAuditError:
+    """A key given twice in an object of an export: refused, never resolved (json.loads would keep
+    the last label, and the import log would call it coded), as in every JSON file a person gives."""
+    return IrrAuditError(
+        repeated_key_sentence(place, text, repeated, entries),
+        hint="keep the right one of the two values and delete the other (a JSON object has one value per key), "
+        "or export the file again from the tool.",
+        code="import-duplicate-key",
+    )
 
 
 def _text(data: bytes, subject: str) -> str:

@@ -12,9 +12,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from irr_audit.importers.common import comment_text, json_document, json_records, labels_of, timestamp, unit_id
+from irr_audit.importers.common import (
+    comment_text,
+    json_document,
+    json_records,
+    labels_of,
+    repeated_key_error,
+    timestamp,
+    unit_id,
+)
 from irr_audit.importers.model import Annotation, ImportOptions, ParsedExport, Reason, export_error
-from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
+from irr_audit.io.limits import DEFAULT_LIMITS, Limits, RepeatedKey, load_json
 from irr_audit.io.tables import parse_file
 
 # Keys of a JSON-MIN or CSV row that are not a question: the annotation's own fields.
@@ -206,6 +214,8 @@ def _csv_values(row: dict[str, Any], question: str, where: str, limits: Limits) 
     if isinstance(cell, str) and cell.lstrip().startswith("{"):
         try:
             values[question] = load_json(cell, where, limits)
+        except RepeatedKey as repeated:
+            raise repeated_key_error(f"export {where} (column {question})", cell, repeated) from None
         except ValueError:
             pass  # text that only looks like JSON: a label the rule will judge
     return values

@@ -34,10 +34,12 @@ from irr_audit.io.limits import (
     DEFAULT_LIMITS,
     JsonHooks,
     Limits,
+    RepeatedKey,
     json_lines,
     load_json,
     load_json_line,
     number_check_lines,
+    repeated_key_sentence,
 )
 from irr_audit.io.tables import CsvBroken, csv_records, record_pattern, swallowed_value
 
@@ -79,7 +81,9 @@ class Item:
     array, the line of a JSON Lines file, or the spreadsheet row of a CSV file
     (header = row 1). ``not_an_object`` names the JSON type of an item that is
     not an object (its text is then in ``raw``); ``id_problem`` says why a
-    commentId that is present cannot be an id.
+    commentId that is present cannot be an id; ``field_problem`` why another
+    field is not text (a JSON object, array or boolean, kept as JSON text, the
+    first such value in ``raw`` when the id is fine).
     """
 
     position: int
@@ -94,6 +98,7 @@ class Item:
     parent_id: str | None = None  # the comment or post replied to: a comment id, or a Reddit fullname
     thread_title: str | None = None
     id_problem: str | None = None
+    field_problem: str | None = None
     not_an_object: str | None = None
     raw: str = ""
 
@@ -264,6 +269,8 @@ def reddit_key(text: str | None) -> str:
 def _json_array_items(text: str, name: str, limits: Limits, spellings: dict[str, tuple[str, ...]]) -> list[Item]:
     try:
         document = load_json(text, f"dataset {name}", limits, **AS_WRITTEN)
+    except RepeatedKey as repeated:
+        raise _repeated_key_error(repeated_key_sentence(f"dataset {name}", text, repeated, "item")) from None
     except json.JSONDecodeError as exc:
         hint = "export the collector's dataset again as JSON."
         if exc.msg == "Extra data":
@@ -283,6 +290,18 @@ def _json_array_items(text: str, name: str, limits: Limits, spellings: dict[str,
     return [item(position, value) for position, value in enumerate(document, start=1)]
 
 
+def _repeated_key_error(sentence: str) -> IrrAuditError:
+    """An item (or an object in it) that gives a key twice: refused, not logged as an unusable
+    unit, because which of the two values is the item's cannot be known; keys that spell one
+    field differently (commentId, comment_id) are read as before (``_field_plan``)."""
+    return IrrAuditError(
+        sentence,
+        hint="keep the right one of the two values and delete the other (a JSON object has one value per key), "
+        "or export the collector's dataset again.",
+        code="collector-duplicate-key",
+    )
+
+
 def _not_an_array_hint(document: Any) -> str:
     if isinstance(document, dict) and {"commentsSaved", "inputResults", "isComplete"} & set(document):
         return "this looks like the run record (OUTPUT): pass it with --run-record, and the dataset as DATASET."
@@ -299,6 +318,8 @@ def _json_lines_items(text: str, name: str, limits: Limits, spellings: dict[str,
         try:
             subject = f"dataset {name} line {line_number}"
             value = load_json_line(line, subject, limits, numbers_checked=line_number not in flagged, **AS_WRITTEN)
+        except RepeatedKey as repeated:
+            raise _repeated_key_error(repeated_key_sentence(subject, line, repeated)) from None
         except json.JSONDecodeError as exc:
             raise IrrAuditError(
                 f"dataset {name} line {line_number} is not valid JSON: {exc.msg} (column {exc.colno}).",
@@ -473,7 +494,9 @@ def _with_id(fields: dict[str, Any]) -> dict[str, Any]:
     damage, and an id that a sheet, a terminal or a spreadsheet would alter cannot be
     matched back to the ledger (the sheet reader refuses such ids too)."""
     raw_id = fields.pop("comment_id")
-    text = {field: _field_text(value) for field, value in fields.items()}  # the fields but the id
+    text = {field: value for field, value in fields.items() if value is None or isinstance(value, str)}
+    if len(text) < len(fields):  # rarely: a field that is no text (a JsonNumber is a str: a number is)
+        text = _with_field_problem(fields)
     control = CONTROL.search(raw_id) if isinstance(raw_id, str) else None
     if control is not None:
         problem = f"commentId holds the control character U+{ord(control.group()):04X}"
@@ -483,6 +506,19 @@ def _with_id(fields: dict[str, Any]) -> dict[str, Any]:
         return text
     problem = f"commentId is a JSON {_json_type(raw_id)}, not text or a number"
     return {**text, "comment_id": None, "id_problem": problem, "raw": _json_text(raw_id)}
+
+
+def _with_field_problem(fields: dict[str, Any]) -> dict[str, Any]:
+    """The fields (but the id) as text, and why they are not all text: a JSON object, array or
+    boolean where the collector writes text (or a number, read as written, as in commentId).
+    Such an item is logged as ``invalid_field`` (irr_audit.sample.ledger), never turned into
+    text that a coder would read as the comment."""
+    odd = [field for field, value in fields.items() if not (value is None or isinstance(value, str))]
+    problem = "; ".join(
+        f"{ITEM_FIELDS[field][0]} is a JSON {_json_type(fields[field])}, not text or a number" for field in odd
+    )
+    text = {field: _field_text(value) for field, value in fields.items()}
+    return {**text, "field_problem": problem, "raw": text[odd[0]]}
 
 
 def _field_text(value: Any) -> str | None:
@@ -530,6 +566,13 @@ def parse_run_record(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) ->
     text = _decode(data, f"run record {name}")
     try:
         document = load_json(text, f"run record {name}", limits)
+    except RepeatedKey as repeated:
+        raise IrrAuditError(
+            repeated_key_sentence(f"run record {name}", text, repeated),
+            hint="keep the right one of the two values and delete the other (a JSON object has one value per key), "
+            "or pass the collector's own OUTPUT record unchanged.",
+            code="run-record-duplicate-key",
+        ) from None
     except json.JSONDecodeError as exc:
         raise IrrAuditError(
             f"run record {name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",

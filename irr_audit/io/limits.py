@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import numpy as np
 
 from irr_audit.errors import IrrAuditError, LimitError, UsageError
+from irr_audit.io.display import printable
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # in typing from Python 3.11
@@ -161,9 +162,11 @@ def load_json(
 ) -> Any:
     """``json.loads`` within the limits. A syntax error is json.JSONDecodeError (a
     ValueError) as from json.loads, and so are NaN and Infinity, which JSON does not
-    have (pass ``parse_constant`` to accept them); a limit exceeded is LimitError.
+    have (pass ``parse_constant`` to accept them); a limit exceeded is LimitError; an
+    object that gives a key twice is RepeatedKey (a ValueError; ``repeated_key_place`` finds it).
     ``own_file``: a file irr-audit wrote (a manifest, a summary), which no option should
-    let grow. ``hooks`` are json.loads's parse_int, parse_float and parse_constant."""
+    let grow, and whose keys are not checked (it is never written with a key twice).
+    ``hooks`` are json.loads's parse_int, parse_float, parse_constant and object_pairs_hook."""
     raw, text = _both(data)
     if len(raw) > limits.file_bytes:
         raise limit_error("file_bytes", limits, subject, f"is {len(raw):,} bytes", own_file=own_file)
@@ -267,6 +270,85 @@ def load_json_records(
 _DEPTH_WHY = "Data irr-audit reads nests a few levels."
 
 
+class RepeatedKey(ValueError):
+    """A key given twice in one JSON object of a file a person gave (json.loads keeps the last
+    value, silently): which value was meant cannot be known, so the file is refused. The
+    caller names the file, the record and the key; ``repeated_key_place`` finds the object."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} is given twice in one object")
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The object_pairs_hook of every file a person gave (the default of ``load_json`` and
+    ``load_json_line`` unless ``own_file``): a dict as json.loads makes it, but RepeatedKey for a
+    key given twice. One hook for every line, so that one decoder reads them all (``_decoder``);
+    only an object with a repeated key costs more than making its dict."""
+    item = dict(pairs)
+    if len(item) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise RepeatedKey(key)
+            seen.add(key)
+    return item
+
+
+def repeated_key_place(text: str) -> tuple[tuple[str | int, ...], str] | None:
+    """Where the first object that gives a key twice is in JSON ``text`` (one that raised
+    RepeatedKey): the keys and 0-based positions that lead to it, and the key; None when
+    there is none. The slow path of a refusal: the text is decoded again, its numbers as text."""
+    document = json.JSONDecoder(
+        object_pairs_hook=_marked_repeats, parse_int=str, parse_float=str, parse_constant=str
+    ).decode(text.removeprefix("\ufeff"))
+    return _first_repeat(document, ())
+
+
+def repeated_key_sentence(subject: str, text: str, repeated: RepeatedKey, entries: str = "") -> str:
+    """The refusal of ``text`` for RepeatedKey, naming where: "dataset d.json item 3 gives the
+    key 't' twice (in body)." ``entries``: what the entries of a top-level array are called
+    ("item", "record"), counted from 1; "" when ``subject`` already names the place (a line)."""
+    found = repeated_key_place(text)
+    path, key = found if found is not None else ((), repeated.key)
+    if entries and path and isinstance(path[0], int):
+        subject, path = f"{subject} {entries} {path[0] + 1}", path[1:]
+    inner = f" (in {place_text(path)})" if path else ""
+    return f"{subject} gives the key {printable(key)!r} twice{inner}."
+
+
+def place_text(path: tuple[str | int, ...]) -> str:
+    """A path of ``repeated_key_place`` for a message: ``inputResults[0].meta``."""
+    shown = "".join(f"[{step}]" if isinstance(step, int) else f".{printable(step, 40)}" for step in path)
+    return shown.removeprefix(".")
+
+
+class _Repeats(dict[str, Any]):
+    """A decoded object that gave ``repeated`` twice (``repeated_key_place``)."""
+
+    repeated = ""
+
+
+def _marked_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    try:
+        return unique_keys(pairs)
+    except RepeatedKey as repeated:
+        marked = _Repeats(pairs)
+        marked.repeated = repeated.key
+        return marked
+
+
+def _first_repeat(value: Any, path: tuple[str | int, ...]) -> tuple[tuple[str | int, ...], str] | None:
+    if isinstance(value, _Repeats):
+        return path, value.repeated
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for step, child in children:
+        found = _first_repeat(child, (*path, step))
+        if found is not None:
+            return found
+    return None
+
+
 def _both(data: bytes | str) -> tuple[bytes, str]:
     if isinstance(data, str):
         return data.encode("utf-8", "surrogatepass"), data
@@ -287,7 +369,7 @@ def _loads(
     if text.startswith("\ufeff"):  # as json.loads refuses it
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     decoder = _decoder(
-        hooks.get("parse_int"), hooks.get("parse_float"), hooks.get("parse_constant"), hooks.get("object_pairs_hook")
+        hooks.get("parse_int"), hooks.get("parse_float"), hooks.get("parse_constant"), _pairs_hook(hooks, own_file)
     )
     try:
         return decoder.decode(text)
@@ -303,12 +385,17 @@ def _checking_options(text: str, subject: str, limits: Limits, hooks: JsonHooks,
     }
     return {
         "parse_constant": hooks.get("parse_constant") or _refuse_constant(text),
-        "object_pairs_hook": hooks.get("object_pairs_hook"),
+        "object_pairs_hook": _pairs_hook(hooks, own_file),
         **{
             key: _checked_number(hook or convert, text, subject, limits, own_file)
             for key, (hook, convert) in numbers.items()
         },
     }
+
+
+def _pairs_hook(hooks: JsonHooks, own_file: bool) -> Callable[[list[tuple[str, Any]]], Any] | None:
+    """The caller's object_pairs_hook; else a repeated key refused in a file a person gave."""
+    return hooks.get("object_pairs_hook", None if own_file else unique_keys)
 
 
 class _ConstantFound(Exception):

@@ -31,7 +31,16 @@ from irr_audit.io.csvfields import first_csv_row, long_fields
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, shown, suspected
 from irr_audit.io.display import printable
 from irr_audit.io.files import check_name, read_bounded
-from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, limit_error, load_json_line, number_check_lines
+from irr_audit.io.limits import (
+    DEFAULT_LIMITS,
+    Limits,
+    RepeatedKey,
+    json_lines,
+    limit_error,
+    load_json_line,
+    number_check_lines,
+    repeated_key_sentence,
+)
 from irr_audit.io.xlsx import read_worksheet
 
 TEXT_FORMATS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
@@ -779,11 +788,10 @@ def _jsonl_table(text: str, name: str, limits: Limits) -> RawTable:
                 parse_constant=str,
                 parse_int=str,
                 parse_float=str,
-                object_pairs_hook=_unique_keys,
             )
-        except _RepeatedKey as repeated:
+        except RepeatedKey as repeated:  # load_json_line refuses it in every file a person gives
             raise SheetError(
-                f"sheet {name} line {line_number} gives the key {printable(repeated.key)!r} twice.",
+                repeated_key_sentence(f"sheet {name} line {line_number}", line, repeated),
                 hint="keep one of the two values; JSON Lines has one value per key.",
                 code="sheet-duplicate-column",
             ) from None
@@ -808,27 +816,6 @@ def _jsonl_table(text: str, name: str, limits: Limits) -> RawTable:
     for record, line_number in zip(records, lines):
         _refuse_surrogates(record, name, line_number)
     return RawTable(header=columns, cells=_text_columns(records, len(columns)), rows=np.asarray(lines, dtype=ROW_TYPE))
-
-
-class _RepeatedKey(Exception):
-    """A key given twice in one JSON object (named with its line by the caller)."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are all different: json.loads would keep the last of two. The
-    same hook for every line, so that every line is read by one decoder (irr_audit.io.limits)."""
-    item = dict(pairs)
-    if len(item) < len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _RepeatedKey(key)
-            seen.add(key)
-    return item
 
 
 SURROGATE = re.compile("[\ud800-\udfff]")

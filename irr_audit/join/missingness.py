@@ -31,6 +31,7 @@ class Reason(str, Enum):
     PLACEHOLDER_BODY = "placeholder_body"
     INVALID_STATUS = "invalid_status"
     COLLECTION_FAILED = "collection_failed"
+    INVALID_FIELD = "invalid_field"  # a field that is text holds a JSON object, array or boolean
 
 
 def count_phrase(counts: dict[str, int]) -> str:

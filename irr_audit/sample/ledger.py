@@ -117,7 +117,8 @@ def build_ledger(dataset: Dataset, run_record: RunRecord | None = None) -> Ledge
         else:
             log.append(_missing_id_row(dataset.name, item))
     urls = _post_urls(run_record)
-    bodies = {comment_id: group[0].body or "" for comment_id, group in groups.items()}
+    # a body that is no text (a JSON object) is not shown to coders as a parent's text either
+    bodies = {comment_id: group[0].body or "" for comment_id, group in groups.items() if not group[0].field_problem}
     units = []
     for group in groups.values():
         comment_id = (group[0].comment_id or "").strip()  # the id as its first item writes it
@@ -139,6 +140,8 @@ def build_ledger(dataset: Dataset, run_record: RunRecord | None = None) -> Ledge
 
 def exclusion(item: Item) -> tuple[Reason, str, str] | None:
     """Why an item's unit cannot be coded (reason, raw value, detail), or None when it can."""
+    if item.field_problem:  # damaged data: said before what its status would say
+        return Reason.INVALID_FIELD, item.raw, item.field_problem
     status = (item.status or "").strip().casefold()
     raw_status = item.status or ""
     if status not in PLATFORM_STATUSES:
