@@ -72,6 +72,14 @@ def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def scored_ids(sheets: list[Path], tmp_path: Path, *extra: object) -> list[str]:
+    """The fully coded units of the sheets, as join's joined.csv marks them."""
+    folder = tmp_path / "scored_join"
+    assert run("join", *sheets, "--rule", RULE, "--out", folder, *extra, "-q").exit_code == 0
+    with open(folder / "joined.csv", encoding="utf-8-sig", newline="") as stream:
+        return [row["comment_id"] for row in csv.DictReader(stream) if row["fully_coded"] == "True"]
+
+
 # --- freeze and verify -----------------------------------------------------------------
 
 
@@ -97,7 +105,14 @@ def test_freeze_verify_round_trip(sheets: list[Path], tmp_path: Path) -> None:
     assert [record["path"] for record in manifest["files"]] == [RULE_FILE, "sheets/alice.csv", "sheets/bob.csv"]
     assert manifest["recodes"] is None and manifest["sample"] is None
     ids = [line.split(",")[0] for line in (EXAMPLES / "alice.csv").read_text().splitlines()[1:]]
-    assert manifest["units"] == {"count": 22, "ids_sha256": units_digest(ids), "sketch": units_sketch(ids)}
+    scored = scored_ids(sheets, tmp_path)
+    assert len(scored) == 20
+    assert manifest["units"] == {
+        "count": 22,
+        "ids_sha256": units_digest(ids),
+        "sketch": units_sketch(ids),
+        "scored_sketch": units_sketch(scored),
+    }
     assert manifest["score"]["metrics"]["cohen_kappa"]["value"] == pytest.approx(0.70, abs=1e-12)
     assert manifest["score"]["units"]["fully_coded"] == 20
 
@@ -188,17 +203,26 @@ def test_verify_recomputes_the_score(sheets: list[Path], tmp_path: Path) -> None
     assert "score: metrics.cohen_kappa.value: frozen 0.9, recomputed 0.7" in result.stdout
 
 
-@pytest.mark.parametrize("key", ["count", "ids_sha256", "sketch"])
+@pytest.mark.parametrize("key", ["count", "ids_sha256", "sketch", "scored_sketch"])
 def test_verify_recomputes_the_units_fingerprints(sheets: list[Path], tmp_path: Path, key: str) -> None:
     """A forged unit count, ids digest or sketch, even with a recomputed integrity hash, is found."""
     bundle = freeze(sheets, tmp_path / "audits")
-    forged = {"count": 23, "ids_sha256": "0" * 64, "sketch": ["0" * 16]}
+    forged = {"count": 23, "ids_sha256": "0" * 64, "sketch": ["0" * 16], "scored_sketch": ["0" * 16]}
     rewrite_manifest(bundle, lambda manifest: manifest["units"].update({key: forged[key]}))
 
     result = run("verify", bundle)
 
     assert result.exit_code == 1
     assert "units: the frozen sheets hold 22 units, the manifest says" in result.stdout, result.stdout
+
+
+def test_a_bundle_frozen_before_the_scored_sketch_still_verifies(sheets: list[Path], tmp_path: Path) -> None:
+    """Bundles frozen by earlier versions have no units.scored_sketch (nor, earlier still, a sketch)."""
+    bundle = freeze(sheets, tmp_path / "audits")
+    rewrite_manifest(bundle, lambda manifest: manifest["units"].pop("scored_sketch"))
+    assert run("verify", bundle).exit_code == 0
+    rewrite_manifest(bundle, lambda manifest: manifest["units"].pop("sketch"))
+    assert run("verify", bundle).exit_code == 0
 
 
 def test_verify_reports_a_changed_code_as_a_score_difference(sheets: list[Path], tmp_path: Path) -> None:
@@ -424,7 +448,12 @@ def test_freeze_keeps_the_sample_and_its_units(sheets: list[Path], tmp_path: Pat
     assert manifest["sample"]["files"] == ["sample/ledger.jsonl", "sample/missingness_log.csv", "sample/sample.json"]
     assert manifest["sample"]["ids"] == {"count": 18, "ids_sha256": units_digest(ids)}
     assert not (bundle / "sample" / "sheets").exists()
-    assert manifest["units"] == {"count": 18, "ids_sha256": units_digest(ids), "sketch": units_sketch(ids)}
+    assert manifest["units"] == {
+        "count": 18,
+        "ids_sha256": units_digest(ids),
+        "sketch": units_sketch(ids),
+        "scored_sketch": units_sketch(scored_ids(sheets, tmp_path, "--sample", sample)),
+    }
     assert (bundle / "sample" / "missingness_log.csv").read_bytes() == (sample / "missingness_log.csv").read_bytes()
     assert run("verify", bundle).exit_code == 0
     assert score_json(bundle)["units"]["total"] == 18
