@@ -613,6 +613,24 @@ def test_cli_lock_refuses_to_record_an_edit(tmp_path: Path):
     assert result.exit_code == 0 and f"newly recorded: {RULE} v2" in result.stderr
 
 
+def test_cli_a_whole_rule_folder_deleted_is_its_released_versions_removed(repo: Path):
+    other = repo / "rules" / "other_rule" / "v1.yaml"  # (a rules folder holds at least one rule)
+    other.parent.mkdir()
+    other.write_bytes(rule_text(rule_id="other_rule"))
+    assert rules("lock", str(repo / "rules")).exit_code == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "lock")
+    lock = (repo / "rules" / "rules.lock").read_bytes()
+    for path in (repo / "rules" / RULE).iterdir():
+        path.unlink()
+    (repo / "rules" / RULE).rmdir()
+    result = rules("check", str(repo / "rules"), "--base", "main")
+    assert result.exit_code == 1
+    assert result.stdout.count(f"{RULE}/v1.yaml: [released-removed]") == 2  # git ref main, and the lock file
+    assert rules("lock", str(repo / "rules")).exit_code == 1
+    assert (repo / "rules" / "rules.lock").read_bytes() == lock
+
+
 def test_cli_gates_fail_on_an_undefined_kappa(repo: Path):
     audits = repo / "audits"
     (audits / "pilot").mkdir(parents=True)
