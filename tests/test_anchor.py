@@ -24,7 +24,7 @@ import pytest
 
 from irr_audit.bundle.anchor import parse_digest, parse_digest_list
 from irr_audit.bundle.freeze import FREEZE_LOCK
-from irr_audit.bundle.manifest import canonical_sha256
+from irr_audit.bundle.manifest import canonical_sha256, units_entry
 from irr_audit.bundle.read import join_files, read_frozen_files
 from irr_audit.bundle.verify import compare_scores
 from irr_audit.errors import UsageError
@@ -65,7 +65,8 @@ def manifest_of(bundle: Path) -> dict[str, Any]:
 
 def rehash(bundle: Path, manifest: dict[str, Any] | None = None, *, score: bool = False) -> None:
     """What a forger with write access does: every file's sha256 and size, the rule's
-    digest, (optionally) the score, and the manifest's own integrity hash, recomputed."""
+    digest, (optionally) the score and the units' fingerprints, and the manifest's own integrity
+    hash, recomputed."""
     from irr_audit.report.model import AuditOptions, build_report
 
     manifest = manifest if manifest is not None else manifest_of(bundle)
@@ -82,6 +83,7 @@ def rehash(bundle: Path, manifest: dict[str, Any] | None = None, *, score: bool 
         join = join_files(bundle, manifest, read_frozen_files(bundle, manifest))
         report = build_report(join, AuditOptions(list_disagreements=False))
         manifest["score"] = json.loads(render_json(report.to_dict(include_disagreements=False)))
+        manifest["units"] = units_entry(join.units, join.fully_coded)  # which units are fully coded changed too
     manifest["integrity"]["sha256"] = canonical_sha256(manifest, "integrity")
     (bundle / "manifest.json").write_text(render_json(manifest), encoding="utf-8")
 
