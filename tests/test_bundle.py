@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import io
 import json
@@ -13,13 +14,16 @@ import stat
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from irr_audit.bundle import adjudication
 from irr_audit.bundle import freeze as freeze_module
 from irr_audit.bundle.manifest import canonical_sha256, list_bundles, units_digest
+from irr_audit.errors import OutputError
 from irr_audit.io import runfolder
 from irr_audit.io.fingerprints import units_sketch
 from irr_audit.io.outputs import render_json
@@ -730,6 +734,75 @@ def test_a_record_re_hashed_after_an_edit_is_checked_against_the_disagreements(
     assert result.exit_code == 1
     assert f"adjudication: adjudication/{record.name}: decisions[0] {problem}" in result.stdout
     assert run("report", bundle, "--format", "md").exit_code == 2
+
+
+@pytest.mark.parametrize("failure", [OSError(errno.ENOSPC, "No space left on device"), KeyboardInterrupt()])
+def test_a_record_that_cannot_be_written_leaves_no_file(
+    sheets: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: BaseException
+) -> None:
+    """A full disk (or a stopped run) while the record is written: no temporary file is left in
+    the bundle to make verify fail and labels refuse it."""
+    bundle = freeze(sheets, tmp_path / "audits")
+
+    def fail(descriptor: int) -> None:
+        raise failure
+
+    monkeypatch.setattr(adjudication.os, "fsync", fail)
+    with pytest.raises(OutputError if isinstance(failure, OSError) else KeyboardInterrupt):
+        adjudication.write_record(bundle, b"{}", datetime.now(timezone.utc))
+    monkeypatch.undo()
+    assert list((bundle / "adjudication").iterdir()) == []
+    assert run("verify", bundle).exit_code == 0
+
+
+def test_a_record_whose_signature_cannot_be_written_is_not_added(
+    sheets: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = freeze(sheets, tmp_path / "audits")
+    calls = []
+
+    def fail_second(descriptor: int) -> None:  # the record's fsync passes, the signature's fails
+        calls.append(descriptor)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(adjudication.os, "fsync", fail_second)
+    with pytest.raises(OutputError) as raised:
+        adjudication.write_record(bundle, b"{}", datetime.now(timezone.utc), signature=b"signature")
+    monkeypatch.undo()
+    assert "no record was added" in (raised.value.hint or "")
+    assert list((bundle / "adjudication").iterdir()) == []
+
+
+def test_a_leftover_temporary_file_is_reported_by_verify_and_ignored_by_labels_and_report(
+    sheets: list[Path], tmp_path: Path
+) -> None:
+    """A killed adjudicate can still leave adjudication/.record.<random>.tmp. It is never read as a
+    record: verify names it and the command that removes it; labels, report and adjudicate go on."""
+    bundle = freeze(sheets, tmp_path / "audits")
+    decisions = decisions_file(tmp_path, "comment_id,code\nkq3z1q7,yes\n")
+    assert run("adjudicate", bundle, "--decisions", decisions, "--by", "alice").exit_code == 0
+    leftover = bundle / "adjudication" / ".record.k2x_9abc.tmp"
+    leftover.write_text('{"decisions": "half a reco', encoding="utf-8")
+
+    verified = run("verify", bundle)
+    assert verified.exit_code == 1
+    assert (
+        "extra: adjudication/.record.k2x_9abc.tmp: the temporary file of an adjudicate that was stopped before it "
+        f"finished: it holds no record; remove it: rm {leftover}"
+    ) in verified.stdout
+    labels = run("labels", bundle)
+    assert labels.exit_code == 0, labels.stderr
+    assert "kq3z1q7" in labels.stdout and "alice" in labels.stdout
+    document = json.loads(run("report", bundle, "--format", "json", "--quiet").stdout)
+    assert document["adjudication"]["decided"] == 1
+    more = decisions_file(tmp_path, "comment_id,code\nkq40r2s,no\n")
+    assert run("adjudicate", bundle, "--decisions", more, "--by", "bob").exit_code == 0
+    leftover.unlink()
+    assert run("verify", bundle).exit_code == 0
+    # anything else in the folder still stops them: only adjudicate's own temporary name is passed over
+    (bundle / "adjudication" / ".record.tmp").write_text("x", encoding="utf-8")
+    assert run("labels", bundle).exit_code == 2
 
 
 def test_a_report_of_sheets_has_no_adjudication_section(sheets: list[Path]) -> None:
