@@ -9,6 +9,7 @@ signature), is what tells the bundle frozen from a re-hashed forgery.
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import json
 import os
@@ -22,12 +23,13 @@ from typing import Any
 
 import pytest
 
+from irr_audit.bundle import anchor as anchor_module
 from irr_audit.bundle.anchor import parse_digest, parse_digest_list
 from irr_audit.bundle.freeze import FREEZE_LOCK
-from irr_audit.bundle.manifest import canonical_sha256
+from irr_audit.bundle.manifest import canonical_sha256, units_entry
 from irr_audit.bundle.read import join_files, read_frozen_files
 from irr_audit.bundle.verify import compare_scores
-from irr_audit.errors import UsageError
+from irr_audit.errors import OutputError, UsageError
 from irr_audit.io.outputs import render_json
 from tests.conftest import run
 
@@ -65,7 +67,8 @@ def manifest_of(bundle: Path) -> dict[str, Any]:
 
 def rehash(bundle: Path, manifest: dict[str, Any] | None = None, *, score: bool = False) -> None:
     """What a forger with write access does: every file's sha256 and size, the rule's
-    digest, (optionally) the score, and the manifest's own integrity hash, recomputed."""
+    digest, (optionally) the score and the units' fingerprints, and the manifest's own integrity
+    hash, recomputed."""
     from irr_audit.report.model import AuditOptions, build_report
 
     manifest = manifest if manifest is not None else manifest_of(bundle)
@@ -82,6 +85,7 @@ def rehash(bundle: Path, manifest: dict[str, Any] | None = None, *, score: bool 
         join = join_files(bundle, manifest, read_frozen_files(bundle, manifest))
         report = build_report(join, AuditOptions(list_disagreements=False))
         manifest["score"] = json.loads(render_json(report.to_dict(include_disagreements=False)))
+        manifest["units"] = units_entry(join.units, join.fully_coded)  # which units are fully coded changed too
     manifest["integrity"]["sha256"] = canonical_sha256(manifest, "integrity")
     (bundle / "manifest.json").write_text(render_json(manifest), encoding="utf-8")
 
@@ -828,3 +832,23 @@ def test_a_digest_list_that_is_not_a_file_is_refused(sheets: list[Path], tmp_pat
         assert result.exit_code == 2
         kind = "a named pipe" if path == pipe else "a folder"
         assert result.stderr.startswith(f"Error [digests-invalid]: digest list {path} is {kind}, not a file.")
+
+
+@pytest.mark.parametrize("failure", [OSError(errno.ENOSPC, "No space left on device"), KeyboardInterrupt()])
+def test_a_line_that_cannot_be_appended_leaves_the_list_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: BaseException
+) -> None:
+    """A full disk (or a stopped run) while the line is written: no half line is left, which
+    would make the whole list unreadable to verify."""
+    listed = tmp_path / "DIGESTS"
+    listed.write_text(f"sha256:{'a' * 64}  20240501T120000Z_r_v1\n", encoding="utf-8")
+    before = listed.read_bytes()
+
+    def fail(descriptor: int) -> None:  # the line is written, not yet on disk
+        raise failure
+
+    monkeypatch.setattr(anchor_module.os, "fsync", fail)
+    with pytest.raises(OutputError if isinstance(failure, OSError) else KeyboardInterrupt):
+        anchor_module.append_digest(listed, f"sha256:{'b' * 64}", "20240502T120000Z_r_v1")
+    monkeypatch.undo()
+    assert listed.read_bytes() == before

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import io
 import json
@@ -13,13 +14,16 @@ import stat
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from irr_audit.bundle import adjudication
 from irr_audit.bundle import freeze as freeze_module
 from irr_audit.bundle.manifest import canonical_sha256, list_bundles, units_digest
+from irr_audit.errors import OutputError
 from irr_audit.io import runfolder
 from irr_audit.io.fingerprints import units_sketch
 from irr_audit.io.outputs import render_json
@@ -72,6 +76,14 @@ def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def scored_ids(sheets: list[Path], tmp_path: Path, *extra: object) -> list[str]:
+    """The fully coded units of the sheets, as join's joined.csv marks them."""
+    folder = tmp_path / "scored_join"
+    assert run("join", *sheets, "--rule", RULE, "--out", folder, *extra, "-q").exit_code == 0
+    with open(folder / "joined.csv", encoding="utf-8-sig", newline="") as stream:
+        return [row["comment_id"] for row in csv.DictReader(stream) if row["fully_coded"] == "True"]
+
+
 # --- freeze and verify -----------------------------------------------------------------
 
 
@@ -97,7 +109,14 @@ def test_freeze_verify_round_trip(sheets: list[Path], tmp_path: Path) -> None:
     assert [record["path"] for record in manifest["files"]] == [RULE_FILE, "sheets/alice.csv", "sheets/bob.csv"]
     assert manifest["recodes"] is None and manifest["sample"] is None
     ids = [line.split(",")[0] for line in (EXAMPLES / "alice.csv").read_text().splitlines()[1:]]
-    assert manifest["units"] == {"count": 22, "ids_sha256": units_digest(ids), "sketch": units_sketch(ids)}
+    scored = scored_ids(sheets, tmp_path)
+    assert len(scored) == 20
+    assert manifest["units"] == {
+        "count": 22,
+        "ids_sha256": units_digest(ids),
+        "sketch": units_sketch(ids),
+        "scored_sketch": units_sketch(scored),
+    }
     assert manifest["score"]["metrics"]["cohen_kappa"]["value"] == pytest.approx(0.70, abs=1e-12)
     assert manifest["score"]["units"]["fully_coded"] == 20
 
@@ -188,17 +207,26 @@ def test_verify_recomputes_the_score(sheets: list[Path], tmp_path: Path) -> None
     assert "score: metrics.cohen_kappa.value: frozen 0.9, recomputed 0.7" in result.stdout
 
 
-@pytest.mark.parametrize("key", ["count", "ids_sha256", "sketch"])
+@pytest.mark.parametrize("key", ["count", "ids_sha256", "sketch", "scored_sketch"])
 def test_verify_recomputes_the_units_fingerprints(sheets: list[Path], tmp_path: Path, key: str) -> None:
     """A forged unit count, ids digest or sketch, even with a recomputed integrity hash, is found."""
     bundle = freeze(sheets, tmp_path / "audits")
-    forged = {"count": 23, "ids_sha256": "0" * 64, "sketch": ["0" * 16]}
+    forged = {"count": 23, "ids_sha256": "0" * 64, "sketch": ["0" * 16], "scored_sketch": ["0" * 16]}
     rewrite_manifest(bundle, lambda manifest: manifest["units"].update({key: forged[key]}))
 
     result = run("verify", bundle)
 
     assert result.exit_code == 1
     assert "units: the frozen sheets hold 22 units, the manifest says" in result.stdout, result.stdout
+
+
+def test_a_bundle_frozen_before_the_scored_sketch_still_verifies(sheets: list[Path], tmp_path: Path) -> None:
+    """Bundles frozen by earlier versions have no units.scored_sketch (nor, earlier still, a sketch)."""
+    bundle = freeze(sheets, tmp_path / "audits")
+    rewrite_manifest(bundle, lambda manifest: manifest["units"].pop("scored_sketch"))
+    assert run("verify", bundle).exit_code == 0
+    rewrite_manifest(bundle, lambda manifest: manifest["units"].pop("sketch"))
+    assert run("verify", bundle).exit_code == 0
 
 
 def test_verify_reports_a_changed_code_as_a_score_difference(sheets: list[Path], tmp_path: Path) -> None:
@@ -424,7 +452,12 @@ def test_freeze_keeps_the_sample_and_its_units(sheets: list[Path], tmp_path: Pat
     assert manifest["sample"]["files"] == ["sample/ledger.jsonl", "sample/missingness_log.csv", "sample/sample.json"]
     assert manifest["sample"]["ids"] == {"count": 18, "ids_sha256": units_digest(ids)}
     assert not (bundle / "sample" / "sheets").exists()
-    assert manifest["units"] == {"count": 18, "ids_sha256": units_digest(ids), "sketch": units_sketch(ids)}
+    assert manifest["units"] == {
+        "count": 18,
+        "ids_sha256": units_digest(ids),
+        "sketch": units_sketch(ids),
+        "scored_sketch": units_sketch(scored_ids(sheets, tmp_path, "--sample", sample)),
+    }
     assert (bundle / "sample" / "missingness_log.csv").read_bytes() == (sample / "missingness_log.csv").read_bytes()
     assert run("verify", bundle).exit_code == 0
     assert score_json(bundle)["units"]["total"] == 18
@@ -701,6 +734,75 @@ def test_a_record_re_hashed_after_an_edit_is_checked_against_the_disagreements(
     assert result.exit_code == 1
     assert f"adjudication: adjudication/{record.name}: decisions[0] {problem}" in result.stdout
     assert run("report", bundle, "--format", "md").exit_code == 2
+
+
+@pytest.mark.parametrize("failure", [OSError(errno.ENOSPC, "No space left on device"), KeyboardInterrupt()])
+def test_a_record_that_cannot_be_written_leaves_no_file(
+    sheets: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: BaseException
+) -> None:
+    """A full disk (or a stopped run) while the record is written: no temporary file is left in
+    the bundle to make verify fail and labels refuse it."""
+    bundle = freeze(sheets, tmp_path / "audits")
+
+    def fail(descriptor: int) -> None:
+        raise failure
+
+    monkeypatch.setattr(adjudication.os, "fsync", fail)
+    with pytest.raises(OutputError if isinstance(failure, OSError) else KeyboardInterrupt):
+        adjudication.write_record(bundle, b"{}", datetime.now(timezone.utc))
+    monkeypatch.undo()
+    assert list((bundle / "adjudication").iterdir()) == []
+    assert run("verify", bundle).exit_code == 0
+
+
+def test_a_record_whose_signature_cannot_be_written_is_not_added(
+    sheets: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = freeze(sheets, tmp_path / "audits")
+    calls = []
+
+    def fail_second(descriptor: int) -> None:  # the record's fsync passes, the signature's fails
+        calls.append(descriptor)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(adjudication.os, "fsync", fail_second)
+    with pytest.raises(OutputError) as raised:
+        adjudication.write_record(bundle, b"{}", datetime.now(timezone.utc), signature=b"signature")
+    monkeypatch.undo()
+    assert "no record was added" in (raised.value.hint or "")
+    assert list((bundle / "adjudication").iterdir()) == []
+
+
+def test_a_leftover_temporary_file_is_reported_by_verify_and_ignored_by_labels_and_report(
+    sheets: list[Path], tmp_path: Path
+) -> None:
+    """A killed adjudicate can still leave adjudication/.record.<random>.tmp. It is never read as a
+    record: verify names it and the command that removes it; labels, report and adjudicate go on."""
+    bundle = freeze(sheets, tmp_path / "audits")
+    decisions = decisions_file(tmp_path, "comment_id,code\nkq3z1q7,yes\n")
+    assert run("adjudicate", bundle, "--decisions", decisions, "--by", "alice").exit_code == 0
+    leftover = bundle / "adjudication" / ".record.k2x_9abc.tmp"
+    leftover.write_text('{"decisions": "half a reco', encoding="utf-8")
+
+    verified = run("verify", bundle)
+    assert verified.exit_code == 1
+    assert (
+        "extra: adjudication/.record.k2x_9abc.tmp: the temporary file of an adjudicate that was stopped before it "
+        f"finished: it holds no record; remove it: rm {leftover}"
+    ) in verified.stdout
+    labels = run("labels", bundle)
+    assert labels.exit_code == 0, labels.stderr
+    assert "kq3z1q7" in labels.stdout and "alice" in labels.stdout
+    document = json.loads(run("report", bundle, "--format", "json", "--quiet").stdout)
+    assert document["adjudication"]["decided"] == 1
+    more = decisions_file(tmp_path, "comment_id,code\nkq40r2s,no\n")
+    assert run("adjudicate", bundle, "--decisions", more, "--by", "bob").exit_code == 0
+    leftover.unlink()
+    assert run("verify", bundle).exit_code == 0
+    # anything else in the folder still stops them: only adjudicate's own temporary name is passed over
+    (bundle / "adjudication" / ".record.tmp").write_text("x", encoding="utf-8")
+    assert run("labels", bundle).exit_code == 2
 
 
 def test_a_report_of_sheets_has_no_adjudication_section(sheets: list[Path]) -> None:

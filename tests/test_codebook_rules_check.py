@@ -152,3 +152,50 @@ def test_cli_base_flags_a_released_codebook_edited_since_the_git_ref(tmp_path: P
     codebook.write_bytes(codebook.read_bytes().replace(b"  - {rule: sarcasm, version: 1}\n", b""))
     result = run("rules", "check", tmp_path / "rules", "--base", "main")
     assert result.exit_code == 1 and "[codebook-released-edited]" in result.output and "git ref main" in result.output
+
+
+def test_deleting_the_whole_codebooks_folder_is_removing_its_released_versions(tmp_path: Path) -> None:
+    """A missing default codebooks folder is no project without codebooks when the lock names
+    released ones: check reports them, and lock refuses rather than writing a lock without them."""
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    shutil.copytree(ROOT / "codebooks", tmp_path / "codebooks")
+    (tmp_path / "rules" / "rules.lock").unlink()
+    assert run("rules", "lock", tmp_path / "rules").exit_code == 0
+    lock = (tmp_path / "rules" / "rules.lock").read_bytes()
+    shutil.rmtree(tmp_path / "codebooks")
+    result = run("rules", "check", tmp_path / "rules")
+    assert result.exit_code == 1
+    assert "codebooks/comment_study/v1.yaml: [codebook-released-removed]" in result.output
+    assert run("rules", "lock", tmp_path / "rules").exit_code == 1
+    assert (tmp_path / "rules" / "rules.lock").read_bytes() == lock  # the released codebook stays recorded
+
+
+def test_a_project_of_rules_alone_needs_no_codebooks_folder(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    (tmp_path / "rules" / "rules.lock").unlink()
+    assert run("rules", "lock", tmp_path / "rules").exit_code == 0
+    assert b'"codebooks"' not in (tmp_path / "rules" / "rules.lock").read_bytes()
+    result = run("rules", "check", tmp_path / "rules")
+    assert result.exit_code == 0 and "codebook" not in result.output
+
+
+def test_base_flags_the_codebooks_folder_deleted_since_the_git_ref(tmp_path: Path, monkeypatch) -> None:
+    import os
+    import subprocess
+
+    for name in [name for name in os.environ if name.startswith("GIT_")]:
+        monkeypatch.delenv(name)
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    shutil.copytree(ROOT / "codebooks", tmp_path / "codebooks")
+    (tmp_path / "rules" / "rules.lock").unlink()  # git alone says what was released
+    for arguments in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "release"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "-C", str(tmp_path)]
+            + arguments,
+            capture_output=True,
+            check=True,
+        )
+    shutil.rmtree(tmp_path / "codebooks")
+    result = run("rules", "check", tmp_path / "rules", "--base", "main")
+    assert result.exit_code == 1, result.output
+    assert "[codebook-released-removed]" in result.output and "git ref main" in result.output

@@ -168,7 +168,8 @@ def test_the_bypass_a_v2_bundle_on_the_same_units_without_the_mark_fails(study: 
     checked = run("rules", "check", study / "rules", "--audits", audits)
     assert checked.exit_code == 1
     assert "[same-units-not-recoded]" in checked.stdout
-    assert "on largely the same units (Jaccard index 0.86)" in checked.stdout
+    # t02 and t2 are each in one sheet only, so neither is scored: v2 scores 5 of v1's 6 units
+    assert "on largely the same fully coded units (Jaccard index 0.83)" in checked.stdout
     # the identical units, frozen without the sample and without --recodes, fail too
     again = study / "audits_again"
     freeze(join(study, 1, "j1"), "--into", again)
@@ -187,6 +188,43 @@ def test_a_new_sample_passes(study: Path, tmp_path: Path):
         (fresh / path.name).write_text(text.replace("\nt0", "\nn0"), encoding="utf-8")
     freeze(*sorted(fresh.iterdir()), "--rule", rule(study, 2), "--into", audits)
     assert run("rules", "check", study / "rules", "--audits", audits).exit_code == 0
+
+
+def test_padding_one_sheet_with_made_up_ids_does_not_make_a_new_sample(study: Path, tmp_path: Path):
+    """v2 on v1's units, one sheet padded with more ids than there are units: every id of the
+    sheets is largely new, but the units scored (the fully coded ones) are exactly v1's."""
+    audits = study / "audits"
+    freeze(join(study, 1, "j1"), "--into", audits)
+    padded = tmp_path / "padded"
+    padded.mkdir()
+    for path in sheets(study, 2):
+        text = path.read_text(encoding="utf-8")
+        if path.stem == "alice":
+            text += "".join(f"pad{n},,,,,,,yes,,v2\n" for n in range(20))
+        (padded / path.name).write_text(text, encoding="utf-8")
+    bundle = freeze(*sorted(padded.iterdir()), "--rule", rule(study, 2), "--into", audits)
+    assert manifest(bundle)["units"]["count"] == 26
+    checked = run("rules", "check", study / "rules", "--audits", audits)
+    assert checked.exit_code == 1, checked.stdout
+    assert "[same-units-not-recoded]" in checked.stdout
+    assert "on largely the same fully coded units (Jaccard index 1.00)" in checked.stdout
+
+
+def test_a_new_sample_passes_though_a_sheet_still_lists_the_old_units(study: Path, tmp_path: Path):
+    """The other side: a new sample whose one sheet also lists v1's units, uncoded by the other
+    coder. The sheets' ids are half old, but no old unit is scored: a new sample."""
+    audits = study / "audits"
+    freeze(join(study, 1, "j1"), "--into", audits)
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    for path in sheets(study, 2):
+        text = path.read_text(encoding="utf-8")
+        renamed = text.replace("\nt0", "\nn0")
+        (fresh / path.name).write_text(text + renamed.split("\n", 1)[1] if path.stem == "alice" else renamed)
+    bundle = freeze(*sorted(fresh.iterdir()), "--rule", rule(study, 2), "--into", audits)
+    assert manifest(bundle)["units"]["count"] == 12 and manifest(bundle)["score"]["units"]["fully_coded"] == 6
+    checked = run("rules", "check", study / "rules", "--audits", audits)
+    assert checked.exit_code == 0, checked.stdout
 
 
 def test_the_sketch_is_exact_for_small_audits_and_close_for_large_ones():

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from irr_audit.cli import app
 from irr_audit.errors import IrrAuditError
+from irr_audit.io.fingerprints import units_sketch
 from irr_audit.rules.diff import render_rule_diff
 from irr_audit.rules.load import parse_rule
 from irr_audit.rules.lock import lock_entries, parse_lock, render_lock
@@ -70,6 +71,7 @@ def manifest(
     recodes: dict[str, Any] | None = None,
     created: str = "2024-05-01T10:00:00Z",
     metrics: dict[str, Any] | None = None,
+    sketches: dict[str, list[str]] | None = None,
 ) -> bytes:
     metrics = (
         metrics
@@ -85,7 +87,7 @@ def manifest(
             "name": name,
             "created": created,
             "rule": {"id": RULE, "version": version, "digest": digest(rule_bytes), "file": "rule.yaml"},
-            "units": {"count": 20, "ids_sha256": units},
+            "units": {"count": 20, "ids_sha256": units, **(sketches or {})},
             "recodes": recodes,
             "score": {"metrics": metrics},
         }
@@ -266,6 +268,35 @@ def test_a_new_version_on_a_new_sample_passes():
     v1, v2 = rule_text(), rule_text(2, changelog=SECOND, definition="Now.")
     manifests = {"a1": manifest("a1", v1, 1), "a2": manifest("a2", v2, 2, units="units-b")}
     assert check_rules({key(1): v1, key(2): v2}, manifests=manifests).clean
+
+
+def sketch(*ids: str) -> list[str]:
+    return units_sketch(list(ids))
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "same"),
+    [
+        # every id of the sheets differs, the scored units do not: the same units
+        ({"sketch": sketch("a", "b"), "scored_sketch": sketch("a", "b")},
+         {"sketch": sketch("a", "b", "x", "y", "z"), "scored_sketch": sketch("a", "b")}, True),
+        # the other way round: the old ids are listed, but other units are scored
+        ({"sketch": sketch("a", "b"), "scored_sketch": sketch("a", "b")},
+         {"sketch": sketch("a", "b", "c", "d"), "scored_sketch": sketch("c", "d")}, False),
+        # an older bundle, without a scored sketch: its sketch of every unit stands in
+        ({"sketch": sketch("a", "b")}, {"sketch": sketch("a", "b", "x"), "scored_sketch": sketch("a", "b")}, True),
+        ({"sketch": sketch("a", "b")}, {"sketch": sketch("c", "d")}, False),
+        ({}, {"sketch": sketch("a", "b"), "scored_sketch": sketch("a", "b")}, False),  # older still: not known
+    ],
+)  # fmt: skip
+def test_the_overlap_is_of_the_scored_units_and_older_manifests_still_read(first, second, same):  # type: ignore[no-untyped-def]
+    v1, v2 = rule_text(), rule_text(2, changelog=SECOND, definition="Now.")
+    manifests = {
+        "a1": manifest("a1", v1, 1, sketches=first),
+        "a2": manifest("a2", v2, 2, units="units-b", sketches=second),
+    }
+    result = check_rules({key(1): v1, key(2): v2}, manifests=manifests)
+    assert codes_of(result) == (["same-units-not-recoded"] if same else [])
 
 
 def test_a_version_frozen_in_a_bundle_is_released():
@@ -580,6 +611,24 @@ def test_cli_lock_refuses_to_record_an_edit(tmp_path: Path):
     write(tmp_path, 2, rule_text(2, changelog=SECOND))
     result = rules("lock", str(tmp_path / "rules"))
     assert result.exit_code == 0 and f"newly recorded: {RULE} v2" in result.stderr
+
+
+def test_cli_a_whole_rule_folder_deleted_is_its_released_versions_removed(repo: Path):
+    other = repo / "rules" / "other_rule" / "v1.yaml"  # (a rules folder holds at least one rule)
+    other.parent.mkdir()
+    other.write_bytes(rule_text(rule_id="other_rule"))
+    assert rules("lock", str(repo / "rules")).exit_code == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "lock")
+    lock = (repo / "rules" / "rules.lock").read_bytes()
+    for path in (repo / "rules" / RULE).iterdir():
+        path.unlink()
+    (repo / "rules" / RULE).rmdir()
+    result = rules("check", str(repo / "rules"), "--base", "main")
+    assert result.exit_code == 1
+    assert result.stdout.count(f"{RULE}/v1.yaml: [released-removed]") == 2  # git ref main, and the lock file
+    assert rules("lock", str(repo / "rules")).exit_code == 1
+    assert (repo / "rules" / "rules.lock").read_bytes() == lock
 
 
 def test_cli_gates_fail_on_an_undefined_kappa(repo: Path):

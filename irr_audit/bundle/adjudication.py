@@ -44,6 +44,11 @@ from irr_audit.rules.model import CodeStatus, Rule
 
 RECORD_FORMAT = "irr-audit-adjudication/1"
 RECORD_NAME = re.compile(r"\d{8}T\d{6}Z(?:_\d+)?\.json")
+# adjudicate writes a record to .record.<random>.tmp first (tempfile.mkstemp's names), then links it
+# under its name; a run killed in between can leave that file, which is never read as a record
+TEMPORARY_PREFIX, TEMPORARY_SUFFIX = ".record.", ".tmp"
+LEFTOVER_NAME = re.compile(r"\.record\.[a-z0-9_]+\.tmp")
+LEFTOVER = "the temporary file of an adjudicate that was stopped before it finished: it holds no record"
 SIGNATURE_SUFFIX = ".sig"  # <record>.json.sig: an SSH signature of the record beside it (adjudicate --sign)
 SECTION_TITLE = "Adjudicated labels (post-hoc consensus, not independent codes)"
 SECTION_STATEMENT = (
@@ -379,6 +384,8 @@ def record_files(bundle: Path) -> tuple[list[tuple[str, bytes]], list[Problem]]:
                 files.append((name, read_bounded(path, "the record")))
             except IrrAuditError as error:
                 problems.append(Problem("adjudication", name, error.message.rstrip(".")))
+        elif LEFTOVER_NAME.fullmatch(path.name) and _is_plain_file(path):
+            problems.append(Problem("extra", name, f"{LEFTOVER}; remove it: rm {shell_path(path)}"))
         elif not (
             path.name.endswith(SIGNATURE_SUFFIX)
             and path.name.removesuffix(SIGNATURE_SUFFIX) in records
@@ -386,6 +393,11 @@ def record_files(bundle: Path) -> tuple[list[tuple[str, bytes]], list[Problem]]:
         ):
             problems.append(Problem("extra", name, "not an adjudication record"))
     return files, problems
+
+
+def is_leftover(problem: Problem) -> bool:
+    """A leftover temporary file of an interrupted adjudicate (see LEFTOVER)."""
+    return problem.kind == "extra" and problem.detail.startswith(LEFTOVER)
 
 
 def _is_plain_file(path: Path) -> bool:
@@ -453,8 +465,11 @@ def check_adjudication(bundle: Path, manifest_sha256: str, join: JoinResult) -> 
 def trusted_records(
     bundle: Path, manifest_sha256: str, disagreements: DisagreementCodes, categories: tuple[str, ...]
 ) -> list[tuple[str, dict[str, Any]]]:
-    """The records, for adjudicate and report; any doubtful record stops the command."""
+    """The records, for adjudicate, labels and report; any doubtful record stops the command. A
+    leftover temporary file does not: it is never read as a record, so it cannot change what they
+    show (verify reports it, with the command that removes it)."""
     records, problems = checked_records(bundle, manifest_sha256, disagreements, categories)
+    problems = [problem for problem in problems if not is_leftover(problem)]
     if problems:
         raise BundleError(
             f"bundle {bundle}: {problems[0].path} {problems[0].detail}.",
@@ -481,40 +496,56 @@ def write_record(bundle: Path, data: bytes, created: datetime, signature: bytes 
         )
     try:
         folder.mkdir(exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".record.", suffix=".tmp", dir=folder)
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
+        target = _link_new_record(folder, data, created)
         try:
-            n = 1
-            while True:
-                target = folder / (utc_stamp(created) + (f"_{n}" if n > 1 else "") + ".json")
-                try:
-                    os.link(temporary, target)
-                    break
-                except FileExistsError:
-                    n += 1
-        finally:
-            Path(temporary).unlink(missing_ok=True)
-        os.chmod(target, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-        if signature is not None:
-            _write_signature(target.with_name(target.name + SIGNATURE_SUFFIX), signature)
+            os.chmod(target, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+            if signature is not None:
+                _write_signature(target.with_name(target.name + SIGNATURE_SUFFIX), signature)
+        except BaseException:
+            target.unlink(missing_ok=True)  # all or nothing: no record left without the signature asked for
+            raise
     except OSError as exc:
         raise OutputError(
             f"cannot write an adjudication record into {folder}: {exc.strerror or exc}.",
-            hint="check the bundle folder's permissions; the frozen files are not changed.",
+            hint="check the bundle folder's permissions and free space; no record was added and the frozen "
+            "files are not changed.",
             code="output-unwritable",
         ) from None
     return target
 
 
+def _link_new_record(folder: Path, data: bytes, created: datetime) -> Path:
+    """Write the record to a temporary file, then link it under the first free record name. The
+    temporary file is removed whatever happens (a full disk, a stopped run): left behind, it
+    would be an extra file in the bundle."""
+    handle, temporary = tempfile.mkstemp(prefix=TEMPORARY_PREFIX, suffix=TEMPORARY_SUFFIX, dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        n = 1
+        while True:
+            target = folder / (utc_stamp(created) + (f"_{n}" if n > 1 else "") + ".json")
+            try:
+                os.link(temporary, target)
+                return target
+            except FileExistsError:
+                n += 1
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+
+
 def _write_signature(path: Path, signature: bytes) -> None:
     with open(path, "xb") as stream:  # a record's name is new, so is its signature's
-        stream.write(signature)
-        stream.flush()
-        os.fsync(stream.fileno())
-    os.chmod(path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        try:
+            stream.write(signature)
+            stream.flush()
+            os.fsync(stream.fileno())
+            os.chmod(path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        except BaseException:
+            path.unlink(missing_ok=True)  # ours: "xb" made it
+            raise
 
 
 # --- the report --------------------------------------------------------------------------

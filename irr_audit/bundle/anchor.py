@@ -184,12 +184,12 @@ def append_digest(path: Path, digest: str, name: str) -> int:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        with os.fdopen(descriptor, "ab") as stream:
-            size = stream.seek(0, os.SEEK_END)
+        try:
+            size = os.lseek(descriptor, 0, os.SEEK_END)
             lead = b"\n" if size and not _ends_with_newline(path) else b""
-            stream.write(lead + (digest_line(digest, name) + "\n").encode("utf-8"))
-            stream.flush()
-            os.fsync(stream.fileno())
+            _append_whole(descriptor, size, lead + (digest_line(digest, name) + "\n").encode("utf-8"))
+        finally:
+            os.close(descriptor)
     except OSError as exc:
         raise OutputError(
             f"cannot append to the digest list {path}: {exc.strerror or exc}.",
@@ -197,6 +197,19 @@ def append_digest(path: Path, digest: str, name: str) -> int:
             code="output-unwritable",
         ) from None
     return read_digest_list(path).lookup(name)[-1].line
+
+
+def _append_whole(descriptor: int, size: int, line: bytes) -> None:
+    """Append the line and flush it to disk, or cut the list back to ``size``: half a line (a full
+    disk, a stopped run) would leave a list that no verify can read."""
+    try:
+        written = 0
+        while written < len(line):
+            written += os.write(descriptor, line[written:])
+        os.fsync(descriptor)
+    except BaseException:
+        os.ftruncate(descriptor, size)
+        raise
 
 
 def _ends_with_newline(path: Path) -> bool:

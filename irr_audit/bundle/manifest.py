@@ -29,13 +29,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from irr_audit._threads import Workers
 from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.files import sha256_hex
-from irr_audit.io.fingerprints import sorted_lines_sha256, units_sketch
+from irr_audit.io.fingerprints import hash_heads, heads_sketch, sorted_lines_sha256
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import render_json
 from irr_audit.io.runfolder import (
@@ -201,7 +202,7 @@ def build_manifest(
             for sheet in join.sheets
         ],
         "files": sorted((file.record() for file in files), key=lambda record: record["path"]),
-        "units": units_entry(join.units),
+        "units": units_entry(join.units, join.fully_coded),
         "recodes": recodes,
         "sample": None if sample_files is None else sample_entry(sample_files, sample_ids or [], sample_recoding),
         "columns": {key: value for key, value in asdict(columns).items() if key != "delimiter" or value is not None},
@@ -211,13 +212,21 @@ def build_manifest(
     return manifest
 
 
-def units_entry(units: pa.Array) -> dict[str, Any]:
+def units_entry(units: pa.Array, fully_coded: np.ndarray) -> dict[str, Any]:
     """The units' count and fingerprints: the digest (sorting, which lets other threads run)
-    is made beside the sketch (hashing each id, which does not)."""
+    is made beside the sketches (hashing each id, which does not). ``scored_sketch`` is of the
+    fully coded units alone, the ones the statistics rest on: rules check --audits compares
+    audits by it, so ids only one coder's sheet has (never scored) cannot make an old sample
+    look new; ``sketch`` (of every unit) stays for what older versions read."""
     with Workers(max_workers=1) as pool:
         digest = pool.submit(units_digest, units)
-        sketch = units_sketch(units)  # rules check --audits: the overlap with other audits
-        return {"count": len(units), "ids_sha256": digest.result(), "sketch": sketch}
+        heads = hash_heads(units)  # each id hashed once for both sketches
+        return {
+            "count": len(units),
+            "ids_sha256": digest.result(),
+            "sketch": heads_sketch(heads),
+            "scored_sketch": heads_sketch(heads[fully_coded]),
+        }
 
 
 def manifest_bytes(manifest: dict[str, Any]) -> bytes:
@@ -256,8 +265,12 @@ def manifest_problems(manifest: Any) -> list[str]:
     units = manifest.get("units")
     if not (isinstance(units, dict) and _is_count(units.get("count")) and _is_sha(units.get("ids_sha256"))):
         problems.append("units must have a count and an ids_sha256")
-    elif "sketch" in units and not is_sketch(units["sketch"]):
-        problems.append("units.sketch must be a list of the ids' smallest hashes (16 hex digits), ascending")
+    else:
+        problems += [
+            f"units.{key} must be a list of the ids' smallest hashes (16 hex digits), ascending"
+            for key in ("sketch", "scored_sketch")
+            if key in units and not is_sketch(units[key])
+        ]
     recodes = manifest.get("recodes", "absent")
     if recodes is not None and not (
         isinstance(recodes, dict)

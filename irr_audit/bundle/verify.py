@@ -565,11 +565,9 @@ def recompute(
         why = " ".join(error.message.split())  # one line, whatever the reader's message spans
         return None, [Problem("score", "", f"cannot be recomputed from the bundle's files: {why}")], [], None
     problems = []
-    units, found = manifest["units"], units_entry(join.units)
-    if (
-        any(units[key] != found[key] for key in ("count", "ids_sha256"))
-        or units.get("sketch", found["sketch"]) != found["sketch"]
-    ):
+    units, found = manifest["units"], units_entry(join.units, join.fully_coded)
+    # the sketches are checked when the manifest has them (bundles frozen before a sketch have none)
+    if any(units.get(key, found[key]) != found[key] for key in ("count", "ids_sha256", "sketch", "scored_sketch")):
         problems.append(
             Problem(
                 "units",

@@ -24,7 +24,17 @@ def units_sketch(unit_ids: Iterable[str] | pa.Array) -> list[str]:
     >>> units_sketch(["b", "a", "a"]) == sorted(units_sketch(["a", "b"]))
     True
     """
-    heads = np.concatenate([np.empty(0, np.uint64), *map(_hash_heads, _utf8_blocks(unit_ids))])
+    return heads_sketch(hash_heads(unit_ids))
+
+
+def hash_heads(unit_ids: Iterable[str] | pa.Array) -> np.ndarray:
+    """Each id's hash as an integer, in the ids' order: hashed once, the sketch of any subset of the
+    ids is made from them (the manifest's sketch of every unit and of the fully coded ones)."""
+    return np.concatenate([np.empty(0, np.uint64), *map(_hash_heads, _utf8_blocks(unit_ids))])
+
+
+def heads_sketch(heads: np.ndarray) -> list[str]:
+    """The bottom-k of hashes made by :func:`hash_heads`, as the sketch's hex digits, ascending."""
     return [f"{int(head):0{HASH_DIGITS}x}" for head in _smallest_distinct(heads, SKETCH_SIZE)]
 
 

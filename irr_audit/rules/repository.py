@@ -96,15 +96,16 @@ def gather_check_inputs(
 def gather_codebooks(
     rules_dir: Path, codebooks_dir: Path | None, lock_path: Path | None, base: str | None = None
 ) -> tuple[dict[str, bytes], list[Baseline], dict[str, dict[str, str]], str] | None:
-    """The codebook files (``codebooks_dir``, else the default folder when it exists; None when
-    there is none), their released versions (a git ref, the lock file when there is one) and the
-    rule files each released version pinned, and the folder as shown."""
+    """The codebook files (``codebooks_dir``, else the default folder), their released versions
+    (a git ref, the lock file when there is one) and the rule files each released version pinned,
+    and the folder as shown; None when there are no codebooks, current or released. A default
+    folder that is gone holds no files: its released versions are still read, so that deleting
+    the whole folder is reported as removing them, not taken for a project without codebooks."""
     named = codebooks_dir is not None
     codebooks_dir = codebooks_dir or default_codebooks_dir(rules_dir)
     check_usable([codebooks_dir])
-    if not named and not codebooks_dir.is_dir():
-        return None
-    codebooks = read_codebook_files(codebooks_dir)
+    gone = not named and not codebooks_dir.exists() and not codebooks_dir.is_symlink()
+    codebooks = {} if gone else read_codebook_files(codebooks_dir)
     baselines: list[Baseline] = []
     pins: dict[str, dict[str, str]] = {}
     lock_path = lock_path or default_lock_path(rules_dir)
@@ -115,6 +116,8 @@ def gather_codebooks(
         git, _, _ = git_baseline(codebooks_dir, base)
         if git is not None:
             baselines.insert(0, git)
+    if gone and not any(baseline.digests for baseline in baselines):
+        return None  # no codebooks now, none released: a project of rules alone
     return codebooks, baselines, pins, label_of(codebooks_dir)
 
 
@@ -300,7 +303,7 @@ def git_baseline(rules_dir: Path, base: str) -> tuple[Baseline | None, str, list
             hint="pass a branch, tag or commit, e.g. --base origin/main.",
             code="usage-base",
         )
-    found = _git(["rev-parse", "--show-toplevel"], rules_dir)
+    found = _git(["rev-parse", "--show-toplevel"], nearest_folder(rules_dir))  # (a folder deleted since base)
     if found is None:
         return None, "git is not installed", []
     if found.returncode != 0:
@@ -329,6 +332,15 @@ def git_baseline(rules_dir: Path, base: str) -> tuple[Baseline | None, str, list
         else:
             digests[key] = sha256_digest(data)
     return Baseline(source=f"git ref {base} ({commit[:12]})", digests=digests), "", notes
+
+
+def nearest_folder(path: Path) -> Path:
+    """``path`` when it is a folder, else its nearest parent that is: where git can run to read
+    what a folder deleted since ``--base`` held there."""
+    for folder in (path, *path.parents):
+        if folder.is_dir():
+            return folder
+    return path
 
 
 def _resolve_commit(root: Path, base: str) -> str | None:

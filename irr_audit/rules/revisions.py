@@ -120,12 +120,19 @@ class Bundle:
     ids_sha256: str
     recodes: Mapping[str, Any] | None
     score: Any = field(default=None, compare=False)
-    sketch: tuple[str, ...] = ()  # units.sketch: the overlap with other audits (none in older bundles)
+    sketch: tuple[str, ...] = ()  # units.sketch: of every unit (none in older bundles)
+    scored_sketch: tuple[str, ...] = ()  # units.scored_sketch: of the fully coded units (none in older bundles)
     sample_recoding: bool = False  # made from a sample drawn under an earlier version: a re-coding
 
     @property
     def marked_recoding(self) -> bool:
         return self.recodes is not None or self.sample_recoding
+
+    @property
+    def overlap_sketch(self) -> tuple[str, ...]:
+        """The sketch the overlap with other audits is measured by: of the units scored, or, in a
+        bundle frozen before that sketch was kept, of every unit."""
+        return self.scored_sketch or self.sketch
 
 
 # --- the check ----------------------------------------------------------------
@@ -544,6 +551,7 @@ def parse_manifest(data: bytes, shown: str) -> Bundle:
         recodes=recodes,
         score=document.get("score"),
         sketch=tuple(units["sketch"]) if is_sketch(units.get("sketch")) else (),
+        scored_sketch=tuple(units["scored_sketch"]) if is_sketch(units.get("scored_sketch")) else (),
         sample_recoding=isinstance(document.get("sample"), dict) and bool(document["sample"].get("recoding")),
     )
 
@@ -597,13 +605,15 @@ SAME_UNITS_JACCARD = 0.5  # at least this share of the two audits' units in comm
 
 
 def shared_units(bundle: Bundle, other: Bundle) -> float | None:
-    """1.0 for the same units; else the two audits' Jaccard index from their sketches
-    (None: not known, an older bundle has no sketch)."""
+    """1.0 for the same units; else the Jaccard index of the two audits' scored units from their
+    sketches (None: not known, an older bundle has no sketch). The scored units, not every id of
+    the sheets: ids a sheet lists that are never fully coded add nothing to the statistics, so
+    they must not make an audit of the old units look like a new sample."""
     if bundle.ids_sha256 == other.ids_sha256:
         return 1.0
-    if not bundle.sketch or not other.sketch:
+    if not bundle.overlap_sketch or not other.overlap_sketch:
         return None
-    return sketch_jaccard(bundle.sketch, other.sketch)
+    return sketch_jaccard(bundle.overlap_sketch, other.overlap_sketch)
 
 
 def recoding_problems(bundles: Sequence[Bundle]) -> list[Problem]:
@@ -623,7 +633,12 @@ def recoding_problems(bundles: Sequence[Bundle]) -> list[Problem]:
         if not earlier:
             continue
         shared, source = max(earlier, key=lambda pair: (pair[0], pair[1].version, pair[1].created, pair[1].name))
-        units = "the same units" if shared == 1.0 else f"largely the same units (Jaccard index {shared:.2f})"
+        scored = "fully coded " if bundle.scored_sketch and source.scored_sketch else ""
+        units = (
+            "the same units"
+            if bundle.ids_sha256 == source.ids_sha256
+            else f"largely the same {scored}units (Jaccard index {shared:.2f})"
+        )
         problems.append(
             Problem(
                 "same-units-not-recoded",
