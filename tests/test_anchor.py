@@ -337,6 +337,23 @@ def test_adjudication_records_are_listed_and_a_forged_one_is_caught(sheets: list
     assert "2 adjudication records are not covered by --expect" in expected.stderr
 
 
+def test_a_listed_record_removed_from_the_bundle_is_caught(sheets: list[Path], tmp_path: Path) -> None:
+    """Deleting a later record rolls its decisions back to earlier ones: the list still names it."""
+    digests = tmp_path / "audits" / "DIGESTS"
+    _, bundle = freeze(sheets, tmp_path / "audits", "--digests", digests)
+    _, record = decide(bundle, tmp_path, "--digests", digests)
+    record.unlink()
+
+    assert run("verify", bundle).exit_code == 0  # the bundle alone cannot tell
+    caught = run("verify", bundle, "--digests", digests)
+    assert caught.exit_code == 1
+    assert f"1 missing (adjudication/{record.name})" in caught.stdout
+    assert (
+        f"missing: adjudication/{record.name}: listed for {bundle.name} in {digests} (line 2), "
+        "not in the bundle: deleted"
+    ) in caught.stdout
+
+
 def test_anchoring_options_of_adjudicate_need_decisions(sheets: list[Path], tmp_path: Path) -> None:
     _, bundle = freeze(sheets, tmp_path / "audits")
     result = run("adjudicate", bundle, "--digests", tmp_path / "DIGESTS")

@@ -491,9 +491,13 @@ def _record_anchor_problems(
     """Adjudication records are added after freezing, so the bundle's digest does not
     cover them: each is listed in the digest list, or signed, on its own."""
     files, _ = record_files(found.bundle)  # the records' own problems are the consistency check's
-    if not files or not anchors.given:
+    missing = _listed_records_missing(anchors, name, {path for path, _ in files})
+    if not files and not missing or not anchors.given:
         return [], [], []
-    problems: list[Problem] = []
+    problems = [
+        Problem("missing", path, f"listed for {name} in {source} (line {line}), not in the bundle: deleted")
+        for path, source, line in missing
+    ]
     for path, data in files:
         digest = sha256_digest(data)
         if anchors.digests is not None:
@@ -505,6 +509,8 @@ def _record_anchor_problems(
             if problem is not None:
                 problems.append(Problem("signature", path + ".sig", problem))
     count = len(files)
+    if not count:
+        return problems, [], []
     records = f"{count} adjudication record{'s' if count != 1 else ''}"
     if anchors.digests is None and anchors.allowed_signers is None:
         return (
@@ -518,6 +524,21 @@ def _record_anchor_problems(
     ways = [way for way, given in (("listed", anchors.digests), ("signed", anchors.allowed_signers)) if given]
     verb = "are" if count != 1 else "is"
     return problems, [f"its {records} {verb} {' and '.join(ways)}"] if not problems else [], []
+
+
+def _listed_records_missing(anchors: Anchors, name: str, present: set[str]) -> list[tuple[str, str, int]]:
+    """The records of this bundle that the digest list names and the bundle lacks, as
+    (adjudication/<record>, the list, its line). A deleted record rolls a decision back to
+    an earlier one, so only the list can tell it was there. Pure."""
+    if anchors.digests is None:
+        return []
+    prefix = f"{name}/{ADJUDICATION_DIR}/"
+    missing: dict[str, tuple[str, str, int]] = {}
+    for entry in anchors.digests.entries:
+        path = entry.name.removeprefix(f"{name}/")
+        if entry.name.startswith(prefix) and path not in present and path not in missing:
+            missing[path] = (path, anchors.digests.source, entry.line)
+    return list(missing.values())
 
 
 # --- verify: the files ------------------------------------------------------------------
