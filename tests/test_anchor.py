@@ -147,6 +147,27 @@ def test_the_genuine_bundle_verifies_against_its_anchors(sheets: list[Path], tmp
 # --- 2. freeze prints the digest; the report shows it; the digest list -------------------
 
 
+def test_a_bundle_replaced_by_a_copy_of_another_fails_its_anchors(sheets: list[Path], tmp_path: Path) -> None:
+    """An anchor finds a bundle by its manifest's name: a copy of another anchored bundle under this
+    folder's name would pass every anchor, so with one the folder's name must be the manifest's."""
+    digests = tmp_path / "audits" / "DIGESTS"
+    digest, first = freeze(sheets, tmp_path / "audits", "--digests", digests)
+    sheets[1].write_text(sheets[1].read_text(encoding="utf-8").replace(",yes,", ",no,"), encoding="utf-8")
+    _, second = freeze(sheets, tmp_path / "audits", "--digests", digests)
+    shutil.rmtree(second)
+    shutil.copytree(first, second)
+
+    assert run("verify", first, "--digests", digests).exit_code == 0
+    renamed = f"the folder is named {second.name}; the manifest names the bundle {first.name}"
+    for anchor in (("--digests", digests), ("--expect", digest)):
+        result = run("verify", second, *anchor)
+        assert result.exit_code == 1, result.stdout
+        assert f"anchor: {second.name}: {renamed}: a bundle renamed, or replaced by a copy" in result.stdout
+        assert f"rename the folder back to {first.name}" in result.stdout
+    alone = run("verify", second)  # without an anchor a renamed copy may be legitimate: a note
+    assert alone.exit_code == 0 and f"note: {renamed}" in alone.stderr
+
+
 def test_freeze_prints_the_digest_of_the_manifest(sheets: list[Path], tmp_path: Path) -> None:
     result = run("freeze", *sheets, "--rule", RULE, "--into", tmp_path / "audits")
 

@@ -309,9 +309,7 @@ def check_consistency(
     problems += [Problem("manifest", MANIFEST, text) for text in manifest_consistency_problems(manifest)]
     files, found = file_problems(bundle, manifest, limits)
     problems += found
-    notes = []
-    if resolved(bundle).name != manifest["name"]:
-        notes.append(f"the folder is named {resolved(bundle).name}; the manifest names the bundle {manifest['name']}")
+    notes: list[str] = []
     join, score_problems, new_keys, score = recompute(bundle, manifest, files, limits)
     problems += score_problems
     if new_keys:
@@ -343,9 +341,7 @@ def check_codebook_consistency(bundle: Path, manifest: dict[str, Any], limits: L
         problems.append(Problem("manifest", MANIFEST, "edited after freezing (its integrity hash does not match)"))
     files, found = file_problems(bundle, manifest, limits)
     problems += found
-    notes = []
-    if resolved(bundle).name != manifest["name"]:
-        notes.append(f"the folder is named {resolved(bundle).name}; the manifest names the bundle {manifest['name']}")
+    notes: list[str] = []
     try:
         score, units = recompute_codebook(manifest, files, limits)
     except IrrAuditError as error:
@@ -417,6 +413,18 @@ def _with_anchors(found: Verification, manifest_data: bytes | None, anchors: Anc
     problems: list[Problem] = []
     held: list[str] = []
     notes: list[str] = []
+    renamed = _folder_name_problem(found)
+    if renamed is not None and anchors.given:
+        problems.append(
+            Problem(
+                "anchor",
+                resolved(found.bundle).name,
+                f"{renamed}: an anchor names the bundle by its manifest, not its folder; rename the folder "
+                f"back to {found.name}, or restore the bundle frozen under this name from a copy",
+            )
+        )
+    elif renamed is not None:
+        notes.append(renamed)
     if anchors.expect is not None:
         if digest != anchors.expect:
             problems.append(
@@ -455,6 +463,19 @@ def _with_anchors(found: Verification, manifest_data: bytes | None, anchors: Anc
         notes=found.notes + tuple(notes) + tuple(record_notes),
         digest=digest,
         anchors=tuple(held + record_held),
+    )
+
+
+def _folder_name_problem(found: Verification) -> str | None:
+    """The folder's name against the bundle's, or None. An anchor identifies a bundle by its
+    manifest, so a copy of another anchored bundle passes every check under the wrong folder
+    name: with an anchor the names must agree; without one, a renamed copy is only noted."""
+    folder = resolved(found.bundle).name
+    if found.name is None or folder == found.name:
+        return None
+    return (
+        f"the folder is named {folder}; the manifest names the bundle {found.name}: "
+        "a bundle renamed, or replaced by a copy of another"
     )
 
 
