@@ -23,11 +23,13 @@ from typing import Any
 
 from irr_audit.bundle.manifest import (
     ADJUDICATION_DIR,
+    UNLISTABLE,
     BundleError,
     Manifest,
     Problem,
     canonical_sha256,
     shell_path,
+    unreadable_bundle,
     utc_stamp,
     utc_text,
 )
@@ -367,18 +369,22 @@ def record_files(bundle: Path) -> tuple[list[tuple[str, bytes]], list[Problem]]:
     """The record files of a bundle as (adjudication/<name>, bytes), and what in the
     folder is not a readable record. A record's signature (<record>.sig) belongs to it."""
     folder = bundle / ADJUDICATION_DIR
-    if folder.is_symlink() or not folder.is_dir():
-        return [], []  # a symlink or file there is reported by verify's file check
+    try:
+        if folder.is_symlink() or not folder.is_dir():
+            return [], []  # a symlink or file there is reported by verify's file check
+        entries = sorted(folder.iterdir())
+    except OSError as error:  # a folder the user may not list: its records are not known
+        return [], [Problem("changed", ADJUDICATION_DIR, f"{UNLISTABLE} ({error.strerror})", unreadable=True)]
     files, problems = [], []
-    entries = sorted(folder.iterdir())
     records = {path.name for path in entries if _is_plain_file(path) and RECORD_NAME.fullmatch(path.name)}
     for path in entries:
         name = f"{ADJUDICATION_DIR}/{path.name}"
         if path.name in records:
             try:
-                files.append((name, read_bounded(path, "the record")))
+                files.append((name, read_bounded(path, "the record", code="record", own_file=True)))
             except IrrAuditError as error:
-                problems.append(Problem("adjudication", name, error.message.rstrip(".")))
+                unreadable = error.code == "record-unreadable"
+                problems.append(Problem("adjudication", name, error.message.rstrip("."), unreadable=unreadable))
         elif not (
             path.name.endswith(SIGNATURE_SUFFIX)
             and path.name.removesuffix(SIGNATURE_SUFFIX) in records
@@ -455,6 +461,8 @@ def trusted_records(
 ) -> list[tuple[str, dict[str, Any]]]:
     """The records, for adjudicate and report; any doubtful record stops the command."""
     records, problems = checked_records(bundle, manifest_sha256, disagreements, categories)
+    if problems and problems[0].unreadable:
+        raise unreadable_bundle(bundle, f"{problems[0].path}: {problems[0].detail}")
     if problems:
         raise BundleError(
             f"bundle {bundle}: {problems[0].path} {problems[0].detail}.",

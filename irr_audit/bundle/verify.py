@@ -28,6 +28,7 @@ from irr_audit.bundle.manifest import (
     RULE_DIR,
     SHEETS_DIR,
     SIGNATURE,
+    UNLISTABLE,
     BundleError,
     Problem,
     bundle_files,
@@ -37,6 +38,7 @@ from irr_audit.bundle.manifest import (
     manifest_consistency_problems,
     manifest_problems,
     not_a_bundle,
+    read_own_file,
     symlink_problem,
     units_entry,
 )
@@ -98,6 +100,12 @@ def compare_scores(frozen: Any, recomputed: Any, where: str = "") -> tuple[list[
     if _same_value(frozen, recomputed):
         return [], []
     return [f"{where or '(score)'}: frozen {_as_json(frozen)}, recomputed {_as_json(recomputed)}"], []
+
+
+def _score_difference(text: str) -> Problem:
+    """'metrics.cohen_kappa.value: frozen 0.7, recomputed 0.65' as a problem of the score."""
+    where, _, detail = text.partition(": ")
+    return Problem("score", where, detail)
 
 
 def _same_value(frozen: Any, recomputed: Any) -> bool:
@@ -286,7 +294,8 @@ def verify_bundle(bundle: Path, anchors: Anchors | None = None, limits: Limits =
     try:
         manifest_data, manifest = load_manifest_json(bundle)
     except (OSError, ValueError, IrrAuditError) as exc:
-        found = _failed(bundle, [Problem("manifest", MANIFEST, manifest_read_problem(exc))])
+        why = manifest_read_problem(exc).removeprefix(f"{bundle / MANIFEST} ")  # the problem names the file
+        found = _failed(bundle, [Problem("manifest", MANIFEST, why)])
         return _with_anchors(found, _bytes_or_none(bundle / MANIFEST), anchors or Anchors())
     return _with_anchors(
         check_consistency(bundle, manifest_data, manifest, limits), manifest_data, anchors or Anchors()
@@ -355,7 +364,7 @@ def check_codebook_consistency(bundle: Path, manifest: dict[str, Any], limits: L
                 )
             )
         differences, new_keys = compare_scores(manifest["score"], score)
-        problems += [Problem("score", *text.split(": ", 1)) for text in differences]
+        problems += [_score_difference(text) for text in differences]
         if new_keys:
             shown = ", ".join(new_keys[:8]) + (f" and {len(new_keys) - 8} more" if len(new_keys) > 8 else "")
             notes.append(f"not in the frozen score (new in irr-audit {__version__}?), not compared: {shown}")
@@ -379,8 +388,8 @@ def manifest_read_problem(error: Exception) -> str:
 
 def _bytes_or_none(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
-    except OSError:
+        return read_own_file(path, str(path))  # never read beyond the limit
+    except IrrAuditError:
         return None
 
 
@@ -585,7 +594,7 @@ def file_problems(
             problems.append(Problem("extra", path, "not in the manifest"))
     for error in unlisted:
         where = os.path.relpath(error.filename, bundle) if error.filename else "."
-        problems.append(Problem("changed", Path(where).as_posix(), f"the folder cannot be listed ({error.strerror})"))
+        problems.append(Problem("changed", Path(where).as_posix(), f"{UNLISTABLE} ({error.strerror})"))
     adjudication = bundle / ADJUDICATION_DIR
     if adjudication.is_symlink() or (adjudication.exists() and not adjudication.is_dir()):
         problems.append(Problem("extra", ADJUDICATION_DIR, "is not a folder of adjudication records"))
@@ -630,5 +639,5 @@ def recompute(
         render_json(build_report(join, AuditOptions(list_disagreements=False)).to_dict(include_disagreements=False))
     )
     differences, new_keys = compare_scores(manifest["score"], score)
-    problems += [Problem("score", *text.split(": ", 1)) for text in differences]
+    problems += [_score_difference(text) for text in differences]
     return join, problems, new_keys, score
