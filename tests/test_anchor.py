@@ -168,6 +168,19 @@ def test_a_bundle_replaced_by_a_copy_of_another_fails_its_anchors(sheets: list[P
     assert alone.exit_code == 0 and f"note: {renamed}" in alone.stderr
 
 
+def test_an_empty_folder_added_to_a_bundle_is_extra(sheets: list[Path], tmp_path: Path) -> None:
+    _, bundle = freeze(sheets, tmp_path / "audits")
+    (bundle / "sheets" / "new").mkdir()
+    (bundle / "notes").mkdir()
+    (bundle / "adjudication").mkdir()  # where adjudicate writes: empty, it is no change
+
+    result = run("verify", bundle)
+
+    assert result.exit_code == 1
+    assert "files 0 changed, 0 missing, 2 extra (notes/, sheets/new/)" in result.stdout
+    assert "extra: notes/: an empty folder, not in the manifest" in result.stdout
+
+
 def test_freeze_prints_the_digest_of_the_manifest(sheets: list[Path], tmp_path: Path) -> None:
     result = run("freeze", *sheets, "--rule", RULE, "--into", tmp_path / "audits")
 

@@ -374,3 +374,25 @@ def test_a_frozen_codebook_score_is_what_score_codebook_reports(tmp_path: Path) 
     for variable in VARIABLES:
         for key in ("units", "metrics", "available_case", "table", "categories", "coders"):
             assert frozen[variable]["score"][key] == variables[variable][key], (variable, key)
+
+
+def test_whatever_the_adjudication_folder_of_a_codebook_bundle_holds_is_extra(tmp_path: Path) -> None:
+    """A codebook's audit has no adjudication: a file there, a record-like one, a folder, all are named."""
+    bundle = freeze_example(tmp_path / "audits")
+    folder = bundle / "adjudication"
+    folder.mkdir()
+    empty = run("verify", bundle)
+    assert empty.exit_code == 1 and "extra: adjudication/: an empty folder, not in the manifest" in empty.stdout
+    (folder / "evil.txt").write_text("anything at all\n", encoding="utf-8")
+    (folder / "20300101T000000Z.json").write_text('{"not": "a record"}', encoding="utf-8")
+    (folder / "hidden").mkdir()
+    (folder / "hidden" / "blob").write_bytes(b"\x00" * 100)
+    (folder / "empty").mkdir()
+
+    result = run("verify", bundle)
+
+    assert result.exit_code == 1
+    for path in ("20300101T000000Z.json", "evil.txt", "hidden/blob"):
+        assert f"extra: adjudication/{path}: not in the manifest" in result.stdout
+    assert "extra: adjudication/empty/: an empty folder, not in the manifest" in result.stdout
+    assert "adjudication record" not in result.stdout + result.stderr

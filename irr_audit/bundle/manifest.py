@@ -475,22 +475,34 @@ def list_bundles(audits_dir: Path) -> list[Path]:
     )
 
 
-def bundle_files(bundle: Path, unlisted: list[OSError] | None = None) -> Iterator[str]:
-    """Every file and symlink in the bundle as a POSIX path, except the manifest, its
-    signature and the adjudication folder (which are checked on their own). A folder
-    that cannot be listed is added to ``unlisted``: what it holds is not known."""
+def bundle_files(bundle: Path, unlisted: list[OSError] | None = None, records: bool = True) -> Iterator[str]:
+    """Every file and symlink in the bundle as a POSIX path, and every empty folder as
+    ``<path>/`` (freeze makes none: one was added), except the manifest, its signature
+    and, when the bundle may have ``records`` (a rule's audit), the adjudication folder,
+    which is checked on its own. A folder that cannot be listed is added to ``unlisted``:
+    what it holds is not known."""
     for root, folders, files in os.walk(bundle, onerror=unlisted.append if unlisted is not None else None):
         at = Path(root).relative_to(bundle)
+        if at != Path(".") and not folders and not files and _listable(Path(root)):
+            yield at.as_posix() + "/"
         for folder in list(folders):
             if (Path(root) / folder).is_symlink():
                 folders.remove(folder)
                 yield (at / folder).as_posix()
-            elif at == Path(".") and folder == ADJUDICATION_DIR:
+            elif at == Path(".") and folder == ADJUDICATION_DIR and records:
                 folders.remove(folder)
         for file in files:
             if at == Path(".") and file in (MANIFEST, SIGNATURE):
                 continue
             yield (at / file).as_posix()
+
+
+def _listable(folder: Path) -> bool:
+    """os.walk gives a folder it cannot list as empty: only one listed empty is."""
+    try:
+        return not any(os.scandir(folder))
+    except OSError:
+        return False
 
 
 def load_manifest_json(bundle: Path) -> tuple[bytes, Any]:

@@ -146,6 +146,7 @@ class Verification:
     digest: str | None = None  # sha256:<hex> of manifest.json's bytes
     anchors: tuple[str, ...] = ()  # each outside anchor that held, as a sentence; none: internal consistency only
     headline: HeadlineChange | None = None  # None: the manifest could not be read
+    records_allowed: bool = True  # False for a codebook's audit: whatever adjudication/ holds is extra
 
     def files_by_kind(self) -> dict[str, list[str]]:
         """The paths of the changed, missing and extra files, in the order found."""
@@ -368,7 +369,9 @@ def check_codebook_consistency(bundle: Path, manifest: dict[str, Any], limits: L
         if new_keys:
             shown = ", ".join(new_keys[:8]) + (f" and {len(new_keys) - 8} more" if len(new_keys) > 8 else "")
             notes.append(f"not in the frozen score (new in irr-audit {__version__}?), not compared: {shown}")
-    return Verification(bundle, manifest["name"], tuple(problems), tuple(notes), len(manifest["files"]), 0)
+    return Verification(
+        bundle, manifest["name"], tuple(problems), tuple(notes), len(manifest["files"]), 0, records_allowed=False
+    )
 
 
 def manifest_read_problem(error: Exception) -> str:
@@ -520,6 +523,8 @@ def _record_anchor_problems(
 ) -> tuple[list[Problem], list[str], list[str]]:
     """Adjudication records are added after freezing, so the bundle's digest does not
     cover them: each is listed in the digest list, or signed, on its own."""
+    if not found.records_allowed:
+        return [], [], []  # a codebook's audit: what adjudication/ holds was reported extra
     files, _ = record_files(found.bundle)  # the records' own problems are the consistency check's
     missing = _listed_records_missing(anchors, name, {path for path, _ in files})
     if not files and not missing or not anchors.given:
@@ -589,14 +594,17 @@ def file_problems(
         if problem is not None:
             problems.append(problem)
     unlisted: list[OSError] = []
-    for path in sorted(bundle_files(bundle, unlisted)):
-        if path not in listed:
+    records = manifest.get("format") != CODEBOOK_FORMAT  # a codebook's audit has no adjudication (docs/codebooks.md)
+    for path in sorted(bundle_files(bundle, unlisted, records)):
+        if path.endswith("/"):
+            problems.append(Problem("extra", path, "an empty folder, not in the manifest"))
+        elif path not in listed:
             problems.append(Problem("extra", path, "not in the manifest"))
     for error in unlisted:
         where = os.path.relpath(error.filename, bundle) if error.filename else "."
         problems.append(Problem("changed", Path(where).as_posix(), f"{UNLISTABLE} ({error.strerror})"))
     adjudication = bundle / ADJUDICATION_DIR
-    if adjudication.is_symlink() or (adjudication.exists() and not adjudication.is_dir()):
+    if records and (adjudication.is_symlink() or (adjudication.exists() and not adjudication.is_dir())):
         problems.append(Problem("extra", ADJUDICATION_DIR, "is not a folder of adjudication records"))
     signature = bundle / SIGNATURE
     if signature.is_symlink() or (signature.exists() and not signature.is_file()):
