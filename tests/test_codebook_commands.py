@@ -282,10 +282,18 @@ def test_verify_detects_tampering_with_any_file_of_a_codebook_bundle(tmp_path: P
 
 def test_other_commands_refuse_a_codebook_bundle_by_name(tmp_path: Path) -> None:
     bundle = freeze_example(tmp_path / "audits")
-    for command in (["adjudicate", bundle], ["report", bundle, "--rule", ROOT / "rules/sarcasm/v1.yaml"]):
+    refused = (
+        ["adjudicate", bundle],
+        ["compare", bundle, bundle],
+        ["report", bundle, "--rule", ROOT / "rules/sarcasm/v1.yaml"],
+    )
+    for command in refused:
         result = run(*command)
         assert result.exit_code == 2, (command, result.output)
         assert "[bundle-codebook-not-yet]" in result.output
+        # what the message says reads a codebook bundle does (docs/codebooks.md, "Not yet")
+        assert "verify, labels, and score and report without --rule read it" in result.output
+        assert "adjudicate, compare and freeze --recodes do not yet" in " ".join(result.output.split())
     # score and report audit every variable of it (docs/codebook_audit.md; tests/test_codebook_score.py)
     assert run("score", bundle, "--quiet").exit_code == 0
     checked = run("rules", "check", ROOT / "rules", "--audits", tmp_path / "audits")

@@ -549,10 +549,10 @@ def read_manifest(bundle: Path) -> Manifest:
         raise altered(bundle, f"{MANIFEST} cannot be read as JSON ({type(exc).__name__})") from None
     if isinstance(manifest, dict) and manifest.get("format") == CODEBOOK_FORMAT:
         raise BundleError(
-            f"{bundle} is the bundle of a codebook audit ({manifest.get('name')}); only verify and labels read "
-            "one yet.",
-            hint=f"check it with irr-audit verify {shell_path(bundle)}; score, report, adjudicate and --recodes "
-            "take the bundle of one rule's audit.",
+            f"{bundle} is the bundle of a codebook audit ({manifest.get('name')}); this command takes the bundle of "
+            "one rule's audit.",
+            hint=f"verify, labels, and score and report without --rule read it (irr-audit verify "
+            f"{shell_path(bundle)}); adjudicate, compare and freeze --recodes do not yet (docs/codebooks.md).",
             code="bundle-codebook-not-yet",
         )
     problems = manifest_problems(manifest)
