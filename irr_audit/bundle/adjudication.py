@@ -15,6 +15,7 @@ import os
 import re
 import stat
 import tempfile
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -176,6 +177,7 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: Disagreem
         raise _bad_file(source, "is empty", "fill in the CSV that irr-audit adjudicate BUNDLE prints.")
     columns = records[0][2]
     header = [column.strip().casefold() for column in columns]
+    _check_header(header, columns, source)
     for required in ("comment_id", "code"):
         if required not in header:
             found = ", ".join(column for column in columns if column.strip()) or "(none)"
@@ -190,6 +192,12 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: Disagreem
     row_shape = re.compile(record_pattern(",", len(header), at_id, at_code))
     free_text = set(range(len(header))) - {at_id, at_code}  # a note may run over lines; an id or code never
     for row, (first_line, _, record) in enumerate(records[1:], start=2):
+        if any(cell.strip() for cell in record[len(header) :]):  # empty trailing cells, as Excel leaves, are no data
+            raise _bad_file(
+                source,
+                f"row {row} has {len(record)} cells, more than the {len(header)} columns of its header",
+                "remove the extra cells, or put a value that holds a comma in quotes.",
+            )
         cells = record + [""] * (len(header) - len(record))
         swallowed = swallowed_value(cells, first_line, free_text, row_shape)
         if swallowed is not None:
@@ -218,6 +226,30 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: Disagreem
         note = spreadsheet_original(cells[at_note].strip()) if at_note is not None else ""
         decisions[unit] = Decision(unit, _final_code(raw_code, rule, source, row), note, row)
     return list(decisions.values())
+
+
+def _check_header(header: list[str], columns: list[str], source: str) -> None:
+    """A column read twice would let one of them pass unread; a header of one column holding
+    ';' is a file saved with semicolons (Excel where the decimal separator is a comma)."""
+    for name in ("comment_id", "code", "note"):
+        if header.count(name) > 1:
+            first, second = (at + 1 for at, column in enumerate(header) if column == name)
+            raise _bad_file(
+                source, f'has the column "{name}" twice (columns {first} and {second})', "keep one column of each name."
+            )
+    semicolons = [column.strip().casefold() for column in ";".join(columns).split(";")]
+    if "comment_id" not in header and ";" in "".join(columns) and "comment_id" in semicolons:
+        raise _bad_file(
+            source,
+            "seems to use ';' between its columns, not ','",
+            "save it as CSV with commas (in Excel: CSV UTF-8 (Comma delimited)), or replace each ';' by ','.",
+        )
+
+
+def has_visible_character(text: str) -> bool:
+    """A name someone can read: a letter, a digit or a mark, not only spaces and invisible format
+    characters (a zero-width space, a soft hyphen, a BOM). Pure."""
+    return any(not char.isspace() and unicodedata.category(char)[0] not in "CZ" for char in text)
 
 
 def _column_name(header: list[str], at: int) -> str:
