@@ -151,6 +151,40 @@ def test_the_genuine_bundle_verifies_against_its_anchors(sheets: list[Path], tmp
 # --- 2. freeze prints the digest; the report shows it; the digest list -------------------
 
 
+def test_a_bundle_replaced_by_a_copy_of_another_fails_its_anchors(sheets: list[Path], tmp_path: Path) -> None:
+    """An anchor finds a bundle by its manifest's name: a copy of another anchored bundle under this
+    folder's name would pass every anchor, so with one the folder's name must be the manifest's."""
+    digests = tmp_path / "audits" / "DIGESTS"
+    digest, first = freeze(sheets, tmp_path / "audits", "--digests", digests)
+    sheets[1].write_text(sheets[1].read_text(encoding="utf-8").replace(",yes,", ",no,"), encoding="utf-8")
+    _, second = freeze(sheets, tmp_path / "audits", "--digests", digests)
+    shutil.rmtree(second)
+    shutil.copytree(first, second)
+
+    assert run("verify", first, "--digests", digests).exit_code == 0
+    renamed = f"the folder is named {second.name}; the manifest names the bundle {first.name}"
+    for anchor in (("--digests", digests), ("--expect", digest)):
+        result = run("verify", second, *anchor)
+        assert result.exit_code == 1, result.stdout
+        assert f"anchor: {second.name}: {renamed}: a bundle renamed, or replaced by a copy" in result.stdout
+        assert f"rename the folder back to {first.name}" in result.stdout
+    alone = run("verify", second)  # without an anchor a renamed copy may be legitimate: a note
+    assert alone.exit_code == 0 and f"note: {renamed}" in alone.stderr
+
+
+def test_an_empty_folder_added_to_a_bundle_is_extra(sheets: list[Path], tmp_path: Path) -> None:
+    _, bundle = freeze(sheets, tmp_path / "audits")
+    (bundle / "sheets" / "new").mkdir()
+    (bundle / "notes").mkdir()
+    (bundle / "adjudication").mkdir()  # where adjudicate writes: empty, it is no change
+
+    result = run("verify", bundle)
+
+    assert result.exit_code == 1
+    assert "files 0 changed, 0 missing, 2 extra (notes/, sheets/new/)" in result.stdout
+    assert "extra: notes/: an empty folder, not in the manifest" in result.stdout
+
+
 def test_freeze_prints_the_digest_of_the_manifest(sheets: list[Path], tmp_path: Path) -> None:
     result = run("freeze", *sheets, "--rule", RULE, "--into", tmp_path / "audits")
 
@@ -339,6 +373,23 @@ def test_adjudication_records_are_listed_and_a_forged_one_is_caught(sheets: list
     expected = run("verify", bundle, "--expect", bundle_digest)
     assert expected.exit_code == 0
     assert "2 adjudication records are not covered by --expect" in expected.stderr
+
+
+def test_a_listed_record_removed_from_the_bundle_is_caught(sheets: list[Path], tmp_path: Path) -> None:
+    """Deleting a later record rolls its decisions back to earlier ones: the list still names it."""
+    digests = tmp_path / "audits" / "DIGESTS"
+    _, bundle = freeze(sheets, tmp_path / "audits", "--digests", digests)
+    _, record = decide(bundle, tmp_path, "--digests", digests)
+    record.unlink()
+
+    assert run("verify", bundle).exit_code == 0  # the bundle alone cannot tell
+    caught = run("verify", bundle, "--digests", digests)
+    assert caught.exit_code == 1
+    assert f"1 missing (adjudication/{record.name})" in caught.stdout
+    assert (
+        f"missing: adjudication/{record.name}: listed for {bundle.name} in {digests} (line 2), "
+        "not in the bundle: deleted"
+    ) in caught.stdout
 
 
 def test_anchoring_options_of_adjudicate_need_decisions(sheets: list[Path], tmp_path: Path) -> None:
@@ -622,8 +673,8 @@ DAMAGE = {
     ),
     "a huge number in the score": (
         edit(lambda manifest: manifest["score"]["metrics"]["po"].__setitem__("value", 10**400)),
-        "score: metrics.po.value: frozen 1000",
-        "recomputed 0.85",
+        "manifest: manifest.json: score.metrics.po.value is 1000",  # checked where the manifest is read
+        "not a finite number",
     ),
     "a signature listed as a frozen file": (
         edit(lambda manifest: manifest["files"].append({"path": "manifest.json.sig", "sha256": "0" * 64, "size": 0})),

@@ -667,8 +667,23 @@ def test_a_later_decision_supersedes_an_earlier_one(sheets: list[Path], tmp_path
         ("comment_id,code\nkq3z1q7,unknown\n", "row 2 has the final code 'unknown'"),
         ("comment_id,code\nkq3z1q7,yes\nkq3z1q7,no\n", "row 3 decides 'kq3z1q7' again (first in row 2)"),
         ("id,final\nkq3z1q7,yes\n", 'has no column "comment_id" (columns found: id, final)'),
+        ("comment_id,code,comment_id\nkq3z1q7,yes,kq41s6t\n", 'has the column "comment_id" twice (columns 1 and 3)'),
+        (
+            "comment_id,code,note\nkq3z1q7,yes,a,kq41s6t,no\n",
+            "row 2 has 5 cells, more than the 3 columns of its header",
+        ),
+        ("comment_id;code;note\nkq3z1q7;yes;x\n", "seems to use ';' between its columns, not ','"),
     ],
-    ids=["agreed unit", "invalid code", "missing code", "twice", "no id column"],
+    ids=[
+        "agreed unit",
+        "invalid code",
+        "missing code",
+        "twice",
+        "no id column",
+        "id column twice",
+        "extra cells",
+        "semicolons",
+    ],
 )
 def test_bad_decisions_name_the_file_and_row(sheets: list[Path], tmp_path: Path, text: str, message: str) -> None:
     bundle = freeze(sheets, tmp_path / "audits")
@@ -678,6 +693,24 @@ def test_bad_decisions_name_the_file_and_row(sheets: list[Path], tmp_path: Path,
 
     assert result.exit_code == 2
     assert result.stderr.startswith(f"Error [adjudication-decisions]: decisions file {decisions} {message}")
+    assert not (bundle / "adjudication").exists()
+
+
+def test_empty_trailing_cells_are_no_data(sheets: list[Path], tmp_path: Path) -> None:
+    bundle = freeze(sheets, tmp_path / "audits")
+    decisions = decisions_file(tmp_path, "comment_id,code,note\nkq3z1q7,yes,a,,\n")
+    assert run("adjudicate", bundle, "--decisions", decisions, "--by", "alice").exit_code == 0
+
+
+@pytest.mark.parametrize("by", ["\u200b", "\u200b\u00ad ", "\ufeff\u2060"])
+def test_adjudicate_refuses_a_name_without_a_visible_character(sheets: list[Path], tmp_path: Path, by: str) -> None:
+    bundle = freeze(sheets, tmp_path / "audits")
+    decisions = decisions_file(tmp_path, "comment_id,code\nkq3z1q7,yes\n")
+
+    result = run("adjudicate", bundle, "--decisions", decisions, "--by", by)
+
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error [usage-adjudicate-by]: --by ") and "names no one" in result.stderr
     assert not (bundle / "adjudication").exists()
 
 

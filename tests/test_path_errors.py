@@ -224,3 +224,50 @@ def test_the_permission_cases_run_even_as_root(tmp_path: Path) -> None:
     passed = re.search(r"(\d+) passed", done.stdout)
     assert passed and int(passed.group(1)) >= 2 * len(FILE_SLOTS), done.stdout[-2000:]
     assert "skipped" not in done.stdout, done.stdout[-2000:]
+
+
+@pytest.mark.parametrize("folder", ["sheets", "rule", "adjudication", "adjudication/record"])
+def test_a_bundle_with_a_closed_folder_or_unreadable_record_is_named(tmp_path: Path, folder: str) -> None:
+    """A folder of a bundle the user may not enter (or a record it may not read) is a problem of
+    permissions, named with the fix: verify reports it, every other command refuses it (exit 2)."""
+    assert (
+        run("freeze", EXAMPLES / "alice.csv", EXAMPLES / "bob.csv", "--rule", RULE, "--into", tmp_path).exit_code == 0
+    )
+    (bundle,) = [path for path in tmp_path.iterdir() if path.is_dir()]
+    (tmp_path / "d.csv").write_text("comment_id,code,note\nkq3z1q7,no,x\n", encoding="utf-8")
+    assert run("adjudicate", bundle, "--decisions", tmp_path / "d.csv", "--by", "carol").exit_code == 0
+    closed = bundle / folder if folder != "adjudication/record" else next((bundle / "adjudication").iterdir())
+    mode = closed.stat().st_mode
+    closed.chmod(0)
+    try:
+        skip_if_readable(
+            closed if closed.is_file() else closed / "x",
+            "unreadable file" if closed.is_file() else "in a closed folder",
+        )
+        verified = run("verify", bundle)
+        assert verified.exit_code == 1
+        assert verified.stdout.count(": Permission denied") + verified.stdout.count("(Permission denied)") >= 1
+        for command in ("labels", "report", "adjudicate"):
+            result = run(command, bundle)
+            assert result.exit_code == 2, (command, result.output)
+            assert result.stderr.startswith(f"Error [bundle-unreadable]: bundle {bundle}: {folder.split('/')[0]}")
+            assert f"chmod -R u+rX {bundle}" in result.stderr
+        listed = run("rules", "check", ROOT / "rules", "--audits", tmp_path)
+        assert listed.exit_code in (0, 1), listed.output  # the manifest is readable: only the folder is closed
+    finally:
+        closed.chmod(mode)
+
+
+def test_rules_check_names_a_closed_bundle_folder(tmp_path: Path) -> None:
+    assert (
+        run("freeze", EXAMPLES / "alice.csv", EXAMPLES / "bob.csv", "--rule", RULE, "--into", tmp_path).exit_code == 0
+    )
+    (bundle,) = [path for path in tmp_path.iterdir() if path.is_dir()]
+    bundle.chmod(0)
+    try:
+        skip_if_readable(bundle / "manifest.json", "in a closed folder")
+        result = run("rules", "check", ROOT / "rules", "--audits", tmp_path)
+        assert result.exit_code == 2
+        assert result.stderr.startswith("Error [usage-unreadable]: cannot read ") and "manifest.json" in result.stderr
+    finally:
+        bundle.chmod(0o755)

@@ -15,6 +15,7 @@ import os
 import re
 import stat
 import tempfile
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,11 +24,13 @@ from typing import Any
 
 from irr_audit.bundle.manifest import (
     ADJUDICATION_DIR,
+    UNLISTABLE,
     BundleError,
     Manifest,
     Problem,
     canonical_sha256,
     shell_path,
+    unreadable_bundle,
     utc_stamp,
     utc_text,
 )
@@ -179,6 +182,7 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: Disagreem
         raise _bad_file(source, "is empty", "fill in the CSV that irr-audit adjudicate BUNDLE prints.")
     columns = records[0][2]
     header = [column.strip().casefold() for column in columns]
+    _check_header(header, columns, source)
     for required in ("comment_id", "code"):
         if required not in header:
             found = ", ".join(column for column in columns if column.strip()) or "(none)"
@@ -193,6 +197,12 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: Disagreem
     row_shape = re.compile(record_pattern(",", len(header), at_id, at_code))
     free_text = set(range(len(header))) - {at_id, at_code}  # a note may run over lines; an id or code never
     for row, (first_line, _, record) in enumerate(records[1:], start=2):
+        if any(cell.strip() for cell in record[len(header) :]):  # empty trailing cells, as Excel leaves, are no data
+            raise _bad_file(
+                source,
+                f"row {row} has {len(record)} cells, more than the {len(header)} columns of its header",
+                "remove the extra cells, or put a value that holds a comma in quotes.",
+            )
         cells = record + [""] * (len(header) - len(record))
         swallowed = swallowed_value(cells, first_line, free_text, row_shape)
         if swallowed is not None:
@@ -221,6 +231,30 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: Disagreem
         note = spreadsheet_original(cells[at_note].strip()) if at_note is not None else ""
         decisions[unit] = Decision(unit, _final_code(raw_code, rule, source, row), note, row)
     return list(decisions.values())
+
+
+def _check_header(header: list[str], columns: list[str], source: str) -> None:
+    """A column read twice would let one of them pass unread; a header of one column holding
+    ';' is a file saved with semicolons (Excel where the decimal separator is a comma)."""
+    for name in ("comment_id", "code", "note"):
+        if header.count(name) > 1:
+            first, second = (at + 1 for at, column in enumerate(header) if column == name)
+            raise _bad_file(
+                source, f'has the column "{name}" twice (columns {first} and {second})', "keep one column of each name."
+            )
+    semicolons = [column.strip().casefold() for column in ";".join(columns).split(";")]
+    if "comment_id" not in header and ";" in "".join(columns) and "comment_id" in semicolons:
+        raise _bad_file(
+            source,
+            "seems to use ';' between its columns, not ','",
+            "save it as CSV with commas (in Excel: CSV UTF-8 (Comma delimited)), or replace each ';' by ','.",
+        )
+
+
+def has_visible_character(text: str) -> bool:
+    """A name someone can read: a letter, a digit or a mark, not only spaces and invisible format
+    characters (a zero-width space, a soft hyphen, a BOM). Pure."""
+    return any(not char.isspace() and unicodedata.category(char)[0] not in "CZ" for char in text)
 
 
 def _column_name(header: list[str], at: int) -> str:
@@ -372,18 +406,22 @@ def record_files(bundle: Path) -> tuple[list[tuple[str, bytes]], list[Problem]]:
     """The record files of a bundle as (adjudication/<name>, bytes), and what in the
     folder is not a readable record. A record's signature (<record>.sig) belongs to it."""
     folder = bundle / ADJUDICATION_DIR
-    if folder.is_symlink() or not folder.is_dir():
-        return [], []  # a symlink or file there is reported by verify's file check
+    try:
+        if folder.is_symlink() or not folder.is_dir():
+            return [], []  # a symlink or file there is reported by verify's file check
+        entries = sorted(folder.iterdir())
+    except OSError as error:  # a folder the user may not list: its records are not known
+        return [], [Problem("changed", ADJUDICATION_DIR, f"{UNLISTABLE} ({error.strerror})", unreadable=True)]
     files, problems = [], []
-    entries = sorted(folder.iterdir())
     records = {path.name for path in entries if _is_plain_file(path) and RECORD_NAME.fullmatch(path.name)}
     for path in entries:
         name = f"{ADJUDICATION_DIR}/{path.name}"
         if path.name in records:
             try:
-                files.append((name, read_bounded(path, "the record")))
+                files.append((name, read_bounded(path, "the record", code="record", own_file=True)))
             except IrrAuditError as error:
-                problems.append(Problem("adjudication", name, error.message.rstrip(".")))
+                unreadable = error.code == "record-unreadable"
+                problems.append(Problem("adjudication", name, error.message.rstrip("."), unreadable=unreadable))
         elif LEFTOVER_NAME.fullmatch(path.name) and _is_plain_file(path):
             problems.append(Problem("extra", name, f"{LEFTOVER}; remove it: rm {shell_path(path)}"))
         elif not (
@@ -470,6 +508,8 @@ def trusted_records(
     show (verify reports it, with the command that removes it)."""
     records, problems = checked_records(bundle, manifest_sha256, disagreements, categories)
     problems = [problem for problem in problems if not is_leftover(problem)]
+    if problems and problems[0].unreadable:
+        raise unreadable_bundle(bundle, f"{problems[0].path}: {problems[0].detail}")
     if problems:
         raise BundleError(
             f"bundle {bundle}: {problems[0].path} {problems[0].detail}.",

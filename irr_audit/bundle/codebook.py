@@ -39,10 +39,12 @@ from irr_audit.bundle.manifest import (
     _file_list_problems,
     altered,
     canonical_sha256,
+    column_problems,
     load_manifest_json,
     manifest_bytes,
     rule_member,
     units_digest,
+    unreadable_bundle,
     utc_stamp,
     utc_text,
 )
@@ -270,6 +272,7 @@ def codebook_manifest_problems(manifest: dict[str, Any]) -> list[str]:
             and member_path_problem(rule["file"]) is None
             and isinstance(rule.get("id"), str)
             and isinstance(rule.get("version"), int)
+            and not isinstance(rule["version"], bool)
             for rule in rules
         )
     ):
@@ -291,11 +294,16 @@ def codebook_manifest_problems(manifest: dict[str, Any]) -> list[str]:
         problems.append("sheets must list two or more sheets under sheets/")
     units = manifest.get("units")
     if not (
-        isinstance(units, dict) and isinstance(units.get("count"), int) and isinstance(units.get("ids_sha256"), str)
+        isinstance(units, dict)
+        and isinstance(units.get("count"), int)
+        and not isinstance(units["count"], bool)
+        and isinstance(units.get("ids_sha256"), str)
     ):
         problems.append("units must have a count and an ids_sha256")
     if not isinstance(manifest.get("columns"), dict):
         problems.append("columns is missing")
+    else:
+        problems += column_problems(manifest["columns"])
     score = manifest.get("score")
     if not (isinstance(score, dict) and isinstance(score.get("variables"), dict) and score["variables"]):
         problems.append("score must hold every variable's score")
@@ -374,6 +382,8 @@ def read_codebook_bundle(
     files: dict[str, bytes] = {}
     for record in manifest["files"]:
         data, problem = frozen_file(bundle, record, limits)
+        if problem is not None and problem.unreadable:
+            raise unreadable_bundle(bundle, f"{problem.path} {problem.detail}")
         if problem is not None or data is None:
             why = (problem.detail or problem.kind) if problem is not None else "cannot be read"
             raise altered(bundle, f"{record['path']} {why}")

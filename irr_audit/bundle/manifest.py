@@ -18,10 +18,12 @@ anchor kept outside the bundle (irr_audit.bundle.anchor).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 import shlex
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -35,7 +37,8 @@ import pyarrow as pa
 from irr_audit._threads import Workers
 from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError
-from irr_audit.io.files import sha256_hex
+from irr_audit.io import records as recorded
+from irr_audit.io.files import read_bounded, sha256_hex
 from irr_audit.io.fingerprints import hash_heads, heads_sketch, sorted_lines_sha256
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import render_json
@@ -94,6 +97,7 @@ class Problem:
     kind: str
     path: str
     detail: str = ""
+    unreadable: bool = False  # the user may not read it (permissions): other commands refuse it as such
 
     def line(self) -> str:
         return ": ".join(part for part in (self.kind, self.path, self.detail) if part)
@@ -280,9 +284,7 @@ def manifest_problems(manifest: Any) -> list[str]:
     ):
         problems.append("recodes must be null or name a bundle and its units' ids_sha256")
     problems += _sample_problems(manifest.get("sample", "absent"))
-    columns = manifest.get("columns", {})
-    if not isinstance(columns, dict) or not all(isinstance(value, (str, type(None))) for value in columns.values()):
-        problems.append("columns must map sheet options (id_column, code_column) to text or null")
+    problems += column_problems(manifest.get("columns", {}))
     problems += _score_problems(manifest.get("score"))
     integrity = manifest.get("integrity")
     if not (isinstance(integrity, dict) and _is_sha(integrity.get("sha256"))):
@@ -313,14 +315,25 @@ def _sample_problems(sample: Any) -> list[str]:
     return problems
 
 
+def column_problems(value: Any) -> list[str]:
+    """The manifest's record of how the sheets were read (irr_audit.io.records). Pure."""
+    return recorded.columns(value, "columns")
+
+
 def _score_problems(score: Any) -> list[str]:
     if not isinstance(score, dict):
         return ["score is missing"]
-    return [
+    problems = [
         f"score.{key} is missing" if key not in score else f"score.{key} is not {JSON_KINDS[kind]}"
         for key, kind in REQUIRED_SCORE.items()
         if not isinstance(score.get(key), kind)
     ]
+    rule = score.get("rule")
+    if isinstance(rule, dict) and not isinstance(rule.get("scale", ""), str):
+        problems.append(f"score.rule.scale is {rule['scale']!r}, not text")  # the headline names it
+    if isinstance(score.get("metrics"), dict):
+        problems += recorded.metrics(score["metrics"], "score.metrics")
+    return problems
 
 
 def _rule_problems(rule: Any) -> list[str]:
@@ -410,10 +423,12 @@ def manifest_consistency_problems(manifest: dict[str, Any]) -> list[str]:
 
 def member(bundle: Path, path: str) -> Path:
     """The file a manifest path names, refused when it would leave the bundle
-    or pass through a symlink."""
+    or pass through a symlink, or when a folder on its way cannot be entered."""
     why = member_path_problem(path)
     if why is None:
         why = symlink_problem(bundle, path)
+    if why is not None and why.startswith(CANNOT_REACH):
+        raise unreadable_bundle(bundle, f"{path} {why}")
     if why is None and bundle.joinpath(*path.split("/")).exists() and not bundle.joinpath(*path.split("/")).is_file():
         why = "is not a file"  # a folder, or a pipe that would block the read
     if why is not None:
@@ -425,13 +440,36 @@ def member(bundle: Path, path: str) -> Path:
     return bundle.joinpath(*path.split("/"))
 
 
+UNLISTABLE = "the folder cannot be listed"  # verify's problem for a folder the user may not list
+CANNOT_REACH = "cannot be reached"  # a folder on the way cannot be entered: permissions, not an alteration
+
+
 def symlink_problem(bundle: Path, path: str) -> str | None:
     current = bundle
     for part in path.split("/"):
         current = current / part
-        if current.is_symlink():
-            return f"passes through the symlink {current.relative_to(bundle).as_posix()}"
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return f"passes through the symlink {current.relative_to(bundle).as_posix()}"
+        except FileNotFoundError:
+            return None  # missing: the reader names it
+        except OSError as error:  # a folder on the way that cannot be entered, as a normal user
+            if error.errno in (errno.ENOTDIR, errno.ENAMETOOLONG, errno.ELOOP):
+                return None
+            folder = current.parent.relative_to(bundle).as_posix()
+            where = "the bundle folder" if folder == "." else f"the folder {folder}"
+            return f"{CANNOT_REACH}: {where} cannot be entered ({error.strerror})"
     return None
+
+
+def unreadable_bundle(bundle: Path, what: str) -> BundleError:
+    """A part of the bundle the user may not read: bad permissions, not a bundle altered."""
+    return BundleError(
+        f"bundle {bundle}: {what}.",
+        hint=f"give yourself read access to the bundle: chmod -R u+rX {shell_path(bundle)} "
+        "(or run as a user who has it); nothing in it is changed.",
+        code="bundle-unreadable",
+    )
 
 
 def is_partial(path: Path) -> bool:
@@ -450,17 +488,21 @@ def list_bundles(audits_dir: Path) -> list[Path]:
     )
 
 
-def bundle_files(bundle: Path, unlisted: list[OSError] | None = None) -> Iterator[str]:
-    """Every file and symlink in the bundle as a POSIX path, except the manifest, its
-    signature and the adjudication folder (which are checked on their own). A folder
-    that cannot be listed is added to ``unlisted``: what it holds is not known."""
+def bundle_files(bundle: Path, unlisted: list[OSError] | None = None, records: bool = True) -> Iterator[str]:
+    """Every file and symlink in the bundle as a POSIX path, and every empty folder as
+    ``<path>/`` (freeze makes none: one was added), except the manifest, its signature
+    and, when the bundle may have ``records`` (a rule's audit), the adjudication folder,
+    which is checked on its own. A folder that cannot be listed is added to ``unlisted``:
+    what it holds is not known."""
     for root, folders, files in os.walk(bundle, onerror=unlisted.append if unlisted is not None else None):
         at = Path(root).relative_to(bundle)
+        if at != Path(".") and not folders and not files and _listable(Path(root)):
+            yield at.as_posix() + "/"
         for folder in list(folders):
             if (Path(root) / folder).is_symlink():
                 folders.remove(folder)
                 yield (at / folder).as_posix()
-            elif at == Path(".") and folder == ADJUDICATION_DIR:
+            elif at == Path(".") and folder == ADJUDICATION_DIR and records:
                 folders.remove(folder)
         for file in files:
             if at == Path(".") and file in (MANIFEST, SIGNATURE):
@@ -468,10 +510,26 @@ def bundle_files(bundle: Path, unlisted: list[OSError] | None = None) -> Iterato
             yield (at / file).as_posix()
 
 
+def _listable(folder: Path) -> bool:
+    """os.walk gives a folder it cannot list as empty: only one listed empty is."""
+    try:
+        return not any(os.scandir(folder))
+    except OSError:
+        return False
+
+
 def load_manifest_json(bundle: Path) -> tuple[bytes, Any]:
-    """The manifest's bytes and parsed JSON; raises ValueError when it is not JSON."""
-    data = (bundle / MANIFEST).read_bytes()
+    """The manifest's bytes and parsed JSON; raises ValueError when it is not JSON, and
+    IrrAuditError when it cannot be read or is beyond the file_bytes limit (checked before
+    it is read: a manifest of gigabytes is refused without being loaded)."""
+    data = read_own_file(bundle / MANIFEST, f"{bundle / MANIFEST}")
     return data, load_json(data, f"{bundle / MANIFEST}", own_file=True)
+
+
+def read_own_file(path: Path, subject: str) -> bytes:
+    """A JSON file irr-audit wrote into a bundle (the manifest, a record), read with the default
+    limits, its size checked before it is read: one beyond them was altered (README, "Limits")."""
+    return read_bounded(path, subject, code="bundle-file", own_file=True)
 
 
 @dataclass(frozen=True)
@@ -504,10 +562,10 @@ def read_manifest(bundle: Path) -> Manifest:
         raise altered(bundle, f"{MANIFEST} cannot be read as JSON ({type(exc).__name__})") from None
     if isinstance(manifest, dict) and manifest.get("format") == CODEBOOK_FORMAT:
         raise BundleError(
-            f"{bundle} is the bundle of a codebook audit ({manifest.get('name')}); only verify and labels read "
-            "one yet.",
-            hint=f"check it with irr-audit verify {shell_path(bundle)}; score, report, adjudicate and --recodes "
-            "take the bundle of one rule's audit.",
+            f"{bundle} is the bundle of a codebook audit ({manifest.get('name')}); this command takes the bundle of "
+            "one rule's audit.",
+            hint=f"verify, labels, and score and report without --rule read it (irr-audit verify "
+            f"{shell_path(bundle)}); adjudicate, compare and freeze --recodes do not yet (docs/codebooks.md).",
             code="bundle-codebook-not-yet",
         )
     problems = manifest_problems(manifest)

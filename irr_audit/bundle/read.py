@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from irr_audit.bundle.manifest import (
+    CANNOT_REACH,
     Manifest,
     Problem,
     altered,
     member,
     read_manifest,
     symlink_problem,
+    unreadable_bundle,
 )
 from irr_audit.errors import IrrAuditError, LimitError
 from irr_audit.io.files import read_bounded, sha256_hex
@@ -74,7 +76,7 @@ def frozen_file(
     path = record["path"]
     unsafe = symlink_problem(bundle, path)
     if unsafe is not None:
-        return None, Problem("changed", path, unsafe)
+        return None, Problem("changed", path, unsafe, unreadable=unsafe.startswith(CANNOT_REACH))
     try:
         data = read_bounded(bundle.joinpath(*path.split("/")), path, limits, code="frozen", max_bytes=record["size"])
     except LimitError:
@@ -95,7 +97,8 @@ def _unread(path: str, record: dict[str, Any], error: IrrAuditError) -> Problem:
         return Problem("changed", path, f"is larger than the {record['size']:,} bytes frozen (not read)")
     if error.code == "frozen-not-a-file":
         return Problem("changed", path, "is not a file")
-    return Problem("changed", path, error.message.removeprefix(path).strip().rstrip("."))
+    detail = error.message.removeprefix(path).strip().rstrip(".")
+    return Problem("changed", path, detail, unreadable=error.code == "frozen-unreadable")
 
 
 def read_frozen_files(bundle: Path, manifest: dict[str, Any], limits: Limits = DEFAULT_LIMITS) -> dict[str, bytes]:
@@ -105,6 +108,8 @@ def read_frozen_files(bundle: Path, manifest: dict[str, Any], limits: Limits = D
     for record in manifest["files"]:
         member(bundle, record["path"])  # an unsafe path is refused as such
         data, problem = frozen_file(bundle, record, limits)
+        if problem is not None and problem.unreadable:
+            raise unreadable_bundle(bundle, f"{problem.path} {problem.detail}")
         if problem is not None:
             changed = data is not None
             raise altered(

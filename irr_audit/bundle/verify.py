@@ -28,6 +28,7 @@ from irr_audit.bundle.manifest import (
     RULE_DIR,
     SHEETS_DIR,
     SIGNATURE,
+    UNLISTABLE,
     BundleError,
     Problem,
     bundle_files,
@@ -37,6 +38,7 @@ from irr_audit.bundle.manifest import (
     manifest_consistency_problems,
     manifest_problems,
     not_a_bundle,
+    read_own_file,
     symlink_problem,
     units_entry,
 )
@@ -100,6 +102,12 @@ def compare_scores(frozen: Any, recomputed: Any, where: str = "") -> tuple[list[
     return [f"{where or '(score)'}: frozen {_as_json(frozen)}, recomputed {_as_json(recomputed)}"], []
 
 
+def _score_difference(text: str) -> Problem:
+    """'metrics.cohen_kappa.value: frozen 0.7, recomputed 0.65' as a problem of the score."""
+    where, _, detail = text.partition(": ")
+    return Problem("score", where, detail)
+
+
 def _same_value(frozen: Any, recomputed: Any) -> bool:
     if isinstance(frozen, bool) or isinstance(recomputed, bool):
         return frozen is recomputed
@@ -138,6 +146,7 @@ class Verification:
     digest: str | None = None  # sha256:<hex> of manifest.json's bytes
     anchors: tuple[str, ...] = ()  # each outside anchor that held, as a sentence; none: internal consistency only
     headline: HeadlineChange | None = None  # None: the manifest could not be read
+    records_allowed: bool = True  # False for a codebook's audit: whatever adjudication/ holds is extra
 
     def files_by_kind(self) -> dict[str, list[str]]:
         """The paths of the changed, missing and extra files, in the order found."""
@@ -286,7 +295,8 @@ def verify_bundle(bundle: Path, anchors: Anchors | None = None, limits: Limits =
     try:
         manifest_data, manifest = load_manifest_json(bundle)
     except (OSError, ValueError, IrrAuditError) as exc:
-        found = _failed(bundle, [Problem("manifest", MANIFEST, manifest_read_problem(exc))])
+        why = manifest_read_problem(exc).removeprefix(f"{bundle / MANIFEST} ")  # the problem names the file
+        found = _failed(bundle, [Problem("manifest", MANIFEST, why)])
         return _with_anchors(found, _bytes_or_none(bundle / MANIFEST), anchors or Anchors())
     return _with_anchors(
         check_consistency(bundle, manifest_data, manifest, limits), manifest_data, anchors or Anchors()
@@ -309,9 +319,7 @@ def check_consistency(
     problems += [Problem("manifest", MANIFEST, text) for text in manifest_consistency_problems(manifest)]
     files, found = file_problems(bundle, manifest, limits)
     problems += found
-    notes = []
-    if resolved(bundle).name != manifest["name"]:
-        notes.append(f"the folder is named {resolved(bundle).name}; the manifest names the bundle {manifest['name']}")
+    notes: list[str] = []
     join, score_problems, new_keys, score = recompute(bundle, manifest, files, limits)
     problems += score_problems
     if new_keys:
@@ -343,9 +351,7 @@ def check_codebook_consistency(bundle: Path, manifest: dict[str, Any], limits: L
         problems.append(Problem("manifest", MANIFEST, "edited after freezing (its integrity hash does not match)"))
     files, found = file_problems(bundle, manifest, limits)
     problems += found
-    notes = []
-    if resolved(bundle).name != manifest["name"]:
-        notes.append(f"the folder is named {resolved(bundle).name}; the manifest names the bundle {manifest['name']}")
+    notes: list[str] = []
     try:
         score, units = recompute_codebook(manifest, files, limits)
     except IrrAuditError as error:
@@ -359,11 +365,13 @@ def check_codebook_consistency(bundle: Path, manifest: dict[str, Any], limits: L
                 )
             )
         differences, new_keys = compare_scores(manifest["score"], score)
-        problems += [Problem("score", *text.split(": ", 1)) for text in differences]
+        problems += [_score_difference(text) for text in differences]
         if new_keys:
             shown = ", ".join(new_keys[:8]) + (f" and {len(new_keys) - 8} more" if len(new_keys) > 8 else "")
             notes.append(f"not in the frozen score (new in irr-audit {__version__}?), not compared: {shown}")
-    return Verification(bundle, manifest["name"], tuple(problems), tuple(notes), len(manifest["files"]), 0)
+    return Verification(
+        bundle, manifest["name"], tuple(problems), tuple(notes), len(manifest["files"]), 0, records_allowed=False
+    )
 
 
 def manifest_read_problem(error: Exception) -> str:
@@ -383,8 +391,8 @@ def manifest_read_problem(error: Exception) -> str:
 
 def _bytes_or_none(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
-    except OSError:
+        return read_own_file(path, str(path))  # never read beyond the limit
+    except IrrAuditError:
         return None
 
 
@@ -417,6 +425,18 @@ def _with_anchors(found: Verification, manifest_data: bytes | None, anchors: Anc
     problems: list[Problem] = []
     held: list[str] = []
     notes: list[str] = []
+    renamed = _folder_name_problem(found)
+    if renamed is not None and anchors.given:
+        problems.append(
+            Problem(
+                "anchor",
+                resolved(found.bundle).name,
+                f"{renamed}: an anchor names the bundle by its manifest, not its folder; rename the folder "
+                f"back to {found.name}, or restore the bundle frozen under this name from a copy",
+            )
+        )
+    elif renamed is not None:
+        notes.append(renamed)
     if anchors.expect is not None:
         if digest != anchors.expect:
             problems.append(
@@ -458,6 +478,19 @@ def _with_anchors(found: Verification, manifest_data: bytes | None, anchors: Anc
     )
 
 
+def _folder_name_problem(found: Verification) -> str | None:
+    """The folder's name against the bundle's, or None. An anchor identifies a bundle by its
+    manifest, so a copy of another anchored bundle passes every check under the wrong folder
+    name: with an anchor the names must agree; without one, a renamed copy is only noted."""
+    folder = resolved(found.bundle).name
+    if found.name is None or folder == found.name:
+        return None
+    return (
+        f"the folder is named {folder}; the manifest names the bundle {found.name}: "
+        "a bundle renamed, or replaced by a copy of another"
+    )
+
+
 def bundle_member_bytes(bundle: Path, path: str, limit: int = SIGNATURE_MAX_BYTES) -> bytes | str | None:
     """A small file of the bundle that no manifest lists (a signature): its bytes, None
     when absent, or why it cannot be used."""
@@ -490,10 +523,16 @@ def _record_anchor_problems(
 ) -> tuple[list[Problem], list[str], list[str]]:
     """Adjudication records are added after freezing, so the bundle's digest does not
     cover them: each is listed in the digest list, or signed, on its own."""
+    if not found.records_allowed:
+        return [], [], []  # a codebook's audit: what adjudication/ holds was reported extra
     files, _ = record_files(found.bundle)  # the records' own problems are the consistency check's
-    if not files or not anchors.given:
+    missing = _listed_records_missing(anchors, name, {path for path, _ in files})
+    if not files and not missing or not anchors.given:
         return [], [], []
-    problems: list[Problem] = []
+    problems = [
+        Problem("missing", path, f"listed for {name} in {source} (line {line}), not in the bundle: deleted")
+        for path, source, line in missing
+    ]
     for path, data in files:
         digest = sha256_digest(data)
         if anchors.digests is not None:
@@ -505,6 +544,8 @@ def _record_anchor_problems(
             if problem is not None:
                 problems.append(Problem("signature", path + ".sig", problem))
     count = len(files)
+    if not count:
+        return problems, [], []
     records = f"{count} adjudication record{'s' if count != 1 else ''}"
     if anchors.digests is None and anchors.allowed_signers is None:
         return (
@@ -518,6 +559,21 @@ def _record_anchor_problems(
     ways = [way for way, given in (("listed", anchors.digests), ("signed", anchors.allowed_signers)) if given]
     verb = "are" if count != 1 else "is"
     return problems, [f"its {records} {verb} {' and '.join(ways)}"] if not problems else [], []
+
+
+def _listed_records_missing(anchors: Anchors, name: str, present: set[str]) -> list[tuple[str, str, int]]:
+    """The records of this bundle that the digest list names and the bundle lacks, as
+    (adjudication/<record>, the list, its line). A deleted record rolls a decision back to
+    an earlier one, so only the list can tell it was there. Pure."""
+    if anchors.digests is None:
+        return []
+    prefix = f"{name}/{ADJUDICATION_DIR}/"
+    missing: dict[str, tuple[str, str, int]] = {}
+    for entry in anchors.digests.entries:
+        path = entry.name.removeprefix(f"{name}/")
+        if entry.name.startswith(prefix) and path not in present and path not in missing:
+            missing[path] = (path, anchors.digests.source, entry.line)
+    return list(missing.values())
 
 
 # --- verify: the files ------------------------------------------------------------------
@@ -538,14 +594,17 @@ def file_problems(
         if problem is not None:
             problems.append(problem)
     unlisted: list[OSError] = []
-    for path in sorted(bundle_files(bundle, unlisted)):
-        if path not in listed:
+    records = manifest.get("format") != CODEBOOK_FORMAT  # a codebook's audit has no adjudication (docs/codebooks.md)
+    for path in sorted(bundle_files(bundle, unlisted, records)):
+        if path.endswith("/"):
+            problems.append(Problem("extra", path, "an empty folder, not in the manifest"))
+        elif path not in listed:
             problems.append(Problem("extra", path, "not in the manifest"))
     for error in unlisted:
         where = os.path.relpath(error.filename, bundle) if error.filename else "."
-        problems.append(Problem("changed", Path(where).as_posix(), f"the folder cannot be listed ({error.strerror})"))
+        problems.append(Problem("changed", Path(where).as_posix(), f"{UNLISTABLE} ({error.strerror})"))
     adjudication = bundle / ADJUDICATION_DIR
-    if adjudication.is_symlink() or (adjudication.exists() and not adjudication.is_dir()):
+    if records and (adjudication.is_symlink() or (adjudication.exists() and not adjudication.is_dir())):
         problems.append(Problem("extra", ADJUDICATION_DIR, "is not a folder of adjudication records"))
     signature = bundle / SIGNATURE
     if signature.is_symlink() or (signature.exists() and not signature.is_file()):
@@ -586,5 +645,5 @@ def recompute(
         render_json(build_report(join, AuditOptions(list_disagreements=False)).to_dict(include_disagreements=False))
     )
     differences, new_keys = compare_scores(manifest["score"], score)
-    problems += [Problem("score", *text.split(": ", 1)) for text in differences]
+    problems += [_score_difference(text) for text in differences]
     return join, problems, new_keys, score

@@ -198,6 +198,12 @@ def record_decisions(
 ) -> Recorded:
     """Record the decisions of a filled-in CSV (comment_id, code, note) by ``by``: only those
     that change what is on record, in a new record file; the frozen files never change."""
+    if not adj.has_visible_character(by):
+        raise UsageError(
+            f"--by {by!r} names no one: it has no visible character.",
+            hint="pass who decided as people read it, e.g. --by 'alice and bob'.",
+            code="usage-adjudicate-by",
+        )
     text, data = read_decisions_file(decisions)
     found = adj.parse_decisions(text, str(decisions), state.join.rule, state.disagreements)
     new = adj.changed_decisions(found, state.current)

@@ -137,6 +137,7 @@ def read_bounded(
     missing_hint: str = "check the path.",
     max_bytes: int | None = None,
     max_hint: str = "",
+    own_file: bool = False,
 ) -> bytes:
     """The bytes of the regular file ``path``, within a size limit.
 
@@ -147,7 +148,8 @@ def read_bounded(
     Only the file's own size is ever allocated, and a file larger than the limit is
     refused before it is read. ``max_bytes`` is a fixed cap below the limit, for a file
     that is small by nature (a digest list, a signature, a frozen file of known size):
-    beyond it the file is refused as ``<code>-too-large`` with ``max_hint``."""
+    beyond it the file is refused as ``<code>-too-large`` with ``max_hint``. ``own_file``: a file
+    irr-audit wrote, which no option should let grow (io.limits.load_json)."""
     limit = getattr(limits, limit_name)
     try:
         handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
@@ -163,7 +165,7 @@ def read_bounded(
             )
         _check_cap(status.st_size, max_bytes, subject, code, max_hint)
         if status.st_size > limit:
-            raise limit_error(limit_name, limits, subject, f"is {status.st_size:,} bytes")
+            raise limit_error(limit_name, limits, subject, f"is {status.st_size:,} bytes", own_file=own_file)
         with os.fdopen(handle, "rb", closefd=False) as stream:
             data = stream.read(status.st_size + 1)  # one byte more tells a file that grew while read
     except OSError as exc:
@@ -172,7 +174,7 @@ def read_bounded(
         os.close(handle)
     _check_cap(len(data), max_bytes, subject, code, max_hint)
     if len(data) > limit:
-        raise limit_error(limit_name, limits, subject, f"is more than {limit:,} bytes")
+        raise limit_error(limit_name, limits, subject, f"is more than {limit:,} bytes", own_file=own_file)
     return data
 
 

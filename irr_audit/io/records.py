@@ -13,12 +13,14 @@ text or null"); the reader names the file and the fix.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from irr_audit.errors import UsageError
+from irr_audit.io.delimiter import CANDIDATES as DELIMITERS
 from irr_audit.io.display import visible
 from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
@@ -209,11 +211,56 @@ def sample_record_problems(record: Any) -> list[str]:
 # --- join's summary.json ------------------------------------------------------------------------
 
 
-def _columns(value: Any, where: str) -> list[str]:
-    """How the sheets were read (ColumnChoice): each option text or null, whatever its name."""
+def columns(value: Any, where: str) -> list[str]:
+    """How the sheets were read (ColumnChoice), as a join summary or a bundle manifest records it:
+    each option text or null, whatever its name (a newer irr-audit's is only typed), and the
+    delimiter one that a sheet can have (the readers take a single character)."""
     if not isinstance(value, dict):
         return [f"{where} is {_shown(value)}, not an object"]
-    return [problem for key, item in value.items() for problem in text_or_null(item, _at(where, key))]
+    problems = [problem for key, item in value.items() for problem in text_or_null(item, _at(where, key))]
+    delimiter = value.get("delimiter")
+    if isinstance(delimiter, str) and delimiter not in DELIMITERS:
+        problems.append(f"{_at(where, 'delimiter')} is {_shown(delimiter)}, not one of , ; tab |")
+    return problems
+
+
+# --- a frozen score's coefficients ---------------------------------------------------------
+
+
+def is_finite_number(value: Any) -> bool:
+    """A JSON number a float can hold: an integer beyond any float (10**400) is none."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def metrics(value: Any, where: str) -> list[str]:
+    """A score's coefficients as the commands read them (verify's headline, the gates of rules
+    check): each an object whose defined is true or false, value a finite number (null when
+    undefined), the ends of ci finite numbers, reason text. Other keys are compared, not read."""
+    if not isinstance(value, dict):
+        return [f"{where} is {_shown(value)}, not an object"]
+    problems = []
+    for name, metric in value.items():
+        at = _at(where, name)
+        if not isinstance(metric, dict):
+            problems.append(f"{at} is {_shown(metric)}, not an object")
+            continue
+        defined, number, interval = metric.get("defined", False), metric.get("value"), metric.get("ci")
+        if not isinstance(defined, bool):
+            problems.append(f"{at}.defined is {_shown(defined)}, not true or false")
+        if not (is_finite_number(number) or (number is None and defined is not True)):
+            problems.append(f"{at}.value is {_shown(number)}, not a finite number")
+        if not isinstance(metric.get("reason", ""), str):
+            problems.append(f"{at}.reason is {_shown(metric['reason'])}, not text")
+        if interval is not None and not (
+            isinstance(interval, list) and len(interval) == 2 and all(map(is_finite_number, interval))
+        ):
+            problems.append(f"{at}.ci is {_shown(interval)}, not null or two finite numbers")
+    return problems
 
 
 def _text_map(value: Any, where: str) -> list[str]:
@@ -244,7 +291,7 @@ def join_record_problems(summary: Any) -> list[str]:
         summary,
         "",
         required={"sheets": _each(_sheet_record)},
-        optional={"columns": _columns, "sample": _join_sample, "run_aliases": _text_map},
+        optional={"columns": columns, "sample": _join_sample, "run_aliases": _text_map},
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -278,9 +279,23 @@ def read_manifests(audits_dir: Path) -> dict[str, bytes]:
     manifests: dict[str, bytes] = {}
     for bundle in sorted(_children(audits_dir)):
         manifest = bundle / BUNDLE_MANIFEST
-        if bundle.is_dir() and not bundle.name.startswith(".") and manifest.is_file():
+        if bundle.is_dir() and not bundle.name.startswith(".") and _is_file(manifest):
             manifests[label_of(manifest)] = read_at_most(manifest, MAX_MANIFEST_BYTES)
     return manifests
+
+
+def _is_file(path: Path) -> bool:
+    """Path.is_file, with a folder on the way that cannot be entered refused by name (not a traceback)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise UsageError(
+            f"cannot read {label_of(path)}: {exc.strerror}.",
+            hint="check the permissions of the bundle folder (chmod -R u+rX it).",
+            code="usage-unreadable",
+        ) from None
 
 
 # --- git ----------------------------------------------------------------------------

@@ -14,7 +14,6 @@ so that every message points at a file the user can open.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from irr_audit.errors import LimitError, RuleError
+from irr_audit.io import records as recorded
 from irr_audit.io.display import visible
 from irr_audit.io.files import sha256_digest
 from irr_audit.io.limits import load_json
@@ -540,6 +540,12 @@ def parse_manifest(data: bytes, shown: str) -> Bundle:
     version = _field(rule, "version", int)
     if isinstance(version, bool):
         raise ValueError('"version" is not an integer')
+    score = document.get("score")
+    found = (
+        recorded.metrics(score["metrics"], "score.metrics") if isinstance(score, dict) and "metrics" in score else []
+    )
+    if found:  # the gates read the coefficients: a value beyond any float is no coefficient
+        raise ValueError(found[0])
     return Bundle(
         shown=shown,
         name=_field(document, "name", str),
@@ -705,7 +711,7 @@ def gate_problem(
     name = found[0]
     metric = metrics[name]
     value = metric.get("value")
-    if metric.get("defined") is not True or not _finite_number(value):
+    if metric.get("defined") is not True or not recorded.is_finite_number(value):
         reason = metric.get("reason") or "no reason given"
         return Problem(
             "gate-undefined",
@@ -717,7 +723,7 @@ def gate_problem(
     measured, what = float(value), f"{name} = {float(value):.4f}"
     if use_ci_lower:
         interval = metric.get("ci")
-        if not (isinstance(interval, list) and len(interval) == 2 and _finite_number(interval[0])):
+        if not (isinstance(interval, list) and len(interval) == 2 and recorded.is_finite_number(interval[0])):
             return Problem(
                 "gate-no-ci",
                 bundle.shown,
@@ -769,10 +775,6 @@ def code_ref(value: Any) -> str | None:
 
 def _filled_text(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
-
-
-def _finite_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def short_digest(digest: str) -> str:
