@@ -140,9 +140,20 @@ def to_stdout(text: str | bytes) -> None:
         ) from None
 
 
-def _version_callback(show: bool) -> None:
-    if show:
-        typer.echo(f"irr-audit {__version__}")
+def show(text: str) -> None:
+    """Help or the version on standard output as a command's output goes (:func:`to_stdout`), for
+    the places outside a command (click's option callbacks), where no :func:`reports_errors`
+    turns a standard output that cannot take it into its message and exit 2."""
+    try:
+        to_stdout(text)
+    except OutputError as error:
+        typer.echo(error.render(), err=True)
+        raise typer.Exit(2) from None
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        show(f"irr-audit {__version__}\n")
         raise typer.Exit()
 
 
