@@ -413,6 +413,29 @@ def _codes(document: dict[str, Any], name: str, scale: Scale) -> tuple[Code, ...
     return tuple(codes)
 
 
+def _number_hint(value: Any) -> str | None:
+    """How to write ``value`` so that YAML reads a number, when it is text Python reads as a finite
+    number: YAML 1.1 reads an exponent as a number only after a dot and with its sign (1.0e+3), so
+    1e3 is text; a quoted number is text too."""
+    try:
+        number = float(value) if isinstance(value, str) else math.nan
+    except ValueError:
+        return None
+    if not math.isfinite(number):
+        return None
+    whole = str(int(number)) if number.is_integer() and abs(number) < 1e15 else None
+    mantissa, exponent_mark, exponent = value.strip().partition("e" if "e" in value else "E")
+    dotted = mantissa if "." in mantissa else mantissa + ".0"
+    signed = exponent if exponent[:1] in ("+", "-") else "+" + exponent
+    if not exponent_mark or (dotted, signed) == (mantissa, exponent):  # a number YAML reads, in quotes
+        return f"a quoted number is text: write it without quotes, as {whole or value.strip()}."
+    forms = [form for form in (whole, f"{dotted}{exponent_mark}{signed}") if form]
+    return (
+        f"YAML reads {value.strip()!r} as text: it reads an exponent as a number only after a dot and with "
+        f"its sign; write {' or '.join(forms)}."
+    )
+
+
 def _code(entry: Any, name: str, where: str) -> Code:
     if not isinstance(entry, dict):
         return Code(code=_code_text(entry, name, where))
@@ -428,7 +451,7 @@ def _code(entry: Any, name: str, where: str) -> Code:
         raise _invalid(name, f"{where}.code", "is missing")
     value = entry.get("value")
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        raise _invalid(name, f"{where}.value", f"must be a number (got {value!r})")
+        raise _invalid(name, f"{where}.value", f"must be a number (got {value!r})", hint=_number_hint(value))
     if isinstance(value, float) and not math.isfinite(value):
         raise _invalid(
             name,
