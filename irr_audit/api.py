@@ -1491,21 +1491,45 @@ def codebook_gates(gates: GatesLike, codebook: Codebook) -> dict[str, float]:
 
 
 def parse_gate_options(values: Sequence[str] | None) -> dict[str, float] | None:
-    """`--gate 0.8` (every variable) and `--gate VAR=0.8` (one variable) as a mapping for :func:`audit_codebook`."""
+    """`--gate 0.8` (every variable) and `--gate VAR=0.8` (one variable) as a mapping for :func:`audit_codebook`.
+    A variable, or every variable, given two different gates is refused: the order of the
+    options would decide which one held."""
     if not values:
         return None
-    gates: dict[str, Any] = {}
+    gates: dict[str, float] = {}
+    typed: dict[str, str] = {}  # each gate's key -> its option as given, to name both of two that differ
     for value in values:
-        key, _, number = value.rpartition("=")
+        key, equals, number = value.rpartition("=")
+        if equals and not key.strip():
+            raise UsageError(
+                f"--gate {value!r} names no variable before '='.",
+                hint="give a number alone for every variable (--gate 0.667) or VARIABLE=NUMBER for one "
+                "(--gate severity=0.8).",
+                code="usage-gate",
+            )
         try:
-            gates[key.strip() or "*"] = float(number)
+            threshold = float(number)
         except ValueError:
             raise UsageError(
                 f"--gate {value!r} is not NUMBER or VARIABLE=NUMBER.",
                 hint="for example --gate 0.667 or --gate severity=0.8.",
                 code="usage-gate",
             ) from None
+        variable = key.strip() or "*"
+        if variable in gates and not _same_number(gates[variable], threshold):
+            whose = "every variable" if variable == "*" else f"variable {variable}"
+            raise UsageError(
+                f"--gate {value} contradicts --gate {typed[variable]}: {whose} has one gate.",
+                hint="keep the one you mean (a number alone is every variable's gate; VARIABLE=NUMBER "
+                "sets one variable's beside it).",
+                code="usage-gate",
+            )
+        gates[variable], typed[variable] = threshold, value
     return gates
+
+
+def _same_number(first: float, second: float) -> bool:
+    return first == second or (math.isnan(first) and math.isnan(second))  # nan is refused later, once
 
 
 def _variable_audits(joined: CodebookJoin, options: AuditOptions, step: Progress) -> dict[str, Audit]:

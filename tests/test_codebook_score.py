@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 import irr_audit
+from irr_audit.api import parse_gate_options
 from irr_audit.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,6 +135,25 @@ def test_bad_codebook_options_are_refused(args: list, code: str) -> None:
     result = run("score", *SHEETS, "--codebook", CODEBOOK, *args)
     assert result.exit_code == 2
     assert f"Error [{code}]" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("gates", "says"),
+    [
+        (["severity=0.5", "severity=0.9"], "--gate severity=0.9 contradicts --gate severity=0.5"),
+        (["0.5", "0.6"], "--gate 0.6 contradicts --gate 0.5: every variable has one gate"),
+        (["=0.5"], "--gate '=0.5' names no variable before '='"),
+        ([" =0.5"], "names no variable"),
+    ],
+)
+def test_contradictory_or_nameless_gates_are_refused(gates: list[str], says: str) -> None:
+    options = [item for gate in gates for item in ("--gate", gate)]
+    result = run("score", *SHEETS, "--codebook", CODEBOOK, *options)
+    assert result.exit_code == 2 and "Error [usage-gate]" in result.stderr and says in result.stderr
+
+
+def test_a_gate_repeated_with_the_same_value_is_one_gate() -> None:
+    assert parse_gate_options(["severity=0.8", " severity = 0.80", "0.6", "0.6"]) == {"severity": 0.8, "*": 0.6}
 
 
 def test_sheets_need_a_rule_or_a_codebook(tmp_path: Path) -> None:

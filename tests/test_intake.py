@@ -168,6 +168,35 @@ def test_a_bad_alias_is_refused(tmp_path: Path, alias: str, says: str) -> None:
     assert result.exit_code == 2 and "[usage-alias]" in result.stderr and says in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("aliases", "says"),
+    [
+        (["1=yes", "1=no"], "--alias 1=no contradicts --alias 1=yes: one value cannot mean two codes"),
+        (["X=yes", "x=no"], "'x' and 'X' are one value once case"),
+        (["\uff58=yes", " x =no"], "are one value once case, spacing and Unicode width are ignored"),
+    ],
+)
+def test_contradictory_aliases_are_refused_not_settled_by_their_order(
+    tmp_path: Path, aliases: list[str], says: str
+) -> None:
+    options = [item for alias in aliases for item in ("--alias", alias)]
+    result = run("score", *numeric_sheets(tmp_path), "--rule", RULE, *options)
+    assert result.exit_code == 2 and "[usage-alias]" in result.stderr and says in result.stderr
+    raw = {alias.rpartition("=")[0]: alias.rpartition("=")[2] for alias in aliases}
+    if len(raw) == 1:  # one key of a mapping cannot be given twice
+        return
+    with pytest.raises(UsageError, match="contradicts") as refused:  # the API's mapping, as the rule loader
+        irr_audit.audit(numeric_sheets(tmp_path), RULE, aliases=raw)
+    assert refused.value.code == "usage-alias"
+
+
+def test_an_alias_repeated_for_the_same_code_is_accepted(tmp_path: Path) -> None:
+    options = ("--alias", "1=yes", "--alias", "1=YES", "--alias", "X=no", "--alias", "x=no")
+    result = run("score", *numeric_sheets(tmp_path), "--rule", RULE, "--format", "json", "-q", *options)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rule"]["run_aliases"] == {"1": "yes", "X": "no", "x": "no"}
+
+
 def test_sheets_that_share_no_id_are_a_problem(tmp_path: Path) -> None:
     a = write(tmp_path / "a.csv", "comment_id,code\np1,yes\np2,no\n")
     b = write(tmp_path / "b.csv", "comment_id,code\nq1,yes\nq2,no\n")

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+import irr_audit
 from irr_audit.api import load_rule
 from irr_audit.cli import app
 from irr_audit.errors import IrrAuditError
@@ -17,6 +19,7 @@ from irr_audit.metrics import summarise
 from irr_audit.metrics.intervals import IntervalSpec
 
 EXAMPLES = Path(__file__).parent / "examples"
+ROOT = Path(__file__).parent.parent
 
 
 def score(case: Path, *extra: str) -> tuple[int, dict | str]:
@@ -107,6 +110,8 @@ def test_test_against_is_one_sided_and_its_p_value_falls_as_the_estimate_rises_a
     [
         (["--ci-level", "1.5"], "usage-interval"),
         (["--ci-level", "0"], "usage-interval"),
+        (["--ci-level", "0.9999999999999999"], "usage-interval"),  # below 1, but (1 + L) / 2 rounds to 1
+        (["--ci-level", "0.9999999999999999", "--interval", "t"], "usage-interval"),
         (["--interval", "wald"], "usage-interval"),
         (["--test-against", "nan"], "usage-interval"),
         (["--weights", "cubic"], "usage-weights"),
@@ -116,6 +121,17 @@ def test_bad_statistics_options_are_one_message(options: list[str], code: str) -
     exit_code, output = score(EXAMPLES / "F_irrcac_raw4raters", *options)
     assert exit_code == 2
     assert f"[{code}]" in str(output) and "Traceback" not in str(output)
+
+
+def test_a_level_whose_quantile_cannot_be_computed_is_the_api_usage_error_and_the_next_one_down_works() -> None:
+    sheets = [ROOT / "examples" / "sheets" / name for name in ("alice.csv", "bob.csv")]
+    rule = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
+    with pytest.raises(irr_audit.UsageError, match="so close to 1") as refused:
+        irr_audit.audit(sheets, rule, ci_level=0.9999999999999999)
+    assert refused.value.code == "usage-interval"
+    widest = irr_audit.audit(sheets, rule, ci_level=math.nextafter(0.9999999999999999, 0))
+    low, high = widest.metrics.loc["cohen_kappa", ["ci_low", "ci_high"]]
+    assert math.isfinite(low) and math.isfinite(high)
 
 
 RULE = "rule: r\nversion: 1\nscale: ordinal\ncodes: [a, b, c]\n"

@@ -161,6 +161,28 @@ def test_bom_at_start_is_read(tmp_path: Path) -> None:
     assert scored["units"]["fully_coded"] == 2
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".jsonl"])
+@pytest.mark.parametrize(("encoding", "named"), [("utf-32-le", "little-endian"), ("utf-32-be", "big-endian")])
+def test_a_utf32_sheet_is_refused_naming_utf32_not_misread_as_utf16(
+    tmp_path: Path, suffix: str, encoding: str, named: str
+) -> None:
+    """UTF-32's little-endian mark FF FE 00 00 starts with UTF-16's FF FE: the sheet was decoded as
+    UTF-16 and refused for a missing column or a ragged row."""
+    text = {".csv": "comment_id,code\na,yes\n", ".tsv": "comment_id\tcode\na\tyes\n"}.get(
+        suffix, '{"comment_id": "a", "code": "yes"}\n'
+    )
+    sheet = tmp_path / f"alice{suffix}"
+    sheet.write_bytes("\ufeff".encode(encoding) + text.encode(encoding))
+    bob = write(tmp_path / "bob.csv", "comment_id,code\na,yes\n")
+    result = run("score", str(sheet), str(bob), "--rule", str(RULE))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        f"Error [sheet-encoding]: sheet alice{suffix} is not UTF-8 text: it starts with the byte-order mark of "
+        f"UTF-32 ({named})"
+    )
+    assert "UTF-8" in result.stderr.split("Hint:")[1]
+
+
 def test_rule_version_column_must_match_the_rule(tmp_path: Path) -> None:
     alice = write(tmp_path / "alice.csv", "comment_id,code,rule_version\na,yes,v1\nb,no,v2\n")
     bob = write(tmp_path / "bob.csv", "comment_id,code,rule_version\na,yes,1\nb,no,1\n")

@@ -242,6 +242,30 @@ def test_output_paths_that_are_not_plain_files(work: Path) -> None:
     refused(run("report", *sheets, "--output", work / "alice.csv" / "x.md"), "output-unwritable", "is a file")
 
 
+@pytest.mark.parametrize("ending", ["/", "/.", os.sep + os.sep])
+def test_an_output_file_spelled_as_a_folder_is_refused_not_written_as_a_file(work: Path, ending: str) -> None:
+    """`--output out/` names a folder; a Path drops the separator, and the file was written as `out`."""
+    sheets = (work / "alice.csv", work / "bob.csv", "--rule", work / "rule.yaml")
+    named = f"{work / 'out'}{ending}"
+    refused(run("report", *sheets, "--output", named), "output-is-a-folder", "names a folder", f"{work / 'out'}")
+    bundle = frozen(work)
+    refused(run("labels", bundle, "--output", named), "output-is-a-folder", "labels.csv")
+    refused(run("adjudicate", bundle, "--output", named), "output-is-a-folder")
+    rules = work / "rules" / "explicit_current_failure"
+    rules.mkdir(parents=True)
+    shutil.copy(RULE, rules / "v1.yaml")
+    refused(run("rules", "lock", work / "rules", "--lock", named), "output-is-a-folder", "--lock")
+    (work / "long.csv").write_text("comment_id,coder,code\na,x,yes\na,y,no\n")
+    for option in ("--out", "--summary", "--log"):
+        files = {"--out": work / "c.csv", "--summary": work / "s.json", "--log": work / "l.jsonl", option: named}
+        counted = run("counts", work / "long.csv", "--rule", work / "rule.yaml", *(x for o in files.items() for x in o))
+        refused(counted, "output-is-a-folder", option)
+    assert not (work / "out").exists()
+    assert run("report", *sheets, "--output", work / "out" / "audit.md", "-q").exit_code == 0  # a file in it
+    assert join(work, f"{work / 'joined'}{ending}").exit_code == 0  # --out names a folder: written as one
+    assert (work / "joined" / "summary.json").is_file()
+
+
 def test_output_folders_that_cannot_be_replaced(work: Path, monkeypatch) -> None:
     (work / "linked").symlink_to(work / "elsewhere", target_is_directory=True)
     refused(join(work, work / "linked"), "output-symlink")

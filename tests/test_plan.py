@@ -393,6 +393,42 @@ def test_cli_bad_input_is_one_message_and_exit_2(args: tuple[str, ...]) -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("level", ["1e-17", "1e-300", "5e-324"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("alpha", "--min", "0.8", "--codes", "3"),
+        ("kappa", "--expected", "0.6", "--min", "0.4", "--prevalence", "0.3"),
+        ("kappa", "--expected", "0.6", "--min", "0.4", "--rates", "0.3,0.4"),
+        ("half-width", "--half-width", "0.1", "--expected", "0.7", "--prevalence", "0.3"),
+    ],
+)
+def test_a_level_whose_quantile_rounds_away_is_usage_plan(args: tuple[str, ...], level: str) -> None:
+    result = run(*args, "--level", level)
+    assert result.exit_code == 2 and result.stderr.startswith("Error [usage-plan]: --level is ")
+    assert "rounds to 1" in result.stderr
+    assert run(*args, "--level", "1e-15").exit_code == 0  # small, and still a quantile
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("half-width", "--half-width", "1e-300", "--expected", "0.7", "--prevalence", "0.3"),  # h * h underflows
+        ("half-width", "--half-width", "0.1", "--expected", "0.7", "--prevalence", "1e-17"),  # chance agreement 1
+        ("half-width", "--half-width", "0.1", "--expected", "0.7", "--prevalence", "1e-17", "--seed", "1"),
+        ("kappa", "--expected", "0.6", "--min", "0.4", "--rates", "1e-17,1e-17"),
+        ("pilot", "PILOT", "--half-width", "1e-300"),  # (SE / h) ** 2 overflows
+    ],
+)
+def test_inputs_too_extreme_for_any_sample_ask_for_too_many_units(args: tuple[str, ...], tmp_path) -> None:
+    if "PILOT" in args:
+        irr_audit.join_folder(SHEETS, RULE, tmp_path / "joined")
+        args = tuple(str(tmp_path / "joined") if arg == "PILOT" else arg for arg in args)
+    result = run(*args)
+    assert result.exit_code == 2 and result.stderr.startswith("Error [usage-plan]: ")
+    assert "asks for more than 1,000,000,000 units" in result.stderr
+
+
 def test_cli_pilot_of_a_folder_that_is_not_a_join() -> None:
     result = run("pilot", "examples/sheets", "--half-width", "0.1")
     assert result.exit_code == 2

@@ -42,6 +42,29 @@ def test_yaml_booleans_stay_text() -> None:
 
 
 @pytest.mark.parametrize(
+    ("value", "hint"),
+    [
+        (
+            "1e3",
+            "YAML reads '1e3' as text: it reads an exponent as a number only after a dot and with its sign; "
+            "write 1000 or 1.0e+3.",
+        ),
+        ("3.5E20", "write 3.5E+20."),  # too large to write out: only the exponent
+        ("1e-7", "write 1.0e-7."),
+        ('"2.5"', "a quoted number is text: write it without quotes, as 2.5."),
+        ('"1.0e+3"', "a quoted number is text: write it without quotes, as 1000."),
+        ("high", None),  # no number at all: no hint
+        ('"nan"', None),
+    ],
+)
+def test_a_value_yaml_reads_as_text_is_refused_saying_how_to_write_the_number(value: str, hint: str | None) -> None:
+    text = f"rule: r\nversion: 1\nscale: interval\ncodes:\n  - {{code: a, value: {value}}}\n  - {{code: b, value: 1}}\n"
+    with pytest.raises(RuleError, match="codes\\[0\\].value must be a number") as refused:
+        parse_rule(text.encode(), "r.yaml")
+    assert (refused.value.hint is None) if hint is None else hint in (refused.value.hint or "")
+
+
+@pytest.mark.parametrize(
     ("raw", "status", "code"),
     [
         ("yes", CodeStatus.VALID, "yes"),

@@ -30,8 +30,13 @@ COMMANDS = [
     ["rules", "check", "{home}/règles"],  # its problems go to stdout
     ["plan", "alpha", "--min", "0.8", "--codes", "2"],
     ["plan", "alpha", "--min", "0.8", "--codes", "2", "--format", "json"],
+    ["--help"],  # help and the version are written as the commands' output is
+    ["score", "--help"],
+    ["plan", "--help"],
+    ["rules", "check", "--help"],
+    ["--version"],
 ]
-IDS = [f"{at}-{command[0]}" for at, command in enumerate(COMMANDS)]
+IDS = [f"{at}-{command[0].lstrip('-')}" for at, command in enumerate(COMMANDS)]
 
 
 def irr_audit(args: list[str], stdout=subprocess.PIPE, encoding: str | None = None) -> subprocess.CompletedProcess:
@@ -63,7 +68,7 @@ def filled(command: list[str], places: dict[str, str]) -> list[str]:
 @pytest.mark.parametrize("command", COMMANDS, ids=IDS)
 def test_standard_output_is_utf8_whatever_the_locale_says(command: list[str], places: dict[str, str]) -> None:
     args = filled(command, places)
-    names_coders = command[0] in ("score", "report", "labels")  # the coders' names are in what it shows
+    names_coders = command[0] in ("score", "report", "labels") and "--help" not in command  # shows the coders
     encodings = ("utf-8", "ascii", "latin-1") if names_coders else ("utf-8", "ascii")
     shown = {encoding: irr_audit(args, encoding=encoding) for encoding in encodings}
     assert shown["utf-8"].returncode in (0, 1) and shown["utf-8"].stdout, shown["utf-8"].stderr

@@ -14,6 +14,7 @@ import typer
 
 from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
 from irr_audit.cli.shared import (
+    PATH,
     AliasOption,
     CodeColumn,
     DelimiterOption,
@@ -24,6 +25,7 @@ from irr_audit.cli.shared import (
     Worksheet,
     app,
     check_outputs,
+    output_file,
     parse_aliases,
     parse_limits,
     reports_errors,
@@ -299,7 +301,7 @@ def report(
         ),
     ] = ReportFormat.MD,
     rule: RuleOption = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
+    output_text: Annotated[str | None, typer.Option("--output", "-o", metavar=PATH, help="Write to this file.")] = None,
     bootstrap: Bootstrap = 0,
     seed: Seed = None,
     group: GroupOption = None,
@@ -331,6 +333,7 @@ def report(
 
     Exit 1 (the report written) when no unit is fully coded: there is nothing to score (with --codebook:
     in some variable, or some variable fails its --gate)."""
+    output = output_file(output_text, "--output", {"text": "audit.txt"}.get(output_format.value, "audit.md"))
     if output is not None:
         check_outputs(
             [*(inputs or []), rule, *(counts or []), compare_with, table, category_counts, codebook],

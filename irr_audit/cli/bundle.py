@@ -12,6 +12,7 @@ import typer
 
 from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
 from irr_audit.cli.shared import (
+    PATH,
     CodeColumn,
     IdColumn,
     LimitOption,
@@ -20,6 +21,7 @@ from irr_audit.cli.shared import (
     Worksheet,
     app,
     check_outputs,
+    output_file,
     parse_limits,
     reports_errors,
     say,
@@ -272,7 +274,9 @@ def _verdict(result: Verification) -> str:
 @reports_errors
 def labels(
     bundle: BundleArgument,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the CSV to this file.")] = None,
+    output_text: Annotated[
+        str | None, typer.Option("--output", "-o", metavar=PATH, help="Write the CSV to this file.")
+    ] = None,
     quiet: Quiet = False,
     limit: LimitOption = None,
 ) -> None:
@@ -282,6 +286,7 @@ def labels(
     from irr_audit.bundle.labels import labels_csv_chunks, labels_summary
     from irr_audit.io.outputs import write_bytes_atomic
 
+    output = output_file(output_text, "--output", "labels.csv")
     if output is not None:
         check_outputs([bundle], "--output", files=[output])
     frame = bundle_labels(bundle, limits=parse_limits(limit))
@@ -306,8 +311,9 @@ def adjudicate(
         ),
     ] = None,
     by: Annotated[str | None, typer.Option("--by", help="Who decided, e.g. 'alice and bob'.")] = None,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Without --decisions: write the list of disagreements here.")
+    output_text: Annotated[
+        str | None,
+        typer.Option("--output", "-o", metavar=PATH, help="Without --decisions: write the list of disagreements here."),
     ] = None,
     digests: DigestsOption = None,
     sign: SignOption = None,
@@ -334,6 +340,7 @@ def adjudicate(
     if digests is not None:
         check_list_target(digests, [bundle, decisions])
     check_sign_key(sign)
+    output = output_file(output_text, "--output", "decisions.csv")
     if output is not None:
         check_outputs([bundle, decisions], "--output", files=[output])
     state = adjudication(bundle, parse_limits(limit))

@@ -19,6 +19,9 @@ WORDS = {"str": "text", "int": "integer", "float": "number", "path": "path", "Pa
 class PlainHelpCommand(TyperCommand):
     """A command whose --help lists its arguments and options with what to pass, in words."""
 
+    def get_help_option(self, ctx: Any) -> Any:
+        return shown_as_output(super().get_help_option(ctx))
+
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self.format_usage(ctx, formatter)
         self.format_help_text(ctx, formatter)
@@ -28,6 +31,9 @@ class PlainHelpCommand(TyperCommand):
 
 class PlainHelpGroup(TyperGroup):
     """A group (irr-audit, irr-audit rules, ...) whose --help lists its options in words and its commands."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        return shown_as_output(super().get_help_option(ctx))
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self.format_usage(ctx, formatter)
@@ -43,6 +49,23 @@ class PlainHelpGroup(TyperGroup):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
         self.format_epilog(ctx, formatter)
+
+
+def shown_as_output(option: Any) -> Any:
+    """``--help`` writing its page as the commands write their output (cli.shared.show): in UTF-8
+    or the terminal's encoding, and a standard output that cannot take it (a full disk) is exit 2
+    with output-unwritable, not a traceback."""
+    if option is not None:
+        option.callback = _show_help
+    return option
+
+
+def _show_help(ctx: Any, param: Any, value: bool) -> None:
+    from irr_audit.cli.shared import show  # the light shared module; imported here, as it imports the app
+
+    if value and not ctx.resilient_parsing:
+        show(ctx.get_help() + "\n")
+        ctx.exit()
 
 
 def write_params(command: Any, ctx: Any, formatter: Any) -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from irr_audit.cli.shared import app, check_outputs, reports_errors, say, to_stdout
+from irr_audit.cli.shared import PATH, app, check_outputs, output_file, reports_errors, say, to_stdout
 from irr_audit.errors import UsageError
 from irr_audit.io.display import visible
 
@@ -36,6 +36,10 @@ CodebooksOption = Annotated[
     ),
 ]
 LockOption = Annotated[Path | None, typer.Option("--lock", help="The lock file (default RULES_DIR/rules.lock).")]
+# the lock `rules lock` writes: text, as a Path would drop the trailing separator of a folder's name
+LockOutput = Annotated[
+    str | None, typer.Option("--lock", metavar=PATH, help="The lock file (default RULES_DIR/rules.lock).")
+]
 
 
 @rules_app.command("check")
@@ -140,7 +144,7 @@ def gates_from_options(
 
 @rules_app.command("lock")
 @reports_errors
-def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None, codebooks: CodebooksOption = None) -> None:
+def lock(rules_dir: RulesDir = Path("rules"), lock: LockOutput = None, codebooks: CodebooksOption = None) -> None:
     """Record every version under RULES_DIR as released: rule id, version, sha256.
 
     Codebook versions are recorded too, each with the sha256 of every rule file it pins.
@@ -160,7 +164,7 @@ def lock(rules_dir: RulesDir = Path("rules"), lock: LockOption = None, codebooks
     )
     from irr_audit.rules.revisions import check_rules
 
-    lock_path = lock or default_lock_path(rules_dir)
+    lock_path = output_file(lock, "--lock", "rules.lock") or default_lock_path(rules_dir)
     # the rule files, as read_rule_files reads them
     check_outputs(rule_folder_files(rules_dir), "--lock", files=[lock_path])
     current = read_rule_files(rules_dir)

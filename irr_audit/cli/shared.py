@@ -8,7 +8,7 @@ import functools
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, overload
 
 import typer
 
@@ -140,9 +140,20 @@ def to_stdout(text: str | bytes) -> None:
         ) from None
 
 
-def _version_callback(show: bool) -> None:
-    if show:
-        typer.echo(f"irr-audit {__version__}")
+def show(text: str) -> None:
+    """Help or the version on standard output as a command's output goes (:func:`to_stdout`), for
+    the places outside a command (click's option callbacks), where no :func:`reports_errors`
+    turns a standard output that cannot take it into its message and exit 2."""
+    try:
+        to_stdout(text)
+    except OutputError as error:
+        typer.echo(error.render(), err=True)
+        raise typer.Exit(2) from None
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        show(f"irr-audit {__version__}\n")
         raise typer.Exit()
 
 
@@ -163,6 +174,26 @@ def check_outputs(
     from irr_audit.io.outputs import check_outputs as refuse
 
     refuse(inputs, option, files=files, folders=folders)
+
+
+@overload
+def output_file(text: str, option: str, example: str) -> Path: ...
+@overload
+def output_file(text: None, option: str, example: str) -> None: ...
+@overload
+def output_file(text: str | None, option: str, example: str) -> Path | None: ...
+def output_file(text: str | None, option: str, example: str) -> Path | None:
+    """An output file's option as a Path (None when not given), refused when it names a folder
+    (`out/`): such options are taken as text, since a Path drops the trailing separator
+    (io.outputs.output_file_path)."""
+    if text is None:
+        return None
+    from irr_audit.io.outputs import output_file_path
+
+    return output_file_path(text, option, example)
+
+
+PATH = "<path>"  # the metavar of an output file's option, taken as text: what typer shows for a Path
 
 
 def parse_limits(values: list[str] | None) -> Limits:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from irr_audit.cli.shared import (
+    PATH,
     AliasOption,
     CodeColumn,
     DelimiterOption,
@@ -16,6 +17,7 @@ from irr_audit.cli.shared import (
     Quiet,
     app,
     check_outputs,
+    output_file,
     parse_aliases,
     reports_errors,
     say,
@@ -29,7 +31,9 @@ def counts(
     table: Annotated[
         Path, typer.Argument(help="A long table, one row per code: comment_id, coder, code (CSV or Parquet).")
     ],
-    out: Annotated[Path, typer.Option("--out", help="The counts file to write (join's counts.csv format).")],
+    out_text: Annotated[
+        str, typer.Option("--out", metavar=PATH, help="The counts file to write (join's counts.csv format).")
+    ],
     rule: Annotated[Path | None, typer.Option("--rule", help="The rule file the codes were given under.")] = None,
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
@@ -48,13 +52,16 @@ def counts(
         Path | None,
         typer.Option("--temp-directory", help="Where DuckDB spills (default: a new temporary folder, deleted after)."),
     ] = None,
-    summary: Annotated[
-        Path | None, typer.Option("--summary", help="Also write the account of every row (JSON) to this file.")
+    summary_text: Annotated[
+        str | None,
+        typer.Option("--summary", metavar=PATH, help="Also write the account of every row (JSON) to this file."),
     ] = None,
-    log: Annotated[
-        Path | None,
+    log_text: Annotated[
+        str | None,
         typer.Option(
-            "--log", help="Also write the missingness log (JSON Lines: record, coder, comment_id, raw_value, reason)."
+            "--log",
+            metavar=PATH,
+            help="Also write the missingness log (JSON Lines: record, coder, comment_id, raw_value, reason).",
         ),
     ] = None,
     alias: AliasOption = None,
@@ -72,6 +79,8 @@ def counts(
     from irr_audit.warehouse.longtable import LongTableColumns
 
     check_exist([(table, "table"), (rule, "rule")])
+    out = output_file(out_text, "--out", "counts.csv")
+    summary, log = output_file(summary_text, "--summary", "summary.json"), output_file(log_text, "--log", "log.jsonl")
     if rule is None:
         raise UsageError("counts needs the rule.", hint="pass --rule rules/<rule>/v<version>.yaml.", code="usage-rule")
     check_outputs([table, rule], "--out", files=[out, *(path for path in (summary, log) if path)])

@@ -158,6 +158,21 @@ def refuse_column_collisions(columns: Sequence[tuple[str, str]], output: str) ->
         seen[written] = (name, origin)
 
 
+def output_file_path(text: str, option: str, example: str = "audit.html") -> Path:
+    """An output file's path as given (``text``) as a Path, refused when its spelling names a
+    folder (`out/`, `out/.`): a Path forgets the trailing separator, and the file would be
+    written as `out`."""
+    if text and os.path.split(text)[1] in ("", ".", ".."):
+        named = os.path.normpath(text)
+        raise OutputError(
+            f"{option} {text!r} names a folder (the path ends in a separator, '.' or '..'), and {option} "
+            "writes a file.",
+            hint=f"name the file, e.g. {option} {os.path.join(named, example)}.",
+            code="output-is-a-folder",
+        )
+    return Path(text)
+
+
 def _refuse_folder(path: Path) -> None:
     if path.is_dir():
         raise OutputError(

@@ -30,7 +30,7 @@ from irr_audit.errors import SheetError
 from irr_audit.io.csvfields import first_csv_row, long_fields
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, shown, suspected
 from irr_audit.io.display import printable
-from irr_audit.io.files import check_name, read_bounded
+from irr_audit.io.files import check_name, read_bounded, utf32_mark
 from irr_audit.io.limits import (
     DEFAULT_LIMITS,
     Limits,
@@ -158,6 +158,7 @@ def _parsed_table(
     suffix = path.suffix.lower()
     if suffix in XLSX_SUFFIXES:
         return _xlsx_table(data, name, worksheet, limits)
+    _refuse_utf32(data, name)  # before the delimiter is looked for in text decoded as UTF-16
     if suffix in JSONL_SUFFIXES:
         return _jsonl_table(_decode(data, name), name, limits)
     if delimiter is None:
@@ -221,8 +222,15 @@ def _check_suffix(path: Path) -> None:
 # --- decoding ------------------------------------------------------------------
 
 
+def _refuse_utf32(data: bytes, name: str) -> None:
+    encoding = utf32_mark(data)
+    if encoding is not None:
+        raise _not_utf8(name, f"it starts with the byte-order mark of {encoding}, which irr-audit does not read")
+
+
 def _decode(data: bytes, name: str) -> str:
     """UTF-8 (a BOM is dropped) or UTF-16 with its BOM; anything else is refused by name."""
+    _refuse_utf32(data, name)
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
             return data.decode("utf-16").lstrip("\ufeff")

@@ -49,6 +49,11 @@ class IntervalSpec:
     def __post_init__(self) -> None:
         if not (isinstance(self.level, float | int) and not isinstance(self.level, bool) and 0 < self.level < 1):
             raise ValueError(f"the confidence level must lie strictly between 0 and 1, not {self.level!r}")
+        if (1 + self.level) / 2 >= 1:  # the interval's quantile is at (1 + level) / 2, which must stay below 1
+            raise ValueError(
+                f"the confidence level {self.level!r} is so close to 1 that the quantile of its interval, "
+                "at (1 + level) / 2, rounds to 1 in floating point: the interval would have no ends"
+            )
         if self.kind not in KINDS:
             raise ValueError(f"the interval must be one of {', '.join(KINDS)}, not {self.kind!r}")
         if self.test_against is not None and not (

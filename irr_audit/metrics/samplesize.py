@@ -117,10 +117,19 @@ def _coefficient(option: str, value: float, low: float = -1.0) -> float:
 
 
 def _level(value: float) -> float:
-    """A significance level: above 0 and at most 0.5 (beyond it the test points the other way)."""
+    """A significance level: above 0 and at most 0.5 (beyond it the test points the other way),
+    and not so small that 1 - level / 2, where a two-sided test takes its normal quantile, rounds
+    to 1 (the one-sided 1 - level is then below 1 too)."""
     number = _finite("--level", value)
     if not 0.0 < number <= 0.5:
         raise PlanInputError("--level", f"is {value!r}; a significance level lies in (0, 0.5].", "for example 0.05.")
+    if 1.0 - number / 2 == 1.0:
+        raise PlanInputError(
+            "--level",
+            f"is {value!r}: so small that 1 - level / 2 rounds to 1 in floating point, where its normal "
+            "quantile has no value.",
+            "give a level of 1e-15 or more, for example 0.05 or 0.001.",
+        )
     return number
 
 
@@ -320,6 +329,8 @@ def _fleiss_q(kappa: float, rate1: float, rate2: float, option: str = "--expecte
     (Fleiss, Cohen & Everitt 1969), the quantity Cantor (1996) calls Q."""
     q1, q2 = 1 - rate1, 1 - rate2
     pe = rate1 * rate2 + q1 * q2
+    if pe >= 1.0:  # rates so near 0 or 1 that chance agreement rounds to 1: kappa's variance is unbounded
+        return math.inf
     po = kappa * (1 - pe) + pe
     p22 = (po - rate1 + q2) / 2
     p11 = po - p22
@@ -425,7 +436,7 @@ def half_width_units(expected: float, prevalence: float, half_width: float, leve
     kappa, p, h, p_level = _check_half_width(expected, prevalence, half_width, level)
     z = _NORMAL.inv_cdf(1 - p_level / 2)
     q = _fleiss_q(kappa, p, p)
-    exact = z * z * q / (h * h)
+    exact = z * z * q / (h * h) if h * h > 0 else math.inf  # h * h underflows for h below 1e-162
     return SampleSize(
         question="half-width",
         units=_whole_units(exact, "--half-width"),
@@ -567,7 +578,8 @@ def pilot_units(
             reason = "the pilot's SE is 0 (every unit agreed): it says nothing of the units needed"
             rows.append(PilotRow(name, value, chosen, source, achieved, None, None, reason))
             continue
-        needed = _whole_units(units * (achieved / h) ** 2, "--half-width")
+        ratio = achieved / h
+        needed = _whole_units(units * ratio * ratio, "--half-width")  # x * x overflows to inf; x ** 2 raises
         rows.append(PilotRow(name, value, chosen, source, achieved, needed, max(0, needed - units)))
     return rows
 

@@ -22,7 +22,7 @@ from irr_audit.errors import RuleError
 from irr_audit.io.display import CONTROL, shortened, visible
 from irr_audit.io.files import check_name, read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, limit_error
-from irr_audit.rules.model import AppliesWhen, Code, Rule, code_key
+from irr_audit.rules.model import AppliesWhen, Code, Rule, alias_clash, code_key
 from irr_audit.rules.scale import Scale
 from irr_audit.rules.weights import WEIGHT_NAMES, named_weights_problem, weights_problem
 
@@ -413,6 +413,29 @@ def _codes(document: dict[str, Any], name: str, scale: Scale) -> tuple[Code, ...
     return tuple(codes)
 
 
+def _number_hint(value: Any) -> str | None:
+    """How to write ``value`` so that YAML reads a number, when it is text Python reads as a finite
+    number: YAML 1.1 reads an exponent as a number only after a dot and with its sign (1.0e+3), so
+    1e3 is text; a quoted number is text too."""
+    try:
+        number = float(value) if isinstance(value, str) else math.nan
+    except ValueError:
+        return None
+    if not math.isfinite(number):
+        return None
+    whole = str(int(number)) if number.is_integer() and abs(number) < 1e15 else None
+    mantissa, exponent_mark, exponent = value.strip().partition("e" if "e" in value else "E")
+    dotted = mantissa if "." in mantissa else mantissa + ".0"
+    signed = exponent if exponent[:1] in ("+", "-") else "+" + exponent
+    if not exponent_mark or (dotted, signed) == (mantissa, exponent):  # a number YAML reads, in quotes
+        return f"a quoted number is text: write it without quotes, as {whole or value.strip()}."
+    forms = [form for form in (whole, f"{dotted}{exponent_mark}{signed}") if form]
+    return (
+        f"YAML reads {value.strip()!r} as text: it reads an exponent as a number only after a dot and with "
+        f"its sign; write {' or '.join(forms)}."
+    )
+
+
 def _code(entry: Any, name: str, where: str) -> Code:
     if not isinstance(entry, dict):
         return Code(code=_code_text(entry, name, where))
@@ -428,7 +451,7 @@ def _code(entry: Any, name: str, where: str) -> Code:
         raise _invalid(name, f"{where}.code", "is missing")
     value = entry.get("value")
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        raise _invalid(name, f"{where}.value", f"must be a number (got {value!r})")
+        raise _invalid(name, f"{where}.value", f"must be a number (got {value!r})", hint=_number_hint(value))
     if isinstance(value, float) and not math.isfinite(value):
         raise _invalid(
             name,
@@ -480,8 +503,7 @@ def _aliases(document: dict[str, Any], name: str, codes: tuple[Code, ...], missi
     if not isinstance(entries, dict):
         raise _invalid(name, "aliases", "must be a mapping of alias to code, e.g. {y: 'yes'}")
     targets = {code_key(code): code for code in (*(c.code for c in codes), *missing)}
-    aliases: dict[str, str] = {}
-    seen: dict[str, str] = {}  # alias as compared -> the alias as written
+    pairs: list[tuple[str, str]] = []  # as given: keys 1 and "1" are one alias as text
     for alias, target in entries.items():
         alias_text = _code_text(alias, name, f"aliases ({alias!r})")
         target_text = _code_text(target, name, f"aliases.{alias_text}")
@@ -505,18 +527,18 @@ def _aliases(document: dict[str, Any], name: str, codes: tuple[Code, ...], missi
                 f"is already a code of this rule{same}",
                 hint="remove the alias; the code itself is matched case-insensitively.",
             )
-        resolved = targets[code_key(target_text)]
-        if key in seen and aliases[seen[key]] != resolved:
-            raise _invalid(
-                name,
-                f"aliases.{alias_text}",
-                f"points at {resolved!r}, but alias {seen[key]!r}, the same once case, spacing and Unicode width "
-                f"are ignored, points at {aliases[seen[key]]!r}",
-                hint="typed codes are compared that way, so one alias cannot mean two codes: remove one of them.",
-            )
-        seen.setdefault(key, alias_text)
-        aliases[alias_text] = resolved
-    return aliases
+        pairs.append((alias_text, targets[code_key(target_text)]))
+    clash = alias_clash(pairs)
+    if clash:
+        (earlier, earlier_code), (alias_text, resolved) = clash
+        raise _invalid(
+            name,
+            f"aliases.{alias_text}",
+            f"points at {resolved!r}, but alias {earlier!r}, the same once case, spacing and Unicode width "
+            f"are ignored, points at {earlier_code!r}",
+            hint="typed codes are compared that way, so one alias cannot mean two codes: remove one of them.",
+        )
+    return dict(pairs)
 
 
 def _examples(document: dict[str, Any], name: str) -> dict[str, tuple[str, ...]]:

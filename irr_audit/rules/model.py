@@ -5,7 +5,7 @@ typed is classified under it (valid, a missing code, blank or invalid).
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -114,3 +114,18 @@ def code_key(text: str) -> str:
     """The form codes are compared in: NFKC (full-width letters, no-break spaces
     become plain), surrounding whitespace trimmed, case folded."""
     return unicodedata.normalize("NFKC", text).strip().casefold()
+
+
+AliasPair = tuple[str, str]  # (alias as written, the code it means)
+
+
+def alias_clash(aliases: Iterable[AliasPair]) -> tuple[AliasPair, AliasPair] | None:
+    """The first alias that means another code than an earlier one it equals once compared as
+    typed values are (:func:`code_key`), with that earlier one; None when there is none. One
+    typed value cannot mean two codes, and an alias given twice for one code is no clash."""
+    first: dict[str, AliasPair] = {}
+    for alias, code in aliases:
+        earlier = first.setdefault(code_key(alias), (alias, code))
+        if code_key(earlier[1]) != code_key(code):
+            return earlier, (alias, code)
+    return None

@@ -9,12 +9,13 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 
 from irr_audit.errors import UsageError
-from irr_audit.rules.model import Rule, code_key
+from irr_audit.rules.model import AliasPair, Rule, alias_clash, code_key
 
 
 def parse_alias_options(values: Iterable[str] | None) -> dict[str, str]:
-    """--alias RAW=CODE options -> {raw: code}; the last = splits, so a raw value may hold one."""
-    aliases: dict[str, str] = {}
+    """--alias RAW=CODE options -> {raw: code}; the last = splits, so a raw value may hold one.
+    Two options that give one raw value two codes are refused, not settled by their order."""
+    pairs: list[AliasPair] = []
     for value in values or ():
         raw, equals, code = value.rpartition("=")
         if not equals or not raw.strip() or not code.strip():
@@ -23,8 +24,31 @@ def parse_alias_options(values: Iterable[str] | None) -> dict[str, str]:
                 hint="for example --alias 1=yes --alias 0=no (repeat the option for each value).",
                 code="usage-alias",
             )
-        aliases[raw] = code
-    return aliases
+        pairs.append((raw, code))
+    refuse_clash(pairs)
+    return dict(pairs)
+
+
+def refuse_clash(aliases: Iterable[AliasPair]) -> None:
+    """Refuse two run aliases whose raw values are one typed value (as the rule loader refuses
+    two such aliases in a rule file) but whose codes differ: whichever came last would win,
+    and the run's record would show both."""
+    clash = alias_clash(aliases)
+    if clash is None:
+        return
+    (first, first_code), (second, second_code) = clash
+    same = (
+        ""
+        if first == second
+        else f"{second!r} and {first!r} are one value once case, spacing and Unicode width are ignored "
+        "(as typed values are compared), and "
+    )
+    raise UsageError(
+        f"--alias {second}={second_code} contradicts --alias {first}={first_code}: {same}one value cannot "
+        "mean two codes.",
+        hint="keep the one of the two --alias options you mean.",
+        code="usage-alias",
+    )
 
 
 def with_run_aliases(rule: Rule, aliases: Mapping[str, str] | None) -> Rule:
@@ -40,6 +64,7 @@ def with_run_aliases(rule: Rule, aliases: Mapping[str, str] | None) -> Rule:
             hint="for example aliases={'1': 'yes', '0': 'no'}.",
             code="usage-alias",
         )
+    refuse_clash(aliases.items())
     targets = {code_key(code): code for code in (*rule.categories, *rule.missing_codes)}
     for raw, code in aliases.items():
         if code_key(code) not in targets:
