@@ -531,3 +531,39 @@ def test_the_api_leaves_pandas_and_pyarrow_as_they_were() -> None:
     )
     assert pa.types.is_dictionary(table.schema.field("c").type) and table.column("n").null_count == 1
     assert pd.read_csv(io.StringIO("a\nNA\n")).a.isna().all()  # pandas' own defaults, untouched
+
+
+# --- a DataFrame read as its CSV file is ----------------------------------------------------------
+
+
+def file_error(call: object) -> irr_audit.IrrAuditError | None:
+    """The IrrAuditError ``call()`` raises, or None when it returns."""
+    try:
+        call()  # type: ignore[operator]
+    except irr_audit.IrrAuditError as error:
+        return error
+    return None
+
+
+def test_columns_named_alike_are_read_as_the_file_with_that_header_is(tmp_path: Path) -> None:
+    ann = pd.DataFrame([["a", "yes", "x", "y"], ["b", "no", "x", "y"]], columns=["comment_id", "code", "note", "note"])
+    ben = pd.DataFrame({"comment_id": ["a", "b"], "code": ["yes", "no"]})
+    sheets = [write_csv(ann, tmp_path / "ann.csv"), write_csv(ben, tmp_path / "ben.csv")]
+    assert_same_as_cli(irr_audit.audit({"ann": ann, "ben": ben}, RULE), *sheets, "--rule", RULE)  # a note is ignored
+    twice = pd.DataFrame([["a", "yes", "yes"], ["b", "no", "no"]], columns=["comment_id", "code", "code"])
+    write_csv(twice, tmp_path / "ann.csv")
+    by_file = file_error(lambda: irr_audit.audit(sheets, RULE))
+    long = pd.DataFrame(
+        [["a", "ann", "yes", "yes"], ["a", "ben", "yes", "yes"]], columns=["comment_id", "coder", "code", "code"]
+    )
+    for data in ({"ann": twice, "ben": ben}, long):
+        by_frame = file_error(lambda data=data: irr_audit.audit(data, RULE))
+        assert by_file is not None and by_frame is not None
+        assert (
+            (by_frame.code, by_frame.message)
+            == (by_file.code, by_file.message)
+            == (
+                "sheet-duplicate-column",
+                "sheet ann.csv has 2 columns named 'code'.",
+            )
+        )
