@@ -428,6 +428,20 @@ def test_a_rule_mapping_is_validated_as_a_file_and_digested_as_its_canonical_yam
     with pytest.raises(irr_audit.RuleError) as refused:
         irr_audit.load_rule({**mapping, "version": np.int64(1)})
     assert refused.value.code == "rule-invalid" and "key version" in refused.value.message
+    numpy_values = [
+        ({**mapping, "x_weight": np.float64(1.5)}, "key x_weight holds a value of type numpy.float64"),
+        ({**mapping, "scale": np.str_("nominal")}, "key scale holds a value of type numpy.str_"),
+        ({**mapping, "x_flag": np.bool_(True)}, f"key x_flag holds a value of type numpy.{type(np.bool_()).__name__}"),
+        ({**mapping, "aliases": {np.str_("y"): "yes"}}, "key aliases.y is a key of type numpy.str_"),
+    ]
+    for (
+        numpy_mapping,
+        named,
+    ) in numpy_values:  # numpy's float64 and str_ are float and str, but YAML's dumper refuses them
+        with pytest.raises(irr_audit.RuleError) as refused:
+            irr_audit.load_rule(numpy_mapping)
+        assert refused.value.code == "rule-invalid" and f"rule mapping: {named}, which" in refused.value.message
+        assert "float()" in refused.value.hint
     looped: dict = {}
     looped["x"] = looped
     with pytest.raises(irr_audit.LimitError) as refused:
