@@ -971,6 +971,14 @@ class Joined:
     manifest: Manifest | None = None
 
 
+def _nothing_to_score(option: str) -> UsageError:
+    return UsageError(
+        "nothing to score.",
+        hint=f"pass a join folder, two or more sheets with {option}, or --counts.",
+        code="usage-no-input",
+    )
+
+
 def joined_inputs(
     inputs: list[Path],
     rule: RuleSource | None,
@@ -982,11 +990,7 @@ def joined_inputs(
     `join`, or an audit bundle, joined in memory."""
     step = progress or _no_progress
     if not inputs:
-        raise UsageError(
-            "nothing to score.",
-            hint="pass a join folder, two or more sheets with --rule, or --counts.",
-            code="usage-no-input",
-        )
+        raise _nothing_to_score("--rule")
     if len(inputs) == 1 and inputs[0].is_dir():
         folder = inputs[0]
         from irr_audit.join.codebook_folder import is_codebook_join_dir  # noqa: PLC0415 (loaded on use)
@@ -1556,6 +1560,8 @@ def codebook_joined(
     check_exist(
         [*_named(inputs, "sheet"), *_named(_path_of(codebook), "codebook"), *_named(_path_of(sample), "sample")]
     )
+    if not inputs:
+        raise _nothing_to_score("--codebook")
     if sample is not None and len(inputs) == 1 and inputs[0].is_dir():
         raise UsageError(
             f"{inputs[0]} keeps its own units; sample restricts sheets to a sample's.",

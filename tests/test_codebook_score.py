@@ -393,3 +393,19 @@ def test_a_variable_column_named_twice_is_refused_in_a_frame_as_in_its_file(tmp_
             irr_audit.audit_codebook(data, CODEBOOK)
         raised.append((error.value.code, error.value.message))
     assert raised[0] == raised[1] == ("sheet-duplicate-column", "sheet alice.csv has 2 columns named 'severity'.")
+
+
+def test_no_sheet_is_the_usage_error_audit_gives() -> None:
+    import pandas as pd
+
+    rule = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
+    empty_long = pd.DataFrame({"comment_id": [], "coder": [], "variable": [], "code": []})
+    for data, code in (({}, "usage-one-sheet"), ([], "usage-no-input"), (empty_long, "usage-one-sheet")):
+        with pytest.raises(irr_audit.UsageError) as by_codebook:
+            irr_audit.audit_codebook(data, CODEBOOK)
+        with pytest.raises(irr_audit.UsageError) as by_rule:
+            irr_audit.audit(data, rule)
+        assert by_codebook.value.code == by_rule.value.code == code
+        assert by_codebook.value.message == by_rule.value.message
+    result = run("score", "--codebook", CODEBOOK)
+    assert result.exit_code == 2 and "Error [usage-no-input]: nothing to score." in result.stderr
