@@ -521,6 +521,18 @@ def test_the_error_family_is_exported() -> None:
         ({"ann": pd.DataFrame({"comment_id": ["x"], "code": ["yes"], "coder": ["ben"]})}, "data-coder"),
         ({"ann": pd.DataFrame({"comment_id": [1.5], "code": ["yes"]})}, "data-float"),
         ({"ann": pd.DataFrame({"comment_id": ["x"], "code": pd.Categorical([1.0])})}, "data-float"),
+        ({"ann": pd.DataFrame({"comment_id": ["x", "y"], "code": pd.Categorical(["yes", 1.0])})}, "data-float"),
+        ({"ann": pd.DataFrame({"comment_id": pd.Categorical(["x", 2.0]), "code": ["yes", "no"]})}, "data-float"),
+        ({"ann": pd.DataFrame({"comment_id": ["x"], "code": pd.Series([np.float32(1)], dtype=object)})}, "data-float"),
+        ({"ann": pd.DataFrame({"comment_id": ["x"], "code": pd.Series([1 + 0j], dtype=object)})}, "data-float"),
+        ({"ann": pd.DataFrame({"comment_id": ["x"], "code": [b"yes"]})}, "data-not-text"),
+        ({"ann": pd.DataFrame({"comment_id": ["x", "y"], "code": ["yes", b"no"]})}, "data-not-text"),
+        ({"ann": pd.DataFrame({"comment_id": ["x"], "code": ["yes"], "note": [b"a note"]})}, "data-not-text"),
+        ({"ann": pd.DataFrame({"comment_id": ["x"], "code": pd.Categorical([b"yes"])})}, "data-not-text"),
+        (
+            {"ann": pd.DataFrame({"comment_id": ["x"], "code": pd.Series([b"yes"], dtype=pd.ArrowDtype(pa.binary()))})},
+            "data-not-text",
+        ),
         ({"ann": pd.DataFrame({"comment_id": pd.Series(["x\ud800"], dtype=object), "code": ["yes"]})}, "data-not-text"),
         ({"ann": pd.DataFrame({"comment_id": ["x\x1by"], "code": ["yes"]})}, "sheet-control-character"),
         ({"ann": pd.DataFrame({"id": ["x"], "code": ["yes"]})}, "sheet-missing-column"),
@@ -581,3 +593,40 @@ def test_columns_named_alike_are_read_as_the_file_with_that_header_is(tmp_path: 
                 "sheet ann.csv has 2 columns named 'code'.",
             )
         )
+
+
+def test_a_float_category_no_row_holds_is_no_cell(tmp_path: Path) -> None:
+    codes = pd.Categorical(["yes", "no", "no"], categories=["yes", "no", 1.0, b"x"])
+    frames = {
+        "ann": pd.DataFrame({"comment_id": ["a", "b", "c"], "code": codes}),
+        "ben": pd.DataFrame({"comment_id": ["a", "b", "c"], "code": ["yes", "no", "yes"]}),
+    }
+    sheets = [write_csv(frame, tmp_path / f"{coder}.csv") for coder, frame in frames.items()]
+    assert_same_as_cli(irr_audit.audit(frames, RULE), *sheets, "--rule", RULE)
+
+
+def test_a_refused_float_or_bytes_names_its_row_and_the_fix() -> None:
+    ben = pd.DataFrame({"comment_id": ["a", "b"], "code": ["yes", "no"]})
+    mixed = pd.DataFrame({"comment_id": ["a", "b"], "code": pd.Categorical(["yes", 1.0])})
+    with pytest.raises(irr_audit.SheetError) as refused:
+        irr_audit.audit({"ann": mixed, "ben": ben}, RULE)
+    assert "column 'code' holds the floating-point number 1.0 (row 3)" in refused.value.message
+    encoded = pd.DataFrame({"comment_id": ["a", "b"], "code": ["yes", "no"], "note": [None, b"fine"]})
+    with pytest.raises(irr_audit.SheetError) as refused:
+        irr_audit.audit({"ann": encoded, "ben": ben}, RULE)
+    assert "column 'note' holds bytes, b'fine' (row 3), which are no text" in refused.value.message
+    assert "frame['note'].str.decode('utf-8')" in refused.value.hint
+
+
+def test_a_bare_carriage_return_is_read_as_the_frames_csv_form_reads(tmp_path: Path) -> None:
+    """docs/api.md: the CSV form is to_csv's text with a field holding a carriage return quoted;
+    to_csv leaves "a\rb" bare, which a CSV reader takes for a line end (a row more)."""
+    ann = pd.DataFrame({"comment_id": ["a", "b"], "code": ["yes", "no"], "body": ["one\rtwo", "three\r\nfour"]})
+    ben = pd.DataFrame({"comment_id": ["a", "b"], "code": ["yes", "yes"]})
+    written = ann.to_csv(index=False, lineterminator="\n")
+    assert "one\rtwo" in written and '"three\r\nfour"' in written  # pandas quotes only the line feed
+    form = tmp_path / "ann.csv"
+    form.write_bytes(written.replace("one\rtwo", '"one\rtwo"').encode())
+    result = irr_audit.audit({"ann": ann, "ben": ben}, RULE)
+    assert_same_as_cli(result, str(form), write_csv(ben, tmp_path / "ben.csv"), "--rule", RULE)
+    assert result.units["total"] == 2
