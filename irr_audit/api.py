@@ -693,10 +693,9 @@ class Comparison:
 
     def to_text(self, width: int | None = 80) -> str:
         """The comparison as plain text of ``width`` columns; None wraps no line."""
-        from rich.console import Console, Group  # noqa: PLC0415 (loaded on use)
-
         from irr_audit.report.comparison import comparison_sections  # noqa: PLC0415 (loaded on use)
         from irr_audit.report.console import UNWRAPPED, section_table  # noqa: PLC0415 (loaded on use)
+        from irr_audit.report.richimport import Console, Group  # noqa: PLC0415 (loaded on use)
 
         console = Console(width=UNWRAPPED if width is None else width, record=True, file=StringIO())
         console.print(Group(*(section_table(s) for s in comparison_sections({"comparison": self.document}))))

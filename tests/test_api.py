@@ -630,3 +630,59 @@ def test_a_bare_carriage_return_is_read_as_the_frames_csv_form_reads(tmp_path: P
     result = irr_audit.audit({"ann": ann, "ben": ben}, RULE)
     assert_same_as_cli(result, str(form), write_csv(ben, tmp_path / "ben.csv"), "--rule", RULE)
     assert result.units["total"] == 2
+
+
+RENDERERS = """
+import json, random, sys
+import irr_audit
+
+random.seed(7)
+sheets = {sheets!r}
+audit = irr_audit.audit(sheets, {rule!r})
+codebook = irr_audit.audit_codebook({codebook_sheets!r}, {codebook!r})
+comparison = irr_audit.compare(audit, audit, bootstrap=100, seed=1)
+calls = {{
+    "audit": lambda: irr_audit.audit(sheets, {rule!r}),
+    "Audit.to_text()": audit.to_text,
+    "Audit.to_text(width=None)": lambda: audit.to_text(width=None),
+    "Audit.console_report()": audit.console_report,
+    "Audit.to_markdown()": audit.to_markdown,
+    "Audit.to_html()": audit.to_html,
+    "Audit._repr_html_()": audit._repr_html_,
+    "Audit.to_json()": audit.to_json,
+    "Audit.to_methods()": audit.to_methods,
+    "CodebookAudit.to_text()": codebook.to_text,
+    "CodebookAudit.console_report()": codebook.console_report,
+    "CodebookAudit.to_markdown()": codebook.to_markdown,
+    "CodebookAudit.to_html()": codebook.to_html,
+    "CodebookAudit.to_methods()": codebook.to_methods,
+    "Comparison.to_text()": comparison.to_text,
+    "Comparison.to_markdown()": comparison.to_markdown,
+}}
+changed = [] if random.getstate() == random.Random(7).getstate() else ["the audits"]
+for name, call in calls.items():
+    before = random.getstate()
+    call()
+    if random.getstate() != before:
+        changed.append(name)
+print(json.dumps([changed, "rich.style" in sys.modules]))
+"""
+
+
+def test_no_renderer_draws_from_the_callers_random_numbers() -> None:
+    """rich/style.py draws from the global random when first imported: in a fresh interpreter,
+    neither the audits nor any renderer may change the state a notebook seeded."""
+    import subprocess
+    import sys
+
+    codebook_sheets = [str(ROOT / "examples" / "codebook" / "sheets" / f"{c}.csv") for c in ("alice", "bob")]
+    code = RENDERERS.format(
+        sheets=EXAMPLE,
+        rule=RULE,
+        codebook_sheets=codebook_sheets,
+        codebook=str(ROOT / "codebooks" / "comment_study" / "v1.yaml"),
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    changed, rich_loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert rich_loaded  # the renderers did import rich in this interpreter
+    assert changed == []
