@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from io import StringIO
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeGuard, Union, cast
 
 import numpy as np
@@ -158,6 +159,16 @@ class Audit:
     summary_line: str = ""
     input_warnings: tuple[str, ...] = ()
     sections: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # read-only: the audit is frozen, and to_dict() and every renderer show these sections
+        object.__setattr__(self, "sections", MappingProxyType(dict(self.sections)))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "sections": dict(self.sections)}  # a mappingproxy cannot be pickled
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, sections=MappingProxyType(state["sections"]))
 
     def __repr__(self) -> str:
         units = self.report.units
@@ -444,7 +455,7 @@ def audit(
     drift_options = _drift_options(windows, window_size, order_column, data)
     checked = _limits(limits)
     columns = SheetOptions(id_column, code_column, worksheet, parse_delimiter(delimiter), limits=checked)
-    step = progress or _no_progress
+    step = _progress(progress)
     folder: Path | None = None
     folder_sample: dict[str, Any] | None = None  # what a join folder or a bundle keeps of its sample
     manifest: Manifest | None = None  # a bundle's
@@ -536,7 +547,7 @@ def audit_counts(
 
     options, seed_note = _seeded(_audit_options(bootstrap, seed, group, against, True, alpha_min))
     options = _with_statistics(options, ci_level, interval, test_against, weights)
-    files = _paths(paths)
+    files = _paths(paths, "pass the counts files' paths (join's counts.csv, or shards of it).", "score")
     check_exist([*_named(files, "counts"), *_named(_path_of(rule), "rule")])
     if not files:
         raise UsageError("no counts file to score.", hint="pass one or more counts files.", code="usage-no-input")
@@ -887,21 +898,20 @@ def join_folder(
 
     checked = _limits(limits)
     out_path = Path(out)
-    check_exist(
-        [*_named(_paths(sheets), "sheet"), *_named(_path_of(rule), "rule"), *_named(_path_of(sample), "sample")]
-    )
+    inputs = _paths(sheets, JOINED, "join")
+    check_exist([*_named(inputs, "sheet"), *_named(_path_of(rule), "rule"), *_named(_path_of(sample), "sample")])
     if rule is None:
         raise UsageError(
             "join needs the rule the sheets were coded under.", hint="add --rule RULE.", code="usage-missing-rule"
         )
     rule_files = [] if isinstance(rule, Mapping) else [Path(rule)]
     sample_folder = Path(sample) if sample is not None else None
-    refuse_unsafe_outputs(files_read([*_paths(sheets), *rule_files, sample_folder]), folders=[out_path])
+    refuse_unsafe_outputs(files_read([*inputs, *rule_files, sample_folder]), folders=[out_path])
     loaded = with_run_aliases(load_rule(rule, limits=checked), aliases)
     reference, notes = _sample_reference(sample_folder, loaded, checked)
     sample_ids = list(reference.ids) if reference else None
     columns = SheetOptions(id_column, code_column, worksheet, parse_delimiter(delimiter), limits=checked)
-    result = joined_inputs(_paths(sheets), loaded, columns, sample_ids, progress or _no_progress).join
+    result = joined_inputs(inputs, loaded, columns, sample_ids, _progress(progress)).join
     written = write_join_dir(
         result,
         loaded.source,  # the bytes parsed, read once
@@ -942,7 +952,7 @@ def import_export(
     from irr_audit.importers.run import import_exports  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
-    paths = _paths(exports)
+    paths = _paths(exports, "pass the export file's path, or a list of paths.", "import")
     rule_files = [Path(rule)] if isinstance(rule, (str, os.PathLike)) else []
     check_exist([*((path, "export") for path in paths), *((path, "rule") for path in rule_files)])
     return import_exports(
@@ -987,7 +997,7 @@ def joined_inputs(
 ) -> Joined:
     """Sheets + rule (restricted to a sample's ids when given), a folder written by
     `join`, or an audit bundle, joined in memory."""
-    step = progress or _no_progress
+    step = _progress(progress)
     if not inputs:
         raise _nothing_to_score("--rule")
     if len(inputs) == 1 and inputs[0].is_dir():
@@ -1037,17 +1047,46 @@ def _path_of(source: Any) -> list[Path]:
     return [Path(source)] if isinstance(source, (str, os.PathLike)) else []
 
 
-def _paths(data: Any) -> list[Path]:
+AUDITED = (
+    "pass sheet paths, a join folder, a bundle, a mapping {coder: DataFrame} or one long DataFrame "
+    "(comment_id, coder, code)."
+)
+JOINED = (
+    "pass the sheets' paths: the folder keeps each sheet file. To audit DataFrames, irr_audit.audit(frames, rule); "
+    "to join them, write each as <coder>.csv first (frame.to_csv(path, index=False))."
+)
+
+
+def _paths(data: Any, takes: str = AUDITED, verb: str = "audit") -> list[Path]:
+    """``data`` as paths (one, or a sequence); anything else refused, named, with ``takes`` (what the
+    function takes) as the hint."""
     if isinstance(data, (str, os.PathLike)):
         return [Path(data)]
-    if isinstance(data, Sequence) and all(isinstance(item, (str, os.PathLike)) for item in data):
-        return [Path(item) for item in data]
-    raise UsageError(
-        f"cannot audit a {type(data).__name__}.",
-        hint="pass sheet paths, a join folder, a bundle, a mapping {coder: DataFrame} or one long DataFrame "
-        "(comment_id, coder, code).",
-        code="data-form",
-    )
+    items = list(data) if isinstance(data, Sequence) and not isinstance(data, (bytes, bytearray)) else [data]
+    if all(isinstance(item, (str, os.PathLike)) for item in items):
+        return [Path(item) for item in items]
+    other = next(item for item in items if not isinstance(item, (str, os.PathLike)))
+    if isinstance(other, (bytes, bytearray)):
+        raise UsageError(
+            f"cannot {verb} the path {bytes(other)[:80]!r}: it is bytes, and a path is text.",
+            hint="pass it as text or a pathlib.Path: os.fsdecode(path).",
+            code="data-form",
+        )
+    found = type(data).__name__ if other is data else f"{type(data).__name__} holding a {type(other).__name__}"
+    raise UsageError(f"cannot {verb} a {found}.", hint=takes, code="data-form")
+
+
+def _progress(progress: Progress | None) -> Progress:
+    """The progress callback, or one that says nothing; anything not callable is refused by name."""
+    if progress is None:
+        return _no_progress
+    if not callable(progress):
+        raise UsageError(
+            f"progress is a {type(progress).__name__}, not a function: it is called with the name of each step.",
+            hint="pass a function of one str, e.g. progress=print, or leave progress out.",
+            code="usage-progress",
+        )
+    return progress
 
 
 def _required_rule(rule: RuleSource | None, limits: Limits) -> Rule:
@@ -1546,7 +1585,7 @@ def codebook_joined(
     from irr_audit.sample.folder import read_sample, with_ledger  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
-    step = progress or _no_progress
+    step = _progress(progress)
     if _is_frame(data) or isinstance(data, Mapping):
         if sample is not None:
             raise UsageError(
@@ -1707,7 +1746,7 @@ def audit_codebook(
         sample=sample,
     )
     chosen = codebook_gates(gates, loaded)
-    audits = _variable_audits(joined, options, progress or _no_progress)
+    audits = _variable_audits(joined, options, _progress(progress))
     line = joined.summary_line(loaded.label) + seed_note
     return CodebookAudit(loaded, audits, joined, chosen, line, joined.warnings)
 
@@ -1732,7 +1771,7 @@ def audit_codebook_counts(
 
     options, seed_note = _seeded(_audit_options(bootstrap, seed, None, None, True, alpha_min))
     options = _with_statistics(options, ci_level, interval, test_against, None)
-    files = _paths(paths)
+    files = _paths(paths, "pass the counts files' paths (join's counts.csv, or shards of it).", "score")
     check_exist([*_named(files, "counts"), *_named(_path_of(codebook), "codebook")])
     if not files:
         raise UsageError("no counts file to score.", hint="pass one or more counts files.", code="usage-no-input")
@@ -1813,12 +1852,13 @@ def join_codebook_folder(
 
     checked = _limits(limits)
     out_path = Path(out)
+    inputs = _paths(sheets, JOINED, "join")
     check_exist(
-        [*_named(_paths(sheets), "sheet"), *_named(_path_of(codebook), "codebook"), *_named(_path_of(sample), "sample")]
+        [*_named(inputs, "sheet"), *_named(_path_of(codebook), "codebook"), *_named(_path_of(sample), "sample")]
     )
     codebook_files = _path_of(codebook)
     sample_folder = Path(sample) if sample is not None else None
-    refuse_unsafe_outputs(files_read([*_paths(sheets), *codebook_files, sample_folder]), folders=[out_path])
+    refuse_unsafe_outputs(files_read([*inputs, *codebook_files, sample_folder]), folders=[out_path])
     loaded, joined = codebook_joined(
         sheets,
         codebook,

@@ -686,3 +686,31 @@ def test_no_renderer_draws_from_the_callers_random_numbers() -> None:
     changed, rich_loaded = json.loads(done.stdout.strip().splitlines()[-1])
     assert rich_loaded  # the renderers did import rich in this interpreter
     assert changed == []
+
+
+def test_arguments_of_another_kind_are_refused_by_name(tmp_path: Path) -> None:
+    frames = notebook_frames()
+    with pytest.raises(irr_audit.UsageError) as refused:
+        irr_audit.audit(EXAMPLE, RULE, progress=5)  # type: ignore[arg-type]
+    assert refused.value.code == "usage-progress" and refused.value.message.startswith("progress is a int")
+    with pytest.raises(irr_audit.UsageError) as refused:
+        irr_audit.join_folder(frames, RULE, tmp_path / "joined")  # type: ignore[arg-type]
+    assert (refused.value.code, refused.value.message) == ("data-form", "cannot join a dict.")
+    assert "irr_audit.audit(frames, rule)" in (refused.value.hint or "")
+    for data in ([path.encode() for path in EXAMPLE], EXAMPLE[0].encode()):
+        with pytest.raises(irr_audit.UsageError) as refused:
+            irr_audit.audit(data, RULE)  # type: ignore[arg-type]
+        named = f"cannot audit the path {EXAMPLE[0].encode()!r}"
+        assert refused.value.message == f"{named}: it is bytes, and a path is text."
+        assert "os.fsdecode(path)" in (refused.value.hint or "")
+
+
+def test_the_sections_are_read_only_and_the_audit_still_pickles() -> None:
+    import pickle
+
+    result = irr_audit.audit(EXAMPLE, RULE, windows=2, seed=1)
+    with pytest.raises(TypeError):
+        result.sections["extra"] = {}  # type: ignore[index]
+    assert "extra" not in result.to_dict()
+    copied = pickle.loads(pickle.dumps(result))
+    assert copied.to_json() == result.to_json() and dict(copied.sections) == dict(result.sections)
