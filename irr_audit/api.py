@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard, Union, cast
 
 import numpy as np
 
+from irr_audit._lazy import LazyModule
 from irr_audit.errors import UsageError
 from irr_audit.io.delimiter import parse_delimiter
 from irr_audit.io.files import check_exist
@@ -58,10 +59,16 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from irr_audit.bundle.manifest import Manifest
-    from irr_audit.importers.run import ImportRun
+    from irr_audit.importers import run as importers_run
+    from irr_audit.join import variables as codebook_join
     from irr_audit.join.variables import CodebookJoin, VariableJoin
     from irr_audit.metrics import samplesize
     from irr_audit.sample.folder import SampleRef
+else:  # what the public functions' and classes' annotations name, imported when typing.get_type_hints reads them
+    pd = LazyModule("pandas")
+    importers_run = LazyModule("irr_audit.importers.run")
+    codebook_join = LazyModule("irr_audit.join.variables")
+    samplesize = LazyModule("irr_audit.metrics.samplesize")
 
 # Only what `score` and `join` on sheets need is imported here: the renderers (rich, jinja2),
 # pandas (the DataFrames of this API, the DataFrame input, the log as a frame), bundles,
@@ -940,7 +947,7 @@ def import_export(
     text_field: str | None = None,
     force: bool = False,
     limits: LimitsLike = None,
-) -> ImportRun:
+) -> importers_run.ImportRun:
     """Turn an annotation tool's export into coding sheets (`irr-audit import`, README "Import"):
     ``format`` is one of label-studio, label-studio-min, label-studio-csv, prodigy, doccano,
     argilla, model; ``exports`` one file or several of that format (doccano: one per user);
@@ -1372,7 +1379,7 @@ class CodebookAudit:
 
     codebook: Codebook
     audits: Mapping[str, Audit]
-    joined: CodebookJoin | None  # None for counts
+    joined: codebook_join.CodebookJoin | None  # None for counts
     gates: Mapping[str, float]
     summary_line: str = ""
     input_warnings: tuple[str, ...] = ()
@@ -1805,13 +1812,13 @@ class CodebookJoinFolder:
     """What :func:`join_codebook_folder` wrote: every variable's join (``joined``), the files."""
 
     codebook: Codebook
-    joined: CodebookJoin
+    joined: codebook_join.CodebookJoin
     written: tuple[Path, ...]
     replaced: tuple[str, ...] = ()
     summary_line: str = ""
 
     @property
-    def variables(self) -> Mapping[str, VariableJoin]:
+    def variables(self) -> Mapping[str, codebook_join.VariableJoin]:
         return self.joined.variables
 
     @property
