@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from io import StringIO
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeGuard, Union, cast
 
 import numpy as np
 
+from irr_audit._lazy import LazyModule
 from irr_audit.errors import UsageError
 from irr_audit.io.delimiter import parse_delimiter
 from irr_audit.io.files import check_exist
@@ -57,10 +59,16 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from irr_audit.bundle.manifest import Manifest
-    from irr_audit.importers.run import ImportRun
+    from irr_audit.importers import run as importers_run
+    from irr_audit.join import variables as codebook_join
     from irr_audit.join.variables import CodebookJoin, VariableJoin
     from irr_audit.metrics import samplesize
     from irr_audit.sample.folder import SampleRef
+else:  # what the public functions' and classes' annotations name, imported when typing.get_type_hints reads them
+    pd = LazyModule("pandas")
+    importers_run = LazyModule("irr_audit.importers.run")
+    codebook_join = LazyModule("irr_audit.join.variables")
+    samplesize = LazyModule("irr_audit.metrics.samplesize")
 
 # Only what `score` and `join` on sheets need is imported here: the renderers (rich, jinja2),
 # pandas (the DataFrames of this API, the DataFrame input, the log as a frame), bundles,
@@ -158,6 +166,16 @@ class Audit:
     summary_line: str = ""
     input_warnings: tuple[str, ...] = ()
     sections: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # read-only: the audit is frozen, and to_dict() and every renderer show these sections
+        object.__setattr__(self, "sections", MappingProxyType(dict(self.sections)))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "sections": dict(self.sections)}  # a mappingproxy cannot be pickled
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, sections=MappingProxyType(state["sections"]))
 
     def __repr__(self) -> str:
         units = self.report.units
@@ -444,7 +462,7 @@ def audit(
     drift_options = _drift_options(windows, window_size, order_column, data)
     checked = _limits(limits)
     columns = SheetOptions(id_column, code_column, worksheet, parse_delimiter(delimiter), limits=checked)
-    step = progress or _no_progress
+    step = _progress(progress)
     folder: Path | None = None
     folder_sample: dict[str, Any] | None = None  # what a join folder or a bundle keeps of its sample
     manifest: Manifest | None = None  # a bundle's
@@ -536,7 +554,7 @@ def audit_counts(
 
     options, seed_note = _seeded(_audit_options(bootstrap, seed, group, against, True, alpha_min))
     options = _with_statistics(options, ci_level, interval, test_against, weights)
-    files = _paths(paths)
+    files = _paths(paths, "pass the counts files' paths (join's counts.csv, or shards of it).", "score")
     check_exist([*_named(files, "counts"), *_named(_path_of(rule), "rule")])
     if not files:
         raise UsageError("no counts file to score.", hint="pass one or more counts files.", code="usage-no-input")
@@ -693,10 +711,9 @@ class Comparison:
 
     def to_text(self, width: int | None = 80) -> str:
         """The comparison as plain text of ``width`` columns; None wraps no line."""
-        from rich.console import Console, Group  # noqa: PLC0415 (loaded on use)
-
         from irr_audit.report.comparison import comparison_sections  # noqa: PLC0415 (loaded on use)
         from irr_audit.report.console import UNWRAPPED, section_table  # noqa: PLC0415 (loaded on use)
+        from irr_audit.report.richimport import Console, Group  # noqa: PLC0415 (loaded on use)
 
         console = Console(width=UNWRAPPED if width is None else width, record=True, file=StringIO())
         console.print(Group(*(section_table(s) for s in comparison_sections({"comparison": self.document}))))
@@ -888,21 +905,20 @@ def join_folder(
 
     checked = _limits(limits)
     out_path = Path(out)
-    check_exist(
-        [*_named(_paths(sheets), "sheet"), *_named(_path_of(rule), "rule"), *_named(_path_of(sample), "sample")]
-    )
+    inputs = _paths(sheets, JOINED, "join")
+    check_exist([*_named(inputs, "sheet"), *_named(_path_of(rule), "rule"), *_named(_path_of(sample), "sample")])
     if rule is None:
         raise UsageError(
             "join needs the rule the sheets were coded under.", hint="add --rule RULE.", code="usage-missing-rule"
         )
     rule_files = [] if isinstance(rule, Mapping) else [Path(rule)]
     sample_folder = Path(sample) if sample is not None else None
-    refuse_unsafe_outputs(files_read([*_paths(sheets), *rule_files, sample_folder]), folders=[out_path])
+    refuse_unsafe_outputs(files_read([*inputs, *rule_files, sample_folder]), folders=[out_path])
     loaded = with_run_aliases(load_rule(rule, limits=checked), aliases)
     reference, notes = _sample_reference(sample_folder, loaded, checked)
     sample_ids = list(reference.ids) if reference else None
     columns = SheetOptions(id_column, code_column, worksheet, parse_delimiter(delimiter), limits=checked)
-    result = joined_inputs(_paths(sheets), loaded, columns, sample_ids, progress or _no_progress).join
+    result = joined_inputs(inputs, loaded, columns, sample_ids, _progress(progress)).join
     written = write_join_dir(
         result,
         loaded.source,  # the bytes parsed, read once
@@ -931,7 +947,7 @@ def import_export(
     text_field: str | None = None,
     force: bool = False,
     limits: LimitsLike = None,
-) -> ImportRun:
+) -> importers_run.ImportRun:
     """Turn an annotation tool's export into coding sheets (`irr-audit import`, README "Import"):
     ``format`` is one of label-studio, label-studio-min, label-studio-csv, prodigy, doccano,
     argilla, model; ``exports`` one file or several of that format (doccano: one per user);
@@ -943,7 +959,7 @@ def import_export(
     from irr_audit.importers.run import import_exports  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
-    paths = _paths(exports)
+    paths = _paths(exports, "pass the export file's path, or a list of paths.", "import")
     rule_files = [Path(rule)] if isinstance(rule, (str, os.PathLike)) else []
     check_exist([*((path, "export") for path in paths), *((path, "rule") for path in rule_files)])
     return import_exports(
@@ -971,6 +987,14 @@ class Joined:
     manifest: Manifest | None = None
 
 
+def _nothing_to_score(option: str) -> UsageError:
+    return UsageError(
+        "nothing to score.",
+        hint=f"pass a join folder, two or more sheets with {option}, or --counts.",
+        code="usage-no-input",
+    )
+
+
 def joined_inputs(
     inputs: list[Path],
     rule: RuleSource | None,
@@ -980,13 +1004,9 @@ def joined_inputs(
 ) -> Joined:
     """Sheets + rule (restricted to a sample's ids when given), a folder written by
     `join`, or an audit bundle, joined in memory."""
-    step = progress or _no_progress
+    step = _progress(progress)
     if not inputs:
-        raise UsageError(
-            "nothing to score.",
-            hint="pass a join folder, two or more sheets with --rule, or --counts.",
-            code="usage-no-input",
-        )
+        raise _nothing_to_score("--rule")
     if len(inputs) == 1 and inputs[0].is_dir():
         folder = inputs[0]
         from irr_audit.join.codebook_folder import is_codebook_join_dir  # noqa: PLC0415 (loaded on use)
@@ -1034,17 +1054,46 @@ def _path_of(source: Any) -> list[Path]:
     return [Path(source)] if isinstance(source, (str, os.PathLike)) else []
 
 
-def _paths(data: Any) -> list[Path]:
+AUDITED = (
+    "pass sheet paths, a join folder, a bundle, a mapping {coder: DataFrame} or one long DataFrame "
+    "(comment_id, coder, code)."
+)
+JOINED = (
+    "pass the sheets' paths: the folder keeps each sheet file. To audit DataFrames, irr_audit.audit(frames, rule); "
+    "to join them, write each as <coder>.csv first (frame.to_csv(path, index=False))."
+)
+
+
+def _paths(data: Any, takes: str = AUDITED, verb: str = "audit") -> list[Path]:
+    """``data`` as paths (one, or a sequence); anything else refused, named, with ``takes`` (what the
+    function takes) as the hint."""
     if isinstance(data, (str, os.PathLike)):
         return [Path(data)]
-    if isinstance(data, Sequence) and all(isinstance(item, (str, os.PathLike)) for item in data):
-        return [Path(item) for item in data]
-    raise UsageError(
-        f"cannot audit a {type(data).__name__}.",
-        hint="pass sheet paths, a join folder, a bundle, a mapping {coder: DataFrame} or one long DataFrame "
-        "(comment_id, coder, code).",
-        code="data-form",
-    )
+    items = list(data) if isinstance(data, Sequence) and not isinstance(data, (bytes, bytearray)) else [data]
+    if all(isinstance(item, (str, os.PathLike)) for item in items):
+        return [Path(item) for item in items]
+    other = next(item for item in items if not isinstance(item, (str, os.PathLike)))
+    if isinstance(other, (bytes, bytearray)):
+        raise UsageError(
+            f"cannot {verb} the path {bytes(other)[:80]!r}: it is bytes, and a path is text.",
+            hint="pass it as text or a pathlib.Path: os.fsdecode(path).",
+            code="data-form",
+        )
+    found = type(data).__name__ if other is data else f"{type(data).__name__} holding a {type(other).__name__}"
+    raise UsageError(f"cannot {verb} a {found}.", hint=takes, code="data-form")
+
+
+def _progress(progress: Progress | None) -> Progress:
+    """The progress callback, or one that says nothing; anything not callable is refused by name."""
+    if progress is None:
+        return _no_progress
+    if not callable(progress):
+        raise UsageError(
+            f"progress is a {type(progress).__name__}, not a function: it is called with the name of each step.",
+            hint="pass a function of one str, e.g. progress=print, or leave progress out.",
+            code="usage-progress",
+        )
+    return progress
 
 
 def _required_rule(rule: RuleSource | None, limits: Limits) -> Rule:
@@ -1330,7 +1379,7 @@ class CodebookAudit:
 
     codebook: Codebook
     audits: Mapping[str, Audit]
-    joined: CodebookJoin | None  # None for counts
+    joined: codebook_join.CodebookJoin | None  # None for counts
     gates: Mapping[str, float]
     summary_line: str = ""
     input_warnings: tuple[str, ...] = ()
@@ -1567,7 +1616,7 @@ def codebook_joined(
     from irr_audit.sample.folder import read_sample, with_ledger  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
-    step = progress or _no_progress
+    step = _progress(progress)
     if _is_frame(data) or isinstance(data, Mapping):
         if sample is not None:
             raise UsageError(
@@ -1580,6 +1629,8 @@ def codebook_joined(
     check_exist(
         [*_named(inputs, "sheet"), *_named(_path_of(codebook), "codebook"), *_named(_path_of(sample), "sample")]
     )
+    if not inputs:
+        raise _nothing_to_score("--codebook")
     if sample is not None and len(inputs) == 1 and inputs[0].is_dir():
         raise UsageError(
             f"{inputs[0]} keeps its own units; sample restricts sheets to a sample's.",
@@ -1726,7 +1777,7 @@ def audit_codebook(
         sample=sample,
     )
     chosen = codebook_gates(gates, loaded)
-    audits = _variable_audits(joined, options, progress or _no_progress)
+    audits = _variable_audits(joined, options, _progress(progress))
     line = joined.summary_line(loaded.label) + seed_note
     return CodebookAudit(loaded, audits, joined, chosen, line, joined.warnings)
 
@@ -1751,7 +1802,7 @@ def audit_codebook_counts(
 
     options, seed_note = _seeded(_audit_options(bootstrap, seed, None, None, True, alpha_min))
     options = _with_statistics(options, ci_level, interval, test_against, None)
-    files = _paths(paths)
+    files = _paths(paths, "pass the counts files' paths (join's counts.csv, or shards of it).", "score")
     check_exist([*_named(files, "counts"), *_named(_path_of(codebook), "codebook")])
     if not files:
         raise UsageError("no counts file to score.", hint="pass one or more counts files.", code="usage-no-input")
@@ -1785,13 +1836,13 @@ class CodebookJoinFolder:
     """What :func:`join_codebook_folder` wrote: every variable's join (``joined``), the files."""
 
     codebook: Codebook
-    joined: CodebookJoin
+    joined: codebook_join.CodebookJoin
     written: tuple[Path, ...]
     replaced: tuple[str, ...] = ()
     summary_line: str = ""
 
     @property
-    def variables(self) -> Mapping[str, VariableJoin]:
+    def variables(self) -> Mapping[str, codebook_join.VariableJoin]:
         return self.joined.variables
 
     @property
@@ -1832,12 +1883,13 @@ def join_codebook_folder(
 
     checked = _limits(limits)
     out_path = Path(out)
+    inputs = _paths(sheets, JOINED, "join")
     check_exist(
-        [*_named(_paths(sheets), "sheet"), *_named(_path_of(codebook), "codebook"), *_named(_path_of(sample), "sample")]
+        [*_named(inputs, "sheet"), *_named(_path_of(codebook), "codebook"), *_named(_path_of(sample), "sample")]
     )
     codebook_files = _path_of(codebook)
     sample_folder = Path(sample) if sample is not None else None
-    refuse_unsafe_outputs(files_read([*_paths(sheets), *codebook_files, sample_folder]), folders=[out_path])
+    refuse_unsafe_outputs(files_read([*inputs, *codebook_files, sample_folder]), folders=[out_path])
     loaded, joined = codebook_joined(
         sheets,
         codebook,

@@ -428,6 +428,20 @@ def test_a_rule_mapping_is_validated_as_a_file_and_digested_as_its_canonical_yam
     with pytest.raises(irr_audit.RuleError) as refused:
         irr_audit.load_rule({**mapping, "version": np.int64(1)})
     assert refused.value.code == "rule-invalid" and "key version" in refused.value.message
+    numpy_values = [
+        ({**mapping, "x_weight": np.float64(1.5)}, "key x_weight holds a value of type numpy.float64"),
+        ({**mapping, "scale": np.str_("nominal")}, "key scale holds a value of type numpy.str_"),
+        ({**mapping, "x_flag": np.bool_(True)}, f"key x_flag holds a value of type numpy.{type(np.bool_()).__name__}"),
+        ({**mapping, "aliases": {np.str_("y"): "yes"}}, "key aliases.y is a key of type numpy.str_"),
+    ]
+    for (
+        numpy_mapping,
+        named,
+    ) in numpy_values:  # numpy's float64 and str_ are float and str, but YAML's dumper refuses them
+        with pytest.raises(irr_audit.RuleError) as refused:
+            irr_audit.load_rule(numpy_mapping)
+        assert refused.value.code == "rule-invalid" and f"rule mapping: {named}, which" in refused.value.message
+        assert "float()" in refused.value.hint
     looped: dict = {}
     looped["x"] = looped
     with pytest.raises(irr_audit.LimitError) as refused:
@@ -507,6 +521,18 @@ def test_the_error_family_is_exported() -> None:
         ({"ann": pd.DataFrame({"comment_id": ["x"], "code": ["yes"], "coder": ["ben"]})}, "data-coder"),
         ({"ann": pd.DataFrame({"comment_id": [1.5], "code": ["yes"]})}, "data-float"),
         ({"ann": pd.DataFrame({"comment_id": ["x"], "code": pd.Categorical([1.0])})}, "data-float"),
+        ({"ann": pd.DataFrame({"comment_id": ["x", "y"], "code": pd.Categorical(["yes", 1.0])})}, "data-float"),
+        ({"ann": pd.DataFrame({"comment_id": pd.Categorical(["x", 2.0]), "code": ["yes", "no"]})}, "data-float"),
+        ({"ann": pd.DataFrame({"comment_id": ["x"], "code": pd.Series([np.float32(1)], dtype=object)})}, "data-float"),
+        ({"ann": pd.DataFrame({"comment_id": ["x"], "code": pd.Series([1 + 0j], dtype=object)})}, "data-float"),
+        ({"ann": pd.DataFrame({"comment_id": ["x"], "code": [b"yes"]})}, "data-not-text"),
+        ({"ann": pd.DataFrame({"comment_id": ["x", "y"], "code": ["yes", b"no"]})}, "data-not-text"),
+        ({"ann": pd.DataFrame({"comment_id": ["x"], "code": ["yes"], "note": [b"a note"]})}, "data-not-text"),
+        ({"ann": pd.DataFrame({"comment_id": ["x"], "code": pd.Categorical([b"yes"])})}, "data-not-text"),
+        (
+            {"ann": pd.DataFrame({"comment_id": ["x"], "code": pd.Series([b"yes"], dtype=pd.ArrowDtype(pa.binary()))})},
+            "data-not-text",
+        ),
         ({"ann": pd.DataFrame({"comment_id": pd.Series(["x\ud800"], dtype=object), "code": ["yes"]})}, "data-not-text"),
         ({"ann": pd.DataFrame({"comment_id": ["x\x1by"], "code": ["yes"]})}, "sheet-control-character"),
         ({"ann": pd.DataFrame({"id": ["x"], "code": ["yes"]})}, "sheet-missing-column"),
@@ -531,3 +557,160 @@ def test_the_api_leaves_pandas_and_pyarrow_as_they_were() -> None:
     )
     assert pa.types.is_dictionary(table.schema.field("c").type) and table.column("n").null_count == 1
     assert pd.read_csv(io.StringIO("a\nNA\n")).a.isna().all()  # pandas' own defaults, untouched
+
+
+# --- a DataFrame read as its CSV file is ----------------------------------------------------------
+
+
+def file_error(call: object) -> irr_audit.IrrAuditError | None:
+    """The IrrAuditError ``call()`` raises, or None when it returns."""
+    try:
+        call()  # type: ignore[operator]
+    except irr_audit.IrrAuditError as error:
+        return error
+    return None
+
+
+def test_columns_named_alike_are_read_as_the_file_with_that_header_is(tmp_path: Path) -> None:
+    ann = pd.DataFrame([["a", "yes", "x", "y"], ["b", "no", "x", "y"]], columns=["comment_id", "code", "note", "note"])
+    ben = pd.DataFrame({"comment_id": ["a", "b"], "code": ["yes", "no"]})
+    sheets = [write_csv(ann, tmp_path / "ann.csv"), write_csv(ben, tmp_path / "ben.csv")]
+    assert_same_as_cli(irr_audit.audit({"ann": ann, "ben": ben}, RULE), *sheets, "--rule", RULE)  # a note is ignored
+    twice = pd.DataFrame([["a", "yes", "yes"], ["b", "no", "no"]], columns=["comment_id", "code", "code"])
+    write_csv(twice, tmp_path / "ann.csv")
+    by_file = file_error(lambda: irr_audit.audit(sheets, RULE))
+    long = pd.DataFrame(
+        [["a", "ann", "yes", "yes"], ["a", "ben", "yes", "yes"]], columns=["comment_id", "coder", "code", "code"]
+    )
+    for data in ({"ann": twice, "ben": ben}, long):
+        by_frame = file_error(lambda data=data: irr_audit.audit(data, RULE))
+        assert by_file is not None and by_frame is not None
+        assert (
+            (by_frame.code, by_frame.message)
+            == (by_file.code, by_file.message)
+            == (
+                "sheet-duplicate-column",
+                "sheet ann.csv has 2 columns named 'code'.",
+            )
+        )
+
+
+def test_a_float_category_no_row_holds_is_no_cell(tmp_path: Path) -> None:
+    codes = pd.Categorical(["yes", "no", "no"], categories=["yes", "no", 1.0, b"x"])
+    frames = {
+        "ann": pd.DataFrame({"comment_id": ["a", "b", "c"], "code": codes}),
+        "ben": pd.DataFrame({"comment_id": ["a", "b", "c"], "code": ["yes", "no", "yes"]}),
+    }
+    sheets = [write_csv(frame, tmp_path / f"{coder}.csv") for coder, frame in frames.items()]
+    assert_same_as_cli(irr_audit.audit(frames, RULE), *sheets, "--rule", RULE)
+
+
+def test_a_refused_float_or_bytes_names_its_row_and_the_fix() -> None:
+    ben = pd.DataFrame({"comment_id": ["a", "b"], "code": ["yes", "no"]})
+    mixed = pd.DataFrame({"comment_id": ["a", "b"], "code": pd.Categorical(["yes", 1.0])})
+    with pytest.raises(irr_audit.SheetError) as refused:
+        irr_audit.audit({"ann": mixed, "ben": ben}, RULE)
+    assert "column 'code' holds the floating-point number 1.0 (row 3)" in refused.value.message
+    encoded = pd.DataFrame({"comment_id": ["a", "b"], "code": ["yes", "no"], "note": [None, b"fine"]})
+    with pytest.raises(irr_audit.SheetError) as refused:
+        irr_audit.audit({"ann": encoded, "ben": ben}, RULE)
+    assert "column 'note' holds bytes, b'fine' (row 3), which are no text" in refused.value.message
+    assert "frame['note'].str.decode('utf-8')" in refused.value.hint
+
+
+def test_a_bare_carriage_return_is_read_as_the_frames_csv_form_reads(tmp_path: Path) -> None:
+    """docs/api.md: the CSV form is to_csv's text with a field holding a carriage return quoted;
+    to_csv leaves "a\rb" bare, which a CSV reader takes for a line end (a row more)."""
+    ann = pd.DataFrame({"comment_id": ["a", "b"], "code": ["yes", "no"], "body": ["one\rtwo", "three\r\nfour"]})
+    ben = pd.DataFrame({"comment_id": ["a", "b"], "code": ["yes", "yes"]})
+    written = ann.to_csv(index=False, lineterminator="\n")
+    assert "one\rtwo" in written and '"three\r\nfour"' in written  # pandas quotes only the line feed
+    form = tmp_path / "ann.csv"
+    form.write_bytes(written.replace("one\rtwo", '"one\rtwo"').encode())
+    result = irr_audit.audit({"ann": ann, "ben": ben}, RULE)
+    assert_same_as_cli(result, str(form), write_csv(ben, tmp_path / "ben.csv"), "--rule", RULE)
+    assert result.units["total"] == 2
+
+
+RENDERERS = """
+import json, random, sys
+import irr_audit
+
+random.seed(7)
+sheets = {sheets!r}
+audit = irr_audit.audit(sheets, {rule!r})
+codebook = irr_audit.audit_codebook({codebook_sheets!r}, {codebook!r})
+comparison = irr_audit.compare(audit, audit, bootstrap=100, seed=1)
+calls = {{
+    "audit": lambda: irr_audit.audit(sheets, {rule!r}),
+    "Audit.to_text()": audit.to_text,
+    "Audit.to_text(width=None)": lambda: audit.to_text(width=None),
+    "Audit.console_report()": audit.console_report,
+    "Audit.to_markdown()": audit.to_markdown,
+    "Audit.to_html()": audit.to_html,
+    "Audit._repr_html_()": audit._repr_html_,
+    "Audit.to_json()": audit.to_json,
+    "Audit.to_methods()": audit.to_methods,
+    "CodebookAudit.to_text()": codebook.to_text,
+    "CodebookAudit.console_report()": codebook.console_report,
+    "CodebookAudit.to_markdown()": codebook.to_markdown,
+    "CodebookAudit.to_html()": codebook.to_html,
+    "CodebookAudit.to_methods()": codebook.to_methods,
+    "Comparison.to_text()": comparison.to_text,
+    "Comparison.to_markdown()": comparison.to_markdown,
+}}
+changed = [] if random.getstate() == random.Random(7).getstate() else ["the audits"]
+for name, call in calls.items():
+    before = random.getstate()
+    call()
+    if random.getstate() != before:
+        changed.append(name)
+print(json.dumps([changed, "rich.style" in sys.modules]))
+"""
+
+
+def test_no_renderer_draws_from_the_callers_random_numbers() -> None:
+    """rich/style.py draws from the global random when first imported: in a fresh interpreter,
+    neither the audits nor any renderer may change the state a notebook seeded."""
+    import subprocess
+    import sys
+
+    codebook_sheets = [str(ROOT / "examples" / "codebook" / "sheets" / f"{c}.csv") for c in ("alice", "bob")]
+    code = RENDERERS.format(
+        sheets=EXAMPLE,
+        rule=RULE,
+        codebook_sheets=codebook_sheets,
+        codebook=str(ROOT / "codebooks" / "comment_study" / "v1.yaml"),
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    changed, rich_loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert rich_loaded  # the renderers did import rich in this interpreter
+    assert changed == []
+
+
+def test_arguments_of_another_kind_are_refused_by_name(tmp_path: Path) -> None:
+    frames = notebook_frames()
+    with pytest.raises(irr_audit.UsageError) as refused:
+        irr_audit.audit(EXAMPLE, RULE, progress=5)  # type: ignore[arg-type]
+    assert refused.value.code == "usage-progress" and refused.value.message.startswith("progress is a int")
+    with pytest.raises(irr_audit.UsageError) as refused:
+        irr_audit.join_folder(frames, RULE, tmp_path / "joined")  # type: ignore[arg-type]
+    assert (refused.value.code, refused.value.message) == ("data-form", "cannot join a dict.")
+    assert "irr_audit.audit(frames, rule)" in (refused.value.hint or "")
+    for data in ([path.encode() for path in EXAMPLE], EXAMPLE[0].encode()):
+        with pytest.raises(irr_audit.UsageError) as refused:
+            irr_audit.audit(data, RULE)  # type: ignore[arg-type]
+        named = f"cannot audit the path {EXAMPLE[0].encode()!r}"
+        assert refused.value.message == f"{named}: it is bytes, and a path is text."
+        assert "os.fsdecode(path)" in (refused.value.hint or "")
+
+
+def test_the_sections_are_read_only_and_the_audit_still_pickles() -> None:
+    import pickle
+
+    result = irr_audit.audit(EXAMPLE, RULE, windows=2, seed=1)
+    with pytest.raises(TypeError):
+        result.sections["extra"] = {}  # type: ignore[index]
+    assert "extra" not in result.to_dict()
+    copied = pickle.loads(pickle.dumps(result))
+    assert copied.to_json() == result.to_json() and dict(copied.sections) == dict(result.sections)

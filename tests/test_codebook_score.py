@@ -396,3 +396,36 @@ def test_join_with_the_sample_drawn_for_the_codebook(tmp_path: Path) -> None:
     )
     refused = run("join", *filled, "--codebook", CODEBOOK, "--sample", rule_sample, "--out", tmp_path / "other")
     assert refused.exit_code == 2 and "Error [usage-sample-codebook]" in refused.stderr
+
+
+def test_a_variable_column_named_twice_is_refused_in_a_frame_as_in_its_file(tmp_path: Path) -> None:
+    import pandas as pd
+
+    frames = {sheet.stem: pd.read_csv(sheet, dtype=str, keep_default_na=False) for sheet in SHEETS[:2]}
+    frames["alice"] = pd.concat([frames["alice"], frames["alice"][["severity"]]], axis=1)
+    paths = []
+    for coder, frame in frames.items():
+        frame.to_csv(tmp_path / f"{coder}.csv", index=False, lineterminator="\n")
+        paths.append(tmp_path / f"{coder}.csv")
+    raised = []
+    for data in (frames, paths):
+        with pytest.raises(irr_audit.SheetError) as error:
+            irr_audit.audit_codebook(data, CODEBOOK)
+        raised.append((error.value.code, error.value.message))
+    assert raised[0] == raised[1] == ("sheet-duplicate-column", "sheet alice.csv has 2 columns named 'severity'.")
+
+
+def test_no_sheet_is_the_usage_error_audit_gives() -> None:
+    import pandas as pd
+
+    rule = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
+    empty_long = pd.DataFrame({"comment_id": [], "coder": [], "variable": [], "code": []})
+    for data, code in (({}, "usage-one-sheet"), ([], "usage-no-input"), (empty_long, "usage-one-sheet")):
+        with pytest.raises(irr_audit.UsageError) as by_codebook:
+            irr_audit.audit_codebook(data, CODEBOOK)
+        with pytest.raises(irr_audit.UsageError) as by_rule:
+            irr_audit.audit(data, rule)
+        assert by_codebook.value.code == by_rule.value.code == code
+        assert by_codebook.value.message == by_rule.value.message
+    result = run("score", "--codebook", CODEBOOK)
+    assert result.exit_code == 2 and "Error [usage-no-input]: nothing to score." in result.stderr

@@ -109,3 +109,39 @@ def test_python_examples_run_as_written(document: str, monkeypatch: pytest.Monke
     runner.run(test, out=output.append)
     assert runner.failures == 0, "".join(output)
     assert runner.tries >= 3
+
+
+def documented_signatures() -> dict[str, list[tuple[str, bool, str | None]]]:
+    """The `## Functions` block of docs/api.md: per function, each parameter as (name,
+    keyword-only, default as written or None when it has none)."""
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8").split("## Functions", 1)[1].split("\n###", 1)[0]
+    found = {}
+    for name, listed in re.findall(r"irr_audit\.(\w+)\((.*?)\) ->", text, flags=re.DOTALL):
+        parameters, keyword_only = [], False
+        for part in (piece.strip() for piece in listed.split(",")):
+            if part == "*":
+                keyword_only = True
+                continue
+            parameter, _, default = part.partition("=")
+            parameters.append((parameter.strip(), keyword_only, default.strip() or None))
+        found[name] = parameters
+    return found
+
+
+def test_the_functions_block_of_api_md_is_every_signature_as_it_is() -> None:
+    import ast
+    import inspect
+
+    import irr_audit
+
+    documented = documented_signatures()
+    assert set(documented) == {
+        name for name in irr_audit.__all__ if name[0].islower() and callable(getattr(irr_audit, name))
+    }
+    for name, parameters in documented.items():
+        actual = inspect.signature(getattr(irr_audit, name)).parameters.values()
+        assert [parameter for parameter, _, _ in parameters] == [parameter.name for parameter in actual], name
+        for (parameter, keyword_only, default), real in zip(parameters, actual):
+            assert keyword_only == (real.kind is inspect.Parameter.KEYWORD_ONLY), (name, parameter)
+            expected = inspect.Parameter.empty if default is None else ast.literal_eval(default)
+            assert expected == real.default, (name, parameter)

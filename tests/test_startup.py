@@ -286,3 +286,24 @@ def test_score_through_the_entry_point_prints_what_the_whole_app_prints() -> Non
 
 
 _EXAMPLE = ["examples/sheets/alice.csv", "examples/sheets/bob.csv", "--rule", "rules/explicit_current_failure/v1.yaml"]
+
+
+def test_the_public_annotations_resolve_without_loading_pandas_first() -> None:
+    """typing.get_type_hints (IDEs, typer, sphinx) resolves every public name's annotations;
+    the names only annotations use (pandas, the planning and import modules) are still
+    imported when read, not with the API. The package is marked typed (PEP 561)."""
+    code = (
+        "import sys, typing, irr_audit\n"
+        "irr_audit.audit\n"
+        "loaded = 'pandas' in sys.modules\n"
+        "names = [n for n in irr_audit.__all__ if not n.startswith('_')]\n"
+        "for name in names:\n"
+        "    if not (isinstance(getattr(irr_audit, name), type) and issubclass(getattr(irr_audit, name), Exception)):\n"
+        "        typing.get_type_hints(getattr(irr_audit, name))\n"
+        "frame = typing.get_type_hints(irr_audit.labels)['return']\n"
+        "print(loaded, frame.__module__.split('.')[0], typing.get_type_hints(irr_audit.plan_alpha)['return'])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "pandas", "<class", "'irr_audit.metrics.samplesize.SampleSize'>"]
+    assert (ROOT / "irr_audit" / "py.typed").is_file()
+    assert '"irr_audit" = ["py.typed"]' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")

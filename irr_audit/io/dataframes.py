@@ -5,16 +5,19 @@ file's are (irr_audit.io.sheets).
 A cell's text is what a CSV export of the frame (``DataFrame.to_csv``) writes for it:
 text as it is (``"NA"`` stays ``"NA"``, ``"007"`` stays ``"007"``), whole numbers
 as digits, booleans as True and False, a missing value (None, NaN, pd.NA, NaT) as
-a blank cell. One thing is refused rather than converted: a floating-point number
+a blank cell. Two things are refused rather than converted: a floating-point number
 in a column irr-audit matches on (the id, the code, coder and rule_version), since
 a float has lost the text it was typed as (``1.0`` is not the code ``1``, and
-``1.23457e+11`` no longer names its comment).
+``1.23457e+11`` no longer names its comment), in whatever holds it (a float column,
+objects, a categorical's categories); and bytes in any column, which to_csv writes as
+``b'yes'``.
 
 A coder's sheet is named ``<coder>.csv``; its sha256 and size are those of its CSV
 form (the frame's text as irr_audit.io.framecsv writes it, which is what pandas'
-``to_csv(index=False, lineterminator="\\n")`` writes), so that auditing the frames
-and auditing those files give the same document. A row is numbered as a
-spreadsheet shows it (its position + 2: the header is row 1).
+``to_csv(index=False, lineterminator="\\n")`` writes, but for a field holding a
+carriage return, always quoted: pandas leaves a lone one bare, which a reader takes
+for a line end), so that auditing the frames and auditing those files give the same
+document. A row is numbered as a spreadsheet shows it (its position + 2: the header is row 1).
 """
 
 from __future__ import annotations
@@ -181,15 +184,14 @@ def _text_columns(
 
 def _text(values: pd.Series, where: str, *, refuse_floats: str | None) -> pa.Array:
     """One column as the text a CSV export writes (module docstring); ``refuse_floats``: the
-    name of a column irr-audit matches on, where a float is refused."""
+    name of a column irr-audit matches on, where a float is refused. Bytes are refused in any
+    column: to_csv writes b'yes' for them, pyarrow would read yes."""
     dtype = values.dtype
-    if isinstance(dtype, pd.CategoricalDtype):  # the few categories, not every row
-        if refuse_floats is not None and pd.api.types.is_float_dtype(dtype.categories.dtype):
-            _refuse_floats(values.astype(object), values.isna().to_numpy(), where, refuse_floats)
-        labels = _text(pd.Series(dtype.categories, dtype=dtype.categories.dtype), where, refuse_floats=None)
-        codes = values.cat.codes.to_numpy()
-        return pc.fill_null(labels.take(pa.array(codes, mask=codes < 0)), "")
     missing = values.isna().to_numpy()
+    if isinstance(dtype, pd.CategoricalDtype):  # the few categories, not every row
+        return _categorical_text(values, missing, where, refuse_floats)
+    if _is_arrow_binary(dtype):
+        _refuse_bytes(values, missing, where)
     if pd.api.types.is_bool_dtype(dtype):
         flags = pa.array(values.to_numpy(dtype=bool, na_value=False), mask=missing)
         return pc.fill_null(pc.if_else(flags, "True", "False"), "")
@@ -198,14 +200,37 @@ def _text(values: pd.Series, where: str, *, refuse_floats: str | None) -> pa.Arr
         return pc.fill_null(numbers.cast(pa.string()), "")
     if pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype):
         try:
-            return pa.array(values.astype(object).where(~missing, "").to_numpy(), type=pa.string())
+            # typed by pyarrow, not told: told "string", it would decode bytes; any bytes make it binary
+            text = pa.array(values.astype(object).where(~missing, "").to_numpy())
         except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all text: each value as to_csv writes it
-            pass
+            _refuse_bytes(values, missing, where)
         except UnicodeEncodeError:
             raise _not_text(values, where) from None
+        else:
+            if pa.types.is_string(text.type):
+                return text
+            if pa.types.is_binary(text.type):
+                _refuse_bytes(values, missing, where)
     if refuse_floats is not None:
         _refuse_floats(values, missing, where, refuse_floats)
     return _as_csv_writes(values, where)
+
+
+def _categorical_text(values: pd.Series, missing: np.ndarray, where: str, refuse_floats: str | None) -> pa.Array:
+    """A categorical column through its categories. A float or bytes category is looked for in
+    the rows only when there is one: only a value some row holds is a cell."""
+    categories = values.cat.categories
+    mixed = pd.api.types.is_object_dtype(categories.dtype) and pd.api.types.infer_dtype(categories) != "string"
+    floats = pd.api.types.is_float_dtype(categories.dtype) or (mixed and any(map(_is_float, categories)))
+    if refuse_floats is not None and floats:
+        _refuse_floats(values.astype(object), missing, where, refuse_floats)
+    if mixed and any(isinstance(category, BYTES) for category in categories):
+        _refuse_bytes(values.astype(object), missing, where)
+        values = values.cat.remove_unused_categories()  # no row holds them: to_csv writes none
+        categories = values.cat.categories
+    labels = _text(pd.Series(categories, dtype=categories.dtype), where, refuse_floats=None)
+    codes = values.cat.codes.to_numpy()
+    return pc.fill_null(labels.take(pa.array(codes, mask=codes < 0)), "")
 
 
 def _as_csv_writes(values: pd.Series, where: str) -> pa.Array:
@@ -218,14 +243,44 @@ def _as_csv_writes(values: pd.Series, where: str) -> pa.Array:
         raise _not_text(values, where) from None
 
 
+def _is_float(value: object) -> bool:
+    """A floating-point number (a complex one too: two floats) that is not NaN, a missing value."""
+    if isinstance(value, (float, np.floating)):
+        return not math.isnan(value)
+    return isinstance(value, (complex, np.complexfloating))
+
+
 def _refuse_floats(values: pd.Series, missing: np.ndarray, where: str, column: str) -> None:
     for position, value in enumerate(values.to_numpy(dtype=object)):
-        if not missing[position] and isinstance(value, (float, np.floating)) and not math.isnan(value):
+        if not missing[position] and _is_float(value):
             raise SheetError(
                 f"{where} holds the floating-point number {value!r} (row {position + 2}); ids and codes are "
                 "text, and a number stored as a float has lost the text it was typed as (1.0 is not the code 1).",
                 hint=READ_AS_TEXT_HINT.format(column=column),
                 code="data-float",
+            )
+
+
+BYTES = (bytes, bytearray, memoryview)
+
+
+def _is_arrow_binary(dtype: object) -> bool:
+    """pandas' pyarrow-backed bytes (binary, or a dictionary of binary values)."""
+    if not isinstance(dtype, pd.ArrowDtype):
+        return False
+    arrow = dtype.pyarrow_dtype
+    arrow = arrow.value_type if pa.types.is_dictionary(arrow) else arrow
+    return bool(pa.types.is_binary(arrow) or pa.types.is_large_binary(arrow) or pa.types.is_fixed_size_binary(arrow))
+
+
+def _refuse_bytes(values: pd.Series, missing: np.ndarray, where: str) -> None:
+    """Bytes are no text: decoded, they would read as the text; to_csv writes their repr."""
+    for position, value in enumerate(values.to_numpy(dtype=object)):
+        if not missing[position] and isinstance(value, BYTES):
+            raise SheetError(
+                f"{where} holds bytes, {bytes(value)[:40]!r} (row {position + 2}), which are no text.",
+                hint=f"decode the column first, e.g. frame[{values.name!r}].str.decode('utf-8').",
+                code="data-not-text",
             )
 
 

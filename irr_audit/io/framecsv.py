@@ -32,14 +32,15 @@ def _pandas_csv(frame: pd.DataFrame, for_spreadsheets: bool) -> str:
     if for_spreadsheets:
         frame = frame.copy()
         frame.columns = [spreadsheet_safe(str(column)) for column in frame.columns]
-        for column in frame.columns:
-            values = frame[column]
+        # by position: a sheet may name two columns alike (a file's header can), and frame[name] is then a frame
+        for at in range(frame.shape[1]):
+            values = frame.iloc[:, at]
             if isinstance(values.dtype, pd.CategoricalDtype):
-                frame[column] = values.cat.rename_categories([spreadsheet_safe(str(c)) for c in values.cat.categories])
+                safe = [spreadsheet_safe(str(category)) for category in values.cat.categories]
+                frame.isetitem(at, values.cat.rename_categories(safe).array)
             elif pd.api.types.is_string_dtype(values) or pd.api.types.is_object_dtype(values):
-                frame[column] = pd.Series(
-                    neutralised(_text(values)).to_numpy(zero_copy_only=False), index=values.index, dtype=object
-                )
+                neutral = neutralised(_text(values)).to_numpy(zero_copy_only=False)
+                frame.isetitem(at, pd.Series(neutral, index=values.index, dtype=object))
     # Lines ending "\r\n" make the csv module quote every field with a carriage return;
     # the fields are then written again with "\n" line ends.
     text = frame.to_csv(index=False, lineterminator="\r\n")
@@ -54,7 +55,8 @@ def _arrow_csv(frame: pd.DataFrame, for_spreadsheets: bool = False) -> str | Non
     header = csv_line([spreadsheet_safe(str(name)) if for_spreadsheets else str(name) for name in frame.columns])
     if not len(frame):
         return header
-    fields = [_csv_fields(frame[name], for_spreadsheets) for name in frame.columns]
+    # by position: two columns may share a name (frame[name] is then a frame)
+    fields = [_csv_fields(frame.iloc[:, at], for_spreadsheets) for at in range(frame.shape[1])]
     if any(column is None for column in fields):
         return None
     return header + csv_lines_text(fields)

@@ -627,12 +627,7 @@ def _repeats(
 def check_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule) -> None:
     """Usage errors that make a join meaningless: fewer than two sheets, one coder
     twice, a sheet coded under another version of the rule."""
-    if len(sheets) < 2:
-        raise UsageError(
-            f"agreement needs two or more coding sheets; got {len(sheets)}.",
-            hint="pass every coder's sheet, e.g. irr-audit join alice.csv bob.csv --rule RULE --out DIR.",
-            code="usage-one-sheet",
-        )
+    check_sheet_count(len(sheets))
     seen: dict[str, str] = {}
     for sheet in sheets:
         if sheet.coder in seen:
@@ -650,6 +645,16 @@ def check_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule) -> None:
             )
         seen[sheet.coder] = sheet.name
         _check_rule_version(sheet, rule)
+
+
+def check_sheet_count(count: int) -> None:
+    """Agreement needs two sheets; checked before their ids are matched (no sheet has none to match)."""
+    if count < 2:
+        raise UsageError(
+            f"agreement needs two or more coding sheets; got {count}.",
+            hint="pass every coder's sheet, e.g. irr-audit join alice.csv bob.csv --rule RULE --out DIR.",
+            code="usage-one-sheet",
+        )
 
 
 def _check_rule_version(sheet: Sheet, rule: Rule) -> None:

@@ -55,6 +55,7 @@ from irr_audit.join.join import (
     JoinResult,
     LogEntries,
     UnitMatch,
+    check_sheet_count,
     join_sheets,
     match_units,
 )
@@ -350,6 +351,8 @@ def join_variables(
     by_id = {rule.id: rule for rule in rules}
     check_conditions(by_id, found)
     views = sheets.by_variable if isinstance(sheets, SheetViews) else sheets
+    if isinstance(sheets, SheetViews):
+        check_sheet_count(len(sheets.bases))  # before matching: no sheet has no ids to match
     base = match_units(sheets.bases, sample_ids) if isinstance(sheets, SheetViews) else None
     done: dict[str, VariableJoin] = {}
     shared_warnings: list[tuple[str, ...]] = []  # wide sheets: every variable has the rows, ids and warnings

@@ -5,11 +5,6 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from rich import box
-from rich.console import Console, Group
-from rich.table import Table
-from rich.text import Text
-
 from irr_audit.report.plaintext import (
     Block,
     Grid,
@@ -19,6 +14,7 @@ from irr_audit.report.plaintext import (
     provenance_lines,
     section_blocks,
 )
+from irr_audit.report.richimport import Console, Group, Table, Text, box
 from irr_audit.report.sections import Section
 
 

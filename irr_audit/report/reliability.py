@@ -15,14 +15,12 @@ from collections.abc import Mapping
 from io import StringIO
 from typing import Any
 
-from rich.console import Console, Group
-from rich.text import Text
-
 from irr_audit.report.console import UNWRAPPED, render_console, section_table
 from irr_audit.report.format import format_interval, format_metric, format_number
 from irr_audit.report.headline import headline_metric
 from irr_audit.report.html import render_html
 from irr_audit.report.markdown import md_text, render_markdown, section_lines
+from irr_audit.report.richimport import Console, Group, Text
 from irr_audit.report.sections import Section
 
 RELIABILITY_COLUMNS = (

@@ -601,16 +601,40 @@ def _plain(value: Any, where: str, depth: int, limits: Limits) -> Any:
         raise limit_error("depth", limits, MAPPING_NAME, found)
     if isinstance(value, Mapping):
         return {
-            key: _plain(item, str(key) if where == "(top level)" else f"{where}.{key}", depth - 1, limits)
+            _plain_key(key, where): _plain(item, _key_path(where, key), depth - 1, limits)
             for key, item in value.items()
         }
     if isinstance(value, (list, tuple)):
         return [_plain(item, f"{where}[{at}]", depth - 1, limits) for at, item in enumerate(value)]
-    if isinstance(value, PLAIN_SCALARS):
+    if _is_plain_scalar(value):
         return value
-    raise _invalid(
+    raise _not_plain(value, where)
+
+
+def _key_path(where: str, key: Any) -> str:
+    return str(key) if where == "(top level)" else f"{where}.{key}"
+
+
+def _plain_key(key: Any, where: str) -> Any:
+    """A mapping's key, refused (named by itself) when a YAML file cannot hold it."""
+    if _is_plain_scalar(key):
+        return key
+    raise _not_plain(key, _key_path(where, key), "is a key")
+
+
+def _is_plain_scalar(value: Any) -> bool:
+    # the exact types: numpy's float64 and str_ subclass float and str, but YAML's safe dumper
+    # represents neither (nor any other subclass), and the API refuses every numpy value alike
+    return type(value) in PLAIN_SCALARS
+
+
+def _not_plain(value: Any, where: str, what: str = "holds a value") -> RuleError:
+    kind = type(value)  # named in full: numpy's bool is called "bool" too
+    named = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    return _invalid(
         MAPPING_NAME,
         where,
-        f"holds a value of type {type(value).__name__}, which a rule file cannot hold",
-        hint="use text, numbers, true/false, lists and mappings (a numpy number: convert it with int() or float()).",
+        f"{what} of type {named}, which a rule file cannot hold",
+        hint="use text, numbers, true/false, lists and mappings (a numpy value: convert it with int(), float(), "
+        "bool() or str()).",
     )
