@@ -172,7 +172,7 @@ class Audit:
         object.__setattr__(self, "sections", MappingProxyType(dict(self.sections)))
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "sections": dict(self.sections)}  # a mappingproxy cannot be pickled
+        return {**self.__dict__, "sections": dict(self.sections)}  # a mappingproxy cannot be serialised or deep-copied
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state, sections=MappingProxyType(state["sections"]))
