@@ -39,7 +39,6 @@ from irr_audit.bundle.manifest import (
     _file_list_problems,
     altered,
     canonical_sha256,
-    column_problems,
     load_manifest_json,
     manifest_bytes,
     rule_member,
@@ -50,6 +49,7 @@ from irr_audit.bundle.manifest import (
 )
 from irr_audit.bundle.read import frozen_file
 from irr_audit.errors import IrrAuditError, UsageError
+from irr_audit.io import records as recorded
 from irr_audit.io.files import sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
@@ -303,7 +303,7 @@ def codebook_manifest_problems(manifest: dict[str, Any]) -> list[str]:
     if not isinstance(manifest.get("columns"), dict):
         problems.append("columns is missing")
     else:
-        problems += column_problems(manifest["columns"])
+        problems += recorded.columns(manifest["columns"], "columns")
     score = manifest.get("score")
     if not (isinstance(score, dict) and isinstance(score.get("variables"), dict) and score["variables"]):
         problems.append("score must hold every variable's score")

@@ -284,7 +284,7 @@ def manifest_problems(manifest: Any) -> list[str]:
     ):
         problems.append("recodes must be null or name a bundle and its units' ids_sha256")
     problems += _sample_problems(manifest.get("sample", "absent"))
-    problems += column_problems(manifest.get("columns", {}))
+    problems += recorded.columns(manifest.get("columns", {}), "columns")
     problems += _score_problems(manifest.get("score"))
     integrity = manifest.get("integrity")
     if not (isinstance(integrity, dict) and _is_sha(integrity.get("sha256"))):
@@ -313,11 +313,6 @@ def _sample_problems(sample: Any) -> list[str]:
     if sample.get("restricts_units") is not True:
         problems.append("sample.restricts_units must be true")
     return problems
-
-
-def column_problems(value: Any) -> list[str]:
-    """The manifest's record of how the sheets were read (irr_audit.io.records). Pure."""
-    return recorded.columns(value, "columns")
 
 
 def _score_problems(score: Any) -> list[str]:

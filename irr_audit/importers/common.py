@@ -18,7 +18,7 @@ from irr_audit.io.limits import (
     load_json,
     load_json_line,
     number_check_lines,
-    repeated_key_sentence,
+    repeated_key_refusal,
 )
 
 
@@ -78,11 +78,8 @@ def json_document(data: bytes, subject: str, limits: Limits = DEFAULT_LIMITS) ->
 def repeated_key_error(place: str, text: str, repeated: RepeatedKey, entries: str = "") -> IrrAuditError:
     """A key given twice in an object of an export: refused, never resolved (json.loads would keep
     the last label, and the import log would call it coded), as in every JSON file a person gives."""
-    return IrrAuditError(
-        repeated_key_sentence(place, text, repeated, entries),
-        hint="keep the right one of the two values and delete the other (a JSON object has one value per key), "
-        "or export the file again from the tool.",
-        code="import-duplicate-key",
+    return repeated_key_refusal(
+        place, text, repeated, code="import-duplicate-key", fix="export the file again from the tool.", entries=entries
     )
 
 

@@ -39,7 +39,7 @@ from irr_audit.io.limits import (
     load_json,
     load_json_line,
     number_check_lines,
-    repeated_key_sentence,
+    repeated_key_refusal,
 )
 from irr_audit.io.tables import CsvBroken, csv_records, record_pattern, swallowed_value
 
@@ -270,7 +270,7 @@ def _json_array_items(text: str, name: str, limits: Limits, spellings: dict[str,
     try:
         document = load_json(text, f"dataset {name}", limits, **AS_WRITTEN)
     except RepeatedKey as repeated:
-        raise _repeated_key_error(repeated_key_sentence(f"dataset {name}", text, repeated, "item")) from None
+        raise _repeated_key_error(f"dataset {name}", text, repeated, "item") from None
     except json.JSONDecodeError as exc:
         hint = "export the collector's dataset again as JSON."
         if exc.msg == "Extra data":
@@ -290,15 +290,17 @@ def _json_array_items(text: str, name: str, limits: Limits, spellings: dict[str,
     return [item(position, value) for position, value in enumerate(document, start=1)]
 
 
-def _repeated_key_error(sentence: str) -> IrrAuditError:
+def _repeated_key_error(subject: str, text: str, repeated: RepeatedKey, entries: str = "") -> IrrAuditError:
     """An item (or an object in it) that gives a key twice: refused, not logged as an unusable
     unit, because which of the two values is the item's cannot be known; keys that spell one
     field differently (commentId, comment_id) are read as before (``_field_plan``)."""
-    return IrrAuditError(
-        sentence,
-        hint="keep the right one of the two values and delete the other (a JSON object has one value per key), "
-        "or export the collector's dataset again.",
+    return repeated_key_refusal(
+        subject,
+        text,
+        repeated,
         code="collector-duplicate-key",
+        fix="export the collector's dataset again.",
+        entries=entries,
     )
 
 
@@ -319,7 +321,7 @@ def _json_lines_items(text: str, name: str, limits: Limits, spellings: dict[str,
             subject = f"dataset {name} line {line_number}"
             value = load_json_line(line, subject, limits, numbers_checked=line_number not in flagged, **AS_WRITTEN)
         except RepeatedKey as repeated:
-            raise _repeated_key_error(repeated_key_sentence(subject, line, repeated)) from None
+            raise _repeated_key_error(subject, line, repeated) from None
         except json.JSONDecodeError as exc:
             raise IrrAuditError(
                 f"dataset {name} line {line_number} is not valid JSON: {exc.msg} (column {exc.colno}).",
@@ -567,11 +569,12 @@ def parse_run_record(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) ->
     try:
         document = load_json(text, f"run record {name}", limits)
     except RepeatedKey as repeated:
-        raise IrrAuditError(
-            repeated_key_sentence(f"run record {name}", text, repeated),
-            hint="keep the right one of the two values and delete the other (a JSON object has one value per key), "
-            "or pass the collector's own OUTPUT record unchanged.",
+        raise repeated_key_refusal(
+            f"run record {name}",
+            text,
+            repeated,
             code="run-record-duplicate-key",
+            fix="pass the collector's own OUTPUT record unchanged.",
         ) from None
     except json.JSONDecodeError as exc:
         raise IrrAuditError(

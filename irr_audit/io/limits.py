@@ -317,6 +317,19 @@ def repeated_key_sentence(subject: str, text: str, repeated: RepeatedKey, entrie
     return f"{subject} gives the key {printable(key)!r} twice{inner}."
 
 
+def repeated_key_refusal(
+    subject: str, text: str, repeated: RepeatedKey, *, code: str, fix: str, entries: str = ""
+) -> IrrAuditError:
+    """The refusal of a file a person gave for RepeatedKey: where (``repeated_key_sentence``),
+    and the fix, ending with ``fix`` (what makes the file again)."""
+    return IrrAuditError(
+        repeated_key_sentence(subject, text, repeated, entries),
+        hint=f"keep the right one of the two values and delete the other (a JSON object has one value per key), "
+        f"or {fix}",
+        code=code,
+    )
+
+
 def place_text(path: tuple[str | int, ...]) -> str:
     """A path of ``repeated_key_place`` for a message: ``inputResults[0].meta``."""
     shown = "".join(f"[{step}]" if isinstance(step, int) else f".{printable(step, 40)}" for step in path)
