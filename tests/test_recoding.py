@@ -9,6 +9,7 @@ import json
 import os
 import random
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,14 @@ def freeze(*args: object) -> Path:
 
 def manifest(bundle: Path) -> dict:
     return json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+
+
+def edited_sheets(study: Path, folder: Path, edit: Callable[[Path, str], str]) -> list[Path]:
+    """The v2 sheets written to ``folder``, each one's text as ``edit(path, text)`` makes it."""
+    folder.mkdir()
+    for path in sheets(study, 2):
+        (folder / path.name).write_text(edit(path, path.read_text(encoding="utf-8")), encoding="utf-8")
+    return sorted(folder.iterdir())
 
 
 def test_join_sample_under_a_revised_rule_is_recorded_as_a_re_coding(study: Path):
@@ -159,12 +168,10 @@ def test_the_bypass_a_v2_bundle_on_the_same_units_without_the_mark_fails(study: 
     --recodes, with one id mistyped (a new unit), so its units differ from v1's by one."""
     audits = study / "audits"
     freeze(join(study, 1, "j1"), "--into", audits)
-    typo = tmp_path / "typo"
-    typo.mkdir()
-    for path in sheets(study, 2):
-        text = path.read_text(encoding="utf-8")
-        (typo / path.name).write_text(text.replace("\nt02,", "\nt2,") if path.stem == "alice" else text)
-    freeze(*sorted(typo.iterdir()), "--rule", rule(study, 2), "--into", audits)
+    typo = edited_sheets(
+        study, tmp_path / "typo", lambda path, text: text.replace("\nt02,", "\nt2,") if path.stem == "alice" else text
+    )
+    freeze(*typo, "--rule", rule(study, 2), "--into", audits)
     checked = run("rules", "check", study / "rules", "--audits", audits)
     assert checked.exit_code == 1
     assert "[same-units-not-recoded]" in checked.stdout
@@ -181,12 +188,8 @@ def test_the_bypass_a_v2_bundle_on_the_same_units_without_the_mark_fails(study: 
 def test_a_new_sample_passes(study: Path, tmp_path: Path):
     audits = study / "audits"
     freeze(join(study, 1, "j1"), "--into", audits)
-    fresh = tmp_path / "fresh"
-    fresh.mkdir()
-    for path in sheets(study, 2):
-        text = path.read_text(encoding="utf-8")
-        (fresh / path.name).write_text(text.replace("\nt0", "\nn0"), encoding="utf-8")
-    freeze(*sorted(fresh.iterdir()), "--rule", rule(study, 2), "--into", audits)
+    fresh = edited_sheets(study, tmp_path / "fresh", lambda path, text: text.replace("\nt0", "\nn0"))
+    freeze(*fresh, "--rule", rule(study, 2), "--into", audits)
     assert run("rules", "check", study / "rules", "--audits", audits).exit_code == 0
 
 
@@ -195,14 +198,11 @@ def test_padding_one_sheet_with_made_up_ids_does_not_make_a_new_sample(study: Pa
     sheets is largely new, but the units scored (the fully coded ones) are exactly v1's."""
     audits = study / "audits"
     freeze(join(study, 1, "j1"), "--into", audits)
-    padded = tmp_path / "padded"
-    padded.mkdir()
-    for path in sheets(study, 2):
-        text = path.read_text(encoding="utf-8")
-        if path.stem == "alice":
-            text += "".join(f"pad{n},,,,,,,yes,,v2\n" for n in range(20))
-        (padded / path.name).write_text(text, encoding="utf-8")
-    bundle = freeze(*sorted(padded.iterdir()), "--rule", rule(study, 2), "--into", audits)
+    padding = "".join(f"pad{n},,,,,,,yes,,v2\n" for n in range(20))
+    padded = edited_sheets(
+        study, tmp_path / "padded", lambda path, text: text + padding if path.stem == "alice" else text
+    )
+    bundle = freeze(*padded, "--rule", rule(study, 2), "--into", audits)
     assert manifest(bundle)["units"]["count"] == 26
     checked = run("rules", "check", study / "rules", "--audits", audits)
     assert checked.exit_code == 1, checked.stdout
@@ -215,13 +215,13 @@ def test_a_new_sample_passes_though_a_sheet_still_lists_the_old_units(study: Pat
     coder. The sheets' ids are half old, but no old unit is scored: a new sample."""
     audits = study / "audits"
     freeze(join(study, 1, "j1"), "--into", audits)
-    fresh = tmp_path / "fresh"
-    fresh.mkdir()
-    for path in sheets(study, 2):
-        text = path.read_text(encoding="utf-8")
+
+    def new_units(path: Path, text: str) -> str:
         renamed = text.replace("\nt0", "\nn0")
-        (fresh / path.name).write_text(text + renamed.split("\n", 1)[1] if path.stem == "alice" else renamed)
-    bundle = freeze(*sorted(fresh.iterdir()), "--rule", rule(study, 2), "--into", audits)
+        return text + renamed.split("\n", 1)[1] if path.stem == "alice" else renamed
+
+    fresh = edited_sheets(study, tmp_path / "fresh", new_units)
+    bundle = freeze(*fresh, "--rule", rule(study, 2), "--into", audits)
     assert manifest(bundle)["units"]["count"] == 12 and manifest(bundle)["score"]["units"]["fully_coded"] == 6
     checked = run("rules", "check", study / "rules", "--audits", audits)
     assert checked.exit_code == 0, checked.stdout
