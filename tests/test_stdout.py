@@ -4,6 +4,7 @@ exit 2 and one message, never a traceback or a bug report."""
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
@@ -11,6 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from irr_audit.cli.shared import to_stdout
+from irr_audit.errors import OutputError
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = str(ROOT / "rules" / "explicit_current_failure" / "v1.yaml")
@@ -124,3 +128,40 @@ def test_a_terminal_gets_its_own_encoding_with_escapes_for_what_it_lacks(
     assert b"zo\\xeb" in shown and max(shown) < 128
     code, shown, errors = on_a_terminal(filled(command, places), "utf-8")
     assert code == 0 and "zoë".encode() in shown, errors
+
+
+class ShortWrites(io.RawIOBase):
+    """A file that takes at most ``step`` bytes a write, as an unbuffered standard output does
+    (``python -u``, PYTHONUNBUFFERED), and, past ``room`` bytes, fails as a full disk does."""
+
+    def __init__(self, step: int, room: int) -> None:
+        self.step, self.room, self.taken = step, room, bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:  # type: ignore[override]
+        fits = min(self.step, self.room - len(self.taken), len(data))
+        if fits <= 0:
+            raise OSError(28, os.strerror(28))
+        self.taken += bytes(data[:fits])
+        return fits
+
+
+def unbuffered_stdout(raw: ShortWrites) -> io.TextIOWrapper:
+    return io.TextIOWrapper(raw, encoding="utf-8", write_through=True)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", ["é" * 5000, "é".encode() * 5000], ids=["text", "bytes"])
+def test_an_unbuffered_standard_output_gets_every_byte_of_short_writes(text, monkeypatch) -> None:
+    raw = ShortWrites(step=4096, room=1 << 20)
+    monkeypatch.setattr(sys, "stdout", unbuffered_stdout(raw))
+    to_stdout(text)
+    assert bytes(raw.taken) == "é".encode() * 5000
+
+
+def test_an_unbuffered_standard_output_that_fills_up_is_output_unwritable(monkeypatch) -> None:
+    monkeypatch.setattr(sys, "stdout", unbuffered_stdout(ShortWrites(step=1 << 20, room=3000)))
+    with pytest.raises(OutputError) as refused:
+        to_stdout("x" * 10_000)  # the first write takes 3,000 bytes and returns; the second fails
+    assert refused.value.code == "output-unwritable" and os.strerror(28) in str(refused.value)

@@ -4,6 +4,7 @@ command turns bad input into one message and exit code 2, and how it speaks.
 
 from __future__ import annotations
 
+import errno
 import functools
 import sys
 from collections.abc import Callable, Sequence
@@ -125,10 +126,10 @@ def to_stdout(text: str | bytes) -> None:
         else:
             stream.flush()  # what was written as text goes first
             if isinstance(text, bytes) and not terminal:
-                raw.write(text)
+                write_all(raw, text)
             else:
                 shown = text if isinstance(text, str) else text.decode("utf-8")
-                raw.write(shown.encode((stream.encoding or "utf-8") if terminal else "utf-8", "backslashreplace"))
+                write_all(raw, shown.encode((stream.encoding or "utf-8") if terminal else "utf-8", "backslashreplace"))
         stream.flush()
     except BrokenPipeError:
         raise
@@ -138,6 +139,18 @@ def to_stdout(text: str | bytes) -> None:
             hint="free space where standard output goes (or send it to another disk), and run the command again.",
             code="output-unwritable",
         ) from None
+
+
+def write_all(raw: Any, data: bytes) -> None:
+    """Every byte of ``data`` to ``raw``. Unbuffered (``python -u``, PYTHONUNBUFFERED), standard
+    output's binary layer is the file itself, whose write may take only part of the bytes (a disk
+    that fills up takes what fits) and says so by its return value, not by an error."""
+    view = memoryview(data)
+    while view:
+        written = raw.write(view)
+        if not written:  # None (would block) or 0 (took nothing): never a silent loss
+            raise OSError(errno.EIO, f"standard output took {len(data) - len(view)} of {len(data)} bytes")
+        view = view[written:]
 
 
 def show(text: str) -> None:
