@@ -574,6 +574,22 @@ def test_a_freeze_never_writes_while_another_holds_the_lock(work: Path) -> None:
     assert freeze_module.freeze(source_of(work), audits, datetime.now(timezone.utc)).path in list_bundles(audits)
 
 
+@pytest.mark.parametrize("link", ["hard", "symbolic"])
+def test_a_freeze_lock_that_is_a_link_to_a_sheet_is_refused_and_the_sheet_kept(work: Path, link: str) -> None:
+    """filelock before version 4 opens its file with O_TRUNC: through a link, that empties the file."""
+    audits = work / "audits"
+    audits.mkdir()
+    if link == "hard":
+        os.link(work / "alice.csv", audits / FREEZE_LOCK)
+    else:
+        (audits / FREEZE_LOCK).symlink_to(work / "alice.csv")
+    before = digests(work)
+    result = run("freeze", work / "alice.csv", work / "bob.csv", "--rule", work / "rule.yaml", "--into", audits)
+    assert result.exit_code == 2, result.output
+    assert "Error [output-lock-linked]" in result.output and f"remove {audits / FREEZE_LOCK}" in result.output
+    assert digests(work) == before and list_bundles(audits) == []
+
+
 # --- the library decision -------------------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -376,6 +377,7 @@ def audits_lock(audits_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[Non
     dies). A lock over the time-stamped bundle names would not do: two freezes of one
     audit a second apart choose different names."""
     lock_path = audits_dir / FREEZE_LOCK
+    refuse_linked_lock(lock_path)
     try:
         audits_dir.mkdir(parents=True, exist_ok=True)
         lock = FileLock(lock_path, timeout=timeout)
@@ -392,6 +394,32 @@ def audits_lock(audits_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[Non
         yield
     finally:
         lock.release()
+
+
+def refuse_linked_lock(lock_path: Path) -> None:
+    """The lock file must be a file of its own: filelock opens it for writing and, in versions
+    before 4, truncates it, which through a symbolic or hard link would empty the file it shares
+    (a sheet being frozen, say)."""
+    try:
+        info = os.lstat(lock_path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise _unwritable(lock_path.parent, exc) from None
+    if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        what = f"a symbolic link (to {os.readlink(lock_path)})"
+    elif stat.S_ISREG(info.st_mode):
+        what = f"a hard link: one of {info.st_nlink} names of one file"
+    else:
+        what = "not a regular file"
+    raise OutputError(
+        f"the freeze lock {lock_path} is {what}; freeze writes to its lock file, which would change "
+        "whatever it leads to.",
+        hint=f"remove {shell_path(lock_path)} (freeze makes a new, empty one) and run freeze again.",
+        code="output-lock-linked",
+    )
 
 
 def signature_files(manifest: dict[str, Any], sign_key: Path | None) -> list[FrozenFile]:
