@@ -102,6 +102,34 @@ def test_log_details_name_the_rows_behind_duplicates_and_conflicts(tmp_path: Pat
     ]
 
 
+def test_an_invalid_code_that_looks_like_a_code_says_why_it_is_not_one(tmp_path: Path) -> None:
+    """The raw value beside it looks like the code: the detail names the invisible character or
+    the letter of another script; other invalid codes keep the plain detail."""
+    codes = ["ye\u200bs", "\ufeffno", "nо", "УЕs", "unknоwn", "\u200bmaybe", "yés", "maybe"]
+    alice = write(tmp_path / "alice.csv", "comment_id,code\n" + "".join(f"u{i},{c}\n" for i, c in enumerate(codes)))
+    bob = write(tmp_path / "bob.csv", "comment_id,code\n" + "".join(f"u{i},yes\n" for i in range(len(codes))))
+    rule = load_rule(RULE)
+    log = join_sheets([read_sheet(alice), read_sheet(bob)], rule).log
+    plain = rule.describe_codes()
+    assert [(row.reason, row.detail) for row in log.itertuples()] == [
+        ("invalid", plain + "; it holds an invisible character: U+200B ZERO WIDTH SPACE; without it, it reads 'yes'"),
+        (
+            "invalid",
+            plain + "; it holds an invisible character: U+FEFF ZERO WIDTH NO-BREAK SPACE; without it, it reads 'no'",
+        ),
+        ("invalid", plain + "; it looks like 'no', but holds U+043E CYRILLIC SMALL LETTER O"),
+        (
+            "invalid",
+            plain
+            + "; it looks like 'YEs', but holds U+0415 CYRILLIC CAPITAL LETTER IE, U+0423 CYRILLIC CAPITAL LETTER U",
+        ),
+        ("invalid", plain + "; it looks like 'unknown', but holds U+043E CYRILLIC SMALL LETTER O"),
+        ("invalid", plain + "; it holds an invisible character: U+200B ZERO WIDTH SPACE"),
+        ("invalid", plain),
+        ("invalid", plain),
+    ]
+
+
 def test_every_input_row_is_accounted_for_once(tmp_path: Path) -> None:
     alice = write(tmp_path / "alice.csv", "comment_id,code\na,yes\na,yes\na,yes\nb,no\nb,yes\nc,\n,no\n")
     bob = write(tmp_path / "bob.csv", "comment_id,code\na,no\nb,no\nc,yes\n")

@@ -29,6 +29,7 @@ from irr_audit.io.arrowtext import from_numpy, key_packers, plain_text, string_a
 from irr_audit.io.idcheck import suspicious_id_warnings
 from irr_audit.io.sheets import Sheet, parse_rule_version
 from irr_audit.join.factorize import factorize, partition_bits, scatter
+from irr_audit.join.lookalikes import lookalike_note
 from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.join.problems import audit_problems, near_miss_warnings
 from irr_audit.rules.model import CodeStatus, Rule
@@ -810,7 +811,19 @@ def _details(
         )
     outside = np.flatnonzero(reason == REASON_INDEX[Reason.NOT_IN_SAMPLE])
     own(outside, own_status[outside], _outside_detail)
+    invalid = np.flatnonzero(reason == REASON_INDEX[Reason.INVALID])
+    if len(invalid):
+        typed, values = _distinct_codes(sheet.codes.take(from_numpy(position[invalid])))
+        notes = [lookalike_note(value, rule) for value in values]
+        noted = np.array([bool(note) for note in notes])[typed]
+        own(invalid[noted], typed[noted], lambda value: texts[REASON_INDEX[Reason.INVALID]] + notes[value])
     return details, tuple(texts)
+
+
+def _distinct_codes(codes: pa.Array) -> tuple[np.ndarray, list[str]]:
+    """Codes as the index of each into its distinct values, and those values (a few typos)."""
+    encoded = codes if isinstance(codes, pa.DictionaryArray) else pc.dictionary_encode(codes)
+    return to_numpy(encoded.indices).astype(np.int64), encoded.dictionary.to_pylist()
 
 
 def _outside_detail(status: int) -> str:
