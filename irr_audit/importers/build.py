@@ -26,6 +26,7 @@ from irr_audit.importers.model import DEFAULT_ID_FIELD, Annotation, ImportOption
 from irr_audit.io.collector import quoted
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, limit_error
 from irr_audit.io.outputs import spreadsheet_safe
+from irr_audit.rules.lookalikes import lookalike_note
 from irr_audit.rules.model import CodeStatus, Rule
 from irr_audit.sample.sheets import CODER_NAME, RESERVED_CODERS
 
@@ -139,7 +140,8 @@ def _judge(annotation: Annotation, rule: Rule, options: ImportOptions) -> Judged
     for label in annotation.labels:
         status, code = rule.classify(label)
         if status is CodeStatus.INVALID:
-            return annotation, None, Reason.UNKNOWN_LABEL, f"label {quoted(label)} is {rule.describe_codes()}"
+            why = f"label {quoted(label)} is {rule.describe_codes()}{lookalike_note(label, rule)}"
+            return annotation, None, Reason.UNKNOWN_LABEL, why
         if status is CodeStatus.VALID and code is not None:
             codes.append(code)
         elif status is CodeStatus.UNKNOWN:

@@ -29,9 +29,9 @@ from irr_audit.io.arrowtext import from_numpy, key_packers, plain_text, string_a
 from irr_audit.io.idcheck import suspicious_id_warnings
 from irr_audit.io.sheets import Sheet, parse_rule_version
 from irr_audit.join.factorize import factorize, partition_bits, scatter
-from irr_audit.join.lookalikes import lookalike_note
 from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.join.problems import audit_problems, near_miss_warnings
+from irr_audit.rules.lookalikes import lookalike_note
 from irr_audit.rules.model import CodeStatus, Rule
 
 if TYPE_CHECKING:
