@@ -38,6 +38,7 @@ from irr_audit.bundle.manifest import (
     FrozenFile,
     _file_list_problems,
     altered,
+    bundle_path,
     canonical_sha256,
     load_manifest_json,
     manifest_bytes,
@@ -370,6 +371,7 @@ def read_codebook_bundle(
 ) -> tuple[dict[str, Any], Codebook, dict[str, VariableJoin]]:
     """A codebook bundle as audit input (labels): its manifest checked, every file read once
     and checked unchanged, every variable joined. A bundle that does not verify is refused."""
+    bundle = bundle_path(bundle)
     try:
         _, manifest = load_manifest_json(bundle)
     except (OSError, ValueError) as exc:

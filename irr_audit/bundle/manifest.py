@@ -38,7 +38,7 @@ from irr_audit._threads import Workers
 from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError
 from irr_audit.io import records as recorded
-from irr_audit.io.files import read_bounded, sha256_hex
+from irr_audit.io.files import read_bounded, resolved, sha256_hex
 from irr_audit.io.fingerprints import hash_heads, heads_sketch, sorted_lines_sha256
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import render_json
@@ -467,9 +467,32 @@ def unreadable_bundle(bundle: Path, what: str) -> BundleError:
     )
 
 
+def bundle_path(given: Path) -> Path:
+    """The bundle folder ``given`` names, spelled one way: its symlinks, ``.`` and ``..`` followed,
+    relative to the working folder when given relative (absolute when it is the working folder).
+    Every command opens a bundle through this, so that each spelling of one folder (a trailing
+    slash, ./, a/../a, a symlink to it) is the same bundle, and the folder's name, which anchors
+    and partial freezes are told by, is its own: never '' (for .), '..' or a link's name."""
+    given = Path(given)
+    real = resolved(given)
+    if given.is_absolute():
+        return real
+    try:
+        relative = Path(os.path.relpath(real))
+    except (OSError, ValueError):  # the working folder was deleted
+        return real
+    return real if relative == Path(".") else relative
+
+
+def folder_name(bundle: Path) -> str:
+    """The name of the folder ``bundle`` is, however it is spelled (see bundle_path)."""
+    return resolved(Path(bundle)).name
+
+
 def is_partial(path: Path) -> bool:
-    """A folder that freeze was still building when it stopped."""
-    return path.name.startswith(".") and PARTIAL_MARK in path.name
+    """A folder that freeze was still building when it stopped (however the path is spelled)."""
+    name = folder_name(path)
+    return name.startswith(".") and PARTIAL_MARK in name
 
 
 def list_bundles(audits_dir: Path) -> list[Path]:
@@ -547,6 +570,7 @@ class Manifest:
 
 def read_manifest(bundle: Path) -> Manifest:
     """A bundle's manifest, read once and checked (structure, integrity hash), for commands that use the bundle."""
+    bundle = bundle_path(bundle)
     if not is_bundle(bundle):
         raise not_a_bundle(bundle)
     if (bundle / MANIFEST).is_symlink():

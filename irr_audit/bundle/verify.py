@@ -32,7 +32,9 @@ from irr_audit.bundle.manifest import (
     BundleError,
     Problem,
     bundle_files,
+    bundle_path,
     canonical_sha256,
+    folder_name,
     is_partial,
     load_manifest_json,
     manifest_consistency_problems,
@@ -46,7 +48,7 @@ from irr_audit.bundle.read import frozen_file, frozen_sample, join_files
 from irr_audit.bundle.signing import SIGNATURE_MAX_BYTES, check_signature
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.display import shortened
-from irr_audit.io.files import check_exist, read_bounded, resolved, sha256_digest, sha256_hex
+from irr_audit.io.files import check_exist, read_bounded, sha256_digest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
 from irr_audit.join.join import JoinResult
@@ -242,7 +244,7 @@ def verdict_lines(result: Verification) -> list[str]:
     """The short verdict verify prints first: the outcome, the changed, missing and extra
     files (counts and a few names), the headline coefficient frozen -> now, and how many
     other problems there are. Pure."""
-    name = result.name or result.bundle.name
+    name = result.name or folder_name(result.bundle)
     files = result.files_by_kind()
     counted = ", ".join(_files_part(kind, files[kind]) for kind in FILE_KINDS)
     if result.ok:
@@ -285,6 +287,7 @@ def verify_bundle(bundle: Path, anchors: Anchors | None = None, limits: Limits =
     """Re-hash every file, check the manifest, recompute the score and compare; then
     check the bundle against the anchors kept outside it, if any."""
     check_exist([(bundle, "bundle")])
+    bundle = bundle_path(bundle)
     if not bundle.is_dir():
         raise BundleError(
             f"{bundle} is not a folder.", hint="pass a bundle folder made by irr-audit freeze.", code="bundle-not-found"
@@ -398,7 +401,9 @@ def _bytes_or_none(path: Path) -> bytes | None:
 
 def _unfinished_or_missing_manifest(bundle: Path) -> Verification | None:
     if is_partial(bundle):
-        return _failed(bundle, [Problem("unfinished", bundle.name, "a freeze that did not finish; not a bundle")])
+        return _failed(
+            bundle, [Problem("unfinished", folder_name(bundle), "a freeze that did not finish; not a bundle")]
+        )
     manifest = bundle / MANIFEST
     if manifest.is_symlink():
         return _failed(bundle, [Problem("manifest", MANIFEST, "is a symlink")])
@@ -421,7 +426,7 @@ def _failed(bundle: Path, problems: list[Problem]) -> Verification:
 def _with_anchors(found: Verification, manifest_data: bytes | None, anchors: Anchors) -> Verification:
     """The verification, with the bundle's digest and the checks against each anchor given."""
     digest = sha256_digest(manifest_data) if manifest_data is not None else None
-    name = found.name or resolved(found.bundle).name
+    name = found.name or folder_name(found.bundle)
     problems: list[Problem] = []
     held: list[str] = []
     notes: list[str] = []
@@ -430,7 +435,7 @@ def _with_anchors(found: Verification, manifest_data: bytes | None, anchors: Anc
         problems.append(
             Problem(
                 "anchor",
-                resolved(found.bundle).name,
+                folder_name(found.bundle),
                 f"{renamed}: an anchor names the bundle by its manifest, not its folder; rename the folder "
                 f"back to {found.name}, or restore the bundle frozen under this name from a copy",
             )
@@ -482,7 +487,7 @@ def _folder_name_problem(found: Verification) -> str | None:
     """The folder's name against the bundle's, or None. An anchor identifies a bundle by its
     manifest, so a copy of another anchored bundle passes every check under the wrong folder
     name: with an anchor the names must agree; without one, a renamed copy is only noted."""
-    folder = resolved(found.bundle).name
+    folder = folder_name(found.bundle)
     if found.name is None or folder == found.name:
         return None
     return (

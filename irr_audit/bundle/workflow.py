@@ -16,7 +16,7 @@ from irr_audit.bundle.anchor import Anchors, check_list_target, parse_digest, re
 from irr_audit.bundle.codebook import CodebookSource, collect_codebook_source, freeze_codebook
 from irr_audit.bundle.freeze import FreezeResult, FreezeSource, collect_source
 from irr_audit.bundle.freeze import freeze as freeze_bundle
-from irr_audit.bundle.manifest import ADJUDICATION_DIR, shell_path
+from irr_audit.bundle.manifest import ADJUDICATION_DIR, bundle_path, shell_path
 from irr_audit.bundle.read import read_bundle
 from irr_audit.bundle.signing import check_allowed_signers, check_sign_key, sign, ssh_keygen
 from irr_audit.errors import IrrAuditError, LimitError, UsageError
@@ -158,6 +158,7 @@ class Adjudication:
 def adjudication(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> Adjudication:
     """A bundle's disagreements and the decisions on record; any doubtful record is refused."""
     check_exist([(bundle, "bundle")])
+    bundle = bundle_path(bundle)  # records are written into, and named by, the folder itself
     frozen = read_bundle(bundle, limits)
     join, manifest_sha256 = frozen.join, frozen.manifest.sha256
     listed = Disagreements(join, disagreement_units(join))  # listed, not scored: each unit's dict made when read

@@ -259,7 +259,9 @@ def verify(
 
 
 def _verdict(result: Verification) -> str:
-    name = result.name or result.bundle.name
+    from irr_audit.bundle.manifest import folder_name
+
+    name = result.name or folder_name(result.bundle)
     if not result.ok:
         count = len(result.problems)
         return f"FAILED: bundle {name} does not verify ({count} problem{'s' if count != 1 else ''})."
