@@ -189,3 +189,27 @@ def test_rules_check_reads_no_bundle_through_a_symlink(sheets: list[Path], tmp_p
 
     assert result.exit_code == 1, result.stdout + result.stderr
     assert f"audit bundle '{low.name}'" in result.stdout and "[gate-below]" in result.stdout
+
+
+CODEBOOK = ROOT / "codebooks" / "comment_study" / "v1.yaml"
+CODEBOOK_SHEETS = sorted((ROOT / "examples" / "codebook" / "sheets").glob("*.csv"))
+
+
+@pytest.mark.parametrize("name", ["trailing slash", "member dot dot", "symlink", "dot"])
+def test_a_codebook_bundle_is_the_same_bundle_however_it_is_spelled(name: str, tmp_path: Path, monkeypatch) -> None:
+    result = run("freeze", *CODEBOOK_SHEETS, "--codebook", CODEBOOK, "--into", tmp_path / "audits")
+    assert result.exit_code == 0, result.output
+    bundle = Path(result.stdout.split("  ", 1)[1].strip())
+    expected = run("adjudicate", bundle, "--quiet").stdout
+    expected_labels = run("labels", bundle, "--quiet").stdout
+    given = spelled(name, tmp_path, bundle, monkeypatch)
+
+    listed = run("adjudicate", given, "--quiet").stdout
+    assert listed == expected
+    unit = listed.splitlines()[1].split(",")[:2]
+    decisions = tmp_path / "decisions.csv"
+    decisions.write_text(f"variable,comment_id,code\n{unit[0]},{unit[1]},yes\n", encoding="utf-8")
+    assert run("adjudicate", given, "--decisions", decisions, "--by", "alice").exit_code == 0
+    assert len(list((bundle / "adjudication").glob("*.json"))) == 1
+    assert run("labels", given, "--quiet").stdout != expected_labels
+    assert run("verify", given).exit_code == 0

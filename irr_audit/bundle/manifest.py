@@ -506,11 +506,10 @@ def list_bundles(audits_dir: Path) -> list[Path]:
     )
 
 
-def bundle_files(bundle: Path, unlisted: list[OSError] | None = None, records: bool = True) -> Iterator[str]:
+def bundle_files(bundle: Path, unlisted: list[OSError] | None = None) -> Iterator[str]:
     """Every file and symlink in the bundle as a POSIX path, and every empty folder as
     ``<path>/`` (freeze makes none: one was added), except the manifest, its signature
-    and, when the bundle may have ``records`` (a rule's audit), the adjudication folder,
-    which is checked on its own. A folder that cannot be listed is added to ``unlisted``:
+    and the adjudication folder, which is checked on its own. A folder that cannot be listed is added to ``unlisted``:
     what it holds is not known."""
     for root, folders, files in os.walk(bundle, onerror=unlisted.append if unlisted is not None else None):
         at = Path(root).relative_to(bundle)
@@ -520,7 +519,7 @@ def bundle_files(bundle: Path, unlisted: list[OSError] | None = None, records: b
             if (Path(root) / folder).is_symlink():
                 folders.remove(folder)
                 yield (at / folder).as_posix()
-            elif at == Path(".") and folder == ADJUDICATION_DIR and records:
+            elif at == Path(".") and folder == ADJUDICATION_DIR:
                 folders.remove(folder)
         for file in files:
             if at == Path(".") and file in (MANIFEST, SIGNATURE):
@@ -583,8 +582,9 @@ def read_manifest(bundle: Path) -> Manifest:
         raise BundleError(
             f"{bundle} is the bundle of a codebook audit ({manifest.get('name')}); this command takes the bundle of "
             "one rule's audit.",
-            hint=f"verify, labels, and score and report without --rule read it (irr-audit verify "
-            f"{shell_path(bundle)}); adjudicate, compare and freeze --recodes do not yet (docs/codebooks.md).",
+            hint=f"verify, labels, adjudicate, and score and report without --rule read it (irr-audit verify "
+            f"{shell_path(bundle)}); compare and freeze --recodes take only the bundle of one rule's audit, "
+            "not yet a codebook's (docs/codebooks.md).",
             code="bundle-codebook-not-yet",
         )
     problems = manifest_problems(manifest)
