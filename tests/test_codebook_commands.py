@@ -282,18 +282,20 @@ def test_verify_detects_tampering_with_any_file_of_a_codebook_bundle(tmp_path: P
 
 def test_other_commands_refuse_a_codebook_bundle_by_name(tmp_path: Path) -> None:
     bundle = freeze_example(tmp_path / "audits")
+    sarcasm = ROOT / "rules/sarcasm/v1.yaml"
     refused = (
-        ["compare", bundle, bundle],
-        ["report", bundle, "--rule", ROOT / "rules/sarcasm/v1.yaml"],
-    )
+        ["report", bundle, "--rule", sarcasm],
+        ["freeze", *EXAMPLE_SHEETS[:2], "--rule", sarcasm, "--code-column", "sarcasm", "--recodes", bundle,
+         "--into", tmp_path / "again"],
+    )  # fmt: skip
     for command in refused:
         result = run(*command)
         assert result.exit_code == 2, (command, result.output)
         assert "[bundle-codebook-not-yet]" in result.output
         # what the message says reads a codebook bundle does (docs/codebooks.md, "Not yet")
         said = " ".join(result.output.split())
-        assert "verify, labels, adjudicate, and score and report without --rule read it" in said
-        assert "compare and freeze --recodes take only the bundle of one rule's audit, not yet a codebook's" in said
+        assert "verify, labels, adjudicate, compare (with another codebook bundle), and score and report" in said
+        assert "freeze --recodes takes only the bundle of one rule's audit, not yet a codebook's" in said
     # score and report audit every variable of it (docs/codebook_audit.md; tests/test_codebook_score.py)
     assert run("score", bundle, "--quiet").exit_code == 0
     checked = run("rules", "check", ROOT / "rules", "--audits", tmp_path / "audits")

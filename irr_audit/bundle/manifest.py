@@ -582,9 +582,9 @@ def read_manifest(bundle: Path) -> Manifest:
         raise BundleError(
             f"{bundle} is the bundle of a codebook audit ({manifest.get('name')}); this command takes the bundle of "
             "one rule's audit.",
-            hint=f"verify, labels, adjudicate, and score and report without --rule read it (irr-audit verify "
-            f"{shell_path(bundle)}); compare and freeze --recodes take only the bundle of one rule's audit, "
-            "not yet a codebook's (docs/codebooks.md).",
+            hint=f"verify, labels, adjudicate, compare (with another codebook bundle), and score and report "
+            f"without --rule read it (irr-audit verify {shell_path(bundle)}); freeze --recodes takes only the "
+            "bundle of one rule's audit, not yet a codebook's (docs/codebooks.md).",
             code="bundle-codebook-not-yet",
         )
     problems = manifest_problems(manifest)
