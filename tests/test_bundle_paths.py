@@ -213,3 +213,26 @@ def test_a_codebook_bundle_is_the_same_bundle_however_it_is_spelled(name: str, t
     assert len(list((bundle / "adjudication").glob("*.json"))) == 1
     assert run("labels", given, "--quiet").stdout != expected_labels
     assert run("verify", given).exit_code == 0
+
+
+@pytest.mark.parametrize("name", ["relative", "member dot dot", "symlink", "dot"])
+@pytest.mark.parametrize("codebook", [False, True])
+def test_the_other_commands_refuse_an_unfinished_freeze(
+    name: str, codebook: bool, sheets: list[Path], tmp_path: Path, monkeypatch
+) -> None:
+    """labels, score and adjudicate never read, nor add a record to, a folder freeze did not finish."""
+    if codebook:
+        frozen = run("freeze", *CODEBOOK_SHEETS, "--codebook", CODEBOOK, "--into", tmp_path / "audits")
+        assert frozen.exit_code == 0, frozen.output
+        bundle = Path(frozen.stdout.split("  ", 1)[1].strip())
+    else:
+        bundle = freeze(sheets, tmp_path / "audits")
+    partial = bundle.with_name(f".{bundle.name}.partial-0123456789ab")
+    bundle.rename(partial)
+    given = spelled(name, tmp_path, partial, monkeypatch)
+
+    for command in (["labels", given], ["score", given], ["adjudicate", given]):
+        result = run(*command)
+        assert result.exit_code == 2, (command, result.output)
+        assert "Error [bundle-not-found]: " in result.output and "is a freeze that did not finish" in result.output
+    assert not (partial / "adjudication").exists()

@@ -43,6 +43,7 @@ from irr_audit.bundle.manifest import (
     canonical_sha256,
     load_manifest_json,
     manifest_bytes,
+    refuse_unfinished,
     rule_member,
     units_digest,
     unreadable_bundle,
@@ -377,6 +378,7 @@ def read_codebook_bundle(
     its bytes are what records and anchors name), every file read once and checked unchanged,
     every variable joined. A bundle that does not verify is refused."""
     bundle = bundle_path(bundle)
+    refuse_unfinished(bundle)
     try:
         data, manifest = load_manifest_json(bundle)
     except (OSError, ValueError) as exc:

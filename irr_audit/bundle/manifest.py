@@ -570,6 +570,7 @@ class Manifest:
 def read_manifest(bundle: Path) -> Manifest:
     """A bundle's manifest, read once and checked (structure, integrity hash), for commands that use the bundle."""
     bundle = bundle_path(bundle)
+    refuse_unfinished(bundle)
     if not is_bundle(bundle):
         raise not_a_bundle(bundle)
     if (bundle / MANIFEST).is_symlink():
@@ -594,6 +595,18 @@ def read_manifest(bundle: Path) -> Manifest:
     if problems:
         raise altered(bundle, f"{MANIFEST} {problems[0]}")
     return Manifest(data, manifest)
+
+
+def refuse_unfinished(bundle: Path) -> None:
+    """A folder freeze was still building when it stopped is no bundle, however whole it looks:
+    verify fails it (an `unfinished` problem); the other commands refuse it, and adjudicate never
+    adds a record to it."""
+    if is_partial(bundle):
+        raise BundleError(
+            f"{bundle} is a freeze that did not finish, not an audit bundle.",
+            hint="freeze again, or pass the bundle freeze printed; the unfinished folder can be deleted.",
+            code="bundle-not-found",
+        )
 
 
 def not_a_bundle(path: Path) -> BundleError:
