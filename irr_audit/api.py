@@ -282,6 +282,12 @@ class Audit:
     def with_comparison(self, comparison: Comparison) -> Audit:
         """This audit with ``comparison`` (this audit as B against an earlier A) in its report,
         under the key ``comparison`` (`irr-audit report B --compare A`)."""
+        if "variables" in comparison.document:  # its report draws one rule's comparison
+            raise UsageError(
+                "a comparison of two codebook bundles, variable by variable, is not put into one audit's report.",
+                hint="show it on its own: irr-audit compare A B (Comparison.to_text() or to_markdown()).",
+                code="usage-compare",
+            )
         return dataclasses.replace(self, sections={**self.sections, "comparison": comparison.to_dict()})
 
     def to_dict(self, include_disagreements: bool = True) -> dict[str, Any]:
@@ -681,15 +687,20 @@ class Comparison:
     @property
     def differences(self) -> pd.DataFrame:
         """One row per coefficient: a, b, difference (b - a), ci_low, ci_high, method."""
-        rows = {name: _difference_row(entry) for name, entry in self.document["differences"].items()}
+        rows = {
+            prefix + name: _difference_row(entry)
+            for prefix, part in self._parts()
+            for name, entry in part["differences"].items()
+        }
         return _difference_frame(rows)
 
     @property
     def per_category(self) -> pd.DataFrame:
         """One row per (category, coefficient), named ``kappa[yes]``, as :attr:`differences`."""
         rows = {
-            f"{name}[{category}]": _difference_row(entry)
-            for category, entries in self.document["per_category"].items()
+            f"{prefix}{name}[{category}]": _difference_row(entry)
+            for prefix, part in self._parts()
+            for category, entries in part["per_category"].items()
             for name, entry in entries.items()
         }
         return _difference_frame(rows)
@@ -701,23 +712,37 @@ class Comparison:
         return render_json(dict(self.document))
 
     def to_markdown(self) -> str:
-        from irr_audit.report.comparison import comparison_sections  # noqa: PLC0415 (loaded on use)
         from irr_audit.report.markdown import section_lines  # noqa: PLC0415 (loaded on use)
 
         lines = ["# Two audits compared"]
-        for section in comparison_sections({"comparison": self.document}):
+        for section in self._sections():
             lines += section_lines(section)
         return "\n".join(lines) + "\n"
 
     def to_text(self, width: int | None = 80) -> str:
         """The comparison as plain text of ``width`` columns; None wraps no line."""
-        from irr_audit.report.comparison import comparison_sections  # noqa: PLC0415 (loaded on use)
         from irr_audit.report.console import UNWRAPPED, section_table  # noqa: PLC0415 (loaded on use)
         from irr_audit.report.richimport import Console, Group  # noqa: PLC0415 (loaded on use)
 
         console = Console(width=UNWRAPPED if width is None else width, record=True, file=StringIO())
-        console.print(Group(*(section_table(s) for s in comparison_sections({"comparison": self.document}))))
+        console.print(Group(*(section_table(s) for s in self._sections())))
         return console.export_text()
+
+    def _sections(self) -> list[Any]:
+        from irr_audit.report.comparison import (  # noqa: PLC0415 (loaded on use)
+            codebook_comparison_sections,
+            comparison_sections,
+        )
+
+        if "variables" in self.document:  # two codebook audits, variable by variable
+            return codebook_comparison_sections(dict(self.document))
+        return comparison_sections({"comparison": self.document})
+
+    def _parts(self) -> list[tuple[str, Mapping[str, Any]]]:
+        """(prefix of a row's name, comparison): one rule's, or each variable's as '<variable>: '."""
+        if "variables" in self.document:
+            return [(f"{variable}: ", part) for variable, part in self.document["variables"].items()]
+        return [("", self.document)]
 
 
 def _difference_row(entry: Mapping[str, Any]) -> list[Any]:
@@ -761,6 +786,8 @@ def compare(
         )
     _audit_options(0, seed, None, None, False)  # the seed's checks
     check_exist([(Path(side), "input") for side in (a, b) if isinstance(side, (str, os.PathLike))])
+    if any(_is_codebook_bundle(side) for side in (a, b)):
+        return _compare_codebooks(a, b, bootstrap=int(bootstrap), seed=_seed_or_drawn(seed), limits=limits)
     sides = [_comparable(side, limits, name) for side, name in ((a, "A"), (b, "B"))]
     joins = [side.join for side, _ in sides]
     if joins[0] is None or joins[1] is None:  # _comparable refused counts already
@@ -771,6 +798,42 @@ def compare(
         n_boot=int(bootstrap),
         seed=_seed_or_drawn(seed),
         sources=(sides[0][1], sides[1][1]),
+    )
+    return Comparison(document)
+
+
+def _is_codebook_bundle(side: Audit | PathLike) -> bool:
+    from irr_audit.bundle.codebook import is_codebook_bundle  # noqa: PLC0415 (loaded on use)
+
+    return isinstance(side, (str, os.PathLike)) and is_codebook_bundle(Path(side))
+
+
+def _compare_codebooks(
+    a: Audit | PathLike, b: Audit | PathLike, *, bootstrap: int, seed: int, limits: LimitsLike
+) -> Comparison:
+    """Two codebook bundles compared variable by variable (report.comparison.compare_codebook_joins);
+    a codebook bundle is compared with another codebook bundle only."""
+    from irr_audit.bundle.codebook import read_codebook_bundle  # noqa: PLC0415 (loaded on use)
+    from irr_audit.report.comparison import compare_codebook_joins  # noqa: PLC0415 (loaded on use)
+
+    for name, side, other in (("A", a, b), ("B", b, a)):
+        if not _is_codebook_bundle(side):
+            shown = str(side) if isinstance(side, (str, os.PathLike)) else "the audit"
+            raise UsageError(
+                f"{name} ({shown}) is not the bundle of a codebook audit, and {other} is: a codebook bundle is "
+                "compared with another codebook bundle, variable by variable.",
+                hint="pass two bundles irr-audit freeze --codebook made.",
+                code="usage-compare",
+            )
+    joins, books = [], []
+    for side in (a, b):
+        _, codebook, variables = read_codebook_bundle(Path(cast(PathLike, side)), _limits(limits))
+        joins.append({variable: joined.join for variable, joined in variables.items()})
+        books.append(
+            {"source": str(side), "name": codebook.name, "version": codebook.version, "digest": codebook.digest}
+        )
+    document = compare_codebook_joins(
+        joins[0], joins[1], codebooks=(books[0], books[1]), n_boot=bootstrap, seed=seed, sources=(str(a), str(b))
     )
     return Comparison(document)
 

@@ -282,18 +282,20 @@ def test_verify_detects_tampering_with_any_file_of_a_codebook_bundle(tmp_path: P
 
 def test_other_commands_refuse_a_codebook_bundle_by_name(tmp_path: Path) -> None:
     bundle = freeze_example(tmp_path / "audits")
+    sarcasm = ROOT / "rules/sarcasm/v1.yaml"
     refused = (
-        ["adjudicate", bundle],
-        ["compare", bundle, bundle],
-        ["report", bundle, "--rule", ROOT / "rules/sarcasm/v1.yaml"],
-    )
+        ["report", bundle, "--rule", sarcasm],
+        ["freeze", *EXAMPLE_SHEETS[:2], "--rule", sarcasm, "--code-column", "sarcasm", "--recodes", bundle,
+         "--into", tmp_path / "again"],
+    )  # fmt: skip
     for command in refused:
         result = run(*command)
         assert result.exit_code == 2, (command, result.output)
         assert "[bundle-codebook-not-yet]" in result.output
         # what the message says reads a codebook bundle does (docs/codebooks.md, "Not yet")
-        assert "verify, labels, and score and report without --rule read it" in result.output
-        assert "adjudicate, compare and freeze --recodes do not yet" in " ".join(result.output.split())
+        said = " ".join(result.output.split())
+        assert "verify, labels, adjudicate, compare (with another codebook bundle), and score and report" in said
+        assert "freeze --recodes takes only the bundle of one rule's audit, not yet a codebook's" in said
     # score and report audit every variable of it (docs/codebook_audit.md; tests/test_codebook_score.py)
     assert run("score", bundle, "--quiet").exit_code == 0
     checked = run("rules", "check", ROOT / "rules", "--audits", tmp_path / "audits")
@@ -382,25 +384,3 @@ def test_a_frozen_codebook_score_is_what_score_codebook_reports(tmp_path: Path) 
     for variable in VARIABLES:
         for key in ("units", "metrics", "available_case", "table", "categories", "coders"):
             assert frozen[variable]["score"][key] == variables[variable][key], (variable, key)
-
-
-def test_whatever_the_adjudication_folder_of_a_codebook_bundle_holds_is_extra(tmp_path: Path) -> None:
-    """A codebook's audit has no adjudication: a file there, a record-like one, a folder, all are named."""
-    bundle = freeze_example(tmp_path / "audits")
-    folder = bundle / "adjudication"
-    folder.mkdir()
-    empty = run("verify", bundle)
-    assert empty.exit_code == 1 and "extra: adjudication/: an empty folder, not in the manifest" in empty.stdout
-    (folder / "evil.txt").write_text("anything at all\n", encoding="utf-8")
-    (folder / "20300101T000000Z.json").write_text('{"not": "a record"}', encoding="utf-8")
-    (folder / "hidden").mkdir()
-    (folder / "hidden" / "blob").write_bytes(b"\x00" * 100)
-    (folder / "empty").mkdir()
-
-    result = run("verify", bundle)
-
-    assert result.exit_code == 1
-    for path in ("20300101T000000Z.json", "evil.txt", "hidden/blob"):
-        assert f"extra: adjudication/{path}: not in the manifest" in result.stdout
-    assert "extra: adjudication/empty/: an empty folder, not in the manifest" in result.stdout
-    assert "adjudication record" not in result.stdout + result.stderr

@@ -16,7 +16,7 @@ import re
 import stat
 import tempfile
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -69,6 +69,7 @@ class Decision:
     final_code: str
     note: str
     row: int
+    variable: str = ""  # the variable decided, in a codebook bundle's decisions; "" for one rule's
 
 
 # --- decisions files (pure) ------------------------------------------------------
@@ -140,6 +141,18 @@ def template_csv(
     When the comments' text is known, ``text`` and ``link`` columns follow, to read while
     deciding; parse_decisions ignores them. They are printed to a terminal, so their control
     characters are shown as escapes."""
+    header, columns, length = template_columns(disagreements, coders, current, texts)
+    return table_csv_columns(header, columns, length)
+
+
+def template_columns(
+    disagreements: DisagreementCodes,
+    coders: list[str],
+    current: Mapping[str, dict[str, Any]],
+    texts: dict[str, dict[str, str]] | None = None,
+) -> tuple[list[str], list[Sequence[object] | Same], int]:
+    """The header, columns and length of :func:`template_csv` (a codebook's template stacks
+    each variable's). Pure."""
     texts = {unit: {key: visible(value) for key, value in entry.items()} for unit, entry in (texts or {}).items()}
     with_text = bool(texts)
     header = ["comment_id", *(CODER_COLUMN_PREFIX + coder for coder in coders), "code", "note"]
@@ -152,7 +165,7 @@ def template_csv(
         *(_looked_up(units, current, key) for key in ("final_code", "note")),
         *((_looked_up(units, texts, "text"), _looked_up(units, texts, "link")) if with_text else ()),
     ]
-    return table_csv_columns(header, columns, len(units))
+    return header, columns, len(units)
 
 
 def _looked_up(units: list[str], entries: Mapping[str, Mapping[str, Any]], key: str) -> list[object] | Same:
@@ -165,6 +178,21 @@ def _looked_up(units: list[str], entries: Mapping[str, Mapping[str, Any]], key: 
 def parse_decisions(text: str, source: str, rule: Rule, disagreements: DisagreementCodes) -> list[Decision]:
     """The filled rows of a decisions file (comment_id, code, optional note). Rows with
     an empty code are left undecided. Raises UsageError naming the file and row."""
+    return _parse_decisions(text, source, {"": (rule, disagreements)}, by_variable=False)
+
+
+Scope = tuple[Rule, DisagreementCodes]  # a variable's rule and its disagreements
+
+
+def parse_codebook_decisions(text: str, source: str, scopes: Mapping[str, Scope]) -> list[Decision]:
+    """The filled rows of a codebook bundle's decisions file (variable, comment_id, code, optional
+    note): each code is one of its variable's rule's codes, each unit a disagreement on that
+    variable (``scopes``: variable -> its rule and disagreements). Rows with an empty code are
+    left undecided. Raises UsageError naming the file and row."""
+    return _parse_decisions(text, source, scopes, by_variable=True)
+
+
+def _parse_decisions(text: str, source: str, scopes: Mapping[str, Scope], *, by_variable: bool) -> list[Decision]:
     try:
         records = csv_records(text)
     except CsvBroken as broken:
@@ -183,17 +211,19 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: Disagreem
     columns = records[0][2]
     header = [column.strip().casefold() for column in columns]
     _check_header(header, columns, source)
-    for required in ("comment_id", "code"):
-        if required not in header:
+    required = ("variable", "comment_id", "code") if by_variable else ("comment_id", "code")
+    for name in required:
+        if name not in header:
             found = ", ".join(column for column in columns if column.strip()) or "(none)"
             raise _bad_file(
                 source,
-                f'has no column "{required}" (columns found: {found})',
-                "use the columns comment_id, code and note.",
+                f'has no column "{name}" (columns found: {found})',
+                f"use the columns {', '.join(required)} and note.",
             )
     at_id, at_code = header.index("comment_id"), header.index("code")
     at_note = header.index("note") if "note" in header else None
-    decisions: dict[str, Decision] = {}
+    at_variable = header.index("variable") if by_variable else None
+    decisions: dict[tuple[str, str], Decision] = {}
     row_shape = re.compile(record_pattern(",", len(header), at_id, at_code))
     free_text = set(range(len(header))) - {at_id, at_code}  # a note may run over lines; an id or code never
     for row, (first_line, _, record) in enumerate(records[1:], start=2):
@@ -212,31 +242,57 @@ def parse_decisions(text: str, source: str, rule: Rule, disagreements: Disagreem
                 "(a quote inside a value is written twice).",
                 code="adjudication-decisions",
             )
-        unit = _known_unit(cells[at_id].strip(), disagreements)
         raw_code = cells[at_code].strip()
+        variable = (
+            _row_variable(cells[at_variable].strip(), bool(raw_code or cells[at_id].strip()), scopes, source, row)
+            if at_variable is not None
+            else ""
+        )
+        if variable is None:
+            continue  # a blank row
+        rule, disagreements = scopes[variable]
+        unit = _known_unit(cells[at_id].strip(), disagreements)
         if not raw_code:
             if unit and unit not in disagreements:
-                raise _not_a_disagreement(source, row, unit)
+                raise _not_a_disagreement(source, row, unit, variable)
             continue
         if not unit:
             raise _bad_file(source, f"row {row} has a code but no comment_id", "fill in the comment_id.")
         if unit not in disagreements:
-            raise _not_a_disagreement(source, row, unit)
-        if unit in decisions:
+            raise _not_a_disagreement(source, row, unit, variable)
+        if (variable, unit) in decisions:
+            again = f"{unit!r} on {variable}" if variable else repr(unit)
             raise _bad_file(
                 source,
-                f"row {row} decides {unit!r} again (first in row {decisions[unit].row})",
-                "keep one row per comment_id.",
+                f"row {row} decides {again} again (first in row {decisions[variable, unit].row})",
+                "keep one row per comment_id" + (" and variable." if variable else "."),
             )
         note = spreadsheet_original(cells[at_note].strip()) if at_note is not None else ""
-        decisions[unit] = Decision(unit, _final_code(raw_code, rule, source, row), note, row)
+        decisions[variable, unit] = Decision(unit, _final_code(raw_code, rule, source, row), note, row, variable)
     return list(decisions.values())
+
+
+def _row_variable(text: str, filled: bool, scopes: Mapping[str, Scope], source: str, row: int) -> str | None:
+    """The variable a codebook decisions row decides (as the template writes it, or as a
+    spreadsheet saved it), None for a row with nothing in it; else the UsageError naming the row."""
+    if not text:
+        if not filled:
+            return None
+        raise _bad_file(source, f"row {row} has no variable", "fill in the variable, as the template lists it.")
+    for candidate in dict.fromkeys((text, spreadsheet_original(text))):
+        if candidate in scopes:
+            return candidate
+    raise _bad_file(
+        source,
+        f"row {row} names the variable {text!r}, which is not a variable of this codebook ({', '.join(scopes)})",
+        "keep the variable as the template lists it: irr-audit adjudicate BUNDLE prints it.",
+    )
 
 
 def _check_header(header: list[str], columns: list[str], source: str) -> None:
     """A column read twice would let one of them pass unread; a header of one column holding
     ';' is a file saved with semicolons (Excel where the decimal separator is a comma)."""
-    for name in ("comment_id", "code", "note"):
+    for name in ("variable", "comment_id", "code", "note"):
         if header.count(name) > 1:
             first, second = (at + 1 for at, column in enumerate(header) if column == name)
             raise _bad_file(
@@ -277,10 +333,11 @@ def _final_code(raw: str, rule: Rule, source: str, row: int) -> str:
     )
 
 
-def _not_a_disagreement(source: str, row: int, unit: str) -> UsageError:
+def _not_a_disagreement(source: str, row: int, unit: str, variable: str = "") -> UsageError:
     return _bad_file(
         source,
-        f"row {row} names comment {unit!r}, which is not a disagreement of this audit",
+        f"row {row} names comment {unit!r}, which is not a disagreement of this audit"
+        + (f" on {variable}" if variable else ""),
         "only fully coded units on which the coders differ are adjudicated; "
         "run irr-audit adjudicate BUNDLE to list them.",
     )
@@ -312,33 +369,63 @@ def build_record(
     created: datetime,
     source_name: str,
     source_sha256: str,
-    decisions: list[Decision],
-    disagreements: DisagreementCodes,
+    decisions: list[dict[str, Any]],
 ) -> dict[str, Any]:
+    """A new record of ``decisions`` (each made by :func:`decision_entry`). Pure."""
     record: dict[str, Any] = {
         "format": RECORD_FORMAT,
         "bundle": {"name": bundle_name, "manifest_sha256": manifest_sha256},
         "by": by,
         "created": utc_text(created),
         "source": {"file": source_name, "sha256": source_sha256},
-        "decisions": [
-            {
-                "comment_id": decision.comment_id,
-                "codes": disagreements[decision.comment_id],
-                "final_code": decision.final_code,
-                "note": decision.note,
-            }
-            for decision in decisions
-        ],
+        "decisions": decisions,
     }
     record["record_sha256"] = canonical_sha256(record, "record_sha256")
     return record
 
 
+def decision_entry(decision: Decision, codes: dict[str, str]) -> dict[str, Any]:
+    """A decision as a record holds it: the unit (and its variable, in a codebook bundle), the
+    coders' independent codes (``codes``), the final code and the note. Pure."""
+    variable = {"variable": decision.variable} if decision.variable else {}
+    return {
+        **variable,
+        "comment_id": decision.comment_id,
+        "codes": codes,
+        "final_code": decision.final_code,
+        "note": decision.note,
+    }
+
+
+RecordCheck = Callable[[Any], list[str]]  # what makes a record untrustworthy for a bundle, or []
+# A decision's scope: its disagreements and the codes it may take, or why it has none
+DecisionScope = Callable[[int, dict[str, Any]], "tuple[DisagreementCodes, tuple[str, ...]] | str"]
+
+
 def record_problems(
     record: Any, manifest_sha256: str, disagreements: DisagreementCodes, categories: tuple[str, ...]
 ) -> list[str]:
-    """What makes an adjudication record untrustworthy for this bundle, or []."""
+    """What makes an adjudication record untrustworthy for this bundle (one rule's), or []."""
+    return _record_problems(record, manifest_sha256, lambda _, __: (disagreements, categories))
+
+
+def codebook_record_problems(
+    record: Any, manifest_sha256: str, scopes: Mapping[str, tuple[DisagreementCodes, tuple[str, ...]]]
+) -> list[str]:
+    """What makes an adjudication record untrustworthy for a codebook bundle, or []: each decision
+    names a variable of the codebook (``scopes``: variable -> its disagreements and rule's codes)
+    and is checked against that variable's disagreements and codes."""
+
+    def scope(position: int, decision: dict[str, Any]) -> tuple[DisagreementCodes, tuple[str, ...]] | str:
+        variable = decision.get("variable")
+        if isinstance(variable, str) and variable in scopes:
+            return scopes[variable]
+        return f"decisions[{position}] names the variable {variable!r}, which is not a variable of this codebook"
+
+    return _record_problems(record, manifest_sha256, scope)
+
+
+def _record_problems(record: Any, manifest_sha256: str, scope_of: DecisionScope) -> list[str]:
     if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
         return [f"is not an adjudication record (format {RECORD_FORMAT})"]
     if record.get("record_sha256") != canonical_sha256(record, "record_sha256"):
@@ -356,7 +443,13 @@ def record_problems(
         unit = decision.get("comment_id") if isinstance(decision, dict) else None
         if not isinstance(decision, dict) or not isinstance(decision.get("note", ""), str):
             problems.append(f"decisions[{position}] is not a decision (comment_id, codes, final_code, note)")
-        elif not isinstance(unit, str) or unit not in disagreements:
+            continue
+        scope = scope_of(position, decision)
+        if isinstance(scope, str):
+            problems.append(scope)
+            continue
+        disagreements, categories = scope
+        if not isinstance(unit, str) or unit not in disagreements:
             problems.append(f"decisions[{position}] names {unit!r}, which is not a disagreement of this audit")
         elif decision.get("final_code") not in categories:
             problems.append(
@@ -366,6 +459,22 @@ def record_problems(
         elif decision.get("codes") != disagreements[unit]:
             problems.append(f"decisions[{position}] quotes other independent codes for {unit!r} than the sheets hold")
     return problems
+
+
+def current_by_variable(
+    records: list[tuple[str, dict[str, Any]]], variables: Iterable[str]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """variable -> comment id -> its latest decision, for a codebook bundle's (checked) records:
+    :func:`current_decisions` of each variable's decisions."""
+    return {
+        variable: current_decisions(
+            [
+                (file, {**record, "decisions": [item for item in record["decisions"] if item["variable"] == variable]})
+                for file, record in records
+            ]
+        )
+        for variable in variables
+    }
 
 
 def current_decisions(records: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
@@ -465,24 +574,31 @@ def _json_error(error: ValueError) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def checked_records(
-    bundle: Path, manifest_sha256: str, disagreements: DisagreementCodes, categories: tuple[str, ...]
-) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
+def rule_check(manifest_sha256: str, disagreements: DisagreementCodes, categories: tuple[str, ...]) -> RecordCheck:
+    """The check of a record of one rule's bundle (:func:`record_problems`)."""
+    return lambda record: record_problems(record, manifest_sha256, disagreements, categories)
+
+
+def codebook_check(
+    manifest_sha256: str, scopes: Mapping[str, tuple[DisagreementCodes, tuple[str, ...]]]
+) -> RecordCheck:
+    """The check of a record of a codebook bundle (:func:`codebook_record_problems`)."""
+    return lambda record: codebook_record_problems(record, manifest_sha256, scopes)
+
+
+def checked_records(bundle: Path, check: RecordCheck) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
     records, problems = read_records(bundle)
-    good, found = _sound_records(records, manifest_sha256, disagreements, categories)
+    good, found = _sound_records(records, check)
     return good, problems + found
 
 
 def _sound_records(
-    records: list[tuple[str, dict[str, Any]]],
-    manifest_sha256: str,
-    disagreements: DisagreementCodes,
-    categories: tuple[str, ...],
+    records: list[tuple[str, dict[str, Any]]], check: RecordCheck
 ) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
     """The records with nothing wrong, and what is wrong with the others."""
     good, problems = [], []
     for name, record in records:
-        found = record_problems(record, manifest_sha256, disagreements, categories)
+        found = check(record)
         problems += [Problem("adjudication", name, text) for text in found]
         if not found:
             good.append((name, record))
@@ -495,18 +611,39 @@ def check_adjudication(bundle: Path, manifest_sha256: str, join: JoinResult) -> 
     records, problems = read_records(bundle)
     if not records:
         return problems, 0
-    disagreements = disagreement_codes(Disagreements(join, disagreement_units(join)))
-    good, found = _sound_records(records, manifest_sha256, disagreements, join.rule.categories)
+    good, found = _sound_records(
+        records, rule_check(manifest_sha256, variable_disagreements(join), join.rule.categories)
+    )
     return problems + found, len(good)
 
 
-def trusted_records(
-    bundle: Path, manifest_sha256: str, disagreements: DisagreementCodes, categories: tuple[str, ...]
-) -> list[tuple[str, dict[str, Any]]]:
+def check_codebook_adjudication(
+    bundle: Path, manifest_sha256: str, joins: Mapping[str, JoinResult]
+) -> tuple[list[Problem], int]:
+    """verify's check of a codebook bundle's records (``joins``: variable -> its scored join), as
+    :func:`check_adjudication` checks a rule's."""
+    records, problems = read_records(bundle)
+    if not records:
+        return problems, 0
+    good, found = _sound_records(records, codebook_check(manifest_sha256, variable_scopes(joins)))
+    return problems + found, len(good)
+
+
+def variable_disagreements(join: JoinResult) -> DisagreementCodes:
+    """The disagreements of one join (a variable's), listed lazily as a rule's bundle lists them."""
+    return disagreement_codes(Disagreements(join, disagreement_units(join)))
+
+
+def variable_scopes(joins: Mapping[str, JoinResult]) -> dict[str, tuple[DisagreementCodes, tuple[str, ...]]]:
+    """variable -> its disagreements and its rule's codes, what a codebook record is checked against."""
+    return {variable: (variable_disagreements(join), join.rule.categories) for variable, join in joins.items()}
+
+
+def trusted_records(bundle: Path, check: RecordCheck) -> list[tuple[str, dict[str, Any]]]:
     """The records, for adjudicate, labels and report; any doubtful record stops the command. A
     leftover temporary file does not: it is never read as a record, so it cannot change what they
     show (verify reports it, with the command that removes it)."""
-    records, problems = checked_records(bundle, manifest_sha256, disagreements, categories)
+    records, problems = checked_records(bundle, check)
     problems = [problem for problem in problems if not is_leftover(problem)]
     if problems and problems[0].unreadable:
         raise unreadable_bundle(bundle, f"{problems[0].path}: {problems[0].detail}")
@@ -596,7 +733,7 @@ def bundle_report_sections(bundle: Path, read: Manifest, document: dict[str, Any
     from its manifest as the audit read it."""
     manifest = read.content
     disagreements = disagreement_codes(document.get("disagreements", []))
-    records = trusted_records(bundle, read.sha256, disagreements, tuple(document["categories"]))
+    records = trusted_records(bundle, rule_check(read.sha256, disagreements, tuple(document["categories"])))
     return {
         "bundle": {
             "name": manifest["name"],

@@ -36,11 +36,14 @@ from irr_audit.bundle.manifest import (
     RULE_DIR,
     SHEETS_DIR,
     FrozenFile,
+    Manifest,
     _file_list_problems,
     altered,
+    bundle_path,
     canonical_sha256,
     load_manifest_json,
     manifest_bytes,
+    refuse_unfinished,
     rule_member,
     units_digest,
     unreadable_bundle,
@@ -56,6 +59,7 @@ from irr_audit.io.outputs import render_json
 from irr_audit.io.runfolder import is_bundle, member_path_problem
 from irr_audit.io.sheets import Sheet, SheetOptions
 from irr_audit.io.tables import parse_file, read_table_bytes
+from irr_audit.join.join import JoinResult
 from irr_audit.join.variables import SheetViews, VariableJoin, join_variables, variable_views
 from irr_audit.report.model import AuditOptions, build_report
 from irr_audit.rules.codebook import Codebook, load_codebook, parse_codebook
@@ -315,11 +319,13 @@ def codebook_manifest_problems(manifest: dict[str, Any]) -> list[str]:
 
 def recompute_codebook(
     manifest: dict[str, Any], files: Mapping[str, bytes], limits: Limits = DEFAULT_LIMITS
-) -> tuple[dict[str, Any], int]:
-    """Every variable's score recomputed from the bundle's files as read (``files``), and the
-    number of units. IrrAuditError when the files cannot give it (a rule file missing, say)."""
+) -> tuple[dict[str, Any], int, dict[str, JoinResult]]:
+    """Every variable's score recomputed from the bundle's files as read (``files``), the number
+    of units, and each variable's scored join (verify checks the adjudication records against its
+    disagreements). IrrAuditError when the files cannot give it (a rule file missing, say)."""
     codebook, variables = variables_from_files(manifest, files, limits)
-    return codebook_score(codebook, variables), len(unit_ids(variables))
+    joins = {variable: joined.join for variable, joined in variables.items()}
+    return codebook_score(codebook, variables), len(unit_ids(variables)), joins
 
 
 def variables_from_files(
@@ -367,11 +373,14 @@ def is_codebook_bundle(path: Path) -> bool:
 
 def read_codebook_bundle(
     bundle: Path, limits: Limits = DEFAULT_LIMITS
-) -> tuple[dict[str, Any], Codebook, dict[str, VariableJoin]]:
-    """A codebook bundle as audit input (labels): its manifest checked, every file read once
-    and checked unchanged, every variable joined. A bundle that does not verify is refused."""
+) -> tuple[Manifest, Codebook, dict[str, VariableJoin]]:
+    """A codebook bundle as audit input (labels, adjudicate): its manifest checked (as read once:
+    its bytes are what records and anchors name), every file read once and checked unchanged,
+    every variable joined. A bundle that does not verify is refused."""
+    bundle = bundle_path(bundle)
+    refuse_unfinished(bundle)
     try:
-        _, manifest = load_manifest_json(bundle)
+        data, manifest = load_manifest_json(bundle)
     except (OSError, ValueError) as exc:
         raise altered(bundle, f"{MANIFEST} cannot be read as JSON ({type(exc).__name__})") from None
     problems = codebook_manifest_problems(manifest) if isinstance(manifest, dict) else ["is not a JSON object"]
@@ -381,12 +390,12 @@ def read_codebook_bundle(
         raise altered(bundle, f"{MANIFEST} {problems[0]}")
     files: dict[str, bytes] = {}
     for record in manifest["files"]:
-        data, problem = frozen_file(bundle, record, limits)
+        content, problem = frozen_file(bundle, record, limits)
         if problem is not None and problem.unreadable:
             raise unreadable_bundle(bundle, f"{problem.path} {problem.detail}")
-        if problem is not None or data is None:
+        if problem is not None or content is None:
             why = (problem.detail or problem.kind) if problem is not None else "cannot be read"
             raise altered(bundle, f"{record['path']} {why}")
-        files[record["path"]] = data
+        files[record["path"]] = content
     codebook, variables = variables_from_files(manifest, files, limits)
-    return manifest, codebook, variables
+    return Manifest(data, manifest), codebook, variables

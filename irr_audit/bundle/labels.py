@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from irr_audit.bundle.codebook import is_codebook_bundle, read_codebook_bundle
-from irr_audit.bundle.workflow import Adjudication, adjudication
+from irr_audit.bundle.codebook import is_codebook_bundle
+from irr_audit.bundle.workflow import Adjudication, adjudication, codebook_adjudication
 from irr_audit.io.csvtables import table_csv_columns
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import csv_text
@@ -115,18 +115,23 @@ def codebook_labels(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> pd.DataFra
     """The labels of a codebook bundle (freeze --codebook): the columns of :func:`bundle_labels`
     after a first column ``variable``, one row per variable and unit of its sheets, in the
     codebook's order. A unit the variable does not apply to is ``not_applicable``; one whose
-    coders disagree on its condition is ``undecided``. The bundle is checked unchanged first."""
-    _, _, variables = read_codebook_bundle(bundle, limits)
-    return codebook_labels_frame(variables)
+    coders disagree on its condition is ``undecided``; a disagreement decided by `adjudicate`
+    is ``adjudicated``. The bundle and its adjudication records are checked first."""
+    state = codebook_adjudication(bundle, limits)
+    variables = {variable: part.joined for variable, part in state.variables.items()}
+    return codebook_labels_frame(variables, {variable: part.current for variable, part in state.variables.items()})
 
 
-def codebook_labels_frame(variables: Mapping[str, VariableJoin]) -> pd.DataFrame:
-    """The labels of every variable of a codebook joined. Pure."""
+def codebook_labels_frame(
+    variables: Mapping[str, VariableJoin], current: Mapping[str, Mapping[str, dict[str, Any]]] | None = None
+) -> pd.DataFrame:
+    """The labels of every variable of a codebook joined, with each variable's decisions on
+    record (``current``: variable -> comment id -> decision). Pure."""
     coders = list(next(iter(variables.values())).full.coders)
     rows: list[list[Any]] = []
     blank = [""] * len(coders)
     for rule_id, joined in variables.items():
-        scored = {row[0]: row for row in label_rows(joined.join, {})}
+        scored = {row[0]: row for row in label_rows(joined.join, (current or {}).get(rule_id, {}))}
         condition = joined.condition.shown if joined.condition is not None else ""
         for index, comment_id in enumerate(joined.full.unit_ids.tolist()):
             if joined.not_applicable[index]:

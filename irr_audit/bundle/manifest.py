@@ -38,7 +38,7 @@ from irr_audit._threads import Workers
 from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError
 from irr_audit.io import records as recorded
-from irr_audit.io.files import read_bounded, sha256_hex
+from irr_audit.io.files import read_bounded, resolved, sha256_hex
 from irr_audit.io.fingerprints import hash_heads, heads_sketch, sorted_lines_sha256
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import render_json
@@ -467,9 +467,32 @@ def unreadable_bundle(bundle: Path, what: str) -> BundleError:
     )
 
 
+def bundle_path(given: Path) -> Path:
+    """The bundle folder ``given`` names, spelled one way: its symlinks, ``.`` and ``..`` followed,
+    relative to the working folder when given relative (absolute when it is the working folder).
+    Every command opens a bundle through this, so that each spelling of one folder (a trailing
+    slash, ./, a/../a, a symlink to it) is the same bundle, and the folder's name, which anchors
+    and partial freezes are told by, is its own: never '' (for .), '..' or a link's name."""
+    given = Path(given)
+    real = resolved(given)
+    if given.is_absolute():
+        return real
+    try:
+        relative = Path(os.path.relpath(real))
+    except (OSError, ValueError):  # the working folder was deleted
+        return real
+    return real if relative == Path(".") else relative
+
+
+def folder_name(bundle: Path) -> str:
+    """The name of the folder ``bundle`` is, however it is spelled (see bundle_path)."""
+    return resolved(Path(bundle)).name
+
+
 def is_partial(path: Path) -> bool:
-    """A folder that freeze was still building when it stopped."""
-    return path.name.startswith(".") and PARTIAL_MARK in path.name
+    """A folder that freeze was still building when it stopped (however the path is spelled)."""
+    name = folder_name(path)
+    return name.startswith(".") and PARTIAL_MARK in name
 
 
 def list_bundles(audits_dir: Path) -> list[Path]:
@@ -483,11 +506,10 @@ def list_bundles(audits_dir: Path) -> list[Path]:
     )
 
 
-def bundle_files(bundle: Path, unlisted: list[OSError] | None = None, records: bool = True) -> Iterator[str]:
+def bundle_files(bundle: Path, unlisted: list[OSError] | None = None) -> Iterator[str]:
     """Every file and symlink in the bundle as a POSIX path, and every empty folder as
     ``<path>/`` (freeze makes none: one was added), except the manifest, its signature
-    and, when the bundle may have ``records`` (a rule's audit), the adjudication folder,
-    which is checked on its own. A folder that cannot be listed is added to ``unlisted``:
+    and the adjudication folder, which is checked on its own. A folder that cannot be listed is added to ``unlisted``:
     what it holds is not known."""
     for root, folders, files in os.walk(bundle, onerror=unlisted.append if unlisted is not None else None):
         at = Path(root).relative_to(bundle)
@@ -497,7 +519,7 @@ def bundle_files(bundle: Path, unlisted: list[OSError] | None = None, records: b
             if (Path(root) / folder).is_symlink():
                 folders.remove(folder)
                 yield (at / folder).as_posix()
-            elif at == Path(".") and folder == ADJUDICATION_DIR and records:
+            elif at == Path(".") and folder == ADJUDICATION_DIR:
                 folders.remove(folder)
         for file in files:
             if at == Path(".") and file in (MANIFEST, SIGNATURE):
@@ -547,6 +569,8 @@ class Manifest:
 
 def read_manifest(bundle: Path) -> Manifest:
     """A bundle's manifest, read once and checked (structure, integrity hash), for commands that use the bundle."""
+    bundle = bundle_path(bundle)
+    refuse_unfinished(bundle)
     if not is_bundle(bundle):
         raise not_a_bundle(bundle)
     if (bundle / MANIFEST).is_symlink():
@@ -559,8 +583,9 @@ def read_manifest(bundle: Path) -> Manifest:
         raise BundleError(
             f"{bundle} is the bundle of a codebook audit ({manifest.get('name')}); this command takes the bundle of "
             "one rule's audit.",
-            hint=f"verify, labels, and score and report without --rule read it (irr-audit verify "
-            f"{shell_path(bundle)}); adjudicate, compare and freeze --recodes do not yet (docs/codebooks.md).",
+            hint=f"verify, labels, adjudicate, compare (with another codebook bundle), and score and report "
+            f"without --rule read it (irr-audit verify {shell_path(bundle)}); freeze --recodes takes only the "
+            "bundle of one rule's audit, not yet a codebook's (docs/codebooks.md).",
             code="bundle-codebook-not-yet",
         )
     problems = manifest_problems(manifest)
@@ -570,6 +595,18 @@ def read_manifest(bundle: Path) -> Manifest:
     if problems:
         raise altered(bundle, f"{MANIFEST} {problems[0]}")
     return Manifest(data, manifest)
+
+
+def refuse_unfinished(bundle: Path) -> None:
+    """A folder freeze was still building when it stopped is no bundle, however whole it looks:
+    verify fails it (an `unfinished` problem); the other commands refuse it, and adjudicate never
+    adds a record to it."""
+    if is_partial(bundle):
+        raise BundleError(
+            f"{bundle} is a freeze that did not finish, not an audit bundle.",
+            hint="freeze again, or pass the bundle freeze printed; the unfinished folder can be deleted.",
+            code="bundle-not-found",
+        )
 
 
 def not_a_bundle(path: Path) -> BundleError:

@@ -17,6 +17,7 @@ from irr_audit.bundle.manifest import (
     Manifest,
     Problem,
     altered,
+    bundle_path,
     member,
     read_manifest,
     symlink_problem,
@@ -133,6 +134,7 @@ class FrozenAudit:
 
 def read_bundle(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> FrozenAudit:
     """`score BUNDLE`, `report BUNDLE` and `adjudicate`: the frozen audit, checked unchanged first."""
+    bundle = bundle_path(bundle)
     manifest = read_manifest(bundle)
     files = read_frozen_files(bundle, manifest.content, limits)
     sample = frozen_sample(bundle, manifest.content, limits)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from irr_audit._version import __version__
-from irr_audit.bundle.adjudication import check_adjudication, record_files
+from irr_audit.bundle.adjudication import check_adjudication, check_codebook_adjudication, record_files
 from irr_audit.bundle.anchor import Anchors, listed_problem
 from irr_audit.bundle.codebook import codebook_manifest_problems, recompute_codebook
 from irr_audit.bundle.manifest import (
@@ -32,7 +32,9 @@ from irr_audit.bundle.manifest import (
     BundleError,
     Problem,
     bundle_files,
+    bundle_path,
     canonical_sha256,
+    folder_name,
     is_partial,
     load_manifest_json,
     manifest_consistency_problems,
@@ -46,7 +48,7 @@ from irr_audit.bundle.read import frozen_file, frozen_sample, join_files
 from irr_audit.bundle.signing import SIGNATURE_MAX_BYTES, check_signature
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.display import shortened
-from irr_audit.io.files import check_exist, read_bounded, resolved, sha256_digest, sha256_hex
+from irr_audit.io.files import check_exist, read_bounded, sha256_digest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
 from irr_audit.join.join import JoinResult
@@ -146,7 +148,6 @@ class Verification:
     digest: str | None = None  # sha256:<hex> of manifest.json's bytes
     anchors: tuple[str, ...] = ()  # each outside anchor that held, as a sentence; none: internal consistency only
     headline: HeadlineChange | None = None  # None: the manifest could not be read
-    records_allowed: bool = True  # False for a codebook's audit: whatever adjudication/ holds is extra
 
     def files_by_kind(self) -> dict[str, list[str]]:
         """The paths of the changed, missing and extra files, in the order found."""
@@ -242,7 +243,7 @@ def verdict_lines(result: Verification) -> list[str]:
     """The short verdict verify prints first: the outcome, the changed, missing and extra
     files (counts and a few names), the headline coefficient frozen -> now, and how many
     other problems there are. Pure."""
-    name = result.name or result.bundle.name
+    name = result.name or folder_name(result.bundle)
     files = result.files_by_kind()
     counted = ", ".join(_files_part(kind, files[kind]) for kind in FILE_KINDS)
     if result.ok:
@@ -285,6 +286,7 @@ def verify_bundle(bundle: Path, anchors: Anchors | None = None, limits: Limits =
     """Re-hash every file, check the manifest, recompute the score and compare; then
     check the bundle against the anchors kept outside it, if any."""
     check_exist([(bundle, "bundle")])
+    bundle = bundle_path(bundle)
     if not bundle.is_dir():
         raise BundleError(
             f"{bundle} is not a folder.", hint="pass a bundle folder made by irr-audit freeze.", code="bundle-not-found"
@@ -309,7 +311,7 @@ def check_consistency(
     """The bundle against its own manifest: structure, integrity hash, files, units, score
     and adjudication records. Anyone who can write the folder can make all of them agree."""
     if isinstance(manifest, dict) and manifest.get("format") == CODEBOOK_FORMAT:
-        return check_codebook_consistency(bundle, manifest, limits)
+        return check_codebook_consistency(bundle, manifest_data, manifest, limits)
     structure = manifest_problems(manifest)
     if structure:
         return _failed(bundle, [Problem("manifest", MANIFEST, text) for text in structure])
@@ -340,9 +342,12 @@ def check_consistency(
     )
 
 
-def check_codebook_consistency(bundle: Path, manifest: dict[str, Any], limits: Limits = DEFAULT_LIMITS) -> Verification:
-    """A codebook bundle against its manifest: structure, integrity hash, files, and every
-    variable's score recomputed from the files as read (irr_audit.bundle.codebook)."""
+def check_codebook_consistency(
+    bundle: Path, manifest_data: bytes, manifest: dict[str, Any], limits: Limits = DEFAULT_LIMITS
+) -> Verification:
+    """A codebook bundle against its manifest: structure, integrity hash, files, every variable's
+    score recomputed from the files as read (irr_audit.bundle.codebook), and the adjudication
+    records, checked against each variable's disagreements as a rule's bundle's are."""
     structure = codebook_manifest_problems(manifest)
     if structure:
         return _failed(bundle, [Problem("manifest", MANIFEST, text) for text in structure])
@@ -352,8 +357,9 @@ def check_codebook_consistency(bundle: Path, manifest: dict[str, Any], limits: L
     files, found = file_problems(bundle, manifest, limits)
     problems += found
     notes: list[str] = []
+    records = 0
     try:
-        score, units = recompute_codebook(manifest, files, limits)
+        score, units, joins = recompute_codebook(manifest, files, limits)
     except IrrAuditError as error:
         why = " ".join(error.message.split())
         problems.append(Problem("score", "", f"cannot be recomputed from the bundle's files: {why}"))
@@ -369,9 +375,9 @@ def check_codebook_consistency(bundle: Path, manifest: dict[str, Any], limits: L
         if new_keys:
             shown = ", ".join(new_keys[:8]) + (f" and {len(new_keys) - 8} more" if len(new_keys) > 8 else "")
             notes.append(f"not in the frozen score (new in irr-audit {__version__}?), not compared: {shown}")
-    return Verification(
-        bundle, manifest["name"], tuple(problems), tuple(notes), len(manifest["files"]), 0, records_allowed=False
-    )
+        adjudication_problems, records = check_codebook_adjudication(bundle, sha256_hex(manifest_data), joins)
+        problems += adjudication_problems
+    return Verification(bundle, manifest["name"], tuple(problems), tuple(notes), len(manifest["files"]), records)
 
 
 def manifest_read_problem(error: Exception) -> str:
@@ -398,7 +404,9 @@ def _bytes_or_none(path: Path) -> bytes | None:
 
 def _unfinished_or_missing_manifest(bundle: Path) -> Verification | None:
     if is_partial(bundle):
-        return _failed(bundle, [Problem("unfinished", bundle.name, "a freeze that did not finish; not a bundle")])
+        return _failed(
+            bundle, [Problem("unfinished", folder_name(bundle), "a freeze that did not finish; not a bundle")]
+        )
     manifest = bundle / MANIFEST
     if manifest.is_symlink():
         return _failed(bundle, [Problem("manifest", MANIFEST, "is a symlink")])
@@ -421,7 +429,7 @@ def _failed(bundle: Path, problems: list[Problem]) -> Verification:
 def _with_anchors(found: Verification, manifest_data: bytes | None, anchors: Anchors) -> Verification:
     """The verification, with the bundle's digest and the checks against each anchor given."""
     digest = sha256_digest(manifest_data) if manifest_data is not None else None
-    name = found.name or resolved(found.bundle).name
+    name = found.name or folder_name(found.bundle)
     problems: list[Problem] = []
     held: list[str] = []
     notes: list[str] = []
@@ -430,7 +438,7 @@ def _with_anchors(found: Verification, manifest_data: bytes | None, anchors: Anc
         problems.append(
             Problem(
                 "anchor",
-                resolved(found.bundle).name,
+                folder_name(found.bundle),
                 f"{renamed}: an anchor names the bundle by its manifest, not its folder; rename the folder "
                 f"back to {found.name}, or restore the bundle frozen under this name from a copy",
             )
@@ -482,7 +490,7 @@ def _folder_name_problem(found: Verification) -> str | None:
     """The folder's name against the bundle's, or None. An anchor identifies a bundle by its
     manifest, so a copy of another anchored bundle passes every check under the wrong folder
     name: with an anchor the names must agree; without one, a renamed copy is only noted."""
-    folder = resolved(found.bundle).name
+    folder = folder_name(found.bundle)
     if found.name is None or folder == found.name:
         return None
     return (
@@ -523,8 +531,6 @@ def _record_anchor_problems(
 ) -> tuple[list[Problem], list[str], list[str]]:
     """Adjudication records are added after freezing, so the bundle's digest does not
     cover them: each is listed in the digest list, or signed, on its own."""
-    if not found.records_allowed:
-        return [], [], []  # a codebook's audit: what adjudication/ holds was reported extra
     files, _ = record_files(found.bundle)  # the records' own problems are the consistency check's
     missing = _listed_records_missing(anchors, name, {path for path, _ in files})
     if not files and not missing or not anchors.given:
@@ -594,8 +600,7 @@ def file_problems(
         if problem is not None:
             problems.append(problem)
     unlisted: list[OSError] = []
-    records = manifest.get("format") != CODEBOOK_FORMAT  # a codebook's audit has no adjudication (docs/codebooks.md)
-    for path in sorted(bundle_files(bundle, unlisted, records)):
+    for path in sorted(bundle_files(bundle, unlisted)):
         if path.endswith("/"):
             problems.append(Problem("extra", path, "an empty folder, not in the manifest"))
         elif path not in listed:
@@ -604,7 +609,7 @@ def file_problems(
         where = os.path.relpath(error.filename, bundle) if error.filename else "."
         problems.append(Problem("changed", Path(where).as_posix(), f"{UNLISTABLE} ({error.strerror})"))
     adjudication = bundle / ADJUDICATION_DIR
-    if records and (adjudication.is_symlink() or (adjudication.exists() and not adjudication.is_dir())):
+    if adjudication.is_symlink() or (adjudication.exists() and not adjudication.is_dir()):
         problems.append(Problem("extra", ADJUDICATION_DIR, "is not a folder of adjudication records"))
     signature = bundle / SIGNATURE
     if signature.is_symlink() or (signature.exists() and not signature.is_file()):

@@ -13,16 +13,25 @@ from typing import Any
 
 from irr_audit.bundle import adjudication as adj
 from irr_audit.bundle.anchor import Anchors, check_list_target, parse_digest, read_digest_list
-from irr_audit.bundle.codebook import CodebookSource, collect_codebook_source, freeze_codebook
+from irr_audit.bundle.codebook import (
+    CodebookSource,
+    collect_codebook_source,
+    freeze_codebook,
+    is_codebook_bundle,
+    read_codebook_bundle,
+)
 from irr_audit.bundle.freeze import FreezeResult, FreezeSource, collect_source
 from irr_audit.bundle.freeze import freeze as freeze_bundle
-from irr_audit.bundle.manifest import ADJUDICATION_DIR, shell_path
+from irr_audit.bundle.manifest import ADJUDICATION_DIR, bundle_path, shell_path
 from irr_audit.bundle.read import read_bundle
 from irr_audit.bundle.signing import check_allowed_signers, check_sign_key, sign, ssh_keygen
 from irr_audit.errors import IrrAuditError, LimitError, UsageError
+from irr_audit.io.csvtables import table_csv_columns
 from irr_audit.io.files import check_exist, check_usable, read_bounded, sha256_digest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
+from irr_audit.io.outputs import Same
 from irr_audit.join.join import JoinResult
+from irr_audit.join.variables import VariableJoin
 from irr_audit.report.model import Disagreements, disagreement_units
 
 # --- freeze --------------------------------------------------------------------------
@@ -154,15 +163,127 @@ class Adjudication:
         """The disagreements to decide as a CSV to fill in (code and note prefilled with the current decision)."""
         return adj.template_csv(self.disagreements, list(self.join.coders), self.current, self.texts)
 
+    def changes(self, text: str, source: str) -> Changes:
+        """What the decisions file ``text`` changes on record."""
+        found = adj.parse_decisions(text, source, self.join.rule, self.disagreements)
+        new = adj.changed_decisions(found, self.current)
+        decided = len(set(self.current) | {decision.comment_id for decision in new})
+        entries = [adj.decision_entry(decision, self.disagreements[decision.comment_id]) for decision in new]
+        return Changes(len(found), entries, decided)
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What a decisions file changes: how many decisions it holds (``found``), those not yet on
+    record as a record holds them (``entries``), and how many disagreements are decided then."""
+
+    found: int
+    entries: list[dict[str, Any]]
+    decided: int
+
+
+@dataclass(frozen=True)
+class VariableAdjudication:
+    """One variable of a codebook bundle: the variable joined, its disagreements (comment id ->
+    {coder: independent code}) and its decisions on record (comment id -> the current one)."""
+
+    joined: VariableJoin
+    disagreements: adj.DisagreementCodes
+    current: dict[str, dict[str, Any]]
+
+    @property
+    def decided(self) -> int:
+        return sum(unit in self.current for unit in self.disagreements)
+
+
+@dataclass(frozen=True)
+class CodebookAdjudication:
+    """A codebook bundle's disagreements, variable by variable, and the decisions on record, as
+    :class:`Adjudication` is a rule's bundle's: decided the same way, in the same record files,
+    each decision naming its variable."""
+
+    bundle: Path
+    manifest: dict[str, Any]
+    manifest_sha256: str
+    variables: dict[str, VariableAdjudication]
+
+    @property
+    def disagreements(self) -> list[tuple[str, str]]:
+        """(variable, comment id) of every disagreement, in the codebook's order."""
+        return [(variable, unit) for variable, state in self.variables.items() for unit in state.disagreements]
+
+    @property
+    def decided(self) -> int:
+        return sum(state.decided for state in self.variables.values())
+
+    def template(self) -> str:
+        """The disagreements to decide as a CSV to fill in: a rule's template of each variable, one
+        after the other, after a first column ``variable``."""
+        parts = [
+            (variable, *adj.template_columns(state.disagreements, list(state.joined.join.coders), state.current))
+            for variable, state in self.variables.items()
+        ]
+        header = ["variable", *parts[0][1]]  # the variables of one codebook are coded by the same coders
+        total = sum(length for *_, length in parts)
+        columns: list[list[object]] = [[] for _ in header]
+        for variable, _, part, length in parts:
+            columns[0] += [variable] * length
+            for at, column in enumerate(part, start=1):
+                columns[at] += [column.cell] * length if isinstance(column, Same) else list(column)
+        return table_csv_columns(header, columns, total)
+
+    def changes(self, text: str, source: str) -> Changes:
+        """What the decisions file ``text`` (with its ``variable`` column) changes on record."""
+        scopes = {variable: (state.joined.rule, state.disagreements) for variable, state in self.variables.items()}
+        found = adj.parse_codebook_decisions(text, source, scopes)
+        new = [decision for decision in found if adj.changed_decisions([decision], self.of(decision).current)]
+        decided = self.decided + sum(decision.comment_id not in self.of(decision).current for decision in new)
+        entries = [
+            adj.decision_entry(decision, self.of(decision).disagreements[decision.comment_id]) for decision in new
+        ]
+        return Changes(len(found), entries, decided)
+
+    def of(self, decision: adj.Decision) -> VariableAdjudication:
+        return self.variables[decision.variable]
+
+
+def bundle_adjudication(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> Adjudication | CodebookAdjudication:
+    """`irr-audit adjudicate`: the adjudication of a rule's bundle, or of a codebook's."""
+    check_exist([(bundle, "bundle")])
+    if is_codebook_bundle(bundle):
+        return codebook_adjudication(bundle, limits)
+    return adjudication(bundle, limits)
+
+
+def codebook_adjudication(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> CodebookAdjudication:
+    """A codebook bundle's disagreements per variable and the decisions on record, its files
+    checked unchanged first; any doubtful record is refused, as for a rule's bundle."""
+    check_exist([(bundle, "bundle")])
+    bundle = bundle_path(bundle)  # records are written into, and named by, the folder itself
+    manifest, _, variables = read_codebook_bundle(bundle, limits)
+    scopes = adj.variable_scopes({variable: joined.join for variable, joined in variables.items()})
+    records = adj.trusted_records(bundle, adj.codebook_check(manifest.sha256, scopes))
+    current = adj.current_by_variable(records, variables)
+    return CodebookAdjudication(
+        bundle,
+        manifest.content,
+        manifest.sha256,
+        {
+            variable: VariableAdjudication(joined, scopes[variable][0], current[variable])
+            for variable, joined in variables.items()
+        },
+    )
+
 
 def adjudication(bundle: Path, limits: Limits = DEFAULT_LIMITS) -> Adjudication:
     """A bundle's disagreements and the decisions on record; any doubtful record is refused."""
     check_exist([(bundle, "bundle")])
+    bundle = bundle_path(bundle)  # records are written into, and named by, the folder itself
     frozen = read_bundle(bundle, limits)
     join, manifest_sha256 = frozen.join, frozen.manifest.sha256
     listed = Disagreements(join, disagreement_units(join))  # listed, not scored: each unit's dict made when read
     disagreements = adj.disagreement_codes(listed)
-    records = adj.trusted_records(bundle, manifest_sha256, disagreements, join.rule.categories)
+    records = adj.trusted_records(bundle, adj.rule_check(manifest_sha256, disagreements, join.rule.categories))
     return Adjudication(
         bundle,
         frozen.manifest.content,
@@ -189,15 +310,16 @@ class Recorded:
 
 
 def record_decisions(
-    state: Adjudication,
+    state: Adjudication | CodebookAdjudication,
     decisions: Path,
     by: str,
     *,
     sign_key: Path | None = None,
     now: datetime | None = None,
 ) -> Recorded:
-    """Record the decisions of a filled-in CSV (comment_id, code, note) by ``by``: only those
-    that change what is on record, in a new record file; the frozen files never change."""
+    """Record the decisions of a filled-in CSV (comment_id, code, note; and variable, for a
+    codebook bundle) by ``by``: only those that change what is on record, in a new record file;
+    the frozen files never change."""
     if not adj.has_visible_character(by):
         raise UsageError(
             f"--by {by!r} names no one: it has no visible character.",
@@ -205,10 +327,9 @@ def record_decisions(
             code="usage-adjudicate-by",
         )
     text, data = read_decisions_file(decisions)
-    found = adj.parse_decisions(text, str(decisions), state.join.rule, state.disagreements)
-    new = adj.changed_decisions(found, state.current)
-    if not new:
-        return Recorded(found=len(found), new=0, decided=state.decided)
+    changes = state.changes(text, str(decisions))
+    if not changes.entries:
+        return Recorded(found=changes.found, new=0, decided=state.decided)
     created = now or datetime.now(timezone.utc)
     record = adj.build_record(
         bundle_name=state.manifest["name"],
@@ -217,16 +338,14 @@ def record_decisions(
         created=created,
         source_name=decisions.name,
         source_sha256=sha256_hex(data),
-        decisions=new,
-        disagreements=state.disagreements,
+        decisions=changes.entries,
     )
     record_data = adj.record_bytes(record)
     signature = sign(record_data, sign_key) if sign_key is not None else None
     path = adj.write_record(state.bundle, record_data, created, signature)
     digest = sha256_digest(record_data)
     listed_as = f"{state.manifest['name']}/{ADJUDICATION_DIR}/{path.name}"
-    decided = len(set(state.current) | {decision.comment_id for decision in new})
-    return Recorded(len(found), len(new), decided, path, digest, listed_as)
+    return Recorded(changes.found, len(changes.entries), changes.decided, path, digest, listed_as)
 
 
 def read_decisions_file(path: Path) -> tuple[str, bytes]:

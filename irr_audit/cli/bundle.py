@@ -259,7 +259,9 @@ def verify(
 
 
 def _verdict(result: Verification) -> str:
-    name = result.name or result.bundle.name
+    from irr_audit.bundle.manifest import folder_name
+
+    name = result.name or folder_name(result.bundle)
     if not result.ok:
         count = len(result.problems)
         return f"FAILED: bundle {name} does not verify ({count} problem{'s' if count != 1 else ''})."
@@ -307,7 +309,8 @@ def adjudicate(
         Path | None,
         typer.Option(
             "--decisions",
-            help="A CSV of comment_id, code (the final code), note; rows without a code are skipped.",
+            help="A CSV of comment_id, code (the final code), note (and variable, for a codebook's bundle); "
+            "rows without a code are skipped.",
         ),
     ] = None,
     by: Annotated[str | None, typer.Option("--by", help="Who decided, e.g. 'alice and bob'.")] = None,
@@ -328,7 +331,7 @@ def adjudicate(
     from irr_audit.bundle.anchor import append_digest, check_list_target, digest_line
     from irr_audit.bundle.manifest import shell_path
     from irr_audit.bundle.signing import check_sign_key
-    from irr_audit.bundle.workflow import adjudication, decide_hint, record_decisions
+    from irr_audit.bundle.workflow import bundle_adjudication, decide_hint, record_decisions
     from irr_audit.io.outputs import write_text_atomic
 
     if decisions is None and (digests is not None or sign is not None):
@@ -343,7 +346,7 @@ def adjudicate(
     output = output_file(output_text, "--output", "decisions.csv")
     if output is not None:
         check_outputs([bundle, decisions], "--output", files=[output])
-    state = adjudication(bundle, parse_limits(limit))
+    state = bundle_adjudication(bundle, parse_limits(limit))
     if decisions is None:
         if by is not None:
             raise UsageError(

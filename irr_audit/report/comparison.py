@@ -6,7 +6,8 @@ Pure: no files, no clock (the order values come in already read).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -159,6 +160,65 @@ def _check_drift_size(units: int, coders: int, n_windows: int | None, window_siz
 
 
 # --- sections for the renderers ------------------------------------------------------------
+
+
+def compare_codebook_joins(
+    a: Mapping[str, JoinResult],
+    b: Mapping[str, JoinResult],
+    *,
+    codebooks: tuple[dict[str, Any], dict[str, Any]],
+    n_boot: int,
+    seed: int,
+    sources: tuple[str, str] = ("A", "B"),
+) -> dict[str, Any]:
+    """Two codebook audits compared variable by variable (``a``, ``b``: variable -> its scored
+    join, its condition applied): each variable both codebooks have, in A's order, exactly as
+    :func:`compare_joins` compares two audits of one rule, with one seed; ``codebooks`` say
+    which codebook each audit used. A variable of one codebook only is named, not compared."""
+    shared = [variable for variable in a if variable in b]
+    if not shared:
+        raise UsageError(
+            f"the codebooks of A ({', '.join(a)}) and B ({', '.join(b)}) have no variable in common: "
+            "nothing to compare.",
+            hint="compare two audits of one codebook, or of codebooks that share variables.",
+            code="usage-compare",
+        )
+    notes = [
+        f"variables of {which}'s codebook only, not compared: {', '.join(only)}"
+        for which, only in (("A", [v for v in a if v not in b]), ("B", [v for v in b if v not in a]))
+        if only
+    ]
+    return {
+        "codebooks": {"a": codebooks[0], "b": codebooks[1]},
+        "variables": {
+            variable: compare_joins(
+                a[variable],
+                b[variable],
+                n_boot=n_boot,
+                seed=seed,
+                sources=(f"{sources[0]} [{variable}]", f"{sources[1]} [{variable}]"),
+            )
+            for variable in shared
+        },
+        "notes": notes,
+    }
+
+
+def codebook_comparison_sections(document: dict[str, Any]) -> list[Section]:
+    """A codebook comparison's sections: each variable's as one rule's comparison draws them,
+    titled with the variable, then the codebooks compared and the variables left out."""
+    sections = [
+        dataclasses.replace(section, title=f"{variable}: {section.title}")
+        for variable, comparison in document["variables"].items()
+        for section in comparison_sections({"comparison": comparison})
+    ]
+    books = document["codebooks"]
+    said = (
+        f"A: {books['a']['source']} (codebook {books['a']['name']} v{books['a']['version']}); "
+        f"B: {books['b']['source']} (codebook {books['b']['name']} v{books['b']['version']}).",
+        *document["notes"],
+    )
+    return [*sections, Section("codebooks", "Codebooks compared", (), (), said)]
 
 
 def _interval(ci: Sequence[float] | None) -> str:

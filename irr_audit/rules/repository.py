@@ -279,7 +279,9 @@ def read_manifests(audits_dir: Path) -> dict[str, bytes]:
     manifests: dict[str, bytes] = {}
     for bundle in sorted(_children(audits_dir)):
         manifest = bundle / BUNDLE_MANIFEST
-        if bundle.is_dir() and not bundle.name.startswith(".") and _is_file(manifest):
+        # a symlink to a bundle is not a bundle of this folder (freeze's list_bundles skips it too):
+        # read, it would count that bundle twice, or count one kept elsewhere
+        if bundle.is_dir() and not bundle.is_symlink() and not bundle.name.startswith(".") and _is_file(manifest):
             manifests[label_of(manifest)] = read_at_most(manifest, MAX_MANIFEST_BYTES)
     return manifests
 
