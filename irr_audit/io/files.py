@@ -58,6 +58,23 @@ def resolved(path: Path) -> Path:
         return Path(os.path.abspath(path))
 
 
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """The file ``path`` leads to, as (device, inode): one value for the file, a symbolic link to
+    it, a hard link to it and any other path to it (``./x``, a symlinked folder on the way). None
+    when it cannot be looked up, or where the file system gives no inode (0)."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (found.st_dev, found.st_ino) if found.st_ino else None
+
+
+def same_file_key(path: Path) -> object:
+    """What two paths to one file share: its (device, inode), so that a hard link is caught as
+    well as a symbolic one; its resolved path when it cannot be looked up (the reader refuses it)."""
+    return file_identity(path) or resolved(path)
+
+
 def check_name(path: Path, subject: str) -> None:
     """Refuse a path that is not UTF-8: it could not be shown, nor written into a summary or a report."""
     for candidate in (path, path.absolute()):
