@@ -235,12 +235,3 @@ def unreadable(subject: str, error: OSError, code: str, missing_hint: str) -> Ir
     """The error for an input that cannot be opened or read, for a reader of its own (a table
     streamed by DuckDB): ``<code>-not-found``, ``<code>-not-a-file`` or ``<code>-unreadable``."""
     return _unreadable(subject, error, code, missing_hint)
-
-
-UTF32_MARKS = {b"\xff\xfe\x00\x00": "UTF-32 (little-endian)", b"\x00\x00\xfe\xff": "UTF-32 (big-endian)"}
-
-
-def utf32_mark(data: bytes) -> str | None:
-    """The UTF-32 whose byte-order mark ``data`` starts with, or None. To be asked before
-    UTF-16's: UTF-32's little-endian mark FF FE 00 00 starts with UTF-16's FF FE."""
-    return next((encoding for mark, encoding in UTF32_MARKS.items() if data.startswith(mark)), None)

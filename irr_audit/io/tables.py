@@ -30,7 +30,8 @@ from irr_audit.errors import SheetError
 from irr_audit.io.csvfields import first_csv_row, long_fields
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, shown, suspected
 from irr_audit.io.display import printable
-from irr_audit.io.files import check_name, file_identity, read_bounded, utf32_mark
+from irr_audit.io.encodings import unread_mark, utf32_mark
+from irr_audit.io.files import check_name, file_identity, read_bounded
 from irr_audit.io.limits import (
     DEFAULT_LIMITS,
     Limits,
@@ -226,7 +227,7 @@ def _check_suffix(path: Path) -> None:
 def _refuse_utf32(data: bytes, name: str) -> None:
     encoding = utf32_mark(data)
     if encoding is not None:
-        raise _not_utf8(name, f"it starts with the byte-order mark of {encoding}, which irr-audit does not read")
+        raise _not_utf8(name, unread_mark(encoding))
 
 
 def _decode(data: bytes, name: str) -> str:
