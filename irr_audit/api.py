@@ -33,7 +33,7 @@ from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
 from irr_audit.io.outputs import refuse_unsafe_outputs, render_json
 from irr_audit.io.runfolder import JOIN_RECORD, files_read, is_bundle
 from irr_audit.io.sheets import ColumnChoice, SheetOptions, read_sheets
-from irr_audit.join.join import JoinResult, join_sheets
+from irr_audit.join.join import JoinResult, join_sheets, read_only_join
 from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.join.problems import NO_FULLY_CODED, problem
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
@@ -173,6 +173,8 @@ class Audit:
         # sections as they are, so a value changed in them would be shown as the audit's own
         object.__setattr__(self, "report", read_only_report(self.report))
         object.__setattr__(self, "sections", read_only(dict(self.sections)))
+        if self.join is not None:
+            read_only_join(self.join)  # the disagreements are listed from its arrays
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # a deep copy copies the read-only data as plain dicts and lists: made read-only again

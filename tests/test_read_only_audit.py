@@ -122,3 +122,23 @@ def test_read_only_walks_every_depth_once() -> None:
     with pytest.raises(TypeError):
         made["a"][1][1]["c"] = 5
     assert data == {"a": [{"b": [1, 2]}, (3, {"c": 4})]}  # the data given is not changed
+
+
+ARRAY_EDITS: dict[str, Callable[[irr_audit.Audit], Any]] = {
+    "a joined code": lambda audit: audit.join.codes.__setitem__((0, 0), 1),
+    "a cell's status": lambda audit: audit.join.status.__setitem__((0, 0), 0),
+    "a log entry": lambda audit: audit.join.entries.reason.__setitem__(0, 0),
+    "fully coded": lambda audit: audit.join.fully_coded.__setitem__(0, False),
+    "a row behind a cell": lambda audit: audit.join.positions.__setitem__((0, 0), 3),
+    "the disagreeing units": lambda audit: audit.report.disagreements.units.__setitem__(0, 0),
+}
+
+
+@pytest.mark.parametrize("edit", ARRAY_EDITS.values(), ids=ARRAY_EDITS.keys())
+def test_the_joins_arrays_cannot_be_changed_after_the_fact(edit: Callable[..., Any]) -> None:
+    """The report lists the disagreements from the join's arrays: they are read-only (no copy)."""
+    audited = irr_audit.audit(EXAMPLE, RULE)
+    before = renders(audited)
+    with pytest.raises(ValueError, match="read-only"):
+        edit(audited)
+    assert renders(audited) == before

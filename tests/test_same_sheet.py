@@ -166,3 +166,10 @@ def test_a_hard_link_to_an_export_is_the_export_given_twice(inside: Path) -> Non
     result = run("import", "model", export, inside / "again.jsonl", "--rule", RULE, "--out", inside / "imported")
     assert result.exit_code == 2, result.output
     assert "Error [usage-import-twice]" in result.stderr
+
+
+def test_one_dataframe_for_two_coders_is_refused_in_a_codebook_audit() -> None:
+    frame = pd.read_csv(CODEBOOK_EXAMPLE, dtype=str, keep_default_na=False)
+    with pytest.raises(irr_audit.UsageError) as error:
+        irr_audit.audit_codebook({"ann": frame, "ben": frame}, CODEBOOK)
+    assert error.value.code == "usage-same-sheet"

@@ -138,14 +138,14 @@ class JoinResult:
 
     @cached_property
     def unit_ids(self) -> np.ndarray:
-        return to_numpy(self.units)
+        return read_only_array(to_numpy(self.units))
 
     @cached_property
     def positions(self) -> np.ndarray:
         positions = np.full(self.codes.shape, -1, dtype=np.int32, order="F")
         for column, (cell_units, rows) in enumerate(self.cell_rows):
             positions[:, column][cell_units] = np.arange(len(cell_units), dtype=np.int32) if rows is None else rows
-        return positions
+        return read_only_array(positions)
 
     @cached_property
     def coders(self) -> tuple[str, ...]:
@@ -153,7 +153,7 @@ class JoinResult:
 
     @cached_property
     def fully_coded(self) -> np.ndarray:
-        return across_columns(self.status, lambda column: column == VALID, np.logical_and)
+        return read_only_array(across_columns(self.status, lambda column: column == VALID, np.logical_and))
 
     @cached_property
     def log(self) -> pd.DataFrame:
@@ -243,6 +243,24 @@ class JoinResult:
         return f"{head}, {total - fully} not; {rows} rows in the missingness log" + (
             f" ({reasons})." if reasons else "."
         )
+
+
+def read_only_array(array: np.ndarray) -> np.ndarray:
+    """``array``, marked read-only (no copy): what a join hands out once it is made."""
+    array.flags.writeable = False
+    return array
+
+
+def read_only_join(join: JoinResult) -> JoinResult:
+    """``join`` with its arrays marked read-only (no copy, whatever their size): an Audit's join,
+    from which its report lists the disagreements and its frames are made, so that a cell
+    changed after the fact cannot show in them."""
+    arrays = [join.codes, join.status, *(getattr(join.entries, name) for name in LogEntries.__dataclass_fields__)]
+    arrays += [array for cells in join.cell_rows for array in cells if array is not None]
+    arrays += [sheet.row_numbers for sheet in join.sheets if sheet.row_numbers is not None]
+    for array in arrays:
+        read_only_array(array)
+    return join
 
 
 def across_columns(matrix: np.ndarray, test: Callable[[np.ndarray], np.ndarray], combine: np.ufunc) -> np.ndarray:

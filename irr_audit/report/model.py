@@ -17,7 +17,7 @@ from irr_audit._version import __version__
 from irr_audit.errors import UsageError
 from irr_audit.io.arrowtext import from_numpy
 from irr_audit.io.display import listed, shortened
-from irr_audit.join.join import JoinResult, across_columns
+from irr_audit.join.join import JoinResult, across_columns, read_only_array
 from irr_audit.metrics import group_vs_reference, summarise
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN, krippendorff_bootstrap
 from irr_audit.metrics.consensus import REASONS
@@ -476,7 +476,7 @@ class Disagreements(Sequence[dict[str, Any]]):
 
     def __init__(self, join: JoinResult, units: np.ndarray) -> None:
         self.join = join
-        self.units = units  # indices of the disagreeing units, in unit order
+        self.units = read_only_array(units)  # indices of the disagreeing units, in unit order
 
     def __len__(self) -> int:
         return len(self.units)
