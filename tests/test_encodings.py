@@ -21,6 +21,7 @@ from irr_audit.io.encodings import byte_order_mark, foreign_mark
 from irr_audit.io.limits import DEFAULT_LIMITS, load_json
 from irr_audit.join.folder import read_join_summary
 from irr_audit.rules.codebook import load_codebook
+from irr_audit.rules.lock import parse_lock, parse_lock_codebooks
 from irr_audit.rules.revisions import parse_manifest
 from irr_audit.sample.folder import _ledger_contexts
 from irr_audit.warehouse.duckdb_counts import _reader
@@ -104,6 +105,8 @@ READERS: dict[str, tuple[str, Callable[[Path, bytes], str]]] = {
         "comment_id,coder,code\n",
         lambda t, d: refused(lambda: _reader(None, written(t, "t.csv", d), d, None)),
     ),
+    "rules lock file": ("{}", lambda t, d: refused(lambda: parse_lock(d, "rules.lock"))),
+    "rules lock file's codebooks": ("{}", lambda t, d: refused(lambda: parse_lock_codebooks(d, "rules.lock"))),
     "bundle manifest (verify)": ("{}", lambda t, d: _raised_by_load_json(d, manifest_read_problem)),
     "re-coded bundle's manifest": ("{}", lambda t, d: _value_error(lambda: parse_manifest(d, "manifest.json"))),
 }
