@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from io import StringIO
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeGuard, Union, cast
 
 import numpy as np
@@ -34,7 +33,7 @@ from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
 from irr_audit.io.outputs import refuse_unsafe_outputs, render_json
 from irr_audit.io.runfolder import JOIN_RECORD, files_read, is_bundle
 from irr_audit.io.sheets import ColumnChoice, SheetOptions, read_sheets
-from irr_audit.join.join import JoinResult, join_sheets
+from irr_audit.join.join import JoinResult, join_sheets, read_only_join
 from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.join.problems import NO_FULLY_CODED, problem
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN
@@ -47,7 +46,9 @@ from irr_audit.report.model import (
     GroupSpec,
     build_counts_report,
     build_report,
+    read_only_report,
 )
+from irr_audit.report.readonly import read_only
 from irr_audit.rules.codebook import Codebook, load_codebook
 from irr_audit.rules.load import load_rule as load_rule_file
 from irr_audit.rules.load import rule_from_mapping
@@ -168,14 +169,16 @@ class Audit:
     sections: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        # read-only: the audit is frozen, and to_dict() and every renderer show these sections
-        object.__setattr__(self, "sections", MappingProxyType(dict(self.sections)))
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "sections": dict(self.sections)}  # a mappingproxy cannot be serialised or deep-copied
+        # read-only at every depth: to_dict() and every renderer show the report's data and these
+        # sections as they are, so a value changed in them would be shown as the audit's own
+        object.__setattr__(self, "report", read_only_report(self.report))
+        object.__setattr__(self, "sections", read_only(dict(self.sections)))
+        if self.join is not None:
+            read_only_join(self.join)  # the disagreements are listed from its arrays
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state, sections=MappingProxyType(state["sections"]))
+        # a deep copy copies the read-only data as plain dicts and lists: made read-only again
+        self.__dict__.update(state, report=read_only_report(state["report"]), sections=read_only(state["sections"]))
 
     def __repr__(self) -> str:
         units = self.report.units
@@ -1446,6 +1449,11 @@ class CodebookAudit:
     gates: Mapping[str, float]
     summary_line: str = ""
     input_warnings: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # read-only, as each Audit is: every report of the codebook is made from these two
+        object.__setattr__(self, "audits", read_only(dict(self.audits)))
+        object.__setattr__(self, "gates", read_only(dict(self.gates)))
 
     @cached_property
     def missingness(self) -> pd.DataFrame:

@@ -234,9 +234,14 @@ def test_the_digest_list_is_only_appended_to(sheets: list[Path], tmp_path: Path)
         ("sha256:abc  name\n", "digests-invalid", "line 1, is not '<digest>  <name>'"),
         ("# ok\n" + "f" * 64 + "\n", "digests-invalid", "line 2, is not '<digest>  <name>'"),
         ("alice,yes\n", "digests-invalid", "line 1, is not '<digest>  <name>'"),
-        (b"\xff\xfe".decode("latin-1"), "digests-invalid", "is not UTF-8 (byte 0)"),
+        (b"\x80".decode("latin-1"), "digests-invalid", "is not UTF-8 (byte 0)"),
+        (
+            b"\xff\xfe".decode("latin-1"),
+            "digests-invalid",
+            "is not UTF-8 text: it starts with the byte-order mark of UTF-16 (little-endian)",
+        ),
     ],
-    ids=["short digest", "no name", "a sheet", "not UTF-8"],
+    ids=["short digest", "no name", "a sheet", "not UTF-8", "UTF-16"],
 )
 def test_a_damaged_digest_list_is_refused(
     sheets: list[Path], tmp_path: Path, content: str, code: str, message: str

@@ -76,6 +76,19 @@ def test_sharded_counts_add_up(joined: Path, tmp_path: Path) -> None:
     assert values(split.to_dict()) == values(whole.to_dict())
 
 
+def test_a_variable_in_counts_is_matched_as_in_a_sheet(joined: Path, tmp_path: Path) -> None:
+    """`Sarcasm` in a counts file is the variable sarcasm, as in a long sheet (not refused as unknown)."""
+    lines = (joined / "counts.csv").read_text(encoding="utf-8").splitlines()
+    spelled = tmp_path / "counts.csv"
+    spelled.write_text(
+        "\n".join([lines[0], *(f" {line.split(',', 1)[0].upper()} ,{line.split(',', 1)[1]}" for line in lines[1:])])
+        + "\n",
+        encoding="utf-8",
+    )
+    whole = irr_audit.audit_codebook_counts(joined / "counts.csv", CODEBOOK)
+    assert values(irr_audit.audit_codebook_counts(spelled, CODEBOOK).to_dict()) == values(whole.to_dict())
+
+
 def test_counts_of_one_rule_or_of_another_codebook_are_refused(tmp_path: Path, joined: Path) -> None:
     single = tmp_path / "single.csv"
     single.write_text("alice,bob,units\nyes,yes,3\n", encoding="utf-8")

@@ -131,6 +131,28 @@ def test_a_long_row_of_no_variable_is_logged(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("spelled", ["Failure", "FAILURE", " failure ", "fAiLuRe\t"])
+def test_a_long_variable_is_matched_as_a_wide_column_is(tmp_path: Path, spelled: str) -> None:
+    """A variable's name differing from its rule id in case or surrounding space is that variable
+    (as a wide sheet's column `Failure` is): its rows are used, not logged as unknown_variable."""
+    codebook = rules(FAILURE, AREA)
+    exact = [
+        write(tmp_path, "alice.csv", "comment_id,variable,code\n1,failure,yes\n1,area,app\n2,failure,no\n"),
+        write(tmp_path, "bob.csv", "comment_id,variable,code\n1,failure,yes\n2,failure,yes\n2,area,sync\n"),
+    ]
+    (tmp_path / "spelled").mkdir()
+    alice = f"comment_id,variable,code\n1,{spelled},yes\n1,area,app\n2,{spelled},no\n"
+    bob = f"comment_id,variable,code\n1,failure,yes\n2,{spelled.upper()},yes\n2,AREA,sync\n"
+    spelled_paths = [write(tmp_path / "spelled", "alice.csv", alice), write(tmp_path / "spelled", "bob.csv", bob)]
+    by_exact, log_exact = joined(exact, codebook)
+    by_spelled, log_spelled = joined(spelled_paths, codebook)
+    for rule_id in ("failure", "area"):
+        assert np.array_equal(by_exact[rule_id].join.codes, by_spelled[rule_id].join.codes)
+        assert by_exact[rule_id].join.summary() == by_spelled[rule_id].join.summary()
+    assert "unknown_variable" not in set(log_spelled["reason"])
+    assert log_exact.values.tolist() == log_spelled.values.tolist()
+
+
 def test_a_one_variable_codebook_reads_a_rule_sheet(tmp_path: Path) -> None:
     codebook = rules(FAILURE)
     paths = [

@@ -37,6 +37,7 @@ from irr_audit.bundle.manifest import (
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.io.csvtables import table_csv_columns
 from irr_audit.io.display import visible
+from irr_audit.io.encodings import not_utf8
 from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import Same, render_json, spreadsheet_original
@@ -559,7 +560,7 @@ def read_records(bundle: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[P
         try:
             records.append((name, load_json(data, f"{bundle / name}", own_file=True)))
         except UnicodeDecodeError as exc:
-            problems.append(Problem("adjudication", name, f"is not UTF-8 text (byte {exc.start})"))
+            problems.append(Problem("adjudication", name, f"is not UTF-8 text ({not_utf8(exc, f'byte {exc.start}')})"))
         except ValueError as exc:
             problems.append(Problem("adjudication", name, f"cannot be read as JSON ({_json_error(exc)})"))
         except IrrAuditError as exc:  # a limit exceeded

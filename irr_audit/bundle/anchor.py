@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
+from irr_audit.io.encodings import refuse_foreign_mark
 from irr_audit.io.files import DIGEST_PREFIX, read_bounded
 from irr_audit.io.outputs import check_outputs
 
@@ -131,6 +132,7 @@ def read_digest_list(path: Path, *, missing_ok: bool = False) -> DigestList:
     except IrrAuditError as error:
         code = error.code if error.code == "digests-not-found" else DigestListError.code
         raise DigestListError(error.message, hint=error.hint, code=code) from None
+    refuse_foreign_mark(data, f"digest list {path}", code=DigestListError.code, error=DigestListError)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -47,7 +47,7 @@ from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.runfolder import JOIN_RECORD, RECORD_FILES, build_folder, fsync_folder, is_bundle
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheets_keeping_bytes
 from irr_audit.join.folder import JoinDir, is_join_dir, read_join_dir
-from irr_audit.join.join import JoinResult, join_sheets
+from irr_audit.join.join import JoinResult, check_distinct_files, join_sheets
 from irr_audit.report.model import AuditOptions, build_report
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
@@ -179,7 +179,9 @@ def _read_matching(path: Path, sha256: str, limits: Limits) -> bytes:
 
 def check_sheet_names(sheets: list[Sheet]) -> None:
     """Sheets keep their file name in the bundle (the coder may be its stem), so the
-    names must be plain and distinct even on a case-insensitive file system."""
+    names must be plain and distinct even on a case-insensitive file system. One file given
+    twice is named as such first: its two names being alike is not the problem."""
+    check_distinct_files(sheets)
     seen: dict[str, Sheet] = {}
     for sheet in sheets:
         why = plain_file_name_problem(sheet.name)

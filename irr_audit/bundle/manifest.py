@@ -38,6 +38,7 @@ from irr_audit._threads import Workers
 from irr_audit._version import __version__
 from irr_audit.errors import IrrAuditError
 from irr_audit.io import records as recorded
+from irr_audit.io.encodings import not_utf8
 from irr_audit.io.files import read_bounded, resolved, sha256_hex
 from irr_audit.io.fingerprints import hash_heads, heads_sketch, sorted_lines_sha256
 from irr_audit.io.limits import load_json
@@ -577,6 +578,8 @@ def read_manifest(bundle: Path) -> Manifest:
         raise altered(bundle, f"{MANIFEST} is a symlink")
     try:
         data, manifest = load_manifest_json(bundle)
+    except UnicodeDecodeError as exc:
+        raise altered(bundle, f"{MANIFEST} is not UTF-8 text ({not_utf8(exc, f'byte {exc.start}')})") from None
     except (OSError, ValueError) as exc:
         raise altered(bundle, f"{MANIFEST} cannot be read as JSON ({type(exc).__name__})") from None
     if isinstance(manifest, dict) and manifest.get("format") == CODEBOOK_FORMAT:

@@ -48,6 +48,7 @@ from irr_audit.bundle.read import frozen_file, frozen_sample, join_files
 from irr_audit.bundle.signing import SIGNATURE_MAX_BYTES, check_signature
 from irr_audit.errors import IrrAuditError
 from irr_audit.io.display import shortened
+from irr_audit.io.encodings import not_utf8
 from irr_audit.io.files import check_exist, read_bounded, sha256_digest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
@@ -387,7 +388,7 @@ def manifest_read_problem(error: Exception) -> str:
     if isinstance(error, OSError):
         return f"cannot be read ({error.strerror or error})"
     if isinstance(error, UnicodeDecodeError):
-        return f"is not UTF-8 text (byte {error.start})"
+        return f"is not UTF-8 text ({not_utf8(error, f'byte {error.start}')})"
     if isinstance(error, json.JSONDecodeError):
         if not error.doc.strip():
             return "is empty"

@@ -27,6 +27,7 @@ from irr_audit.bundle.read import read_bundle
 from irr_audit.bundle.signing import check_allowed_signers, check_sign_key, sign, ssh_keygen
 from irr_audit.errors import IrrAuditError, LimitError, UsageError
 from irr_audit.io.csvtables import table_csv_columns
+from irr_audit.io.encodings import refuse_foreign_mark
 from irr_audit.io.files import check_exist, check_usable, read_bounded, sha256_digest, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import Same
@@ -358,6 +359,7 @@ def read_decisions_file(path: Path) -> tuple[str, bytes]:
         raise UsageError(
             error.message, hint="pass the CSV you filled in with --decisions FILE.csv.", code="adjudication-decisions"
         ) from None
+    refuse_foreign_mark(data, f"decisions file {path}", code="adjudication-decisions", error=UsageError)
     try:
         return data.decode("utf-8-sig"), data
     except UnicodeDecodeError as exc:

@@ -26,7 +26,7 @@ from irr_audit.importers.label_studio import MIN_FIELDS
 from irr_audit.importers.model import ImportOptions, ParsedExport
 from irr_audit.importers.model_output import ANNOTATOR_KEYS
 from irr_audit.io.csvtables import table_csv_text
-from irr_audit.io.files import check_exist, check_name, read_bounded, resolved, shown_name
+from irr_audit.io.files import check_exist, check_name, read_bounded, resolved, same_file_key, shown_name
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import jsonl_text, refuse_unsafe_outputs, render_json
 from irr_audit.io.runfolder import IMPORT_RECORD, RUN_KEY, files_read, record_of, replace_folder
@@ -214,16 +214,16 @@ def import_codebook_exports(
     replaced = check_import_out(out, force)
     datas: list[tuple[bytes, str]] = []
     files: list[ExportFile] = []
-    seen: set[Path] = set()
+    seen: set[object] = set()
     for path in paths:
         check_name(path, "export")
-        if resolved(path) in seen:
+        if same_file_key(path) in seen:
             raise UsageError(
                 f"the export {shown_name(path)} is given twice: its annotations would all be counted twice.",
                 hint="pass each export file once.",
                 code="usage-import-twice",
             )
-        seen.add(resolved(path))
+        seen.add(same_file_key(path))
         data = read_bounded(
             path, f"export {shown_name(path)}", limits, code="import", missing_hint="check the path of the export."
         )

@@ -10,6 +10,7 @@ from typing import Any
 
 from irr_audit.errors import IrrAuditError
 from irr_audit.importers.model import DEFAULT_ID_FIELD, TEXT_FIELDS, ImportOptions, export_error
+from irr_audit.io.encodings import SAVE_AS_UTF8, foreign_mark
 from irr_audit.io.limits import (
     DEFAULT_LIMITS,
     Limits,
@@ -84,6 +85,9 @@ def repeated_key_error(place: str, text: str, repeated: RepeatedKey, entries: st
 
 
 def _text(data: bytes, subject: str) -> str:
+    why = foreign_mark(data)
+    if why is not None:
+        raise export_error(subject, "", f"is not UTF-8 text: {why}.", SAVE_AS_UTF8)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -13,7 +13,7 @@ from irr_audit.importers.build import ImportResult, build_import
 from irr_audit.importers.folder import ExportFile, check_import_out, write_import_dir
 from irr_audit.importers.formats import format_named
 from irr_audit.importers.model import ImportOptions, ParsedExport
-from irr_audit.io.files import check_exist, check_name, read_bounded, resolved, shown_name
+from irr_audit.io.files import check_exist, check_name, read_bounded, same_file_key, shown_name
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import refuse_unsafe_outputs
 from irr_audit.io.runfolder import files_read
@@ -38,9 +38,9 @@ def read_exports(
     chosen = format_named(format_name)
     if not paths:
         raise UsageError("nothing to import.", hint="pass the export file.", code="usage-no-input")
-    seen: dict[Path, Path] = {}
+    seen: dict[object, Path] = {}
     for path in paths:
-        first = seen.setdefault(resolved(path), path)
+        first = seen.setdefault(same_file_key(path), path)
         if first is not path:
             raise UsageError(
                 f"the export {shown_name(path)} is given twice (also as {shown_name(first)}): its annotations "

@@ -29,6 +29,7 @@ from typing import Any
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io.delimiter import detect_delimiter, shown, suspected
 from irr_audit.io.display import CONTROL
+from irr_audit.io.encodings import refuse_foreign_mark
 from irr_audit.io.files import check_name, read_bounded
 from irr_audit.io.limits import (
     DEFAULT_LIMITS,
@@ -207,6 +208,7 @@ def parse_dataset(
 
 
 def _decode(data: bytes, what: str) -> str:
+    refuse_foreign_mark(data, what, code="collector-encoding")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

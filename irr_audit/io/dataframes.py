@@ -62,6 +62,7 @@ def frame_tables(
     """Each coder's DataFrame as the table a sheet file parses into, with the coder's name.
     ``code_columns``: more columns read as codes (a float there is refused), a codebook's variables."""
     tables = []
+    coder_of: dict[int, str] = {}  # id() of each frame seen -> its coder (the frames are alive: ids are unique)
     for coder, frame in frames.items():
         name = _coder_name(coder)
         if not isinstance(frame, pd.DataFrame):
@@ -69,6 +70,14 @@ def frame_tables(
                 f"the data for coder {name!r} is a {type(frame).__name__}, not a pandas DataFrame.",
                 hint="pass {coder: DataFrame with the columns comment_id and code}.",
                 code="data-form",
+            )
+        first = coder_of.setdefault(id(frame), name)
+        if first != name:  # one coder's codes would be scored as two coders agreeing perfectly
+            raise UsageError(
+                f"the DataFrames of coders {first!r} and {name!r} are one DataFrame: its codes would be scored "
+                "as two coders agreeing perfectly.",
+                hint="give each coder's own DataFrame.",
+                code="usage-same-sheet",
             )
         header, cells = _text_columns(frame, f"the DataFrame of coder {name!r}", options, code_columns)
         tables.append((name, _parsed(header, cells, np.arange(2, len(frame) + 2, dtype=np.int64))))

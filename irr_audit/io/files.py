@@ -58,6 +58,23 @@ def resolved(path: Path) -> Path:
         return Path(os.path.abspath(path))
 
 
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """The file ``path`` leads to, as (device, inode): one value for the file, a symbolic link to
+    it, a hard link to it and any other path to it (``./x``, a symlinked folder on the way). None
+    when it cannot be looked up, or where the file system gives no inode (0)."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (found.st_dev, found.st_ino) if found.st_ino else None
+
+
+def same_file_key(path: Path) -> object:
+    """What two paths to one file share: its (device, inode), so that a hard link is caught as
+    well as a symbolic one; its resolved path when it cannot be looked up (the reader refuses it)."""
+    return file_identity(path) or resolved(path)
+
+
 def check_name(path: Path, subject: str) -> None:
     """Refuse a path that is not UTF-8: it could not be shown, nor written into a summary or a report."""
     for candidate in (path, path.absolute()):
@@ -218,12 +235,3 @@ def unreadable(subject: str, error: OSError, code: str, missing_hint: str) -> Ir
     """The error for an input that cannot be opened or read, for a reader of its own (a table
     streamed by DuckDB): ``<code>-not-found``, ``<code>-not-a-file`` or ``<code>-unreadable``."""
     return _unreadable(subject, error, code, missing_hint)
-
-
-UTF32_MARKS = {b"\xff\xfe\x00\x00": "UTF-32 (little-endian)", b"\x00\x00\xfe\xff": "UTF-32 (big-endian)"}
-
-
-def utf32_mark(data: bytes) -> str | None:
-    """The UTF-32 whose byte-order mark ``data`` starts with, or None. To be asked before
-    UTF-16's: UTF-32's little-endian mark FF FE 00 00 starts with UTF-16's FF FE."""
-    return next((encoding for mark, encoding in UTF32_MARKS.items() if data.startswith(mark)), None)

@@ -30,6 +30,7 @@ import numpy as np
 
 from irr_audit.errors import IrrAuditError, LimitError, UsageError
 from irr_audit.io.display import printable
+from irr_audit.io.encodings import foreign_mark
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # in typing from Python 3.11
@@ -365,6 +366,9 @@ def _first_repeat(value: Any, path: tuple[str | int, ...]) -> tuple[tuple[str | 
 def _both(data: bytes | str) -> tuple[bytes, str]:
     if isinstance(data, str):
         return data.encode("utf-8", "surrogatepass"), data
+    why = foreign_mark(data)
+    if why is not None:  # a UnicodeDecodeError as decoding raises, its reason naming the encoding
+        raise UnicodeDecodeError("utf-8", data, 0, 1, why)
     return data, data.decode("utf-8")
 
 

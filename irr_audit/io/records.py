@@ -22,6 +22,7 @@ from typing import Any
 from irr_audit.errors import UsageError
 from irr_audit.io.delimiter import CANDIDATES as DELIMITERS
 from irr_audit.io.display import visible
+from irr_audit.io.encodings import not_utf8
 from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, load_json
 
@@ -315,7 +316,9 @@ def read_checked_record(path: Path, kind: RecordKind, limits: Limits = DEFAULT_L
     data = read_bounded(path, f"{kind.subject} {path}", limits, code=kind.code)
     try:
         record = load_json(data, f"{path}", limits, own_file=True)
-    except ValueError as exc:  # not UTF-8, or not JSON
+    except UnicodeDecodeError as exc:
+        raise invalid_record(path, kind, f"it is not UTF-8 text ({not_utf8(exc, f'byte {exc.start}')})") from None
+    except ValueError as exc:  # not JSON
         raise invalid_record(path, kind, f"it is not JSON ({getattr(exc, 'msg', None) or exc})") from None
     problems = kind.problems(record)
     if problems:

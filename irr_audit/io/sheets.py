@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -31,6 +31,7 @@ from irr_audit.io.arrowtext import (
 from irr_audit.io.csvfields import first_csv_row
 from irr_audit.io.delimiter import CANDIDATES, shown
 from irr_audit.io.display import CONTROL, printable
+from irr_audit.io.files import file_identity
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.tables import (
     ROW_TYPE,
@@ -114,6 +115,9 @@ class Sheet:
     empty_rows: int
     warnings: tuple[str, ...] = ()
     unit_keys: pa.Array | None = None  # the ids as matched: surrounding whitespace trimmed
+    # the file read, as (device, inode): two paths to one file (a link) are told apart from two
+    # files (io.files.file_identity); None for a DataFrame or a bundle's frozen bytes
+    file_key: tuple[int, int] | None = None
 
     @property
     def row_count(self) -> int:
@@ -180,7 +184,7 @@ def read_sheets_keeping_bytes(paths: list[Path], options: ColumnChoice = SheetOp
 
     def read(path: Path, threads: int) -> tuple[Sheet, bytes]:
         data = read_table_bytes(path, options.limits)
-        return parse_sheet(data, path, options, threads=threads), data
+        return replace(parse_sheet(data, path, options, threads=threads), file_key=file_identity(path)), data
 
     return on_shares(read, paths)
 
@@ -296,6 +300,7 @@ def sheet_from_parsed(parsed: ParsedFile, path: Path, options: ColumnChoice = Sh
         empty_rows=len(non_empty) - int(np.count_nonzero(non_empty)),
         warnings=tuple(warnings),
         unit_keys=keys,
+        file_key=parsed.file_key,
     )
 
 

@@ -30,7 +30,8 @@ from irr_audit.errors import SheetError
 from irr_audit.io.csvfields import first_csv_row, long_fields
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, shown, suspected
 from irr_audit.io.display import printable
-from irr_audit.io.files import check_name, read_bounded, utf32_mark
+from irr_audit.io.encodings import unread_mark, utf32_mark
+from irr_audit.io.files import check_name, file_identity, read_bounded
 from irr_audit.io.limits import (
     DEFAULT_LIMITS,
     Limits,
@@ -88,6 +89,7 @@ class ParsedFile:
     table: RawTable
     sha256: str
     size: int
+    file_key: tuple[int, int] | None = None  # the file read (io.files.file_identity); None: no file
 
 
 def read_and_parse(
@@ -103,7 +105,7 @@ def read_and_parse(
     how many threads may parse a CSV file (the same table whatever the number)."""
     data = read_table_bytes(path, limits)  # its type and size are checked before it is read
     parsed = _parsed_table(data, path, worksheet, limits, delimiter, threads)
-    return ParsedFile(parsed, hashlib.sha256(data).hexdigest(), len(data))
+    return ParsedFile(parsed, hashlib.sha256(data).hexdigest(), len(data), file_identity(path))
 
 
 def parse_file(
@@ -225,7 +227,7 @@ def _check_suffix(path: Path) -> None:
 def _refuse_utf32(data: bytes, name: str) -> None:
     encoding = utf32_mark(data)
     if encoding is not None:
-        raise _not_utf8(name, f"it starts with the byte-order mark of {encoding}, which irr-audit does not read")
+        raise _not_utf8(name, unread_mark(encoding))
 
 
 def _decode(data: bytes, name: str) -> str:

@@ -31,6 +31,7 @@ from irr_audit.io.outputs import refuse_column_collisions, spreadsheet_original
 from irr_audit.io.sheets import SheetOptions, read_table_file
 from irr_audit.io.tables import ParsedFile, refuse_unsaved_formulas
 from irr_audit.join.join import JoinResult
+from irr_audit.join.variables import variable_key
 from irr_audit.join.writers import UNITS as UNITS  # counts.csv's last column, named where join writes it
 from irr_audit.metrics.patterns import MAX_UNITS, compress
 from irr_audit.rules.model import CodeStatus, Rule
@@ -91,6 +92,7 @@ def read_variable_counts(
     read = [_read_one(path, limits) for path in paths]
     _refuse_repeated_files(paths, [parsed.sha256 for _, parsed in read])
     known = [rule.id for rule in rules]
+    by_key = {variable_key(rule_id): rule_id for rule_id in known}
     frames = []
     for path, (frame, parsed) in zip(paths, read):
         if frame.columns[0] != VARIABLE:
@@ -100,12 +102,13 @@ def read_variable_counts(
                 "(join --codebook writes them so).",
                 code="counts-columns",
             )
-        variables = frame[VARIABLE].map(lambda text: spreadsheet_original(str(text).strip()))
-        unknown = np.flatnonzero(~variables.isin(known).to_numpy())
+        written = frame[VARIABLE].map(lambda text: spreadsheet_original(str(text)))
+        variables = written.map(lambda text: by_key.get(variable_key(text)))  # matched as a sheet's are
+        unknown = np.flatnonzero(variables.isna().to_numpy())
         if len(unknown):
             at = int(unknown[0])
             raise SheetError(
-                f"counts file {path.name} row {parsed.table.rows[at]} is of variable {variables.iloc[at]!r}, "
+                f"counts file {path.name} row {parsed.table.rows[at]} is of variable {written.iloc[at].strip()!r}, "
                 f"which is not in the codebook ({', '.join(known)}).",
                 hint="score counts with the codebook they were made under.",
                 code="counts-variable",

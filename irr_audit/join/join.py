@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from irr_audit._threads import Workers, thread_count
 from irr_audit.errors import SheetError, UsageError
 from irr_audit.io.arrowtext import from_numpy, key_packers, plain_text, string_array, to_numpy
+from irr_audit.io.files import shown_name
 from irr_audit.io.idcheck import suspicious_id_warnings
 from irr_audit.io.sheets import Sheet, parse_rule_version
 from irr_audit.join.factorize import factorize, partition_bits, scatter
@@ -138,14 +139,14 @@ class JoinResult:
 
     @cached_property
     def unit_ids(self) -> np.ndarray:
-        return to_numpy(self.units)
+        return read_only_array(to_numpy(self.units))
 
     @cached_property
     def positions(self) -> np.ndarray:
         positions = np.full(self.codes.shape, -1, dtype=np.int32, order="F")
         for column, (cell_units, rows) in enumerate(self.cell_rows):
             positions[:, column][cell_units] = np.arange(len(cell_units), dtype=np.int32) if rows is None else rows
-        return positions
+        return read_only_array(positions)
 
     @cached_property
     def coders(self) -> tuple[str, ...]:
@@ -153,7 +154,7 @@ class JoinResult:
 
     @cached_property
     def fully_coded(self) -> np.ndarray:
-        return across_columns(self.status, lambda column: column == VALID, np.logical_and)
+        return read_only_array(across_columns(self.status, lambda column: column == VALID, np.logical_and))
 
     @cached_property
     def log(self) -> pd.DataFrame:
@@ -245,6 +246,24 @@ class JoinResult:
         )
 
 
+def read_only_array(array: np.ndarray) -> np.ndarray:
+    """``array``, marked read-only (no copy): what a join hands out once it is made."""
+    array.flags.writeable = False
+    return array
+
+
+def read_only_join(join: JoinResult) -> JoinResult:
+    """``join`` with its arrays marked read-only (no copy, whatever their size): an Audit's join,
+    from which its report lists the disagreements and its frames are made, so that a cell
+    changed after the fact cannot show in them."""
+    arrays = [join.codes, join.status, *(getattr(join.entries, name) for name in LogEntries.__dataclass_fields__)]
+    arrays += [array for cells in join.cell_rows for array in cells if array is not None]
+    arrays += [sheet.row_numbers for sheet in join.sheets if sheet.row_numbers is not None]
+    for array in arrays:
+        read_only_array(array)
+    return join
+
+
 def across_columns(matrix: np.ndarray, test: Callable[[np.ndarray], np.ndarray], combine: np.ufunc) -> np.ndarray:
     """``test`` on each (contiguous) column of a column-major matrix, combined across columns:
     many times faster than a reduction along rows of a large column-major matrix."""
@@ -305,7 +324,8 @@ def join_sheets(
         placed = list(placing)
         parts = [part for entries, _ in placed for part in entries]
         cell_rows = [cells for _, cells in placed]
-        warnings = [f"sheet {sheet.name}: {warning}" for sheet in sheets for warning in sheet.warnings]
+        warnings = identical_sheet_warnings(sheets)
+        warnings += [f"sheet {sheet.name}: {warning}" for sheet in sheets for warning in sheet.warnings]
         warnings += id_warnings.result()
     joined = JoinResult(
         rule=rule,
@@ -626,9 +646,10 @@ def _repeats(
 
 
 def check_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule) -> None:
-    """Usage errors that make a join meaningless: fewer than two sheets, one coder
-    twice, a sheet coded under another version of the rule."""
+    """Usage errors that make a join meaningless: fewer than two sheets, one file given
+    for two coders, one coder twice, a sheet coded under another version of the rule."""
     check_sheet_count(len(sheets))
+    check_distinct_files(sheets)
     seen: dict[str, str] = {}
     for sheet in sheets:
         if sheet.coder in seen:
@@ -646,6 +667,45 @@ def check_sheets(sheets: list[Sheet] | tuple[Sheet, ...], rule: Rule) -> None:
             )
         seen[sheet.coder] = sheet.name
         _check_rule_version(sheet, rule)
+
+
+def check_distinct_files(sheets: list[Sheet] | tuple[Sheet, ...]) -> None:
+    """One file given for two coders (the same path twice, ``./x`` and ``x``, a symbolic or a
+    hard link, a path through a linked folder) would score one coder's codes as two coders
+    agreeing perfectly: refused, whatever the coder names. The file is known by its device
+    and inode (io.files.file_identity), not by its path, which a link hides."""
+    first_of: dict[tuple[int, int], Sheet] = {}
+    for sheet in sheets:
+        if sheet.file_key is None:  # a DataFrame, or a bundle's frozen bytes: no file to compare
+            continue
+        first = first_of.setdefault(sheet.file_key, sheet)
+        if first is not sheet:
+            raise UsageError(
+                f"sheets {shown_name(first.path)} and {shown_name(sheet.path)} are one file (a link, or two "
+                "paths to the same file): its codes would be scored as two coders agreeing perfectly.",
+                hint="pass each coder's own sheet once; replace the link with the other coder's sheet.",
+                code="usage-same-sheet",
+            )
+
+
+def identical_sheet_warnings(sheets: list[Sheet] | tuple[Sheet, ...]) -> list[str]:
+    """Two coders' sheets with the very same bytes (a copy, or equal DataFrames): not refused,
+    since two coders may enter the same codes on a small pilot, but said wherever the audit is
+    shown, since a copied sheet is the likelier cause and makes agreement perfect by itself. A
+    sheet naming its coder in a coder column cannot be a copy of another coder's: the same bytes
+    would name the same coder, which check_sheets refuses."""
+    first_of: dict[str, Sheet] = {}
+    warnings = []
+    for sheet in sheets:
+        first = first_of.setdefault(sheet.sha256, sheet)
+        if first is not sheet:
+            warnings.append(
+                f"sheets {first.name} (coder {first.coder!r}) and {sheet.name} (coder {sheet.coder!r}) hold the "
+                "very same bytes: if one is a copy of the other, the agreement between them is that of one "
+                "sheet with itself. Check that each is that coder's own sheet (filling each sheet's coder "
+                "column with its coder's name makes a copy impossible to miss)."
+            )
+    return warnings
 
 
 def check_sheet_count(count: int) -> None:

@@ -180,8 +180,8 @@ def variable_views(
     at = next(index for index, column in enumerate(table.header) if column.strip().casefold() == VARIABLE)
     records = from_numpy(np.searchsorted(table.rows, whole.rows))
     written = table.cells[at].take(records)
-    variables = pc.utf8_trim_whitespace(written)
-    known = pc.is_in(variables, value_set=pa.array([rule.id for rule in rules], type=pa.string()))
+    variables = matched_variables(written, rules)
+    known = pc.is_valid(variables)
     rest = None
     if not pc.all(known).as_py():
         unknown = pc.invert(known)
@@ -191,6 +191,23 @@ def variable_views(
     positions = {rule.id: np.flatnonzero(pc.equal(named, rule.id).to_numpy(zero_copy_only=False)) for rule in rules}
     views = {rule_id: _take(base, at_rows) for rule_id, at_rows in positions.items()}
     return views, dict(positions), base, rest
+
+
+def variable_key(text: str) -> str:
+    """A variable's name as it is matched to a rule id: trimmed and case-folded, as a wide sheet's
+    columns are matched to them (and a sheet's column names to comment_id and code). Rule ids are
+    lower case ([a-z0-9_]), so no two of them share a key: `Sarcasm` can only mean `sarcasm`."""
+    return text.strip().casefold()
+
+
+def matched_variables(written: pa.Array, rules: Sequence[Rule]) -> pa.Array:
+    """Each row's variable as the rule id it names (see ``variable_key``), or null when it names
+    none (the row is logged as unknown_variable, its variable as written). The few distinct
+    names are matched once each, not row by row."""
+    by_key = {variable_key(rule.id): rule.id for rule in rules}
+    encoded = pc.dictionary_encode(written)
+    names = [by_key.get(variable_key(name)) for name in encoded.dictionary.to_pylist()]
+    return pa.array(names, type=pa.string()).take(encoded.indices)
 
 
 def _take(sheet: Sheet, which: pa.Array | np.ndarray) -> Sheet:

@@ -4,6 +4,7 @@ which every renderer shows. Pure: no files, no clock.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -16,7 +17,7 @@ from irr_audit._version import __version__
 from irr_audit.errors import UsageError
 from irr_audit.io.arrowtext import from_numpy
 from irr_audit.io.display import listed, shortened
-from irr_audit.join.join import JoinResult, across_columns
+from irr_audit.join.join import JoinResult, across_columns, read_only_array
 from irr_audit.metrics import group_vs_reference, summarise
 from irr_audit.metrics.alpha_bootstrap import DEFAULT_ALPHA_MIN, krippendorff_bootstrap
 from irr_audit.metrics.consensus import REASONS
@@ -34,6 +35,7 @@ from irr_audit.report.headline import (
     headline_metric,
     paradox_explanation,
 )
+from irr_audit.report.readonly import read_only
 from irr_audit.rules.model import Rule
 
 
@@ -231,6 +233,16 @@ class AuditReport:
         out["coefficients"] = coefficient_rows(out, self.headline_bootstrap)
         out["paradox"] = paradox_explanation(out)
         return out
+
+
+REPORT_DATA = ("sheets", "units", "missingness", "agreement", "group", "sample", "problems", "headline_bootstrap")
+
+
+def read_only_report(report: AuditReport) -> AuditReport:
+    """``report`` with its data read-only at every depth (irr_audit.report.readonly): what an Audit
+    holds, so that no value of it can be changed after the fact. The disagreements are left as
+    they are: a join's are read from its arrays as they are shown."""
+    return dataclasses.replace(report, **{name: read_only(getattr(report, name)) for name in REPORT_DATA})
 
 
 def build_report(join: JoinResult, options: AuditOptions = AuditOptions()) -> AuditReport:
@@ -464,7 +476,7 @@ class Disagreements(Sequence[dict[str, Any]]):
 
     def __init__(self, join: JoinResult, units: np.ndarray) -> None:
         self.join = join
-        self.units = units  # indices of the disagreeing units, in unit order
+        self.units = read_only_array(units)  # indices of the disagreeing units, in unit order
 
     def __len__(self) -> int:
         return len(self.units)

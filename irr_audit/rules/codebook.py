@@ -27,6 +27,7 @@ from typing import Any
 
 from irr_audit.errors import CodebookError, IrrAuditError
 from irr_audit.io.display import shortened
+from irr_audit.io.encodings import refuse_foreign_mark
 from irr_audit.io.files import check_name, read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, limit_error
 from irr_audit.rules.load import MAX_RULE_ID, MAX_VERSION, RULE_ID_PATTERN, load_rule, parse_yaml
@@ -149,6 +150,7 @@ def parse_codebook(
 ) -> Codebook:
     """Validate codebook bytes; ``read_rule(id, version)`` (or a mapping of them) gives each rule.
     Pure apart from what ``read_rule`` does: ``name`` is only used in messages."""
+    refuse_foreign_mark(data, name, code="codebook-encoding", error=CodebookError)
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:

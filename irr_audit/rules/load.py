@@ -20,6 +20,7 @@ import yaml
 
 from irr_audit.errors import RuleError
 from irr_audit.io.display import CONTROL, shortened, visible
+from irr_audit.io.encodings import refuse_foreign_mark
 from irr_audit.io.files import check_name, read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, limit_error
 from irr_audit.rules.model import AppliesWhen, Code, Rule, alias_clash, code_key
@@ -171,6 +172,7 @@ def load_rule(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Rule:
 
 def parse_rule(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> Rule:
     """Validate rule-file bytes. Pure: ``name`` is only used in messages."""
+    refuse_foreign_mark(data, name, code="rule-encoding", error=RuleError)
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:

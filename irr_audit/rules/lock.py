@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from irr_audit.errors import IrrAuditError
+from irr_audit.io.encodings import not_utf8
 from irr_audit.io.limits import load_json
 from irr_audit.io.outputs import render_json
 from irr_audit.rules.codebook import parse_codebook, rule_file_key
@@ -107,7 +108,7 @@ def parse_lock_codebooks(data: bytes, shown: str) -> tuple[Baseline, dict[str, d
             pins[entry["file"]] = {str(key): "sha256:" + value for key, value in rules.items()}
     except (ValueError, AttributeError, KeyError, TypeError) as error:
         raise IrrAuditError(
-            f"the lock file {shown} is not a rules lock ({error}).",
+            f"the lock file {shown} is not a rules lock ({_why(error)}).",
             hint="restore it from git, or delete it and run irr-audit rules lock to write it anew.",
             code="lock-invalid",
         ) from None
@@ -133,8 +134,15 @@ def parse_lock(data: bytes, shown: str) -> Baseline:
             digests[entry["file"]] = "sha256:" + entry["sha256"]
     except (ValueError, AttributeError, KeyError, TypeError) as error:
         raise IrrAuditError(
-            f"the lock file {shown} is not a rules lock ({error}).",
+            f"the lock file {shown} is not a rules lock ({_why(error)}).",
             hint="restore it from git, or delete it and run irr-audit rules lock to write it anew.",
             code="lock-invalid",
         ) from None
     return Baseline(source=f"the lock file {shown}", digests=digests)
+
+
+def _why(error: Exception) -> str:
+    """What is wrong with a lock file, for its refusal: a file in UTF-16 or UTF-32 named by its encoding."""
+    if isinstance(error, UnicodeDecodeError):
+        return f"it is not UTF-8 text: {not_utf8(error, f'byte {error.start} cannot be decoded')}"
+    return str(error)

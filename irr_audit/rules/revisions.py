@@ -24,6 +24,7 @@ from typing import Any
 from irr_audit.errors import LimitError, RuleError
 from irr_audit.io import records as recorded
 from irr_audit.io.display import visible
+from irr_audit.io.encodings import not_utf8
 from irr_audit.io.files import sha256_digest
 from irr_audit.io.limits import load_json
 from irr_audit.io.runfolder import CODEBOOK_BUNDLE_FORMAT
@@ -526,6 +527,8 @@ def parse_manifest(data: bytes, shown: str) -> Bundle:
         document = load_json(data, shown, own_file=True)
     except LimitError as error:
         raise ValueError(error.message.removeprefix(f"{shown} ")) from None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"it is not UTF-8 text ({not_utf8(error, f'byte {error.start}')})") from None
     except ValueError:
         raise ValueError("it is not valid JSON") from None
     if not isinstance(document, dict):

@@ -13,6 +13,7 @@ from typing import Any
 from irr_audit.errors import IrrAuditError, OutputError, UsageError
 from irr_audit.io.collector import quoted
 from irr_audit.io.display import listed
+from irr_audit.io.encodings import not_utf8
 from irr_audit.io.files import read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, json_lines, load_json_line, number_check_lines
 from irr_audit.io.outputs import refuse_unsafe_outputs
@@ -274,8 +275,8 @@ def _ledger_contexts(data: bytes, path: Path, limits: Limits, wanted: set[str]) 
         lines = list(json_lines(data, f"{path}", limits, own_file=True))
     except UnicodeDecodeError as exc:
         raise UsageError(
-            f"sample ledger {path} is not UTF-8 (byte {exc.start}).",
-            hint="run irr-audit sample again into a new folder.",
+            f"sample ledger {path} is not UTF-8 ({not_utf8(exc, f'byte {exc.start}')}).",
+            hint="run irr-audit sample again into a new folder (or save the ledger again as UTF-8).",
             code="sample-dir-invalid",
         ) from None
     contexts = {}

@@ -27,7 +27,8 @@ from typing import Any, TypeVar
 from irr_audit.errors import IrrAuditError, SheetError, UsageError
 from irr_audit.io.csvfields import first_csv_row
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, parse_delimiter
-from irr_audit.io.files import check_exist, shown_name, unreadable, utf32_mark
+from irr_audit.io.encodings import foreign_mark
+from irr_audit.io.files import check_exist, shown_name, unreadable
 from irr_audit.io.sheets import parse_rule_version
 from irr_audit.join.join import STATUSES
 from irr_audit.rules.model import Rule
@@ -248,9 +249,10 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
             hint="save the long table as CSV UTF-8 or Parquet (in DuckDB: COPY (SELECT ...) TO 'codes.parquet').",
             code="table-format",
         )
-    if head.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+    why = foreign_mark(head)
+    if why is not None:
         raise SheetError(
-            f"table {table.name} is {utf32_mark(head) or 'UTF-16'}; irr-audit counts reads UTF-8 tables.",
+            f"table {table.name} is not UTF-8 text: {why}.",
             hint="save the table as CSV UTF-8, or as Parquet.",
             code="table-encoding",
         )

@@ -320,10 +320,13 @@ CASES = [
     Case(
         "sheets: the same sheet twice", "join alice.csv alice.csv --rule rule.yaml --out out", exit=2, says=("alice",)
     ),
-    Case(
+    Case(  # one coder's codes would be scored as two coders agreeing perfectly (docs/contract.md)
         "sheets: the same sheet through a symlink",
         "join alice.csv again.csv --rule rule.yaml --out out",
         setup=link("again.csv", "alice.csv"),
+        exit=2,
+        code="usage-same-sheet",
+        says=("alice.csv", "again.csv", "one file"),
     ),
     Case(
         "sheets: two sheets with one name in two folders",
