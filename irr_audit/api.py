@@ -1462,10 +1462,11 @@ class CodebookAudit:
     def to_methods(self) -> str:
         """`report --codebook --format methods`: the codebook named, then each variable's methods
         paragraph (reliability is reported per variable, each on its own units)."""
+        from irr_audit.io.display import prose  # noqa: PLC0415 (loaded on use)
         from irr_audit.report.methods import condition_sentence  # noqa: PLC0415 (loaded on use)
 
         first = (
-            f"The codebook {self.codebook.label} ({len(self.audits)} variables) was coded; reliability is "
+            f"The codebook {prose(self.codebook.label)} ({len(self.audits)} variables) was coded; reliability is "
             "reported for each variable on its own fully coded units.\n"
         )
         paragraphs = []
