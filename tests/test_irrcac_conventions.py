@@ -294,12 +294,13 @@ def irrcac_bipolar(x: list[float]) -> np.ndarray:
     d = np.zeros((q, q))
     with np.errstate(invalid="ignore", divide="ignore"):
         for k in range(q):
-            for l in range(q):
-                if k != l:
-                    d[k, l] = np.float64(x[k] - x[l]) ** 2 / (((x[k] + x[l]) - 2 * xmin) * (2 * xmax - (x[k] + x[l])))
+            for m in range(q):
+                if k != m:
+                    d[k, m] = np.float64(x[k] - x[m]) ** 2 / (((x[k] + x[m]) - 2 * xmin) * (2 * xmax - (x[k] + x[m])))
         return 1 - d / d.max()
 
 
+WEIGHT_NAMES = ("identity", "linear", "quadratic", "ordinal", "radical", "ratio", "circular", "bipolar")
 HOSTILE_VALUES = [
     [1, 2, 2],  # two codes share the highest value: 0/0 in the bipolar formula
     [1, 1, 2],  # ... the lowest value
@@ -314,7 +315,7 @@ HOSTILE_VALUES = [
 
 
 @pytest.mark.parametrize("values", HOSTILE_VALUES, ids=str)
-@pytest.mark.parametrize("name", ["identity", "linear", "quadratic", "ordinal", "radical", "ratio", "circular", "bipolar"])
+@pytest.mark.parametrize("name", WEIGHT_NAMES)
 def test_named_weights_are_weights_or_refused_never_nan(name: str, values: list[float]) -> None:
     from irr_audit.metrics.weights import agreement_classes, named_weights
     from irr_audit.rules.weights import named_weights_problem
@@ -365,7 +366,7 @@ codes:
 
 
 @pytest.mark.parametrize("values", [(1, 2, 2), (2, 2, 2), (0, 1, 1)], ids=str)
-@pytest.mark.parametrize("name", ["identity", "linear", "quadratic", "ordinal", "radical", "ratio", "circular", "bipolar"])
+@pytest.mark.parametrize("name", WEIGHT_NAMES)
 @pytest.mark.parametrize("where", ["option", "rule"])
 def test_score_with_named_weights_on_tied_values_gives_numbers_or_exit_2(
     tmp_path: Path, name: str, values: tuple[int, int, int], where: str

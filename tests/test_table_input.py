@@ -230,7 +230,8 @@ def test_what_a_count_matrix_reports_is_what_any_coders_behind_it_give(ratings: 
     report = audit_counts_matrix(counts, categories, scale="ordinal", weights="quadratic")
     for _ in range(2):
         s = summarise(_coders_at_random(counts, rng), k, "ordinal", weights="quadratic")
-        for basis, ours in (("metrics", s.metrics), ("available_case", s.available_case), ("gwet_missing", s.gwet_missing)):
+        bases = (("metrics", s.metrics), ("available_case", s.available_case), ("gwet_missing", s.gwet_missing))
+        for basis, ours in bases:
             for name, metric in ours.items():
                 if isinstance(metric, dict):
                     continue

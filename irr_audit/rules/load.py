@@ -465,7 +465,7 @@ def _code(entry: Any, name: str, where: str) -> Code:
             name,
             f"{where}.value",
             f"{value!r}: {problem}",
-            hint="multiply every value by the same power of ten (a change of unit), e.g. 1, 2, 3 for 1.0e+15, 2.0e+15, 3.0e+15.",
+            hint="multiply every value by one power of ten (a change of unit): 1, 2, 3 for 1.0e+15, 2.0e+15, 3.0e+15.",
         )
     return Code(
         code=_code_text(entry["code"], name, f"{where}.code"),
