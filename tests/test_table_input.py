@@ -250,3 +250,21 @@ def test_what_a_count_matrix_reports_is_what_any_coders_behind_it_give(ratings: 
         from statsmodels.stats.inter_rater import fleiss_kappa
 
         assert report["metrics"]["fleiss_kappa"]["value"] == pytest.approx(fleiss_kappa(full), abs=1e-12)
+
+
+@pytest.mark.parametrize("flag", ["--table", "--category-counts"])
+def test_a_table_takes_the_interval_and_weights_options(tmp_path: Path, flag: str) -> None:
+    """--ci-level, --interval, --test-against and --weights were silently ignored for a table (95%,
+    no weighted coefficients); they apply as to sheets."""
+    rule = tmp_path / "rule.yaml"
+    rule.write_text("rule: r\nversion: 1\nscale: ordinal\ncodes: [a, b, c]\n")
+    path = tmp_path / "table.csv"
+    if flag == "--table":
+        path.write_text("x \\ y,a,b,c\na,3,1,0\nb,0,2,1\nc,0,0,3\n")
+    else:
+        path.write_text("a,b,c\n2,0,0\n1,1,0\n0,1,1\n0,0,2\n1,0,1\n2,0,0\n")
+    options = ["--ci-level", "0.9", "--interval", "t", "--test-against", "0.2", "--weights", "quadratic"]
+    report = score(flag, str(path), "--rule", str(rule), *options)
+    assert report["intervals"] == {"kind": "t", "level": 0.9, "test_against": 0.2, "weights": "quadratic"}
+    fleiss = report["metrics"]["fleiss_kappa_weighted"]
+    assert fleiss["defined"] and fleiss["weights"] == "quadratic" and fleiss["ci_method"].startswith("Student t")
