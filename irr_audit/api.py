@@ -869,6 +869,10 @@ def audit_table(
     seed: int | None = None,
     limits: LimitsLike = None,
     alpha_min: Sequence[float] | None = None,
+    ci_level: float = 0.95,
+    interval: str = "normal",
+    test_against: float | None = None,
+    weights: str | Sequence[Sequence[float]] | None = None,
 ) -> Audit:
     """Audit a published table: ``kind="table"`` (a K x K agreement table, rows the first coder,
     `score --table`) or ``kind="category_counts"`` (subjects x categories, Fleiss 1971's layout,
@@ -883,6 +887,7 @@ def audit_table(
             f"kind={kind!r} is not a table kind.", hint="use kind='table' or kind='category_counts'.", code="data-form"
         )
     options, seed_note = _seeded(_audit_options(bootstrap, seed, None, None, True, alpha_min))
+    options = _with_statistics(options, ci_level, interval, test_against, weights)  # as every other input
     if rule is None:
         flag = "--table" if kind == "table" else "--category-counts"
         raise UsageError(
@@ -1533,10 +1538,11 @@ class CodebookAudit:
     def to_methods(self) -> str:
         """`report --codebook --format methods`: the codebook named, then each variable's methods
         paragraph (reliability is reported per variable, each on its own units)."""
+        from irr_audit.io.display import prose  # noqa: PLC0415 (loaded on use)
         from irr_audit.report.methods import condition_sentence  # noqa: PLC0415 (loaded on use)
 
         first = (
-            f"The codebook {self.codebook.label} ({len(self.audits)} variables) was coded; reliability is "
+            f"The codebook {prose(self.codebook.label)} ({len(self.audits)} variables) was coded; reliability is "
             "reported for each variable on its own fully coded units.\n"
         )
         paragraphs = []

@@ -283,3 +283,118 @@ def test_no_interval_loads_scipy() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False False"
+
+
+# --- every named weighting on hostile values: ties, one value, negatives, zeros, extremes ------
+
+
+def irrcac_bipolar(x: list[float]) -> np.ndarray:
+    """irrCAC's bipolar.weights (R), transcribed loop for loop: NaN when two codes share an end."""
+    xmin, xmax, q = min(x), max(x), len(x)
+    d = np.zeros((q, q))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for k in range(q):
+            for m in range(q):
+                if k != m:
+                    d[k, m] = np.float64(x[k] - x[m]) ** 2 / (((x[k] + x[m]) - 2 * xmin) * (2 * xmax - (x[k] + x[m])))
+        return 1 - d / d.max()
+
+
+WEIGHT_NAMES = ("identity", "linear", "quadratic", "ordinal", "radical", "ratio", "circular", "bipolar")
+HOSTILE_VALUES = [
+    [1, 2, 2],  # two codes share the highest value: 0/0 in the bipolar formula
+    [1, 1, 2],  # ... the lowest value
+    [1, 1, 2, 2],
+    [-3, 0, 0, 3],  # a shared value between the ends, negatives, a zero
+    [0, 1, 2],  # a zero: ratio weights divide by x_k + x_l
+    [-2, -1, 0],
+    [1, 1 + 2**-52, 1e12],  # x_k + x_l - 2 x_min rounds to 0 for the first two
+    [1e-12, 2e-12, 1e12],
+    [-1e12, 0, 1e12],
+]
+
+
+@pytest.mark.parametrize("values", HOSTILE_VALUES, ids=str)
+@pytest.mark.parametrize("name", WEIGHT_NAMES)
+def test_named_weights_are_weights_or_refused_never_nan(name: str, values: list[float]) -> None:
+    from irr_audit.metrics.weights import agreement_classes, named_weights
+    from irr_audit.rules.weights import named_weights_problem
+
+    x = np.array(values, dtype=float)
+    problem = named_weights_problem(name, x)
+    if problem:
+        assert name == "ratio" and min(values) <= 0, problem  # the one refusal for these values
+        return
+    w = named_weights(name, x)
+    assert np.isfinite(w).all() and (w >= 0).all() and (w <= 1).all(), w
+    assert np.array_equal(w, w.T) and np.array_equal(np.diag(w), np.ones(len(values)))
+    shared = x[:, None] == x[None, :]
+    if name not in ("identity", "ordinal"):  # these two are on positions, whatever the values
+        assert (w[shared] == 1).all(), "codes sharing a value are one point of the scale: weight 1"
+    assert agreement_classes(w, len(values)).sum() == len(values)  # every code in exactly one class
+
+
+@pytest.mark.parametrize("values", [[1, 2, 3], [1, 3, 4, 9], [-2, 0.5, 1, 7], [2, 3, 5]], ids=str)
+def test_bipolar_weights_equal_irrcac_on_distinct_values(values: list[float]) -> None:
+    from irr_audit.metrics.weights import named_weights
+
+    assert named_weights("bipolar", np.array(values, dtype=float)) == pytest.approx(irrcac_bipolar(values), abs=1e-12)
+
+
+def test_bipolar_weights_on_a_shared_end_value_are_the_limit_irrcac_leaves_nan() -> None:
+    """irrCAC gives NaN for every cell (0/0 then max(NaN)); the definition's limit as x_l tends to
+    x_k is d = 0: the two codes are one point. The other cells are those of the distinct values."""
+    from irr_audit.metrics.weights import named_weights
+
+    assert np.isnan(irrcac_bipolar([1, 2, 2])).any()
+    w = named_weights("bipolar", np.array([1.0, 2.0, 2.0]))
+    assert w.tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 1.0], [0.0, 1.0, 1.0]]
+    near = named_weights("bipolar", np.array([1.0, 2.0 - 1e-9, 2.0]))  # the limit, approached
+    assert near[1, 2] == pytest.approx(1.0, abs=1e-8) and near[0, 1] == pytest.approx(0.0, abs=1e-8)
+    w4 = named_weights("bipolar", np.array([1.0, 2.0, 3.0, 3.0]))
+    assert w4[:3, :3] == pytest.approx(irrcac_bipolar([1, 2, 3]), abs=1e-12) and w4[2, 3] == 1.0
+
+
+TIED_RULE = """rule: r
+version: 1
+scale: interval
+codes:
+  - {code: a, value: A}
+  - {code: b, value: B}
+  - {code: c, value: C}
+"""
+
+
+@pytest.mark.parametrize("values", [(1, 2, 2), (2, 2, 2), (0, 1, 1)], ids=str)
+@pytest.mark.parametrize("name", WEIGHT_NAMES)
+@pytest.mark.parametrize("where", ["option", "rule"])
+def test_score_with_named_weights_on_tied_values_gives_numbers_or_exit_2(
+    tmp_path: Path, name: str, values: tuple[int, int, int], where: str
+) -> None:
+    rule = TIED_RULE.replace("A", str(values[0])).replace("B", str(values[1])).replace("C", str(values[2]))
+    (tmp_path / "rule.yaml").write_text(rule + (f"weights: {name}\n" if where == "rule" else ""))
+    (tmp_path / "x.csv").write_text("comment_id,code\n1,a\n2,b\n3,c\n4,a\n5,b\n")
+    (tmp_path / "y.csv").write_text("comment_id,code\n1,a\n2,c\n3,c\n4,b\n5,b\n")
+    extra = ["--weights", name] if where == "option" else []
+    args = ["score", str(tmp_path / "x.csv"), str(tmp_path / "y.csv"), "--rule", str(tmp_path / "rule.yaml")]
+    result = CliRunner().invoke(app, [*args, "--format", "json", *extra])
+    all_equal = len(set(values)) == 1 and name != "identity"
+    if all_equal or (name == "ratio" and min(values) <= 0):
+        assert result.exit_code == 2, result.output
+        assert ("all equal" in result.output) if all_equal else ("above 0" in result.output)
+        return
+    assert result.exit_code == 0, result.output
+    for metric in json.loads(result.stdout)["metrics"].values():
+        if isinstance(metric, dict) and "value" in metric and metric["value"] is not None:
+            assert math.isfinite(metric["value"])
+
+
+@pytest.mark.parametrize("value", ["1.0e+308", "-1.0e+200", "1.0e+13", "1.0e-320", "1.0e-13"])
+def test_code_values_beyond_double_precision_squares_are_refused(tmp_path: Path, value: str) -> None:
+    """ICC, alpha and the weights square differences of values: 1e200 overflowed (exit 70) and
+    1e-320 underflowed to a variance of 0 (exit 70); now the rule is refused, naming the key."""
+    (tmp_path / "rule.yaml").write_text(TIED_RULE.replace("A", value).replace("B", "0").replace("C", "1"))
+    with pytest.raises(IrrAuditError, match=r"codes\[0\]\.value.*outside 1e-12 to 1e\+12"):
+        load_rule(tmp_path / "rule.yaml")
+    with pytest.raises(ValueError, match="cannot be used"):
+        summarise(np.array([[0, 1], [1, 1]]), 3, "interval", [float(value), 0, 1])

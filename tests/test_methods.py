@@ -110,3 +110,61 @@ def test_a_sampled_bundle_says_how_the_units_were_drawn(tmp_path: Path) -> None:
     digest = irr_audit.audit(bundle).to_dict()["bundle"]["digest"]
     assert f"kept in the audit bundle {bundle.name} (digest {digest})" in from_bundle
     assert "seed 3" in from_bundle
+
+
+MULTI_LINE_RULE = """rule: multi_line
+version: 1
+question: |
+  Does the comment   explicitly
+  \tstate a current\r
+  product failure?
+scale: nominal
+codes: ["yes", "no"]
+"""
+ONE_LINE = "Does the comment explicitly state a current product failure?"
+
+
+@pytest.fixture
+def multi_line(tmp_path: Path) -> list[Path]:
+    (tmp_path / "rule.yaml").write_text(MULTI_LINE_RULE)
+    (tmp_path / "ann  na.csv").write_text("comment_id,code\n1,yes\n2,no\n3,yes\n")  # a run of spaces in a coder
+    (tmp_path / "bob.csv").write_text("comment_id,code\n1,yes\n2,no\n3,no\n")
+    return [tmp_path / "ann  na.csv", tmp_path / "bob.csv", tmp_path / "rule.yaml"]
+
+
+def test_a_multi_line_question_is_one_line_in_the_methods_paragraph(multi_line: list[Path]) -> None:
+    """A `question: |` block kept its line breaks and tab inside the paragraph, breaking the sentence."""
+    first, second, rule = multi_line
+    result = run("report", first, second, "--rule", rule, "--format", "methods")
+    assert result.exit_code == 0, result.output
+    paragraph = result.stdout.rstrip("\n")
+    assert "\n" not in paragraph and "\t" not in paragraph and "\r" not in paragraph and "  " not in paragraph
+    assert f'which asks "{ONE_LINE}", with the codes' in paragraph
+    assert "Two coders (ann na and bob)" in paragraph
+
+
+def test_a_multi_line_question_keeps_the_markdown_html_and_text_reports_whole(multi_line: list[Path]) -> None:
+    import html
+    import re
+
+    first, second, rule = multi_line
+    audit = irr_audit.audit([first, second], rule)
+    markdown = audit.to_markdown()
+    assert f"- Question: {ONE_LINE}\n" in markdown
+    methods = markdown.split("## Methods paragraph (to paste)\n\n", 1)[1].split("\n", 1)[0]
+    assert f'which asks "{ONE_LINE}"' in methods and methods.endswith("irr-audit " + irr_audit.__version__ + ".")
+    page = audit.to_html()
+    shown = re.search(r'<p class="methods">(.*?)</p>', page, re.S)
+    assert shown is not None and "\n" not in shown.group(1)
+    assert f"which asks &#34;{ONE_LINE}&#34;" in shown.group(1) or f'which asks "{ONE_LINE}"' in html.unescape(
+        shown.group(1)
+    )
+    text = audit.to_text(width=None)
+    assert f'which asks "{ONE_LINE}"' in text and "\\n" not in text.split("Methods paragraph")[1].split("\n")[1]
+
+
+def test_condition_sentence_quotes_names_on_one_line() -> None:
+    from irr_audit.report.methods import condition_sentence
+
+    sentence = condition_sentence("sev\nerity", "fail ure", ["y\tes"], {"not_applicable": 2})
+    assert sentence.startswith("The variable sev erity was asked only where a coder coded fail ure as 'y es': 2 cells")

@@ -85,6 +85,28 @@ def test_cohen_kappa_matches_sklearn(data):
                 assert len(set(codes.ravel())) == 1 and "pe = 1" in metric.reason
 
 
+@pytest.mark.parametrize(("first", "second"), [(0, 1), (1, 0), (0, 2), (2, 2)])
+def test_one_unit_is_undefined_where_sklearn_gives_0(first: int, second: int) -> None:
+    """A documented difference (docs/statistics.md, "One unit"): scikit-learn's cohen_kappa_score
+    gives 0.0 for one disagreeing unit (pe = 0, so 0 / 1) and NaN for one agreeing unit (pe = 1);
+    the tool reports both undefined, for the one reason, as every chance-corrected coefficient,
+    leave-one-out included. The property test above draws two units or more for this reason."""
+    codes = np.array([[first, second]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = cohen_kappa_score(codes[:, 0], codes[:, 1], labels=[0, 1, 2])
+    assert theirs == 0.0 if first != second else np.isnan(theirs)
+    s = summarise(codes, 3, "ordinal")
+    for name in ("cohen_kappa", "weighted_kappa_linear", "pabak", "gwet_ac1", "krippendorff_alpha", "max_kappa"):
+        assert not s.metrics[name].defined and s.metrics[name].value is None, name
+        assert s.metrics[name].reason == "n = 1: a single unit cannot separate agreement from chance", name
+    assert s.metrics["po"].value == float(first == second)
+    three = summarise(np.array([[first, second, second]]), 3, "nominal")
+    for entry in three.leave_one_out:  # two coders left on the one unit: no number either
+        for name in ("fleiss_kappa", "krippendorff_alpha", "gwet_ac1"):
+            assert not entry.metrics[name].defined and "n = 1" in str(entry.metrics[name].reason), name
+
+
 @given(coded(3, 6))
 def test_fleiss_matches_statsmodels(data):
     codes, k = data

@@ -119,14 +119,15 @@ def test_statsmodels_and_krippendorff_agree_on_random_count_matrices(tmp_path: P
         assert not metrics["krippendorff_alpha"]["defined"]
     else:
         assert metrics["krippendorff_alpha"]["value"] == pytest.approx(alpha, abs=1e-12)
-    if raters >= 3:
-        kappa = fleiss_kappa(counts)
-        if metrics["fleiss_kappa"]["defined"]:
-            assert metrics["fleiss_kappa"]["value"] == pytest.approx(kappa, abs=1e-12)
-        else:
-            assert (counts.sum(axis=0) > 0).sum() == 1  # one category only: pe = 1
+    kappa = fleiss_kappa(counts)  # two ratings per subject too: the counts determine it
+    if metrics["fleiss_kappa"]["defined"]:
+        assert metrics["fleiss_kappa"]["value"] == pytest.approx(kappa, abs=1e-12)
+        assert metrics["fleiss_kappa"]["ci"] is not None
     else:
+        assert (counts.sum(axis=0) > 0).sum() == 1  # one category only: pe = 1
+    if raters == 2:
         assert metrics["scott_pi"]["defined"] is metrics["krippendorff_alpha"]["defined"]
+        assert metrics["scott_pi"]["value"] == pytest.approx(metrics["fleiss_kappa"]["value"], abs=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -156,3 +157,114 @@ def test_one_input_at_a_time(tmp_path: Path) -> None:
         ["score", "--table", str(tmp_path / "t.csv"), "--category-counts", str(tmp_path / "t.csv"), "--rule", "r.yaml"],
     )
     assert result.exit_code == 2 and "give one input" in result.output
+
+
+def test_two_ratings_per_subject_give_fleiss_kappa_golden() -> None:
+    """3 subjects, 2 ratings each: statsmodels' fleiss_kappa gives 1/3, as Scott's pi; Fleiss'
+    kappa was reported undefined ("do not say which coder gave which code") for two ratings."""
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    counts = np.array([[2, 0], [1, 1], [0, 2]])
+    assert fleiss_kappa(counts) == pytest.approx(1 / 3, abs=1e-12)
+    report = audit_counts_matrix(counts, ["yes", "no"])
+    for basis in ("metrics", "available_case", "gwet_missing"):
+        fleiss = report[basis]["fleiss_kappa"]
+        assert fleiss["defined"] and fleiss["value"] == pytest.approx(1 / 3, abs=1e-12), basis
+        assert fleiss["ci"] == pytest.approx([-0.9733093230267029, 1.0], abs=1e-9), basis  # SE 2/3 * sqrt(...)
+    assert report["metrics"]["scott_pi"]["value"] == pytest.approx(1 / 3, abs=1e-12)
+    assert report["metrics"]["krippendorff_alpha"]["value"] == pytest.approx(4 / 9, abs=1e-12)
+    for basis, name in [("metrics", "cohen_kappa"), ("metrics", "conger_kappa"), ("gwet_missing", "conger_kappa")]:
+        assert not report[basis][name]["defined"], (basis, name)
+        assert "which coder gave which code" in report[basis][name]["reason"]
+    assert "which coder" in report["paradox"]["max_kappa"]["reason"]  # not "chance agreement is 1"
+
+
+def audit_counts_matrix(counts: np.ndarray, categories: list[str], **rule: object) -> dict:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "counts.csv"
+        path.write_text(",".join(categories) + "\n" + "\n".join(",".join(map(str, row)) for row in counts) + "\n")
+        spec = {"rule": "random", "version": 1, "scale": "nominal", "codes": categories, **rule}
+        return audit_table(path, spec, kind="category_counts").to_dict()
+
+
+def _coders_at_random(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Sheets the counts could have come from: each subject's codes dealt to coders at random,
+    -1 for the coders a subject with fewer ratings lacks."""
+    width = int(counts.sum(axis=1).max())
+    rows = []
+    for row in counts:
+        codes = np.repeat(np.arange(len(row)), row)
+        rows.append(rng.permutation(np.concatenate([codes, -np.ones(width - len(codes), dtype=int)])))
+    return np.array(rows)
+
+
+# what a count matrix determines (docs/statistics.md, "Tables as input"), by the coders' number
+DETERMINED = {
+    "po",
+    "fleiss_kappa",
+    "fleiss_kappa_weighted",
+    "gwet_ac1",
+    "gwet_ac2",
+    "brennan_prediger",
+    "brennan_prediger_weighted",
+    "krippendorff_alpha",
+    "krippendorff_alpha_weighted",
+}
+NEEDS_CODERS = {"cohen_kappa", "conger_kappa", "conger_kappa_weighted", "weighted_kappa", "bias_index", "max_kappa"}
+
+
+@pytest.mark.parametrize("ratings", ["2", "3", "varying"])
+@pytest.mark.parametrize("seed", range(4))
+def test_what_a_count_matrix_reports_is_what_any_coders_behind_it_give(ratings: str, seed: int) -> None:
+    """Every coefficient the counts determine equals (value, SE, CI) the one of sheets dealing each
+    subject's codes to coders at random, on every basis; those needing coder identity stay undefined."""
+    from irr_audit.metrics import summarise
+
+    rng = np.random.default_rng(seed)
+    k, subjects = int(rng.integers(2, 5)), int(rng.integers(6, 30))
+    totals = rng.integers(1, 5, size=subjects) if ratings == "varying" else np.full(subjects, int(ratings))
+    counts = np.array([rng.multinomial(t, rng.dirichlet(np.ones(k) * 2)) for t in totals])
+    categories = [f"c{c}" for c in range(k)]
+    report = audit_counts_matrix(counts, categories, scale="ordinal", weights="quadratic")
+    for _ in range(2):
+        s = summarise(_coders_at_random(counts, rng), k, "ordinal", weights="quadratic")
+        bases = (("metrics", s.metrics), ("available_case", s.available_case), ("gwet_missing", s.gwet_missing))
+        for basis, ours in bases:
+            for name, metric in ours.items():
+                if isinstance(metric, dict):
+                    continue
+                got = report[basis][name]
+                if name in DETERMINED:
+                    assert got["defined"] is metric.defined, (basis, name)
+                    if metric.defined:
+                        assert got["value"] == pytest.approx(metric.value, abs=1e-12), (basis, name)
+                        assert (got.get("se") is None) is (metric.se is None), (basis, name)
+                        if metric.se is not None:
+                            assert got["se"] == pytest.approx(metric.se, abs=1e-12), (basis, name)
+                if name in NEEDS_CODERS:
+                    assert not got["defined"] and "which coder" in got["reason"], (basis, name)
+    full = counts[totals == totals.max()]
+    if totals.max() >= 2 and len(full) and report["metrics"]["fleiss_kappa"]["defined"]:
+        from statsmodels.stats.inter_rater import fleiss_kappa
+
+        assert report["metrics"]["fleiss_kappa"]["value"] == pytest.approx(fleiss_kappa(full), abs=1e-12)
+
+
+@pytest.mark.parametrize("flag", ["--table", "--category-counts"])
+def test_a_table_takes_the_interval_and_weights_options(tmp_path: Path, flag: str) -> None:
+    """--ci-level, --interval, --test-against and --weights were silently ignored for a table (95%,
+    no weighted coefficients); they apply as to sheets."""
+    rule = tmp_path / "rule.yaml"
+    rule.write_text("rule: r\nversion: 1\nscale: ordinal\ncodes: [a, b, c]\n")
+    path = tmp_path / "table.csv"
+    if flag == "--table":
+        path.write_text("x \\ y,a,b,c\na,3,1,0\nb,0,2,1\nc,0,0,3\n")
+    else:
+        path.write_text("a,b,c\n2,0,0\n1,1,0\n0,1,1\n0,0,2\n1,0,1\n2,0,0\n")
+    options = ["--ci-level", "0.9", "--interval", "t", "--test-against", "0.2", "--weights", "quadratic"]
+    report = score(flag, str(path), "--rule", str(rule), *options)
+    assert report["intervals"] == {"kind": "t", "level": 0.9, "test_against": 0.2, "weights": "quadratic"}
+    fleiss = report["metrics"]["fleiss_kappa_weighted"]
+    assert fleiss["defined"] and fleiss["weights"] == "quadratic" and fleiss["ci_method"].startswith("Student t")

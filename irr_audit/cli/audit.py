@@ -500,6 +500,7 @@ def _audit(
             seed=seed,
             limits=parse_limits(limit),
             alpha_min=alpha_min,
+            **statistics,  # --ci-level, --interval, --test-against and --weights were ignored here
         )
         if not quiet:
             say(scored.summary_line)

@@ -78,3 +78,15 @@ def listed(names: Iterable[str], shown: int = 5) -> str:
 def printable(text: str, at_most: int = 160) -> str:
     """Text from a file, fit for one line of a message: :func:`visible`, then :func:`shortened`."""
     return shortened(visible(text), at_most)
+
+
+def prose(text: object) -> str:
+    """User text quoted into a sentence (a rule's question, a coder's or a codebook's name): each
+    run of white space, line breaks and tabs included, one space, none at either end, so that a
+    YAML block (``question: |``) does not break the sentence it is quoted in; any other control
+    character as its visible escape.
+
+    >>> prose("Does it\\n\\tfail?  \\n"), prose("a\\u2028b\\x1b")
+    ('Does it fail?', 'a b\\\\x1b')
+    """
+    return visible(" ".join(str(text).split()))

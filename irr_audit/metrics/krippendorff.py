@@ -29,7 +29,7 @@ from irr_audit.metrics.patterns import Patterns, compress, unit_weights
 from irr_audit.metrics.reasons import Undefined
 from irr_audit.metrics.result import Metric
 from irr_audit.metrics.weights import agreement_classes
-from irr_audit.rules.scale import Scale
+from irr_audit.rules.scale import Scale, value_problem
 
 Batch = tuple[np.ndarray, np.ndarray]
 
@@ -50,6 +50,9 @@ def scale_values(scale: Scale | str, n_categories: int, values: object = None) -
         raise ValueError(f"a {scale.value} scale needs {n_categories} finite category values, got {values!r}")
     if scale is Scale.RATIO and np.any(array < 0):
         raise ValueError("a ratio scale needs non-negative category values")
+    problems = [f"{value:g}: {problem}" for value in array.tolist() if (problem := value_problem(value))]
+    if problems:
+        raise ValueError(f"a category value cannot be used ({problems[0]})")
     return array
 
 

@@ -38,6 +38,7 @@ from irr_audit.metrics.weights import (
     weights_problem,
 )
 from irr_audit.rules.scale import Scale
+from irr_audit.rules.weights import named_weights_problem
 
 Batch = tuple[np.ndarray, np.ndarray]
 PerCategory = dict[int, Metric]
@@ -69,8 +70,11 @@ def resolve_weights(weights: object, scale: Scale, n_categories: int, values: np
     if isinstance(weights, str):
         if weights not in WEIGHT_NAMES:
             raise ValueError(f"unknown weights {weights!r}: one of {', '.join(WEIGHT_NAMES)}")
-        numbers = values if scale.needs_values and values is not None else np.arange(1, n_categories + 1)
-        matrix = named_weights(weights, np.asarray(numbers, dtype=float))
+        numbers = np.asarray(values if scale.needs_values and values is not None else np.arange(1, n_categories + 1))
+        problem = named_weights_problem(weights, numbers.astype(float))  # the rule key's checks, for --weights too
+        if problem:
+            raise ValueError(problem)
+        matrix = named_weights(weights, numbers.astype(float))
         return Weighting(weights, matrix)
     try:
         matrix = np.array(weights, dtype=float)

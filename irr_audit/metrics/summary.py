@@ -471,6 +471,8 @@ def _leave_one_out(
         for c in plan:
             value, code = c.batch(rest.counts)
             metrics[c.name] = metric_from(value[0], code[0])
+            if rest.n_units == 1 and c.name not in NOT_CHANCE_CORRECTED:  # as _points: not -1, 0 or 1
+                metrics[c.name] = Metric.undefined(REASON_TEXT[Undefined.ONE_UNIT])
             before = overall.get(c.name)
             now = metrics[c.name].value
             then = before.value if isinstance(before, Metric) else None

@@ -93,7 +93,13 @@ def named_weights(name: str, values: np.ndarray) -> np.ndarray:
     >>> named_weights("bipolar", np.array([1, 2, 3]))[0].round(7).tolist()
     [1.0, 0.6666667, 0.0]
     """
-    x = np.asarray(values, dtype=float)
+    weights = _named_matrix(name, np.asarray(values, dtype=float))
+    if not np.isfinite(weights).all():  # a guard: the values' checks (rules.scale.value_problem) keep this away
+        raise ValueError(f"{name} weights on the values {values!r} are not all finite numbers")
+    return weights
+
+
+def _named_matrix(name: str, x: np.ndarray) -> np.ndarray:
     k = x.size
     if name == "identity" or k < 2:
         return np.eye(k)
@@ -117,13 +123,29 @@ def named_weights(name: str, values: np.ndarray) -> np.ndarray:
     if name == "circular":
         return _scaled_disagreement(np.sin(np.pi * diff / (spread + 1)) ** 2)
     if name == "bipolar":
-        total = x[:, None] + x[None, :]
-        denominator = (total - 2 * x.min()) * (2 * x.max() - total)
-        off = ~np.eye(k, dtype=bool)
-        d = np.zeros((k, k))
-        d[off] = diff[off] ** 2 / denominator[off]
-        return _scaled_disagreement(d)
+        return _scaled_disagreement(_bipolar_disagreement(x))
     raise ValueError(f"unknown weights {name!r}: one of {', '.join(WEIGHT_NAMES)}")
+
+
+def _bipolar_disagreement(x: np.ndarray) -> np.ndarray:
+    """d_kl = (x_k - x_l)^2 / ((x_k + x_l - 2 x_min)(2 x_max - x_k - x_l)), and 0 where x_k = x_l.
+
+    The formula is 0/0 for two codes that share the lowest or the highest value (irrCAC's
+    bipolar.weights then gives NaN). Two codes with one value are one point of the scale: the
+    limit of d_kl as x_l tends to x_k is 0 at the ends too, and between the ends the formula
+    itself gives 0/positive = 0, as every other weighting gives weight 1 to a shared value.
+
+    >>> _bipolar_disagreement(np.array([1.0, 2.0, 2.0])).tolist()
+    [[0.0, 1.0, 1.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
+    """
+    diff = x[:, None] - x[None, :]
+    above, below = x - x.min(), x.max() - x  # each factor as a sum of two distances >= 0, not
+    # x_k + x_l - 2 x_min, which rounds to 0 for 1 and the next float above it
+    denominator = (above[:, None] + above[None, :]) * (below[:, None] + below[None, :])
+    distinct = diff != 0  # then each factor is at least |x_k - x_l| > 0, so 0 <= d_kl <= 1
+    d = np.zeros_like(diff)
+    d[distinct] = diff[distinct] ** 2 / denominator[distinct]
+    return d
 
 
 def agreement_classes(weights: np.ndarray | None, n_categories: int) -> np.ndarray:

@@ -427,6 +427,9 @@ def paradox_explanation(report: Mapping[str, Any]) -> dict[str, Any]:
 def _no_max_reason(report: Mapping[str, Any], kappa: float | None) -> str:
     """Why the largest kappa is not given: no coder pairs (a table of counts per unit does not say
     which coder gave which code), or chance agreement of 1 (kappa is undefined)."""
+    own = _mapping(report, "metrics").get("max_kappa")
+    if isinstance(own, Mapping) and own.get("reason"):  # two coders: the metric says why (a count matrix)
+        return str(own["reason"])
     if len(report.get("coders") or []) > 2 and not report.get("pairs"):
         return "it needs each coder's own code rates, which this input does not give"
     if kappa is None:

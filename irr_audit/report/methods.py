@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from irr_audit.io.display import prose
 from irr_audit.report.format import metric_label
 from irr_audit.report.headline import coefficient_rows, headline_block, paradox_explanation
 
@@ -47,7 +48,7 @@ def _rule(report: Mapping[str, Any]) -> str:
     categories = [str(category) for category in report.get("categories") or []]
     quoted = [f"'{category}'" for category in categories]
     codes = f"the codes {_listed(quoted)}" if len(categories) <= 10 else f"{len(categories)} codes"
-    question = f', which asks "{rule["question"]}"' if rule.get("question") else ""
+    question = f', which asks "{prose(rule["question"])}"' if rule.get("question") else ""
     scale = str(rule.get("scale"))
     article = "an" if scale[:1] in ("o", "i") else "a"  # an ordinal, an interval; a nominal, a ratio
     return (
@@ -173,7 +174,8 @@ def methods_paragraph(report: Mapping[str, Any]) -> str:
         closing += f"; the sheets, the rule and the scores are kept in the audit bundle {bundle.get('name')} "
         closing += f"(digest {bundle['digest']})"
     sentences.append(closing + ".")
-    return " ".join(sentence for sentence in sentences if sentence)
+    # one line: text quoted from the rule, the sheets or the sample record may hold line breaks
+    return prose(" ".join(sentence for sentence in sentences if sentence))
 
 
 def condition_sentence(variable: str, parent: str, codes: Sequence[str], cells: Mapping[str, int]) -> str:
@@ -187,7 +189,8 @@ def condition_sentence(variable: str, parent: str, codes: Sequence[str], cells: 
     were not applicable (neither missing nor disagreements), and the 6 cells of units on which
     the coders disagreed about failure were left out.
     """
-    answers = _listed([f"'{code}'" for code in codes], "or")
+    variable, parent = prose(variable), prose(parent)
+    answers = _listed([f"'{prose(code)}'" for code in codes], "or")
     not_applicable, not_comparable = cells.get("not_applicable", 0), cells.get("not_comparable", 0)
     sentence = (
         f"The variable {variable} was asked only where a coder coded {parent} as {answers}: {not_applicable} "

@@ -4,8 +4,9 @@ report, with each coefficient the table does not determine reported undefined, s
 A K x K table holds two coders' fully coded units: it determines every coefficient of two
 coders, but no unit, no missing code and no disagreement list. A subjects x categories count
 matrix (Fleiss 1971) says how many coders gave each category to each subject, not who: it
-determines what depends only on each unit's codes (Fleiss' kappa, percent agreement, Gwet's
-AC1/AC2 and Brennan-Prediger with pooled chance, Krippendorff's alpha, specific agreement,
+determines what depends only on each unit's codes (Fleiss' kappa, with two ratings per subject as
+with more, percent agreement, Gwet's AC1/AC2 and Brennan-Prediger with pooled chance, Krippendorff's
+alpha, each weighted with the chosen weights, specific agreement,
 the coincidence matrix, the one-way ICC), not what needs the coders apart (Cohen's and Conger's
 kappa, Scott's pi aside, pairs, leave-one-out, coder bias, Light's kappa, Kendall's W, the
 two-way ICC).
@@ -25,10 +26,25 @@ from irr_audit.rules.model import Rule
 
 NOT_DETERMINED = "not determined by a table"
 WHO_CODED = f"{NOT_DETERMINED}: subjects x categories counts do not say which coder gave which code, which this needs"
-# Determined by each unit's codes alone (pooled over coders): kept from category counts. With three
-# or more coders pe is Fleiss' (pooled shares); with two it is Cohen's (each coder's own).
-SHARED = frozenset({"po", "gwet_ac1", "gwet_ac2", "brennan_prediger", "krippendorff_alpha", "specific_agreement"})
-POOLED = SHARED | {"pe", "fleiss_kappa"}
+# Determined by each unit's codes alone (pooled over coders): kept from category counts, with the
+# weighted forms of the chosen weights. Fleiss' kappa (and its SE) is a function of the counts per
+# subject for any number of ratings per subject, two included. With three or more coders pe is
+# Fleiss' (pooled shares); with two it is Cohen's (each coder's own), so it goes.
+SHARED = frozenset(
+    {
+        "po",
+        "fleiss_kappa",
+        "fleiss_kappa_weighted",
+        "gwet_ac1",
+        "gwet_ac2",
+        "brennan_prediger",
+        "brennan_prediger_weighted",
+        "krippendorff_alpha",
+        "krippendorff_alpha_weighted",
+        "specific_agreement",
+    }
+)
+POOLED = SHARED | {"pe"}
 POOLED_TWO_CODERS = SHARED | {"scott_pi", "pabak", "prevalence_index"}  # Scott's pi: chance from pooled shares
 ONE_WAY_ICC = frozenset({"icc_1", "icc_k"})
 
@@ -77,6 +93,8 @@ def _pooled_only(agreement: dict[str, Any], rule: Rule, table: TableInput) -> tu
     kept = POOLED_TWO_CODERS if two else POOLED
     out["metrics"] = _keep_pooled(agreement["metrics"], kept)
     out["available_case"] = _keep_pooled(agreement["available_case"], kept)
+    # Gwet's missing-data basis too: its Conger's kappa would be of coders the columns made up
+    out["gwet_missing"] = _keep_pooled(agreement["gwet_missing"], kept)
     patterns = compress(table.patterns, len(rule.categories), table.units)
     full = patterns.select(patterns.n_valid == patterns.n_coders)
     coincidences = coincidence_matrix(full)

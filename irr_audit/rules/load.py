@@ -24,7 +24,7 @@ from irr_audit.io.encodings import refuse_foreign_mark
 from irr_audit.io.files import check_name, read_bounded
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, limit_error
 from irr_audit.rules.model import AppliesWhen, Code, Rule, alias_clash, code_key
-from irr_audit.rules.scale import Scale
+from irr_audit.rules.scale import Scale, value_problem
 from irr_audit.rules.weights import WEIGHT_NAMES, named_weights_problem, weights_problem
 
 MAX_RULE_BYTES = DEFAULT_LIMITS.rule_bytes
@@ -460,6 +460,14 @@ def _code(entry: Any, name: str, where: str) -> Code:
             f"{where}.value",
             f"must be a finite number (got {value})",
             hint="write a number such as 1 or 2.5; .inf and .nan are no values of a code.",
+        )
+    problem = None if value is None else value_problem(float(value))
+    if problem:
+        raise _invalid(
+            name,
+            f"{where}.value",
+            f"{value!r}: {problem}",
+            hint="multiply every value by one power of ten (a change of unit): 1, 2, 3 for 1.0e+15, 2.0e+15, 3.0e+15.",
         )
     return Code(
         code=_code_text(entry["code"], name, f"{where}.code"),
