@@ -908,3 +908,14 @@ def test_a_line_that_cannot_be_appended_leaves_the_list_as_it_was(
         anchor_module.append_digest(listed, f"sha256:{'b' * 64}", "20240502T120000Z_r_v1")
     monkeypatch.undo()
     assert listed.read_bytes() == before
+
+
+def test_a_warning_new_in_this_version_is_a_note_and_a_lost_one_a_difference() -> None:
+    """A check added since the freeze (a copied sheet, say) gives a warning the frozen score
+    lacks: the files are what was frozen, so that is no changed score."""
+    assert compare_scores({"warnings": ["a"]}, {"warnings": ["a", "b"]}) == ([], ["warnings: 1 new"])
+    assert compare_scores({"warnings": ["a", "b"]}, {"warnings": ["b"]}) == (
+        ['warnings: frozen ["a"], not given again'],
+        [],
+    )
+    assert compare_scores({"warnings": "a"}, {"warnings": ["a"]})[0] == ['warnings: frozen "a", recomputed ["a"]']

@@ -88,7 +88,10 @@ def compare_scores(frozen: Any, recomputed: Any, where: str = "") -> tuple[list[
             if key not in recomputed:
                 differences.append(f"{inner}: in the frozen score, not recomputed")
                 continue
-            more, more_new = compare_scores(frozen[key], recomputed[key], inner)
+            if not where and key == "warnings":
+                more, more_new = _compare_warnings(frozen[key], recomputed[key])
+            else:
+                more, more_new = compare_scores(frozen[key], recomputed[key], inner)
             differences += more
             new += more_new
         new += [f"{where}.{key}" if where else str(key) for key in recomputed if key not in frozen]
@@ -103,6 +106,22 @@ def compare_scores(frozen: Any, recomputed: Any, where: str = "") -> tuple[list[
     if _same_value(frozen, recomputed):
         return [], []
     return [f"{where or '(score)'}: frozen {_as_json(frozen)}, recomputed {_as_json(recomputed)}"], []
+
+
+def _compare_warnings(frozen: Any, recomputed: Any) -> tuple[list[str], list[str]]:
+    """Every frozen warning must be given again; a warning only recomputed is new in this
+    version of the tool (a check added since the freeze), not a changed score.
+
+    >>> _compare_warnings(["a"], ["a", "b"])
+    ([], ['warnings: 1 new'])
+    """
+    if not (isinstance(frozen, list) and isinstance(recomputed, list)):
+        return compare_scores(frozen, recomputed, "warnings")
+    lost = [warning for warning in frozen if warning not in recomputed]
+    if lost:
+        return [f"warnings: frozen {_as_json(lost)}, not given again"], []
+    added = len(recomputed) - len(frozen)
+    return [], [f"warnings: {added} new"] if added > 0 else []
 
 
 def _score_difference(text: str) -> Problem:
