@@ -179,6 +179,23 @@ def test_two_ratings_per_subject_give_fleiss_kappa_golden() -> None:
     assert "which coder" in report["paradox"]["max_kappa"]["reason"]  # not "chance agreement is 1"
 
 
+@pytest.mark.parametrize(
+    ("counts", "times"), [([[2, 0], [1, 1], [0, 2]], "two times"), ([[2, 0], [1, 1], [0, 3]], "up to three times")]
+)
+def test_a_count_matrix_headlines_alpha_and_names_no_coders(counts: list[list[int]], times: str) -> None:
+    """Cohen's kappa needs to know which coder gave which code, which a count matrix does not say:
+    with two ratings a unit it is no headline (it was, always undefined), and the methods
+    paragraph says how often each unit was coded, not "Two coders (rating 1 and rating 2)"."""
+    from irr_audit.report.methods import methods_paragraph
+
+    report = audit_counts_matrix(np.array(counts), ["yes", "no"])
+    assert report["headline"]["metric"] == "krippendorff_alpha"
+    assert report["headline"]["why"].endswith("ratings a unit, coders not told apart, a nominal rule")
+    paragraph = methods_paragraph(report)
+    assert paragraph.startswith(f"Each of 3 units was coded {times}, as a table of how many codes each unit got")
+    assert "coders (" not in paragraph and "Cohen's kappa" not in paragraph
+
+
 def audit_counts_matrix(counts: np.ndarray, categories: list[str], **rule: object) -> dict:
     import tempfile
 

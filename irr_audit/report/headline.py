@@ -68,12 +68,27 @@ def headline_metric(report: Mapping[str, Any]) -> Headline:
     metrics = report.get("metrics")
     metrics = metrics if isinstance(metrics, Mapping) else {}
     two = isinstance(coders, list) and len(coders) == 2
-    if two and scale == "nominal":
+    counts_only = counts_only_report(report)
+    if two and scale == "nominal" and not counts_only:
         return Headline(KAPPA, metric_label(KAPPA), "two coders, a nominal rule", metrics.get(KAPPA))
     level = scale if isinstance(scale, str) else "nominal"
     count = f"{len(coders)} coders" if isinstance(coders, list) else "the coders"
+    if counts_only:  # Cohen's kappa needs to know which coder gave which code; the counts do not say
+        units = report.get("units")
+        each = "" if isinstance(units, Mapping) and units.get("fully_coded") == units.get("total") else "up to "
+        count = f"{each}{len(coders)} ratings a unit, coders not told apart" if isinstance(coders, list) else "ratings"
     article = "an" if level[:1] in "aeiou" else "a"
     return Headline(ALPHA, f"{metric_label(ALPHA)} ({level})", f"{count}, {article} {level} rule", metrics.get(ALPHA))
+
+
+def counts_only_report(report: Mapping[str, Any]) -> bool:
+    """A report scored from a subjects x categories count matrix, which does not say which coder gave which code.
+
+    >>> counts_only_report({"input": {"kind": "category_counts"}})
+    True
+    """
+    given = report.get("input")
+    return isinstance(given, Mapping) and given.get("kind") == "category_counts"
 
 
 # Krippendorff's bootstrap for a headline alpha without a formula for its SE (ordinal alpha):

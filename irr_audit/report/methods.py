@@ -16,7 +16,7 @@ from typing import Any
 
 from irr_audit.io.display import prose
 from irr_audit.report.format import metric_label
-from irr_audit.report.headline import coefficient_rows, headline_block, paradox_explanation
+from irr_audit.report.headline import coefficient_rows, counts_only_report, headline_block, paradox_explanation
 
 # Beside the headline, the coefficients a reader of the paragraph expects (when the report has them).
 ALSO_REPORTED = ("krippendorff_alpha", "cohen_kappa", "fleiss_kappa", "gwet_ac1")
@@ -41,6 +41,19 @@ def _coders(report: Mapping[str, Any]) -> str:
     coders = [str(coder) for coder in report.get("coders") or []]
     shown = _listed(coders) if len(coders) <= 8 else f"{', '.join(coders[:8])} and {len(coders) - 8} more"
     return f"{_capitalised(_count_word(len(coders)))} coders ({shown})"
+
+
+def _who_coded(report: Mapping[str, Any], units: Mapping[str, Any]) -> str:
+    """The first sentence: the coders, or, from a count matrix, how often each unit was coded."""
+    total = units.get("total")
+    if not counts_only_report(report):
+        return f"{_coders(report)} independently coded {total} units under {_rule(report)}."
+    ratings = len(report.get("coders") or [])
+    each = "" if units.get("fully_coded") == total else "up to "
+    return (
+        f"Each of {total} units was coded {each}{_count_word(ratings)} times, as a table of how many codes each "
+        f"unit got in each category that does not say which coder gave which code, under {_rule(report)}."
+    )
 
 
 def _rule(report: Mapping[str, Any]) -> str:
@@ -94,6 +107,14 @@ def _missing(report: Mapping[str, Any]) -> str:
     reasons = f" ({', '.join(f'{n} {reason}' for reason, n in by_reason.items())})" if by_reason else ""
     total, full = units.get("total"), units.get("fully_coded")
     missing = units.get("missing", 0)
+    if counts_only_report(report):  # no log: a table holds the codes given, not the ones missing
+        if not missing:
+            return "Every unit got the same number of codes."
+        return (
+            f"Units got different numbers of codes: the {full} of {total} units with the most are the basis of the "
+            f"coefficients, and the coefficients on the {units.get('available_case')} units with at least two codes "
+            "are reported beside them."
+        )
     if not missing:
         return f"Every coder coded all {total} units validly, so no code was missing."
     return (
@@ -144,7 +165,7 @@ def methods_paragraph(report: Mapping[str, Any]) -> str:
     by_name = {row["metric"]: row for row in rows}
     units = report.get("units") or {}
     sentences = [
-        f"{_coders(report)} independently coded {units.get('total')} units under {_rule(report)}.",
+        _who_coded(report, units),
         _sampling(report),
         _missing(report),
     ]
@@ -159,7 +180,9 @@ def methods_paragraph(report: Mapping[str, Any]) -> str:
     if po is not None and po.get("defined"):
         sentences.append(f"Observed agreement was {100 * po['value']:.1f}%.")
     also = [name for name in ALSO_REPORTED if name != headline["metric"]]
-    if len(report.get("coders") or []) == 2:
+    if counts_only_report(report):
+        also.remove("cohen_kappa")  # needs to know which coder gave which code: undefined, said once is enough
+    elif len(report.get("coders") or []) == 2:
         also.remove("fleiss_kappa")  # with two coders, Scott's pi: the same as kappa but for the margins
     others = [_coefficient(by_name[name]) for name in also if name in by_name]
     if others:
