@@ -173,3 +173,14 @@ def test_one_dataframe_for_two_coders_is_refused_in_a_codebook_audit() -> None:
     with pytest.raises(irr_audit.UsageError) as error:
         irr_audit.audit_codebook({"ann": frame, "ben": frame}, CODEBOOK)
     assert error.value.code == "usage-same-sheet"
+
+
+def test_coders_named_alike_but_for_case_are_audited_with_a_warning() -> None:
+    """`Alice` (a file's name) and `alice` (another sheet's coder column) are two coders to the
+    audit, as their names say; that they may be one person is said, not decided."""
+    ann = pd.DataFrame({"comment_id": ["a", "b", "c"], "code": ["yes", "no", "yes"]})
+    ben = pd.DataFrame({"comment_id": ["a", "b", "c"], "code": ["yes", "yes", "yes"]})
+    audited = irr_audit.audit({"Alice": ann, "ALİCE": ben, "alice": ann.copy()}, RULE)  # İ folds to i̇, not i
+    warning = "coders 'Alice' (Alice.csv) and 'alice' (alice.csv) differ only in case or spacing"
+    assert sum(text.startswith("coders ") for text in audited.warnings) == 1
+    assert any(text.startswith(warning) for text in audited.warnings)

@@ -33,7 +33,7 @@ from irr_audit.join.factorize import factorize, partition_bits, scatter
 from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
 from irr_audit.join.problems import audit_problems, near_miss_warnings
 from irr_audit.rules.lookalikes import lookalike_note
-from irr_audit.rules.model import CodeStatus, Rule
+from irr_audit.rules.model import CodeStatus, Rule, code_key
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -324,7 +324,7 @@ def join_sheets(
         placed = list(placing)
         parts = [part for entries, _ in placed for part in entries]
         cell_rows = [cells for _, cells in placed]
-        warnings = identical_sheet_warnings(sheets)
+        warnings = identical_sheet_warnings(sheets) + look_alike_coder_warnings(sheets)
         warnings += [f"sheet {sheet.name}: {warning}" for sheet in sheets for warning in sheet.warnings]
         warnings += id_warnings.result()
     joined = JoinResult(
@@ -704,6 +704,28 @@ def identical_sheet_warnings(sheets: list[Sheet] | tuple[Sheet, ...]) -> list[st
                 "very same bytes: if one is a copy of the other, the agreement between them is that of one "
                 "sheet with itself. Check that each is that coder's own sheet (filling each sheet's coder "
                 "column with its coder's name makes a copy impossible to miss)."
+            )
+    return warnings
+
+
+def look_alike_coder_warnings(sheets: list[Sheet] | tuple[Sheet, ...]) -> list[str]:
+    """Two coders whose names differ only in case, width or surrounding spaces (`Alice` from a
+    file name, `alice` from another sheet's coder column): two coders to the audit, but likely
+    one person, whose sheets would then be scored as two coders agreeing.
+
+    >>> from types import SimpleNamespace as S
+    >>> look_alike_coder_warnings([S(coder="Alice", name="a.csv"), S(coder="alice", name="b.csv")])[0][:44]
+    "coders 'Alice' (a.csv) and 'alice' (b.csv) d"
+    """
+    first_of: dict[str, Sheet] = {}
+    warnings = []
+    for sheet in sheets:
+        first = first_of.setdefault(code_key(sheet.coder), sheet)
+        if first is not sheet:
+            warnings.append(
+                f"coders {first.coder!r} ({first.name}) and {sheet.coder!r} ({sheet.name}) differ only in case "
+                "or spacing: they are audited as two coders; if they are one person, one of the sheets is not "
+                "an independent coding."
             )
     return warnings
 
