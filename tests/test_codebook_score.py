@@ -110,6 +110,13 @@ def test_the_reliability_table_comes_first_in_every_format() -> None:
     assert page.count("<iframe") == 4 and "http" not in page.split("<iframe")[0].replace("http-equiv", "")
 
 
+def test_a_gate_just_above_the_value_shows_the_digits_that_tell_them_apart() -> None:
+    """At four decimals, 0.722957 would read 0.7230: 'is below 0.72296' would contradict itself."""
+    result = run("score", *SHEETS, "--codebook", CODEBOOK, "--gate", "severity=0.72296", "--quiet")
+    assert result.exit_code == 1
+    assert "gate failed: severity: Krippendorff's alpha (ordinal) 0.722957 is below 0.72296" in result.stderr
+
+
 def test_gates_fail_naming_the_variables() -> None:
     result = run("score", *SHEETS, "--codebook", CODEBOOK, "--gate", "0.7", "--gate", "severity=0.8", "--quiet")
     assert result.exit_code == 1

@@ -334,6 +334,12 @@ def test_a_score_below_the_gate_fails():
     assert "cohen_kappa = 0.7000 is below --min-kappa 0.8" in result.problems[0].what
 
 
+def test_a_score_just_below_the_gate_is_shown_with_the_digits_that_tell_them_apart():
+    kappa = {"cohen_kappa": {"value": 0.69996, "defined": True, "ci": [0.5, 0.9]}}
+    result = gated(kappa, Gates(min_kappa=0.69997))
+    assert "cohen_kappa = 0.69996 is below --min-kappa 0.69997" in result.problems[0].what  # not 0.7000
+
+
 def test_the_gate_uses_the_lower_end_of_the_interval_when_asked():
     result = gated(None, Gates(min_alpha=0.667, use_ci_lower=True))
     assert codes_of(result) == ["gate-below"]

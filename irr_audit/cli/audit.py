@@ -34,6 +34,7 @@ from irr_audit.cli.shared import (
     to_stdout,
 )
 from irr_audit.errors import UsageError
+from irr_audit.io.display import shown_against
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -792,7 +793,8 @@ def _exit_codebook(result: CodebookAudit) -> None:
         gate = row["gate"]
         if gate is not None and not gate["passed"]:
             coefficient = row["coefficient"]
-            shown = f"{coefficient['value']:.4f}" if coefficient["defined"] else "undefined"
-            say(f"gate failed: {row['variable']}: {coefficient['label']} {shown} is below {gate['threshold']:g}")
+            shown, threshold = shown_against(coefficient["value"] if coefficient["defined"] else 0, gate["threshold"])
+            shown = shown if coefficient["defined"] else "undefined"
+            say(f"gate failed: {row['variable']}: {coefficient['label']} {shown} is below {threshold}")
     if result.failed:
         raise typer.Exit(1)

@@ -90,3 +90,21 @@ def prose(text: object) -> str:
     ('Does it fail?', 'a b\\\\x1b')
     """
     return visible(" ".join(str(text).split()))
+
+
+def shown_against(value: float, threshold: float, digits: int = 4) -> tuple[str, str]:
+    """``value`` at ``digits`` decimals, or at as many more as it takes to stay on its side of
+    ``threshold``, and the threshold in its shortest form: a gate's message must never read
+    '0.7230 is below 0.72296'.
+
+    >>> shown_against(0.722957, 0.72296)
+    ('0.722957', '0.72296')
+    >>> shown_against(0.65, 0.8)
+    ('0.6500', '0.8')
+    """
+    limit = f"{threshold:g}" if float(f"{threshold:g}") == threshold else repr(float(threshold))
+    for places in range(digits, 18):
+        text = f"{value:.{places}f}"
+        if float(text) != threshold and (float(text) < threshold) == (value < threshold):
+            return text, limit
+    return repr(float(value)), limit

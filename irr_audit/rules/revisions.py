@@ -23,7 +23,7 @@ from typing import Any
 
 from irr_audit.errors import LimitError, RuleError
 from irr_audit.io import records as recorded
-from irr_audit.io.display import visible
+from irr_audit.io.display import shown_against, visible
 from irr_audit.io.encodings import not_utf8
 from irr_audit.io.files import sha256_digest
 from irr_audit.io.limits import load_json
@@ -723,7 +723,7 @@ def gate_problem(
             "an undefined coefficient shows nothing about agreement: validate on a sample "
             "where the coders use more than one category.",
         )
-    measured, what = float(value), f"{name} = {float(value):.4f}"
+    measured, what = float(value), f"{name} = {shown_against(float(value), threshold)[0]}"
     if use_ci_lower:
         interval = metric.get("ci")
         if not (isinstance(interval, list) and len(interval) == 2 and recorded.is_finite_number(interval[0])):
@@ -733,13 +733,14 @@ def gate_problem(
                 f"{subject} has no confidence interval for {name}, which --use-ci-lower needs.",
                 "freeze an audit whose score reports the interval, or drop --use-ci-lower.",
             )
-        measured, what = float(interval[0]), f"the lower end of the {name} interval = {float(interval[0]):.4f}"
+        lower = float(interval[0])
+        measured, what = lower, f"the lower end of the {name} interval = {shown_against(lower, threshold)[0]}"
     if measured >= threshold:
         return None
     return Problem(
         "gate-below",
         bundle.shown,
-        f"{subject}: {what} is below {option} {threshold:g}.",
+        f"{subject}: {what} is below {option} {shown_against(measured, threshold)[1]}.",
         "review the disagreements, revise the rule as a new version and validate it on a "
         "new sample (the gate is this project's convention, not a law).",
     )
