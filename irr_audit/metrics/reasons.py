@@ -29,7 +29,10 @@ class Undefined(IntEnum):
 
 
 REASON_TEXT: dict[Undefined, str] = {
-    Undefined.NO_UNITS: "n = 0: no unit was coded by both coders",
+    Undefined.NO_UNITS: (
+        "n = 0: no unit on this basis (fully coded: none coded validly by every coder; "
+        "available case: none coded validly by both coders of the pair)"
+    ),
     Undefined.NO_PAIRED_UNITS: "no unit has two or more valid codes",
     Undefined.ONE_CATEGORY_USED: ("pe = 1: every coder used one and the same category for every unit"),
     Undefined.ONE_CATEGORY_DECLARED: ("the rule declares fewer than two categories, so chance agreement is certain"),
