@@ -205,6 +205,21 @@ def test_doccano_one_file_per_user(tmp_path: Path) -> None:
     assert [Path(export["path"]).name for export in summary["exports"]] == ["alice.jsonl", "bob.jsonl"]
 
 
+@pytest.mark.parametrize(("first", "second"), [("ann/all.jsonl", "ben/all.jsonl"), ("alice.jsonl", "Alice.v2.jsonl")])
+def test_doccano_files_naming_one_user_are_refused(tmp_path: Path, first: str, second: str) -> None:
+    """Two users' exports unzipped into folders of their own keep one file name: imported as
+    they were, their codes became one coder's, their disagreements that coder's conflicts."""
+    for name in (first, second):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes((FIXTURES / "doccano" / "alice.jsonl").read_bytes())
+    with pytest.raises(IrrAuditError) as refused:
+        read_exports("doccano", [tmp_path / first, tmp_path / second], ImportOptions())
+    assert refused.value.code == "import-annotator-names"
+    assert "both name the annotator" in refused.value.message and "name each user's export file" in str(
+        refused.value.hint
+    )
+
+
 def test_argilla_responses_both_shapes(tmp_path: Path) -> None:
     v1 = run_import(tmp_path, "argilla", FIXTURES / "argilla" / "records.json", out="v1")
     alice, bob = "7f3c9a52-0000-4000-8000-00000000a11c", "7f3c9a52-0000-4000-8000-000000000b0b"

@@ -17,8 +17,13 @@ from irr_audit.importers.model import Annotation, ImportOptions, ParsedExport, R
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 
 
+def annotator_of(subject: str) -> str:
+    """The user a file is the export of: its name up to the first dot (alice.jsonl -> alice)."""
+    return Path(subject).name.split(".")[0]
+
+
 def parse(data: bytes, subject: str, options: ImportOptions, limits: Limits = DEFAULT_LIMITS) -> ParsedExport:
-    annotator = Path(subject).name.split(".")[0] or None
+    annotator = annotator_of(subject) or None
     records = json_records(data, subject, limits)
     annotations = tuple(_annotation(record, place, annotator, options, subject) for place, record in records)
     return ParsedExport("doccano", annotations, len(records))

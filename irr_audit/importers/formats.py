@@ -18,6 +18,9 @@ class Format:
     name: str
     parse: Parser
     reads: str
+    # For a format whose files are each one user's (doccano), the user a file's name gives:
+    # two files naming one user would merge two coders' codes into one sheet.
+    annotator_of_file: Callable[[str], str] | None = None
 
 
 FORMATS = {
@@ -27,7 +30,12 @@ FORMATS = {
         Format("label-studio-min", label_studio.parse_json_min, "Label Studio's JSON-MIN export"),
         Format("label-studio-csv", label_studio.parse_csv, "Label Studio's CSV export"),
         Format("prodigy", prodigy.parse, "Prodigy's annotations as prodigy db-out writes them (JSONL)"),
-        Format("doccano", doccano.parse, "doccano's text-classification export, one JSONL file per user"),
+        Format(
+            "doccano",
+            doccano.parse,
+            "doccano's text-classification export, one JSONL file per user",
+            annotator_of_file=doccano.annotator_of,
+        ),
         Format("argilla", argilla.parse, "Argilla records with their responses (JSON or JSONL)"),
         Format("model", model_output.parse, "a model's labels: JSONL of comment_id, model, label, confidence"),
     )

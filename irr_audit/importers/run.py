@@ -4,7 +4,7 @@ sheets and the log under the rule, write the folder as one run."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +13,7 @@ from irr_audit.importers.build import ImportResult, build_import
 from irr_audit.importers.folder import ExportFile, check_import_out, write_import_dir
 from irr_audit.importers.formats import format_named
 from irr_audit.importers.model import ImportOptions, ParsedExport
+from irr_audit.io.collector import quoted
 from irr_audit.io.files import check_exist, check_name, read_bounded, same_file_key, shown_name
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import refuse_unsafe_outputs
@@ -48,6 +49,8 @@ def read_exports(
                 hint="pass each export file once.",
                 code="usage-import-twice",
             )
+    if chosen.annotator_of_file is not None:
+        check_one_file_per_user(paths, chosen.annotator_of_file)
     parsed, files = [], []
     for path in paths:
         check_name(path, "export")
@@ -56,6 +59,24 @@ def read_exports(
         parsed.append(chosen.parse(data, shown_name(path), options, limits))
         files.append(ExportFile(path, hashlib.sha256(data).hexdigest(), len(data)))
     return parsed, files
+
+
+def check_one_file_per_user(paths: Sequence[Path], annotator_of: Callable[[str], str]) -> None:
+    """Files that name one user (ann/all.jsonl and ben/all.jsonl, alice.jsonl and alice.v2.jsonl)
+    would put two files' codes in one coder's sheet, their disagreements logged as one coder's
+    conflicts: refused before anything is read."""
+    first_of: dict[str, Path] = {}
+    for path in paths:
+        user = annotator_of(path.name)
+        first = first_of.setdefault(user.casefold(), path)
+        if first is not path:
+            raise UsageError(
+                f"the exports {shown_name(first)} and {shown_name(path)} both name the annotator "
+                f"{quoted(annotator_of(first.name))} (an export's annotator is its file name up to the first dot): "
+                "their codes would be one coder's.",
+                hint="name each user's export file after its user (alice.jsonl, bob.jsonl), then import again.",
+                code="import-annotator-names",
+            )
 
 
 def import_exports(
