@@ -1358,7 +1358,7 @@ def plan_kappa(
     *,
     prevalence: float | None = None,
     shares: Sequence[float] | None = None,
-    rates: tuple[float, float] | None = None,
+    rates: Sequence[float] | None = None,
     level: float = 0.05,
     power: float = 0.80,
 ) -> samplesize.SampleSize:

@@ -380,6 +380,10 @@ def test_cli_kappa_half_width_and_pilot(tmp_path) -> None:
         ("alpha", "--min", "nan", "--codes", "4"),
         ("kappa", "--expected", "0.6", "--min", "0.4", "--shares", "0.2,x"),
         ("kappa", "--expected", "0.6", "--min", "0.4", "--rates", "0.2"),
+        ("kappa", "--expected", "0.6", "--min", "0.4", "--shares", "1e-300,1"),  # a share of 1: no numpy warning
+        ("kappa", "--expected", "0.6", "--min", "0.4", "--prevalence", "1e-300"),
+        ("kappa", "--expected", "0.6", "--min", "0.4", "--rates", "0.3,0.99999999999"),
+        ("kappa", "--expected", "0.6", "--min", "0.4", "--rates", "1e-17,1e-17"),
         ("kappa", "--expected", "0.6", "--min", "0.4", "--rates", "0.2,0.3", "--prevalence", "0.3"),
         ("half-width", "--half-width", "0", "--expected", "0.7", "--prevalence", "0.3"),
         ("half-width", "--half-width", "0.1", "--expected", "0.7", "--prevalence", "0.3", "--seed", "-1"),
@@ -388,7 +392,7 @@ def test_cli_kappa_half_width_and_pilot(tmp_path) -> None:
 def test_cli_bad_input_is_one_message_and_exit_2(args: tuple[str, ...]) -> None:
     result = run(*args)
     assert result.exit_code == 2
-    assert result.stderr.startswith("Error [usage-plan]: ")
+    assert result.stderr.startswith("Error [usage-plan]: "), result.stderr
     assert "Hint: " in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -416,7 +420,6 @@ def test_a_level_whose_quantile_rounds_away_is_usage_plan(args: tuple[str, ...],
         ("half-width", "--half-width", "1e-300", "--expected", "0.7", "--prevalence", "0.3"),  # h * h underflows
         ("half-width", "--half-width", "0.1", "--expected", "0.7", "--prevalence", "1e-17"),  # chance agreement 1
         ("half-width", "--half-width", "0.1", "--expected", "0.7", "--prevalence", "1e-17", "--seed", "1"),
-        ("kappa", "--expected", "0.6", "--min", "0.4", "--rates", "1e-17,1e-17"),
         ("pilot", "PILOT", "--half-width", "1e-300"),  # (SE / h) ** 2 overflows
     ],
 )
@@ -433,3 +436,9 @@ def test_cli_pilot_of_a_folder_that_is_not_a_join() -> None:
     result = run("pilot", "examples/sheets", "--half-width", "0.1")
     assert result.exit_code == 2
     assert "usage-not-a-join-dir" in result.stderr
+
+
+def test_the_library_refuses_rates_that_are_not_two() -> None:
+    with pytest.raises(ss.PlanInputError) as refused:
+        irr_audit.plan_kappa(0.6, 0.4, rates=(0.5,))
+    assert "--rates is (0.5,), not two rates" in str(refused.value)

@@ -75,14 +75,7 @@ def kappa(
     from irr_audit.api import plan_kappa
 
     share_list = _numbers("--shares", shares) if shares is not None else None
-    rate_pair = None
-    if rates is not None:
-        values = _numbers("--rates", rates)
-        if len(values) != 2:
-            raise UsageError(
-                f"--rates {rates!r} is not two rates.", hint="for example --rates 0.3,0.4.", code="usage-plan"
-            )
-        rate_pair = (values[0], values[1])
+    rate_pair = tuple(_numbers("--rates", rates)) if rates is not None else None
     result = plan_kappa(
         expected, minimum, prevalence=prevalence, shares=share_list, rates=rate_pair, level=level, power=power
     )

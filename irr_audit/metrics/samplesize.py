@@ -47,6 +47,9 @@ FLEISS_COHEN_EVERITT = (
 MAX_UNITS = 10**9  # an answer beyond this is no plan: the inputs ask for the impossible
 MAX_SIMULATIONS = 1_000_000
 MAX_CODES = 1000
+# A code's share (or a coder's rate of it) nearer 0 or 1 than this is refused: the formulas' cells
+# divide by it, and a code seen once in 10^9 units would need more than MAX_UNITS to plan for anyway.
+MIN_SHARE = 1e-9
 
 _NORMAL = NormalDist()
 
@@ -259,7 +262,7 @@ def _shares(prevalence: float | None, shares: Sequence[float] | None) -> np.ndar
             "--prevalence P for a binary rule (the share of the code of interest), or --shares for K codes.",
         )
     if prevalence is not None:
-        p = _open_unit("--prevalence", prevalence, "--prevalence 0.3")
+        p = _share("--prevalence", _open_unit("--prevalence", prevalence, "--prevalence 0.3"))
         return np.array([p, 1.0 - p])
     if len(shares or ()) > MAX_CODES:
         raise PlanInputError("--shares", f"has more than {MAX_CODES} shares.", "give one share per code of the rule.")
@@ -270,7 +273,21 @@ def _shares(prevalence: float | None, shares: Sequence[float] | None) -> np.ndar
             f"is {list(shares or ())!r}; give two or more positive shares that sum to 1.",
             "for example --shares 0.2,0.3,0.5.",
         )
+    for value in values / values.sum():
+        _share("--shares", float(value))
     return values / values.sum()
+
+
+def _share(option: str, value: float) -> float:
+    """A share that leaves every code seen: not within MIN_SHARE of 0 or 1."""
+    if not MIN_SHARE <= value <= 1.0 - MIN_SHARE:
+        raise PlanInputError(
+            option,
+            f"holds a share of {value!r}: a code used by (nearly) no unit or by (nearly) every unit leaves kappa "
+            f"undefined; each share must lie between {MIN_SHARE:g} and 1 - {MIN_SHARE:g}.",
+            "give the shares the codes are expected to have, for example --shares 0.2,0.3,0.5.",
+        )
+    return value
 
 
 def kappa_units(
@@ -353,7 +370,7 @@ def cantor_kappa_units(
     expected: float,
     minimum: float,
     *,
-    rates: tuple[float, float],
+    rates: Sequence[float],
     level: float = 0.05,
     power: float = 0.80,
     two_sided: bool = False,
@@ -370,8 +387,10 @@ def cantor_kappa_units(
         raise PlanInputError(
             "--min", f"equals --expected ({expected!r}): no sample tells them apart.", "give --min below --expected."
         )
-    r1 = _open_unit("--rates", rates[0], "--rates 0.3,0.4")
-    r2 = _open_unit("--rates", rates[1], "--rates 0.3,0.4")
+    if len(rates) != 2:
+        raise PlanInputError("--rates", f"is {tuple(rates)!r}, not two rates.", "for example --rates 0.3,0.4.")
+    r1 = _share("--rates", _open_unit("--rates", rates[0], "--rates 0.3,0.4"))
+    r2 = _share("--rates", _open_unit("--rates", rates[1], "--rates 0.3,0.4"))
     p_level = _level(level)
     p_power = _open_unit("--power", power, "0.8")
     if p_power <= p_level:
