@@ -170,6 +170,9 @@ def test_a_reddit_fullname_and_its_bare_id_are_one_sampled_unit(tmp_path: Path, 
     assert result.fully_coded.tolist() == [True, True, True]
     assert result.log["comment_id"].tolist() == ["t1_zz"]
     assert result.log["reason"].tolist() == ["not_in_sample"]
+    assert result.log["detail"].tolist() == [
+        "comment id is not one of the sample's units (not drawn into the sample, or not in its ledger)"
+    ]
     plain = join_sheets([read_sheet(alice), read_sheet(bob)], rule, sample_ids=["t1_", "t3_", "tx_a"])
     assert plain.unit_ids.tolist() == ["t1_", "t3_", "tx_a"]  # no id is left after the prefix: kept whole
 

@@ -54,7 +54,9 @@ for _status, _reason in (
 ):
     CELL_REASON[STATUS_INDEX[_status]] = REASON_INDEX[_reason]
 RESERVED_COLUMNS = ("comment_id", "fully_coded")
-NOT_IN_SAMPLE = "comment id is not in the sample's ledger"
+# The join knows the sampled ids only: an id of the ledger not drawn (in_sample false) is outside
+# the sample too, so the detail names both cases rather than sending the user after a typo.
+NOT_IN_SAMPLE = "comment id is not one of the sample's units (not drawn into the sample, or not in its ledger)"
 
 
 class UnitContext(NamedTuple):
