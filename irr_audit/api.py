@@ -998,6 +998,7 @@ def join_folder(
         sample=sample_folder,
         sample_ids=sample_ids,
         sample_report=sample_report_for(reference, loaded) if reference else None,
+        sample_ledger_sha256=reference.ledger_sha256 if reference else None,
         force=force,
         inputs=rule_files,
     )

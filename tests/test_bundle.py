@@ -423,10 +423,10 @@ def test_recoding_an_audit_of_another_rule_is_refused(sheets: list[Path], tmp_pa
     assert "Error [usage-recodes-rule]" in result.stderr and "not another_rule" in result.stderr
 
 
-def hand_made_sample(tmp_path: Path, ids: list[str]) -> Path:
+def hand_made_sample(tmp_path: Path, ids: list[str], name: str = "sample run") -> Path:
     """A folder in the shape `irr-audit sample` writes: sample.json, a ledger, a log, blank sheets."""
-    folder = tmp_path / "sample run"
-    (folder / "sheets").mkdir(parents=True)
+    folder = tmp_path / name
+    (folder / "sheets").mkdir(parents=True, exist_ok=True)
     ledger = "".join(json.dumps({"comment_id": unit, "body": "…"}) + "\n" for unit in ids).encode()
     (folder / "ledger.jsonl").write_bytes(ledger)
     (folder / "missingness_log.csv").write_text(
@@ -478,6 +478,26 @@ def test_freezing_a_join_restricted_to_a_sample_keeps_that_sample(sheets: list[P
     assert manifest_of(bundle)["sample"]["ids"]["count"] == 18
     assert score_json(bundle) == score_json(joined)
     assert run("verify", bundle).exit_code == 0
+
+
+def test_freezing_a_join_with_another_sample_is_refused(sheets: list[Path], tmp_path: Path) -> None:
+    """The sample folder drawn again, or another --sample, would re-join the sheets against other
+    units: the bundle would score other units than the join did."""
+    ids = [line.split(",")[0] for line in (EXAMPLES / "alice.csv").read_text().splitlines()[1:19]]
+    sample = hand_made_sample(tmp_path, ids)
+    joined = tmp_path / "joined"
+    assert run("join", *sheets, "--rule", RULE, "--out", joined, "--sample", sample, "--quiet").exit_code == 0
+    other = hand_made_sample(tmp_path, ids[:5], name="other sample")
+
+    given = run("freeze", joined, "--sample", other, "--into", tmp_path / "audits")
+    hand_made_sample(tmp_path, ids[3:9])  # drawn again into the join's own folder
+    again = run("freeze", joined, "--into", tmp_path / "audits")
+
+    for result in (given, again):
+        assert result.exit_code == 2, result.output
+        assert "Error [usage-sample-mismatch]" in result.stderr and "is not the sample the join" in result.stderr
+        assert "sha256" in result.stderr
+    assert list_bundles(tmp_path / "audits") == []
 
 
 def test_a_sample_folder_needs_its_record(sheets: list[Path], tmp_path: Path) -> None:

@@ -8,9 +8,11 @@ import json
 import re
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from irr_audit.errors import IrrAuditError
 from irr_audit.io.collector import ITEM_FIELDS, PLANS_KEPT, Item, field_spellings, parse_dataset
 from irr_audit.io.display import CONTROL
 
@@ -105,3 +107,42 @@ def test_items_of_many_layouts_are_each_read_by_their_own_keys() -> None:
         ("second", None),
     ]
     assert read[0] == Item(position=1, comment_id="c0", body="b0")
+
+
+def _fields(item: Item) -> tuple[Any, ...]:
+    return (item.comment_id, item.post_id, item.body, item.status)
+
+
+def test_a_csv_item_is_read_as_the_same_json_item_is() -> None:
+    """An empty CSV cell is null: of two columns spelling one field, the first non-empty wins,
+    as the first non-null of a JSON item's keys does (an empty commentId beside comment_id "y"
+    was logged missing_id)."""
+    csv_data = b"commentId,comment_id,postId,body,status\n,y,p,b,ok\nq,,p,other,ok\nr,s,p,third\n"
+    json_data = "\n".join(
+        json.dumps(item)
+        for item in (
+            {"commentId": None, "comment_id": "y", "postId": "p", "body": "b", "status": "ok"},
+            {"commentId": "q", "comment_id": None, "postId": "p", "body": "other", "status": "ok"},
+            {"commentId": "r", "comment_id": "s", "postId": "p", "body": "third", "status": None},
+        )
+    ).encode()
+
+    from_csv = [_fields(item) for item in parse_dataset(csv_data, "dataset.csv").items]
+
+    assert from_csv == [_fields(item) for item in parse_dataset(json_data, "dataset.jsonl").items]
+    assert from_csv == [("y", "p", "b", "ok"), ("q", "p", "other", "ok"), ("r", "p", "third", None)]
+
+
+@pytest.mark.parametrize(
+    "header", ["commentId,postId,body,status,body", "commentId,body,status,commentId", "a,commentId,body,status, a "]
+)
+def test_a_csv_column_named_twice_is_refused_as_a_repeated_json_key_is(header: str) -> None:
+    """A CSV dataset naming a column twice was read with the first column's value, silently."""
+    repeated = header.split(",")[-1].strip()
+    data = (header + "\n" + ",".join(["x"] * len(header.split(","))) + "\n").encode()
+
+    with pytest.raises(IrrAuditError) as raised:
+        parse_dataset(data, "dataset.csv")
+
+    assert raised.value.code == "collector-duplicate-key"
+    assert raised.value.message.startswith(f"dataset dataset.csv names the column '{repeated}' twice")

@@ -419,3 +419,41 @@ def test_the_api_imports_as_the_command_does(tmp_path: Path) -> None:
         cli / "sheets" / "gpt-4o-mini.csv"
     ).read_bytes()
     assert run.result.outcomes == {"coded": 4, "unknown_label": 1}
+
+
+@pytest.mark.parametrize(
+    ("fmt", "record", "shown"),
+    [
+        ("prodigy", {"meta": {"comment_id": "c1"}, "answer": ["accept"], "accept": ["yes"]}, "['accept']"),
+        ("prodigy", {"meta": {"comment_id": "c1"}, "answer": {"a": "accept"}}, "{'a': 'accept'}"),
+        (
+            "argilla",
+            {
+                "fields": {"comment_id": "c1"},
+                "responses": {"failure": [{"value": "yes", "status": {"s": "submitted"}}]},
+            },
+            "{'s': 'submitted'}",
+        ),
+        (
+            "argilla",
+            {
+                "fields": {"comment_id": "c1"},
+                "responses": [{"values": {"failure": {"value": "yes"}}, "status": ["draft"]}],
+            },
+            "['draft']",
+        ),
+    ],
+)
+def test_a_list_or_object_where_a_word_belongs_is_refused(
+    tmp_path: Path, fmt: str, record: dict[str, object], shown: str
+) -> None:
+    """`answer` and `status` are looked up among the tool's words: a list or object (unhashable)
+    was an internal error (exit 70), not the export named and refused."""
+    export = tmp_path / "export.jsonl"
+    export.write_text(json.dumps(record) + "\n", encoding="utf-8")
+
+    result = CliRunner().invoke(app, ["import", fmt, str(export), "--rule", str(RULE), "--out", str(tmp_path / "o")])
+
+    assert result.exit_code == 2, result.output
+    assert "Error [import-invalid]" in result.stderr and "export.jsonl line 1" in result.stderr
+    assert shown in result.stderr

@@ -155,6 +155,28 @@ def test_positions_point_at_the_row_behind_each_cell(tmp_path: Path, sample: lis
             assert position == expected[coder].get(unit, -1), (coder, unit)
 
 
+@pytest.mark.parametrize("sample", [["abc1", "abc2", "t1_abc3"], ["T1_abc1", "t1_abc2", "abc3"]])
+def test_a_reddit_fullname_and_its_bare_id_are_one_sampled_unit(tmp_path: Path, sample: list[str]) -> None:
+    """README: t1_abc and abc are one comment wherever ids are compared; a sheet of fullnames
+    against a ledger of bare ids (or the reverse) matched nothing: every row not_in_sample.
+    The units keep the ledger's ids as written, the log the sheet's."""
+    alice = write(tmp_path / "alice.csv", "comment_id,code\nt1_abc1,yes\nt1_abc2,no\nabc3,yes\nt1_zz,no\n")
+    bob = write(tmp_path / "bob.csv", "comment_id,code\nabc1,yes\nabc2,no\nt1_abc3,no\n")
+    rule = load_rule(RULE)
+
+    result = join_sheets([read_sheet(alice), read_sheet(bob)], rule, sample_ids=sample)
+
+    assert result.unit_ids.tolist() == sample
+    assert result.fully_coded.tolist() == [True, True, True]
+    assert result.log["comment_id"].tolist() == ["t1_zz"]
+    assert result.log["reason"].tolist() == ["not_in_sample"]
+    assert result.log["detail"].tolist() == [
+        "comment id is not one of the sample's units (not drawn into the sample, or not in its ledger)"
+    ]
+    plain = join_sheets([read_sheet(alice), read_sheet(bob)], rule, sample_ids=["t1_", "t3_", "tx_a"])
+    assert plain.unit_ids.tolist() == ["t1_", "t3_", "tx_a"]  # no id is left after the prefix: kept whole
+
+
 @pytest.mark.parametrize("fmt", ["csv", "tsv", "xlsx", "jsonl"])
 def test_every_sheet_format(fmt: str, tmp_path: Path) -> None:
     rows = [("007", "yes"), ("c2", "no"), ("c3", "unknown")]

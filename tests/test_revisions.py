@@ -433,6 +433,34 @@ def test_the_diff_shows_codes_definitions_examples_and_changelog():
     assert "  code_map: yes -> yes, no -> nope\n" in text
 
 
+SEVERITY = Path(__file__).resolve().parents[1] / "rules" / "severity" / "v1.yaml"
+
+
+def test_the_diff_shows_a_changed_applies_when():
+    """A conditional rule's condition is part of its meaning (which cells are not_applicable):
+    the diff left it out and called the files different "only in formatting"."""
+    text = SEVERITY.read_text(encoding="utf-8")
+    old = parse_rule(text.encode(), "v1.yaml")
+    changed = text.replace("version: 1", "version: 2").replace('codes: ["yes"]}', 'codes: ["yes", "no"]}')
+    dropped = "\n".join(line for line in changed.splitlines() if not line.startswith("applies_when")) + "\n"
+
+    shown = render_rule_diff(old, parse_rule(changed.encode(), "v2.yaml"))
+    gone = render_rule_diff(old, parse_rule(dropped.encode(), "v2.yaml"))
+
+    assert "@@ applies_when @@\n- explicit_current_failure is one of yes\n" in shown
+    assert "+ explicit_current_failure is one of yes, no\n" in shown
+    assert "no change" not in shown and "only in formatting" not in shown
+    assert "@@ applies_when @@\n- explicit_current_failure is one of yes\n+ (none)\n" in gone
+
+
+def test_an_applies_when_edited_in_a_released_version_fails() -> None:
+    text = SEVERITY.read_text(encoding="utf-8")
+    name = "severity/v1.yaml"
+    released = Baseline("git ref main", {name: digest(text.encode())})
+    edited = text.replace('codes: ["yes"]}', 'codes: ["yes", "no"]}').encode()
+    assert codes_of(check_rules({name: edited}, [released])) == ["released-edited"]
+
+
 def test_the_diff_of_identical_content_says_so():
     rule = parse_rule(rule_text(), "v1.yaml")
     assert "no change to codes, definitions, examples" in render_rule_diff(rule, rule)

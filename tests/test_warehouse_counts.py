@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os as os_module
 import random
 from pathlib import Path
 
@@ -336,3 +337,88 @@ def test_a_rule_version_column_naming_the_rules_version_is_read(tmp_path: Path) 
     )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "c").read_text() == "ann,ben,units\n2,,1\n1,1,1\n"
+
+
+@pytest.mark.parametrize(
+    ("first", "second"), [("--out", "--summary"), ("--summary", "--log"), ("--out", "--log")], ids=str
+)
+@pytest.mark.parametrize("spelling", ["same", "dot", "symlink", "hardlink"])
+def test_two_outputs_on_one_file_are_refused(tmp_path: Path, first: str, second: str, spelling: str) -> None:
+    """--out, --summary and --log naming one file: the second written silently replaced the first."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,1\na,ben,1\n")
+    one = tmp_path / "x.out"
+    other = {"same": one, "dot": tmp_path / "." / "x.out", "symlink": tmp_path / "link", "hardlink": tmp_path / "hard"}
+    if spelling in ("symlink", "hardlink"):
+        one.write_text("old\n")
+        (other[spelling].symlink_to if spelling == "symlink" else other[spelling].hardlink_to)(one)
+    paths = {
+        "--out": str(tmp_path / "c.csv"),
+        "--summary": str(tmp_path / "s.json"),
+        "--log": str(tmp_path / "l.jsonl"),
+    }
+    paths.update({first: str(one), second: str(other[spelling])})
+
+    result = run("counts", str(table), "--rule", str(tmp_path / "rule.yaml"), *(x for kv in paths.items() for x in kv))
+
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"Error [output-same-file]: {first} ") and f"and {second} " in result.stderr
+    assert not (tmp_path / "c.csv").exists() or first != "--out"
+
+
+def test_a_log_that_cannot_be_written_is_named_not_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log's last step failing (here its rename; a full disk in its write) blamed the table
+    ("cannot be read", check the input's format): the output is named."""
+    import errno
+    import os
+
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,1\na,ben,1\n")
+    real = os.replace
+
+    def full(source: str | Path, target: str | Path) -> None:
+        if Path(target).name == "log.jsonl":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(source, target)
+
+    monkeypatch.setattr(os, "replace", full)
+    log = tmp_path / "log.jsonl"
+    result = run(
+        "counts", str(table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c.csv"), "--log", str(log)
+    )
+
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"Error [output-unwritable]: --log {log} cannot be written: No space left")
+    assert not log.exists() and [p.name for p in tmp_path.iterdir() if p.name.startswith(".log")] == []
+
+
+@pytest.mark.skipif(not hasattr(os_module, "geteuid") or os_module.geteuid() != 0, reason="mounts a small tmpfs")
+def test_a_log_onto_a_full_disk_is_named_not_the_table(tmp_path: Path) -> None:
+    import subprocess
+
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\n" + "".join(f"u{i},ann,maybe\nu{i},ben,nope\n" for i in range(20000)))
+    full = tmp_path / "full"
+    full.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(full)], check=False).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        result = run(
+            "counts",
+            str(table),
+            "--rule",
+            str(tmp_path / "rule.yaml"),
+            "--out",
+            str(tmp_path / "c.csv"),
+            "--log",
+            str(full / "log.jsonl"),
+        )
+    finally:
+        subprocess.run(["umount", str(full)], check=False)
+
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"Error [output-unwritable]: --log {full / 'log.jsonl'} cannot be written")
+    assert "No space left on device" in result.stderr

@@ -51,7 +51,7 @@ from irr_audit.join.join import JoinResult, check_distinct_files, join_sheets
 from irr_audit.report.model import AuditOptions, build_report
 from irr_audit.rules.load import load_rule
 from irr_audit.rules.model import Rule
-from irr_audit.sample.folder import check_sample_rule, read_sample, recoding_of
+from irr_audit.sample.folder import SampleRef, check_sample_rule, read_sample, recoding_of
 
 FREEZE_LOCK = ".freeze.lock"  # held by freeze around "is this audit frozen? -> write its bundle"
 LOCK_TIMEOUT = 600.0  # seconds a freeze waits for another freeze of the same audits folder
@@ -96,6 +96,7 @@ def collect_source(
             f"rule, freeze the new sheets with --recodes {shell_path(inputs[0])}.",
             code="usage-freeze-bundle",
         )
+    join_dir: JoinDir | None = None  # set when freezing a join folder
     if len(inputs) == 1 and is_join_dir(inputs[0]):
         folder = inputs[0]
         joined = read_join_dir(folder, limits)
@@ -108,6 +109,7 @@ def collect_source(
                 code="usage-alias",
             )
         sample = sample or _join_dir_sample(joined)
+        join_dir = joined
         rule_data = rule.source  # the bytes of rule.yaml that were parsed
         # read again, bounded, and checked to be the bytes the join recorded
         sheet_data = tuple(_read_matching(sheet.path, sheet.sha256, limits) for sheet in sheets)
@@ -137,7 +139,7 @@ def collect_source(
         sheets = [sheet for sheet, _ in read]
         sheet_data = tuple(data for _, data in read)
     check_sheet_names(sheets)
-    sample_ids, notes, recoding = _sample_ids(sample, rule)
+    sample_ids, notes, recoding = _sample_ids(sample, rule, join_dir)
     join = join_sheets(sheets, rule, sample_ids=sample_ids)
     return FreezeSource(rule_data, sheet_data, columns, join, sample, tuple(notes), recoding)
 
@@ -156,13 +158,42 @@ def _join_dir_sample(joined: JoinDir) -> Path | None:
     )
 
 
-def _sample_ids(sample: Path | None, rule: Rule) -> tuple[list[str] | None, list[str], dict[str, Any] | None]:
-    """The sample's ids, warnings, and the re-coding the audit is (None: coded under the sample's rule)."""
+def _sample_ids(
+    sample: Path | None, rule: Rule, joined: JoinDir | None = None
+) -> tuple[list[str] | None, list[str], dict[str, Any] | None]:
+    """The sample's ids, warnings, and the re-coding the audit is (None: coded under the sample's rule).
+    ``joined``: the join folder being frozen, whose sample this must be."""
     if sample is None:
         return None, [], None
     reference = read_sample(sample)
+    if joined is not None:
+        check_join_sample(joined, reference)
     warnings = check_sample_rule(reference, rule)
     return list(reference.ids), warnings, recoding_of(reference, rule)
+
+
+def check_join_sample(joined: JoinDir, reference: SampleRef) -> None:
+    """A join restricted to a sample is frozen with that sample only: another one (the folder
+    drawn again, or another --sample) would re-join the sheets against other units and the
+    bundle would score other units than the join did. The join records its ledger's sha256
+    (a join written before that, its sampled ids, compared instead)."""
+    if joined.sample_ids is None:
+        return  # a join of all the sheets' units, restricted here by --sample
+    recorded = joined.sample_ledger_sha256
+    same = recorded == reference.ledger_sha256 if recorded else list(reference.ids) == joined.sample_ids
+    if same:
+        return
+    digests = (
+        f"the join's ledger has sha256 {recorded}, the ledger in {reference.folder} {reference.ledger_sha256}"
+        if recorded
+        else f"its {len(reference.ids)} sampled ids are not the {len(joined.sample_ids)} the join used"
+    )
+    raise UsageError(
+        f"the sample in {reference.folder} is not the sample the join in {joined.folder} used ({digests}).",
+        hint="pass the join's sample with --sample DIR, or run join again with --sample "
+        f"{shell_path(reference.folder)} and freeze that join.",
+        code="usage-sample-mismatch",
+    )
 
 
 def _read_matching(path: Path, sha256: str, limits: Limits) -> bytes:

@@ -73,7 +73,7 @@ def counts(
     Codes are classified as join classifies them; score the file with irr-audit score --counts FILE --rule RULE."""
     from irr_audit.api import load_rule
     from irr_audit.io.files import check_exist
-    from irr_audit.io.outputs import render_json, write_text_atomic
+    from irr_audit.io.outputs import refuse_shared_outputs, render_json, write_text_atomic
     from irr_audit.rules.runaliases import with_run_aliases
     from irr_audit.warehouse.duckdb_counts import duckdb_counts
     from irr_audit.warehouse.longtable import LongTableColumns
@@ -83,6 +83,7 @@ def counts(
     summary, log = output_file(summary_text, "--summary", "summary.json"), output_file(log_text, "--log", "log.jsonl")
     if rule is None:
         raise UsageError("counts needs the rule.", hint="pass --rule rules/<rule>/v<version>.yaml.", code="usage-rule")
+    refuse_shared_outputs([("--out", out), ("--summary", summary), ("--log", log)])
     check_outputs([table, rule], "--out", files=[out, *(path for path in (summary, log) if path)])
     wanted = [name.strip() for name in coders.split(",")] if coders is not None else None
     result = duckdb_counts(

@@ -108,7 +108,7 @@ def _annotations(
         who = str(user).strip() if isinstance(user, (str, int)) and not isinstance(user, bool) else None
         status = item.get("status", "submitted")
         when = timestamp(item.get("updated_at")) or timestamp(item.get("inserted_at"))
-        if status not in STATUSES:
+        if not isinstance(status, str) or status not in STATUSES:  # a list or object is not hashable: refused too
             raise export_error(
                 subject,
                 place,

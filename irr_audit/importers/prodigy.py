@@ -39,7 +39,7 @@ def _annotation(record: dict[str, Any], place: str, options: ImportOptions, subj
     answer = record.get("answer")
     if answer is None:
         return replace(base, outcome=Reason.NOT_ANNOTATED, detail="no answer: a task, not an annotation")
-    if answer not in ANSWERS:
+    if not isinstance(answer, str) or answer not in ANSWERS:  # a list or object is not hashable: refused too
         raise export_error(
             subject,
             place,

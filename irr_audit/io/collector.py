@@ -352,6 +352,7 @@ def _csv_items(text: str, name: str, spellings: dict[str, tuple[str, ...]], deli
         ) from None
     (_, _, header), *records = parsed
     columns = _csv_columns(header, name, spellings)
+    plan = _field_plan(tuple(header), spellings)  # as a JSON item's keys: a field's first non-empty column
     items = []
     for index, (first_line, _, record) in enumerate(records):
         row = index + 2  # the row a spreadsheet shows; the header is row 1
@@ -368,11 +369,11 @@ def _csv_items(text: str, name: str, spellings: dict[str, tuple[str, ...]], deli
                 code="collector-malformed",
             )
         _check_line_breaks(record, first_line, row, header, columns, name, delimiter)
-        # CSV cannot tell null from "": an empty cell is absent.
-        fields = {
-            field: (record[at] if at < len(record) and record[at] != "" else None) for field, at in columns.items()
-        }
-        items.append(Item(position=row, **_with_id(fields)))
+        # CSV cannot tell null from "": an empty cell (or one past a short row's end) is null, so that
+        # of two columns spelling one field (commentId, comment_id) the first non-empty one wins, as in JSON
+        values = [cell if cell != "" else None for cell in record[: len(header)]]
+        values += [None] * (len(header) - len(values))
+        items.append(Item(position=row, **_with_id(plan.fields(values))))
     return items
 
 
@@ -400,6 +401,9 @@ def _check_line_breaks(
 
 
 def _csv_columns(header: list[str], name: str, spellings: dict[str, tuple[str, ...]]) -> dict[str, int]:
+    """Each field's first column (the one a row's shape is checked by); a header naming one
+    column twice is refused, as a JSON item giving one key twice is (collector-duplicate-key)."""
+    _refuse_repeated_columns(header, name)
     positions = {_key(column): at for at, column in reversed(list(enumerate(header)))}
     columns: dict[str, int] = {}
     for field, names in spellings.items():
@@ -419,6 +423,25 @@ def _csv_columns(header: list[str], name: str, spellings: dict[str, tuple[str, .
             code="collector-missing-column",
         )
     return columns
+
+
+def _refuse_repeated_columns(header: list[str], name: str) -> None:
+    """Two columns of one name (``body`` twice): which value is the item's cannot be known.
+    Names spelling one field differently (commentId, comment_id) are not one name: the first
+    non-empty is read, as in JSON; blank header cells (unnamed columns) are not read at all."""
+    seen: dict[str, int] = {}
+    for at, column in enumerate(header):
+        label = column.strip()
+        if not label:
+            continue
+        if label in seen:
+            raise IrrAuditError(
+                f"dataset {name} names the column {quoted(label)} twice (columns {seen[label] + 1} and {at + 1}): "
+                "which of the two values is an item's cannot be known.",
+                hint="export the collector's dataset again, or rename or delete one of the columns.",
+                code="collector-duplicate-key",
+            )
+        seen[label] = at
 
 
 PLANS_KEPT = 256  # key layouts an export's reader remembers: an export has a handful; beyond, each item is planned anew

@@ -273,6 +273,25 @@ def check_outputs(
         raise OutputError(f"{option}: {error.message}", hint=error.hint, code=error.code) from None
 
 
+def refuse_shared_outputs(outputs: Iterable[tuple[str, Path | None]]) -> None:
+    """Refuse two outputs of one command that are one file (the same path, ``./x`` and ``x``,
+    a symbolic or a hard link): the second written would silently replace the first.
+    ``outputs``: (the option that names it, the path), None for an output not asked for."""
+    seen: list[tuple[str, Path]] = []
+    for option, path in outputs:
+        if path is None:
+            continue
+        earlier = _Inputs.of([given for _, given in seen]).same_as(path)
+        if earlier is not None:
+            first = next(name for name, given in seen if given == earlier)
+            raise OutputError(
+                f"{first} {earlier} and {option} {path} are one file; the second written would replace the first.",
+                hint=f"give {option} another path.",
+                code="output-same-file",
+            )
+        seen.append((option, path))
+
+
 class _Inputs:
     """The inputs by resolved path and by (device, inode)."""
 

@@ -279,7 +279,10 @@ def _join_sample(value: Any, where: str) -> list[str]:
     if value is None:
         return []
     return mapping(
-        value, where, required={"ids": texts}, optional={"folder": text_or_null, "report": sample_report_problems}
+        value,
+        where,
+        required={"ids": texts},
+        optional={"folder": text_or_null, "report": sample_report_problems, "ledger_sha256": _sha256},
     )
 
 

@@ -71,6 +71,7 @@ def write_join_dir(
     sample: Path | None = None,
     sample_ids: list[str] | None = None,
     sample_report: dict[str, Any] | None = None,
+    sample_ledger_sha256: str | None = None,
     *,
     force: bool = False,
     inputs: Sequence[Path] = (),
@@ -98,6 +99,8 @@ def write_join_dir(
             "ids": list(sample_ids),
             "report": sample_report or {},
         }
+        if sample_ledger_sha256:  # which sample this was: freeze refuses another one drawn into the folder
+            summary["sample"]["ledger_sha256"] = sample_ledger_sha256
 
     def with_run_record(digests: dict[str, str]) -> dict[str, bytes]:
         return {SUMMARY: render_json({**summary, RUN_KEY: record_of(digests)}).encode("utf-8")}
@@ -220,6 +223,7 @@ class JoinDir:
     sample_ids: list[str] | None = None
     sample_folder: Path | None = None  # where the sample was when it was joined
     sample_report: dict[str, Any] | None = None  # what a report shows of the sample
+    sample_ledger_sha256: str | None = None  # its ledger's digest (None: a join written before it was recorded)
 
 
 def read_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> JoinDir:
@@ -252,6 +256,7 @@ def read_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> JoinDir:
         sample_ids=list(sample["ids"]),
         sample_folder=Path(sample["folder"]) if sample.get("folder") else None,
         sample_report=sample.get("report") or None,
+        sample_ledger_sha256=sample.get("ledger_sha256"),
     )
 
 

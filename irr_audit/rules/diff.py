@@ -1,6 +1,8 @@
 """`irr-audit rules diff`: what changed between two versions of a rule, for a
 reviewer, as unified-diff style sections (codes, definitions, examples, scale,
-missing codes, aliases) followed by the new version's changelog.
+missing codes, aliases, applies_when) followed by the new version's changelog. Every key
+of a rule file that has a meaning (rules.load.KNOWN_KEYS) is compared: a change not shown
+would be a change of meaning the reviewer is told is formatting.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import difflib
 import textwrap
 from collections.abc import Mapping, Sequence
 
-from irr_audit.rules.model import Rule, code_key
+from irr_audit.rules.model import AppliesWhen, Rule, code_key
 from irr_audit.rules.revisions import code_ref, short_digest
 
 
@@ -31,6 +33,7 @@ def render_rule_diff(old: Rule, new: Rule) -> str:
         _list_section(
             "aliases", [f"{a} -> {t}" for a, t in old.aliases.items()], [f"{a} -> {t}" for a, t in new.aliases.items()]
         ),
+        _text_section("applies_when", _applies_when_text(old.applies_when), _applies_when_text(new.applies_when)),
         *(
             _list_section(f"examples: {kind}", old.examples.get(kind, ()), new.examples.get(kind, ()))
             for kind in sorted(set(old.examples) | set(new.examples))
@@ -45,7 +48,11 @@ def render_rule_diff(old: Rule, new: Rule) -> str:
             if old.digest == new.digest
             else ("the files differ only in formatting, comments or the changelog")
         )
-        lines += ["", f"no change to codes, definitions, examples, scale, weights, missing codes or aliases ({same})."]
+        lines += [
+            "",
+            "no change to codes, definitions, examples, scale, weights, missing codes, aliases or applies_when "
+            f"({same}).",
+        ]
     lines += _changelog_section(new)
     return "\n".join(lines) + "\n"
 
@@ -117,6 +124,13 @@ def _weights_text(weights: str | tuple[tuple[float, ...], ...] | None) -> str | 
     if weights is None or isinstance(weights, str):
         return weights
     return "; ".join(" ".join(f"{cell:g}" for cell in row) for row in weights)
+
+
+def _applies_when_text(condition: AppliesWhen | None) -> str | None:
+    """A conditional rule's condition as one line (None: the rule always applies)."""
+    if condition is None:
+        return None
+    return f"{condition.rule} is one of {', '.join(condition.codes)}"
 
 
 def _text_section(title: str, old: str | None, new: str | None) -> list[str]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
-from irr_audit.errors import IrrAuditError, SheetError, UsageError
+from irr_audit.errors import IrrAuditError, OutputError, SheetError, UsageError
 from irr_audit.io.csvfields import first_csv_row
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, parse_delimiter
 from irr_audit.io.encodings import foreign_mark
@@ -133,7 +133,9 @@ def duckdb_counts(
                 connection, duckdb, table, head, rule, columns, coders, delimiter, limit
             )
             if log is not None:
-                _guarded(duckdb, table, limit, lambda: _write_log(connection, Path(log), rule, codes, coder_mapping))
+                _guarded(
+                    duckdb, table, limit, lambda: _write_log(connection, duckdb, Path(log), rule, codes, coder_mapping)
+                )
             return counted
         finally:
             connection.close()
@@ -389,7 +391,15 @@ LOG = """
 """
 
 
-def _write_log(connection: Any, path: Path, rule: Rule, codes: CodeMap, coders: CoderMap) -> None:
+def _log_unwritable(path: Path, why: str) -> OutputError:
+    return OutputError(
+        f"--log {path} cannot be written: {why}.",
+        hint="check the folder's permissions and free space, or give --log another path.",
+        code="output-unwritable",
+    )
+
+
+def _write_log(connection: Any, duckdb: ModuleType, path: Path, rule: Rule, codes: CodeMap, coders: CoderMap) -> None:
     """The missingness log as JSON Lines (every value verbatim), written beside ``path`` and
     renamed into place: a log cut short is never left under its name."""
     width = len(rule.categories) + 1
@@ -412,7 +422,16 @@ def _write_log(connection: Any, path: Path, rule: Rule, codes: CodeMap, coders: 
     connection.execute("SET preserve_insertion_order = true")  # row_number() OVER () follows the file
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        connection.execute(LOG.format(path=_literal(str(temporary))))
-        os.replace(temporary, path)
+        try:
+            connection.execute(LOG.format(path=_literal(str(temporary))))
+        except duckdb.IOException as error:
+            if temporary.name not in str(error):  # not the log's own file (the table, or the spill folder)
+                raise
+            # the table was read whole a moment ago: a full disk or a folder made read-only is the output's
+            raise _log_unwritable(path, _first_line(error)) from None
+        try:
+            os.replace(temporary, path)
+        except OSError as exc:
+            raise _log_unwritable(path, exc.strerror or str(exc)) from None
     finally:
         temporary.unlink(missing_ok=True)
