@@ -16,7 +16,7 @@ from io import StringIO
 from typing import Any
 
 from irr_audit.report.console import UNWRAPPED, render_console, section_table
-from irr_audit.report.format import format_interval, format_metric, format_number
+from irr_audit.report.format import format_interval, format_metric, format_number, level_label
 from irr_audit.report.headline import headline_metric
 from irr_audit.report.html import render_html
 from irr_audit.report.markdown import md_text, render_markdown, section_lines
@@ -31,10 +31,18 @@ RELIABILITY_COLUMNS = (
     "raw agreement",
     "coefficient",
     "value",
-    "95% interval",
+    "95% interval",  # at the default level: reliability_columns names the level the audit used
     "band",
     "gate",
 )
+
+
+def reliability_columns(document: Mapping[str, Any]) -> tuple[str, ...]:
+    """The table's columns, the interval's naming the level of the variables' intervals (--ci-level;
+    one audit gives every variable the same one, but each report carries its own)."""
+    levels = sorted({level_label(report) for report in (document.get("variables") or {}).values()})
+    interval = f"{levels[0]} interval" if len(levels) == 1 else "interval (at each variable's level)"
+    return tuple(interval if column == "95% interval" else column for column in RELIABILITY_COLUMNS)
 
 
 def gate_verdict(metric: Mapping[str, Any] | None, threshold: float | None) -> dict[str, Any] | None:
@@ -49,6 +57,13 @@ def gate_verdict(metric: Mapping[str, Any] | None, threshold: float | None) -> d
     if not defined:
         verdict["reason"] = "the coefficient is undefined" if isinstance(metric, Mapping) else "no coefficient"
     return verdict
+
+
+def _level(report: Mapping[str, Any]) -> float:
+    """The level of the report's intervals (--ci-level), stated beside the interval in the JSON row."""
+    intervals = report.get("intervals")
+    level = intervals.get("level") if isinstance(intervals, Mapping) else None
+    return float(level) if isinstance(level, (int, float)) and _finite(level) else 0.95
 
 
 def _finite(value: Any) -> bool:
@@ -70,7 +85,7 @@ def reliability_row(variable: str, report: Mapping[str, Any], threshold: float |
         "units": units.get("total"),
         "fully_coded": units.get("fully_coded"),
         "raw_agreement": {"value": po.get("value"), "defined": bool(po.get("defined", False))},
-        "coefficient": headline.to_dict() | {"ci": (metric or {}).get("ci")},
+        "coefficient": headline.to_dict() | {"ci": (metric or {}).get("ci"), "ci_level": _level(report)},
         "band": band.get("label"),
         "gate": gate_verdict(metric, threshold),
     }
@@ -123,7 +138,8 @@ def reliability_section(document: Mapping[str, Any]) -> Section:
     failed = failed_gates(list(document["reliability"]))
     if failed:
         notes.append(f"Failed gates: {', '.join(failed)}.")
-    return Section("reliability", "Reliability by variable", RELIABILITY_COLUMNS, tuple(rows), tuple(notes))
+    columns = reliability_columns(document)
+    return Section("reliability", "Reliability by variable", columns, tuple(rows), tuple(notes))
 
 
 def _heading(document: Mapping[str, Any]) -> str:
