@@ -56,6 +56,8 @@ def krippendorff_bootstrap(
     """The bootstrap distribution of alpha, summarised: the ``level`` interval, and q(alpha < alpha_min)
     per minimum."""
     base: dict[str, Any] = {"method": METHOD, "n_boot": n_boot}
+    if n_boot < 2:  # one replicate is no distribution: its "interval" [x, x] and q of 0 or 1 say nothing
+        return {**base, "defined": False, "reason": f"{n_boot} replicate(s): an interval needs at least two"}
     coincidences = coincidence_matrix(patterns)
     n_c = coincidences.sum(axis=1)
     n_total = float(n_c.sum())

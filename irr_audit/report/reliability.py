@@ -66,6 +66,21 @@ def _level(report: Mapping[str, Any]) -> float:
     return float(level) if isinstance(level, (int, float)) and _finite(level) else 0.95
 
 
+def _interval(report: Mapping[str, Any], metric: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The row's interval: the one the variable's own report gives its headline (analytic, or
+    Krippendorff's bootstrap for ordinal alpha, which has no SE formula), so that the table and the
+    report agree; the metric's analytic interval when the report has no headline block."""
+    interval = (report.get("headline") or {}).get("interval")
+    if isinstance(interval, Mapping):
+        return {
+            "ci": [interval["low"], interval["high"]],
+            "ci_level": float(interval.get("level", _level(report))),
+            "ci_method": interval.get("method"),
+            "ci_clipped": bool(interval.get("clipped")),
+        }
+    return {"ci": (metric or {}).get("ci"), "ci_level": _level(report)}
+
+
 def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -85,7 +100,7 @@ def reliability_row(variable: str, report: Mapping[str, Any], threshold: float |
         "units": units.get("total"),
         "fully_coded": units.get("fully_coded"),
         "raw_agreement": {"value": po.get("value"), "defined": bool(po.get("defined", False))},
-        "coefficient": headline.to_dict() | {"ci": (metric or {}).get("ci"), "ci_level": _level(report)},
+        "coefficient": headline.to_dict() | _interval(report, metric),
         "band": band.get("label"),
         "gate": gate_verdict(metric, threshold),
     }
@@ -114,7 +129,8 @@ def reliability_section(document: Mapping[str, Any]) -> Section:
     rows = []
     for row in document["reliability"]:
         coefficient = row["coefficient"]
-        metric = {key: coefficient.get(key) for key in ("value", "defined", "reason", "ci") if key in coefficient}
+        keys = ("value", "defined", "reason", "ci", "ci_clipped")
+        metric = {key: coefficient.get(key) for key in keys if key in coefficient}
         raw = row["raw_agreement"]
         rows.append(
             (

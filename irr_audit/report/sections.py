@@ -21,7 +21,14 @@ from irr_audit.report.format import (
     level_label,
     metric_label,
 )
-from irr_audit.report.headline import band_of, coefficient_rows, headline_block, paradox_explanation, zero_se_cause
+from irr_audit.report.headline import (
+    band_of,
+    bootstrap_reason,
+    coefficient_rows,
+    headline_block,
+    paradox_explanation,
+    zero_se_cause,
+)
 from irr_audit.report.more_sections import more_sections
 
 RAW = ("po", "pe")
@@ -528,7 +535,7 @@ def _gwet_missing_section(report: dict[str, Any]) -> Section | None:
 def _undefined_boot(bootstrap: dict[str, Any]) -> str:
     if not bootstrap:
         return ""
-    return f"undefined in {bootstrap.get('n_undefined', '?')} of {bootstrap.get('n_boot', '?')}"
+    return bootstrap_reason(bootstrap)
 
 
 def _where_sections(report: dict[str, Any]) -> list[Section]:
