@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from io import StringIO
 from typing import Any
 
+from irr_audit.io.display import visible
 from irr_audit.report.console import UNWRAPPED, render_console, section_table
 from irr_audit.report.format import format_interval, format_metric, format_number, level_label
 from irr_audit.report.headline import headline_metric
@@ -173,9 +174,43 @@ def codebook_markdown(document: Mapping[str, Any]) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+def natural_width(section: Section) -> int:
+    """The columns a table of ``section`` needs to show every cell whole and no header word
+    broken: each column as wide as its longest cell or header word, one space either side."""
+    widths = [
+        max([len(word) for word in column.split()] + [len(row[at]) for row in section.rows])
+        for at, column in enumerate(section.columns)
+    ]
+    return sum(widths) + 2 * len(widths)
+
+
+class FittedTable:
+    """A section as a table where the console's width holds it whole, else stacked: each row a
+    heading (its first cell) and one "column: value" line per other cell. Ten columns squeezed
+    into 80 would write names and bands a letter or two a line (unreadable, and numbers folded)."""
+
+    def __init__(self, section: Section) -> None:
+        self.section = section
+
+    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
+        section = self.section
+        if natural_width(section) <= options.max_width:
+            yield section_table(section)
+            return
+        yield Text(visible(section.title), style="bold")
+        for row in section.rows:
+            yield Text(visible(row[0]), style="bold")
+            for column, cell in zip(section.columns[1:], row[1:], strict=True):
+                yield Text(f"  {visible(column)}: {visible(cell)}")
+        for note in section.notes:
+            yield Text(visible(note), style="dim")
+        yield Text("")
+
+
 def codebook_console(document: Mapping[str, Any]) -> Group:
-    """The console report: the reliability table, then each variable's report."""
-    parts: list[Any] = [Text(_heading(document), style="bold"), section_table(reliability_section(document))]
+    """The console report: the reliability table (stacked when the width cannot hold it), then
+    each variable's report."""
+    parts: list[Any] = [Text(_heading(document), style="bold"), FittedTable(reliability_section(document))]
     for variable, report in document["variables"].items():
         parts += [Text(f"Variable {variable}", style="bold reverse"), render_console(dict(report))]
     return Group(*parts)
