@@ -200,8 +200,8 @@ class Audit:
         return self.report.categories
 
     @property
-    def units(self) -> dict[str, int]:
-        """total, fully_coded, missing and available_case units."""
+    def units(self) -> dict[str, int | None]:
+        """total, fully_coded, missing and available_case units (missing None from a K x K table)."""
         return dict(self.report.units)
 
     @property
@@ -1425,7 +1425,7 @@ def plan_pilot(
     }
     tabular = _is_frame(data) or isinstance(data, Mapping)
     source = "" if tabular else ", ".join(os.fspath(path) for path in _paths(data))
-    return samplesize.pilot_plan(int(pilot.units["fully_coded"]), standard_errors, half_width, source)
+    return samplesize.pilot_plan(int(pilot.units["fully_coded"] or 0), standard_errors, half_width, source)
 
 
 def _number(value: Any) -> float | None:

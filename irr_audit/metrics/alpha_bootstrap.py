@@ -13,7 +13,8 @@ pairs of pairable values, not units, and keeps the expected disagreement of the 
    KALPHA does: round(B sum_c (o_cc / n..)^M) of them at most become 0, the expected number
    of samples that drew one single value only (alpha is then 0/0, not 1).
 4. q(alpha < alpha_min) is the share of replicates below alpha_min; the interval is that of
-   the sorted replicates at positions trunc(0.025 B) and trunc(0.975 B) + 1, as KALPHA gives it.
+   the sorted replicates at positions trunc(0.025 B) and trunc(0.975 B) + 1, as KALPHA gives it
+   at 95%; at another level L (--ci-level), trunc((1 - L) / 2 B) and trunc((1 + L) / 2 B) + 1.
 
 - Hayes, A. F. & Krippendorff, K. (2007). Answering the call for a standard reliability
   measure for coding data. Communication Methods and Measures 1(1), 77-89.
@@ -55,6 +56,8 @@ def krippendorff_bootstrap(
     """The bootstrap distribution of alpha, summarised: the ``level`` interval, and q(alpha < alpha_min)
     per minimum."""
     base: dict[str, Any] = {"method": METHOD, "n_boot": n_boot}
+    if n_boot < 2:  # one replicate is no distribution: its "interval" [x, x] and q of 0 or 1 say nothing
+        return {**base, "defined": False, "reason": f"{n_boot} replicate(s): an interval needs at least two"}
     coincidences = coincidence_matrix(patterns)
     n_c = coincidences.sum(axis=1)
     n_total = float(n_c.sum())

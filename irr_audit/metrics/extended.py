@@ -39,25 +39,27 @@ def extended_sections(
     seed: int | None = None,
     alpha_min: tuple[float, ...] = DEFAULT_ALPHA_MIN,
     patterns: Patterns | None = None,
+    level: float = 0.95,
 ) -> dict[str, Any]:
     """``icc`` (interval and ratio rules), ``coder_bias``, ``benchmarking`` and, with ``n_boot`` > 0,
     ``krippendorff_bootstrap``; ``metrics`` is the report's fully coded coefficients (their JSON form).
-    ``patterns``: ``compress(codes, n_categories, counts)`` when the caller has it already."""
+    ``patterns``: ``compress(codes, n_categories, counts)`` when the caller has it already; ``level``:
+    the level of the ICC intervals and of the bootstrap's (--ci-level), as of every other interval."""
     scale = Scale(scale)
     checked = scale_values(scale, n_categories, values)
     patterns = compress(codes, n_categories, counts) if patterns is None else patterns
     full = patterns.select(patterns.n_valid == patterns.n_coders)
     out: dict[str, Any] = {}
     if scale in (Scale.INTERVAL, Scale.RATIO) and checked is not None:
-        out["icc"] = icc_section(full, checked)
+        out["icc"] = icc_section(full, checked, level)
     out["coder_bias"] = coder_bias_section(full, coders)
     out["benchmarking"] = benchmarking_section(metrics)
     if n_boot > 0:
-        out["krippendorff_bootstrap"] = kalpha_section(patterns, full, scale, checked, n_boot, seed, alpha_min)
+        out["krippendorff_bootstrap"] = kalpha_section(patterns, full, scale, checked, n_boot, seed, alpha_min, level)
     return out
 
 
-def icc_section(full: Patterns, values: np.ndarray) -> dict[str, Any]:
+def icc_section(full: Patterns, values: np.ndarray, level: float = 0.95) -> dict[str, Any]:
     """The six intraclass correlations on the fully coded units (the codes' values)."""
     section: dict[str, Any] = {
         "basis": "fully coded units: the intraclass correlation needs every coder's value on every unit",
@@ -68,7 +70,7 @@ def icc_section(full: Patterns, values: np.ndarray) -> dict[str, Any]:
         forms = intraclass_correlations(np.zeros((0, full.n_coders)))
         return {**section, "forms": {name: metric.to_dict() for name, metric in forms.items()}}
     ratings = values[full.rows]
-    forms = intraclass_correlations(ratings, full.counts)
+    forms = intraclass_correlations(ratings, full.counts, level)
     if full.n_units >= 2 and full.n_coders >= 2:
         section["mean_squares"] = mean_squares(ratings, full.counts).to_dict()
     return {**section, "forms": {name: metric.to_dict() for name, metric in forms.items()}}
@@ -108,6 +110,7 @@ def kalpha_section(
     n_boot: int,
     seed: int | None,
     alpha_min: tuple[float, ...],
+    level: float = 0.95,
 ) -> dict[str, Any]:
     """Krippendorff's bootstrap on both bases: fully coded units, and every unit's pairable values.
     Both draw from the same stream, so that bases holding the same units give the same distribution."""
@@ -116,8 +119,9 @@ def kalpha_section(
     return {
         "seed": seed,
         "alpha_min": list(alpha_min),
-        "metrics": krippendorff_bootstrap(full, scale, values, n_boot, np.random.default_rng(stream), alpha_min),
+        "level": level,
+        "metrics": krippendorff_bootstrap(full, scale, values, n_boot, np.random.default_rng(stream), alpha_min, level),
         "available_case": krippendorff_bootstrap(
-            available, scale, values, n_boot, np.random.default_rng(stream), alpha_min
+            available, scale, values, n_boot, np.random.default_rng(stream), alpha_min, level
         ),
     }

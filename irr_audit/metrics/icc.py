@@ -4,7 +4,8 @@ Six distinct coefficients cover the six forms of Shrout & Fleiss (1979) and the 
 McGraw & Wong (1996): the two-way random and two-way mixed models of McGraw & Wong share
 their formulas (they differ in what the number generalises to, not in the number). Each
 comes with its F-based confidence interval (McGraw & Wong 1996, Table 7), the one
-pingouin's ``intraclass_corr`` and R's ``psych::ICC`` give.
+pingouin's ``intraclass_corr`` and R's ``psych::ICC`` give (at 95%; here at the report's
+--ci-level, the F quantiles taken at 1 - alpha / 2).
 
 - Shrout, P. E. & Fleiss, J. L. (1979). Intraclass correlations: uses in assessing rater
   reliability. Psychological Bulletin 86(2), 420-428. doi:10.1037/0033-2909.86.2.420
@@ -28,7 +29,12 @@ import numpy as np
 from irr_audit.metrics.distributions import f_quantile as f_ppf
 from irr_audit.metrics.result import Metric
 
-CI_METHOD = "F-based interval (McGraw & Wong 1996, Table 7), 95%"
+
+def ci_method(level: float = 0.95) -> str:
+    """The intervals' method, naming the level they were made at (--ci-level)."""
+    return f"F-based interval (McGraw & Wong 1996, Table 7), {100 * level:g}%"
+
+
 SINGLE_BOUND_BELOW_POLE = (
     "the single-rater interval reaches down to -1/(k-1), where the step-up to k raters (Spearman-Brown) "
     "has no lower bound: the F-based interval is not defined here"
@@ -117,8 +123,10 @@ def _as_integers(ratings: np.ndarray) -> tuple[list[list[int]], int]:
     return [[whole[v] for v in row] for row in ratings.tolist()], scale
 
 
-def intraclass_correlations(ratings: np.ndarray, counts: np.ndarray | None = None) -> dict[str, Metric]:
-    """The six intraclass correlations with their 95% F-based intervals.
+def intraclass_correlations(
+    ratings: np.ndarray, counts: np.ndarray | None = None, level: float = 0.95
+) -> dict[str, Metric]:
+    """The six intraclass correlations with their F-based intervals at ``level`` (--ci-level).
 
     Shrout & Fleiss (1979), Table 2: six targets rated by four judges; their Table 4 gives
     ICC(1,1) = .17, ICC(2,1) = .29, ICC(3,1) = .71, ICC(1,4) = .44, ICC(2,4) = .62, ICC(3,4) = .91.
@@ -139,8 +147,7 @@ def intraclass_correlations(ratings: np.ndarray, counts: np.ndarray | None = Non
     ms = mean_squares(ratings, counts)
     if {"rows", "within"} <= ms.zero:
         return _all_undefined("no variation: every coder gave every unit the same value")
-    out = {name: _form(name, ms) for name in FORMS}
-    return out
+    return {name: _form(name, ms, level) for name in FORMS}
 
 
 def _all_undefined(reason: str) -> dict[str, Metric]:
@@ -153,8 +160,8 @@ def _named(metric: Metric, name: str) -> Metric:
     return Metric(**{**metric.__dict__, "extra": extra})
 
 
-def _form(name: str, ms: MeanSquares) -> Metric:
-    builders: dict[str, Callable[[MeanSquares], Metric]] = {
+def _form(name: str, ms: MeanSquares, level: float = 0.95) -> Metric:
+    builders: dict[str, Callable[[MeanSquares, float], Metric]] = {
         "icc_1": _one_way_single,
         "icc_k": _one_way_average,
         "icc_a1": _absolute_single,
@@ -162,59 +169,68 @@ def _form(name: str, ms: MeanSquares) -> Metric:
         "icc_c1": _consistency_single,
         "icc_ck": _consistency_average,
     }
-    return _named(builders[name](ms), name)
+    return _named(builders[name](ms, level), name)
 
 
-def _with_bounds(value: float, low: float | None, high: float | None, reason: str | None = None) -> Metric:
+def _with_bounds(
+    value: float, low: float | None, high: float | None, reason: str | None = None, level: float = 0.95
+) -> Metric:
     metric = Metric.of(value)
     if low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
         return Metric.of(value, extra={"ci_reason": reason or "the F-based interval is not defined here"})
-    return metric.with_ci(low, high, CI_METHOD, bounds=(-np.inf, 1.0))
+    return metric.with_ci(low, high, ci_method(level), bounds=(-np.inf, 1.0))
 
 
-def _f_bounds(f_obs: float, df1: float, df2: float) -> tuple[float, float]:
-    """F_L = F / F(0.975; df1, df2), F_U = F * F(0.975; df2, df1)."""
-    return f_obs / f_quantile(0.975, df1, df2), f_obs * f_quantile(0.975, df2, df1)
+def upper_tail(level: float) -> float:
+    """The F quantile a two-sided ``level`` interval takes at each end: 1 - alpha / 2 with
+    alpha = 1 - level (0.975 at 95%), rounded so that 0.95 in binary does not move it."""
+    return round((1 + level) / 2, 12)
 
 
-def _one_way_single(ms: MeanSquares) -> Metric:
+def _f_bounds(f_obs: float, df1: float, df2: float, level: float) -> tuple[float, float]:
+    """F_L = F / F(1 - alpha/2; df1, df2), F_U = F * F(1 - alpha/2; df2, df1)."""
+    tail = upper_tail(level)
+    return f_obs / f_quantile(tail, df1, df2), f_obs * f_quantile(tail, df2, df1)
+
+
+def _one_way_single(ms: MeanSquares, level: float = 0.95) -> Metric:
     n, k = ms.n, ms.k
     value = (ms.rows - ms.within) / (ms.rows + (k - 1) * ms.within)
     if "within" in ms.zero:
         return _with_bounds(value, None, None, "MSW = 0: no within-unit variance, the F ratio is infinite")
-    fl, fu = _f_bounds(ms.rows / ms.within, n - 1, n * (k - 1))
-    return _with_bounds(value, (fl - 1) / (fl + k - 1), (fu - 1) / (fu + k - 1))
+    fl, fu = _f_bounds(ms.rows / ms.within, n - 1, n * (k - 1), level)
+    return _with_bounds(value, (fl - 1) / (fl + k - 1), (fu - 1) / (fu + k - 1), level=level)
 
 
-def _one_way_average(ms: MeanSquares) -> Metric:
+def _one_way_average(ms: MeanSquares, level: float = 0.95) -> Metric:
     if "rows" in ms.zero:
         return Metric.undefined("MSR = 0: every unit has the same mean, so the average-rater ICC divides by zero")
     value = (ms.rows - ms.within) / ms.rows
     if "within" in ms.zero:
         return _with_bounds(value, None, None, "MSW = 0: no within-unit variance, the F ratio is infinite")
-    fl, fu = _f_bounds(ms.rows / ms.within, ms.n - 1, ms.n * (ms.k - 1))
-    return _with_bounds(value, 1 - 1 / fl, 1 - 1 / fu)
+    fl, fu = _f_bounds(ms.rows / ms.within, ms.n - 1, ms.n * (ms.k - 1), level)
+    return _with_bounds(value, 1 - 1 / fl, 1 - 1 / fu, level=level)
 
 
-def _consistency_single(ms: MeanSquares) -> Metric:
+def _consistency_single(ms: MeanSquares, level: float = 0.95) -> Metric:
     n, k = ms.n, ms.k
     if {"rows", "error"} <= ms.zero:
         return Metric.undefined("MSR = MSE = 0: units and residuals do not vary, so ICC(C,1) is 0/0")
     value = (ms.rows - ms.error) / (ms.rows + (k - 1) * ms.error)
     if "error" in ms.zero:
         return _with_bounds(value, None, None, "MSE = 0: no residual variance, the F ratio is infinite")
-    fl, fu = _f_bounds(ms.rows / ms.error, n - 1, (n - 1) * (k - 1))
-    return _with_bounds(value, (fl - 1) / (fl + k - 1), (fu - 1) / (fu + k - 1))
+    fl, fu = _f_bounds(ms.rows / ms.error, n - 1, (n - 1) * (k - 1), level)
+    return _with_bounds(value, (fl - 1) / (fl + k - 1), (fu - 1) / (fu + k - 1), level=level)
 
 
-def _consistency_average(ms: MeanSquares) -> Metric:
+def _consistency_average(ms: MeanSquares, level: float = 0.95) -> Metric:
     if "rows" in ms.zero:
         return Metric.undefined("MSR = 0: every unit has the same mean, so ICC(C,k) divides by zero")
     value = (ms.rows - ms.error) / ms.rows
     if "error" in ms.zero:
         return _with_bounds(value, None, None, "MSE = 0: no residual variance, the F ratio is infinite")
-    fl, fu = _f_bounds(ms.rows / ms.error, ms.n - 1, (ms.n - 1) * (ms.k - 1))
-    return _with_bounds(value, 1 - 1 / fl, 1 - 1 / fu)
+    fl, fu = _f_bounds(ms.rows / ms.error, ms.n - 1, (ms.n - 1) * (ms.k - 1), level)
+    return _with_bounds(value, 1 - 1 / fl, 1 - 1 / fu, level=level)
 
 
 def _absolute_denominator_is_zero(ms: MeanSquares) -> bool:
@@ -223,7 +239,9 @@ def _absolute_denominator_is_zero(ms: MeanSquares) -> bool:
     return both and ("error" in ms.zero or ms.n * ms.k - ms.n - ms.k == 0)
 
 
-def _absolute_single_bounds(ms: MeanSquares, value: float) -> tuple[float | None, float | None, str | None]:
+def _absolute_single_bounds(
+    ms: MeanSquares, value: float, level: float
+) -> tuple[float | None, float | None, str | None]:
     """McGraw & Wong (1996), Table 7, case A,1: F with Satterthwaite's degrees of freedom."""
     n, k = ms.n, ms.k
     if "error" in ms.zero:
@@ -240,7 +258,7 @@ def _absolute_single_bounds(ms: MeanSquares, value: float) -> tuple[float | None
     if not 0 < v < np.inf:
         return None, None, "Satterthwaite's degrees of freedom are not a positive number here"
     try:
-        f_low, f_high = f_quantile(0.975, n - 1, v), f_quantile(0.975, v, n - 1)
+        f_low, f_high = f_quantile(upper_tail(level), n - 1, v), f_quantile(upper_tail(level), v, n - 1)
     except ArithmeticError:  # v so near 0 (MSR tiny beside MSC and MSE) that the F quantile does not converge
         return None, None, f"Satterthwaite's degrees of freedom ({v:.3g}) are too few for an F quantile"
     rest = k * ms.columns + (k * n - k - n) * ms.error
@@ -249,23 +267,23 @@ def _absolute_single_bounds(ms: MeanSquares, value: float) -> tuple[float | None
     return low, high, None
 
 
-def _absolute_single(ms: MeanSquares) -> Metric:
+def _absolute_single(ms: MeanSquares, level: float = 0.95) -> Metric:
     if _absolute_denominator_is_zero(ms):
         return Metric.undefined("MSR = MSC = 0 and no residual term in the denominator: ICC(A,1) is 0/0")
     n, k = ms.n, ms.k
     value = (ms.rows - ms.error) / (ms.rows + (k - 1) * ms.error + k * (ms.columns - ms.error) / n)
-    low, high, reason = _absolute_single_bounds(ms, value)
-    return _with_bounds(value, low, high, reason)
+    low, high, reason = _absolute_single_bounds(ms, value, level)
+    return _with_bounds(value, low, high, reason, level)
 
 
-def _absolute_average(ms: MeanSquares) -> Metric:
+def _absolute_average(ms: MeanSquares, level: float = 0.95) -> Metric:
     n, k = ms.n, ms.k
     msr, msc, mse, _ = ms.exact
     if n * msr + msc - mse == 0 or _absolute_denominator_is_zero(ms):
         return Metric.undefined("MSR + (MSC - MSE) / n = 0: ICC(A,k) divides by zero")
     value = float((msr - mse) / (msr + (msc - mse) / n))  # exact: the float terms can cancel to 0
     single = (ms.rows - ms.error) / (ms.rows + (k - 1) * ms.error + k * (ms.columns - ms.error) / n)
-    low, high, reason = _absolute_single_bounds(ms, single)
+    low, high, reason = _absolute_single_bounds(ms, single, level)
     if low is None or high is None:
         return _with_bounds(value, None, None, reason)
     if low * (k - 1) <= -1:
@@ -273,4 +291,4 @@ def _absolute_average(ms: MeanSquares) -> Metric:
         # past it: stepped up, such a bound would be no bound (pingouin then shows a lower bound above the upper)
         return _with_bounds(value, None, None, SINGLE_BOUND_BELOW_POLE)
     # Spearman-Brown of the single-rater bounds: McGraw & Wong's case A,k, as pingouin and psych::ICC give it
-    return _with_bounds(value, k * low / (1 + (k - 1) * low), k * high / (1 + (k - 1) * high))
+    return _with_bounds(value, k * low / (1 + (k - 1) * low), k * high / (1 + (k - 1) * high), level=level)

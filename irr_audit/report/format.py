@@ -3,6 +3,7 @@ intervals, and the labels of the coefficients."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 METRIC_LABELS = {
@@ -58,6 +59,55 @@ def format_interval(metric: dict[str, Any], digits: int = 4) -> str:
     if metric.get("ci_clipped"):
         text += "*"
     return text
+
+
+def unlisted_disagreements(report: Mapping[str, Any]) -> str | None:
+    """What a report from counts or a table says of its disagreements: how many there are (the
+    counts tell) and that the list is not available (they hold no unit ids), never "none".
+    None when the report lists them, or counts them without being asked to list them.
+
+    >>> unlisted_disagreements({"disagreement_count": 3, "disagreements_unlisted": "not available from counts"})
+    '3 fully coded units have differing codes; the list of units is not available from counts.'
+    """
+    reason = report.get("disagreements_unlisted")
+    if not reason:
+        return None
+    count = report.get("disagreement_count")
+    units = "1 fully coded unit has" if count == 1 else f"{count} fully coded units have"
+    return f"{units} differing codes; the list of units is {reason}."
+
+
+TABLE_MISSING = "not determined by a table (it holds the coded units only)"
+
+
+def missing_units(report: Mapping[str, Any]) -> tuple[str, str]:
+    """How a report names and counts its units not fully coded: from sheets, the units in the
+    missingness log; from counts, the units the counts show not fully coded (there is no log);
+    from a K x K table, not determined: it holds the fully coded units only, so 0 would be a guess.
+
+    >>> missing_units({"units": {"missing": None}, "input": {"kind": "table"}})[1]
+    'not determined by a table (it holds the coded units only)'
+    """
+    missing = (report.get("units") or {}).get("missing")
+    given = report.get("input")
+    if isinstance(given, Mapping) and given.get("kind") == "table" or missing is None:
+        return "not fully coded", TABLE_MISSING
+    if (report.get("missingness") or {}).get("log_rows") is None:
+        return "not fully coded (scored from counts: no missingness log)", str(missing)
+    return "not fully coded (in the missingness log)", str(missing)
+
+
+def level_label(report: Mapping[str, Any]) -> str:
+    """The level of a report's intervals as a label ("95%"), from its ``intervals`` key: every
+    interval is made at --ci-level, so every label of one says that level, never a fixed 95%.
+
+    >>> level_label({"intervals": {"level": 0.5}}), level_label({})
+    ('50%', '95%')
+    """
+    intervals = report.get("intervals")
+    level = intervals.get("level") if isinstance(intervals, Mapping) else None
+    number = float(level) if isinstance(level, (int, float)) and not isinstance(level, bool) else 0.95
+    return f"{100 * number:g}%"
 
 
 def metric_label(name: str) -> str:

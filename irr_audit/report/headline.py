@@ -223,6 +223,15 @@ def zero_se_cause(report: Mapping[str, Any]) -> str:
     return "the terms of its formula cancel for these units"
 
 
+def bootstrap_reason(bootstrap: Mapping[str, Any]) -> str:
+    """Why a percentile bootstrap over units gave no interval: its own reason (too few replicates
+    defined, an undefined estimate), else how many replicates were undefined."""
+    reason = bootstrap.get("reason")
+    if reason:
+        return f"{reason} ({bootstrap.get('n_undefined', '?')} of {bootstrap.get('n_boot', '?')} undefined)"
+    return f"undefined in {bootstrap.get('n_undefined', '?')} of {bootstrap.get('n_boot', '?')}"
+
+
 def interval_of(
     name: str,
     metric: Mapping[str, Any],
@@ -274,7 +283,7 @@ def interval_of(
         }
         return interval, degenerate_note(units.get("se"), units["ci"][0], units["ci"][1], zero_se)
     if isinstance(units, Mapping) and units:
-        return None, f"the bootstrap is undefined in {units.get('n_undefined', '?')} of {units.get('n_boot', '?')}"
+        return None, f"the bootstrap is undefined: {bootstrap_reason(units)}"
     if name in ("po", "pabak", "kendall_w", "light_kappa"):  # descriptive: no analytic SE is computed
         return None, "no interval without --bootstrap N"
     return None, "no formula for its standard error; --bootstrap N gives a percentile interval"

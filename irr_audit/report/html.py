@@ -27,7 +27,10 @@ from irr_audit.report.format import (
     LISTED_DISAGREEMENTS,
     format_metric,
     format_number,
+    level_label,
+    missing_units,
     readable,
+    unlisted_disagreements,
 )
 from irr_audit.report.headline import (
     ALPHA_LIKE,
@@ -308,6 +311,7 @@ class CoefficientChart:
     has_analytic: bool
     has_bootstrap: bool
     description: str
+    level: str = "95%"  # the level of its intervals (--ci-level), in the column's head
 
 
 def axis_low(lows: list[float]) -> float:
@@ -373,7 +377,9 @@ def _interval_words(interval: dict[str, Any] | None) -> str:
     return text + ("*" if interval.get("clipped") else "")
 
 
-def coefficient_chart(rows: list[dict[str, Any]], title: str, notes: tuple[str, ...]) -> CoefficientChart:
+def coefficient_chart(
+    rows: list[dict[str, Any]], title: str, notes: tuple[str, ...], level: str = "95%"
+) -> CoefficientChart:
     """The one coefficient table (rows as `coefficient_rows` gives them: the headline first) drawn:
     each estimate and interval on one axis, over the bands of its own convention."""
     lows = [
@@ -396,6 +402,7 @@ def coefficient_chart(rows: list[dict[str, Any]], title: str, notes: tuple[str, 
         _has_whisker(bars, "analytic"),
         _has_whisker(bars, "bootstrap"),
         described,
+        level,
     )
 
 
@@ -439,7 +446,7 @@ def coefficients_view(report: dict[str, Any]) -> CoefficientChart:
     # the conventions are named with their bands in the shading notes
     said = tuple(note for note in coefficients_section(report).notes if not note.startswith("Band: "))
     notes = (*said, *(f"Shading: {note}" for note in shading))
-    return coefficient_chart(rows, "Coefficients", notes)
+    return coefficient_chart(rows, "Coefficients", notes, level_label(report))
 
 
 def group_chart(report: dict[str, Any]) -> CoefficientChart:
@@ -453,7 +460,7 @@ def group_chart(report: dict[str, Any]) -> CoefficientChart:
         "intervals": report.get("intervals"),
     }
     title = f"Consensus of {group['name']} vs {group['reference']}"
-    return coefficient_chart(coefficient_rows(pseudo), title, ())
+    return coefficient_chart(coefficient_rows(pseudo), title, (), level_label(report))
 
 
 # --- the unit flow ---------------------------------------------------------------------------
@@ -512,8 +519,9 @@ def unit_flow(report: dict[str, Any]) -> list[FlowStep]:
         (
             "units joined",
             units["total"],
-            [("fully coded", units["fully_coded"], KEPT), ("in the missingness log", units["missing"], LOGGED)],
-            "",
+            [("fully coded", units["fully_coded"], KEPT)]
+            + ([] if units["missing"] is None else [(missing_units(report)[0], units["missing"], LOGGED)]),
+            "" if units["missing"] is not None else f"units not fully coded: {missing_units(report)[1]}",
         )
     )
     by_reason = report["missingness"]["by_reason"]
@@ -713,6 +721,8 @@ def page_view(report: dict[str, Any]) -> dict[str, Any]:
         "disagreement_text": with_text,
         "disagreement_untexted": sum(not _has_text(row.item) for row in disagreements or []),
         "disagreement_total": len(report.get("disagreements") or []),
+        "disagreement_count": report.get("disagreement_count"),
+        "disagreements_unlisted": unlisted_disagreements(report),
         "splits": splits,
     }
 

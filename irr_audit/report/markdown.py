@@ -7,7 +7,13 @@ from typing import Any
 
 from irr_audit.io.display import shortened, visible
 from irr_audit.report.comparison import extra_sections
-from irr_audit.report.format import LISTED_DISAGREEMENTS, format_metric, readable
+from irr_audit.report.format import (
+    LISTED_DISAGREEMENTS,
+    format_metric,
+    missing_units,
+    readable,
+    unlisted_disagreements,
+)
 from irr_audit.report.methods import methods_paragraph
 from irr_audit.report.sections import (
     Section,
@@ -174,7 +180,7 @@ def _unit_lines(report: dict[str, Any]) -> list[str]:
             [
                 ["total", str(units["total"])],
                 ["fully coded (in the agreement table)", str(units["fully_coded"])],
-                ["not fully coded (in the missingness log)", str(units["missing"])],
+                list(missing_units(report)),
             ],
         ),
         "",
@@ -202,6 +208,9 @@ def _pair_lines(report: dict[str, Any]) -> list[str]:
 
 def _disagreement_section(report: dict[str, Any]) -> list[str]:
     disagreements = report.get("disagreements")
+    unlisted = unlisted_disagreements(report)
+    if disagreements is None and unlisted:  # from counts or a table: counted, but no unit to list
+        return ["", f"## Disagreements for post-hoc review ({report['disagreement_count']})", "", md_text(unlisted)]
     if disagreements is None:
         return []
     coders = report["coders"]

@@ -107,6 +107,8 @@ def _missing(report: Mapping[str, Any]) -> str:
     reasons = f" ({', '.join(f'{n} {reason}' for reason, n in by_reason.items())})" if by_reason else ""
     total, full = units.get("total"), units.get("fully_coded")
     missing = units.get("missing", 0)
+    if (report.get("input") or {}).get("kind") == "table":  # a K x K table holds the fully coded units only
+        return f"The table holds the {total} units both coders coded; units with a missing code are not in it."
     if counts_only_report(report):  # no log: a table holds the codes given, not the ones missing
         if not missing:
             return "Every unit got the same number of codes."

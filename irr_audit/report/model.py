@@ -182,11 +182,13 @@ class AuditReport:
     rule: Rule
     sheets: tuple[dict[str, Any], ...]
     coders: tuple[str, ...]
-    units: dict[str, int]
+    units: dict[str, int | None]  # None: not determined by the input (a K x K table's missing units)
     missingness: dict[str, Any]
     agreement: dict[str, Any]
     disagreements: Sequence[dict[str, Any]] | None  # None: counted, not listed (a join's: Disagreements)
     disagreement_count: int
+    # why the disagreements cannot be listed at all (counts and tables hold no unit ids), else None
+    disagreements_unlisted: str | None = None
     warnings: tuple[str, ...] = ()
     group: dict[str, Any] | None = None
     sample: dict[str, Any] | None = None  # where the units came from, when the audit began with `sample`
@@ -229,6 +231,8 @@ class AuditReport:
             out["sample"] = self.sample
         if include_disagreements and self.disagreements is not None:
             out["disagreements"] = list(self.disagreements) if listed else self.disagreements
+        if include_disagreements and self.disagreements_unlisted is not None:
+            out["disagreements_unlisted"] = self.disagreements_unlisted
         out["headline"] = headline_block(out, self.headline_bootstrap)
         out["coefficients"] = coefficient_rows(out, self.headline_bootstrap)
         out["paradox"] = paradox_explanation(out)
@@ -308,8 +312,9 @@ def build_counts_report(
             "note": "scored from unit-pattern counts: the missingness log stays with the sheets",
         },
         agreement=agreement,
-        disagreements=(),
-        disagreement_count=0,
+        disagreements=None,  # the counts say how many units disagree, not which
+        disagreement_count=disagreeing_count(patterns, counts),
+        disagreements_unlisted=COUNTS_UNLISTED,
         warnings=("scored from unit-pattern counts: no missingness log and no list of disagreeing units",),
         headline_bootstrap=headline_bootstrap(rule, coders, patterns, counts, agreement, options),
     )
@@ -383,6 +388,7 @@ def _agreement(
             seed=options.seed,
             alpha_min=options.alpha_min,
             patterns=patterns,
+            level=options.intervals.level,
         )
     )
     return agreement, counted
@@ -450,6 +456,25 @@ def _group_comparison(join: JoinResult, options: AuditOptions) -> dict[str, Any]
         for comment_id, index in zip(ids, undecided[units].tolist())
     ]
     return out
+
+
+COUNTS_UNLISTED = "not available from unit-pattern counts, which carry no unit ids"
+
+
+def disagreeing_count(patterns: np.ndarray, counts: np.ndarray) -> int:
+    """How many fully coded units the coders did not all code the same, from unit patterns (one
+    row per pattern, MISSING for no valid code) and how many units show each: the count
+    :func:`disagreement_units` gives a join, known from counts though the units are not.
+
+    >>> disagreeing_count(np.array([[0, 0], [0, 1], [1, -1]]), np.array([5, 3, 2]))
+    3
+    """
+    codes = np.asarray(patterns)
+    if codes.size == 0:
+        return 0
+    full = (codes >= 0).all(axis=1)
+    differs = (codes != codes[:, :1]).any(axis=1)
+    return int(np.asarray(counts)[full & differs].sum())
 
 
 def disagreement_units(join: JoinResult) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from irr_audit.report.format import format_interval, format_metric, format_number, metric_label
+from irr_audit.report.format import format_interval, format_metric, format_number, level_label, metric_label
 
 Parts = tuple[tuple[str, ...], list[tuple[str, ...]], list[str]]
 SectionParts = tuple[str, str, tuple[str, ...], tuple[tuple[str, ...], ...], tuple[str, ...]]
@@ -20,9 +20,10 @@ def build(
 def more_sections(report: dict[str, Any]) -> list[SectionParts]:
     """The sections (key, title, columns, rows, notes) in the order a reader meets them, those the report has."""
     out = []
+    level = level_label(report)  # the ICC and bootstrap intervals are made at --ci-level too
     icc = report.get("icc")
     if icc:
-        out.append(build("icc", "Intraclass correlation (interval/ratio codes)", *_icc(icc)))
+        out.append(build("icc", "Intraclass correlation (interval/ratio codes)", *_icc(icc, level)))
     bias = report.get("coder_bias")
     if bias and bias.get("pairs"):
         out.append(build("coder_bias", "Coder bias (marginal homogeneity)", *_bias(bias)))
@@ -31,18 +32,18 @@ def more_sections(report: dict[str, Any]) -> list[SectionParts]:
         out.append(build("benchmarking", "Benchmarking (Gwet 2014, ch. 6)", *_benchmarking(bench)))
     kalpha = report.get("krippendorff_bootstrap")
     if kalpha:
-        out.append(build("krippendorff_bootstrap", "Krippendorff's bootstrap of alpha", *_kalpha(kalpha)))
+        out.append(build("krippendorff_bootstrap", "Krippendorff's bootstrap of alpha", *_kalpha(kalpha, level)))
     return out
 
 
-def _icc(icc: dict[str, Any]) -> Parts:
+def _icc(icc: dict[str, Any], level: str) -> Parts:
     rows: list[tuple[str, ...]] = []
     for name, metric in icc.get("forms", {}).items():
         forms = "; ".join(metric.get("mcgraw_wong", []))
         rows.append((metric.get("shrout_fleiss", name), forms, format_metric(metric), format_interval(metric)))
     notes = [f"On {icc.get('n', 0)} fully coded units by {icc.get('k', 0)} coders ({icc.get('basis', '')})."]
     notes.append("Intervals: F-based (McGraw & Wong 1996); two-way random and mixed models share each number.")
-    return ("Shrout & Fleiss", "McGraw & Wong", "ICC", "95% CI"), rows, notes
+    return ("Shrout & Fleiss", "McGraw & Wong", "ICC", f"{level} CI"), rows, notes
 
 
 def _p(test: dict[str, Any]) -> str:
@@ -76,7 +77,7 @@ def _benchmarking(bench: dict[str, Any]) -> Parts:
     return ("coefficient", "scale", "reached (>= 0.95)", "P(in band or above)"), rows, notes
 
 
-def _kalpha(kalpha: dict[str, Any]) -> Parts:
+def _kalpha(kalpha: dict[str, Any], level: str) -> Parts:
     rows: list[tuple[str, ...]] = []
     for basis, label in (("metrics", "fully coded"), ("available_case", "available case")):
         entry = kalpha.get(basis) or {}
@@ -91,4 +92,4 @@ def _kalpha(kalpha: dict[str, Any]) -> Parts:
         f"{first.get('n_boot', '')} replicates of {first.get('pairs_per_replicate', '')} pairs of pairable values "
         f"(Hayes & Krippendorff 2007), seed {kalpha.get('seed')}; distinct from the bootstrap over units above."
     ]
-    return ("basis", "95% CI", "probability alpha is below a minimum"), rows, notes
+    return ("basis", f"{level} CI", "probability alpha is below a minimum"), rows, notes

@@ -16,7 +16,7 @@ from rich.cells import cell_len
 
 from irr_audit.io.display import visible
 from irr_audit.report.comparison import extra_sections
-from irr_audit.report.format import readable
+from irr_audit.report.format import missing_units, readable
 from irr_audit.report.methods import methods_paragraph
 from irr_audit.report.sections import (
     Section,
@@ -119,12 +119,7 @@ def console_blocks(report: dict[str, Any]) -> list[list[Block]]:
                 )
             )
         ],
-        [
-            line(
-                f"{units['total']} units: {units['fully_coded']} fully coded, "
-                f"{units['missing']} in the missingness log (not counted as disagreements)"
-            )
-        ],
+        [line(f"{units['total']} units: {units['fully_coded']} fully coded, " + _missing_text(report))],
     ]
     by_reason = report["missingness"]["by_reason"]
     if by_reason:
@@ -178,3 +173,11 @@ def render_plain(report: dict[str, Any]) -> str:
         for block in part:
             out += grid_lines(block) if isinstance(block, Grid) else [block.text]
     return "".join(text + "\n" for text in out)
+
+
+def _missing_text(report: dict[str, Any]) -> str:
+    """The units not fully coded, as far as the input says (no log from counts, no count from a table)."""
+    label, value = missing_units(report)
+    if label.endswith("(in the missingness log)"):
+        return f"{value} in the missingness log (not counted as disagreements)"
+    return f"{label}: {value}"

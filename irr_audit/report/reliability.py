@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from io import StringIO
 from typing import Any
 
+from irr_audit.io.display import visible
 from irr_audit.report.console import UNWRAPPED, render_console, section_table
-from irr_audit.report.format import format_interval, format_metric, format_number
+from irr_audit.report.format import format_interval, format_metric, format_number, level_label
 from irr_audit.report.headline import headline_metric
 from irr_audit.report.html import render_html
 from irr_audit.report.markdown import md_text, render_markdown, section_lines
@@ -31,10 +32,18 @@ RELIABILITY_COLUMNS = (
     "raw agreement",
     "coefficient",
     "value",
-    "95% interval",
+    "95% interval",  # at the default level: reliability_columns names the level the audit used
     "band",
     "gate",
 )
+
+
+def reliability_columns(document: Mapping[str, Any]) -> tuple[str, ...]:
+    """The table's columns, the interval's naming the level of the variables' intervals (--ci-level;
+    one audit gives every variable the same one, but each report carries its own)."""
+    levels = sorted({level_label(report) for report in (document.get("variables") or {}).values()})
+    interval = f"{levels[0]} interval" if len(levels) == 1 else "interval (at each variable's level)"
+    return tuple(interval if column == "95% interval" else column for column in RELIABILITY_COLUMNS)
 
 
 def gate_verdict(metric: Mapping[str, Any] | None, threshold: float | None) -> dict[str, Any] | None:
@@ -49,6 +58,28 @@ def gate_verdict(metric: Mapping[str, Any] | None, threshold: float | None) -> d
     if not defined:
         verdict["reason"] = "the coefficient is undefined" if isinstance(metric, Mapping) else "no coefficient"
     return verdict
+
+
+def _level(report: Mapping[str, Any]) -> float:
+    """The level of the report's intervals (--ci-level), stated beside the interval in the JSON row."""
+    intervals = report.get("intervals")
+    level = intervals.get("level") if isinstance(intervals, Mapping) else None
+    return float(level) if isinstance(level, (int, float)) and _finite(level) else 0.95
+
+
+def _interval(report: Mapping[str, Any], metric: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The row's interval: the one the variable's own report gives its headline (analytic, or
+    Krippendorff's bootstrap for ordinal alpha, which has no SE formula), so that the table and the
+    report agree; the metric's analytic interval when the report has no headline block."""
+    interval = (report.get("headline") or {}).get("interval")
+    if isinstance(interval, Mapping):
+        return {
+            "ci": [interval["low"], interval["high"]],
+            "ci_level": float(interval.get("level", _level(report))),
+            "ci_method": interval.get("method"),
+            "ci_clipped": bool(interval.get("clipped")),
+        }
+    return {"ci": (metric or {}).get("ci"), "ci_level": _level(report)}
 
 
 def _finite(value: Any) -> bool:
@@ -70,7 +101,7 @@ def reliability_row(variable: str, report: Mapping[str, Any], threshold: float |
         "units": units.get("total"),
         "fully_coded": units.get("fully_coded"),
         "raw_agreement": {"value": po.get("value"), "defined": bool(po.get("defined", False))},
-        "coefficient": headline.to_dict() | {"ci": (metric or {}).get("ci")},
+        "coefficient": headline.to_dict() | _interval(report, metric),
         "band": band.get("label"),
         "gate": gate_verdict(metric, threshold),
     }
@@ -99,7 +130,8 @@ def reliability_section(document: Mapping[str, Any]) -> Section:
     rows = []
     for row in document["reliability"]:
         coefficient = row["coefficient"]
-        metric = {key: coefficient.get(key) for key in ("value", "defined", "reason", "ci") if key in coefficient}
+        keys = ("value", "defined", "reason", "ci", "ci_clipped")
+        metric = {key: coefficient.get(key) for key in keys if key in coefficient}
         raw = row["raw_agreement"]
         rows.append(
             (
@@ -123,7 +155,8 @@ def reliability_section(document: Mapping[str, Any]) -> Section:
     failed = failed_gates(list(document["reliability"]))
     if failed:
         notes.append(f"Failed gates: {', '.join(failed)}.")
-    return Section("reliability", "Reliability by variable", RELIABILITY_COLUMNS, tuple(rows), tuple(notes))
+    columns = reliability_columns(document)
+    return Section("reliability", "Reliability by variable", columns, tuple(rows), tuple(notes))
 
 
 def _heading(document: Mapping[str, Any]) -> str:
@@ -141,9 +174,43 @@ def codebook_markdown(document: Mapping[str, Any]) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+def natural_width(section: Section) -> int:
+    """The columns a table of ``section`` needs to show every cell whole and no header word
+    broken: each column as wide as its longest cell or header word, one space either side."""
+    widths = [
+        max([len(word) for word in column.split()] + [len(row[at]) for row in section.rows])
+        for at, column in enumerate(section.columns)
+    ]
+    return sum(widths) + 2 * len(widths)
+
+
+class FittedTable:
+    """A section as a table where the console's width holds it whole, else stacked: each row a
+    heading (its first cell) and one "column: value" line per other cell. Ten columns squeezed
+    into 80 would write names and bands a letter or two a line (unreadable, and numbers folded)."""
+
+    def __init__(self, section: Section) -> None:
+        self.section = section
+
+    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
+        section = self.section
+        if natural_width(section) <= options.max_width:
+            yield section_table(section)
+            return
+        yield Text(visible(section.title), style="bold")
+        for row in section.rows:
+            yield Text(visible(row[0]), style="bold")
+            for column, cell in zip(section.columns[1:], row[1:], strict=True):
+                yield Text(f"  {visible(column)}: {visible(cell)}")
+        for note in section.notes:
+            yield Text(visible(note), style="dim")
+        yield Text("")
+
+
 def codebook_console(document: Mapping[str, Any]) -> Group:
-    """The console report: the reliability table, then each variable's report."""
-    parts: list[Any] = [Text(_heading(document), style="bold"), section_table(reliability_section(document))]
+    """The console report: the reliability table (stacked when the width cannot hold it), then
+    each variable's report."""
+    parts: list[Any] = [Text(_heading(document), style="bold"), FittedTable(reliability_section(document))]
     for variable, report in document["variables"].items():
         parts += [Text(f"Variable {variable}", style="bold reverse"), render_console(dict(report))]
     return Group(*parts)

@@ -13,8 +13,22 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from irr_audit.metrics.intervals import zero_to_rounding
-from irr_audit.report.format import LISTED_DISAGREEMENTS, format_interval, format_metric, format_number, metric_label
-from irr_audit.report.headline import band_of, coefficient_rows, headline_block, paradox_explanation, zero_se_cause
+from irr_audit.report.format import (
+    LISTED_DISAGREEMENTS,
+    format_interval,
+    format_metric,
+    format_number,
+    level_label,
+    metric_label,
+)
+from irr_audit.report.headline import (
+    band_of,
+    bootstrap_reason,
+    coefficient_rows,
+    headline_block,
+    paradox_explanation,
+    zero_se_cause,
+)
 from irr_audit.report.more_sections import more_sections
 
 RAW = ("po", "pe")
@@ -383,7 +397,7 @@ def _specific_section(report: dict[str, Any]) -> Section | None:
     return Section(
         "per_category",
         "By category",
-        ("category", "specific agreement", "kappa vs rest", "95% CI"),
+        ("category", "specific agreement", "kappa vs rest", f"{_level(report)} CI"),
         tuple(rows),
         (
             "Specific agreement: of the times either coder used this code, the share the other coder matched "
@@ -475,7 +489,7 @@ def _no_width(metric: dict[str, Any] | None) -> bool:
 
 
 def _level(report: dict[str, Any]) -> str:
-    return f"{100 * (report.get('intervals') or {}).get('level', 0.95):g}%"
+    return level_label(report)
 
 
 def _p_value(metric: dict[str, Any]) -> str:
@@ -521,7 +535,7 @@ def _gwet_missing_section(report: dict[str, Any]) -> Section | None:
 def _undefined_boot(bootstrap: dict[str, Any]) -> str:
     if not bootstrap:
         return ""
-    return f"undefined in {bootstrap.get('n_undefined', '?')} of {bootstrap.get('n_boot', '?')}"
+    return bootstrap_reason(bootstrap)
 
 
 def _where_sections(report: dict[str, Any]) -> list[Section]:

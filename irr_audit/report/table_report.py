@@ -79,7 +79,13 @@ def build_table_report(rule: Rule, table: TableInput, options: AuditOptions) -> 
         agreement, more = _pooled_only(agreement, rule, table)
         not_determined.update(more)
     agreement["input"] = {"kind": table.kind, "not_determined": not_determined}
-    return dataclasses.replace(report, agreement=agreement, warnings=tuple(warnings))
+    units: dict[str, int | None] = dict(report.units)
+    if table.kind == "table":  # its units are the fully coded ones: how many others there were is unknown
+        units["missing"] = None
+    unlisted = "not available from a table, which has no unit ids"
+    return dataclasses.replace(
+        report, agreement=agreement, units=units, warnings=tuple(warnings), disagreements_unlisted=unlisted
+    )
 
 
 def _kind_label(kind: str) -> str:
