@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +57,10 @@ def _assert_counted_not_listed(audit: irr_audit.Audit, count: int, reason: str) 
     assert f"Disagreements for post-hoc review ({count})" in audit.to_html()
     for form in FORMS:
         assert NONE_SAID not in getattr(audit, form)(), form
+        # a count file names no coder and has no log: no Python None shown for either
+        assert not re.search(r"\bNone\b", getattr(audit, form)()), form
+    assert "no coder: a table of counts" in audit.to_markdown()
+    assert "units in the missingness log are left out" not in audit.to_html()
 
 
 def test_counts_report_gives_the_count_the_sheets_give(joined: Path) -> None:

@@ -97,6 +97,19 @@ def missing_units(report: Mapping[str, Any]) -> tuple[str, str]:
     return "not fully coded (in the missingness log)", str(missing)
 
 
+NO_CODER = "no coder: a table of counts"
+
+
+def sheet_coder(sheet: Mapping[str, Any]) -> str:
+    """The coder an input file names, for the provenance: a counts file or table names none.
+
+    >>> sheet_coder({"coder": None})
+    'no coder: a table of counts'
+    """
+    coder = sheet.get("coder")
+    return NO_CODER if coder is None else str(coder)
+
+
 def level_label(report: Mapping[str, Any]) -> str:
     """The level of a report's intervals as a label ("95%"), from its ``intervals`` key: every
     interval is made at --ci-level, so every label of one says that level, never a fixed 95%.

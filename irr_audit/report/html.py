@@ -25,6 +25,7 @@ from irr_audit.io.display import visible
 from irr_audit.report.comparison import extra_sections
 from irr_audit.report.format import (
     LISTED_DISAGREEMENTS,
+    NO_CODER,
     format_metric,
     format_number,
     level_label,
@@ -724,6 +725,7 @@ def page_view(report: dict[str, Any]) -> dict[str, Any]:
         "disagreement_count": report.get("disagreement_count"),
         "disagreements_unlisted": unlisted_disagreements(report),
         "splits": splits,
+        "no_coder": NO_CODER,
     }
 
 

@@ -12,6 +12,7 @@ from irr_audit.report.format import (
     format_metric,
     missing_units,
     readable,
+    sheet_coder,
     unlisted_disagreements,
 )
 from irr_audit.report.methods import methods_paragraph
@@ -161,7 +162,7 @@ def provenance_lines(report: dict[str, Any]) -> list[str]:
             *_table(
                 ["sheet", "coder", "rows", "sha256"],
                 [
-                    [md_text(s["name"]), md_text(s["coder"]), md_text(s["rows"]), md_digest(s["sha256"])]
+                    [md_text(s["name"]), md_text(sheet_coder(s)), md_text(s["rows"]), md_digest(s["sha256"])]
                     for s in report["sheets"]
                 ],
             ),

@@ -16,7 +16,7 @@ from rich.cells import cell_len
 
 from irr_audit.io.display import visible
 from irr_audit.report.comparison import extra_sections
-from irr_audit.report.format import missing_units, readable
+from irr_audit.report.format import missing_units, readable, sheet_coder
 from irr_audit.report.methods import methods_paragraph
 from irr_audit.report.sections import (
     Section,
@@ -95,7 +95,7 @@ def provenance_lines(report: dict[str, Any]) -> list[Block]:
         line(visible(f"rule: {rule['id']} version {rule['version']} ({rule['scale']} scale), digest {rule['digest']}")),
     ]
     lines += [
-        line(visible(f"sheet {sheet['name']} ({sheet['coder']}, {sheet['rows']} rows): sha256 {sheet['sha256']}"))
+        line(visible(f"sheet {sheet['name']} ({sheet_coder(sheet)}, {sheet['rows']} rows): sha256 {sheet['sha256']}"))
         for sheet in report.get("sheets") or []
         if sheet.get("sha256")
     ]
