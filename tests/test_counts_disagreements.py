@@ -60,7 +60,8 @@ def _assert_counted_not_listed(audit: irr_audit.Audit, count: int, reason: str) 
         # a count file names no coder and has no log: no Python None shown for either
         assert not re.search(r"\bNone\b", getattr(audit, form)()), form
     assert "no coder: a table of counts" in audit.to_markdown()
-    assert "units in the missingness log are left out" not in audit.to_html()
+    for form in ("to_html", "to_markdown", "to_text"):
+        assert "units in the missingness log are left out" not in getattr(audit, form)(), form
 
 
 def test_counts_report_gives_the_count_the_sheets_give(joined: Path) -> None:

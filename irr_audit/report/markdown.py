@@ -184,9 +184,9 @@ def _unit_lines(report: dict[str, Any]) -> list[str]:
                 list(missing_units(report)),
             ],
         ),
-        "",
-        "Missing codes are not disagreements: units in the missingness log are left out of the table.",
     ]
+    if report["missingness"].get("log_rows") is not None:
+        lines += ["", "Missing codes are not disagreements: units in the missingness log are left out of the table."]
     by_reason = report["missingness"]["by_reason"]
     if by_reason:
         lines += ["", *_table(["log reason", "rows"], [[md_text(r), str(n)] for r, n in by_reason.items()])]
