@@ -11,13 +11,7 @@ from irr_audit.metrics.alpha_bootstrap import krippendorff_bootstrap
 from irr_audit.metrics.krippendorff import coincidence_matrix, difference_batch, krippendorff_alpha
 from irr_audit.metrics.patterns import compress
 from irr_audit.rules.scale import Scale
-
-# Krippendorff (2011), "Computing Krippendorff's alpha-reliability": 4 observers x 12 units,
-# values 1-5 as categories 0-4, -1 missing; nominal alpha 0.743, ordinal 0.815.
-KRIPPENDORFF_2011 = np.array(
-    [[0, 0, -1, 0], [1, 1, 2, 1], [2, 2, 2, 2], [2, 2, 2, 2], [1, 1, 1, 1], [0, 1, 2, 3],
-     [3, 3, 3, 3], [0, 0, 1, 0], [1, 1, 1, 1], [-1, 4, 4, 4], [-1, -1, 0, 0], [-1, -1, 2, -1]]
-)  # fmt: skip
+from tests.kalpha_oracle import KRIPPENDORFF_2011, kalpha_replicates
 
 
 def _moments(codes: np.ndarray, scale: Scale) -> tuple[float, float, int]:
@@ -53,19 +47,8 @@ def test_distribution_has_the_algorithms_exact_moments(scale: Scale) -> None:
 def test_agrees_with_a_draw_by_draw_transcription_of_kalpha() -> None:
     """KALPHA draws each pair by comparing a uniform number with the cumulative probabilities."""
     patterns = compress(KRIPPENDORFF_2011, 5)
-    o = coincidence_matrix(patterns)
-    n_c = o.sum(axis=1)
-    n = n_c.sum()
-    delta = np.asarray(difference_batch(Scale.NOMINAL, n_c.astype(float), None))
-    d_e = float(n_c @ delta @ n_c) / (n * (n - 1))
-    cells = [(c, k) for k in range(5) for c in range(k, 5)]
-    cumulative = np.cumsum([(o[c, k] if c == k else 2 * o[c, k]) / n for c, k in cells])
-    rng = np.random.default_rng(3)
-    draws, n_boot = 61, 4000
-    loop = []
-    for _ in range(n_boot):
-        picked = np.searchsorted(cumulative, rng.random(draws))
-        loop.append(max(1 - sum(delta[cells[i]] for i in picked) / (d_e * draws), -1.0))
+    n_boot = 4000
+    loop = kalpha_replicates(KRIPPENDORFF_2011, 5, draws=61, n_boot=n_boot, seed=3)
     ours = krippendorff_bootstrap(patterns, Scale.NOMINAL, None, n_boot, np.random.default_rng(4), (0.667, 0.8))
     for a in (0.667, 0.8):
         q = next(item["q"] for item in ours["q_below"] if item["alpha_min"] == a)

@@ -17,9 +17,9 @@ import irr_audit
 from irr_audit.cli import app
 from irr_audit.metrics.alpha_bootstrap import krippendorff_bootstrap
 from irr_audit.metrics.icc import intraclass_correlations, mean_squares
-from irr_audit.metrics.krippendorff import coincidence_matrix, difference_batch
 from irr_audit.metrics.patterns import compress
 from irr_audit.rules.scale import Scale
+from tests.kalpha_oracle import KRIPPENDORFF_2011, kalpha_replicates
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -89,31 +89,12 @@ def test_icc_intervals_on_random_data(seed: int, level: float) -> None:
         assert wider[name].ci[0] <= ours[name].ci[0] and ours[name].ci[1] <= wider[name].ci[1], name
 
 
-# Krippendorff (2011), "Computing Krippendorff's alpha-reliability": 4 observers x 12 units,
-# values 1-5 as categories 0-4, -1 missing (as in test_alpha_bootstrap.py)
-KRIPPENDORFF_2011 = np.array(
-    [[0, 0, -1, 0], [1, 1, 2, 1], [2, 2, 2, 2], [2, 2, 2, 2], [1, 1, 1, 1], [0, 1, 2, 3],
-     [3, 3, 3, 3], [0, 0, 1, 0], [1, 1, 1, 1], [-1, 4, 4, 4], [-1, -1, 0, 0], [-1, -1, 2, -1]]
-)  # fmt: skip
-
-
 @pytest.mark.parametrize("level", LEVELS)
 def test_kalpha_interval_is_the_percentile_interval_at_the_level(level: float) -> None:
     """A draw-by-draw transcription of KALPHA; its percentile interval at ``level``."""
     patterns = compress(KRIPPENDORFF_2011, 5)
-    o = coincidence_matrix(patterns)
-    n_c = o.sum(axis=1)
-    n = n_c.sum()
-    delta = np.asarray(difference_batch(Scale.NOMINAL, n_c.astype(float), None))
-    d_e = float(n_c @ delta @ n_c) / (n * (n - 1))
-    cells = [(c, k) for k in range(5) for c in range(k, 5)]
-    cumulative = np.cumsum([(o[c, k] if c == k else 2 * o[c, k]) / n for c, k in cells])
-    rng = np.random.default_rng(3)
-    draws, n_boot = 61, 4000
-    loop = [
-        max(1 - sum(delta[cells[i]] for i in np.searchsorted(cumulative, rng.random(draws))) / (d_e * draws), -1.0)
-        for _ in range(n_boot)
-    ]
+    n_boot = 4000
+    loop = kalpha_replicates(KRIPPENDORFF_2011, 5, draws=61, n_boot=n_boot, seed=3)
     ours = krippendorff_bootstrap(patterns, Scale.NOMINAL, None, n_boot, np.random.default_rng(4), level=level)
     expected = np.quantile(loop, [(1 - level) / 2, (1 + level) / 2])
     assert ours["ci"] == pytest.approx(list(expected), abs=0.04)
