@@ -106,6 +106,8 @@ def test_codes_the_rule_does_not_know_fail_with_the_values_and_the_fix(tmp_path:
     assert html.index('<section id="problems">') < html.index('<section id="provenance">')
     text = run("report", *sheets, "--rule", RULE, "--format", "text", "-q").stdout
     assert text.startswith("problem: no unit is fully coded")
+    # the message and its fix on lines of their own, no line break shown as an escape
+    assert "\\n" not in text and text.split("\n")[1].startswith("  fix: ")
 
 
 def test_join_writes_its_folder_with_the_problems_and_score_of_it_fails(tmp_path: Path) -> None:

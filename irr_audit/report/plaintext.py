@@ -107,7 +107,7 @@ def console_blocks(report: dict[str, Any]) -> list[list[Block]]:
     rule = report["rule"]
     units = report["units"]
     parts: list[list[Block]] = [
-        [line(visible(f"problem: {problem['message']}\n  fix: {problem['fix']}"), "bold red")]
+        [line(visible(f"problem: {problem['message']}"), "bold red"), line(visible(f"  fix: {problem['fix']}"), "red")]
         for problem in report.get("problems", [])
     ]
     parts += [
