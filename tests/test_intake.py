@@ -206,6 +206,15 @@ def test_sheets_that_share_no_id_are_a_problem(tmp_path: Path) -> None:
     assert [problem["kind"] for problem in audited.problems] == ["no-fully-coded", "no-shared-id"]
     assert "a.csv (ids 'p1', 'p2') and b.csv (ids 'q1', 'q2') share no comment id" in audited.problems[1]["message"]
     assert audited.failed
+    assert "ids are matched as text, exactly" in audited.problems[1]["fix"]
+
+
+def test_sheets_that_differ_by_a_reddit_prefix_are_told_so(tmp_path: Path) -> None:
+    """Outside --sample, t1_abc and abc are two units; the problem says how they would match."""
+    a = write(tmp_path / "a.csv", "comment_id,code\nt1_abc,yes\nt1_abd,no\n")
+    b = write(tmp_path / "b.csv", "comment_id,code\nabc,yes\nabd,no\n")
+    fix = irr_audit.audit([a, b], RULE).problems[1]["fix"]
+    assert "match once Reddit's type prefix is left out" in fix and "--sample" in fix
 
 
 def test_a_sound_audit_has_no_problem_key(tmp_path: Path) -> None:

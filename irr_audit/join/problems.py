@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from irr_audit.io.arrowtext import from_numpy, plain_text, string_array, to_numpy
 from irr_audit.io.display import printable, shortened
+from irr_audit.join.fullnames import reddit_keys
 from irr_audit.join.missingness import Reason
 from irr_audit.rules.model import CodeStatus, Rule
 
@@ -74,8 +75,7 @@ def audit_problems(join: JoinResult) -> list[dict[str, Any]]:
                         f"sheets {join.sheets[first].name} (ids {named[0]}) and {join.sheets[second].name} "
                         f"(ids {named[1]}) share no comment id: no unit was coded by both.",
                         {},
-                        "check that both sheets code the same sample, and that the id column is the one "
-                        "with the comment ids (--id-column); ids are matched as text, exactly.",
+                        _no_shared_id_fix(join, a, b),
                     )
                 )
     if not int(join.fully_coded.sum()):
@@ -138,6 +138,23 @@ def alias_fix(rule: Rule, values: dict[str, int]) -> str:
         f"map each value to a code of the rule ({', '.join(rule.categories)}): add it to the rule's aliases "
         f"(aliases: {{{example!r}: CODE}}, a new version of the rule), or pass --alias RAW=CODE for this run "
         f"(e.g. --alias {example}=CODE; the run records it); or correct the sheets."
+    )
+
+
+def _no_shared_id_fix(join: JoinResult, first: np.ndarray, second: np.ndarray) -> str:
+    """What to do when two sheets share no id; when they share some once a Reddit type prefix
+    is left out (t1_abc in one, abc in the other), that is said: outside --sample ids are
+    matched exactly, so the two spellings are two units."""
+    keys = [reddit_keys(join.units.filter(pa.array(mask))) for mask in (first, second)]
+    if pc.any(pc.is_in(keys[0], value_set=keys[1])).as_py():
+        return (
+            "the ids match once Reddit's type prefix is left out (t1_abc in one sheet, abc in the other): "
+            "write the ids of every sheet alike, or join with --sample (the ledger of irr-audit sample), "
+            "which matches t1_abc and abc."
+        )
+    return (
+        "check that both sheets code the same sample, and that the id column is the one "
+        "with the comment ids (--id-column); ids are matched as text, exactly."
     )
 
 
