@@ -1660,13 +1660,26 @@ def _same_number(first: float, second: float) -> bool:
 
 
 def _variable_audits(joined: CodebookJoin, options: AuditOptions, step: Progress) -> dict[str, Audit]:
+    sections = _bundle_sections(joined) if options.list_disagreements else {}
     audits = {}
     for rule_id, variable in joined.variables.items():
         step(f"scoring {rule_id}: {len(variable.join.units):,} units")
         result = variable.join
         report = dataclasses.replace(build_report(result, options), sample=joined.sample)
-        audits[rule_id] = Audit(report, result, result.summary_line(), result.warnings)
+        audits[rule_id] = Audit(report, result, result.summary_line(), result.warnings, sections.get(rule_id, {}))
     return audits
+
+
+def _bundle_sections(joined: CodebookJoin) -> dict[str, dict[str, Any]]:
+    """A codebook bundle's adjudication, variable by variable, as `report BUNDLE` of a rule's
+    bundle shows it (nothing for sheets or a join folder; `score` leaves the records unread)."""
+    if joined.bundle is None:
+        return {}
+    from irr_audit.bundle.adjudication import codebook_report_sections  # noqa: PLC0415 (loaded on use)
+
+    folder, manifest = joined.bundle
+    joins = {rule_id: found.join for rule_id, found in joined.variables.items()}
+    return codebook_report_sections(folder, manifest, joins)
 
 
 def codebook_joined(
@@ -1716,9 +1729,9 @@ def codebook_joined(
             code="usage-sample",
         )
     if len(inputs) == 1 and is_codebook_bundle(inputs[0]):  # freeze --codebook made it: read and checked
-        _, frozen, variables = read_codebook_bundle(inputs[0], checked)
+        manifest, frozen, variables = read_codebook_bundle(inputs[0], checked)
         _check_same_codebook(codebook, rules_dir, frozen, inputs[0], checked)
-        return frozen, CodebookJoin(variables)
+        return frozen, CodebookJoin(variables, bundle=(inputs[0], manifest))
     if len(inputs) == 1 and inputs[0].is_dir():
         if not is_codebook_join_dir(inputs[0]):
             raise UsageError(

@@ -4,6 +4,7 @@ a released codebook never changes, nor do the rule versions it pinned."""
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,8 @@ from typer.testing import CliRunner
 from irr_audit.cli import app
 from irr_audit.rules.codebook_revisions import check_codebooks
 from irr_audit.rules.lock import codebook_lock_entries, lock_entries, parse_lock_codebooks, render_lock
-from irr_audit.rules.revisions import Baseline
+from irr_audit.rules.revisions import Baseline, check_rules
+from tests.test_revisions import SECOND, key, manifest, rule_text
 
 ROOT = Path(__file__).resolve().parents[1]
 PARENT = b'rule: failure\nversion: 1\nscale: nominal\ncodes: ["yes", "no"]\nchangelog: First version.\n'
@@ -199,3 +201,112 @@ def test_base_flags_the_codebooks_folder_deleted_since_the_git_ref(tmp_path: Pat
     result = run("rules", "check", tmp_path / "rules", "--base", "main")
     assert result.exit_code == 1, result.output
     assert "[codebook-released-removed]" in result.output and "git ref main" in result.output
+
+
+# --- rules check --audits: each variable of a codebook bundle is an audit of its rule ---------------
+
+EXAMPLE_SHEETS = sorted((ROOT / "examples" / "codebook" / "sheets").glob("*.csv"))
+
+
+def freeze_codebook_example(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The example codebook audit frozen from a copy of the project's rules and codebooks (so a test
+    may edit them): (rules folder, audits folder, bundle)."""
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    shutil.copytree(ROOT / "codebooks", tmp_path / "codebooks")
+    audits = tmp_path / "audits"
+    codebook = tmp_path / "codebooks" / "comment_study" / "v1.yaml"
+    frozen = run("freeze", *EXAMPLE_SHEETS, "--codebook", codebook, "--into", audits, "--quiet")
+    assert frozen.exit_code == 0, frozen.output
+    (bundle,) = [path for path in audits.iterdir() if path.is_dir()]
+    return tmp_path / "rules", audits, bundle
+
+
+def reported_metric(bundle: Path, variable: str, name: str) -> float:
+    """The figure `report BUNDLE` shows for one variable's coefficient."""
+    report = run("report", bundle, "--format", "json")
+    assert report.exit_code == 0, report.output
+    value: float = json.loads(report.stdout)["variables"][variable]["metrics"][name]["value"]
+    return value
+
+
+def test_a_codebook_bundle_gates_each_variable_on_the_figure_its_report_shows(tmp_path: Path) -> None:
+    rules, audits, bundle = freeze_codebook_example(tmp_path)
+
+    checked = run("rules", "check", rules, "--audits", audits, "--min-alpha", "0.7")
+
+    assert checked.exit_code == 1, checked.output
+    lines = [line for line in checked.stdout.splitlines() if "[gate-below]" in line]
+    assert len(lines) == 1 and "variable product_area v1 of comment_study v1, the newest validation" in lines[0]
+    alpha = reported_metric(bundle, "product_area", "krippendorff_alpha")
+    assert f"krippendorff_alpha = {alpha:.4f} is below --min-alpha 0.7" in lines[0]
+    assert f"{bundle.name}/manifest.json: [gate-below]" in lines[0]
+    kappa = run("rules", "check", rules, "--audits", audits, "--min-kappa", "0.5")
+    severity = reported_metric(bundle, "severity", "fleiss_kappa")  # three coders: Fleiss' kappa, as for a rule
+    assert kappa.exit_code == 1 and f"fleiss_kappa = {severity:.4f} is below --min-kappa 0.5" in kappa.stdout
+
+
+def test_a_met_gate_counts_the_codebook_bundle_as_each_rules_validation(tmp_path: Path) -> None:
+    rules, audits, _ = freeze_codebook_example(tmp_path)
+
+    checked = run("rules", "check", rules, "--audits", audits, "--min-alpha", "0.6")
+
+    assert checked.exit_code == 0, checked.output
+    assert "has no validation audit yet" not in checked.output  # every variable's rule has one
+
+
+def test_a_rule_version_a_codebook_bundle_froze_is_released(tmp_path: Path) -> None:
+    rules, audits, bundle = freeze_codebook_example(tmp_path)
+    severity = rules / "severity" / "v1.yaml"
+    severity.write_bytes(severity.read_bytes() + b"x_note: edited after the audit\n")
+
+    checked = run("rules", "check", rules, "--audits", audits)
+
+    assert checked.exit_code == 1
+    (line,) = [line for line in checked.stdout.splitlines() if "[bundle-rule-edited]" in line]
+    assert f"codebook audit bundle '{bundle.name}' was frozen with" in line and "severity/v2.yaml" in line
+
+
+def codebook_manifest(rule_id: str, version: int, rule_bytes: bytes, units: str, metrics: dict) -> bytes:
+    """The fields of a codebook bundle's manifest that rules check reads."""
+    return json.dumps(
+        {
+            "format": "irr-audit-codebook-bundle/1",
+            "name": "20240601T100000Z_study_v2",
+            "created": "2024-06-01T10:00:00Z",
+            "codebook": {"name": "study", "version": 2, "digest": "sha256:0", "file": "codebook/study/v2.yaml"},
+            "rules": [{"id": rule_id, "version": version, "digest": digest(rule_bytes), "file": "rule/x.yaml"}],
+            "units": {"count": 3, "ids_sha256": units},
+            "score": {"variables": {rule_id: {"score": {"metrics": metrics}, "cells": {}}}},
+        }
+    ).encode("utf-8")
+
+
+def test_a_codebook_variable_on_a_rule_audits_units_is_a_recoding_to_mark() -> None:
+    v1, v2 = rule_text(), rule_text(2, changelog=SECOND, definition="Now.")
+    metrics = {"cohen_kappa": {"value": 0.9, "defined": True}}
+    manifests = {
+        "audits/a/manifest.json": manifest("a", v1, 1, units="units-a"),
+        "audits/c/manifest.json": codebook_manifest("explicit_current_failure", 2, v2, "units-a", metrics),
+    }
+
+    result = check_rules({key(1): v1, key(2): v2}, manifests=manifests)
+
+    assert codes_of(list(result.problems)) == ["same-units-not-recoded"]
+    problem = result.problems[0]
+    assert (
+        problem.file == "audits/c/manifest.json" and "variable explicit_current_failure v2 of study v2" in problem.what
+    )
+    assert "--recodes" not in problem.fix.split("(")[0] and "new sample" in problem.fix
+
+
+def test_a_codebook_manifest_without_a_variables_score_is_reported() -> None:
+    v1 = rule_text()
+    broken = json.loads(codebook_manifest("explicit_current_failure", 1, v1, "units-a", {}))
+    broken["score"]["variables"] = {}
+    manifests = {"audits/c/manifest.json": json.dumps(broken).encode("utf-8")}
+
+    result = check_rules({key(1): v1}, manifests=manifests)
+
+    assert codes_of(list(result.problems)) == ["bundle-manifest-invalid"]
+    assert "irr-audit-codebook-bundle/1" in result.problems[0].what
+    assert "explicit_current_failure" in result.problems[0].what

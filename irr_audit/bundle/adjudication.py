@@ -467,15 +467,18 @@ def current_by_variable(
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """variable -> comment id -> its latest decision, for a codebook bundle's (checked) records:
     :func:`current_decisions` of each variable's decisions."""
-    return {
-        variable: current_decisions(
-            [
-                (file, {**record, "decisions": [item for item in record["decisions"] if item["variable"] == variable]})
-                for file, record in records
-            ]
-        )
-        for variable in variables
-    }
+    return {variable: current_decisions(records_of_variable(records, variable)) for variable in variables}
+
+
+def records_of_variable(records: list[tuple[str, dict[str, Any]]], variable: str) -> list[tuple[str, dict[str, Any]]]:
+    """A codebook bundle's (checked) records as one variable's: each record's decisions on that
+    variable only, and only the records that decide some of it. Pure."""
+    kept = []
+    for file, record in records:
+        mine = [item for item in record["decisions"] if item["variable"] == variable]
+        if mine:
+            kept.append((file, {**record, "decisions": mine}))
+    return kept
 
 
 def current_decisions(records: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
@@ -745,4 +748,18 @@ def bundle_report_sections(bundle: Path, read: Manifest, document: dict[str, Any
             "sample": manifest["sample"],
         },
         "adjudication": adjudication_section(records, disagreements),
+    }
+
+
+def codebook_report_sections(
+    bundle: Path, read: Manifest, joins: Mapping[str, JoinResult]
+) -> dict[str, dict[str, Any]]:
+    """`report BUNDLE` of a codebook bundle: variable -> its report sections, the adjudication of
+    that variable exactly as a rule's bundle's report has it (its decisions and the records that
+    hold them). A doubtful record stops the report, as it stops a rule's bundle's."""
+    scopes = variable_scopes(joins)
+    records = trusted_records(bundle, codebook_check(read.sha256, scopes))
+    return {
+        variable: {"adjudication": adjudication_section(records_of_variable(records, variable), disagreements)}
+        for variable, (disagreements, _) in scopes.items()
     }

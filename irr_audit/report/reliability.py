@@ -17,7 +17,7 @@ from typing import Any
 
 from irr_audit.io.display import visible
 from irr_audit.report.console import UNWRAPPED, render_console, section_table
-from irr_audit.report.format import format_interval, format_metric, format_number, level_label
+from irr_audit.report.format import format_interval, format_metric, format_number, level_label, readable
 from irr_audit.report.headline import headline_metric
 from irr_audit.report.html import render_html
 from irr_audit.report.markdown import md_text, render_markdown, section_lines
@@ -159,6 +159,33 @@ def reliability_section(document: Mapping[str, Any]) -> Section:
     return Section("reliability", "Reliability by variable", columns, tuple(rows), tuple(notes))
 
 
+PARADOX = "kappa paradox"  # a warning about one variable's own table, never common to the variables
+COMMON_TITLE = "Warnings (every variable)"
+
+
+def common_warnings(document: Mapping[str, Any]) -> list[str]:
+    """The warnings every variable's report gives (the sheets' own: a copied sheet, two coders
+    alike), which a codebook's report shows once, before the variables. Pure."""
+    reports = list(document["variables"].values())
+    if len(reports) < 2:
+        return []
+    others = [set(report.get("warnings") or ()) for report in reports[1:]]
+    first = reports[0].get("warnings") or ()
+    return [warning for warning in first if not warning.startswith(PARADOX) and all(warning in rest for rest in others)]
+
+
+def variable_reports(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each variable's report as its section shows it: with its own warnings only (those common
+    to every variable are shown once, above). Pure: the document is not changed."""
+    common = set(common_warnings(document))
+    return {
+        variable: {**report, "warnings": [w for w in report.get("warnings") or () if w not in common]}
+        if common
+        else dict(report)
+        for variable, report in document["variables"].items()
+    }
+
+
 def _heading(document: Mapping[str, Any]) -> str:
     codebook = document["codebook"]
     return f"Codebook {codebook['name']} v{codebook['version']} ({codebook['digest']})"
@@ -167,7 +194,10 @@ def _heading(document: Mapping[str, Any]) -> str:
 def codebook_markdown(document: Mapping[str, Any]) -> str:
     """The reliability table, then each variable's own report (its headings one level down)."""
     lines = [f"# {md_text(_heading(document))}", "", *section_lines(reliability_section(document)), ""]
-    for variable, report in document["variables"].items():
+    common = common_warnings(document)
+    if common:
+        lines += [f"## {COMMON_TITLE}", "", *(f"- {md_text(readable(warning))}" for warning in common), ""]
+    for variable, report in variable_reports(document).items():
         lines += [f"# Variable {md_text(variable)}", ""]
         lines += [f"#{line}" if line.startswith("#") else line for line in render_markdown(report).splitlines()]
         lines.append("")
@@ -211,8 +241,13 @@ def codebook_console(document: Mapping[str, Any]) -> Group:
     """The console report: the reliability table (stacked when the width cannot hold it), then
     each variable's report."""
     parts: list[Any] = [Text(_heading(document), style="bold"), FittedTable(reliability_section(document))]
-    for variable, report in document["variables"].items():
-        parts += [Text(f"Variable {variable}", style="bold reverse"), render_console(dict(report))]
+    common = common_warnings(document)
+    if common:
+        parts.append(Text(COMMON_TITLE, style="bold"))
+        parts += [Text("warning: " + visible(readable(warning)), style="yellow") for warning in common]
+        parts.append(Text(""))
+    for variable, report in variable_reports(document).items():
+        parts += [Text(f"Variable {variable}", style="bold reverse"), render_console(report)]
     return Group(*parts)
 
 
@@ -229,11 +264,15 @@ def codebook_html(document: Mapping[str, Any]) -> str:
     head = "".join(f"<th>{html.escape(column)}</th>" for column in section.columns)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in section.rows)
     notes = "".join(f"<p>{html.escape(note)}</p>" for note in section.notes)
+    common = common_warnings(document)
+    if common:
+        items = "".join(f"<li>{html.escape(visible(readable(warning)))}</li>" for warning in common)
+        notes += f"<h2>{html.escape(COMMON_TITLE)}</h2><ul>{items}</ul>"
     frames = "".join(
         f'<h2 id="variable-{html.escape(variable, quote=True)}">Variable {html.escape(variable)}</h2>'
         f'<iframe title="report of {html.escape(variable, quote=True)}" '
-        f'srcdoc="{html.escape(render_html(dict(report)), quote=True)}" sandbox="allow-scripts"></iframe>'
-        for variable, report in document["variables"].items()
+        f'srcdoc="{html.escape(render_html(report), quote=True)}" sandbox="allow-scripts"></iframe>'
+        for variable, report in variable_reports(document).items()
     )
     title = html.escape(_heading(document))
     return (

@@ -124,6 +124,18 @@ class Bundle:
     sketch: tuple[str, ...] = ()  # units.sketch: of every unit (none in older bundles)
     scored_sketch: tuple[str, ...] = ()  # units.scored_sketch: of the fully coded units (none in older bundles)
     sample_recoding: bool = False  # made from a sample drawn under an earlier version: a re-coding
+    codebook: str = ""  # a codebook bundle's variable: the codebook audited ("comment_study v1"); "" for a rule's
+
+    @property
+    def label(self) -> str:
+        """The bundle as a problem line names it."""
+        return f"{'codebook ' if self.codebook else ''}audit bundle {self.name!r}"
+
+    @property
+    def validates(self) -> str:
+        """The rule version this audit validates: a variable of a codebook's, named so."""
+        pinned = f"{self.rule_id} v{self.version}"
+        return f"variable {pinned} of {self.codebook}" if self.codebook else pinned
 
     @property
     def marked_recoding(self) -> bool:
@@ -496,16 +508,16 @@ def read_bundles(manifests: Mapping[str, bytes]) -> tuple[list[Bundle], list[Pro
     bundles: list[Bundle] = []
     problems: list[Problem] = []
     for shown, data in sorted(manifests.items()):
-        if is_codebook_bundle(data):
-            continue  # a codebook's audit: its rules' gates are not read from it (docs/codebooks.md)
+        codebook = is_codebook_bundle(data)
         try:
-            bundles.append(parse_manifest(data, shown))
+            # each variable of a codebook's audit is an audit of its rule, as a rule's bundle is of its own
+            bundles += parse_codebook_manifest(data, shown) if codebook else [parse_manifest(data, shown)]
         except ValueError as error:
             problems.append(
                 Problem(
                     "bundle-manifest-invalid",
                     shown,
-                    f"is not a readable {BUNDLE_FORMAT} manifest: {error}.",
+                    f"is not a readable {CODEBOOK_BUNDLE_FORMAT if codebook else BUNDLE_FORMAT} manifest: {error}.",
                     "run irr-audit verify on the bundle; re-freeze it if it was damaged.",
                 )
             )
@@ -521,8 +533,8 @@ def is_codebook_bundle(data: bytes) -> bool:
     return isinstance(document, dict) and document.get("format") == CODEBOOK_BUNDLE_FORMAT
 
 
-def parse_manifest(data: bytes, shown: str) -> Bundle:
-    """The fields of a bundle manifest the check uses. ValueError names what is wrong."""
+def manifest_document(data: bytes, shown: str) -> dict[str, Any]:
+    """A manifest's JSON object. ValueError names what is wrong."""
     try:
         document = load_json(data, shown, own_file=True)
     except LimitError as error:
@@ -533,6 +545,12 @@ def parse_manifest(data: bytes, shown: str) -> Bundle:
         raise ValueError("it is not valid JSON") from None
     if not isinstance(document, dict):
         raise ValueError("the top level is not an object")
+    return document
+
+
+def parse_manifest(data: bytes, shown: str) -> Bundle:
+    """The fields of a bundle manifest the check uses. ValueError names what is wrong."""
+    document = manifest_document(data, shown)
     if document.get("format") != BUNDLE_FORMAT:
         raise ValueError(f"format is {document.get('format')!r}, not {BUNDLE_FORMAT!r}")
     rule = _field(document, "rule", dict)
@@ -544,11 +562,7 @@ def parse_manifest(data: bytes, shown: str) -> Bundle:
     if isinstance(version, bool):
         raise ValueError('"version" is not an integer')
     score = document.get("score")
-    found = (
-        recorded.metrics(score["metrics"], "score.metrics") if isinstance(score, dict) and "metrics" in score else []
-    )
-    if found:  # the gates read the coefficients: a value beyond any float is no coefficient
-        raise ValueError(found[0])
+    check_score_metrics(score, "score")
     return Bundle(
         shown=shown,
         name=_field(document, "name", str),
@@ -563,6 +577,54 @@ def parse_manifest(data: bytes, shown: str) -> Bundle:
         scored_sketch=tuple(units["scored_sketch"]) if is_sketch(units.get("scored_sketch")) else (),
         sample_recoding=isinstance(document.get("sample"), dict) and bool(document["sample"].get("recoding")),
     )
+
+
+def check_score_metrics(score: Any, where: str) -> None:
+    """The gates read the coefficients: a value beyond any float is no coefficient (ValueError)."""
+    found = (
+        recorded.metrics(score["metrics"], f"{where}.metrics") if isinstance(score, dict) and "metrics" in score else []
+    )
+    if found:
+        raise ValueError(found[0])
+
+
+def parse_codebook_manifest(data: bytes, shown: str) -> list[Bundle]:
+    """A codebook bundle's manifest as one audit per variable: each of its rule at the version the
+    codebook pinned, with that variable's frozen score (the single-rule score JSON its report
+    shows) and the bundle's units. Its units keep no sketch: only the very same units are found
+    the same. ValueError names what is wrong."""
+    document = manifest_document(data, shown)
+    book = _field(document, "codebook", dict)
+    codebook = f"{_field(book, 'name', str)} v{_field(book, 'version', int)}"
+    name, created = _field(document, "name", str), parse_created(_field(document, "created", str))
+    ids_sha256 = _field(_field(document, "units", dict), "ids_sha256", str)
+    scores = _field(_field(document, "score", dict), "variables", dict)
+    bundles = []
+    for position, entry in enumerate(_field(document, "rules", list)):
+        if not isinstance(entry, dict):
+            raise ValueError(f"rules[{position}] is not an object")
+        rule_id, version = _field(entry, "id", str), _field(entry, "version", int)
+        if isinstance(version, bool):
+            raise ValueError(f'rules[{position}]: "version" is not an integer')
+        frozen = scores.get(rule_id)
+        if not isinstance(frozen, dict) or not isinstance(frozen.get("score"), dict):
+            raise ValueError(f"score.variables has no score of the variable {rule_id!r}")
+        check_score_metrics(frozen["score"], f"score.variables.{rule_id}.score")
+        bundles.append(
+            Bundle(
+                shown=shown,
+                name=name,
+                created=created,
+                rule_id=rule_id,
+                version=version,
+                rule_digest=_field(entry, "digest", str),
+                ids_sha256=ids_sha256,
+                recodes=None,
+                score=frozen["score"],
+                codebook=codebook,
+            )
+        )
+    return bundles
 
 
 def parse_created(text: str) -> datetime:
@@ -590,8 +652,7 @@ def frozen_rule_problems(bundles: Sequence[Bundle], files: Sequence[RuleFile]) -
                 Problem(
                     "bundle-rule-missing",
                     bundle.shown,
-                    f"audit bundle {bundle.name!r} was frozen with {bundle.rule_id} v{bundle.version}, "
-                    "which has no rule file any more.",
+                    f"{bundle.label} was frozen with {bundle.validates}, which has no rule file any more.",
                     f"restore {bundle.rule_id}/v{bundle.version}.yaml from the copy frozen in the bundle.",
                 )
             )
@@ -601,7 +662,7 @@ def frozen_rule_problems(bundles: Sequence[Bundle], files: Sequence[RuleFile]) -
                 Problem(
                     "bundle-rule-edited",
                     file.shown,
-                    f"differs from the version audit bundle {bundle.name!r} was frozen with "
+                    f"differs from the version {bundle.label} was frozen with "
                     f"({short_digest(bundle.rule_digest)} there, {short_digest(file.digest)} now).",
                     f"restore it from the copy frozen in the bundle and put the change in "
                     f"{next_version_name(file, files)}.",
@@ -652,13 +713,26 @@ def recoding_problems(bundles: Sequence[Bundle]) -> list[Problem]:
             Problem(
                 "same-units-not-recoded",
                 bundle.shown,
-                f"audit bundle {bundle.name!r} validates {bundle.rule_id} v{bundle.version} on {units} "
+                f"{bundle.label} validates {bundle.validates} on {units} "
                 f"as bundle {source.name!r} (v{source.version}) and is not marked as a re-coding.",
-                f"validate v{bundle.version} on a new sample, or freeze it as an explicit re-coding: "
-                f"irr-audit freeze ... --recodes {PurePosixPath(source.shown).parent}.",
+                recoding_fix(bundle, source),
             )
         )
     return problems
+
+
+def recoding_fix(bundle: Bundle, source: Bundle) -> str:
+    """How to validate ``bundle``'s version: a new sample, or a re-coding marked as one, where
+    freeze can mark it (``--recodes`` takes a rule's bundle, for a rule's audit, only)."""
+    if bundle.codebook or source.codebook:
+        return (
+            f"validate v{bundle.version} on a new sample (freeze --recodes marks a re-coding only between "
+            "two rule bundles; not yet with a codebook bundle: docs/codebooks.md)."
+        )
+    return (
+        f"validate v{bundle.version} on a new sample, or freeze it as an explicit re-coding: "
+        f"irr-audit freeze ... --recodes {PurePosixPath(source.shown).parent}."
+    )
 
 
 # --- score gates --------------------------------------------------------------
@@ -699,7 +773,7 @@ def gate_problem(
     bundle: Bundle, option: str, threshold: float, names: Sequence[str], use_ci_lower: bool
 ) -> Problem | None:
     """None when the gate is met. An undefined or absent coefficient never meets it."""
-    subject = f"audit bundle {bundle.name!r} ({bundle.rule_id} v{bundle.version}, the newest validation)"
+    subject = f"{bundle.label} ({bundle.validates}, the newest validation)"
     metrics = bundle.score.get("metrics") if isinstance(bundle.score, dict) else None
     if not isinstance(metrics, dict):
         metrics = {}
