@@ -377,7 +377,10 @@ def test_adjudication_records_are_listed_and_a_forged_one_is_caught(sheets: list
     ) in caught.stdout
     expected = run("verify", bundle, "--expect", bundle_digest)
     assert expected.exit_code == 0
-    assert "2 adjudication records are not covered by --expect" in expected.stderr
+    assert (
+        "2 adjudication records are not covered by --expect, which anchors the frozen audit only; check records "
+        "with verify --digests or --allowed-signers (anchored by adjudicate --digests or --sign)"
+    ) in " ".join(expected.stderr.split())
 
 
 def test_a_listed_record_removed_from_the_bundle_is_caught(sheets: list[Path], tmp_path: Path) -> None:

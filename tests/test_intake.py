@@ -445,3 +445,14 @@ def test_help_shows_metavars_words_and_defaults() -> None:
     assert "--format <text|json>" in shown and "[default: text]" in shown and "--bootstrap <integer>" in shown
     assert "--counts <path>... " in shown and "--alpha-min <number>... " in shown  # repeatable options
     assert "SHEETS <path>... " in run("join", "--help").stdout and "BUNDLE <path> " in run("verify", "--help").stdout
+
+
+def test_one_row_of_the_log_is_one_row_not_one_rows(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.csv", "comment_id,code\nc1,yes\nc1,yes\nc2,no\n")  # c1 twice, the same code
+    b = write(tmp_path / "b.csv", "comment_id,code\nc1,yes\nc2,no\n")
+    line = irr_audit.audit([a, b], RULE).summary_line
+    assert line == "2 units from 2 coders: 2 fully coded, 0 not; 1 row in the missingness log (1 duplicate)."
+    dataset = ROOT / "examples" / "collector" / "dataset.jsonl"
+    drawn = run("sample", dataset, "--rule", RULE, "--coders", "alice,bob", "--out", tmp_path / "sample")
+    assert drawn.exit_code == 0
+    assert "22 usable units, 1 row in the missingness log (1 deleted)." in drawn.stderr

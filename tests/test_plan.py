@@ -333,6 +333,11 @@ def test_pilot_rows_for_undefined_and_zero_se() -> None:
     assert "undefined" in (rows[0].reason or "") and "SE is 0" in (rows[1].reason or "")
 
 
+def test_a_coefficient_without_se_names_plan_pilots_own_bootstrap() -> None:
+    (row,) = ss.pilot_units(20, {"po": (0.85, None, None)}, 0.1)
+    assert row.reason == "no standard error: add --bootstrap N --seed S to plan pilot (bootstrap= in plan_pilot)"
+
+
 def test_pilot_checks_the_half_width_before_reading() -> None:
     with pytest.raises(UsageError, match="--half-width"):
         irr_audit.plan_pilot("no/such/folder", 0.0)

@@ -380,6 +380,21 @@ def test_only_the_newest_version_is_gated_and_a_version_without_audit_is_noted()
     assert result.notes == (f"{RULE} v2 has no validation audit yet; the score gates were not applied to it.",)
 
 
+def test_with_audits_and_no_gate_a_new_version_without_audit_is_noted():
+    v1, v2 = rule_text(), rule_text(2, changelog=SECOND, definition="Now.")
+    released = Baseline("the lock file", {key(1): digest(v1)})
+    audited = {"a1": manifest("a1", v1, 1)}
+    result = check_rules({key(1): v1, key(2): v2}, [released], manifests=audited)
+    assert result.clean
+    assert result.notes == (
+        f"{RULE} v2 is new and has no validation audit yet: validate it on a new sample, or on an earlier "
+        "sample coded again under it (join --sample, or freeze --recodes), before it is used.",
+    )
+    validated = {**audited, "a2": manifest("a2", v2, 2, units="units-b")}
+    assert check_rules({key(1): v1, key(2): v2}, [released], manifests=validated).notes == ()
+    assert check_rules({key(1): v1, key(2): v2}, [released]).notes == ()  # no --audits: no audit was asked about
+
+
 # --- lock file and diff --------------------------------------------------------------------
 
 
@@ -711,3 +726,15 @@ def test_the_projects_own_rules_pass():
     result = rules("check", str(PROJECT_RULES))
     assert result.exit_code == 0, result.output
     assert "compared with the lock file" in result.stderr
+
+
+def test_cli_notes_a_new_version_without_audit_only_when_audits_are_given(tmp_path: Path):
+    write(tmp_path, 1, rule_text())
+    assert rules("lock", str(tmp_path / "rules")).exit_code == 0
+    write(tmp_path, 2, rule_text(2, changelog=SECOND, definition="Now."))
+    (tmp_path / "audits").mkdir()
+    noted = f"note: {RULE} v2 is new and has no validation audit yet"
+    with_audits = rules("check", str(tmp_path / "rules"), "--audits", str(tmp_path / "audits"))
+    assert with_audits.exit_code == 0 and noted in with_audits.stderr
+    without = rules("check", str(tmp_path / "rules"))
+    assert without.exit_code == 0 and noted not in without.stderr

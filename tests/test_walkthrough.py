@@ -82,5 +82,6 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
     if labels:
         assert len(list(csv.DictReader((study / "labels.csv").open(encoding="utf-8")))) == 22
     assert "is clean" in outputs["irr-audit rules"].stderr + outputs["irr-audit rules"].stdout
+    assert "explicit_current_failure v2 is new and has no validation audit yet" in outputs["irr-audit rules"].stderr
     bundle = next(study.joinpath("audits").glob("*_v1"))
     assert json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))["sample"]

@@ -583,7 +583,8 @@ def _record_anchor_problems(
             [],
             [
                 f"{records} {'are' if count != 1 else 'is'} not covered by --expect, which anchors "
-                "the frozen audit only; anchor records with adjudicate --digests or --sign"
+                "the frozen audit only; check records with verify --digests or --allowed-signers "
+                "(anchored by adjudicate --digests or --sign)"
             ],
         )
     ways = [way for way, given in (("listed", anchors.digests), ("signed", anchors.allowed_signers)) if given]

@@ -41,6 +41,15 @@ DigestsOption = Annotated[
         "bundle's digest to it (created if missing; earlier lines are never rewritten).",
     ),
 ]
+RecordDigestsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--digests",
+        help="A digest list kept in the repository (e.g. audits/DIGESTS): append the new adjudication "
+        "record's digest to it, as <bundle>/adjudication/<record> (created if missing; earlier lines are "
+        "never rewritten).",
+    ),
+]
 SignOption = Annotated[
     Path | None,
     typer.Option("--sign", help="An SSH private key: sign with ssh-keygen -Y sign (namespace irr-audit)."),
@@ -318,7 +327,7 @@ def adjudicate(
         str | None,
         typer.Option("--output", "-o", metavar=PATH, help="Without --decisions: write the list of disagreements here."),
     ] = None,
-    digests: DigestsOption = None,
+    digests: RecordDigestsOption = None,
     sign: SignOption = None,
     quiet: Quiet = False,
     limit: LimitOption = None,

@@ -26,12 +26,14 @@ class ExportFormat(str, Enum):
     MODEL = "model"
 
 
+# --help names the formats: the argument's metavar alone would hide them
+FORMAT_HELP = "The tool the export comes from: " + ", ".join(f.value for f in ExportFormat) + "."
+
+
 @app.command("import")
 @reports_errors
 def import_command(
-    export_format: Annotated[
-        ExportFormat, typer.Argument(metavar="FORMAT", help="The tool the export comes from.", case_sensitive=False)
-    ],
+    export_format: Annotated[ExportFormat, typer.Argument(metavar="FORMAT", help=FORMAT_HELP, case_sensitive=False)],
     exports: Annotated[
         list[Path], typer.Argument(metavar="EXPORT...", help="The export file (doccano: one file per user).")
     ],

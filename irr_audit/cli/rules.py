@@ -94,7 +94,8 @@ def check(
     gates = gates_from_options(min_kappa, min_alpha, use_ci_lower, audits)
     inputs = gather_check_inputs(rules_dir, base, lock, audits, codebooks)
     label = label_of(rules_dir)
-    result = check_rules(inputs.current, inputs.baselines, inputs.manifests, gates, label)
+    manifests = inputs.manifests if audits is not None else None  # None: no audits were asked about
+    result = check_rules(inputs.current, inputs.baselines, manifests, gates, label)
     codebook_problems = check_codebooks(
         inputs.codebooks, inputs.current, inputs.codebook_baselines, inputs.pins, inputs.codebooks_label, label
     )

@@ -11,7 +11,7 @@ import typer
 
 from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
 from irr_audit.cli.shared import (
-    DelimiterOption,
+    DatasetDelimiterOption,
     LimitOption,
     app,
     check_outputs,
@@ -70,7 +70,7 @@ def sample(
             "the fields are in the README).",
         ),
     ] = None,
-    delimiter: DelimiterOption = None,
+    delimiter: DatasetDelimiterOption = None,
     codebook: CodebookOption = None,
     rules: RulesFolderOption = None,
 ) -> None:

@@ -74,6 +74,15 @@ AliasOption = Annotated[
         "recorded in summary.json and the report).",
     ),
 ]
+# counts writes neither summary.json nor a report: its help must not promise a record
+CountsAliasOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--alias",
+        metavar="RAW=CODE",
+        help="Read the value RAW as the rule's CODE in this run, e.g. --alias 1=yes (repeatable).",
+    ),
+]
 
 
 DelimiterOption = Annotated[
@@ -83,6 +92,16 @@ DelimiterOption = Annotated[
         metavar="CHAR",
         help="The delimiter of .csv sheets: , ; tab or | (default: detected from the header and first lines).",
     ),
+]
+
+
+DELIMITER_HELP = "The delimiter of {}: , ; tab or | (default: detected from the header and first lines)."
+# sample and counts split one file that is not a sheet: their help names it
+DatasetDelimiterOption = Annotated[
+    str | None, typer.Option("--delimiter", metavar="CHAR", help=DELIMITER_HELP.format("a .csv dataset"))
+]
+TableDelimiterOption = Annotated[
+    str | None, typer.Option("--delimiter", metavar="CHAR", help=DELIMITER_HELP.format("a .csv table"))
 ]
 
 

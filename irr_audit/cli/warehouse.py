@@ -10,11 +10,11 @@ import typer
 
 from irr_audit.cli.shared import (
     PATH,
-    AliasOption,
     CodeColumn,
-    DelimiterOption,
+    CountsAliasOption,
     IdColumn,
     Quiet,
+    TableDelimiterOption,
     app,
     check_outputs,
     output_file,
@@ -64,8 +64,8 @@ def counts(
             help="Also write the missingness log (JSON Lines: record, coder, comment_id, raw_value, reason).",
         ),
     ] = None,
-    alias: AliasOption = None,
-    delimiter: DelimiterOption = None,
+    alias: CountsAliasOption = None,
+    delimiter: TableDelimiterOption = None,
     quiet: Quiet = False,
 ) -> None:
     """Count a long table's units by pattern of codes through DuckDB (pip install "irr-audit[warehouse]").

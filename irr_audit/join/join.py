@@ -31,7 +31,7 @@ from irr_audit.io.idcheck import suspicious_id_warnings
 from irr_audit.io.sheets import Sheet, parse_rule_version
 from irr_audit.join.factorize import factorize, partition_bits, scatter
 from irr_audit.join.fullnames import reddit_keys
-from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
+from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase, rows_word
 from irr_audit.join.problems import audit_problems, near_miss_warnings
 from irr_audit.rules.lookalikes import lookalike_note
 from irr_audit.rules.model import CodeStatus, Rule, code_key
@@ -244,7 +244,7 @@ class JoinResult:
         head = f"{total} units from {len(self.coders)} coders: {fully} fully coded"
         if rows == total - fully:
             return f"{head}, {rows} in the missingness log" + (f" ({reasons})." if reasons else ".")
-        return f"{head}, {total - fully} not; {rows} rows in the missingness log" + (
+        return f"{head}, {total - fully} not; {rows} {rows_word(rows)} in the missingness log" + (
             f" ({reasons})." if reasons else "."
         )
 

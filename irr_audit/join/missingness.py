@@ -34,6 +34,11 @@ class Reason(str, Enum):
     INVALID_FIELD = "invalid_field"  # a field that is text holds a JSON object, array or boolean
 
 
+def rows_word(count: int) -> str:
+    """'row' or 'rows' for a count of the log's rows: a summary line must not say '1 rows'."""
+    return "row" if count == 1 else "rows"
+
+
 def count_phrase(counts: dict[str, int]) -> str:
     """{"unknown": 1, "blank": 1} -> "1 unknown, 1 blank" (in the order given)."""
     return ", ".join(f"{count} {reason}" for reason, count in counts.items() if count)

@@ -59,7 +59,7 @@ from irr_audit.join.join import (
     join_sheets,
     match_units,
 )
-from irr_audit.join.missingness import LOG_COLUMNS, Reason
+from irr_audit.join.missingness import LOG_COLUMNS, Reason, rows_word
 from irr_audit.rules.model import CodeStatus, Rule
 
 if TYPE_CHECKING:
@@ -656,7 +656,7 @@ class CodebookJoin:
         phrase = ", ".join(f"{count} {reason}" for reason, count in by_reason.items())
         return (
             f"Codebook {label}: {len(self.variables)} variables from {len(self.coders)} coders; "
-            f"{rows} rows in the missingness log" + (f" ({phrase})." if phrase else ".")
+            f"{rows} {rows_word(rows)} in the missingness log" + (f" ({phrase})." if phrase else ".")
         )
 
 

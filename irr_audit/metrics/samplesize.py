@@ -589,7 +589,8 @@ def pilot_units(
             rows.append(PilotRow(name, None, None, None, None, None, None, "the coefficient is undefined"))
             continue
         if chosen is None or not math.isfinite(chosen):
-            reason = "no standard error: run the pilot's audit with --bootstrap N --seed S"
+            # the bootstrap is plan pilot's own option: re-running score or report would not help
+            reason = "no standard error: add --bootstrap N --seed S to plan pilot (bootstrap= in plan_pilot)"
             rows.append(PilotRow(name, value, None, None, None, None, None, reason))
             continue
         achieved = z * chosen

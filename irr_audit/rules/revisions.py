@@ -177,6 +177,8 @@ def check_rules(
     problems += recoding_problems(bundles)
     gate_problems, notes = gate_results(bundles, files, gates or Gates())
     problems += gate_problems
+    if manifests is not None and not (gates or Gates()).active:  # a gate notes these itself
+        notes += unvalidated_notes(files, bundles, baselines)
     return CheckResult(problems=tuple(problems), notes=tuple(notes), files_checked=len(files))
 
 
@@ -304,6 +306,18 @@ def released_problems(files: Sequence[RuleFile], baselines: Sequence[Baseline], 
                     )
                 )
     return problems
+
+
+def unvalidated_notes(files: Sequence[RuleFile], bundles: Sequence[Bundle], baselines: Sequence[Baseline]) -> list[str]:
+    """With --audits: each new version that no audit validates yet, so that it is not used
+    as if it had been (not a problem: a revision is written before its audit is made)."""
+    validated = {(bundle.rule_id, bundle.version) for bundle in bundles}
+    return [
+        f"{file.rule.id} v{file.rule.version} is new and has no validation audit yet: validate it on a new "
+        "sample, or on an earlier sample coded again under it (join --sample, or freeze --recodes), before it is used."
+        for file in files
+        if file.rule is not None and is_new(file, baselines) and (file.rule.id, file.rule.version) not in validated
+    ]
 
 
 def is_new(file: RuleFile, baselines: Sequence[Baseline]) -> bool:

@@ -15,7 +15,7 @@ from irr_audit.io import runfolder
 from irr_audit.io.collector import Dataset, RunRecord
 from irr_audit.io.csvtables import table_csv_columns, table_csv_text
 from irr_audit.io.outputs import jsonl_text, render_json
-from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase
+from irr_audit.join.missingness import LOG_COLUMNS, Reason, count_phrase, rows_word
 from irr_audit.rules.codebook import Codebook, rule_file_key
 from irr_audit.rules.model import Rule
 from irr_audit.sample.draw import Draw, coder_order, draw_sample
@@ -278,9 +278,10 @@ def summary_lines(sample: Sample) -> list[str]:
     record = sample.record
     counts = record["counts"]
     reasons = count_phrase(counts["log_rows"])
+    logged = sum(counts["log_rows"].values())
     lines = [
         f"{counts['items']} items, {counts['unique_ids']} unique comment ids: {counts['usable_units']} usable units, "
-        f"{sum(counts['log_rows'].values())} rows in the missingness log" + (f" ({reasons})." if reasons else "."),
+        f"{logged} {rows_word(logged)} in the missingness log" + (f" ({reasons})." if reasons else "."),
         f"sample: {counts['sampled_units']} of {counts['usable_units']} units"
         + (f", seed {record['draw']['seed']}" if record["draw"]["seed"] is not None else "")
         + f"; one sheet each for {', '.join(record['coders'])}.",

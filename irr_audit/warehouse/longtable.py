@@ -38,7 +38,7 @@ from irr_audit.io.framecsv import frame_csv_text
 from irr_audit.io.outputs import refuse_column_collisions
 from irr_audit.join.counts import UNITS
 from irr_audit.join.join import RESERVED_COLUMNS, STATUS_INDEX
-from irr_audit.join.missingness import Reason, count_phrase
+from irr_audit.join.missingness import Reason, count_phrase, rows_word
 from irr_audit.metrics.patterns import MAX_UNITS, Patterns, compress
 from irr_audit.rules.model import CodeStatus, Rule
 
@@ -276,7 +276,7 @@ class LongTableCounts:
         reasons = count_phrase(self.summary["log_rows"])
         return (
             f"{self.summary['rows']:,} rows, {units['total']:,} units from {len(self.coders)} coders: "
-            f"{units['fully_coded']:,} fully coded; {rows:,} rows in the missingness log"
+            f"{units['fully_coded']:,} fully coded; {rows:,} {rows_word(rows)} in the missingness log"
             + (f" ({reasons})" if reasons else "")
             + (f"; {self.summary['empty_rows']:,} empty rows" if self.summary["empty_rows"] else "")
             + "."
