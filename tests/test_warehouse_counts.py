@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from irr_audit.cli import app
+from irr_audit.errors import IrrAuditError
 
 pytest.importorskip("duckdb", reason="the warehouse extra (DuckDB) is not installed")
 
@@ -422,3 +423,66 @@ def test_a_log_onto_a_full_disk_is_named_not_the_table(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"Error [output-unwritable]: --log {full / 'log.jsonl'} cannot be written")
     assert "No space left on device" in result.stderr
+
+
+def spilling_table(path: Path) -> None:
+    """A Parquet long table that DuckDB spills to disk under a memory limit of 60MB on one thread."""
+    import duckdb
+
+    duckdb.sql(
+        "COPY (SELECT 'u' || (i // 2)::VARCHAR AS comment_id, 'c' || (i % 2)::VARCHAR AS coder, "
+        f"((i * 7) % 4)::VARCHAR AS code FROM range(500000) t(i)) TO '{path}' (FORMAT parquet)"
+    )
+
+
+def count_spilling(table: Path, temp_directory: Path) -> IrrAuditError:
+    """The error of counting ``table`` on one thread (its memory, hence its spill, as on any machine)."""
+    from irr_audit.api import load_rule
+    from irr_audit.warehouse.duckdb_counts import duckdb_counts
+
+    (table.parent / "rule.yaml").write_text(ORDINAL)
+    with pytest.raises(IrrAuditError) as raised:
+        duckdb_counts(
+            table, load_rule(table.parent / "rule.yaml"), memory_limit="60MB", threads=1, temp_directory=temp_directory
+        )
+    return raised.value
+
+
+def test_a_spill_that_fails_names_the_temp_directory_not_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB unable to make its spill folder (here a regular file stands where it goes; a folder
+    made read-only or removed does the same) was `table-unreadable`, sending the user to the table."""
+    import irr_audit.warehouse.duckdb_counts as duckdb_counts
+
+    spilling_table(tmp_path / "long.parquet")
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    blocker = spill / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setattr(duckdb_counts, "_spill_folder", lambda _: blocker)
+
+    error = count_spilling(tmp_path / "long.parquet", spill)
+
+    assert error.code == "temp-directory-unwritable", error.render()
+    assert error.render().startswith(f"Error [temp-directory-unwritable]: --temp-directory {spill}: ")
+    assert "long.parquet" not in error.render() and "--memory-limit 60MB" in error.render()
+
+
+@pytest.mark.skipif(not hasattr(os_module, "geteuid") or os_module.geteuid() != 0, reason="mounts a small tmpfs")
+def test_a_spill_onto_a_full_disk_names_the_temp_directory_not_the_table(tmp_path: Path) -> None:
+    """DuckDB finding no room left to spill to was `table-memory`, "table ...: DuckDB ran out of memory"."""
+    import subprocess
+
+    spilling_table(tmp_path / "long.parquet")
+    full = tmp_path / "full"
+    full.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(full)], check=False).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        error = count_spilling(tmp_path / "long.parquet", full)
+    finally:
+        subprocess.run(["umount", str(full)], check=False)
+
+    assert error.render().startswith(f"Error [temp-directory-unwritable]: --temp-directory {full}: "), error.render()
+    assert "long.parquet" not in error.render()

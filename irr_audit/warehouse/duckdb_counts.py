@@ -20,6 +20,7 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
@@ -129,12 +130,17 @@ def duckdb_counts(
             if threads is not None:
                 connection.execute(f"SET threads = {int(threads)}")
             connection.execute("SET preserve_insertion_order = false")  # nothing here needs the rows' order
+            spilling = Spilling(spill, temp_directory)
             counted, codes, coder_mapping = _counts(
-                connection, duckdb, table, head, rule, columns, coders, delimiter, limit
+                connection, duckdb, table, head, rule, columns, coders, delimiter, limit, spilling
             )
             if log is not None:
                 _guarded(
-                    duckdb, table, limit, lambda: _write_log(connection, duckdb, Path(log), rule, codes, coder_mapping)
+                    duckdb,
+                    table,
+                    limit,
+                    spilling,
+                    lambda: _write_log(connection, duckdb, Path(log), rule, codes, coder_mapping),
                 )
             return counted
         finally:
@@ -143,18 +149,50 @@ def duckdb_counts(
         shutil.rmtree(spill, ignore_errors=True)
 
 
-def _guarded(duckdb: ModuleType, table: Path, limit: str, work: Callable[[], T]) -> T:
-    """``work()``, DuckDB's errors turned into one message naming the table."""
+@dataclass(frozen=True)
+class Spilling:
+    """The folder DuckDB spills to (made inside ``temp_directory``, or the system's temporary folder)."""
+
+    folder: Path
+    temp_directory: str | Path | None
+
+    def shown(self) -> str:
+        if self.temp_directory is not None:
+            return f"--temp-directory {self.temp_directory}"
+        return f"the temporary folder {self.folder.parent} (the system's; --temp-directory chooses another)"
+
+    def failed(self, duckdb: ModuleType, error: BaseException) -> bool:
+        """Whether DuckDB's error is a spill that failed: a file of the spill folder it could not make or
+        write (a full disk, a read-only folder, the folder removed), or no room left there to offload to.
+        Told by the error's type as well as its text: a CSV error quotes the row, whatever it says."""
+        text = str(error)
+        if isinstance(error, duckdb.OutOfMemoryException):
+            return "failed to offload" in text
+        return isinstance(error, duckdb.IOException) and str(self.folder) in text
+
+
+def _guarded(duckdb: ModuleType, table: Path, limit: str, spilling: Spilling, work: Callable[[], T]) -> T:
+    """``work()``, DuckDB's errors turned into one message naming the table, or the spill folder when
+    the error is there (a full disk or a read-only folder is not the table's fault: blaming it
+    would send the user to the wrong file)."""
     source = f"table {table.name}"
     try:
         return work()
-    except duckdb.OutOfMemoryException as error:
-        raise IrrAuditError(
-            f"{source}: DuckDB ran out of memory within --memory-limit {limit} ({_first_line(error)}).",
-            hint="raise --memory-limit, or give --temp-directory a folder with more free space to spill to.",
-            code="table-memory",
-        ) from None
     except duckdb.Error as error:
+        if spilling.failed(duckdb, error):
+            raise OutputError(
+                f"{spilling.shown()}: DuckDB could not spill there what did not fit in --memory-limit {limit} "
+                f"({_first_line(error)}).",
+                hint="give --temp-directory a folder you can write to, with free space of about the table's size, "
+                "or raise --memory-limit so that less is spilled.",
+                code="temp-directory-unwritable",
+            ) from None
+        if isinstance(error, duckdb.OutOfMemoryException):
+            raise IrrAuditError(
+                f"{source}: DuckDB ran out of memory within --memory-limit {limit} ({_first_line(error)}).",
+                hint="raise --memory-limit, or give --temp-directory a folder with more free space to spill to.",
+                code="table-memory",
+            ) from None
         raise SheetError(
             f"{source} cannot be read: {_first_line(error)}",
             hint="check that the file is a CSV (UTF-8, one header line) or a Parquet file, and its delimiter.",
@@ -184,6 +222,7 @@ def _counts(
     coders: Sequence[str] | None,
     delimiter: str | None,
     limit: str,
+    spilling: Spilling,
 ) -> tuple[LongTableCounts, CodeMap, CoderMap]:
     source = f"table {table.name}"
 
@@ -215,7 +254,7 @@ def _counts(
         patterns = _pattern_tallies(connection, len(rule.categories))
         return tallies, code_map, coder_mapping, patterns
 
-    tallies, code_map, coder_mapping, patterns = _guarded(duckdb, table, limit, scans)
+    tallies, code_map, coder_mapping, patterns = _guarded(duckdb, table, limit, spilling, scans)
     return assemble(rule, coder_mapping, code_map, tallies, patterns), code_map, coder_mapping
 
 
