@@ -168,8 +168,9 @@ def write_csv(path: Path, header: list[str], rows: list[tuple[str, ...]], **shap
         {"lineterminator": "\n", "quoting": csv.QUOTE_ALL, "bom": True},
         {"lineterminator": "\r\n", "delimiter": ";", "quoting": csv.QUOTE_ALL},
         {"lineterminator": "\n", "delimiter": "\t"},
+        {"lineterminator": "\r", "quoting": csv.QUOTE_ALL},  # old Mac line ends: reading the header was a traceback
     ],
-    ids=["crlf", "quoted-bom", "semicolon-crlf-quoted", "tab"],
+    ids=["crlf", "quoted-bom", "semicolon-crlf-quoted", "tab", "cr"],
 )
 def test_counts_read_the_csv_shapes_people_have(tmp_path: Path, shape: dict) -> None:
     """CRLF, a BOM, quoted fields and headers, ; and tab delimiters, and a note column whose

@@ -13,7 +13,6 @@ DuckDB is an optional dependency: ``pip install "irr-audit[warehouse]"``.
 from __future__ import annotations
 
 import importlib
-import io
 import os
 import re
 import shutil
@@ -301,7 +300,7 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
     chosen = parse_delimiter(delimiter) or (
         "\t" if table.suffix.lower() in (".tsv", ".tab") else detect_delimiter(text, f"table {table.name}")
     )
-    header = first_csv_row(io.StringIO(text), delimiter=chosen) or []
+    header = first_csv_row(text, delimiter=chosen) or []  # any line ending: \n, \r\n or \r
     names = [f"c{at}" for at in range(len(header))]
     types = ", ".join(f"'{name}': 'VARCHAR'" for name in names)
     # Short rows are padded, as a sheet's are. DuckDB's parallel CSV scanner cannot pad rows
