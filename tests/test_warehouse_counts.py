@@ -255,6 +255,44 @@ def test_a_floating_point_id_column_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2 and result.stderr.startswith("Error [table-id-type]"), result.stderr
 
 
+@pytest.mark.parametrize(
+    ("column", "values"),
+    [
+        ("code", pa.array([1.0, 1.0])),  # pandas makes integers with a gap floats: 1.0 was an invalid code
+        ("code", pa.array([["1"], ["1"]])),
+        ("code", pa.array(["é".encode(), b"1"])),
+        ("coder", pa.array([{"name": "ann"}, {"name": "ben"}])),
+    ],
+    ids=["float-code", "list-code", "bytes-code", "struct-coder"],
+)
+def test_a_coder_or_code_column_of_values_that_are_not_text_is_refused(
+    tmp_path: Path, column: str, values: pa.Array
+) -> None:
+    """They were cast to text no sheet holds (1.0, [1], \\xC3\\xA9, {'name': ann}): every code invalid, exit 0."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    pq.write_table(
+        pa.table({"comment_id": ["a", "a"], "coder": ["ann", "ben"], "code": ["1", "1"], column: values}),
+        tmp_path / "t.pq",
+    )
+    result = run("counts", str(tmp_path / "t.pq"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c"))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"Error [table-column-type]: table t.pq: its {column} column '{column}' holds "), (
+        result.stderr
+    )
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize(
+    "values", [pa.array([1, 1]), pa.array(["1", "1"]).dictionary_encode(), pa.array([None, None], pa.null())]
+)
+def test_integer_dictionary_and_null_code_columns_are_read_as_text(tmp_path: Path, values: pa.Array) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    pq.write_table(pa.table({"comment_id": ["a", "a"], "coder": ["ann", "ben"], "code": values}), tmp_path / "t.pq")
+    result = run("counts", str(tmp_path / "t.pq"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "c").read_text() == ("ann,ben,units\n,,1\n" if values.null_count else "ann,ben,units\n1,1,1\n")
+
+
 def test_the_table_is_never_the_output(tmp_path: Path) -> None:
     (tmp_path / "rule.yaml").write_text(ORDINAL)
     table = tmp_path / "long.csv"

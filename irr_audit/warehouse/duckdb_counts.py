@@ -64,6 +64,9 @@ NOT_TABLES = {  # what a long table is not, by the file's first bytes or its suf
 EXTRA = 'pip install "irr-audit[warehouse]"'
 TEXT_TYPES = ("VARCHAR",)
 INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
+# A coder's or a code's text as typed: 1.0 (a float), [yes] (a list), b'\xC3\xA9' (bytes) would be
+# invalid codes or new coders, every one, silently; a column of nulls alone is blank cells.
+NAME_TYPES = (*TEXT_TYPES, *INTEGER_TYPES, "BOOLEAN", '"NULL"')
 
 
 def load_duckdb() -> ModuleType:
@@ -237,6 +240,8 @@ def _counts(
                 code="table-same-column",
             )
         _check_id_type(connection, reader, names[id_at], source)
+        for option, at in (("--coder-column", coder_at), ("--code-column", code_at)):
+            _check_name_type(connection, reader, names[at], option, source)
         version_at = next((at for at, name in enumerate(names) if name.strip().casefold() == "rule_version"), None)
         if version_at is not None:
             _check_rule_versions(connection, reader, names[version_at], rule, source)
@@ -313,10 +318,27 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
     return f"(SELECT {named} FROM {reader})", header
 
 
+def _column_type(connection: Any, reader: str, column: str) -> str:
+    return str(connection.execute(f"DESCRIBE SELECT {_quoted(column)} FROM {reader}").fetchall()[0][1])
+
+
+def _check_name_type(connection: Any, reader: str, column: str, option: str, source: str) -> None:
+    """The coder and code columns hold text (or integers, booleans): a value of another type
+    (a float, a list, a struct, bytes) has no text as a sheet would hold it."""
+    found = _column_type(connection, reader, column)
+    if found not in NAME_TYPES:
+        raise SheetError(
+            f"{source}: its {option.removeprefix('--').removesuffix('-column')} column {column!r} holds {found} "
+            "values, not text: they cannot be read as a sheet's cells (1.0 is not the code 1, nor [yes] the code yes).",
+            hint=f"store the column as text (VARCHAR) or integers, or pass {option} naming the right column.",
+            code="table-column-type",
+        )
+
+
 def _check_id_type(connection: Any, reader: str, column: str, source: str) -> None:
     """An id stored as a floating-point number, a decimal or a date has lost its digits as typed
     (join refuses a sheet's numeric ids for the same reason); text and integers are kept."""
-    found = connection.execute(f"DESCRIBE SELECT {_quoted(column)} FROM {reader}").fetchall()[0][1]
+    found = _column_type(connection, reader, column)
     if found not in TEXT_TYPES and found not in INTEGER_TYPES:
         raise SheetError(
             f"{source}: its id column {column!r} holds {found} values, not text or integers: the ids as typed "
