@@ -293,6 +293,33 @@ def test_integer_dictionary_and_null_code_columns_are_read_as_text(tmp_path: Pat
     assert (tmp_path / "c").read_text() == ("ann,ben,units\n,,1\n" if values.null_count else "ann,ben,units\n1,1,1\n")
 
 
+@pytest.mark.parametrize("second", ["code", "CODE", " Code "])
+def test_a_parquet_code_column_named_twice_is_refused(tmp_path: Path, second: str) -> None:
+    """DuckDB renames the second column code_1: the first was counted, the other never looked at."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    columns = [pa.array(["a", "a"]), pa.array(["ann", "ben"]), pa.array(["1", "1"]), pa.array(["2", "3"])]
+    pq.write_table(pa.Table.from_arrays(columns, names=["comment_id", "coder", "code", second]), tmp_path / "t.pq")
+    result = run("counts", str(tmp_path / "t.pq"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c"))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith('Error [table-duplicate-column]: table t.pq has 2 columns named "code".')
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("table", ["t.csv", "t.parquet"])
+def test_columns_without_a_name_are_read(tmp_path: Path, table: str) -> None:
+    """pandas' to_csv writes its index under an empty name: the SQL named the column "", a parser error."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    if table == "t.csv":
+        (tmp_path / table).write_text(",comment_id,coder,,code\n0,a,ann,x,1\n1,a,ben,y,2\n")
+    else:
+        columns = [pa.array(["0", "1"]), pa.array(["a", "a"]), pa.array(["ann", "ben"]), pa.array(["1", "2"])]
+        pq.write_table(pa.Table.from_arrays(columns, names=["", "comment_id", "coder", "code"]), tmp_path / table)
+    out = tmp_path / "c.csv"
+    result = run("counts", str(tmp_path / table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(out), "-q")
+    assert result.exit_code == 0, result.output
+    assert out.read_text() == "ann,ben,units\n1,2,1\n"
+
+
 def test_the_table_is_never_the_output(tmp_path: Path) -> None:
     (tmp_path / "rule.yaml").write_text(ORDINAL)
     table = tmp_path / "long.csv"

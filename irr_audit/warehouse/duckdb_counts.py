@@ -24,6 +24,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
+import pyarrow as pa
+
 from irr_audit.errors import IrrAuditError, OutputError, SheetError, UsageError
 from irr_audit.io.csvfields import first_csv_row
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, parse_delimiter
@@ -239,17 +241,17 @@ def _counts(
                 hint="name them with --id-column, --coder-column and --code-column.",
                 code="table-same-column",
             )
-        _check_id_type(connection, reader, names[id_at], source)
+        _check_id_type(connection, reader, id_at, names[id_at], source)
         for option, at in (("--coder-column", coder_at), ("--code-column", code_at)):
-            _check_name_type(connection, reader, names[at], option, source)
+            _check_name_type(connection, reader, at, names[at], option, source)
         version_at = next((at for at, name in enumerate(names) if name.strip().casefold() == "rule_version"), None)
         if version_at is not None:
-            _check_rule_versions(connection, reader, names[version_at], rule, source)
-        raw_id = f"coalesce(CAST({_quoted(names[id_at])} AS VARCHAR), '')"
+            _check_rule_versions(connection, reader, version_at, rule, source)
+        raw_id = f"coalesce(CAST({_column(id_at)} AS VARCHAR), '')"
         connection.execute(
             f"CREATE TEMP VIEW src AS SELECT {_trimmed(raw_id)} AS id, "
-            f"CAST({_quoted(names[coder_at])} AS VARCHAR) AS coder, "
-            f"CAST({_quoted(names[code_at])} AS VARCHAR) AS code FROM {reader}"
+            f"CAST({_column(coder_at)} AS VARCHAR) AS coder, "
+            f"CAST({_column(code_at)} AS VARCHAR) AS code FROM {reader}"
         )
         tallies = _row_tallies(connection, source)
         code_map = CodeMap.of((tally.code for tally in tallies), rule)
@@ -280,12 +282,20 @@ def _head(table: Path) -> bytes:
         os.close(handle)
 
 
+def _column(at: int) -> str:
+    """The SQL name of the table's column at ``at``: the reader names each column by its place, as
+    the file may name two alike (DuckDB renames the second code_1) or none ("")."""
+    return f"c{at}"
+
+
 def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) -> tuple[str, list[str]]:
-    """The SQL that reads the table, and its column names."""
+    """The SQL that reads the table (its columns named c0, c1, ... by place), and the names the file
+    gives its columns."""
     if head[:4] == PARQUET_MAGIC or table.suffix.lower() in (".parquet", ".pq"):
-        reader = f"read_parquet({_literal(str(table))})"
-        names = [row[0] for row in connection.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()]
-        return reader, names
+        read = f"read_parquet({_literal(str(table))})"
+        renamed = [row[0] for row in connection.execute(f"DESCRIBE SELECT * FROM {read}").fetchall()]
+        named = ", ".join(f"{_quoted(name)} AS {_column(at)}" for at, name in enumerate(renamed))
+        return f"(SELECT {named} FROM {read})", _parquet_names(table, len(renamed))
     kind = next((kind for magic, kind in NOT_TABLES.items() if head.lstrip().startswith(magic)), None)
     if kind is not None or table.suffix.lower() in (".xlsx", ".xlsm", ".json", ".jsonl", ".ndjson"):
         raise SheetError(
@@ -306,26 +316,42 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
         "\t" if table.suffix.lower() in (".tsv", ".tab") else detect_delimiter(text, f"table {table.name}")
     )
     header = first_csv_row(text, delimiter=chosen) or []  # any line ending: \n, \r\n or \r
-    names = [f"c{at}" for at in range(len(header))]
-    types = ", ".join(f"'{name}': 'VARCHAR'" for name in names)
+    types = ", ".join(f"'{_column(at)}': 'VARCHAR'" for at in range(len(header)))
     # Short rows are padded, as a sheet's are. DuckDB's parallel CSV scanner cannot pad rows
     # beside quoted line breaks, so a CSV is parsed on one thread (Parquet is read in parallel).
     reader = (
         f"read_csv({_literal(str(table))}, delim={_literal(chosen)}, quote='\"', escape='\"', header=true, "
         f"auto_detect=false, columns={{{types}}}, null_padding=true, parallel=false, strict_mode=true)"
     )
-    named = ", ".join(f"{name} AS {_quoted(column)}" for name, column in zip(names, header))
-    return f"(SELECT {named} FROM {reader})", header
+    return reader, header
 
 
-def _column_type(connection: Any, reader: str, column: str) -> str:
-    return str(connection.execute(f"DESCRIBE SELECT {_quoted(column)} FROM {reader}").fetchall()[0][1])
+def _parquet_names(table: Path, count: int) -> list[str]:
+    """The names a Parquet file gives its columns, as written (DuckDB makes them unique: a second
+    `code`, or `CODE`, becomes code_1, which would hide a column named twice)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415 - only for a Parquet table
+
+    try:
+        names = pq.read_schema(table).names
+    except (OSError, pa.ArrowException) as error:
+        raise SheetError(
+            f"table {table.name} cannot be read: {_first_line(error)}",
+            hint="check that the file is a CSV (UTF-8, one header line) or a Parquet file, and its delimiter.",
+            code="table-unreadable",
+        ) from None
+    if len(names) != count:  # pragma: no cover - pyarrow and DuckDB read one footer
+        raise AssertionError(f"pyarrow finds {len(names)} columns in {table.name}, DuckDB {count}")
+    return names
 
 
-def _check_name_type(connection: Any, reader: str, column: str, option: str, source: str) -> None:
+def _column_type(connection: Any, reader: str, at: int) -> str:
+    return str(connection.execute(f"DESCRIBE SELECT {_column(at)} FROM {reader}").fetchall()[0][1])
+
+
+def _check_name_type(connection: Any, reader: str, at: int, column: str, option: str, source: str) -> None:
     """The coder and code columns hold text (or integers, booleans): a value of another type
     (a float, a list, a struct, bytes) has no text as a sheet would hold it."""
-    found = _column_type(connection, reader, column)
+    found = _column_type(connection, reader, at)
     if found not in NAME_TYPES:
         raise SheetError(
             f"{source}: its {option.removeprefix('--').removesuffix('-column')} column {column!r} holds {found} "
@@ -335,10 +361,10 @@ def _check_name_type(connection: Any, reader: str, column: str, option: str, sou
         )
 
 
-def _check_id_type(connection: Any, reader: str, column: str, source: str) -> None:
+def _check_id_type(connection: Any, reader: str, at: int, column: str, source: str) -> None:
     """An id stored as a floating-point number, a decimal or a date has lost its digits as typed
     (join refuses a sheet's numeric ids for the same reason); text and integers are kept."""
-    found = _column_type(connection, reader, column)
+    found = _column_type(connection, reader, at)
     if found not in TEXT_TYPES and found not in INTEGER_TYPES:
         raise SheetError(
             f"{source}: its id column {column!r} holds {found} values, not text or integers: the ids as typed "
@@ -355,10 +381,10 @@ def _trimmed(expression: str) -> str:
     return f"(CASE WHEN {ends_plain} THEN {expression} ELSE trim({expression}, {_literal(trimmed_whitespace())}) END)"
 
 
-def _check_rule_versions(connection: Any, reader: str, column: str, rule: Rule, source: str) -> None:
+def _check_rule_versions(connection: Any, reader: str, at: int, rule: Rule, source: str) -> None:
     """A rule_version column must name the rule's version wherever it is filled, as a sheet's must."""
     found = connection.execute(
-        f"SELECT DISTINCT CAST({_quoted(column)} AS VARCHAR) FROM {reader} LIMIT {MAX_DISTINCT + 1}"
+        f"SELECT DISTINCT CAST({_column(at)} AS VARCHAR) FROM {reader} LIMIT {MAX_DISTINCT + 1}"
     ).fetchall()
     for (text,) in found:
         try:
