@@ -320,6 +320,40 @@ def test_columns_without_a_name_are_read(tmp_path: Path, table: str) -> None:
     assert out.read_text() == "ann,ben,units\n1,2,1\n"
 
 
+def test_a_long_text_column_is_read_as_a_sheets(tmp_path: Path) -> None:
+    """A row over DuckDB's default of 2,000,000 bytes (a long comment beside the codes) was unreadable."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "t.csv").write_text(f"comment_id,coder,code,body\na,ann,1,{'x' * 3_000_000}\na,ben,1,\n")
+    out = tmp_path / "c.csv"
+    result = run("counts", str(tmp_path / "t.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(out), "-q")
+    assert result.exit_code == 0, result.output
+    assert out.read_text() == "ann,ben,units\n1,1,1\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"comment_id,coder,code\na,ann,1\na,b\xe9n,1\n", "Line: 3: Invalid unicode (byte sequence mismatch)"),
+        (b'comment_id,coder,code\na,ann,"1"x\na,ben,1\n', "Line: 2: Value with unterminated quote found."),
+        (b"comment_id,coder,code\na,ann,1\na,ben," + b"1" * 2000 + b"\n", "Line: 3: Maximum line size of 1000 bytes"),
+    ],
+    ids=["latin-1", "stray-quote", "row-over-the-limit"],
+)
+def test_an_unreadable_csv_row_is_named_with_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes, reason: str
+) -> None:
+    """DuckDB's first line alone was "CSV Error on Line: 3", without the reason (its next lines)."""
+    import irr_audit.warehouse.duckdb_counts as duckdb_counts
+
+    monkeypatch.setattr(duckdb_counts, "MAX_ROW_BYTES", 1000)
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "t.csv").write_bytes(content)
+    result = run("counts", str(tmp_path / "t.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c"))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Error [table-unreadable]: table t.csv cannot be read: "), result.stderr
+    assert reason in result.stderr
+
+
 def test_the_table_is_never_the_output(tmp_path: Path) -> None:
     (tmp_path / "rule.yaml").write_text(ORDINAL)
     table = tmp_path / "long.csv"

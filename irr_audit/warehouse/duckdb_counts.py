@@ -29,8 +29,10 @@ import pyarrow as pa
 from irr_audit.errors import IrrAuditError, OutputError, SheetError, UsageError
 from irr_audit.io.csvfields import first_csv_row
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, parse_delimiter
+from irr_audit.io.display import printable
 from irr_audit.io.encodings import foreign_mark
 from irr_audit.io.files import check_exist, shown_name, unreadable
+from irr_audit.io.limits import DEFAULT_LIMITS
 from irr_audit.io.sheets import parse_rule_version
 from irr_audit.join.join import STATUSES
 from irr_audit.rules.model import Rule
@@ -58,6 +60,7 @@ DEFAULT_MEMORY_LIMIT = "4GB"
 DEFAULT_COLUMNS = LongTableColumns()
 MEMORY_LIMIT = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
 PARQUET_MAGIC = b"PAR1"
+MAX_ROW_BYTES = DEFAULT_LIMITS.line_bytes  # a CSV row (with its quoted line breaks): 64 MiB, as a JSON Lines record
 NOT_TABLES = {  # what a long table is not, by the file's first bytes or its suffix
     b"PK\x03\x04": "an XLSX workbook (a zip file)",
     b"{": "JSON",
@@ -198,7 +201,7 @@ def _guarded(duckdb: ModuleType, table: Path, limit: str, spilling: Spilling, wo
                 code="table-memory",
             ) from None
         raise SheetError(
-            f"{source} cannot be read: {_first_line(error)}",
+            f"{source} cannot be read: {_reason(error)}",
             hint="check that the file is a CSV (UTF-8, one header line) or a Parquet file, and its delimiter.",
             code="table-unreadable",
         ) from None
@@ -321,7 +324,8 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
     # beside quoted line breaks, so a CSV is parsed on one thread (Parquet is read in parallel).
     reader = (
         f"read_csv({_literal(str(table))}, delim={_literal(chosen)}, quote='\"', escape='\"', header=true, "
-        f"auto_detect=false, columns={{{types}}}, null_padding=true, parallel=false, strict_mode=true)"
+        f"auto_detect=false, columns={{{types}}}, null_padding=true, parallel=false, strict_mode=true, "
+        f"max_line_size={MAX_ROW_BYTES})"
     )
     return reader, header
 
@@ -434,6 +438,15 @@ def _literal(text: str) -> str:
 
 def _first_line(error: BaseException) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+def _reason(error: BaseException) -> str:
+    """DuckDB's first line and, for a CSV error ("CSV Error on Line: 3", then the row quoted), the
+    line that says why: the row's size over the limit, bytes that are not UTF-8, a stray quote."""
+    lines = str(error).strip().splitlines()
+    if len(lines) > 2 and lines[1].startswith("Original Line:") and lines[2].strip():
+        return f"{_first_line(error)}: {printable(lines[2].strip(), 200)}"
+    return _first_line(error)
 
 
 LOG_COLUMNS = ("record", "coder", "comment_id", "raw_value", "reason")
