@@ -363,6 +363,39 @@ def test_the_table_is_never_the_output(tmp_path: Path) -> None:
     assert result.exit_code == 2 and table.read_bytes() == before
 
 
+@pytest.mark.parametrize("option", ["--summary", "--log"])
+@pytest.mark.parametrize("spelling", ["dot", "symlink", "hardlink", "rule"])
+def test_an_output_onto_an_input_is_refused_naming_its_option(tmp_path: Path, option: str, spelling: str) -> None:
+    """The refusal said --out whichever option named the input."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,1\na,ben,1\n")
+    (tmp_path / "link.csv").symlink_to(table)
+    os_module.link(table, tmp_path / "hard.csv")
+    target = {"dot": f"{tmp_path}/./long.csv", "symlink": str(tmp_path / "link.csv")}.get(spelling)
+    target = target or str(tmp_path / ("hard.csv" if spelling == "hardlink" else "rule.yaml"))
+    before = table.read_bytes(), (tmp_path / "rule.yaml").read_bytes()
+    out = tmp_path / "c.csv"
+    result = run("counts", str(table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(out), option, target)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"Error [output-overwrites-input]: {option}: writing "), result.stderr
+    assert (table.read_bytes(), (tmp_path / "rule.yaml").read_bytes()) == before and not out.exists()
+
+
+def test_a_log_in_a_folder_not_made_yet_is_written_as_the_counts_are(tmp_path: Path) -> None:
+    """--out and --summary make their folder; --log failed there, after the whole count."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,1\na,ben,x\n")
+    log = tmp_path / "new" / "folder" / "log.jsonl"
+    result = run(
+        "counts", str(table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "new" / "c.csv"),
+        "--log", str(log), "-q",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["reason"] for line in log.read_text().splitlines()] == ["invalid"]
+
+
 def test_a_missing_table_is_named(tmp_path: Path) -> None:
     (tmp_path / "rule.yaml").write_text(ORDINAL)
     result = run("counts", str(tmp_path / "nope.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", "c.csv")

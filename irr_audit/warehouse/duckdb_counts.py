@@ -521,6 +521,10 @@ def _write_log(connection: Any, duckdb: ModuleType, path: Path, rule: Rule, code
     connection.execute("SET preserve_insertion_order = true")  # row_number() OVER () follows the file
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # as --out's and --summary's folders are made
+    except OSError as exc:
+        raise _log_unwritable(path, exc.strerror or str(exc)) from None
+    try:
         try:
             connection.execute(LOG.format(path=_literal(str(temporary))))
         except duckdb.IOException as error:
