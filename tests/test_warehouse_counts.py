@@ -354,6 +354,36 @@ def test_an_unreadable_csv_row_is_named_with_why(
     assert reason in result.stderr
 
 
+def test_shards_add_up_when_a_coder_coded_no_unit_of_one(tmp_path: Path) -> None:
+    """A shard without a row of one coder was refused with --coders ("who has no row"), and counted
+    without that coder the shards' files could not be merged: shards of such a corpus did not add up."""
+    coders, rows = long_rows(3, "nominal")
+    rows = [row for row in rows if row[0].strip() and row[1].strip()]
+    units = sorted({unit.strip() for unit, _, _ in rows})
+    first = set(units[: len(units) // 2])
+    last = coders[-1]
+    rows = [row for row in rows if not (row[0].strip() in first and row[1].strip() == last)]  # none in shard a
+    rule = tmp_path / "rule.yaml"
+    rule.write_text(NOMINAL)
+    shards = {
+        "a": [row for row in rows if row[0].strip() in first],
+        "b": [row for row in rows if row[0].strip() not in first],
+    }
+    for name, shard in shards.items():
+        write_long_csv(tmp_path / f"{name}.csv", shard)
+        result = run(
+            "counts", str(tmp_path / f"{name}.csv"), "--rule", str(rule), "--out", str(tmp_path / f"{name}.counts.csv"),
+            "--coders", ",".join(sorted(coders)), "-q",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+    sheets = write_sheets(tmp_path / "sheets", sorted(coders), rows)
+    whole = score_json(*sheets, "--rule", str(rule))
+    merged = score_json(
+        "--counts", str(tmp_path / "a.counts.csv"), "--counts", str(tmp_path / "b.counts.csv"), "--rule", str(rule)
+    )
+    assert {key: merged[key] for key in COMPARED} == {key: whole[key] for key in COMPARED}
+
+
 def test_the_table_is_never_the_output(tmp_path: Path) -> None:
     (tmp_path / "rule.yaml").write_text(ORDINAL)
     table = tmp_path / "long.csv"
