@@ -384,6 +384,25 @@ def test_shards_add_up_when_a_coder_coded_no_unit_of_one(tmp_path: Path) -> None
     assert {key: merged[key] for key in COMPARED} == {key: whole[key] for key in COMPARED}
 
 
+@pytest.mark.skipif(os_module.name == "nt", reason="Windows names hold no * or ?")
+@pytest.mark.parametrize(
+    ("name", "other"), [("x*.csv", "xy.csv"), ("q?.csv", "qz.csv"), ("p[1].parquet", "p1.parquet")]
+)
+def test_a_table_named_like_a_glob_is_read_alone(tmp_path: Path, name: str, other: str) -> None:
+    """DuckDB took the path for a glob: x*.csv was counted with xy.csv, and p[1].parquet was p1.parquet."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    for path, code in ((tmp_path / name, "1"), (tmp_path / other, "2")):
+        columns = {"comment_id": [f"u{code}"] * 2, "coder": ["ann", "ben"], "code": [code] * 2}
+        if path.suffix == ".parquet":
+            pq.write_table(pa.table(columns), path)
+        else:
+            write_long_csv(path, list(zip(*columns.values())))
+    out = tmp_path / "c.csv"
+    result = run("counts", str(tmp_path / name), "--rule", str(tmp_path / "rule.yaml"), "--out", str(out), "-q")
+    assert result.exit_code == 0, result.output
+    assert out.read_text() == "ann,ben,units\n1,1,1\n"
+
+
 def test_the_table_is_never_the_output(tmp_path: Path) -> None:
     (tmp_path / "rule.yaml").write_text(ORDINAL)
     table = tmp_path / "long.csv"

@@ -295,7 +295,7 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
     """The SQL that reads the table (its columns named c0, c1, ... by place), and the names the file
     gives its columns."""
     if head[:4] == PARQUET_MAGIC or table.suffix.lower() in (".parquet", ".pq"):
-        read = f"read_parquet({_literal(str(table))})"
+        read = f"read_parquet({_literal(_unglobbed(table))})"
         renamed = [row[0] for row in connection.execute(f"DESCRIBE SELECT * FROM {read}").fetchall()]
         named = ", ".join(f"{_quoted(name)} AS {_column(at)}" for at, name in enumerate(renamed))
         return f"(SELECT {named} FROM {read})", _parquet_names(table, len(renamed))
@@ -323,7 +323,7 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
     # Short rows are padded, as a sheet's are. DuckDB's parallel CSV scanner cannot pad rows
     # beside quoted line breaks, so a CSV is parsed on one thread (Parquet is read in parallel).
     reader = (
-        f"read_csv({_literal(str(table))}, delim={_literal(chosen)}, quote='\"', escape='\"', header=true, "
+        f"read_csv({_literal(_unglobbed(table))}, delim={_literal(chosen)}, quote='\"', escape='\"', header=true, "
         f"auto_detect=false, columns={{{types}}}, null_padding=true, parallel=false, strict_mode=true, "
         f"max_line_size={MAX_ROW_BYTES})"
     )
@@ -430,6 +430,12 @@ def _pattern_tallies(connection: Any, n_categories: int) -> list[PatternTally]:
 
 def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def _unglobbed(table: Path) -> str:
+    """The table's path for DuckDB's readers, which take * ? [ as a glob: `x*.csv` read every file
+    matching it, and `p[1].parquet` the file p1.parquet. Each is written as a class of one character."""
+    return re.sub(r"[*?\[]", lambda found: f"[{found.group()}]", str(table))
 
 
 def _literal(text: str) -> str:
