@@ -403,6 +403,43 @@ def test_a_table_named_like_a_glob_is_read_alone(tmp_path: Path, name: str, othe
     assert out.read_text() == "ann,ben,units\n1,1,1\n"
 
 
+def test_a_quote_never_closed_is_refused_naming_its_line(tmp_path: Path) -> None:
+    """DuckDB read the value it opens to the end of the file as a null: units c and d were lost, exit 0."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "t.csv"
+    table.write_text('comment_id,coder,code\na,ann,1\na,ben,1\nb,ann,2\nb,ben,2\nc,ann,"1\nc,ben,2\nd,ann,1\nd,ben,3\n')
+    result = run("counts", str(table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c"))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Error [table-unclosed-quote]: table t.csv: the quote opened on line 6 is never")
+    assert not (tmp_path / "c").exists()
+
+
+def test_a_quote_inside_an_unquoted_value_is_text(tmp_path: Path) -> None:
+    """As DuckDB and join read it (O"Brien): not a quote left open."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "t.csv"
+    table.write_text('comment_id,coder,code,note\na,ann,1,O"Brien\na,ben,1,"said ""hi"""\n')
+    out = tmp_path / "c.csv"
+    result = run("counts", str(table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(out), "-q")
+    assert result.exit_code == 0, result.output
+    assert out.read_text() == "ann,ben,units\n1,1,1\n"
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1 << 20])
+def test_a_quote_left_open_is_found_across_chunks(size: int) -> None:
+    from irr_audit.warehouse.duckdb_counts import _unclosed_quote_line
+
+    def line(text: str) -> int | None:
+        data = text.encode()
+        return _unclosed_quote_line([data[at : at + size] for at in range(0, len(data), size)], b",")
+
+    assert line('h\na,"x""y"\nc,"d\ne"\n') is None  # "" inside a quoted value, a line break inside one
+    assert line('h\na,""""\nb,O"Brien\n') is None
+    assert line('h\na,"x""\nc,d\n') == 2  # "" is a quote of the text: the value is still open
+    assert line('"h"\n"a","b"\n"c","d') == 3
+    assert line('h\na,O"Brien\nc,"d\n') == 3
+
+
 def test_the_table_is_never_the_output(tmp_path: Path) -> None:
     (tmp_path / "rule.yaml").write_text(ORDINAL)
     table = tmp_path / "long.csv"

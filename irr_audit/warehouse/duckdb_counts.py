@@ -12,13 +12,15 @@ DuckDB is an optional dependency: ``pip install "irr-audit[warehouse]"``.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import itertools
 import os
 import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -60,6 +62,7 @@ DEFAULT_MEMORY_LIMIT = "4GB"
 DEFAULT_COLUMNS = LongTableColumns()
 MEMORY_LIMIT = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
 PARQUET_MAGIC = b"PAR1"
+READ_CHUNK = 1 << 24  # the CSV read in 16 MiB pieces to count its quotes
 MAX_ROW_BYTES = DEFAULT_LIMITS.line_bytes  # a CSV row (with its quoted line breaks): 64 MiB, as a JSON Lines record
 NOT_TABLES = {  # what a long table is not, by the file's first bytes or its suffix
     b"PK\x03\x04": "an XLSX workbook (a zip file)",
@@ -318,6 +321,7 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
     chosen = parse_delimiter(delimiter) or (
         "\t" if table.suffix.lower() in (".tsv", ".tab") else detect_delimiter(text, f"table {table.name}")
     )
+    _refuse_unclosed_quote(table, chosen)
     header = first_csv_row(text, delimiter=chosen) or []  # any line ending: \n, \r\n or \r
     types = ", ".join(f"'{_column(at)}': 'VARCHAR'" for at in range(len(header)))
     # Short rows are padded, as a sheet's are. DuckDB's parallel CSV scanner cannot pad rows
@@ -328,6 +332,65 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
         f"max_line_size={MAX_ROW_BYTES})"
     )
     return reader, header
+
+
+def _refuse_unclosed_quote(table: Path, delimiter: str) -> None:
+    """Refuse a CSV with a quote left open, as join refuses such a sheet: DuckDB, even in strict mode,
+    reads the value it opens to the end of the file as a null, and the rows after it are lost."""
+    opened = _unclosed_quote_line(_chunks(table), delimiter.encode("utf-8"))
+    if opened is not None:
+        raise SheetError(
+            f"table {table.name}: the quote opened on line {opened} is never closed: everything after it "
+            "would be read as one value.",
+            hint=f"close the quote at the end of the value on line {opened}; a quote that is part of the text is "
+            'written as two quotes ("") inside a quoted value.',
+            code="table-unclosed-quote",
+        )
+
+
+def _unclosed_quote_line(chunks: Iterable[bytes], delimiter: bytes) -> int | None:
+    """The line of the quote that opens a value never closed, or None. A quote opens a value at the
+    start of a field (a quote inside an unquoted field is text, as DuckDB and the csv module read it);
+    inside, "" is a quote of the text. A chunk never ends on a quote (carried to the next), so that
+    "" is never split, and the byte before each chunk is kept for the look at a field's start."""
+    boundary = re.escape(delimiter) + rb"\r\n"
+    quoted = rb'[^"]*+(?:""[^"]*+)*+"'  # the rest of a quoted value, to its closing quote
+    outside = re.compile(rb"(?:(?<=[" + boundary + rb'])"' + quoted + rb'|[^"]++|(?<=[^' + boundary + rb'])")*+')
+    inside = re.compile(quoted)
+    opened: int | None = None  # the line of the open quote while inside a quoted value
+    lines, before, carried = 1, b"\n", b""
+    for piece in itertools.chain(chunks, [None]):
+        data = carried + (piece or b"")
+        if piece is not None:
+            kept = len(data.rstrip(b'"'))
+            data, carried = data[:kept], data[kept:]
+        if not data or (opened is None and b'"' not in data):  # most chunks: no quote to look at
+            lines, before = lines + data.count(b"\n"), data[-1:] or before
+            continue
+        text = before + data
+        at = 1
+        if opened is not None:
+            closed = inside.match(text, at)
+            at = closed.end() if closed else len(text)
+            opened = None if closed else opened
+        while opened is None and at < len(text):
+            found = outside.match(text, at)  # never None: the pattern matches the empty string
+            at = found.end() if found else len(text)
+            if at < len(text):  # a quote at a field's start, not closed in this chunk
+                opened = lines + text.count(b"\n", 1, at)
+                closed = inside.match(text, at + 1)
+                at, opened = (closed.end(), None) if closed else (len(text), opened)
+        lines += data.count(b"\n")
+        before = data[-1:]
+    return opened
+
+
+def _chunks(table: Path) -> Iterator[bytes]:
+    try:
+        with open(table, "rb") as stream:
+            yield from iter(functools.partial(stream.read, READ_CHUNK), b"")
+    except OSError as exc:
+        raise unreadable(f"table {shown_name(table)}", exc, "table", "check the path of the long table.") from None
 
 
 def _parquet_names(table: Path, count: int) -> list[str]:
