@@ -482,6 +482,24 @@ def test_a_log_in_a_folder_not_made_yet_is_written_as_the_counts_are(tmp_path: P
     assert [json.loads(line)["reason"] for line in log.read_text().splitlines()] == ["invalid"]
 
 
+@pytest.mark.parametrize("spelling", ["same", "dot", "symlink"])
+def test_the_function_never_writes_its_log_onto_the_table(tmp_path: Path, spelling: str) -> None:
+    """duckdb_counts(table, rule, log=table) replaced the table with the log (the CLI checked, the function not)."""
+    from irr_audit.api import load_rule
+    from irr_audit.warehouse.duckdb_counts import duckdb_counts
+
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,1\na,ben,1\n")
+    (tmp_path / "link.csv").symlink_to(table)
+    log = {"same": table, "dot": Path(f"{tmp_path}/./long.csv"), "symlink": tmp_path / "link.csv"}[spelling]
+    before = table.read_bytes()
+    with pytest.raises(IrrAuditError) as raised:
+        duckdb_counts(table, load_rule(tmp_path / "rule.yaml"), log=log)
+    assert raised.value.code == "output-overwrites-input"
+    assert table.read_bytes() == before
+
+
 def test_a_missing_table_is_named(tmp_path: Path) -> None:
     (tmp_path / "rule.yaml").write_text(ORDINAL)
     result = run("counts", str(tmp_path / "nope.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", "c.csv")

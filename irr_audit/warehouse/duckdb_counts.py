@@ -35,6 +35,7 @@ from irr_audit.io.display import printable
 from irr_audit.io.encodings import foreign_mark
 from irr_audit.io.files import check_exist, shown_name, unreadable
 from irr_audit.io.limits import DEFAULT_LIMITS
+from irr_audit.io.outputs import check_outputs
 from irr_audit.io.sheets import parse_rule_version
 from irr_audit.join.join import STATUSES
 from irr_audit.rules.model import Rule
@@ -123,6 +124,8 @@ def duckdb_counts(
     """
     table = Path(path)
     check_exist([(table, "table")])
+    if log is not None:  # the CLI checks its outputs; a caller of this function gets the same refusal
+        check_outputs([table], "--log", files=[Path(log)])
     head = _head(table)
     limit = check_memory_limit(memory_limit)
     duckdb = load_duckdb()
