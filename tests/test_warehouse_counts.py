@@ -226,6 +226,8 @@ def test_coders_asked_for_are_counted_in_their_order_and_the_others_logged(tmp_p
         ("comment_id,coder,code\na,ann,1\na,units,1\n", [], "output-column-collision"),
         ("comment_id,coder,code\na,ann,1\na,comment_id,1\n", [], "table-reserved-coder"),
         ("comment_id,coder,code\na,ann,1\na,ben,1\n", ["--coders", "ann,ann"], "usage-coders"),
+        ("comment_id,coder,code\na,ann,1\na,ben,1\na,,2\n", ["--coders", "ann,,ben"], "usage-coders"),
+        ("comment_id,coder,code\na,ann,1\na,ben,1\na,,2\n", ["--coders", "ann,ben,"], "usage-coders"),
         ("comment_id,coder,code\na,ann,1\na,ben,1\n", ["--coders", "ann,bne"], "usage-coders"),
         ("comment_id,coder,code\na,ann,1\na,ben,1\n", ["--memory-limit", "0.0001KB"], "table-memory"),
         ("comment_id,coder,code\na,ann,1\na,ben,1\n", ["--temp-directory", "/nonexistent/x"], "usage-temp-directory"),

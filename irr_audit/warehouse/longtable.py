@@ -149,6 +149,12 @@ def coder_map(raw_coders: Iterable[str | None], rule: Rule, source: str, wanted:
             )
     if wanted is not None:
         coders = tuple(wanted)
+        if not all(coder.strip() for coder in coders):  # "" would be the rows of no coder, counted as a coder
+            raise UsageError(
+                f"--coders names a blank coder: {','.join(coders)!r} (two commas, or one at an end).",
+                hint="name each coder once, separated by single commas.",
+                code="usage-coders",
+            )
         if len(set(coders)) != len(coders):
             raise UsageError(
                 f"--coders names a coder twice: {', '.join(coders)}.", hint="name each coder once.", code="usage-coders"
