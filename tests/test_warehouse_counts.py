@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from irr_audit.cli import app
+from irr_audit.errors import IrrAuditError
 
 pytest.importorskip("duckdb", reason="the warehouse extra (DuckDB) is not installed")
 
@@ -167,8 +168,9 @@ def write_csv(path: Path, header: list[str], rows: list[tuple[str, ...]], **shap
         {"lineterminator": "\n", "quoting": csv.QUOTE_ALL, "bom": True},
         {"lineterminator": "\r\n", "delimiter": ";", "quoting": csv.QUOTE_ALL},
         {"lineterminator": "\n", "delimiter": "\t"},
+        {"lineterminator": "\r", "quoting": csv.QUOTE_ALL},  # old Mac line ends: reading the header was a traceback
     ],
-    ids=["crlf", "quoted-bom", "semicolon-crlf-quoted", "tab"],
+    ids=["crlf", "quoted-bom", "semicolon-crlf-quoted", "tab", "cr"],
 )
 def test_counts_read_the_csv_shapes_people_have(tmp_path: Path, shape: dict) -> None:
     """CRLF, a BOM, quoted fields and headers, ; and tab delimiters, and a note column whose
@@ -224,6 +226,8 @@ def test_coders_asked_for_are_counted_in_their_order_and_the_others_logged(tmp_p
         ("comment_id,coder,code\na,ann,1\na,units,1\n", [], "output-column-collision"),
         ("comment_id,coder,code\na,ann,1\na,comment_id,1\n", [], "table-reserved-coder"),
         ("comment_id,coder,code\na,ann,1\na,ben,1\n", ["--coders", "ann,ann"], "usage-coders"),
+        ("comment_id,coder,code\na,ann,1\na,ben,1\na,,2\n", ["--coders", "ann,,ben"], "usage-coders"),
+        ("comment_id,coder,code\na,ann,1\na,ben,1\na,,2\n", ["--coders", "ann,ben,"], "usage-coders"),
         ("comment_id,coder,code\na,ann,1\na,ben,1\n", ["--coders", "ann,bne"], "usage-coders"),
         ("comment_id,coder,code\na,ann,1\na,ben,1\n", ["--memory-limit", "0.0001KB"], "table-memory"),
         ("comment_id,coder,code\na,ann,1\na,ben,1\n", ["--temp-directory", "/nonexistent/x"], "usage-temp-directory"),
@@ -253,6 +257,191 @@ def test_a_floating_point_id_column_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2 and result.stderr.startswith("Error [table-id-type]"), result.stderr
 
 
+@pytest.mark.parametrize(
+    ("column", "values"),
+    [
+        ("code", pa.array([1.0, 1.0])),  # pandas makes integers with a gap floats: 1.0 was an invalid code
+        ("code", pa.array([["1"], ["1"]])),
+        ("code", pa.array(["é".encode(), b"1"])),
+        ("coder", pa.array([{"name": "ann"}, {"name": "ben"}])),
+    ],
+    ids=["float-code", "list-code", "bytes-code", "struct-coder"],
+)
+def test_a_coder_or_code_column_of_values_that_are_not_text_is_refused(
+    tmp_path: Path, column: str, values: pa.Array
+) -> None:
+    """They were cast to text no sheet holds (1.0, [1], \\xC3\\xA9, {'name': ann}): every code invalid, exit 0."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    pq.write_table(
+        pa.table({"comment_id": ["a", "a"], "coder": ["ann", "ben"], "code": ["1", "1"], column: values}),
+        tmp_path / "t.pq",
+    )
+    result = run("counts", str(tmp_path / "t.pq"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c"))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"Error [table-column-type]: table t.pq: its {column} column '{column}' holds "), (
+        result.stderr
+    )
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize(
+    "values", [pa.array([1, 1]), pa.array(["1", "1"]).dictionary_encode(), pa.array([None, None], pa.null())]
+)
+def test_integer_dictionary_and_null_code_columns_are_read_as_text(tmp_path: Path, values: pa.Array) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    pq.write_table(pa.table({"comment_id": ["a", "a"], "coder": ["ann", "ben"], "code": values}), tmp_path / "t.pq")
+    result = run("counts", str(tmp_path / "t.pq"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "c").read_text() == ("ann,ben,units\n,,1\n" if values.null_count else "ann,ben,units\n1,1,1\n")
+
+
+@pytest.mark.parametrize("second", ["code", "CODE", " Code "])
+def test_a_parquet_code_column_named_twice_is_refused(tmp_path: Path, second: str) -> None:
+    """DuckDB renames the second column code_1: the first was counted, the other never looked at."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    columns = [pa.array(["a", "a"]), pa.array(["ann", "ben"]), pa.array(["1", "1"]), pa.array(["2", "3"])]
+    pq.write_table(pa.Table.from_arrays(columns, names=["comment_id", "coder", "code", second]), tmp_path / "t.pq")
+    result = run("counts", str(tmp_path / "t.pq"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c"))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith('Error [table-duplicate-column]: table t.pq has 2 columns named "code".')
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("table", ["t.csv", "t.parquet"])
+def test_columns_without_a_name_are_read(tmp_path: Path, table: str) -> None:
+    """pandas' to_csv writes its index under an empty name: the SQL named the column "", a parser error."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    if table == "t.csv":
+        (tmp_path / table).write_text(",comment_id,coder,,code\n0,a,ann,x,1\n1,a,ben,y,2\n")
+    else:
+        columns = [pa.array(["0", "1"]), pa.array(["a", "a"]), pa.array(["ann", "ben"]), pa.array(["1", "2"])]
+        pq.write_table(pa.Table.from_arrays(columns, names=["", "comment_id", "coder", "code"]), tmp_path / table)
+    out = tmp_path / "c.csv"
+    result = run("counts", str(tmp_path / table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(out), "-q")
+    assert result.exit_code == 0, result.output
+    assert out.read_text() == "ann,ben,units\n1,2,1\n"
+
+
+def test_a_long_text_column_is_read_as_a_sheets(tmp_path: Path) -> None:
+    """A row over DuckDB's default of 2,000,000 bytes (a long comment beside the codes) was unreadable."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "t.csv").write_text(f"comment_id,coder,code,body\na,ann,1,{'x' * 3_000_000}\na,ben,1,\n")
+    out = tmp_path / "c.csv"
+    result = run("counts", str(tmp_path / "t.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(out), "-q")
+    assert result.exit_code == 0, result.output
+    assert out.read_text() == "ann,ben,units\n1,1,1\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"comment_id,coder,code\na,ann,1\na,b\xe9n,1\n", "Line: 3: Invalid unicode (byte sequence mismatch)"),
+        (b'comment_id,coder,code\na,ann,"1"x\na,ben,1\n', "Line: 2: Value with unterminated quote found."),
+        (b"comment_id,coder,code\na,ann,1\na,ben," + b"1" * 2000 + b"\n", "Line: 3: Maximum line size of 1000 bytes"),
+    ],
+    ids=["latin-1", "stray-quote", "row-over-the-limit"],
+)
+def test_an_unreadable_csv_row_is_named_with_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes, reason: str
+) -> None:
+    """DuckDB's first line alone was "CSV Error on Line: 3", without the reason (its next lines)."""
+    import irr_audit.warehouse.duckdb_counts as duckdb_counts
+
+    monkeypatch.setattr(duckdb_counts, "MAX_ROW_BYTES", 1000)
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "t.csv").write_bytes(content)
+    result = run("counts", str(tmp_path / "t.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c"))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Error [table-unreadable]: table t.csv cannot be read: "), result.stderr
+    assert reason in result.stderr
+
+
+def test_shards_add_up_when_a_coder_coded_no_unit_of_one(tmp_path: Path) -> None:
+    """A shard without a row of one coder was refused with --coders ("who has no row"), and counted
+    without that coder the shards' files could not be merged: shards of such a corpus did not add up."""
+    coders, rows = long_rows(3, "nominal")
+    rows = [row for row in rows if row[0].strip() and row[1].strip()]
+    units = sorted({unit.strip() for unit, _, _ in rows})
+    first = set(units[: len(units) // 2])
+    last = coders[-1]
+    rows = [row for row in rows if not (row[0].strip() in first and row[1].strip() == last)]  # none in shard a
+    rule = tmp_path / "rule.yaml"
+    rule.write_text(NOMINAL)
+    shards = {
+        "a": [row for row in rows if row[0].strip() in first],
+        "b": [row for row in rows if row[0].strip() not in first],
+    }
+    for name, shard in shards.items():
+        write_long_csv(tmp_path / f"{name}.csv", shard)
+        result = run(
+            "counts", str(tmp_path / f"{name}.csv"), "--rule", str(rule), "--out", str(tmp_path / f"{name}.counts.csv"),
+            "--coders", ",".join(sorted(coders)), "-q",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+    sheets = write_sheets(tmp_path / "sheets", sorted(coders), rows)
+    whole = score_json(*sheets, "--rule", str(rule))
+    merged = score_json(
+        "--counts", str(tmp_path / "a.counts.csv"), "--counts", str(tmp_path / "b.counts.csv"), "--rule", str(rule)
+    )
+    assert {key: merged[key] for key in COMPARED} == {key: whole[key] for key in COMPARED}
+
+
+@pytest.mark.skipif(os_module.name == "nt", reason="Windows names hold no * or ?")
+@pytest.mark.parametrize(
+    ("name", "other"), [("x*.csv", "xy.csv"), ("q?.csv", "qz.csv"), ("p[1].parquet", "p1.parquet")]
+)
+def test_a_table_named_like_a_glob_is_read_alone(tmp_path: Path, name: str, other: str) -> None:
+    """DuckDB took the path for a glob: x*.csv was counted with xy.csv, and p[1].parquet was p1.parquet."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    for path, code in ((tmp_path / name, "1"), (tmp_path / other, "2")):
+        columns = {"comment_id": [f"u{code}"] * 2, "coder": ["ann", "ben"], "code": [code] * 2}
+        if path.suffix == ".parquet":
+            pq.write_table(pa.table(columns), path)
+        else:
+            write_long_csv(path, list(zip(*columns.values())))
+    out = tmp_path / "c.csv"
+    result = run("counts", str(tmp_path / name), "--rule", str(tmp_path / "rule.yaml"), "--out", str(out), "-q")
+    assert result.exit_code == 0, result.output
+    assert out.read_text() == "ann,ben,units\n1,1,1\n"
+
+
+def test_a_quote_never_closed_is_refused_naming_its_line(tmp_path: Path) -> None:
+    """DuckDB read the value it opens to the end of the file as a null: units c and d were lost, exit 0."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "t.csv"
+    table.write_text('comment_id,coder,code\na,ann,1\na,ben,1\nb,ann,2\nb,ben,2\nc,ann,"1\nc,ben,2\nd,ann,1\nd,ben,3\n')
+    result = run("counts", str(table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c"))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Error [table-unclosed-quote]: table t.csv: the quote opened on line 6 is never")
+    assert not (tmp_path / "c").exists()
+
+
+def test_a_quote_inside_an_unquoted_value_is_text(tmp_path: Path) -> None:
+    """As DuckDB and join read it (O"Brien): not a quote left open."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "t.csv"
+    table.write_text('comment_id,coder,code,note\na,ann,1,O"Brien\na,ben,1,"said ""hi"""\n')
+    out = tmp_path / "c.csv"
+    result = run("counts", str(table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(out), "-q")
+    assert result.exit_code == 0, result.output
+    assert out.read_text() == "ann,ben,units\n1,1,1\n"
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1 << 20])
+def test_a_quote_left_open_is_found_across_chunks(size: int) -> None:
+    from irr_audit.warehouse.duckdb_counts import _unclosed_quote_line
+
+    def line(text: str) -> int | None:
+        data = text.encode()
+        return _unclosed_quote_line([data[at : at + size] for at in range(0, len(data), size)], b",")
+
+    assert line('h\na,"x""y"\nc,"d\ne"\n') is None  # "" inside a quoted value, a line break inside one
+    assert line('h\na,""""\nb,O"Brien\n') is None
+    assert line('h\na,"x""\nc,d\n') == 2  # "" is a quote of the text: the value is still open
+    assert line('"h"\n"a","b"\n"c","d') == 3
+    assert line('h\na,O"Brien\nc,"d\n') == 3
+
+
 def test_the_table_is_never_the_output(tmp_path: Path) -> None:
     (tmp_path / "rule.yaml").write_text(ORDINAL)
     table = tmp_path / "long.csv"
@@ -260,6 +449,57 @@ def test_the_table_is_never_the_output(tmp_path: Path) -> None:
     before = table.read_bytes()
     result = run("counts", str(table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(table))
     assert result.exit_code == 2 and table.read_bytes() == before
+
+
+@pytest.mark.parametrize("option", ["--summary", "--log"])
+@pytest.mark.parametrize("spelling", ["dot", "symlink", "hardlink", "rule"])
+def test_an_output_onto_an_input_is_refused_naming_its_option(tmp_path: Path, option: str, spelling: str) -> None:
+    """The refusal said --out whichever option named the input."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,1\na,ben,1\n")
+    (tmp_path / "link.csv").symlink_to(table)
+    os_module.link(table, tmp_path / "hard.csv")
+    target = {"dot": f"{tmp_path}/./long.csv", "symlink": str(tmp_path / "link.csv")}.get(spelling)
+    target = target or str(tmp_path / ("hard.csv" if spelling == "hardlink" else "rule.yaml"))
+    before = table.read_bytes(), (tmp_path / "rule.yaml").read_bytes()
+    out = tmp_path / "c.csv"
+    result = run("counts", str(table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(out), option, target)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"Error [output-overwrites-input]: {option}: writing "), result.stderr
+    assert (table.read_bytes(), (tmp_path / "rule.yaml").read_bytes()) == before and not out.exists()
+
+
+def test_a_log_in_a_folder_not_made_yet_is_written_as_the_counts_are(tmp_path: Path) -> None:
+    """--out and --summary make their folder; --log failed there, after the whole count."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,1\na,ben,x\n")
+    log = tmp_path / "new" / "folder" / "log.jsonl"
+    result = run(
+        "counts", str(table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "new" / "c.csv"),
+        "--log", str(log), "-q",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["reason"] for line in log.read_text().splitlines()] == ["invalid"]
+
+
+@pytest.mark.parametrize("spelling", ["same", "dot", "symlink"])
+def test_the_function_never_writes_its_log_onto_the_table(tmp_path: Path, spelling: str) -> None:
+    """duckdb_counts(table, rule, log=table) replaced the table with the log (the CLI checked, the function not)."""
+    from irr_audit.api import load_rule
+    from irr_audit.warehouse.duckdb_counts import duckdb_counts
+
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,1\na,ben,1\n")
+    (tmp_path / "link.csv").symlink_to(table)
+    log = {"same": table, "dot": Path(f"{tmp_path}/./long.csv"), "symlink": tmp_path / "link.csv"}[spelling]
+    before = table.read_bytes()
+    with pytest.raises(IrrAuditError) as raised:
+        duckdb_counts(table, load_rule(tmp_path / "rule.yaml"), log=log)
+    assert raised.value.code == "output-overwrites-input"
+    assert table.read_bytes() == before
 
 
 def test_a_missing_table_is_named(tmp_path: Path) -> None:
@@ -422,3 +662,66 @@ def test_a_log_onto_a_full_disk_is_named_not_the_table(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"Error [output-unwritable]: --log {full / 'log.jsonl'} cannot be written")
     assert "No space left on device" in result.stderr
+
+
+def spilling_table(path: Path) -> None:
+    """A Parquet long table that DuckDB spills to disk under a memory limit of 60MB on one thread."""
+    import duckdb
+
+    duckdb.sql(
+        "COPY (SELECT 'u' || (i // 2)::VARCHAR AS comment_id, 'c' || (i % 2)::VARCHAR AS coder, "
+        f"((i * 7) % 4)::VARCHAR AS code FROM range(500000) t(i)) TO '{path}' (FORMAT parquet)"
+    )
+
+
+def count_spilling(table: Path, temp_directory: Path) -> IrrAuditError:
+    """The error of counting ``table`` on one thread (its memory, hence its spill, as on any machine)."""
+    from irr_audit.api import load_rule
+    from irr_audit.warehouse.duckdb_counts import duckdb_counts
+
+    (table.parent / "rule.yaml").write_text(ORDINAL)
+    with pytest.raises(IrrAuditError) as raised:
+        duckdb_counts(
+            table, load_rule(table.parent / "rule.yaml"), memory_limit="60MB", threads=1, temp_directory=temp_directory
+        )
+    return raised.value
+
+
+def test_a_spill_that_fails_names_the_temp_directory_not_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB unable to make its spill folder (here a regular file stands where it goes; a folder
+    made read-only or removed does the same) was `table-unreadable`, sending the user to the table."""
+    import irr_audit.warehouse.duckdb_counts as duckdb_counts
+
+    spilling_table(tmp_path / "long.parquet")
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    blocker = spill / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setattr(duckdb_counts, "_spill_folder", lambda _: blocker)
+
+    error = count_spilling(tmp_path / "long.parquet", spill)
+
+    assert error.code == "temp-directory-unwritable", error.render()
+    assert error.render().startswith(f"Error [temp-directory-unwritable]: --temp-directory {spill}: ")
+    assert "long.parquet" not in error.render() and "--memory-limit 60MB" in error.render()
+
+
+@pytest.mark.skipif(not hasattr(os_module, "geteuid") or os_module.geteuid() != 0, reason="mounts a small tmpfs")
+def test_a_spill_onto_a_full_disk_names_the_temp_directory_not_the_table(tmp_path: Path) -> None:
+    """DuckDB finding no room left to spill to was `table-memory`, "table ...: DuckDB ran out of memory"."""
+    import subprocess
+
+    spilling_table(tmp_path / "long.parquet")
+    full = tmp_path / "full"
+    full.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(full)], check=False).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        error = count_spilling(tmp_path / "long.parquet", full)
+    finally:
+        subprocess.run(["umount", str(full)], check=False)
+
+    assert error.render().startswith(f"Error [temp-directory-unwritable]: --temp-directory {full}: "), error.render()
+    assert "long.parquet" not in error.render()

@@ -84,7 +84,9 @@ def counts(
     if rule is None:
         raise UsageError("counts needs the rule.", hint="pass --rule rules/<rule>/v<version>.yaml.", code="usage-rule")
     refuse_shared_outputs([("--out", out), ("--summary", summary), ("--log", log)])
-    check_outputs([table, rule], "--out", files=[out, *(path for path in (summary, log) if path)])
+    for option, path in (("--out", out), ("--summary", summary), ("--log", log)):
+        if path is not None:  # each refusal names the option that named the file
+            check_outputs([table, rule], option, files=[path])
     wanted = [name.strip() for name in coders.split(",")] if coders is not None else None
     result = duckdb_counts(
         table,

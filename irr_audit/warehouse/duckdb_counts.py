@@ -12,23 +12,30 @@ DuckDB is an optional dependency: ``pip install "irr-audit[warehouse]"``.
 
 from __future__ import annotations
 
+import functools
 import importlib
-import io
+import itertools
 import os
 import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
+import pyarrow as pa
+
 from irr_audit.errors import IrrAuditError, OutputError, SheetError, UsageError
 from irr_audit.io.csvfields import first_csv_row
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, parse_delimiter
+from irr_audit.io.display import printable
 from irr_audit.io.encodings import foreign_mark
 from irr_audit.io.files import check_exist, shown_name, unreadable
+from irr_audit.io.limits import DEFAULT_LIMITS
+from irr_audit.io.outputs import check_outputs
 from irr_audit.io.sheets import parse_rule_version
 from irr_audit.join.join import STATUSES
 from irr_audit.rules.model import Rule
@@ -56,6 +63,8 @@ DEFAULT_MEMORY_LIMIT = "4GB"
 DEFAULT_COLUMNS = LongTableColumns()
 MEMORY_LIMIT = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
 PARQUET_MAGIC = b"PAR1"
+READ_CHUNK = 1 << 24  # the CSV read in 16 MiB pieces to count its quotes
+MAX_ROW_BYTES = DEFAULT_LIMITS.line_bytes  # a CSV row (with its quoted line breaks): 64 MiB, as a JSON Lines record
 NOT_TABLES = {  # what a long table is not, by the file's first bytes or its suffix
     b"PK\x03\x04": "an XLSX workbook (a zip file)",
     b"{": "JSON",
@@ -64,6 +73,9 @@ NOT_TABLES = {  # what a long table is not, by the file's first bytes or its suf
 EXTRA = 'pip install "irr-audit[warehouse]"'
 TEXT_TYPES = ("VARCHAR",)
 INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
+# A coder's or a code's text as typed: 1.0 (a float), [yes] (a list), b'\xC3\xA9' (bytes) would be
+# invalid codes or new coders, every one, silently; a column of nulls alone is blank cells.
+NAME_TYPES = (*TEXT_TYPES, *INTEGER_TYPES, "BOOLEAN", '"NULL"')
 
 
 def load_duckdb() -> ModuleType:
@@ -112,6 +124,8 @@ def duckdb_counts(
     """
     table = Path(path)
     check_exist([(table, "table")])
+    if log is not None:  # the CLI checks its outputs; a caller of this function gets the same refusal
+        check_outputs([table], "--log", files=[Path(log)])
     head = _head(table)
     limit = check_memory_limit(memory_limit)
     duckdb = load_duckdb()
@@ -129,12 +143,17 @@ def duckdb_counts(
             if threads is not None:
                 connection.execute(f"SET threads = {int(threads)}")
             connection.execute("SET preserve_insertion_order = false")  # nothing here needs the rows' order
+            spilling = Spilling(spill, temp_directory)
             counted, codes, coder_mapping = _counts(
-                connection, duckdb, table, head, rule, columns, coders, delimiter, limit
+                connection, duckdb, table, head, rule, columns, coders, delimiter, limit, spilling
             )
             if log is not None:
                 _guarded(
-                    duckdb, table, limit, lambda: _write_log(connection, duckdb, Path(log), rule, codes, coder_mapping)
+                    duckdb,
+                    table,
+                    limit,
+                    spilling,
+                    lambda: _write_log(connection, duckdb, Path(log), rule, codes, coder_mapping),
                 )
             return counted
         finally:
@@ -143,20 +162,52 @@ def duckdb_counts(
         shutil.rmtree(spill, ignore_errors=True)
 
 
-def _guarded(duckdb: ModuleType, table: Path, limit: str, work: Callable[[], T]) -> T:
-    """``work()``, DuckDB's errors turned into one message naming the table."""
+@dataclass(frozen=True)
+class Spilling:
+    """The folder DuckDB spills to (made inside ``temp_directory``, or the system's temporary folder)."""
+
+    folder: Path
+    temp_directory: str | Path | None
+
+    def shown(self) -> str:
+        if self.temp_directory is not None:
+            return f"--temp-directory {self.temp_directory}"
+        return f"the temporary folder {self.folder.parent} (the system's; --temp-directory chooses another)"
+
+    def failed(self, duckdb: ModuleType, error: BaseException) -> bool:
+        """Whether DuckDB's error is a spill that failed: a file of the spill folder it could not make or
+        write (a full disk, a read-only folder, the folder removed), or no room left there to offload to.
+        Told by the error's type as well as its text: a CSV error quotes the row, whatever it says."""
+        text = str(error)
+        if isinstance(error, duckdb.OutOfMemoryException):
+            return "failed to offload" in text
+        return isinstance(error, duckdb.IOException) and str(self.folder) in text
+
+
+def _guarded(duckdb: ModuleType, table: Path, limit: str, spilling: Spilling, work: Callable[[], T]) -> T:
+    """``work()``, DuckDB's errors turned into one message naming the table, or the spill folder when
+    the error is there (a full disk or a read-only folder is not the table's fault: blaming it
+    would send the user to the wrong file)."""
     source = f"table {table.name}"
     try:
         return work()
-    except duckdb.OutOfMemoryException as error:
-        raise IrrAuditError(
-            f"{source}: DuckDB ran out of memory within --memory-limit {limit} ({_first_line(error)}).",
-            hint="raise --memory-limit, or give --temp-directory a folder with more free space to spill to.",
-            code="table-memory",
-        ) from None
     except duckdb.Error as error:
+        if spilling.failed(duckdb, error):
+            raise OutputError(
+                f"{spilling.shown()}: DuckDB could not spill there what did not fit in --memory-limit {limit} "
+                f"({_first_line(error)}).",
+                hint="give --temp-directory a folder you can write to, with free space of about the table's size, "
+                "or raise --memory-limit so that less is spilled.",
+                code="temp-directory-unwritable",
+            ) from None
+        if isinstance(error, duckdb.OutOfMemoryException):
+            raise IrrAuditError(
+                f"{source}: DuckDB ran out of memory within --memory-limit {limit} ({_first_line(error)}).",
+                hint="raise --memory-limit, or give --temp-directory a folder with more free space to spill to.",
+                code="table-memory",
+            ) from None
         raise SheetError(
-            f"{source} cannot be read: {_first_line(error)}",
+            f"{source} cannot be read: {_reason(error)}",
             hint="check that the file is a CSV (UTF-8, one header line) or a Parquet file, and its delimiter.",
             code="table-unreadable",
         ) from None
@@ -184,6 +235,7 @@ def _counts(
     coders: Sequence[str] | None,
     delimiter: str | None,
     limit: str,
+    spilling: Spilling,
 ) -> tuple[LongTableCounts, CodeMap, CoderMap]:
     source = f"table {table.name}"
 
@@ -198,15 +250,17 @@ def _counts(
                 hint="name them with --id-column, --coder-column and --code-column.",
                 code="table-same-column",
             )
-        _check_id_type(connection, reader, names[id_at], source)
+        _check_id_type(connection, reader, id_at, names[id_at], source)
+        for option, at in (("--coder-column", coder_at), ("--code-column", code_at)):
+            _check_name_type(connection, reader, at, names[at], option, source)
         version_at = next((at for at, name in enumerate(names) if name.strip().casefold() == "rule_version"), None)
         if version_at is not None:
-            _check_rule_versions(connection, reader, names[version_at], rule, source)
-        raw_id = f"coalesce(CAST({_quoted(names[id_at])} AS VARCHAR), '')"
+            _check_rule_versions(connection, reader, version_at, rule, source)
+        raw_id = f"coalesce(CAST({_column(id_at)} AS VARCHAR), '')"
         connection.execute(
             f"CREATE TEMP VIEW src AS SELECT {_trimmed(raw_id)} AS id, "
-            f"CAST({_quoted(names[coder_at])} AS VARCHAR) AS coder, "
-            f"CAST({_quoted(names[code_at])} AS VARCHAR) AS code FROM {reader}"
+            f"CAST({_column(coder_at)} AS VARCHAR) AS coder, "
+            f"CAST({_column(code_at)} AS VARCHAR) AS code FROM {reader}"
         )
         tallies = _row_tallies(connection, source)
         code_map = CodeMap.of((tally.code for tally in tallies), rule)
@@ -215,7 +269,7 @@ def _counts(
         patterns = _pattern_tallies(connection, len(rule.categories))
         return tallies, code_map, coder_mapping, patterns
 
-    tallies, code_map, coder_mapping, patterns = _guarded(duckdb, table, limit, scans)
+    tallies, code_map, coder_mapping, patterns = _guarded(duckdb, table, limit, spilling, scans)
     return assemble(rule, coder_mapping, code_map, tallies, patterns), code_map, coder_mapping
 
 
@@ -237,12 +291,20 @@ def _head(table: Path) -> bytes:
         os.close(handle)
 
 
+def _column(at: int) -> str:
+    """The SQL name of the table's column at ``at``: the reader names each column by its place, as
+    the file may name two alike (DuckDB renames the second code_1) or none ("")."""
+    return f"c{at}"
+
+
 def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) -> tuple[str, list[str]]:
-    """The SQL that reads the table, and its column names."""
+    """The SQL that reads the table (its columns named c0, c1, ... by place), and the names the file
+    gives its columns."""
     if head[:4] == PARQUET_MAGIC or table.suffix.lower() in (".parquet", ".pq"):
-        reader = f"read_parquet({_literal(str(table))})"
-        names = [row[0] for row in connection.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()]
-        return reader, names
+        read = f"read_parquet({_literal(_unglobbed(table))})"
+        renamed = [row[0] for row in connection.execute(f"DESCRIBE SELECT * FROM {read}").fetchall()]
+        named = ", ".join(f"{_quoted(name)} AS {_column(at)}" for at, name in enumerate(renamed))
+        return f"(SELECT {named} FROM {read})", _parquet_names(table, len(renamed))
     kind = next((kind for magic, kind in NOT_TABLES.items() if head.lstrip().startswith(magic)), None)
     if kind is not None or table.suffix.lower() in (".xlsx", ".xlsm", ".json", ".jsonl", ".ndjson"):
         raise SheetError(
@@ -262,23 +324,117 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
     chosen = parse_delimiter(delimiter) or (
         "\t" if table.suffix.lower() in (".tsv", ".tab") else detect_delimiter(text, f"table {table.name}")
     )
-    header = first_csv_row(io.StringIO(text), delimiter=chosen) or []
-    names = [f"c{at}" for at in range(len(header))]
-    types = ", ".join(f"'{name}': 'VARCHAR'" for name in names)
+    _refuse_unclosed_quote(table, chosen)
+    header = first_csv_row(text, delimiter=chosen) or []  # any line ending: \n, \r\n or \r
+    types = ", ".join(f"'{_column(at)}': 'VARCHAR'" for at in range(len(header)))
     # Short rows are padded, as a sheet's are. DuckDB's parallel CSV scanner cannot pad rows
     # beside quoted line breaks, so a CSV is parsed on one thread (Parquet is read in parallel).
     reader = (
-        f"read_csv({_literal(str(table))}, delim={_literal(chosen)}, quote='\"', escape='\"', header=true, "
-        f"auto_detect=false, columns={{{types}}}, null_padding=true, parallel=false, strict_mode=true)"
+        f"read_csv({_literal(_unglobbed(table))}, delim={_literal(chosen)}, quote='\"', escape='\"', header=true, "
+        f"auto_detect=false, columns={{{types}}}, null_padding=true, parallel=false, strict_mode=true, "
+        f"max_line_size={MAX_ROW_BYTES})"
     )
-    named = ", ".join(f"{name} AS {_quoted(column)}" for name, column in zip(names, header))
-    return f"(SELECT {named} FROM {reader})", header
+    return reader, header
 
 
-def _check_id_type(connection: Any, reader: str, column: str, source: str) -> None:
+def _refuse_unclosed_quote(table: Path, delimiter: str) -> None:
+    """Refuse a CSV with a quote left open, as join refuses such a sheet: DuckDB, even in strict mode,
+    reads the value it opens to the end of the file as a null, and the rows after it are lost."""
+    opened = _unclosed_quote_line(_chunks(table), delimiter.encode("utf-8"))
+    if opened is not None:
+        raise SheetError(
+            f"table {table.name}: the quote opened on line {opened} is never closed: everything after it "
+            "would be read as one value.",
+            hint=f"close the quote at the end of the value on line {opened}; a quote that is part of the text is "
+            'written as two quotes ("") inside a quoted value.',
+            code="table-unclosed-quote",
+        )
+
+
+def _unclosed_quote_line(chunks: Iterable[bytes], delimiter: bytes) -> int | None:
+    """The line of the quote that opens a value never closed, or None. A quote opens a value at the
+    start of a field (a quote inside an unquoted field is text, as DuckDB and the csv module read it);
+    inside, "" is a quote of the text. A chunk never ends on a quote (carried to the next), so that
+    "" is never split, and the byte before each chunk is kept for the look at a field's start."""
+    boundary = re.escape(delimiter) + rb"\r\n"
+    quoted = rb'[^"]*+(?:""[^"]*+)*+"'  # the rest of a quoted value, to its closing quote
+    outside = re.compile(rb"(?:(?<=[" + boundary + rb'])"' + quoted + rb'|[^"]++|(?<=[^' + boundary + rb'])")*+')
+    inside = re.compile(quoted)
+    opened: int | None = None  # the line of the open quote while inside a quoted value
+    lines, before, carried = 1, b"\n", b""
+    for piece in itertools.chain(chunks, [None]):
+        data = carried + (piece or b"")
+        if piece is not None:
+            kept = len(data.rstrip(b'"'))
+            data, carried = data[:kept], data[kept:]
+        if not data or (opened is None and b'"' not in data):  # most chunks: no quote to look at
+            lines, before = lines + data.count(b"\n"), data[-1:] or before
+            continue
+        text = before + data
+        at = 1
+        if opened is not None:
+            closed = inside.match(text, at)
+            at = closed.end() if closed else len(text)
+            opened = None if closed else opened
+        while opened is None and at < len(text):
+            found = outside.match(text, at)  # never None: the pattern matches the empty string
+            at = found.end() if found else len(text)
+            if at < len(text):  # a quote at a field's start, not closed in this chunk
+                opened = lines + text.count(b"\n", 1, at)
+                closed = inside.match(text, at + 1)
+                at, opened = (closed.end(), None) if closed else (len(text), opened)
+        lines += data.count(b"\n")
+        before = data[-1:]
+    return opened
+
+
+def _chunks(table: Path) -> Iterator[bytes]:
+    try:
+        with open(table, "rb") as stream:
+            yield from iter(functools.partial(stream.read, READ_CHUNK), b"")
+    except OSError as exc:
+        raise unreadable(f"table {shown_name(table)}", exc, "table", "check the path of the long table.") from None
+
+
+def _parquet_names(table: Path, count: int) -> list[str]:
+    """The names a Parquet file gives its columns, as written (DuckDB makes them unique: a second
+    `code`, or `CODE`, becomes code_1, which would hide a column named twice)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415 - only for a Parquet table
+
+    try:
+        names = pq.read_schema(table).names
+    except (OSError, pa.ArrowException) as error:
+        raise SheetError(
+            f"table {table.name} cannot be read: {_first_line(error)}",
+            hint="check that the file is a CSV (UTF-8, one header line) or a Parquet file, and its delimiter.",
+            code="table-unreadable",
+        ) from None
+    if len(names) != count:  # pragma: no cover - pyarrow and DuckDB read one footer
+        raise AssertionError(f"pyarrow finds {len(names)} columns in {table.name}, DuckDB {count}")
+    return names
+
+
+def _column_type(connection: Any, reader: str, at: int) -> str:
+    return str(connection.execute(f"DESCRIBE SELECT {_column(at)} FROM {reader}").fetchall()[0][1])
+
+
+def _check_name_type(connection: Any, reader: str, at: int, column: str, option: str, source: str) -> None:
+    """The coder and code columns hold text (or integers, booleans): a value of another type
+    (a float, a list, a struct, bytes) has no text as a sheet would hold it."""
+    found = _column_type(connection, reader, at)
+    if found not in NAME_TYPES:
+        raise SheetError(
+            f"{source}: its {option.removeprefix('--').removesuffix('-column')} column {column!r} holds {found} "
+            "values, not text: they cannot be read as a sheet's cells (1.0 is not the code 1, nor [yes] the code yes).",
+            hint=f"store the column as text (VARCHAR) or integers, or pass {option} naming the right column.",
+            code="table-column-type",
+        )
+
+
+def _check_id_type(connection: Any, reader: str, at: int, column: str, source: str) -> None:
     """An id stored as a floating-point number, a decimal or a date has lost its digits as typed
     (join refuses a sheet's numeric ids for the same reason); text and integers are kept."""
-    found = connection.execute(f"DESCRIBE SELECT {_quoted(column)} FROM {reader}").fetchall()[0][1]
+    found = _column_type(connection, reader, at)
     if found not in TEXT_TYPES and found not in INTEGER_TYPES:
         raise SheetError(
             f"{source}: its id column {column!r} holds {found} values, not text or integers: the ids as typed "
@@ -295,10 +451,10 @@ def _trimmed(expression: str) -> str:
     return f"(CASE WHEN {ends_plain} THEN {expression} ELSE trim({expression}, {_literal(trimmed_whitespace())}) END)"
 
 
-def _check_rule_versions(connection: Any, reader: str, column: str, rule: Rule, source: str) -> None:
+def _check_rule_versions(connection: Any, reader: str, at: int, rule: Rule, source: str) -> None:
     """A rule_version column must name the rule's version wherever it is filled, as a sheet's must."""
     found = connection.execute(
-        f"SELECT DISTINCT CAST({_quoted(column)} AS VARCHAR) FROM {reader} LIMIT {MAX_DISTINCT + 1}"
+        f"SELECT DISTINCT CAST({_column(at)} AS VARCHAR) FROM {reader} LIMIT {MAX_DISTINCT + 1}"
     ).fetchall()
     for (text,) in found:
         try:
@@ -342,12 +498,27 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def _unglobbed(table: Path) -> str:
+    """The table's path for DuckDB's readers, which take * ? [ as a glob: `x*.csv` read every file
+    matching it, and `p[1].parquet` the file p1.parquet. Each is written as a class of one character."""
+    return re.sub(r"[*?\[]", lambda found: f"[{found.group()}]", str(table))
+
+
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
 def _first_line(error: BaseException) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+def _reason(error: BaseException) -> str:
+    """DuckDB's first line and, for a CSV error ("CSV Error on Line: 3", then the row quoted), the
+    line that says why: the row's size over the limit, bytes that are not UTF-8, a stray quote."""
+    lines = str(error).strip().splitlines()
+    if len(lines) > 2 and lines[1].startswith("Original Line:") and lines[2].strip():
+        return f"{_first_line(error)}: {printable(lines[2].strip(), 200)}"
+    return _first_line(error)
 
 
 LOG_COLUMNS = ("record", "coder", "comment_id", "raw_value", "reason")
@@ -421,6 +592,10 @@ def _write_log(connection: Any, duckdb: ModuleType, path: Path, rule: Rule, code
     connection.executemany("INSERT INTO coder_list VALUES (?, ?)", list(enumerate(coders.coders)))
     connection.execute("SET preserve_insertion_order = true")  # row_number() OVER () follows the file
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # as --out's and --summary's folders are made
+    except OSError as exc:
+        raise _log_unwritable(path, exc.strerror or str(exc)) from None
     try:
         try:
             connection.execute(LOG.format(path=_literal(str(temporary))))

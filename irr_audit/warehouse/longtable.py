@@ -149,17 +149,27 @@ def coder_map(raw_coders: Iterable[str | None], rule: Rule, source: str, wanted:
             )
     if wanted is not None:
         coders = tuple(wanted)
+        if not all(coder.strip() for coder in coders):  # "" would be the rows of no coder, counted as a coder
+            raise UsageError(
+                f"--coders names a blank coder: {','.join(coders)!r} (two commas, or one at an end).",
+                hint="name each coder once, separated by single commas.",
+                code="usage-coders",
+            )
         if len(set(coders)) != len(coders):
             raise UsageError(
                 f"--coders names a coder twice: {', '.join(coders)}.", hint="name each coder once.", code="usage-coders"
             )
         unknown = [coder for coder in coders if coder not in names]
-        if unknown:  # a typo would be a coder absent from every unit
+        others = sorted({name for name in names if name and name not in coders})
+        if unknown and others:  # a typo: a coder absent from every unit, and their rows left out
             raise UsageError(
-                f"--coders names {', '.join(map(repr, unknown))}, who has no row in {source}.",
+                f"--coders names {', '.join(map(repr, unknown))}, who has no row in {source}, "
+                f"and leaves out {', '.join(map(repr, others))}, who has.",
                 hint=f"the table's coders are {', '.join(sorted(name for name in set(names) if name))}.",
                 code="usage-coders",
             )
+        # A coder named with no row, every row's coder named: a shard of units that coder did not
+        # code (absent from each of them), counted with the corpus's coders so that shards add up.
     else:
         coders = tuple(sorted({name for name in names if name}))
     if len(coders) < 2:
