@@ -54,11 +54,13 @@ from irr_audit.bundle.read import frozen_file
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io import records as recorded
 from irr_audit.io.files import sha256_hex
+from irr_audit.io.fingerprints import hash_heads, heads_sketch
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
 from irr_audit.io.runfolder import is_bundle, member_path_problem
 from irr_audit.io.sheets import Sheet, SheetOptions
 from irr_audit.io.tables import parse_file, read_table_bytes
+from irr_audit.io.unitsketch import is_sketch
 from irr_audit.join.join import JoinResult
 from irr_audit.join.variables import SheetViews, VariableJoin, join_variables, variable_views
 from irr_audit.report.model import AuditOptions, build_report
@@ -167,6 +169,24 @@ def codebook_score(codebook: Codebook, variables: Mapping[str, VariableJoin]) ->
     return loaded
 
 
+def codebook_units(variables: Mapping[str, VariableJoin]) -> dict[str, Any]:
+    """The manifest's `units`: every unit's count, digest and sketch, and per variable the sketch of
+    its fully coded units (``scored_sketches``), the ones its statistics rest on. A variable's are
+    its own (a conditional variable's units, a long sheet's rows of it), so rules check --audits
+    compares each variable with other audits of its rule by that variable's sketch, as a rule's
+    bundle is compared by its ``scored_sketch``. Pure."""
+    ids = unit_ids(variables)
+    return {
+        "count": len(ids),
+        "ids_sha256": units_digest(ids),
+        "sketch": heads_sketch(hash_heads(ids)),
+        "scored_sketches": {
+            rule_id: heads_sketch(hash_heads(joined.join.units)[joined.join.fully_coded])
+            for rule_id, joined in variables.items()
+        },
+    }
+
+
 def codebook_frozen_files(source: CodebookSource) -> list[FrozenFile]:
     sheets = [FrozenFile(f"{SHEETS_DIR}/{name}", data) for name, data in zip(source.sheet_names, source.sheet_data)]
     rules = [FrozenFile(rule_member(rule), rule.source) for rule in source.codebook.rules]
@@ -179,7 +199,6 @@ def build_codebook_manifest(
     """The manifest of a new codebook bundle. Pure."""
     codebook = source.codebook
     by_path = {file.path: file for file in files}
-    ids = unit_ids(source.variables)
     manifest: dict[str, Any] = {
         "format": CODEBOOK_FORMAT,
         "name": name,
@@ -205,7 +224,7 @@ def build_codebook_manifest(
             for sheet, coder in zip(source.sheet_names, source.sheet_coders)
         ],
         "files": sorted((file.record() for file in files), key=lambda record: record["path"]),
-        "units": {"count": len(ids), "ids_sha256": units_digest(ids)},
+        "units": codebook_units(source.variables),
         "columns": {
             key: value
             for key, value in (
@@ -304,6 +323,8 @@ def codebook_manifest_problems(manifest: dict[str, Any]) -> list[str]:
         and isinstance(units.get("ids_sha256"), str)
     ):
         problems.append("units must have a count and an ids_sha256")
+    else:
+        problems += units_sketch_problems(units, rules)
     if not isinstance(manifest.get("columns"), dict):
         problems.append("columns is missing")
     else:
@@ -317,15 +338,37 @@ def codebook_manifest_problems(manifest: dict[str, Any]) -> list[str]:
     return problems
 
 
+def units_sketch_problems(units: dict[str, Any], rules: Any) -> list[str]:
+    """The sketches of a codebook manifest's `units`, when it has them (a bundle frozen before them
+    has none): lists of hashes, and one per variable of the manifest's rules. Pure."""
+    problems = []
+    if "sketch" in units and not is_sketch(units["sketch"]):
+        problems.append("units.sketch must be a list of the ids' smallest hashes (16 hex digits), ascending")
+    if "scored_sketches" not in units:
+        return problems
+    sketches = units["scored_sketches"]
+    ids = {rule.get("id") for rule in rules if isinstance(rule, dict)} if isinstance(rules, list) else set()
+    if not (isinstance(sketches, dict) and set(sketches) == ids):
+        problems.append("units.scored_sketches must hold one sketch per variable of rules")
+    else:
+        problems += [
+            f"units.scored_sketches.{rule_id} must be a list of the ids' smallest hashes (16 hex digits), ascending"
+            for rule_id, sketch in sketches.items()
+            if not is_sketch(sketch)
+        ]
+    return problems
+
+
 def recompute_codebook(
     manifest: dict[str, Any], files: Mapping[str, bytes], limits: Limits = DEFAULT_LIMITS
-) -> tuple[dict[str, Any], int, dict[str, JoinResult]]:
-    """Every variable's score recomputed from the bundle's files as read (``files``), the number
-    of units, and each variable's scored join (verify checks the adjudication records against its
-    disagreements). IrrAuditError when the files cannot give it (a rule file missing, say)."""
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, JoinResult]]:
+    """Every variable's score recomputed from the bundle's files as read (``files``), the units
+    (as the manifest's `units`), and each variable's scored join (verify checks the adjudication
+    records against its disagreements). IrrAuditError when the files cannot give it (a rule file
+    missing, say)."""
     codebook, variables = variables_from_files(manifest, files, limits)
     joins = {variable: joined.join for variable, joined in variables.items()}
-    return codebook_score(codebook, variables), len(unit_ids(variables)), joins
+    return codebook_score(codebook, variables), codebook_units(variables), joins
 
 
 def variables_from_files(

@@ -388,12 +388,7 @@ def check_codebook_consistency(
         why = " ".join(error.message.split())
         problems.append(Problem("score", "", f"cannot be recomputed from the bundle's files: {why}"))
     else:
-        if units != manifest["units"]["count"]:
-            problems.append(
-                Problem(
-                    "units", "", f"the frozen sheets hold {units} units, the manifest says {manifest['units']['count']}"
-                )
-            )
+        problems += codebook_units_problems(manifest["units"], units)
         differences, new_keys = compare_scores(manifest["score"], score)
         problems += [_score_difference(text) for text in differences]
         if new_keys:
@@ -402,6 +397,19 @@ def check_codebook_consistency(
         adjudication_problems, records = check_codebook_adjudication(bundle, sha256_hex(manifest_data), joins)
         problems += adjudication_problems
     return Verification(bundle, manifest["name"], tuple(problems), tuple(notes), len(manifest["files"]), records)
+
+
+def codebook_units_problems(frozen: dict[str, Any], found: dict[str, Any]) -> list[Problem]:
+    """The manifest's `units` against the units recomputed: every key it has (a bundle frozen before
+    the sketches has none of them, and is checked on its count and digest). Pure."""
+    if frozen["count"] != found["count"]:
+        return [
+            Problem("units", "", f"the frozen sheets hold {found['count']} units, the manifest says {frozen['count']}")
+        ]
+    differ = [key for key in ("ids_sha256", "sketch", "scored_sketches") if key in frozen and frozen[key] != found[key]]
+    if not differ:
+        return []
+    return [Problem("units", "", f"units.{differ[0]} differs from the units of the frozen sheets")]
 
 
 def manifest_read_problem(error: Exception) -> str:

@@ -591,13 +591,17 @@ def check_score_metrics(score: Any, where: str) -> None:
 def parse_codebook_manifest(data: bytes, shown: str) -> list[Bundle]:
     """A codebook bundle's manifest as one audit per variable: each of its rule at the version the
     codebook pinned, with that variable's frozen score (the single-rule score JSON its report
-    shows) and the bundle's units. Its units keep no sketch: only the very same units are found
-    the same. ValueError names what is wrong."""
+    shows) and the bundle's units: their digest, their sketch and the sketch of that variable's
+    fully coded units (a bundle frozen before the sketches has none: only the very same units are
+    then found the same). ValueError names what is wrong."""
     document = manifest_document(data, shown)
     book = _field(document, "codebook", dict)
     codebook = f"{_field(book, 'name', str)} v{_field(book, 'version', int)}"
     name, created = _field(document, "name", str), parse_created(_field(document, "created", str))
-    ids_sha256 = _field(_field(document, "units", dict), "ids_sha256", str)
+    units = _field(document, "units", dict)
+    ids_sha256 = _field(units, "ids_sha256", str)
+    sketch = tuple(units["sketch"]) if is_sketch(units.get("sketch")) else ()
+    scored = units.get("scored_sketches") if isinstance(units.get("scored_sketches"), dict) else {}
     scores = _field(_field(document, "score", dict), "variables", dict)
     bundles = []
     for position, entry in enumerate(_field(document, "rules", list)):
@@ -621,6 +625,8 @@ def parse_codebook_manifest(data: bytes, shown: str) -> list[Bundle]:
                 ids_sha256=ids_sha256,
                 recodes=None,
                 score=frozen["score"],
+                sketch=sketch,
+                scored_sketch=tuple(scored[rule_id]) if is_sketch(scored.get(rule_id)) else (),
                 codebook=codebook,
             )
         )
