@@ -303,7 +303,7 @@ def test_other_commands_refuse_a_codebook_bundle_by_name(tmp_path: Path) -> None
 
 
 def test_freeze_codebook_refuses_what_it_does_not_take_yet(tmp_path: Path) -> None:
-    for extra in (["--code-column", "severity"], ["--sample", tmp_path]):
+    for extra in (["--code-column", "severity"],):
         result = run("freeze", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--into", tmp_path / "audits", *extra)
         assert result.exit_code == 2 and "[usage-codebook-not-yet]" in result.output
     rule = ROOT / "rules" / "severity" / "v1.yaml"

@@ -157,7 +157,7 @@ def _freeze_codebook(
             hint="add --codebook FILE, or leave out --rules.",
             code="usage-rule-or-codebook",
         )
-    given = {"--recodes": recodes, "--sample": sample, "--code-column": code_column}
+    given = {"--recodes": recodes, "--code-column": code_column}
     for option, value in given.items():
         if value is not None:
             raise UsageError(
@@ -170,6 +170,7 @@ def _freeze_codebook(
         into,
         codebook,
         rules_dir=rules,
+        sample=sample,
         id_column=id_column,
         worksheet=worksheet,
         digests=digests,
