@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from irr_audit._version import __version__
+from irr_audit.bundle.codebook_recodes import codebook_recodes, read_recoded, recodes_problems
 from irr_audit.bundle.freeze import (
     FreezeResult,
     audits_lock,
@@ -255,6 +256,7 @@ def build_codebook_manifest(
     files: list[FrozenFile],
     score: dict[str, Any],
     sample_files: list[str] | None = None,
+    recodes: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The manifest of a new codebook bundle. Pure."""
     codebook = source.codebook
@@ -285,6 +287,7 @@ def build_codebook_manifest(
         ],
         "files": sorted((file.record() for file in files), key=lambda record: record["path"]),
         "units": codebook_units(source.variables),
+        "recodes": recodes,
         "sample": None
         if source.sample is None or sample_files is None
         else sample_entry(sample_files, list(source.sample.ids)),
@@ -313,10 +316,13 @@ def freeze_codebook(
     audits_dir: Path,
     created: datetime,
     *,
+    recodes: Path | None = None,
     sign_key: Path | None = None,
 ) -> FreezeResult:
     """Freeze a codebook audit into a new bundle under ``audits_dir``, as a rule's audit is
-    frozen (irr_audit.bundle.freeze.freeze): never a second bundle of the same files."""
+    frozen (irr_audit.bundle.freeze.freeze): never a second bundle of the same files. With
+    ``recodes`` (an earlier bundle whose units this audit codes again under revised rules) the
+    manifest records the re-coding per revised variable (irr_audit.bundle.codebook_recodes)."""
     check_audits_dir(audits_dir)
     sample = source.sample.folder if source.sample is not None else None
     if sample is not None and resolved(audits_dir).is_relative_to(resolved(sample)):
@@ -328,6 +334,11 @@ def freeze_codebook(
     sample_files = collect_codebook_sample(sample) if sample is not None else []
     files = codebook_frozen_files(source) + sample_files
     refuse_frozen(files, audits_dir)
+    recodes_entry, notes = (
+        codebook_recodes(read_recoded(recodes), source.codebook, codebook_units(source.variables), recodes)
+        if recodes is not None
+        else (None, [])
+    )
     score = codebook_score(source.codebook, source.variables)
     with audits_lock(audits_dir):
         refuse_frozen(files, audits_dir)
@@ -342,10 +353,11 @@ def freeze_codebook(
             files=files,
             score=score,
             sample_files=[file.path for file in sample_files],
+            recodes=recodes_entry,
         )
         path = write_bundle(audits_dir, name, files + signature_files(manifest, sign_key), manifest)
     digest = f"sha256:{sha256_hex(manifest_bytes(manifest))}"
-    return FreezeResult(path=path, manifest=manifest, notes=(), digest=digest)
+    return FreezeResult(path=path, manifest=manifest, notes=tuple(notes), digest=digest)
 
 
 # --- read back: what verify checks -----------------------------------------------------------
@@ -408,6 +420,7 @@ def codebook_manifest_problems(manifest: dict[str, Any]) -> list[str]:
     else:
         problems += recorded.columns(manifest["columns"], "columns")
     problems += codebook_sample_problems(manifest.get("sample"), manifest.get("files"))
+    problems += recodes_problems(manifest.get("recodes"), rules)
     score = manifest.get("score")
     if not (isinstance(score, dict) and isinstance(score.get("variables"), dict) and score["variables"]):
         problems.append("score must hold every variable's score")

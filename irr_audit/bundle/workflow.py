@@ -94,6 +94,7 @@ def freeze_codebook_audit(
     *,
     rules_dir: Path | None = None,
     sample: Path | None = None,
+    recodes: Path | None = None,
     id_column: str | None = None,
     worksheet: str | None = None,
     delimiter: str | None = None,
@@ -105,11 +106,11 @@ def freeze_codebook_audit(
     """Freeze a codebook audit (the coders' sheets + the codebook and its rules, restricted to the
     units of ``sample`` when given) into a new bundle under ``into``; the digest list and the key
     are checked before anything is read."""
-    check_usable([*inputs, into, codebook, rules_dir, sample, digests, sign_key])
-    named = [(codebook, "codebook"), (rules_dir, "rules folder"), (sample, "sample")]
+    check_usable([*inputs, into, codebook, rules_dir, sample, recodes, digests, sign_key])
+    named = [(codebook, "codebook"), (rules_dir, "rules folder"), (sample, "sample"), (recodes, "bundle")]
     check_exist([*((path, "sheet") for path in inputs), *named])
     if digests is not None:
-        check_list_target(digests, [*inputs, codebook, sample])
+        check_list_target(digests, [*inputs, codebook, sample, recodes])
     check_sign_key(sign_key)
     source = collect_codebook_source(
         inputs,
@@ -121,7 +122,7 @@ def freeze_codebook_audit(
         limits=limits,
         sample=sample,
     )
-    result = freeze_codebook(source, into, now or datetime.now(timezone.utc), sign_key=sign_key)
+    result = freeze_codebook(source, into, now or datetime.now(timezone.utc), recodes=recodes, sign_key=sign_key)
     return FrozenCodebook(source, result, result.digest)
 
 
