@@ -1696,7 +1696,7 @@ def codebook_joined(
 ) -> tuple[Codebook, CodebookJoin]:
     """Sheets (with a codebook, restricted to a sample's units when given) or a codebook join
     folder or bundle, every variable joined."""
-    from irr_audit.bundle.codebook import is_codebook_bundle, read_codebook_bundle  # noqa: PLC0415 (loaded on use)
+    from irr_audit.bundle.codebook import is_codebook_bundle, read_codebook_audit  # noqa: PLC0415 (loaded on use)
     from irr_audit.join.codebook_folder import (  # noqa: PLC0415 (loaded on use)
         check_unchanged,
         is_codebook_join_dir,
@@ -1729,9 +1729,10 @@ def codebook_joined(
             code="usage-sample",
         )
     if len(inputs) == 1 and is_codebook_bundle(inputs[0]):  # freeze --codebook made it: read and checked
-        manifest, frozen, variables = read_codebook_bundle(inputs[0], checked)
+        manifest, frozen, variables, frozen_sample = read_codebook_audit(inputs[0], checked)
         _check_same_codebook(codebook, rules_dir, frozen, inputs[0], checked)
-        return frozen, CodebookJoin(variables, bundle=(inputs[0], manifest))
+        shown = frozen_sample.report if frozen_sample is not None else None  # as a rule's bundle shows its sample
+        return frozen, CodebookJoin(variables, sample=shown, bundle=(inputs[0], manifest))
     if len(inputs) == 1 and inputs[0].is_dir():
         if not is_codebook_join_dir(inputs[0]):
             raise UsageError(

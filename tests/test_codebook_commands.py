@@ -295,7 +295,7 @@ def test_other_commands_refuse_a_codebook_bundle_by_name(tmp_path: Path) -> None
         # what the message says reads a codebook bundle does (docs/codebooks.md, "Not yet")
         said = " ".join(result.output.split())
         assert "verify, labels, adjudicate, compare (with another codebook bundle), and score and report" in said
-        assert "freeze --recodes takes only the bundle of one rule's audit, not yet a codebook's" in said
+        assert "freeze --rule --recodes takes only the bundle of one rule's audit, freeze --codebook --recodes" in said
     # score and report audit every variable of it (docs/codebook_audit.md; tests/test_codebook_score.py)
     assert run("score", bundle, "--quiet").exit_code == 0
     checked = run("rules", "check", ROOT / "rules", "--audits", tmp_path / "audits")
@@ -303,7 +303,7 @@ def test_other_commands_refuse_a_codebook_bundle_by_name(tmp_path: Path) -> None
 
 
 def test_freeze_codebook_refuses_what_it_does_not_take_yet(tmp_path: Path) -> None:
-    for extra in (["--code-column", "severity"], ["--sample", tmp_path]):
+    for extra in (["--code-column", "severity"],):
         result = run("freeze", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--into", tmp_path / "audits", *extra)
         assert result.exit_code == 2 and "[usage-codebook-not-yet]" in result.output
     rule = ROOT / "rules" / "severity" / "v1.yaml"

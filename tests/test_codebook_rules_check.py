@@ -296,7 +296,7 @@ def test_a_codebook_variable_on_a_rule_audits_units_is_a_recoding_to_mark() -> N
     assert (
         problem.file == "audits/c/manifest.json" and "variable explicit_current_failure v2 of study v2" in problem.what
     )
-    assert "--recodes" not in problem.fix.split("(")[0] and "new sample" in problem.fix
+    assert "new sample" in problem.fix and "irr-audit freeze ... --codebook ... --recodes audits/a." in problem.fix
 
 
 def test_a_codebook_manifest_without_a_variables_score_is_reported() -> None:

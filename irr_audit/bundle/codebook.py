@@ -11,6 +11,7 @@ JSON a rule's bundle freezes (its condition applied first), with the variable's 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from irr_audit._version import __version__
+from irr_audit.bundle.codebook_recodes import codebook_recodes, read_recoded, recodes_problems
 from irr_audit.bundle.freeze import (
     FreezeResult,
     audits_lock,
     check_audits_dir,
     check_sheet_names,
+    collect_sample,
     refuse_frozen,
     signature_files,
     write_bundle,
@@ -34,6 +37,8 @@ from irr_audit.bundle.manifest import (
     MANIFEST,
     NAME_PATTERN,
     RULE_DIR,
+    SAMPLE_DIR,
+    SAMPLE_SUMMARY,
     SHEETS_DIR,
     FrozenFile,
     Manifest,
@@ -43,8 +48,11 @@ from irr_audit.bundle.manifest import (
     canonical_sha256,
     load_manifest_json,
     manifest_bytes,
+    member,
+    plain_file_name_problem,
     refuse_unfinished,
     rule_member,
+    sample_entry,
     units_digest,
     unreadable_bundle,
     utc_stamp,
@@ -53,18 +61,22 @@ from irr_audit.bundle.manifest import (
 from irr_audit.bundle.read import frozen_file
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io import records as recorded
-from irr_audit.io.files import sha256_hex
+from irr_audit.io.files import read_bounded, resolved, sha256_hex
+from irr_audit.io.fingerprints import hash_heads, heads_sketch
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
 from irr_audit.io.runfolder import is_bundle, member_path_problem
 from irr_audit.io.sheets import Sheet, SheetOptions
 from irr_audit.io.tables import parse_file, read_table_bytes
+from irr_audit.io.unitsketch import is_sketch
 from irr_audit.join.join import JoinResult
 from irr_audit.join.variables import SheetViews, VariableJoin, join_variables, variable_views
 from irr_audit.report.model import AuditOptions, build_report
 from irr_audit.rules.codebook import Codebook, load_codebook, parse_codebook
 from irr_audit.rules.load import parse_rule
 from irr_audit.rules.model import Rule
+from irr_audit.sample.build import RULES_COPY
+from irr_audit.sample.folder import SampleRef, read_sample
 
 CODEBOOK_DIR = "codebook"
 
@@ -80,6 +92,7 @@ class CodebookSource:
     sheet_data: tuple[bytes, ...]
     options: SheetOptions
     variables: Mapping[str, VariableJoin]
+    sample: SampleRef | None = None  # the sample drawn for the codebook the units are restricted to
 
     def summary_line(self) -> str:
         first = next(iter(self.variables.values()))
@@ -99,10 +112,14 @@ def unit_ids(variables: Mapping[str, VariableJoin]) -> list[str]:
 
 
 def joined_variables(
-    codebook: Codebook, sheets: Sequence[tuple[bytes, Path]], options: SheetOptions
+    codebook: Codebook,
+    sheets: Sequence[tuple[bytes, Path]],
+    options: SheetOptions,
+    sample: SampleRef | None = None,
 ) -> tuple[dict[str, VariableJoin], list[Sheet]]:
     """Every variable joined from the sheets' bytes (each parsed once), as join --codebook joins
-    them from files, and each sheet's base (its rows of every variable). Pure."""
+    them from files (restricted to the sample's units, with its ledger's text, as join --codebook
+    --sample joins them), and each sheet's base (its rows of every variable). Pure."""
     views = SheetViews({rule.id: [] for rule in codebook.rules}, [], {rule.id: [] for rule in codebook.rules}, [])
     for data, path in sheets:
         parsed = parse_file(data, path, options.worksheet, options.limits, options.delimiter)
@@ -113,7 +130,13 @@ def joined_variables(
         views.bases.append(base)
         if rest is not None:
             views.rests.append(rest)
-    return join_variables(views, codebook.rules), views.bases
+    variables = join_variables(views, codebook.rules, sample_ids=list(sample.ids) if sample is not None else None)
+    if sample is not None:
+        variables = {
+            rule_id: dataclasses.replace(joined, join=sample.joined(joined.join))
+            for rule_id, joined in variables.items()
+        }
+    return variables, views.bases
 
 
 def collect_codebook_source(
@@ -125,8 +148,10 @@ def collect_codebook_source(
     worksheet: str | None = None,
     delimiter: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    sample: Path | None = None,
 ) -> CodebookSource:
-    """Read the codebook and the coders' sheets (wide or long), keeping the bytes that were parsed."""
+    """Read the codebook and the coders' sheets (wide or long), keeping the bytes that were parsed;
+    with ``sample`` (a folder `sample --codebook` wrote for this codebook) the units are its ids."""
     if len(inputs) == 1 and (is_bundle(inputs[0]) or inputs[0].is_dir()):
         raise UsageError(
             f"{inputs[0]} is a folder; freeze --codebook takes the coders' sheets themselves.",
@@ -135,8 +160,9 @@ def collect_codebook_source(
         )
     codebook = load_codebook(codebook_path, rules_dir, limits)
     options = SheetOptions(id_column=id_column, worksheet=worksheet, delimiter=delimiter, limits=limits)
+    reference = read_sample(sample, limits, codebook=codebook) if sample is not None else None
     datas = [(read_table_bytes(path, limits), path) for path in inputs]
-    variables, sheets = joined_variables(codebook, datas, options)
+    variables, sheets = joined_variables(codebook, datas, options, reference)
     check_sheet_names(sheets)
     return CodebookSource(
         codebook,
@@ -145,6 +171,7 @@ def collect_codebook_source(
         tuple(data for data, _ in datas),
         options,
         variables,
+        reference,
     )
 
 
@@ -167,6 +194,54 @@ def codebook_score(codebook: Codebook, variables: Mapping[str, VariableJoin]) ->
     return loaded
 
 
+def codebook_units(variables: Mapping[str, VariableJoin]) -> dict[str, Any]:
+    """The manifest's `units`: every unit's count, digest and sketch, and per variable the sketch of
+    its fully coded units (``scored_sketches``), the ones its statistics rest on. A variable's are
+    its own (a conditional variable's units, a long sheet's rows of it), so rules check --audits
+    compares each variable with other audits of its rule by that variable's sketch, as a rule's
+    bundle is compared by its ``scored_sketch``. Pure."""
+    ids = unit_ids(variables)
+    return {
+        "count": len(ids),
+        "ids_sha256": units_digest(ids),
+        "sketch": heads_sketch(hash_heads(ids)),
+        "scored_sketches": {
+            rule_id: heads_sketch(hash_heads(joined.join.units)[joined.join.fully_coded])
+            for rule_id, joined in variables.items()
+        },
+    }
+
+
+def collect_codebook_sample(folder: Path) -> list[FrozenFile]:
+    """The files of a sample drawn for a codebook, under sample/: those of a rule's sample
+    (sample.json, ledger, missingness log, the codebook's copy) and its copies of the rule files,
+    ``rules/<rule>/v<N>.yaml``, which its run record lists and a read of the sample checks."""
+    files = collect_sample(folder)
+    rules = folder / RULES_COPY
+    if rules.is_symlink() or not rules.is_dir():
+        return files  # read_sample names what the run record misses
+    for path in sorted(rules.rglob("*")):
+        if path.is_symlink():
+            raise UsageError(
+                f"--sample {folder} holds a symlink, {path.relative_to(folder).as_posix()}; a bundle keeps real "
+                "files only.",
+                hint="replace the symlink by the file it points to, or remove it.",
+                code="usage-sample-symlink",
+            )
+        if not path.is_file():
+            continue
+        inside = path.relative_to(folder).as_posix()
+        if len(path.relative_to(rules).parts) != 2 or any(plain_file_name_problem(part) for part in path.parts[-2:]):
+            raise UsageError(
+                f"--sample {folder}: the file {inside!r} is not a rule copy (rules/<rule>/v<N>.yaml).",
+                hint="remove it from the sample folder, or draw the sample again into a new folder.",
+                code="usage-sample-name",
+            )
+        data = read_bounded(path, f"--sample {folder}: {inside}", code="usage-sample")
+        files.append(FrozenFile(f"{SAMPLE_DIR}/{inside}", data))
+    return files
+
+
 def codebook_frozen_files(source: CodebookSource) -> list[FrozenFile]:
     sheets = [FrozenFile(f"{SHEETS_DIR}/{name}", data) for name, data in zip(source.sheet_names, source.sheet_data)]
     rules = [FrozenFile(rule_member(rule), rule.source) for rule in source.codebook.rules]
@@ -174,12 +249,18 @@ def codebook_frozen_files(source: CodebookSource) -> list[FrozenFile]:
 
 
 def build_codebook_manifest(
-    *, name: str, created: datetime, source: CodebookSource, files: list[FrozenFile], score: dict[str, Any]
+    *,
+    name: str,
+    created: datetime,
+    source: CodebookSource,
+    files: list[FrozenFile],
+    score: dict[str, Any],
+    sample_files: list[str] | None = None,
+    recodes: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The manifest of a new codebook bundle. Pure."""
     codebook = source.codebook
     by_path = {file.path: file for file in files}
-    ids = unit_ids(source.variables)
     manifest: dict[str, Any] = {
         "format": CODEBOOK_FORMAT,
         "name": name,
@@ -205,7 +286,11 @@ def build_codebook_manifest(
             for sheet, coder in zip(source.sheet_names, source.sheet_coders)
         ],
         "files": sorted((file.record() for file in files), key=lambda record: record["path"]),
-        "units": {"count": len(ids), "ids_sha256": units_digest(ids)},
+        "units": codebook_units(source.variables),
+        "recodes": recodes,
+        "sample": None
+        if source.sample is None or sample_files is None
+        else sample_entry(sample_files, list(source.sample.ids)),
         "columns": {
             key: value
             for key, value in (
@@ -231,13 +316,29 @@ def freeze_codebook(
     audits_dir: Path,
     created: datetime,
     *,
+    recodes: Path | None = None,
     sign_key: Path | None = None,
 ) -> FreezeResult:
     """Freeze a codebook audit into a new bundle under ``audits_dir``, as a rule's audit is
-    frozen (irr_audit.bundle.freeze.freeze): never a second bundle of the same files."""
+    frozen (irr_audit.bundle.freeze.freeze): never a second bundle of the same files. With
+    ``recodes`` (an earlier bundle whose units this audit codes again under revised rules) the
+    manifest records the re-coding per revised variable (irr_audit.bundle.codebook_recodes)."""
     check_audits_dir(audits_dir)
-    files = codebook_frozen_files(source)
+    sample = source.sample.folder if source.sample is not None else None
+    if sample is not None and resolved(audits_dir).is_relative_to(resolved(sample)):
+        raise UsageError(
+            f"--into {audits_dir} is inside --sample {sample}.",
+            hint="keep the audits folder apart from the sample folder.",
+            code="usage-into",
+        )
+    sample_files = collect_codebook_sample(sample) if sample is not None else []
+    files = codebook_frozen_files(source) + sample_files
     refuse_frozen(files, audits_dir)
+    recodes_entry, notes = (
+        codebook_recodes(read_recoded(recodes), source.codebook, codebook_units(source.variables), recodes)
+        if recodes is not None
+        else (None, [])
+    )
     score = codebook_score(source.codebook, source.variables)
     with audits_lock(audits_dir):
         refuse_frozen(files, audits_dir)
@@ -245,10 +346,18 @@ def freeze_codebook(
         while (audits_dir / codebook_bundle_name(created, source.codebook, n)).exists():
             n += 1
         name = codebook_bundle_name(created, source.codebook, n)
-        manifest = build_codebook_manifest(name=name, created=created, source=source, files=files, score=score)
+        manifest = build_codebook_manifest(
+            name=name,
+            created=created,
+            source=source,
+            files=files,
+            score=score,
+            sample_files=[file.path for file in sample_files],
+            recodes=recodes_entry,
+        )
         path = write_bundle(audits_dir, name, files + signature_files(manifest, sign_key), manifest)
     digest = f"sha256:{sha256_hex(manifest_bytes(manifest))}"
-    return FreezeResult(path=path, manifest=manifest, notes=(), digest=digest)
+    return FreezeResult(path=path, manifest=manifest, notes=tuple(notes), digest=digest)
 
 
 # --- read back: what verify checks -----------------------------------------------------------
@@ -304,10 +413,14 @@ def codebook_manifest_problems(manifest: dict[str, Any]) -> list[str]:
         and isinstance(units.get("ids_sha256"), str)
     ):
         problems.append("units must have a count and an ids_sha256")
+    else:
+        problems += units_sketch_problems(units, rules)
     if not isinstance(manifest.get("columns"), dict):
         problems.append("columns is missing")
     else:
         problems += recorded.columns(manifest["columns"], "columns")
+    problems += codebook_sample_problems(manifest.get("sample"), manifest.get("files"))
+    problems += recodes_problems(manifest.get("recodes"), rules)
     score = manifest.get("score")
     if not (isinstance(score, dict) and isinstance(score.get("variables"), dict) and score["variables"]):
         problems.append("score must hold every variable's score")
@@ -317,21 +430,87 @@ def codebook_manifest_problems(manifest: dict[str, Any]) -> list[str]:
     return problems
 
 
+def codebook_sample_problems(sample: Any, files: Any) -> list[str]:
+    """The manifest's `sample` (null or absent: none): the frozen files of the sample drawn for the
+    codebook, under sample/ (its rule copies under sample/rules/<rule>/), each in the file list. Pure."""
+    if sample is None:
+        return []
+    summary = f"{SAMPLE_DIR}/{SAMPLE_SUMMARY}"
+    if not isinstance(sample, dict) or not isinstance(sample.get("files"), list):
+        return ["sample must be null or list its files under sample/"]
+    listed = {record.get("path") for record in files if isinstance(record, dict)} if isinstance(files, list) else set()
+    problems = []
+    for position, path in enumerate(sample["files"]):
+        why = member_path_problem(path)
+        parts = path.split("/") if why is None else []
+        if why is not None:
+            problems.append(f"sample.files[{position}] {path!r} {why}")
+        elif parts[0] != SAMPLE_DIR or not (len(parts) == 2 or (len(parts) == 4 and parts[1] == RULES_COPY)):
+            problems.append(f"sample.files[{position}] {path!r} is not in {SAMPLE_DIR}/ or {SAMPLE_DIR}/{RULES_COPY}/")
+        elif path not in listed:
+            problems.append(f"sample file {path} is not in the file list")
+    if sample.get("summary") != summary or summary not in sample["files"]:
+        problems.append(f"sample.summary must be {summary}, one of sample.files")
+    ids = sample.get("ids")
+    if not (
+        isinstance(ids, dict)
+        and isinstance(ids.get("count"), int)
+        and not isinstance(ids["count"], bool)
+        and isinstance(ids.get("ids_sha256"), str)
+    ):
+        problems.append("sample.ids must have a count and an ids_sha256")
+    if sample.get("restricts_units") is not True:
+        problems.append("sample.restricts_units must be true")
+    return problems
+
+
+def units_sketch_problems(units: dict[str, Any], rules: Any) -> list[str]:
+    """The sketches of a codebook manifest's `units`, when it has them (a bundle frozen before them
+    has none): lists of hashes, and one per variable of the manifest's rules. Pure."""
+    problems = []
+    if "sketch" in units and not is_sketch(units["sketch"]):
+        problems.append("units.sketch must be a list of the ids' smallest hashes (16 hex digits), ascending")
+    if "scored_sketches" not in units:
+        return problems
+    sketches = units["scored_sketches"]
+    ids = {rule.get("id") for rule in rules if isinstance(rule, dict)} if isinstance(rules, list) else set()
+    if not (isinstance(sketches, dict) and set(sketches) == ids):
+        problems.append("units.scored_sketches must hold one sketch per variable of rules")
+    else:
+        problems += [
+            f"units.scored_sketches.{rule_id} must be a list of the ids' smallest hashes (16 hex digits), ascending"
+            for rule_id, sketch in sketches.items()
+            if not is_sketch(sketch)
+        ]
+    return problems
+
+
 def recompute_codebook(
-    manifest: dict[str, Any], files: Mapping[str, bytes], limits: Limits = DEFAULT_LIMITS
-) -> tuple[dict[str, Any], int, dict[str, JoinResult]]:
-    """Every variable's score recomputed from the bundle's files as read (``files``), the number
-    of units, and each variable's scored join (verify checks the adjudication records against its
-    disagreements). IrrAuditError when the files cannot give it (a rule file missing, say)."""
-    codebook, variables = variables_from_files(manifest, files, limits)
+    bundle: Path, manifest: dict[str, Any], files: Mapping[str, bytes], limits: Limits = DEFAULT_LIMITS
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, JoinResult], SampleRef | None]:
+    """Every variable's score recomputed from the bundle's files as read (``files``), the units
+    (as the manifest's `units`), each variable's scored join (verify checks the adjudication
+    records against its disagreements) and the frozen sample. IrrAuditError when the files cannot
+    give it (a rule file missing, say)."""
+    codebook, variables, sample = variables_from_files(bundle, manifest, files, limits)
     joins = {variable: joined.join for variable, joined in variables.items()}
-    return codebook_score(codebook, variables), len(unit_ids(variables)), joins
+    return codebook_score(codebook, variables), codebook_units(variables), joins, sample
+
+
+def frozen_codebook_sample(
+    bundle: Path, manifest: dict[str, Any], codebook: Codebook, limits: Limits = DEFAULT_LIMITS
+) -> SampleRef | None:
+    """The sample the manifest lists, read from the bundle's sample/ as `freeze --codebook --sample`
+    read it (its ledger and run checked; a symlinked folder refused); None without one."""
+    if not manifest.get("sample"):
+        return None
+    return read_sample(member(bundle, manifest["sample"]["summary"]).parent, limits, codebook=codebook)
 
 
 def variables_from_files(
-    manifest: dict[str, Any], files: Mapping[str, bytes], limits: Limits = DEFAULT_LIMITS
-) -> tuple[Codebook, dict[str, VariableJoin]]:
-    """The codebook and every variable joined, from a codebook bundle's files as read."""
+    bundle: Path, manifest: dict[str, Any], files: Mapping[str, bytes], limits: Limits = DEFAULT_LIMITS
+) -> tuple[Codebook, dict[str, VariableJoin], SampleRef | None]:
+    """The codebook, every variable joined and the frozen sample, from a codebook bundle's files as read."""
     rules: dict[tuple[str, int], Rule] = {}
     for entry in manifest["rules"]:
         data = files.get(entry["file"])
@@ -355,8 +534,9 @@ def variables_from_files(
         if entry["file"] not in files:
             raise IrrAuditError(f"{entry['file']} cannot be read", code="bundle-file")
         sheets.append((files[entry["file"]], Path(entry["file"])))
-    variables, _ = joined_variables(codebook, sheets, options)
-    return codebook, variables
+    sample = frozen_codebook_sample(bundle, manifest, codebook, limits)
+    variables, _ = joined_variables(codebook, sheets, options, sample)
+    return codebook, variables, sample
 
 
 def is_codebook_bundle(path: Path) -> bool:
@@ -374,9 +554,37 @@ def is_codebook_bundle(path: Path) -> bool:
 def read_codebook_bundle(
     bundle: Path, limits: Limits = DEFAULT_LIMITS
 ) -> tuple[Manifest, Codebook, dict[str, VariableJoin]]:
-    """A codebook bundle as audit input (labels, adjudicate): its manifest checked (as read once:
-    its bytes are what records and anchors name), every file read once and checked unchanged,
-    every variable joined. A bundle that does not verify is refused."""
+    """A codebook bundle as audit input (labels, adjudicate): see :func:`read_codebook_audit`."""
+    manifest, codebook, variables, _ = read_codebook_audit(bundle, limits)
+    return manifest, codebook, variables
+
+
+def read_codebook_audit(
+    bundle: Path, limits: Limits = DEFAULT_LIMITS
+) -> tuple[Manifest, Codebook, dict[str, VariableJoin], SampleRef | None]:
+    """A codebook bundle as audit input (score, report, labels, adjudicate): its manifest checked (as
+    read once: its bytes are what records and anchors name), every file read once and checked
+    unchanged, every variable joined (on its frozen sample's units, when it has one), and that
+    sample. A bundle that does not verify is refused."""
+    bundle = bundle_path(bundle)
+    checked = read_codebook_manifest(bundle)
+    manifest = checked.content
+    files: dict[str, bytes] = {}
+    for record in manifest["files"]:
+        content, problem = frozen_file(bundle, record, limits)
+        if problem is not None and problem.unreadable:
+            raise unreadable_bundle(bundle, f"{problem.path} {problem.detail}")
+        if problem is not None or content is None:
+            why = (problem.detail or problem.kind) if problem is not None else "cannot be read"
+            raise altered(bundle, f"{record['path']} {why}")
+        files[record["path"]] = content
+    codebook, variables, sample = variables_from_files(bundle, manifest, files, limits)
+    return checked, codebook, variables, sample
+
+
+def read_codebook_manifest(bundle: Path) -> Manifest:
+    """A codebook bundle's manifest, read once and checked (structure, integrity hash); its files
+    are not read. A manifest that does not verify is refused."""
     bundle = bundle_path(bundle)
     refuse_unfinished(bundle)
     try:
@@ -388,14 +596,4 @@ def read_codebook_bundle(
         problems = ["was edited after freezing (its integrity hash does not match)"]
     if problems:
         raise altered(bundle, f"{MANIFEST} {problems[0]}")
-    files: dict[str, bytes] = {}
-    for record in manifest["files"]:
-        content, problem = frozen_file(bundle, record, limits)
-        if problem is not None and problem.unreadable:
-            raise unreadable_bundle(bundle, f"{problem.path} {problem.detail}")
-        if problem is not None or content is None:
-            why = (problem.detail or problem.kind) if problem is not None else "cannot be read"
-            raise altered(bundle, f"{record['path']} {why}")
-        files[record["path"]] = content
-    codebook, variables = variables_from_files(manifest, files, limits)
-    return Manifest(data, manifest), codebook, variables
+    return Manifest(data, manifest)

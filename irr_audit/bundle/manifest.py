@@ -587,8 +587,8 @@ def read_manifest(bundle: Path) -> Manifest:
             f"{bundle} is the bundle of a codebook audit ({manifest.get('name')}); this command takes the bundle of "
             "one rule's audit.",
             hint=f"verify, labels, adjudicate, compare (with another codebook bundle), and score and report "
-            f"without --rule read it (irr-audit verify {shell_path(bundle)}); freeze --recodes takes only the "
-            "bundle of one rule's audit, not yet a codebook's (docs/codebooks.md).",
+            f"without --rule read it (irr-audit verify {shell_path(bundle)}); freeze --rule --recodes takes only "
+            "the bundle of one rule's audit, freeze --codebook --recodes a codebook's too (docs/codebooks.md).",
             code="bundle-codebook-not-yet",
         )
     problems = manifest_problems(manifest)

@@ -42,6 +42,7 @@ from irr_audit.bundle.manifest import (
     not_a_bundle,
     read_own_file,
     symlink_problem,
+    units_digest,
     units_entry,
 )
 from irr_audit.bundle.read import frozen_file, frozen_sample, join_files
@@ -55,7 +56,7 @@ from irr_audit.io.outputs import render_json
 from irr_audit.join.join import JoinResult
 from irr_audit.report.headline import Headline, headline_metric
 from irr_audit.report.model import AuditOptions, build_report
-from irr_audit.sample.folder import recoding_of
+from irr_audit.sample.folder import SampleRef, recoding_of
 
 # Scores are recomputed by the same code from the same bytes; the tolerance only
 # absorbs float noise from a different numpy or CPU, never a changed code.
@@ -383,17 +384,13 @@ def check_codebook_consistency(
     notes: list[str] = []
     records = 0
     try:
-        score, units, joins = recompute_codebook(manifest, files, limits)
+        score, units, joins, sample = recompute_codebook(bundle, manifest, files, limits)
     except IrrAuditError as error:
         why = " ".join(error.message.split())
         problems.append(Problem("score", "", f"cannot be recomputed from the bundle's files: {why}"))
     else:
-        if units != manifest["units"]["count"]:
-            problems.append(
-                Problem(
-                    "units", "", f"the frozen sheets hold {units} units, the manifest says {manifest['units']['count']}"
-                )
-            )
+        problems += codebook_units_problems(manifest["units"], units)
+        problems += codebook_sample_ids_problems(manifest.get("sample"), sample)
         differences, new_keys = compare_scores(manifest["score"], score)
         problems += [_score_difference(text) for text in differences]
         if new_keys:
@@ -402,6 +399,29 @@ def check_codebook_consistency(
         adjudication_problems, records = check_codebook_adjudication(bundle, sha256_hex(manifest_data), joins)
         problems += adjudication_problems
     return Verification(bundle, manifest["name"], tuple(problems), tuple(notes), len(manifest["files"]), records)
+
+
+def codebook_units_problems(frozen: dict[str, Any], found: dict[str, Any]) -> list[Problem]:
+    """The manifest's `units` against the units recomputed: every key it has (a bundle frozen before
+    the sketches has none of them, and is checked on its count and digest). Pure."""
+    if frozen["count"] != found["count"]:
+        return [
+            Problem("units", "", f"the frozen sheets hold {found['count']} units, the manifest says {frozen['count']}")
+        ]
+    differ = [key for key in ("ids_sha256", "sketch", "scored_sketches") if key in frozen and frozen[key] != found[key]]
+    if not differ:
+        return []
+    return [Problem("units", "", f"units.{differ[0]} differs from the units of the frozen sheets")]
+
+
+def codebook_sample_ids_problems(frozen: dict[str, Any] | None, sample: SampleRef | None) -> list[Problem]:
+    """The manifest's `sample.ids` against the ids of the frozen sample as read. Pure."""
+    if frozen is None or sample is None:
+        return []
+    found = {"count": len(sample.ids), "ids_sha256": units_digest(sample.ids)}
+    if frozen["ids"] == found:
+        return []
+    return [Problem("manifest", MANIFEST, "sample.ids are not the ids of the frozen sample's ledger")]
 
 
 def manifest_read_problem(error: Exception) -> str:

@@ -93,6 +93,8 @@ def freeze_codebook_audit(
     codebook: Path,
     *,
     rules_dir: Path | None = None,
+    sample: Path | None = None,
+    recodes: Path | None = None,
     id_column: str | None = None,
     worksheet: str | None = None,
     delimiter: str | None = None,
@@ -101,17 +103,26 @@ def freeze_codebook_audit(
     limits: Limits = DEFAULT_LIMITS,
     now: datetime | None = None,
 ) -> FrozenCodebook:
-    """Freeze a codebook audit (the coders' sheets + the codebook and its rules) into a new
-    bundle under ``into``; the digest list and the key are checked before anything is read."""
-    check_usable([*inputs, into, codebook, rules_dir, digests, sign_key])
-    check_exist([*((path, "sheet") for path in inputs), (codebook, "codebook"), (rules_dir, "rules folder")])
+    """Freeze a codebook audit (the coders' sheets + the codebook and its rules, restricted to the
+    units of ``sample`` when given) into a new bundle under ``into``; the digest list and the key
+    are checked before anything is read."""
+    check_usable([*inputs, into, codebook, rules_dir, sample, recodes, digests, sign_key])
+    named = [(codebook, "codebook"), (rules_dir, "rules folder"), (sample, "sample"), (recodes, "bundle")]
+    check_exist([*((path, "sheet") for path in inputs), *named])
     if digests is not None:
-        check_list_target(digests, [*inputs, codebook])
+        check_list_target(digests, [*inputs, codebook, sample, recodes])
     check_sign_key(sign_key)
     source = collect_codebook_source(
-        inputs, codebook, rules_dir, id_column=id_column, worksheet=worksheet, delimiter=delimiter, limits=limits
+        inputs,
+        codebook,
+        rules_dir,
+        id_column=id_column,
+        worksheet=worksheet,
+        delimiter=delimiter,
+        limits=limits,
+        sample=sample,
     )
-    result = freeze_codebook(source, into, now or datetime.now(timezone.utc), sign_key=sign_key)
+    result = freeze_codebook(source, into, now or datetime.now(timezone.utc), recodes=recodes, sign_key=sign_key)
     return FrozenCodebook(source, result, result.digest)
 
 

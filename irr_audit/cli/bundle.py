@@ -166,19 +166,19 @@ def _freeze_codebook(
             hint="add --codebook FILE, or leave out --rules.",
             code="usage-rule-or-codebook",
         )
-    given = {"--recodes": recodes, "--sample": sample, "--code-column": code_column}
-    for option, value in given.items():
-        if value is not None:
-            raise UsageError(
-                f"freeze --codebook does not take {option} yet.",
-                hint=f"leave out {option}: a codebook bundle keeps the sheets, the codebook and its rules.",
-                code="usage-codebook-not-yet",
-            )
+    if code_column is not None:
+        raise UsageError(
+            "freeze --codebook does not take --code-column yet.",
+            hint="leave out --code-column: a codebook's sheets name each variable's column after its rule.",
+            code="usage-codebook-not-yet",
+        )
     frozen = freeze_codebook_audit(
         inputs,
         into,
         codebook,
         rules_dir=rules,
+        sample=sample,
+        recodes=recodes,
         id_column=id_column,
         worksheet=worksheet,
         digests=digests,
@@ -191,6 +191,8 @@ def _freeze_codebook(
     if not quiet:
         say(frozen.source.summary_line())
         say(f"froze {len(result.manifest['files'])} files and every variable's score into {result.path}")
+        for note in result.notes:
+            say(f"note: {note}")
         _say_where_the_digest_is(result.path, frozen.digest, sign, digests, listed)
 
 

@@ -605,13 +605,18 @@ def check_score_metrics(score: Any, where: str) -> None:
 def parse_codebook_manifest(data: bytes, shown: str) -> list[Bundle]:
     """A codebook bundle's manifest as one audit per variable: each of its rule at the version the
     codebook pinned, with that variable's frozen score (the single-rule score JSON its report
-    shows) and the bundle's units. Its units keep no sketch: only the very same units are found
-    the same. ValueError names what is wrong."""
+    shows) and the bundle's units: their digest, their sketch and the sketch of that variable's
+    fully coded units (a bundle frozen before the sketches has none: only the very same units are
+    then found the same). ValueError names what is wrong."""
     document = manifest_document(data, shown)
     book = _field(document, "codebook", dict)
     codebook = f"{_field(book, 'name', str)} v{_field(book, 'version', int)}"
     name, created = _field(document, "name", str), parse_created(_field(document, "created", str))
-    ids_sha256 = _field(_field(document, "units", dict), "ids_sha256", str)
+    units = _field(document, "units", dict)
+    ids_sha256 = _field(units, "ids_sha256", str)
+    sketch = tuple(units["sketch"]) if is_sketch(units.get("sketch")) else ()
+    scored = units.get("scored_sketches") if isinstance(units.get("scored_sketches"), dict) else {}
+    recoded = codebook_recodes_of(document.get("recodes"))
     scores = _field(_field(document, "score", dict), "variables", dict)
     bundles = []
     for position, entry in enumerate(_field(document, "rules", list)):
@@ -633,12 +638,31 @@ def parse_codebook_manifest(data: bytes, shown: str) -> list[Bundle]:
                 version=version,
                 rule_digest=_field(entry, "digest", str),
                 ids_sha256=ids_sha256,
-                recodes=None,
+                recodes=recoded.get(rule_id),
                 score=frozen["score"],
+                sketch=sketch,
+                scored_sketch=tuple(scored[rule_id]) if is_sketch(scored.get(rule_id)) else (),
                 codebook=codebook,
             )
         )
     return bundles
+
+
+def codebook_recodes_of(recodes: Any) -> dict[str, dict[str, Any]]:
+    """A codebook manifest's `recodes` per variable re-coded: {variable: {"bundle": <the bundle
+    re-coded>, "from": <the version it audited>, ...}}; none without it (null, or absent in a
+    bundle frozen before it). ValueError names what is wrong."""
+    if recodes is None:
+        return {}
+    if not (
+        isinstance(recodes, dict) and _filled_text(recodes.get("bundle")) and isinstance(recodes.get("variables"), dict)
+    ):
+        raise ValueError('"recodes" is neither null nor {"bundle": "<name>", "variables": {...}, ...}')
+    return {
+        variable: {"bundle": recodes["bundle"], **versions}
+        for variable, versions in recodes["variables"].items()
+        if isinstance(versions, dict)
+    }
 
 
 def parse_created(text: str) -> datetime:
@@ -737,11 +761,17 @@ def recoding_problems(bundles: Sequence[Bundle]) -> list[Problem]:
 
 def recoding_fix(bundle: Bundle, source: Bundle) -> str:
     """How to validate ``bundle``'s version: a new sample, or a re-coding marked as one, where
-    freeze can mark it (``--recodes`` takes a rule's bundle, for a rule's audit, only)."""
-    if bundle.codebook or source.codebook:
+    freeze can mark it (a rule's audit re-codes a rule's bundle; a codebook's audit, either)."""
+    if bundle.codebook:
         return (
-            f"validate v{bundle.version} on a new sample (freeze --recodes marks a re-coding only between "
-            "two rule bundles; not yet with a codebook bundle: docs/codebooks.md)."
+            f"validate v{bundle.version} on a new sample, or freeze the codebook audit as an explicit re-coding: "
+            f"irr-audit freeze ... --codebook ... --recodes {PurePosixPath(source.shown).parent}."
+        )
+    if source.codebook:
+        return (
+            f"validate v{bundle.version} on a new sample, or audit it within the codebook and freeze that as an "
+            f"explicit re-coding: irr-audit freeze ... --codebook ... --recodes {PurePosixPath(source.shown).parent} "
+            "(a rule's freeze --recodes takes a rule's bundle only: docs/codebooks.md)."
         )
     return (
         f"validate v{bundle.version} on a new sample, or freeze it as an explicit re-coding: "
