@@ -1,0 +1,78 @@
+"""What other code in the process does to shared settings does not change what irr-audit reads
+or writes, and irr-audit undoes nothing another caller did (docs/api.md)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+import irr_audit
+
+ROOT = Path(__file__).resolve().parents[1]
+RULE_FILE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"
+RULE_MAPPING = {
+    "rule": "mentions_a_bug",
+    "version": 1,
+    "scale": "nominal",
+    "question": "Does the comment\nname a bug?",
+    "codes": [{"code": "yes"}, {"code": "no"}],
+    "missing_codes": ["unknown"],
+}
+
+
+def block_style(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    """A representer a notebook might add: text with a line break dumped as a literal block."""
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|" if "\n" in text else None)
+
+
+# --- pyyaml's registries -----------------------------------------------------------------
+
+NOTEBOOKS_YAML = """
+import yaml
+def shouted(loader, node):
+    return loader.construct_scalar(node).upper()
+def block_style(dumper, text):
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|" if "\\n" in text else None)
+yaml.add_constructor("tag:yaml.org,2002:str", shouted, Loader=yaml.SafeLoader)
+yaml.add_multi_constructor("!", lambda loader, suffix, node: suffix, Loader=yaml.SafeLoader)
+yaml.add_representer(str, block_style, Dumper=yaml.SafeDumper)
+"""
+
+RULES_READ = """
+import json, sys
+import irr_audit
+mapping = json.loads(sys.argv[1])
+from_file = irr_audit.load_rule(sys.argv[2])
+print(json.dumps([from_file.categories, from_file.missing_codes, irr_audit.load_rule(mapping).digest]))
+"""
+
+
+def rules_read(setup: str) -> list[object]:
+    script = setup + RULES_READ
+    done = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(RULE_MAPPING), str(RULE_FILE)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_a_rule_reads_and_digests_alike_whatever_a_notebook_added_to_yamls_safe_classes() -> None:
+    """yaml.add_constructor / add_representer on yaml.SafeLoader / SafeDumper change them for the
+    whole process; irr-audit reads and dumps rules with pyyaml's own safe registries."""
+    assert rules_read(NOTEBOOKS_YAML) == rules_read("")
+
+
+def test_a_representer_added_after_import_leaves_a_mappings_digest(monkeypatch: pytest.MonkeyPatch) -> None:
+    digest = irr_audit.load_rule(RULE_MAPPING).digest
+    monkeypatch.setattr(yaml.SafeDumper, "yaml_representers", dict(yaml.SafeDumper.yaml_representers))
+    yaml.add_representer(str, block_style, Dumper=yaml.SafeDumper)
+    assert "|" in yaml.safe_dump({"question": "a\nb"})  # the notebook's representer is in force
+    assert irr_audit.load_rule(RULE_MAPPING).digest == digest
