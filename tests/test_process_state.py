@@ -76,3 +76,37 @@ def test_a_representer_added_after_import_leaves_a_mappings_digest(monkeypatch: 
     yaml.add_representer(str, block_style, Dumper=yaml.SafeDumper)
     assert "|" in yaml.safe_dump({"question": "a\nb"})  # the notebook's representer is in force
     assert irr_audit.load_rule(RULE_MAPPING).digest == digest
+
+
+# --- the random module's numbers ------------------------------------------------------
+
+DRAW_WHILE_RICH_IS_IMPORTED = """
+import json, random, sys
+random.seed(7)
+
+class DrawsWhileRichImports:
+    \"\"\"Stands for a caller's thread that draws while irr-audit imports rich: it draws the
+    moment rich/style.py is looked for, so the draw falls inside the import every time.\"\"\"
+    drawn = []
+    def find_spec(self, name, path=None, target=None):
+        if name == "rich.style":
+            self.drawn.append(random.random())
+        return None
+
+finder = DrawsWhileRichImports()
+sys.meta_path.insert(0, finder)
+import irr_audit.report.richimport
+sys.meta_path.remove(finder)
+print(json.dumps([finder.drawn, random.random(), random.Random(7).random()]))
+"""
+
+
+def test_a_number_drawn_while_rich_is_imported_is_not_handed_out_again() -> None:
+    """Putting back the state from before rich's import would undo a draw another thread made
+    meanwhile: that thread would get the same number twice."""
+    done = subprocess.run(
+        [sys.executable, "-c", DRAW_WHILE_RICH_IS_IMPORTED], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    drawn, next_number, seeded_first = json.loads(done.stdout)
+    assert drawn == [seeded_first]  # the caller's draw did fall inside the import
+    assert next_number != drawn[0]
