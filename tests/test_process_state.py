@@ -110,3 +110,76 @@ def test_a_number_drawn_while_rich_is_imported_is_not_handed_out_again() -> None
     drawn, next_number, seeded_first = json.loads(done.stdout)
     assert drawn == [seeded_first]  # the caller's draw did fall inside the import
     assert next_number != drawn[0]
+
+
+# --- pandas imported by another thread ---------------------------------------------------
+
+SHEETS = [str(ROOT / "examples" / "sheets" / name) for name in ("alice.csv", "bob.csv")]
+
+AUDIT_WHILE_PANDAS_IS_IMPORTED = """
+import importlib._bootstrap, importlib.util, json, sys, threading, time
+import irr_audit
+
+SHEETS, RULE = json.loads(sys.argv[1]), sys.argv[2]
+irr_audit.audit(SHEETS, RULE)  # a sheets' audit imports no pandas: every module it needs is loaded now
+outcome = []
+
+
+def audit_sheets():
+    try:
+        irr_audit.audit(SHEETS, RULE)
+        outcome.append("audited")
+    except Exception as error:
+        outcome.append(repr(error))
+
+
+def waiting_for_pandas():
+    lock = importlib._bootstrap._module_locks.get("pandas")
+    lock = lock() if lock else None
+    return bool(lock and lock.waiters)
+
+
+class StartsAnAuditMidImport:
+    \"\"\"pandas' loader, but that an audit starts on another thread once pandas is in sys.modules
+    and before its code runs; pandas' code runs once that audit ended or waits for pandas.\"\"\"
+    def __init__(self, loader):
+        self.loader = loader
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+    def exec_module(self, module):
+        auditing.start()
+        while auditing.is_alive() and not waiting_for_pandas():
+            time.sleep(0.001)
+        self.loader.exec_module(module)
+
+
+class Finder:
+    def find_spec(self, name, path=None, target=None):
+        if name != "pandas":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec("pandas")
+        spec.loader = StartsAnAuditMidImport(spec.loader)
+        return spec
+
+
+auditing = threading.Thread(target=audit_sheets)
+sys.meta_path.insert(0, Finder())
+import pandas
+auditing.join()
+print(json.dumps([outcome, hasattr(pandas, "DataFrame")]))
+"""
+
+
+def test_an_audit_of_sheets_while_another_thread_imports_pandas_audits() -> None:
+    """sys.modules holds pandas from the start of its import, before it has DataFrame: an audit
+    asking whether its data is a DataFrame meanwhile waits for the import, rather than failing."""
+    done = subprocess.run(
+        [sys.executable, "-c", AUDIT_WHILE_PANDAS_IS_IMPORTED, json.dumps(SHEETS), str(RULE_FILE)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    outcome, pandas_whole = json.loads(done.stdout)
+    assert outcome == ["audited"] and pandas_whole
