@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -183,3 +185,89 @@ def test_an_audit_of_sheets_while_another_thread_imports_pandas_audits() -> None
     )
     outcome, pandas_whole = json.loads(done.stdout)
     assert outcome == ["audited"] and pandas_whole
+
+
+# --- threads, and what a run leaves behind ----------------------------------------------
+
+THREADED_AUDITS = {
+    "seed 1": {"bootstrap": 200, "seed": 1},
+    "seed 2, 90% t": {"bootstrap": 200, "seed": 2, "ci_level": 0.9, "interval": "t"},
+    "run aliases": {"aliases": {"1": "yes", "0": "no"}, "weights": "linear"},
+    "alpha_min": {"bootstrap": 200, "seed": 3, "alpha_min": 0.5, "test_against": 0.3},
+}
+
+
+def rendered(options: dict[str, Any]) -> str:
+    audit = irr_audit.audit(SHEETS, str(RULE_FILE), **options)
+    return audit.to_json() + audit.to_markdown() + audit.to_text()
+
+
+def test_audits_on_threads_at_once_are_each_what_it_is_alone() -> None:
+    """Each thread's audit, with its own options, against the same audit made alone: what is
+    compared is the documents, so how the threads interleave cannot change the verdict."""
+    alone = {name: rendered(options) for name, options in THREADED_AUDITS.items()}
+    together: dict[str, str] = {}
+    failures: list[BaseException] = []
+    start = threading.Barrier(len(THREADED_AUDITS))
+
+    def run(name: str) -> None:
+        start.wait()
+        try:
+            together[name] = rendered(THREADED_AUDITS[name])
+        except BaseException as error:  # handed to the test's thread
+            failures.append(error)
+
+    threads = [threading.Thread(target=run, args=(name,)) for name in THREADED_AUDITS]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert together == alone
+
+
+SETTINGS_BEFORE_AND_AFTER = """
+import csv, decimal, gc, json, logging, os, random, signal, sys, threading, warnings
+import numpy as np, pandas as pd, pyarrow as pa, yaml
+
+def settings():
+    umask = os.umask(0); os.umask(umask)
+    return repr([
+        np.geterr(), np.get_printoptions(), pd.get_option("display.max_rows"), pd.get_option("mode.copy_on_write"),
+        pd.get_option("future.infer_string"), warnings.filters, logging.root.level, logging.root.handlers,
+        random.getstate(), np.random.get_state()[1][:4].tolist(), csv.field_size_limit(), sys.getrecursionlimit(),
+        gc.get_threshold(), gc.isenabled(), decimal.getcontext(), umask, os.getcwd(), sorted(os.environ),
+        signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGPIPE), sys.stdout, sys.stderr,
+        [t.name for t in threading.enumerate()], pa.cpu_count(), pa.io_thread_count(),
+        pa.default_memory_pool().backend_name, len(os.listdir("/proc/self/fd")),
+        sorted(yaml.SafeLoader.yaml_constructors, key=str), sorted(yaml.SafeDumper.yaml_representers, key=str),
+    ])
+
+SHEETS, RULE = json.loads(sys.argv[1]), sys.argv[2]
+random.seed(7); np.random.seed(7)
+before = settings()
+import irr_audit
+from typer.testing import CliRunner
+from irr_audit.cli import app
+audit = irr_audit.audit(SHEETS, RULE, bootstrap=200)
+audit.to_json(); audit.to_markdown(); audit.to_html(); audit.to_text()
+frames = {coder: pd.read_csv(path, dtype=str, keep_default_na=False) for coder, path in zip("ab", SHEETS)}
+irr_audit.audit(frames, RULE, bootstrap=200, seed=1).to_text()
+irr_audit.load_rule({"rule": "r", "version": 1, "scale": "nominal", "codes": [{"code": "a"}, {"code": "b"}]})
+irr_audit.plan_half_width(0.1, 0.7, 0.3, simulations=200)
+CliRunner().invoke(app, ["score", *SHEETS, "--rule", RULE, "--bootstrap", "200"])
+print(json.dumps(before == settings()))
+"""
+
+
+def test_a_run_leaves_the_process_settings_as_they_were() -> None:
+    """numpy's, pandas', pyarrow's, pyyaml's and the interpreter's settings, the random numbers,
+    threads and open files: in a fresh interpreter, the same after the calls of a notebook."""
+    done = subprocess.run(
+        [sys.executable, "-c", SETTINGS_BEFORE_AND_AFTER, json.dumps(SHEETS), str(RULE_FILE)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) is True
