@@ -3,6 +3,7 @@ or writes, and irr-audit undoes nothing another caller did (docs/api.md)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -271,3 +272,22 @@ def test_a_run_leaves_the_process_settings_as_they_were() -> None:
         check=True,
     )
     assert json.loads(done.stdout.strip().splitlines()[-1]) is True
+
+
+# --- a rule's mappings ----------------------------------------------------------------------
+
+
+def test_a_rules_aliases_and_examples_cannot_be_changed_after_it_is_loaded() -> None:
+    """A rule's lookup of codes is built on its first use: an alias added to ``rule.aliases``
+    before then would classify codes under an alias its digest does not cover, and after then
+    would be ignored, so that the same call gave two answers."""
+    rule = irr_audit.load_rule(RULE_FILE)
+    with pytest.raises(TypeError):
+        rule.aliases["maybe"] = "no"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        rule.examples["positive"] = ()  # type: ignore[index]
+    run = irr_audit.audit(SHEETS, rule, aliases={"1": "yes"}).rule
+    with pytest.raises(TypeError):
+        run.run_aliases["0"] = "no"  # type: ignore[index]
+    assert copy.deepcopy(rule) == rule and dict(rule.aliases) == {"y": "yes", "n": "no"}
+    assert copy.deepcopy(run).run_aliases == {"1": "yes"}
