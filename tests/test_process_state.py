@@ -291,3 +291,23 @@ def test_a_rules_aliases_and_examples_cannot_be_changed_after_it_is_loaded() -> 
         run.run_aliases["0"] = "no"  # type: ignore[index]
     assert copy.deepcopy(rule) == rule and dict(rule.aliases) == {"y": "yes", "n": "no"}
     assert copy.deepcopy(run).run_aliases == {"1": "yes"}
+
+
+CLI_USAGE_ERRORS = """
+import json, random
+random.seed(7)
+from typer.testing import CliRunner
+from irr_audit.cli import app
+runs = [CliRunner().invoke(app, args) for args in (["score", "--nope"], ["nope"], ["plan", "alpha", "--min", "x"])]
+print(json.dumps([[run.exit_code for run in runs], random.getstate() == random.Random(7).getstate(), runs[0].stderr]))
+"""
+
+
+def test_a_usage_error_of_the_cli_run_in_process_draws_no_random_number() -> None:
+    """typer shows a usage error in a panel of rich's, and importing rich draws from ``random``."""
+    done = subprocess.run(
+        [sys.executable, "-c", CLI_USAGE_ERRORS], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    exit_codes, random_kept, shown = json.loads(done.stdout)
+    assert exit_codes == [2, 2, 2] and "No such option: --nope" in shown
+    assert random_kept
