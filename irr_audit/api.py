@@ -529,9 +529,13 @@ def audit(
 
 def _is_frame(data: object) -> TypeGuard[pd.DataFrame]:
     """Whether ``data`` is a pandas DataFrame (one exists only once pandas is imported: a
-    sheets' audit does not import it to find out)."""
-    pandas = sys.modules.get("pandas")
-    return pandas is not None and isinstance(data, pandas.DataFrame)
+    sheets' audit does not import it to find out). pandas is in sys.modules from the start of
+    its import, without DataFrame yet; ``import`` waits for an import another thread is running."""
+    if "pandas" not in sys.modules:
+        return False
+    import pandas  # noqa: PLC0415 (imported already, or being imported)
+
+    return isinstance(data, pandas.DataFrame)
 
 
 def _sample_section(reference: SampleRef, rule: Rule) -> dict[str, Any]:

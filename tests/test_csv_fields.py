@@ -88,3 +88,17 @@ def test_the_helpers_raise_the_limit_only_inside_and_nest(users_limit: int) -> N
     assert csv.field_size_limit() == users_limit
     with pytest.raises(csv.Error):  # outside, the user's own limit holds
         list(csv.reader([text.splitlines()[0]]))
+
+
+def test_a_limit_set_by_another_thread_during_a_read_is_the_one_left(users_limit: int) -> None:
+    """The lines' iterator sets a limit halfway through the read, as a caller's thread may at
+    any moment: putting back the limit from before the read would undo the caller's."""
+    callers_new_limit = 5_000
+
+    def lines() -> Iterator[str]:
+        yield "a,b\n"
+        csv.field_size_limit(callers_new_limit)
+        yield "c,d\n"
+
+    assert csv_rows(lines()) == [["a", "b"], ["c", "d"]]
+    assert csv.field_size_limit() == callers_new_limit

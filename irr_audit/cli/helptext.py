@@ -6,11 +6,17 @@ typer takes (``cls``), set once for every command registered (``use_plain_help``
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import Enum
 from typing import Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
+
+# click's UsageError as typer raises it (typer 0.28 bundles its own copy of click): an unknown
+# option or command, a missing or bad value.
+USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
 
 # A type typer shows -> the word for what to pass.
 WORDS = {"str": "text", "int": "integer", "float": "number", "path": "path", "Path": "path", "int range": "integer"}
@@ -18,6 +24,10 @@ WORDS = {"str": "text", "int": "integer", "float": "number", "path": "path", "Pa
 
 class PlainHelpCommand(TyperCommand):
     """A command whose --help lists its arguments and options with what to pass, in words."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        with rich_loaded_on_usage_error():
+            return super().make_context(*args, **kwargs)
 
     def get_help_option(self, ctx: Any) -> Any:
         return shown_as_output(super().get_help_option(ctx))
@@ -31,6 +41,14 @@ class PlainHelpCommand(TyperCommand):
 
 class PlainHelpGroup(TyperGroup):
     """A group (irr-audit, irr-audit rules, ...) whose --help lists its options in words and its commands."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        with rich_loaded_on_usage_error():
+            return super().make_context(*args, **kwargs)
+
+    def resolve_command(self, *args: Any, **kwargs: Any) -> Any:
+        with rich_loaded_on_usage_error():
+            return super().resolve_command(*args, **kwargs)
 
     def get_help_option(self, ctx: Any) -> Any:
         return shown_as_output(super().get_help_option(ctx))
@@ -49,6 +67,20 @@ class PlainHelpGroup(TyperGroup):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
         self.format_epilog(ctx, formatter)
+
+
+@contextmanager
+def rich_loaded_on_usage_error() -> Iterator[None]:
+    """typer shows a usage error (an unknown option, a missing argument) in a panel of rich's,
+    and rich draws from the global ``random`` when first imported: rich is imported first the way
+    irr-audit's renderers import it, keeping the caller's random numbers (irr_audit.report.richimport),
+    so that a command run in-process (typer's CliRunner, in a notebook) draws none of them."""
+    try:
+        yield
+    except USAGE_ERROR:
+        import irr_audit.report.richimport  # noqa: F401, PLC0415 (only when there is an error to show)
+
+        raise
 
 
 def shown_as_output(option: Any) -> Any:

@@ -5,7 +5,8 @@ that limit is one setting for every reader in the process. A comment body can be
 irr-audit bounds what it reads by its own limits (irr_audit.io.limits), so its reads run with
 the limit raised, and the limit is put back after each one: importing or using irr-audit
 leaves the csv readers of other code as they were. Reads that overlap (irr-audit's own
-threads) take turns, and each read is done whole inside its turn.
+threads) take turns, and each read is done whole inside its turn. A limit that another thread
+sets while irr-audit reads is the one left in force (the limit is not put back over it).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def long_fields() -> Iterator[None]:
         try:
             yield
         finally:
-            csv.field_size_limit(previous)
+            if csv.field_size_limit() == FIELD_SIZE:  # else another thread set its own limit meanwhile: keep it
+                csv.field_size_limit(previous)
 
 
 def csv_rows(source: str | Iterable[str], **options: Any) -> list[list[str]]:

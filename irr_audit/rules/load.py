@@ -17,6 +17,9 @@ from typing import Any
 
 import numpy as np
 import yaml
+from yaml.constructor import SafeConstructor
+from yaml.representer import SafeRepresenter
+from yaml.resolver import Resolver
 
 from irr_audit.errors import RuleError
 from irr_audit.io.display import CONTROL, shortened, visible
@@ -105,9 +108,14 @@ class _RuleLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+# pyyaml's own safe registries, not yaml.SafeLoader's: other code in the process may add to those
+# (yaml.add_constructor(..., Loader=yaml.SafeLoader)), and a rule must read the same in any process.
+_RuleLoader.yaml_constructors = dict(SafeConstructor.yaml_constructors)
+_RuleLoader.yaml_multi_constructors = dict(SafeConstructor.yaml_multi_constructors)
+_RuleLoader.yaml_path_resolvers = {}
 _RuleLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    for first, resolvers in Resolver.yaml_implicit_resolvers.items()
 }
 _RuleLoader.add_implicit_resolver(
     "tag:yaml.org,2002:bool",
@@ -594,7 +602,22 @@ def rule_yaml(document: Mapping[str, Any], limits: Limits = DEFAULT_LIMITS) -> b
     """A rule given as a mapping, as the bytes of a rule file: YAML with sorted keys and
     text as UTF-8 (its canonical dump, so the same mapping always gives the same bytes)."""
     plain = _plain(document, "(top level)", limits.depth, limits)
-    return yaml.safe_dump(plain, sort_keys=True, allow_unicode=True, default_flow_style=False).encode("utf-8")
+    dumped = yaml.dump(plain, Dumper=_CanonicalDumper, sort_keys=True, allow_unicode=True, default_flow_style=False)
+    return dumped.encode("utf-8")
+
+
+class _CanonicalDumper(yaml.SafeDumper):
+    """yaml.safe_dump's dumper with pyyaml's own representers and resolvers: what other code in
+    the process adds to yaml.SafeDumper (a block style for long text, say) must not change a
+    rule mapping's canonical bytes, and so its digest."""
+
+
+_CanonicalDumper.yaml_representers = dict(SafeRepresenter.yaml_representers)
+_CanonicalDumper.yaml_multi_representers = dict(SafeRepresenter.yaml_multi_representers)
+_CanonicalDumper.yaml_path_resolvers = {}
+_CanonicalDumper.yaml_implicit_resolvers = {
+    first: list(resolvers) for first, resolvers in Resolver.yaml_implicit_resolvers.items()
+}
 
 
 def rule_from_mapping(document: Mapping[str, Any], limits: Limits = DEFAULT_LIMITS) -> Rule:

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
+from types import MappingProxyType
 from typing import Any
 
 from irr_audit.rules.scale import Scale
@@ -43,6 +44,9 @@ class AppliesWhen:
     codes: tuple[str, ...]
 
 
+READ_ONLY_MAPPINGS = ("aliases", "examples", "run_aliases")
+
+
 @dataclass(frozen=True)
 class Rule:
     id: str
@@ -64,6 +68,25 @@ class Rule:
     run_aliases: Mapping[str, str] = field(default_factory=dict)
     # A conditional rule (``applies_when`` in its file); checked against its parent in a codebook.
     applies_when: AppliesWhen | None = None
+
+    def __post_init__(self) -> None:
+        # Read-only copies: how codes are classified is fixed with the digest, and a mapping the
+        # caller passed in (or changes through rule.aliases) cannot change it later.
+        for name in READ_ONLY_MAPPINGS:
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, **{name: dict(getattr(self, name)) for name in READ_ONLY_MAPPINGS}}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__post_init__()
+
+    def __copy__(self) -> Rule:
+        return self  # nothing in it can change
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Rule:
+        return self
 
     @property
     def categories(self) -> tuple[str, ...]:
