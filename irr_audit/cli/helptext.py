@@ -16,7 +16,7 @@ from typer.core import TyperCommand, TyperGroup
 
 # click's UsageError as typer raises it (typer 0.28 bundles its own copy of click): an unknown
 # option or command, a missing or bad value.
-USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
+USAGE_ERROR: type[Exception] = next(base for base in typer.BadParameter.__mro__ if base.__name__ == "UsageError")
 
 # A type typer shows -> the word for what to pass.
 WORDS = {"str": "text", "int": "integer", "float": "number", "path": "path", "Path": "path", "int range": "integer"}
