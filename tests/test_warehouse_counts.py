@@ -725,3 +725,28 @@ def test_a_spill_onto_a_full_disk_names_the_temp_directory_not_the_table(tmp_pat
 
     assert error.render().startswith(f"Error [temp-directory-unwritable]: --temp-directory {full}: "), error.render()
     assert "long.parquet" not in error.render()
+
+
+def test_a_link_planted_beside_the_log_is_never_followed(tmp_path: Path) -> None:
+    """The log was written first to .log.jsonl.<pid>.tmp, a name anyone could predict; DuckDB,
+    finding a file there, writes to tmp_<that name> and renames it over: a link planted at both
+    (by another user, or left stale) had DuckDB write the log through it, into another file."""
+    from irr_audit.api import load_rule
+    from irr_audit.warehouse.duckdb_counts import duckdb_counts
+
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,1\na,ben,x\n")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not the log's\n")
+    log = tmp_path / "out" / "log.jsonl"
+    log.parent.mkdir()
+    planted = [log.with_name(f"{prefix}.{log.name}.{os_module.getpid()}.tmp") for prefix in ("", "tmp_")]
+    for link in planted:
+        link.symlink_to(victim)
+
+    duckdb_counts(table, load_rule(tmp_path / "rule.yaml"), log=log)
+
+    assert victim.read_text() == "not the log's\n"
+    assert not log.is_symlink() and json.loads(log.read_text())["reason"] == "invalid"
+    assert sorted(path.name for path in log.parent.iterdir()) == sorted([log.name, *(link.name for link in planted)])

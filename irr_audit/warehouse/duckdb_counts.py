@@ -36,6 +36,7 @@ from irr_audit.io.encodings import foreign_mark
 from irr_audit.io.files import check_exist, shown_name, unreadable
 from irr_audit.io.limits import DEFAULT_LIMITS
 from irr_audit.io.outputs import check_outputs
+from irr_audit.io.runfolder import fsync_folder
 from irr_audit.io.sheets import parse_rule_version
 from irr_audit.join.join import STATUSES
 from irr_audit.rules.model import Rule
@@ -571,8 +572,8 @@ def _log_unwritable(path: Path, why: str) -> OutputError:
 
 
 def _write_log(connection: Any, duckdb: ModuleType, path: Path, rule: Rule, codes: CodeMap, coders: CoderMap) -> None:
-    """The missingness log as JSON Lines (every value verbatim), written beside ``path`` and
-    renamed into place: a log cut short is never left under its name."""
+    """The missingness log as JSON Lines (every value verbatim), written in a private folder beside
+    ``path`` and renamed into place: a log cut short is never left under its name."""
     width = len(rule.categories) + 1
     connection.execute("CREATE TEMP TABLE code_reasons(raw VARCHAR, k INTEGER, filled BOOLEAN, reason VARCHAR)")
     connection.executemany(
@@ -591,22 +592,40 @@ def _write_log(connection: Any, duckdb: ModuleType, path: Path, rule: Rule, code
     connection.execute("CREATE TEMP TABLE coder_list(c INTEGER, name VARCHAR)")
     connection.executemany("INSERT INTO coder_list VALUES (?, ?)", list(enumerate(coders.coders)))
     connection.execute("SET preserve_insertion_order = true")  # row_number() OVER () follows the file
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)  # as --out's and --summary's folders are made
+        private = _private_folder_beside(path)
     except OSError as exc:
         raise _log_unwritable(path, exc.strerror or str(exc)) from None
+    temporary = private / path.name
     try:
         try:
             connection.execute(LOG.format(path=_literal(str(temporary))))
         except duckdb.IOException as error:
-            if temporary.name not in str(error):  # not the log's own file (the table, or the spill folder)
+            if str(private) not in str(error):  # not the log's own file (the table, or the spill folder)
                 raise
             # the table was read whole a moment ago: a full disk or a folder made read-only is the output's
             raise _log_unwritable(path, _first_line(error)) from None
         try:
+            _flush(temporary)
             os.replace(temporary, path)
         except OSError as exc:
             raise _log_unwritable(path, exc.strerror or str(exc)) from None
+        fsync_folder(path.parent)
     finally:
-        temporary.unlink(missing_ok=True)
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _private_folder_beside(path: Path) -> Path:
+    """A new folder beside ``path`` (on its file system: the log is renamed into place, not
+    copied), named by tempfile and open to this user alone. DuckDB writes the log in there: it
+    opens its file following links, and writes tmp_<name> first where a file has the name, so
+    beside the output a name anyone could predict would let a link planted there take the log
+    into another file."""
+    return Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+
+
+def _flush(path: Path) -> None:
+    """The file's bytes to disk before it takes the output's name, as write_bytes_atomic's are."""
+    with open(path, "rb") as stream:
+        os.fsync(stream.fileno())
