@@ -750,3 +750,41 @@ def test_a_link_planted_beside_the_log_is_never_followed(tmp_path: Path) -> None
     assert victim.read_text() == "not the log's\n"
     assert not log.is_symlink() and json.loads(log.read_text())["reason"] == "invalid"
     assert sorted(path.name for path in log.parent.iterdir()) == sorted([log.name, *(link.name for link in planted)])
+
+
+def test_the_summary_records_the_runs_aliases_as_joins_does(tmp_path: Path) -> None:
+    """An alias changes what a code is (here `sev` is 3, not invalid), but the summary left it out:
+    the counts could not be told from those of a run without it."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,3\na,ben,sev\nb,ann,1\nb,ben,one\n")
+    for sheet in ("ann", "ben"):
+        lines = [line.split(",") for line in table.read_text().splitlines()[1:]]
+        rows = "".join(f"{unit},{code}\n" for unit, coder, code in lines if coder == sheet)
+        (tmp_path / f"{sheet}.csv").write_text("comment_id,code\n" + rows)
+    aliases = ["--alias", "sev=3", "--alias", "one=1"]
+    counted = run(
+        "counts", str(table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c.csv"),
+        "--summary", str(tmp_path / "s.json"), *aliases, "-q",
+    )  # fmt: skip
+    joined = run(
+        "join", str(tmp_path / "ann.csv"), str(tmp_path / "ben.csv"), "--rule", str(tmp_path / "rule.yaml"),
+        "--out", str(tmp_path / "joined"), *aliases, "-q",
+    )  # fmt: skip
+    assert (counted.exit_code, joined.exit_code) == (0, 0), counted.output + joined.output
+
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["run_aliases"] == {"one": "1", "sev": "3"}
+    assert summary["run_aliases"] == json.loads((tmp_path / "joined" / "summary.json").read_text())["run_aliases"]
+    assert summary["cells"]["valid"] == 4
+
+
+def test_a_summary_without_aliases_has_no_run_aliases(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "long.csv").write_text("comment_id,coder,code\na,ann,3\na,ben,3\n")
+    result = run(
+        "counts", str(tmp_path / "long.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c.csv"),
+        "--summary", str(tmp_path / "s.json"), "-q",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "run_aliases" not in json.loads((tmp_path / "s.json").read_text())

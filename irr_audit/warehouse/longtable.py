@@ -404,6 +404,8 @@ def assemble(
             CodeStatus.ABSENT.value: absent,
             CodeStatus.CONFLICT.value: cells[CodeStatus.CONFLICT],
         },
+        # the run's aliases change what a code is: kept as join's summary.json keeps them
+        **({"run_aliases": dict(rule.run_aliases)} if rule.run_aliases else {}),
     }
     return LongTableCounts(rule, coders.coders, compressed, summary)
 
