@@ -429,11 +429,11 @@ def test_a_quote_inside_an_unquoted_value_is_text(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("size", [1, 2, 3, 7, 1 << 20])
 def test_a_quote_left_open_is_found_across_chunks(size: int) -> None:
-    from irr_audit.warehouse.duckdb_counts import _unclosed_quote_line
+    from irr_audit.warehouse.tablefile import unclosed_quote_line
 
     def line(text: str) -> int | None:
         data = text.encode()
-        return _unclosed_quote_line([data[at : at + size] for at in range(0, len(data), size)], b",")
+        return unclosed_quote_line([data[at : at + size] for at in range(0, len(data), size)], b",")
 
     assert line('h\na,"x""y"\nc,"d\ne"\n') is None  # "" inside a quoted value, a line break inside one
     assert line('h\na,""""\nb,O"Brien\n') is None
@@ -788,3 +788,83 @@ def test_a_summary_without_aliases_has_no_run_aliases(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "run_aliases" not in json.loads((tmp_path / "s.json").read_text())
+
+
+def _float_code(path: Path) -> None:
+    pq.write_table(pa.table({"comment_id": ["a", "a"], "coder": ["ann", "ben"], "code": [1.0, 1.0]}), path)
+
+
+def _list_coder(path: Path) -> None:
+    pq.write_table(pa.table({"comment_id": ["a", "a"], "coder": [["ann"], ["ben"]], "code": ["1", "1"]}), path)
+
+
+def _date_id(path: Path) -> None:
+    import datetime
+
+    day = datetime.date(2024, 1, 1)
+    pq.write_table(pa.table({"comment_id": [day, day], "coder": ["ann", "ben"], "code": ["1", "1"]}), path)
+
+
+def _code_twice(path: Path) -> None:
+    columns = [pa.array(["a", "a"]), pa.array(["ann", "ben"]), pa.array(["1", "1"]), pa.array(["2", "3"])]
+    pq.write_table(pa.Table.from_arrays(columns, names=["comment_id", "coder", "code", "CODE"]), path)
+
+
+def _quote_open(path: Path) -> None:
+    path.write_bytes(b'comment_id,coder,code\na,ann,1\na,ben,"1\nb,ann,2\nb,ben,2\n')
+
+
+@pytest.mark.parametrize(
+    ("make", "file_format", "code"),
+    [
+        (_float_code, "parquet", "table-column-type"),
+        (_list_coder, "parquet", "table-column-type"),
+        (_date_id, "parquet", "table-id-type"),
+        (_code_twice, "parquet", "table-duplicate-column"),
+        (_quote_open, "csv", "table-unclosed-quote"),
+    ],
+    ids=["float-code", "list-coder", "date-id", "code-twice", "quote-open"],
+)
+def test_the_spark_job_runs_the_checks_duckdb_runs_on_the_file(
+    tmp_path: Path, make, file_format: str, code: str
+) -> None:
+    """The Spark job lacked them: it counted 1.0 as an invalid code, picked one of two `code`
+    columns, and read the rows after an open quote as one value. Now both engines run the same
+    function on the file before reading it (Spark's part needs no session: it runs first)."""
+    from irr_audit.api import load_rule
+    from irr_audit.warehouse.duckdb_counts import duckdb_counts
+    from irr_audit.warehouse.longtable import LongTableColumns
+    from irr_audit.warehouse.spark_counts import spark_counts
+    from irr_audit.warehouse.tablefile import check_table_file
+
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    rule = load_rule(tmp_path / "rule.yaml")
+    table = tmp_path / ("t.parquet" if file_format == "parquet" else "t.csv")
+    make(table)
+    refused = []
+    for count in (
+        lambda: duckdb_counts(table, rule),
+        lambda: spark_counts(None, str(table), rule, file_format=file_format),
+        lambda: check_table_file(table, file_format, ",", LongTableColumns()),
+    ):
+        with pytest.raises(IrrAuditError) as raised:
+            count()
+        refused.append(raised.value.render())
+    assert refused[0].startswith(f"Error [{code}]: table t."), refused[0]
+    assert refused[1] == refused[2] == refused[0]
+
+
+def test_the_file_checks_leave_a_good_table_and_paths_they_cannot_open_to_the_engine(tmp_path: Path) -> None:
+    from irr_audit.warehouse.longtable import LongTableColumns
+    from irr_audit.warehouse.tablefile import check_table_file
+
+    pq.write_table(
+        pa.table({"comment_id": [1, 2], "coder": pa.array(["ann", "ben"]).dictionary_encode(), "code": [True, None]}),
+        tmp_path / "t.parquet",
+    )
+    (tmp_path / "t.csv").write_text('comment_id,coder,code\na,ann,"1"\na,ben,"x""y"\n')
+    (tmp_path / "shards").mkdir()
+    for path, file_format in ((tmp_path / "t.parquet", "parquet"), (tmp_path / "t.csv", "csv")):
+        check_table_file(path, file_format, ",", LongTableColumns())
+    for elsewhere in (tmp_path / "shards", "hdfs:///audits/codes.parquet", "s3://bucket/codes/"):
+        check_table_file(elsewhere, "parquet", ",", LongTableColumns())  # Spark reads and checks those itself

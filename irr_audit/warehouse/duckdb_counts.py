@@ -12,15 +12,13 @@ DuckDB is an optional dependency: ``pip install "irr-audit[warehouse]"``.
 
 from __future__ import annotations
 
-import functools
 import importlib
-import itertools
 import os
 import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -51,20 +49,20 @@ from irr_audit.warehouse.longtable import (
     RowTally,
     assemble,
     coder_map,
-    find_column,
+    column_places,
     pattern_tallies,
     patterns_sql,
     row_tallies,
     trim,
     trimmed_whitespace,
 )
+from irr_audit.warehouse.tablefile import check_parquet_columns, parquet_schema, refuse_unclosed_quote
 
 T = TypeVar("T")
 DEFAULT_MEMORY_LIMIT = "4GB"
 DEFAULT_COLUMNS = LongTableColumns()
 MEMORY_LIMIT = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
 PARQUET_MAGIC = b"PAR1"
-READ_CHUNK = 1 << 24  # the CSV read in 16 MiB pieces to count its quotes
 MAX_ROW_BYTES = DEFAULT_LIMITS.line_bytes  # a CSV row (with its quoted line breaks): 64 MiB, as a JSON Lines record
 NOT_TABLES = {  # what a long table is not, by the file's first bytes or its suffix
     b"PK\x03\x04": "an XLSX workbook (a zip file)",
@@ -72,11 +70,6 @@ NOT_TABLES = {  # what a long table is not, by the file's first bytes or its suf
     b"[": "JSON",
 }
 EXTRA = 'pip install "irr-audit[warehouse]"'
-TEXT_TYPES = ("VARCHAR",)
-INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
-# A coder's or a code's text as typed: 1.0 (a float), [yes] (a list), b'\xC3\xA9' (bytes) would be
-# invalid codes or new coders, every one, silently; a column of nulls alone is blank cells.
-NAME_TYPES = (*TEXT_TYPES, *INTEGER_TYPES, "BOOLEAN", '"NULL"')
 
 
 def load_duckdb() -> ModuleType:
@@ -241,19 +234,10 @@ def _counts(
     source = f"table {table.name}"
 
     def scans() -> tuple[list[RowTally], CodeMap, CoderMap, list[PatternTally]]:
-        reader, names = _reader(connection, table, head, delimiter)
-        id_at = find_column(names, columns.id_column, "--id-column", source)
-        coder_at = find_column(names, columns.coder_column, "--coder-column", source)
-        code_at = find_column(names, columns.code_column, "--code-column", source)
-        if len({id_at, coder_at, code_at}) < 3:
-            raise SheetError(
-                f"{source}: the id, coder and code columns must be three different columns.",
-                hint="name them with --id-column, --coder-column and --code-column.",
-                code="table-same-column",
-            )
-        _check_id_type(connection, reader, id_at, names[id_at], source)
-        for option, at in (("--coder-column", coder_at), ("--code-column", code_at)):
-            _check_name_type(connection, reader, at, names[at], option, source)
+        reader, names, schema = _reader(connection, table, head, delimiter)
+        id_at, coder_at, code_at = column_places(names, columns, source)
+        if schema is not None:  # a CSV's columns are all read as text
+            check_parquet_columns(schema, (id_at, coder_at, code_at), source)
         version_at = next((at for at, name in enumerate(names) if name.strip().casefold() == "rule_version"), None)
         if version_at is not None:
             _check_rule_versions(connection, reader, version_at, rule, source)
@@ -298,14 +282,19 @@ def _column(at: int) -> str:
     return f"c{at}"
 
 
-def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) -> tuple[str, list[str]]:
-    """The SQL that reads the table (its columns named c0, c1, ... by place), and the names the file
-    gives its columns."""
+def _reader(
+    connection: Any, table: Path, head: bytes, delimiter: str | None
+) -> tuple[str, list[str], pa.Schema | None]:
+    """The SQL that reads the table (its columns named c0, c1, ... by place), the names the file
+    gives its columns, and a Parquet file's schema (None for a CSV)."""
     if head[:4] == PARQUET_MAGIC or table.suffix.lower() in (".parquet", ".pq"):
+        schema = parquet_schema(table)  # the names as written: DuckDB renames a second `code` code_1
         read = f"read_parquet({_literal(_unglobbed(table))})"
         renamed = [row[0] for row in connection.execute(f"DESCRIBE SELECT * FROM {read}").fetchall()]
+        if len(renamed) != len(schema.names):  # pragma: no cover - pyarrow and DuckDB read one footer
+            raise AssertionError(f"pyarrow finds {len(schema.names)} columns in {table.name}, DuckDB {len(renamed)}")
         named = ", ".join(f"{_quoted(name)} AS {_column(at)}" for at, name in enumerate(renamed))
-        return f"(SELECT {named} FROM {read})", _parquet_names(table, len(renamed))
+        return f"(SELECT {named} FROM {read})", schema.names, schema
     kind = next((kind for magic, kind in NOT_TABLES.items() if head.lstrip().startswith(magic)), None)
     if kind is not None or table.suffix.lower() in (".xlsx", ".xlsm", ".json", ".jsonl", ".ndjson"):
         raise SheetError(
@@ -325,7 +314,7 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
     chosen = parse_delimiter(delimiter) or (
         "\t" if table.suffix.lower() in (".tsv", ".tab") else detect_delimiter(text, f"table {table.name}")
     )
-    _refuse_unclosed_quote(table, chosen)
+    refuse_unclosed_quote(table, chosen)
     header = first_csv_row(text, delimiter=chosen) or []  # any line ending: \n, \r\n or \r
     types = ", ".join(f"'{_column(at)}': 'VARCHAR'" for at in range(len(header)))
     # Short rows are padded, as a sheet's are. DuckDB's parallel CSV scanner cannot pad rows
@@ -335,114 +324,7 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
         f"auto_detect=false, columns={{{types}}}, null_padding=true, parallel=false, strict_mode=true, "
         f"max_line_size={MAX_ROW_BYTES})"
     )
-    return reader, header
-
-
-def _refuse_unclosed_quote(table: Path, delimiter: str) -> None:
-    """Refuse a CSV with a quote left open, as join refuses such a sheet: DuckDB, even in strict mode,
-    reads the value it opens to the end of the file as a null, and the rows after it are lost."""
-    opened = _unclosed_quote_line(_chunks(table), delimiter.encode("utf-8"))
-    if opened is not None:
-        raise SheetError(
-            f"table {table.name}: the quote opened on line {opened} is never closed: everything after it "
-            "would be read as one value.",
-            hint=f"close the quote at the end of the value on line {opened}; a quote that is part of the text is "
-            'written as two quotes ("") inside a quoted value.',
-            code="table-unclosed-quote",
-        )
-
-
-def _unclosed_quote_line(chunks: Iterable[bytes], delimiter: bytes) -> int | None:
-    """The line of the quote that opens a value never closed, or None. A quote opens a value at the
-    start of a field (a quote inside an unquoted field is text, as DuckDB and the csv module read it);
-    inside, "" is a quote of the text. A chunk never ends on a quote (carried to the next), so that
-    "" is never split, and the byte before each chunk is kept for the look at a field's start."""
-    boundary = re.escape(delimiter) + rb"\r\n"
-    quoted = rb'[^"]*+(?:""[^"]*+)*+"'  # the rest of a quoted value, to its closing quote
-    outside = re.compile(rb"(?:(?<=[" + boundary + rb'])"' + quoted + rb'|[^"]++|(?<=[^' + boundary + rb'])")*+')
-    inside = re.compile(quoted)
-    opened: int | None = None  # the line of the open quote while inside a quoted value
-    lines, before, carried = 1, b"\n", b""
-    for piece in itertools.chain(chunks, [None]):
-        data = carried + (piece or b"")
-        if piece is not None:
-            kept = len(data.rstrip(b'"'))
-            data, carried = data[:kept], data[kept:]
-        if not data or (opened is None and b'"' not in data):  # most chunks: no quote to look at
-            lines, before = lines + data.count(b"\n"), data[-1:] or before
-            continue
-        text = before + data
-        at = 1
-        if opened is not None:
-            closed = inside.match(text, at)
-            at = closed.end() if closed else len(text)
-            opened = None if closed else opened
-        while opened is None and at < len(text):
-            found = outside.match(text, at)  # never None: the pattern matches the empty string
-            at = found.end() if found else len(text)
-            if at < len(text):  # a quote at a field's start, not closed in this chunk
-                opened = lines + text.count(b"\n", 1, at)
-                closed = inside.match(text, at + 1)
-                at, opened = (closed.end(), None) if closed else (len(text), opened)
-        lines += data.count(b"\n")
-        before = data[-1:]
-    return opened
-
-
-def _chunks(table: Path) -> Iterator[bytes]:
-    try:
-        with open(table, "rb") as stream:
-            yield from iter(functools.partial(stream.read, READ_CHUNK), b"")
-    except OSError as exc:
-        raise unreadable(f"table {shown_name(table)}", exc, "table", "check the path of the long table.") from None
-
-
-def _parquet_names(table: Path, count: int) -> list[str]:
-    """The names a Parquet file gives its columns, as written (DuckDB makes them unique: a second
-    `code`, or `CODE`, becomes code_1, which would hide a column named twice)."""
-    import pyarrow.parquet as pq  # noqa: PLC0415 - only for a Parquet table
-
-    try:
-        names = pq.read_schema(table).names
-    except (OSError, pa.ArrowException) as error:
-        raise SheetError(
-            f"table {table.name} cannot be read: {_first_line(error)}",
-            hint="check that the file is a CSV (UTF-8, one header line) or a Parquet file, and its delimiter.",
-            code="table-unreadable",
-        ) from None
-    if len(names) != count:  # pragma: no cover - pyarrow and DuckDB read one footer
-        raise AssertionError(f"pyarrow finds {len(names)} columns in {table.name}, DuckDB {count}")
-    return names
-
-
-def _column_type(connection: Any, reader: str, at: int) -> str:
-    return str(connection.execute(f"DESCRIBE SELECT {_column(at)} FROM {reader}").fetchall()[0][1])
-
-
-def _check_name_type(connection: Any, reader: str, at: int, column: str, option: str, source: str) -> None:
-    """The coder and code columns hold text (or integers, booleans): a value of another type
-    (a float, a list, a struct, bytes) has no text as a sheet would hold it."""
-    found = _column_type(connection, reader, at)
-    if found not in NAME_TYPES:
-        raise SheetError(
-            f"{source}: its {option.removeprefix('--').removesuffix('-column')} column {column!r} holds {found} "
-            "values, not text: they cannot be read as a sheet's cells (1.0 is not the code 1, nor [yes] the code yes).",
-            hint=f"store the column as text (VARCHAR) or integers, or pass {option} naming the right column.",
-            code="table-column-type",
-        )
-
-
-def _check_id_type(connection: Any, reader: str, at: int, column: str, source: str) -> None:
-    """An id stored as a floating-point number, a decimal or a date has lost its digits as typed
-    (join refuses a sheet's numeric ids for the same reason); text and integers are kept."""
-    found = _column_type(connection, reader, at)
-    if found not in TEXT_TYPES and found not in INTEGER_TYPES:
-        raise SheetError(
-            f"{source}: its id column {column!r} holds {found} values, not text or integers: the ids as typed "
-            "cannot be read back from them.",
-            hint="store the ids as text (VARCHAR) or integers.",
-            code="table-id-type",
-        )
+    return reader, header, None
 
 
 def _trimmed(expression: str) -> str:

@@ -422,3 +422,19 @@ def find_column(header: Sequence[str], wanted: str, option: str, source: str) ->
             code="table-missing-column" if not matches else "table-duplicate-column",
         )
     return matches[0]
+
+
+def column_places(header: Sequence[str], columns: LongTableColumns, source: str) -> tuple[int, int, int]:
+    """The positions of the id, coder and code columns in ``header``, each named once, all three apart."""
+    places = (
+        find_column(header, columns.id_column, "--id-column", source),
+        find_column(header, columns.coder_column, "--coder-column", source),
+        find_column(header, columns.code_column, "--code-column", source),
+    )
+    if len(set(places)) < 3:
+        raise SheetError(
+            f"{source}: the id, coder and code columns must be three different columns.",
+            hint="name them with --id-column, --coder-column and --code-column.",
+            code="table-same-column",
+        )
+    return places
