@@ -868,3 +868,41 @@ def test_the_file_checks_leave_a_good_table_and_paths_they_cannot_open_to_the_en
         check_table_file(path, file_format, ",", LongTableColumns())
     for elsewhere in (tmp_path / "shards", "hdfs:///audits/codes.parquet", "s3://bucket/codes/"):
         check_table_file(elsewhere, "parquet", ",", LongTableColumns())  # Spark reads and checks those itself
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1 << 20])
+def test_the_open_quotes_line_is_counted_at_every_line_end(size: int) -> None:
+    """Lines were counted by \\n alone: in a file with lone-CR line ends (old Mac, some exports)
+    every quote was on line 1. \\r\\n is one line end, also when a chunk ends between the two."""
+    from irr_audit.warehouse.tablefile import unclosed_quote_line
+
+    def line(text: str) -> int | None:
+        data = text.encode()
+        return unclosed_quote_line([data[at : at + size] for at in range(0, len(data), size)], b",")
+
+    assert line('h\ra,1\rb,"x\rc,d\r') == 3
+    assert line('h\ra,"x\ry"\rb,1\rc,"d\r') == 5  # a closed value's line break counts too
+    assert line('h\r\na,1\r\nb,"x\r\nc,d\r\n') == 3
+    assert line('h\r\n\r\na\r\r\nb\n"c') == 6
+    assert line('h\ra,"x\r\ry"\r') is None
+
+
+def test_a_quote_never_closed_in_a_lone_cr_file_is_named_on_its_line(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "t.csv").write_bytes(b'comment_id,coder,code\ra,ann,1\ra,ben,1\rb,ann,"2\rb,ben,2\r')
+    result = run("counts", str(tmp_path / "t.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c"))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Error [table-unclosed-quote]: table t.csv: the quote opened on line 4 is never")
+
+
+def test_running_out_of_memory_names_the_limit_and_the_fix_first(tmp_path: Path) -> None:
+    """The message began "table long.csv: ...", as if the table were at fault."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "long.csv").write_text("comment_id,coder,code\na,ann,1\na,ben,1\n")
+    result = run(
+        "counts", str(tmp_path / "long.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c.csv"),
+        "--memory-limit", "0.0001KB",
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Error [table-memory]: --memory-limit 0.0001KB is too small: raise it, or give ")
+    assert "counting table long.csv" in result.stderr

@@ -194,10 +194,12 @@ def _guarded(duckdb: ModuleType, table: Path, limit: str, spilling: Spilling, wo
                 "or raise --memory-limit so that less is spilled.",
                 code="temp-directory-unwritable",
             ) from None
-        if isinstance(error, duckdb.OutOfMemoryException):
+        if isinstance(error, duckdb.OutOfMemoryException):  # the limit is at fault, not the table: named first
             raise IrrAuditError(
-                f"{source}: DuckDB ran out of memory within --memory-limit {limit} ({_first_line(error)}).",
-                hint="raise --memory-limit, or give --temp-directory a folder with more free space to spill to.",
+                f"--memory-limit {limit} is too small: raise it, or give DuckDB more room to spill to "
+                f"(--temp-directory). DuckDB ran out of memory counting {source} ({_first_line(error)}).",
+                hint="raise --memory-limit (DuckDB's units: 8GB, 16GiB), or give --temp-directory a folder with more "
+                "free space to spill to.",
                 code="table-memory",
             ) from None
         raise SheetError(

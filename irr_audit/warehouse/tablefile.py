@@ -74,7 +74,7 @@ def unclosed_quote_line(chunks: Iterable[bytes], delimiter: bytes) -> int | None
             kept = len(data.rstrip(b'"'))
             data, carried = data[:kept], data[kept:]
         if not data or (opened is None and b'"' not in data):  # most chunks: no quote to look at
-            lines, before = lines + data.count(b"\n"), data[-1:] or before
+            lines, before = lines + _line_ends(data, before), data[-1:] or before
             continue
         text = before + data
         at = 1
@@ -86,12 +86,23 @@ def unclosed_quote_line(chunks: Iterable[bytes], delimiter: bytes) -> int | None
             found = outside.match(text, at)  # never None: the pattern matches the empty string
             at = found.end() if found else len(text)
             if at < len(text):  # a quote at a field's start, not closed in this chunk
-                opened = lines + text.count(b"\n", 1, at)
+                opened = lines + _line_ends(data, before, at - 1)
                 closed = inside.match(text, at + 1)
                 at, opened = (closed.end(), None) if closed else (len(text), opened)
-        lines += data.count(b"\n")
+        lines += _line_ends(data, before)
         before = data[-1:]
     return opened
+
+
+def _line_ends(data: bytes, before: bytes, end: int | None = None) -> int:
+    """The line ends in ``data[:end]`` as an editor counts them: \\n, \\r and \\r\\n, one each.
+    ``before``, the byte before ``data``: a \\r\\n split between two chunks counts once."""
+    end = len(data) if end is None else end
+    ends = data.count(b"\n", 0, end)
+    if before == b"\r" or b"\r" in data:  # most files end lines with \n alone: one count
+        split = before == b"\r" and data[:1] == b"\n" and end > 0
+        ends += data.count(b"\r", 0, end) - data.count(b"\r\n", 0, end) - split
+    return ends
 
 
 def _chunks(table: Path) -> Iterator[bytes]:
