@@ -810,6 +810,10 @@ def _code_twice(path: Path) -> None:
     pq.write_table(pa.Table.from_arrays(columns, names=["comment_id", "coder", "code", "CODE"]), path)
 
 
+def _csv_code_twice(path: Path) -> None:
+    path.write_bytes(b"\xef\xbb\xbfcomment_id,coder,code, Code \r\na,ann,1,2\r\na,ben,1,3\r\n")
+
+
 def _quote_open(path: Path) -> None:
     path.write_bytes(b'comment_id,coder,code\na,ann,1\na,ben,"1\nb,ann,2\nb,ben,2\n')
 
@@ -821,9 +825,10 @@ def _quote_open(path: Path) -> None:
         (_list_coder, "parquet", "table-column-type"),
         (_date_id, "parquet", "table-id-type"),
         (_code_twice, "parquet", "table-duplicate-column"),
+        (_csv_code_twice, "csv", "table-duplicate-column"),
         (_quote_open, "csv", "table-unclosed-quote"),
     ],
-    ids=["float-code", "list-coder", "date-id", "code-twice", "quote-open"],
+    ids=["float-code", "list-coder", "date-id", "code-twice", "csv-code-twice", "quote-open"],
 )
 def test_the_spark_job_runs_the_checks_duckdb_runs_on_the_file(
     tmp_path: Path, make, file_format: str, code: str
@@ -906,3 +911,34 @@ def test_running_out_of_memory_names_the_limit_and_the_fix_first(tmp_path: Path)
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("Error [table-memory]: --memory-limit 0.0001KB is too small: raise it, or give ")
     assert "counting table long.csv" in result.stderr
+
+
+def test_the_log_is_written_in_a_new_folder_open_to_its_user_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its name is tempfile's (never the same twice, never one a link stands at): nothing
+    planted beside the log, whatever its name, is written through."""
+    import stat
+
+    import irr_audit.warehouse.duckdb_counts as module
+    from irr_audit.api import load_rule
+
+    made = []
+    real = module._private_folder_beside
+
+    def spied(path: Path) -> Path:
+        folder = real(path)
+        made.append((folder, stat.S_IMODE(folder.stat().st_mode)))
+        return folder
+
+    monkeypatch.setattr(module, "_private_folder_beside", spied)
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,1\na,ben,x\n")
+    for _ in range(2):
+        module.duckdb_counts(table, load_rule(tmp_path / "rule.yaml"), log=tmp_path / "log.jsonl")
+
+    [(first, mode), (second, _)] = made
+    assert mode == 0o700 and first.parent == tmp_path and first != second
+    assert first.name.startswith(".log.jsonl.") and first.name.endswith(".tmp")
+    assert not first.exists() and not second.exists()

@@ -27,7 +27,6 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from irr_audit.errors import IrrAuditError, OutputError, SheetError, UsageError
-from irr_audit.io.csvfields import first_csv_row
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, parse_delimiter
 from irr_audit.io.display import printable
 from irr_audit.io.encodings import foreign_mark
@@ -56,7 +55,7 @@ from irr_audit.warehouse.longtable import (
     trim,
     trimmed_whitespace,
 )
-from irr_audit.warehouse.tablefile import check_parquet_columns, parquet_schema, refuse_unclosed_quote
+from irr_audit.warehouse.tablefile import check_parquet_columns, csv_header, parquet_schema, refuse_unclosed_quote
 
 T = TypeVar("T")
 DEFAULT_MEMORY_LIMIT = "4GB"
@@ -317,7 +316,7 @@ def _reader(
         "\t" if table.suffix.lower() in (".tsv", ".tab") else detect_delimiter(text, f"table {table.name}")
     )
     refuse_unclosed_quote(table, chosen)
-    header = first_csv_row(text, delimiter=chosen) or []  # any line ending: \n, \r\n or \r
+    header = csv_header(head, chosen)
     types = ", ".join(f"'{_column(at)}': 'VARCHAR'" for at in range(len(header)))
     # Short rows are padded, as a sheet's are. DuckDB's parallel CSV scanner cannot pad rows
     # beside quoted line breaks, so a CSV is parsed on one thread (Parquet is read in parallel).

@@ -19,6 +19,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from irr_audit.errors import SheetError
+from irr_audit.io.csvfields import first_csv_row
+from irr_audit.io.delimiter import SAMPLE_BYTES
 from irr_audit.io.files import shown_name, unreadable
 from irr_audit.warehouse.longtable import LongTableColumns, column_places
 
@@ -28,18 +30,34 @@ READ_CHUNK = 1 << 24  # the CSV read in 16 MiB pieces to count its quotes
 def check_table_file(path: str | Path, file_format: str, delimiter: str, columns: LongTableColumns) -> None:
     """The checks made on the table's file before the engine reads it, where ``path`` is a local
     file (a folder of Parquet files, or a path on a cluster's file system, is left to the engine):
-    a CSV's quotes (``file_format`` "csv"), else the Parquet schema's columns."""
+    a CSV's quotes and header (``file_format`` "csv"), else the Parquet schema's columns."""
     table = Path(path)
     if not table.is_file():
         return
+    source = f"table {table.name}"
     if file_format == "csv":
         refuse_unclosed_quote(table, delimiter)
+        column_places(csv_header(_head(table), delimiter), columns, source)  # Spark makes names unique
         return
     schema = parquet_schema(table)
-    check_parquet_columns(schema, column_places(schema.names, columns, f"table {table.name}"), f"table {table.name}")
+    check_parquet_columns(schema, column_places(schema.names, columns, source), source)
 
 
 # --- a CSV's quotes -----------------------------------------------------------------------------
+
+
+def csv_header(head: bytes, delimiter: str) -> list[str]:
+    """The column names of a CSV from its first bytes (any line end: \\n, \\r\\n or \\r; a
+    byte-order mark dropped), as the engines are told to read them."""
+    return first_csv_row(head.decode("utf-8", errors="replace").lstrip("\ufeff"), delimiter=delimiter) or []
+
+
+def _head(table: Path) -> bytes:
+    try:
+        with open(table, "rb") as stream:
+            return stream.read(SAMPLE_BYTES)
+    except OSError as exc:
+        raise unreadable(f"table {shown_name(table)}", exc, "table", "check the path of the long table.") from None
 
 
 def refuse_unclosed_quote(table: Path, delimiter: str) -> None:
