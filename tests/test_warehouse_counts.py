@@ -429,11 +429,11 @@ def test_a_quote_inside_an_unquoted_value_is_text(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("size", [1, 2, 3, 7, 1 << 20])
 def test_a_quote_left_open_is_found_across_chunks(size: int) -> None:
-    from irr_audit.warehouse.duckdb_counts import _unclosed_quote_line
+    from irr_audit.warehouse.tablefile import unclosed_quote_line
 
     def line(text: str) -> int | None:
         data = text.encode()
-        return _unclosed_quote_line([data[at : at + size] for at in range(0, len(data), size)], b",")
+        return unclosed_quote_line([data[at : at + size] for at in range(0, len(data), size)], b",")
 
     assert line('h\na,"x""y"\nc,"d\ne"\n') is None  # "" inside a quoted value, a line break inside one
     assert line('h\na,""""\nb,O"Brien\n') is None
@@ -725,3 +725,220 @@ def test_a_spill_onto_a_full_disk_names_the_temp_directory_not_the_table(tmp_pat
 
     assert error.render().startswith(f"Error [temp-directory-unwritable]: --temp-directory {full}: "), error.render()
     assert "long.parquet" not in error.render()
+
+
+def test_a_link_planted_beside_the_log_is_never_followed(tmp_path: Path) -> None:
+    """The log was written first to .log.jsonl.<pid>.tmp, a name anyone could predict; DuckDB,
+    finding a file there, writes to tmp_<that name> and renames it over: a link planted at both
+    (by another user, or left stale) had DuckDB write the log through it, into another file."""
+    from irr_audit.api import load_rule
+    from irr_audit.warehouse.duckdb_counts import duckdb_counts
+
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,1\na,ben,x\n")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not the log's\n")
+    log = tmp_path / "out" / "log.jsonl"
+    log.parent.mkdir()
+    planted = [log.with_name(f"{prefix}.{log.name}.{os_module.getpid()}.tmp") for prefix in ("", "tmp_")]
+    for link in planted:
+        link.symlink_to(victim)
+
+    duckdb_counts(table, load_rule(tmp_path / "rule.yaml"), log=log)
+
+    assert victim.read_text() == "not the log's\n"
+    assert not log.is_symlink() and json.loads(log.read_text())["reason"] == "invalid"
+    assert sorted(path.name for path in log.parent.iterdir()) == sorted([log.name, *(link.name for link in planted)])
+
+
+def test_the_summary_records_the_runs_aliases_as_joins_does(tmp_path: Path) -> None:
+    """An alias changes what a code is (here `sev` is 3, not invalid), but the summary left it out:
+    the counts could not be told from those of a run without it."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,3\na,ben,sev\nb,ann,1\nb,ben,one\n")
+    for sheet in ("ann", "ben"):
+        lines = [line.split(",") for line in table.read_text().splitlines()[1:]]
+        rows = "".join(f"{unit},{code}\n" for unit, coder, code in lines if coder == sheet)
+        (tmp_path / f"{sheet}.csv").write_text("comment_id,code\n" + rows)
+    aliases = ["--alias", "sev=3", "--alias", "one=1"]
+    counted = run(
+        "counts", str(table), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c.csv"),
+        "--summary", str(tmp_path / "s.json"), *aliases, "-q",
+    )  # fmt: skip
+    joined = run(
+        "join", str(tmp_path / "ann.csv"), str(tmp_path / "ben.csv"), "--rule", str(tmp_path / "rule.yaml"),
+        "--out", str(tmp_path / "joined"), *aliases, "-q",
+    )  # fmt: skip
+    assert (counted.exit_code, joined.exit_code) == (0, 0), counted.output + joined.output
+
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["run_aliases"] == {"one": "1", "sev": "3"}
+    assert summary["run_aliases"] == json.loads((tmp_path / "joined" / "summary.json").read_text())["run_aliases"]
+    assert summary["cells"]["valid"] == 4
+
+
+def test_a_summary_without_aliases_has_no_run_aliases(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "long.csv").write_text("comment_id,coder,code\na,ann,3\na,ben,3\n")
+    result = run(
+        "counts", str(tmp_path / "long.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c.csv"),
+        "--summary", str(tmp_path / "s.json"), "-q",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "run_aliases" not in json.loads((tmp_path / "s.json").read_text())
+
+
+def _float_code(path: Path) -> None:
+    pq.write_table(pa.table({"comment_id": ["a", "a"], "coder": ["ann", "ben"], "code": [1.0, 1.0]}), path)
+
+
+def _list_coder(path: Path) -> None:
+    pq.write_table(pa.table({"comment_id": ["a", "a"], "coder": [["ann"], ["ben"]], "code": ["1", "1"]}), path)
+
+
+def _date_id(path: Path) -> None:
+    import datetime
+
+    day = datetime.date(2024, 1, 1)
+    pq.write_table(pa.table({"comment_id": [day, day], "coder": ["ann", "ben"], "code": ["1", "1"]}), path)
+
+
+def _code_twice(path: Path) -> None:
+    columns = [pa.array(["a", "a"]), pa.array(["ann", "ben"]), pa.array(["1", "1"]), pa.array(["2", "3"])]
+    pq.write_table(pa.Table.from_arrays(columns, names=["comment_id", "coder", "code", "CODE"]), path)
+
+
+def _csv_code_twice(path: Path) -> None:
+    path.write_bytes(b"\xef\xbb\xbfcomment_id,coder,code, Code \r\na,ann,1,2\r\na,ben,1,3\r\n")
+
+
+def _quote_open(path: Path) -> None:
+    path.write_bytes(b'comment_id,coder,code\na,ann,1\na,ben,"1\nb,ann,2\nb,ben,2\n')
+
+
+@pytest.mark.parametrize(
+    ("make", "file_format", "code"),
+    [
+        (_float_code, "parquet", "table-column-type"),
+        (_list_coder, "parquet", "table-column-type"),
+        (_date_id, "parquet", "table-id-type"),
+        (_code_twice, "parquet", "table-duplicate-column"),
+        (_csv_code_twice, "csv", "table-duplicate-column"),
+        (_quote_open, "csv", "table-unclosed-quote"),
+    ],
+    ids=["float-code", "list-coder", "date-id", "code-twice", "csv-code-twice", "quote-open"],
+)
+def test_the_spark_job_runs_the_checks_duckdb_runs_on_the_file(
+    tmp_path: Path, make, file_format: str, code: str
+) -> None:
+    """The Spark job lacked them: it counted 1.0 as an invalid code, picked one of two `code`
+    columns, and read the rows after an open quote as one value. Now both engines run the same
+    function on the file before reading it (Spark's part needs no session: it runs first)."""
+    from irr_audit.api import load_rule
+    from irr_audit.warehouse.duckdb_counts import duckdb_counts
+    from irr_audit.warehouse.longtable import LongTableColumns
+    from irr_audit.warehouse.spark_counts import spark_counts
+    from irr_audit.warehouse.tablefile import check_table_file
+
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    rule = load_rule(tmp_path / "rule.yaml")
+    table = tmp_path / ("t.parquet" if file_format == "parquet" else "t.csv")
+    make(table)
+    refused = []
+    for count in (
+        lambda: duckdb_counts(table, rule),
+        lambda: spark_counts(None, str(table), rule, file_format=file_format),
+        lambda: check_table_file(table, file_format, ",", LongTableColumns()),
+    ):
+        with pytest.raises(IrrAuditError) as raised:
+            count()
+        refused.append(raised.value.render())
+    assert refused[0].startswith(f"Error [{code}]: table t."), refused[0]
+    assert refused[1] == refused[2] == refused[0]
+
+
+def test_the_file_checks_leave_a_good_table_and_paths_they_cannot_open_to_the_engine(tmp_path: Path) -> None:
+    from irr_audit.warehouse.longtable import LongTableColumns
+    from irr_audit.warehouse.tablefile import check_table_file
+
+    pq.write_table(
+        pa.table({"comment_id": [1, 2], "coder": pa.array(["ann", "ben"]).dictionary_encode(), "code": [True, None]}),
+        tmp_path / "t.parquet",
+    )
+    (tmp_path / "t.csv").write_text('comment_id,coder,code\na,ann,"1"\na,ben,"x""y"\n')
+    (tmp_path / "shards").mkdir()
+    for path, file_format in ((tmp_path / "t.parquet", "parquet"), (tmp_path / "t.csv", "csv")):
+        check_table_file(path, file_format, ",", LongTableColumns())
+    for elsewhere in (tmp_path / "shards", "hdfs:///audits/codes.parquet", "s3://bucket/codes/"):
+        check_table_file(elsewhere, "parquet", ",", LongTableColumns())  # Spark reads and checks those itself
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1 << 20])
+def test_the_open_quotes_line_is_counted_at_every_line_end(size: int) -> None:
+    """Lines were counted by \\n alone: in a file with lone-CR line ends (old Mac, some exports)
+    every quote was on line 1. \\r\\n is one line end, also when a chunk ends between the two."""
+    from irr_audit.warehouse.tablefile import unclosed_quote_line
+
+    def line(text: str) -> int | None:
+        data = text.encode()
+        return unclosed_quote_line([data[at : at + size] for at in range(0, len(data), size)], b",")
+
+    assert line('h\ra,1\rb,"x\rc,d\r') == 3
+    assert line('h\ra,"x\ry"\rb,1\rc,"d\r') == 5  # a closed value's line break counts too
+    assert line('h\r\na,1\r\nb,"x\r\nc,d\r\n') == 3
+    assert line('h\r\n\r\na\r\r\nb\n"c') == 6
+    assert line('h\ra,"x\r\ry"\r') is None
+
+
+def test_a_quote_never_closed_in_a_lone_cr_file_is_named_on_its_line(tmp_path: Path) -> None:
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "t.csv").write_bytes(b'comment_id,coder,code\ra,ann,1\ra,ben,1\rb,ann,"2\rb,ben,2\r')
+    result = run("counts", str(tmp_path / "t.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c"))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Error [table-unclosed-quote]: table t.csv: the quote opened on line 4 is never")
+
+
+def test_running_out_of_memory_names_the_limit_and_the_fix_first(tmp_path: Path) -> None:
+    """The message began "table long.csv: ...", as if the table were at fault."""
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    (tmp_path / "long.csv").write_text("comment_id,coder,code\na,ann,1\na,ben,1\n")
+    result = run(
+        "counts", str(tmp_path / "long.csv"), "--rule", str(tmp_path / "rule.yaml"), "--out", str(tmp_path / "c.csv"),
+        "--memory-limit", "0.0001KB",
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Error [table-memory]: --memory-limit 0.0001KB is too small: raise it, or give ")
+    assert "counting table long.csv" in result.stderr
+
+
+def test_the_log_is_written_in_a_new_folder_open_to_its_user_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its name is tempfile's (never the same twice, never one a link stands at): nothing
+    planted beside the log, whatever its name, is written through."""
+    import stat
+
+    import irr_audit.warehouse.duckdb_counts as module
+    from irr_audit.api import load_rule
+
+    made = []
+    real = module._private_folder_beside
+
+    def spied(path: Path) -> Path:
+        folder = real(path)
+        made.append((folder, stat.S_IMODE(folder.stat().st_mode)))
+        return folder
+
+    monkeypatch.setattr(module, "_private_folder_beside", spied)
+    (tmp_path / "rule.yaml").write_text(ORDINAL)
+    table = tmp_path / "long.csv"
+    table.write_text("comment_id,coder,code\na,ann,1\na,ben,x\n")
+    for _ in range(2):
+        module.duckdb_counts(table, load_rule(tmp_path / "rule.yaml"), log=tmp_path / "log.jsonl")
+
+    [(first, mode), (second, _)] = made
+    assert mode == 0o700 and first.parent == tmp_path and first != second
+    assert first.name.startswith(".log.jsonl.") and first.name.endswith(".tmp")
+    assert not first.exists() and not second.exists()

@@ -12,15 +12,13 @@ DuckDB is an optional dependency: ``pip install "irr-audit[warehouse]"``.
 
 from __future__ import annotations
 
-import functools
 import importlib
-import itertools
 import os
 import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -29,13 +27,13 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from irr_audit.errors import IrrAuditError, OutputError, SheetError, UsageError
-from irr_audit.io.csvfields import first_csv_row
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, parse_delimiter
 from irr_audit.io.display import printable
 from irr_audit.io.encodings import foreign_mark
 from irr_audit.io.files import check_exist, shown_name, unreadable
 from irr_audit.io.limits import DEFAULT_LIMITS
 from irr_audit.io.outputs import check_outputs
+from irr_audit.io.runfolder import fsync_folder
 from irr_audit.io.sheets import parse_rule_version
 from irr_audit.join.join import STATUSES
 from irr_audit.rules.model import Rule
@@ -50,20 +48,20 @@ from irr_audit.warehouse.longtable import (
     RowTally,
     assemble,
     coder_map,
-    find_column,
+    column_places,
     pattern_tallies,
     patterns_sql,
     row_tallies,
     trim,
     trimmed_whitespace,
 )
+from irr_audit.warehouse.tablefile import check_parquet_columns, csv_header, parquet_schema, refuse_unclosed_quote
 
 T = TypeVar("T")
 DEFAULT_MEMORY_LIMIT = "4GB"
 DEFAULT_COLUMNS = LongTableColumns()
 MEMORY_LIMIT = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
 PARQUET_MAGIC = b"PAR1"
-READ_CHUNK = 1 << 24  # the CSV read in 16 MiB pieces to count its quotes
 MAX_ROW_BYTES = DEFAULT_LIMITS.line_bytes  # a CSV row (with its quoted line breaks): 64 MiB, as a JSON Lines record
 NOT_TABLES = {  # what a long table is not, by the file's first bytes or its suffix
     b"PK\x03\x04": "an XLSX workbook (a zip file)",
@@ -71,11 +69,6 @@ NOT_TABLES = {  # what a long table is not, by the file's first bytes or its suf
     b"[": "JSON",
 }
 EXTRA = 'pip install "irr-audit[warehouse]"'
-TEXT_TYPES = ("VARCHAR",)
-INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
-# A coder's or a code's text as typed: 1.0 (a float), [yes] (a list), b'\xC3\xA9' (bytes) would be
-# invalid codes or new coders, every one, silently; a column of nulls alone is blank cells.
-NAME_TYPES = (*TEXT_TYPES, *INTEGER_TYPES, "BOOLEAN", '"NULL"')
 
 
 def load_duckdb() -> ModuleType:
@@ -200,10 +193,12 @@ def _guarded(duckdb: ModuleType, table: Path, limit: str, spilling: Spilling, wo
                 "or raise --memory-limit so that less is spilled.",
                 code="temp-directory-unwritable",
             ) from None
-        if isinstance(error, duckdb.OutOfMemoryException):
+        if isinstance(error, duckdb.OutOfMemoryException):  # the limit is at fault, not the table: named first
             raise IrrAuditError(
-                f"{source}: DuckDB ran out of memory within --memory-limit {limit} ({_first_line(error)}).",
-                hint="raise --memory-limit, or give --temp-directory a folder with more free space to spill to.",
+                f"--memory-limit {limit} is too small: raise it, or give DuckDB more room to spill to "
+                f"(--temp-directory). DuckDB ran out of memory counting {source} ({_first_line(error)}).",
+                hint="raise --memory-limit (DuckDB's units: 8GB, 16GiB), or give --temp-directory a folder with more "
+                "free space to spill to.",
                 code="table-memory",
             ) from None
         raise SheetError(
@@ -240,19 +235,10 @@ def _counts(
     source = f"table {table.name}"
 
     def scans() -> tuple[list[RowTally], CodeMap, CoderMap, list[PatternTally]]:
-        reader, names = _reader(connection, table, head, delimiter)
-        id_at = find_column(names, columns.id_column, "--id-column", source)
-        coder_at = find_column(names, columns.coder_column, "--coder-column", source)
-        code_at = find_column(names, columns.code_column, "--code-column", source)
-        if len({id_at, coder_at, code_at}) < 3:
-            raise SheetError(
-                f"{source}: the id, coder and code columns must be three different columns.",
-                hint="name them with --id-column, --coder-column and --code-column.",
-                code="table-same-column",
-            )
-        _check_id_type(connection, reader, id_at, names[id_at], source)
-        for option, at in (("--coder-column", coder_at), ("--code-column", code_at)):
-            _check_name_type(connection, reader, at, names[at], option, source)
+        reader, names, schema = _reader(connection, table, head, delimiter)
+        id_at, coder_at, code_at = column_places(names, columns, source)
+        if schema is not None:  # a CSV's columns are all read as text
+            check_parquet_columns(schema, (id_at, coder_at, code_at), source)
         version_at = next((at for at, name in enumerate(names) if name.strip().casefold() == "rule_version"), None)
         if version_at is not None:
             _check_rule_versions(connection, reader, version_at, rule, source)
@@ -297,14 +283,19 @@ def _column(at: int) -> str:
     return f"c{at}"
 
 
-def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) -> tuple[str, list[str]]:
-    """The SQL that reads the table (its columns named c0, c1, ... by place), and the names the file
-    gives its columns."""
+def _reader(
+    connection: Any, table: Path, head: bytes, delimiter: str | None
+) -> tuple[str, list[str], pa.Schema | None]:
+    """The SQL that reads the table (its columns named c0, c1, ... by place), the names the file
+    gives its columns, and a Parquet file's schema (None for a CSV)."""
     if head[:4] == PARQUET_MAGIC or table.suffix.lower() in (".parquet", ".pq"):
+        schema = parquet_schema(table)  # the names as written: DuckDB renames a second `code` code_1
         read = f"read_parquet({_literal(_unglobbed(table))})"
         renamed = [row[0] for row in connection.execute(f"DESCRIBE SELECT * FROM {read}").fetchall()]
+        if len(renamed) != len(schema.names):  # pragma: no cover - pyarrow and DuckDB read one footer
+            raise AssertionError(f"pyarrow finds {len(schema.names)} columns in {table.name}, DuckDB {len(renamed)}")
         named = ", ".join(f"{_quoted(name)} AS {_column(at)}" for at, name in enumerate(renamed))
-        return f"(SELECT {named} FROM {read})", _parquet_names(table, len(renamed))
+        return f"(SELECT {named} FROM {read})", schema.names, schema
     kind = next((kind for magic, kind in NOT_TABLES.items() if head.lstrip().startswith(magic)), None)
     if kind is not None or table.suffix.lower() in (".xlsx", ".xlsm", ".json", ".jsonl", ".ndjson"):
         raise SheetError(
@@ -324,8 +315,8 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
     chosen = parse_delimiter(delimiter) or (
         "\t" if table.suffix.lower() in (".tsv", ".tab") else detect_delimiter(text, f"table {table.name}")
     )
-    _refuse_unclosed_quote(table, chosen)
-    header = first_csv_row(text, delimiter=chosen) or []  # any line ending: \n, \r\n or \r
+    refuse_unclosed_quote(table, chosen)
+    header = csv_header(head, chosen)
     types = ", ".join(f"'{_column(at)}': 'VARCHAR'" for at in range(len(header)))
     # Short rows are padded, as a sheet's are. DuckDB's parallel CSV scanner cannot pad rows
     # beside quoted line breaks, so a CSV is parsed on one thread (Parquet is read in parallel).
@@ -334,114 +325,7 @@ def _reader(connection: Any, table: Path, head: bytes, delimiter: str | None) ->
         f"auto_detect=false, columns={{{types}}}, null_padding=true, parallel=false, strict_mode=true, "
         f"max_line_size={MAX_ROW_BYTES})"
     )
-    return reader, header
-
-
-def _refuse_unclosed_quote(table: Path, delimiter: str) -> None:
-    """Refuse a CSV with a quote left open, as join refuses such a sheet: DuckDB, even in strict mode,
-    reads the value it opens to the end of the file as a null, and the rows after it are lost."""
-    opened = _unclosed_quote_line(_chunks(table), delimiter.encode("utf-8"))
-    if opened is not None:
-        raise SheetError(
-            f"table {table.name}: the quote opened on line {opened} is never closed: everything after it "
-            "would be read as one value.",
-            hint=f"close the quote at the end of the value on line {opened}; a quote that is part of the text is "
-            'written as two quotes ("") inside a quoted value.',
-            code="table-unclosed-quote",
-        )
-
-
-def _unclosed_quote_line(chunks: Iterable[bytes], delimiter: bytes) -> int | None:
-    """The line of the quote that opens a value never closed, or None. A quote opens a value at the
-    start of a field (a quote inside an unquoted field is text, as DuckDB and the csv module read it);
-    inside, "" is a quote of the text. A chunk never ends on a quote (carried to the next), so that
-    "" is never split, and the byte before each chunk is kept for the look at a field's start."""
-    boundary = re.escape(delimiter) + rb"\r\n"
-    quoted = rb'[^"]*+(?:""[^"]*+)*+"'  # the rest of a quoted value, to its closing quote
-    outside = re.compile(rb"(?:(?<=[" + boundary + rb'])"' + quoted + rb'|[^"]++|(?<=[^' + boundary + rb'])")*+')
-    inside = re.compile(quoted)
-    opened: int | None = None  # the line of the open quote while inside a quoted value
-    lines, before, carried = 1, b"\n", b""
-    for piece in itertools.chain(chunks, [None]):
-        data = carried + (piece or b"")
-        if piece is not None:
-            kept = len(data.rstrip(b'"'))
-            data, carried = data[:kept], data[kept:]
-        if not data or (opened is None and b'"' not in data):  # most chunks: no quote to look at
-            lines, before = lines + data.count(b"\n"), data[-1:] or before
-            continue
-        text = before + data
-        at = 1
-        if opened is not None:
-            closed = inside.match(text, at)
-            at = closed.end() if closed else len(text)
-            opened = None if closed else opened
-        while opened is None and at < len(text):
-            found = outside.match(text, at)  # never None: the pattern matches the empty string
-            at = found.end() if found else len(text)
-            if at < len(text):  # a quote at a field's start, not closed in this chunk
-                opened = lines + text.count(b"\n", 1, at)
-                closed = inside.match(text, at + 1)
-                at, opened = (closed.end(), None) if closed else (len(text), opened)
-        lines += data.count(b"\n")
-        before = data[-1:]
-    return opened
-
-
-def _chunks(table: Path) -> Iterator[bytes]:
-    try:
-        with open(table, "rb") as stream:
-            yield from iter(functools.partial(stream.read, READ_CHUNK), b"")
-    except OSError as exc:
-        raise unreadable(f"table {shown_name(table)}", exc, "table", "check the path of the long table.") from None
-
-
-def _parquet_names(table: Path, count: int) -> list[str]:
-    """The names a Parquet file gives its columns, as written (DuckDB makes them unique: a second
-    `code`, or `CODE`, becomes code_1, which would hide a column named twice)."""
-    import pyarrow.parquet as pq  # noqa: PLC0415 - only for a Parquet table
-
-    try:
-        names = pq.read_schema(table).names
-    except (OSError, pa.ArrowException) as error:
-        raise SheetError(
-            f"table {table.name} cannot be read: {_first_line(error)}",
-            hint="check that the file is a CSV (UTF-8, one header line) or a Parquet file, and its delimiter.",
-            code="table-unreadable",
-        ) from None
-    if len(names) != count:  # pragma: no cover - pyarrow and DuckDB read one footer
-        raise AssertionError(f"pyarrow finds {len(names)} columns in {table.name}, DuckDB {count}")
-    return names
-
-
-def _column_type(connection: Any, reader: str, at: int) -> str:
-    return str(connection.execute(f"DESCRIBE SELECT {_column(at)} FROM {reader}").fetchall()[0][1])
-
-
-def _check_name_type(connection: Any, reader: str, at: int, column: str, option: str, source: str) -> None:
-    """The coder and code columns hold text (or integers, booleans): a value of another type
-    (a float, a list, a struct, bytes) has no text as a sheet would hold it."""
-    found = _column_type(connection, reader, at)
-    if found not in NAME_TYPES:
-        raise SheetError(
-            f"{source}: its {option.removeprefix('--').removesuffix('-column')} column {column!r} holds {found} "
-            "values, not text: they cannot be read as a sheet's cells (1.0 is not the code 1, nor [yes] the code yes).",
-            hint=f"store the column as text (VARCHAR) or integers, or pass {option} naming the right column.",
-            code="table-column-type",
-        )
-
-
-def _check_id_type(connection: Any, reader: str, at: int, column: str, source: str) -> None:
-    """An id stored as a floating-point number, a decimal or a date has lost its digits as typed
-    (join refuses a sheet's numeric ids for the same reason); text and integers are kept."""
-    found = _column_type(connection, reader, at)
-    if found not in TEXT_TYPES and found not in INTEGER_TYPES:
-        raise SheetError(
-            f"{source}: its id column {column!r} holds {found} values, not text or integers: the ids as typed "
-            "cannot be read back from them.",
-            hint="store the ids as text (VARCHAR) or integers.",
-            code="table-id-type",
-        )
+    return reader, header, None
 
 
 def _trimmed(expression: str) -> str:
@@ -571,8 +455,8 @@ def _log_unwritable(path: Path, why: str) -> OutputError:
 
 
 def _write_log(connection: Any, duckdb: ModuleType, path: Path, rule: Rule, codes: CodeMap, coders: CoderMap) -> None:
-    """The missingness log as JSON Lines (every value verbatim), written beside ``path`` and
-    renamed into place: a log cut short is never left under its name."""
+    """The missingness log as JSON Lines (every value verbatim), written in a private folder beside
+    ``path`` and renamed into place: a log cut short is never left under its name."""
     width = len(rule.categories) + 1
     connection.execute("CREATE TEMP TABLE code_reasons(raw VARCHAR, k INTEGER, filled BOOLEAN, reason VARCHAR)")
     connection.executemany(
@@ -591,22 +475,40 @@ def _write_log(connection: Any, duckdb: ModuleType, path: Path, rule: Rule, code
     connection.execute("CREATE TEMP TABLE coder_list(c INTEGER, name VARCHAR)")
     connection.executemany("INSERT INTO coder_list VALUES (?, ?)", list(enumerate(coders.coders)))
     connection.execute("SET preserve_insertion_order = true")  # row_number() OVER () follows the file
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)  # as --out's and --summary's folders are made
+        private = _private_folder_beside(path)
     except OSError as exc:
         raise _log_unwritable(path, exc.strerror or str(exc)) from None
+    temporary = private / path.name
     try:
         try:
             connection.execute(LOG.format(path=_literal(str(temporary))))
         except duckdb.IOException as error:
-            if temporary.name not in str(error):  # not the log's own file (the table, or the spill folder)
+            if str(private) not in str(error):  # not the log's own file (the table, or the spill folder)
                 raise
             # the table was read whole a moment ago: a full disk or a folder made read-only is the output's
             raise _log_unwritable(path, _first_line(error)) from None
         try:
+            _flush(temporary)
             os.replace(temporary, path)
         except OSError as exc:
             raise _log_unwritable(path, exc.strerror or str(exc)) from None
+        fsync_folder(path.parent)
     finally:
-        temporary.unlink(missing_ok=True)
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _private_folder_beside(path: Path) -> Path:
+    """A new folder beside ``path`` (on its file system: the log is renamed into place, not
+    copied), named by tempfile and open to this user alone. DuckDB writes the log in there: it
+    opens its file following links, and writes tmp_<name> first where a file has the name, so
+    beside the output a name anyone could predict would let a link planted there take the log
+    into another file."""
+    return Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+
+
+def _flush(path: Path) -> None:
+    """The file's bytes to disk before it takes the output's name, as write_bytes_atomic's are."""
+    with open(path, "rb") as stream:
+        os.fsync(stream.fileno())

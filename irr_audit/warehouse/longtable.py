@@ -404,6 +404,8 @@ def assemble(
             CodeStatus.ABSENT.value: absent,
             CodeStatus.CONFLICT.value: cells[CodeStatus.CONFLICT],
         },
+        # the run's aliases change what a code is: kept as join's summary.json keeps them
+        **({"run_aliases": dict(rule.run_aliases)} if rule.run_aliases else {}),
     }
     return LongTableCounts(rule, coders.coders, compressed, summary)
 
@@ -420,3 +422,19 @@ def find_column(header: Sequence[str], wanted: str, option: str, source: str) ->
             code="table-missing-column" if not matches else "table-duplicate-column",
         )
     return matches[0]
+
+
+def column_places(header: Sequence[str], columns: LongTableColumns, source: str) -> tuple[int, int, int]:
+    """The positions of the id, coder and code columns in ``header``, each named once, all three apart."""
+    places = (
+        find_column(header, columns.id_column, "--id-column", source),
+        find_column(header, columns.coder_column, "--coder-column", source),
+        find_column(header, columns.code_column, "--code-column", source),
+    )
+    if len(set(places)) < 3:
+        raise SheetError(
+            f"{source}: the id, coder and code columns must be three different columns.",
+            hint="name them with --id-column, --coder-column and --code-column.",
+            code="table-same-column",
+        )
+    return places

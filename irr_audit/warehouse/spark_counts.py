@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from irr_audit.errors import IrrAuditError, SheetError, UsageError
+from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io.outputs import render_json, write_text_atomic
 from irr_audit.rules.load import load_rule
 from irr_audit.warehouse.longtable import (
@@ -36,12 +36,13 @@ from irr_audit.warehouse.longtable import (
     RowTally,
     assemble,
     coder_map,
-    find_column,
+    column_places,
     pattern_tallies,
     patterns_sql,
     row_tallies,
     trimmed_whitespace,
 )
+from irr_audit.warehouse.tablefile import check_table_file
 
 DEFAULT_COLUMNS = LongTableColumns()
 
@@ -69,34 +70,25 @@ def spark_counts(
     delimiter: str = ",",
 ) -> LongTableCounts:
     """The unit-pattern counts of the long table at ``path`` (Parquet, or CSV with a header),
-    counted by ``spark`` (a SparkSession): exactly what duckdb_counts gives for the same rows."""
+    counted by ``spark`` (a SparkSession): exactly what duckdb_counts gives for the same rows.
+    A table the driver can open as a local file is first checked as DuckDB's path checks it
+    (tablefile.check_table_file: a CSV quote never closed; a Parquet column named twice, or a
+    coder or code column that is not text)."""
+    if file_format not in ("parquet", "csv"):
+        raise UsageError(f"--format {file_format!r} is not parquet or csv.", hint="pass parquet or csv.", code="usage")
+    check_table_file(path, file_format, delimiter, columns)
     load_pyspark()
     functions = importlib.import_module("pyspark.sql.functions")
     source = f"table {Path(path).name or path}"
     if file_format == "parquet":
         frame = spark.read.parquet(path)
-    elif file_format == "csv":
+    else:
         frame = spark.read.csv(
             path, header=True, sep=delimiter, quote='"', escape='"', multiLine=True, encoding="UTF-8", nullValue=None
         )
-    else:
-        raise UsageError(f"--format {file_format!r} is not parquet or csv.", hint="pass parquet or csv.", code="usage")
     names = [name.lstrip("\ufeff") for name in frame.columns]
     frame = frame.toDF(*[f"c{at}" for at in range(len(names))])
-    picked = [
-        f"c{find_column(names, wanted, option, source)}"
-        for wanted, option in (
-            (columns.id_column, "--id-column"),
-            (columns.coder_column, "--coder-column"),
-            (columns.code_column, "--code-column"),
-        )
-    ]
-    if len(set(picked)) < 3:
-        raise SheetError(
-            f"{source}: the id, coder and code columns must be three different columns.",
-            hint="name them with --id-column, --coder-column and --code-column.",
-            code="table-same-column",
-        )
+    picked = [f"c{at}" for at in column_places(names, columns, source)]
     whitespace = functions.lit(trimmed_whitespace())
     raw_id = functions.coalesce(functions.col(picked[0]).cast("string"), functions.lit(""))
     frame.select(
