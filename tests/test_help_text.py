@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from irr_audit.cli import app
+from irr_audit.cli.helptext import param_help
 from tests.conftest import run
 
 
@@ -126,3 +130,73 @@ def test_markdown_has_single_blank_lines_and_one_final_newline(markdown_outputs:
     assert text.endswith("\n") and not text.endswith("\n\n"), f"{name}: not one final newline"
     assert not text.startswith("\n")
     assert [line for line in lines if line != line.rstrip()] == [], f"{name}: trailing spaces"
+
+
+# --- every default said once, and truly ---------------------------------------------------------
+
+
+def every_command() -> list[tuple[str, Any, Any]]:
+    """(name, command, context) of every command and subcommand, as --help renders them."""
+    found = []
+
+    def walk(command: Any, name: str, parent: Any) -> None:
+        context = command.context_class(command, info_name=name, parent=parent)
+        found.append((name, command, context))
+        for child in getattr(command, "commands", {}).values():
+            walk(child, f"{name} {child.name}", context)
+
+    walk(typer.main.get_command(app), "irr-audit", None)
+    return found
+
+
+def shown_default(param: Any) -> Any:
+    """What typer shows after ``[default: ``, or None."""
+    default = param.default.value if isinstance(param.default, Enum) else param.default
+    return None if default in (None, False, [], ()) or param.show_default is False else default
+
+
+COMMANDS = every_command()
+
+
+@pytest.mark.parametrize(("name", "command", "context"), COMMANDS, ids=[name for name, _, _ in COMMANDS])
+def test_every_default_is_said_once_and_truly(name: str, command: Any, context: Any) -> None:
+    for param in command.get_params(context):
+        said = param.help or ""
+        rendered = param_help(param)
+        label = f"{name} {param.opts[0] if param.opts else param.name}"
+        if shown_default(param) is not None:
+            assert f"[default: {shown_default(param)}]" in rendered, f"{label}: its default is not shown"
+            assert "default" not in said.lower(), f"{label}: the help states the default typer also prints"
+        elif param.default not in (None, False, [], ()):
+            raise AssertionError(f"{label}: a default ({param.default}) the page does not show")
+
+
+def test_plan_pilot_rule_is_a_check_on_the_folder() -> None:
+    text = help_of("plan", "pilot")
+    assert "the rule file the sheets were coded under" not in text.lower()
+    assert "refuse DIR unless it was coded under this rule file" in text
+
+
+def test_plan_pilot_refuses_a_rule_the_folder_does_not_keep(tmp_path: Path) -> None:
+    sheets = sorted((ROOT / "examples" / "sheets").glob("*.csv"))
+    stdout_of("join", *sheets, "--rule", RULE, "--out", tmp_path / "joined", "-q")
+    other = ROOT / "rules" / "sarcasm" / "v1.yaml"
+    refused = run("plan", "pilot", tmp_path / "joined", "--half-width", "0.1", "--rule", other)
+    assert refused.exit_code == 2
+    assert "usage-rule-mismatch" in refused.output
+
+
+@pytest.mark.parametrize("command", ["score", "report", "freeze"])
+def test_rule_help_says_a_kept_rule_is_checked(command: str) -> None:
+    assert "refused unless it is the rule kept there" in help_of(command)
+
+
+def test_report_help_gives_the_replicates_of_compare_and_drift_without_bootstrap() -> None:
+    text = help_of("report")
+    assert "(its interval: --bootstrap replicates, 2000 when 0)" in text
+    assert "its intervals: --bootstrap replicates, 1000 when 0)" in text
+
+
+@pytest.mark.parametrize("command", ["check", "lock"])
+def test_rules_dir_argument_shows_its_default(command: str) -> None:
+    assert "RULES_DIR The folder holding <rule>/v<version>.yaml files. [default: rules]" in help_of("rules", command)

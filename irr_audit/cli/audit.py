@@ -16,6 +16,7 @@ from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, on
 from irr_audit.cli.shared import (
     PATH,
     AliasOption,
+    AuditRuleOption,
     CodeColumn,
     DelimiterOption,
     IdColumn,
@@ -69,7 +70,11 @@ GroupOption = Annotated[
 Against = Annotated[str | None, typer.Option("--against", help="The coder the --group consensus is scored against.")]
 Windows = Annotated[
     int | None,
-    typer.Option("--windows", help="Drift: agreement in N consecutive windows of the coding order (N >= 2)."),
+    typer.Option(
+        "--windows",
+        help="Drift: agreement in N consecutive windows of the coding order (N >= 2; its intervals: --bootstrap "
+        "replicates, 1000 when 0).",
+    ),
 ]
 WindowSize = Annotated[
     int | None, typer.Option("--window-size", help="Drift: windows of U units each (instead of --windows).")
@@ -83,12 +88,14 @@ OrderColumn = Annotated[
 ]
 CompareWith = Annotated[
     Path | None,
-    typer.Option("--compare", help="A join folder or bundle of an earlier audit: add each coefficient's difference."),
+    typer.Option(
+        "--compare",
+        help="A join folder or bundle of an earlier audit: add each coefficient's difference (its interval: "
+        "--bootstrap replicates, 2000 when 0).",
+    ),
 ]
-CiLevel = Annotated[float, typer.Option("--ci-level", help="Confidence level of every interval (default 0.95).")]
-IntervalOption = Annotated[
-    str, typer.Option("--interval", help="normal (default, large-sample) or t (n - 1 df, as irrCAC).")
-]
+CiLevel = Annotated[float, typer.Option("--ci-level", help="Confidence level of every interval.")]
+IntervalOption = Annotated[str, typer.Option("--interval", help="normal (large-sample) or t (n - 1 df, as irrCAC).")]
 TestAgainst = Annotated[
     float | None,
     typer.Option("--test-against", help="C: also test H0: coefficient <= C (one-sided p-value, e.g. 0.6)."),
@@ -199,7 +206,7 @@ def score(
     inputs: Annotated[
         list[Path] | None, typer.Argument(help="A folder written by join (or an audit bundle), or two or more sheets.")
     ] = None,
-    rule: RuleOption = None,
+    rule: AuditRuleOption = None,
     output_format: Annotated[
         ScoreFormat, typer.Option("--format", help="text or json.", case_sensitive=False)
     ] = ScoreFormat.TEXT,
@@ -301,7 +308,7 @@ def report(
             "--format", help="md, json, html, text, or methods (the methods paragraph to paste).", case_sensitive=False
         ),
     ] = ReportFormat.MD,
-    rule: RuleOption = None,
+    rule: AuditRuleOption = None,
     output_text: Annotated[str | None, typer.Option("--output", "-o", metavar=PATH, help="Write to this file.")] = None,
     bootstrap: Bootstrap = 0,
     seed: Seed = None,

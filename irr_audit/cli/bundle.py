@@ -14,10 +14,10 @@ from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, on
 from irr_audit.cli.shared import (
     PATH,
     CodeColumn,
+    FreezeRuleOption,
     IdColumn,
     LimitOption,
     Quiet,
-    RuleOption,
     Worksheet,
     app,
     check_outputs,
@@ -66,7 +66,7 @@ class VerifyFormat(str, Enum):
 def freeze(
     inputs: Annotated[list[Path], typer.Argument(help="A folder written by join, or two or more sheets.")],
     into: Annotated[Path, typer.Option("--into", help="The audits folder; the new bundle is made inside it.")],
-    rule: RuleOption = None,
+    rule: FreezeRuleOption = None,
     recodes: Annotated[
         Path | None,
         typer.Option("--recodes", help="The bundle whose units this audit codes again under a revised rule."),

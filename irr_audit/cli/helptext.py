@@ -101,14 +101,13 @@ def _show_help(ctx: Any, param: Any, value: bool) -> None:
 
 
 def write_params(command: Any, ctx: Any, formatter: Any) -> None:
-    arguments, options = [], []
+    arguments: list[tuple[str, str]] = []
+    options: list[tuple[str, str]] = []
     for param in command.get_params(ctx):
         if getattr(param, "hidden", False):
             continue
-        if param.param_type_name == "argument":
-            arguments.append((param_label(param, ctx), param.help or ""))
-        else:
-            options.append((param_label(param, ctx), option_help(param, ctx)))
+        kind = arguments if param.param_type_name == "argument" else options
+        kind.append((param_label(param, ctx), param_help(param)))
     for title, rows in (("Arguments", arguments), ("Options", options)):
         if rows:
             with formatter.section(title):
@@ -169,8 +168,10 @@ def argument_word(param: Any, ctx: Any) -> str:
     return f"<{WORDS.get(name, name)}>" + ("..." if param.nargs == -1 else "")
 
 
-def option_help(param: Any, ctx: Any) -> str:
-    """The option's help, and its default where it has one worth showing."""
+def param_help(param: Any) -> str:
+    """The help of an option or argument, and its default where it has one worth showing (an
+    optional argument's too: `rules check` without RULES_DIR reads rules/). The help itself
+    states a default only where typer has none to show (None: the library decides)."""
     text = param.help or ""
     default = param.default
     if isinstance(default, Enum):

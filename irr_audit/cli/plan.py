@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from irr_audit.cli.shared import LimitOption, RuleOption, app, parse_limits, reports_errors, to_stdout
+from irr_audit.cli.shared import LimitOption, app, parse_limits, reports_errors, to_stdout
 from irr_audit.errors import UsageError
 from irr_audit.io.display import visible
 
@@ -32,7 +32,7 @@ class PlanFormat(str, Enum):
 
 
 FormatOption = Annotated[PlanFormat, typer.Option("--format", help="text or json.", case_sensitive=False)]
-LevelOption = Annotated[float, typer.Option("--level", help="Significance level (default 0.05).")]
+LevelOption = Annotated[float, typer.Option("--level", help="Significance level.")]
 
 
 @plan_app.command("alpha")
@@ -68,7 +68,7 @@ def kappa(
         typer.Option("--rates", help="Binary rule, coders with their own rates of the code, e.g. 0.3,0.4 (Cantor)."),
     ] = None,
     level: LevelOption = 0.05,
-    power: Annotated[float, typer.Option("--power", help="Power of the test (default 0.8).")] = 0.80,
+    power: Annotated[float, typer.Option("--power", help="Power of the test.")] = 0.80,
     output_format: FormatOption = PlanFormat.TEXT,
 ) -> None:
     """Units for a test of kappa = --min that finds --expected with --power (Donner & Eliasziw 1992; Cantor 1996)."""
@@ -107,7 +107,13 @@ def half_width(
 def pilot(
     source: Annotated[Path, typer.Argument(metavar="DIR", help="A join folder or an audit bundle of the pilot.")],
     target: Annotated[float, typer.Option("--half-width", help="The half-width wanted, e.g. 0.1.")],
-    rule: RuleOption = None,
+    rule: Annotated[
+        Path | None,
+        typer.Option(
+            "--rule",
+            help="A check, not an input (DIR keeps its own rule): refuse DIR unless it was coded under this rule file.",
+        ),
+    ] = None,
     bootstrap: Annotated[
         int, typer.Option("--bootstrap", help="Bootstrap replicates, for coefficients with no analytic SE.")
     ] = 0,

@@ -46,6 +46,14 @@ def reports_errors(command: F) -> F:
 
 
 RuleOption = Annotated[Path | None, typer.Option("--rule", help="The rule file the sheets were coded under.")]
+# a join folder or a bundle keeps its rule: --rule given with one is a check, not an input
+KEPT_RULE_HELP = (
+    "The rule file the sheets were coded under (with {}: optional, and refused unless it is the rule kept there)."
+)
+AuditRuleOption = Annotated[
+    Path | None, typer.Option("--rule", help=KEPT_RULE_HELP.format("a join folder or an audit bundle"))
+]
+FreezeRuleOption = Annotated[Path | None, typer.Option("--rule", help=KEPT_RULE_HELP.format("a join folder"))]
 IdColumn = Annotated[
     str | None, typer.Option("--id-column", help="Column holding the comment id (default comment_id).")
 ]

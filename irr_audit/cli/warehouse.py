@@ -46,7 +46,7 @@ def counts(
     ] = None,
     memory_limit: Annotated[
         str,
-        typer.Option("--memory-limit", help="DuckDB's memory limit (default 4GB); beyond it, DuckDB spills to disk."),
+        typer.Option("--memory-limit", help="DuckDB's memory limit; beyond it, DuckDB spills to disk."),
     ] = "4GB",
     temp_directory: Annotated[
         Path | None,
