@@ -11,7 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from irr_audit.cli import app
-from irr_audit.cli.helptext import param_help
+from irr_audit.cli.helptext import is_argument, param_help
 from tests.conftest import run
 
 
@@ -200,3 +200,85 @@ def test_report_help_gives_the_replicates_of_compare_and_drift_without_bootstrap
 @pytest.mark.parametrize("command", ["check", "lock"])
 def test_rules_dir_argument_shows_its_default(command: str) -> None:
     assert "RULES_DIR The folder holding <rule>/v<version>.yaml files. [default: rules]" in help_of("rules", command)
+
+
+# --- the same option in the same words; what to pass named as it is ------------------------------
+
+
+def options_of(name: str) -> dict[str, Any]:
+    """A command's options by their first name (`--quiet`), from the walk of every command."""
+    (context, command) = next((context, command) for found, command, context in COMMANDS if found == name)
+    return {param.opts[0]: param for param in command.get_params(context) if not is_argument(param)}
+
+
+@pytest.mark.parametrize(
+    ("command", "wording"),
+    [
+        ("irr-audit join", "No summary and no warnings on stderr."),
+        ("irr-audit score", "No summary and no warnings on stderr."),
+        ("irr-audit report", "No summary and no warnings on stderr."),
+        ("irr-audit freeze", "No summary and no warnings on stderr."),
+        ("irr-audit labels", "No summary on stderr."),
+        ("irr-audit adjudicate", "No summary on stderr."),
+        ("irr-audit import", "No summary on stderr."),
+        ("irr-audit sample", "No summary on stderr."),
+        ("irr-audit counts", "No summary on stderr."),
+    ],
+)
+def test_quiet_is_worded_alike_and_names_the_warnings_it_hides(command: str, wording: str) -> None:
+    assert options_of(command)["--quiet"].help == wording
+
+
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [
+        ("irr-audit join", "--out"),
+        ("irr-audit join", "--sample"),
+        ("irr-audit join", "--rules"),
+        ("irr-audit report", "--compare"),
+        ("irr-audit freeze", "--into"),
+        ("irr-audit freeze", "--recodes"),
+        ("irr-audit freeze", "--sample"),
+        ("irr-audit import", "--out"),
+        ("irr-audit sample", "--out"),
+        ("irr-audit counts", "--temp-directory"),
+        ("irr-audit rules check", "--audits"),
+        ("irr-audit rules check", "--codebooks"),
+        ("irr-audit rules lock", "--codebooks"),
+    ],
+)
+def test_an_option_taking_a_folder_says_folder(command: str, option: str) -> None:
+    assert options_of(command)[option].metavar == "<folder>"
+
+
+@pytest.mark.parametrize("command", ["report", "labels", "adjudicate"])
+def test_output_says_it_replaces_standard_output(command: str) -> None:
+    assert "to this file, not to standard output." in options_of(f"irr-audit {command}")["--output"].help
+
+
+@pytest.mark.parametrize(
+    ("command", "usage"),
+    [
+        (["join"], "join [OPTIONS] SHEETS..."),
+        (["score"], "score [OPTIONS] [INPUTS...]"),
+        (["compare"], "compare [OPTIONS] A B"),
+        (["import"], "import [OPTIONS] FORMAT EXPORT..."),
+        (["verify"], "verify [OPTIONS] BUNDLE"),
+        (["plan", "pilot"], "pilot [OPTIONS] DIR"),
+        (["rules", "check"], "check [OPTIONS] [RULES_DIR]"),
+    ],
+)
+def test_usage_line_names_arguments_as_the_arguments_section_does(command: list[str], usage: str) -> None:
+    page = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"}).output
+    first = page.split("\n")[0]
+    assert first.endswith(usage) and "{" not in first
+
+
+def test_report_and_score_list_rule_before_format() -> None:
+    for name in ("irr-audit score", "irr-audit report"):
+        order = list(options_of(name))
+        assert order.index("--rule") < order.index("--format"), name
+
+
+def test_plan_pilot_seed_says_a_drawn_seed_is_not_shown() -> None:
+    assert "without it one is drawn and not shown" in help_of("plan", "pilot")

@@ -14,6 +14,7 @@ import typer
 
 from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
 from irr_audit.cli.shared import (
+    FOLDER,
     PATH,
     AliasOption,
     AuditRuleOption,
@@ -21,7 +22,7 @@ from irr_audit.cli.shared import (
     DelimiterOption,
     IdColumn,
     LimitOption,
-    Quiet,
+    QuietWarnings,
     RuleOption,
     Worksheet,
     app,
@@ -90,6 +91,7 @@ CompareWith = Annotated[
     Path | None,
     typer.Option(
         "--compare",
+        metavar=FOLDER,
         help="A join folder or bundle of an earlier audit: add each coefficient's difference (its interval: "
         "--bootstrap replicates, 2000 when 0).",
     ),
@@ -144,14 +146,17 @@ CountsOption = Annotated[
 @reports_errors
 def join(
     sheets: Annotated[list[Path], typer.Argument(help="Two or more coding sheets (CSV, TSV, XLSX, JSONL).")],
-    out: Annotated[Path, typer.Option("--out", help="Folder for the joined table, the log and the summary.")],
+    out: Annotated[
+        Path, typer.Option("--out", metavar=FOLDER, help="Folder for the joined table, the log and the summary.")
+    ],
     rule: RuleOption = None,
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
     worksheet: Worksheet = None,
-    quiet: Quiet = False,
+    quiet: QuietWarnings = False,
     sample: Annotated[
-        Path | None, typer.Option("--sample", help="The folder irr-audit sample wrote: join exactly its units.")
+        Path | None,
+        typer.Option("--sample", metavar=FOLDER, help="The folder irr-audit sample wrote: join exactly its units."),
     ] = None,
     force: Annotated[
         bool,
@@ -218,7 +223,7 @@ def score(
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
     worksheet: Worksheet = None,
-    quiet: Quiet = False,
+    quiet: QuietWarnings = False,
     limit: LimitOption = None,
     ci_level: CiLevel = 0.95,
     interval: IntervalOption = "normal",
@@ -302,14 +307,17 @@ def report(
     inputs: Annotated[
         list[Path] | None, typer.Argument(help="A folder written by join (or an audit bundle), or two or more sheets.")
     ] = None,
+    rule: AuditRuleOption = None,
     output_format: Annotated[
         ReportFormat,
         typer.Option(
             "--format", help="md, json, html, text, or methods (the methods paragraph to paste).", case_sensitive=False
         ),
     ] = ReportFormat.MD,
-    rule: AuditRuleOption = None,
-    output_text: Annotated[str | None, typer.Option("--output", "-o", metavar=PATH, help="Write to this file.")] = None,
+    output_text: Annotated[
+        str | None,
+        typer.Option("--output", "-o", metavar=PATH, help="Write the report to this file, not to standard output."),
+    ] = None,
     bootstrap: Bootstrap = 0,
     seed: Seed = None,
     group: GroupOption = None,
@@ -318,7 +326,7 @@ def report(
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
     worksheet: Worksheet = None,
-    quiet: Quiet = False,
+    quiet: QuietWarnings = False,
     limit: LimitOption = None,
     compare_with: CompareWith = None,
     windows: Windows = None,

@@ -12,12 +12,14 @@ import typer
 
 from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
 from irr_audit.cli.shared import (
+    FOLDER,
     PATH,
     CodeColumn,
     FreezeRuleOption,
     IdColumn,
     LimitOption,
     Quiet,
+    QuietWarnings,
     Worksheet,
     app,
     check_outputs,
@@ -65,22 +67,30 @@ class VerifyFormat(str, Enum):
 @reports_errors
 def freeze(
     inputs: Annotated[list[Path], typer.Argument(help="A folder written by join, or two or more sheets.")],
-    into: Annotated[Path, typer.Option("--into", help="The audits folder; the new bundle is made inside it.")],
+    into: Annotated[
+        Path, typer.Option("--into", metavar=FOLDER, help="The audits folder; the new bundle is made inside it.")
+    ],
     rule: FreezeRuleOption = None,
     recodes: Annotated[
         Path | None,
-        typer.Option("--recodes", help="The bundle whose units this audit codes again under a revised rule."),
+        typer.Option(
+            "--recodes", metavar=FOLDER, help="The bundle whose units this audit codes again under a revised rule."
+        ),
     ] = None,
     sample: Annotated[
         Path | None,
-        typer.Option("--sample", help="The folder irr-audit sample wrote: its ledger and missingness log are kept."),
+        typer.Option(
+            "--sample",
+            metavar=FOLDER,
+            help="The folder irr-audit sample wrote: its ledger and missingness log are kept.",
+        ),
     ] = None,
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
     worksheet: Worksheet = None,
     digests: DigestsOption = None,
     sign: SignOption = None,
-    quiet: Quiet = False,
+    quiet: QuietWarnings = False,
     limit: LimitOption = None,
     codebook: CodebookOption = None,
     rules: RulesFolderOption = None,
@@ -288,7 +298,8 @@ def _verdict(result: Verification) -> str:
 def labels(
     bundle: BundleArgument,
     output_text: Annotated[
-        str | None, typer.Option("--output", "-o", metavar=PATH, help="Write the CSV to this file.")
+        str | None,
+        typer.Option("--output", "-o", metavar=PATH, help="Write the CSV to this file, not to standard output."),
     ] = None,
     quiet: Quiet = False,
     limit: LimitOption = None,
@@ -327,7 +338,12 @@ def adjudicate(
     by: Annotated[str | None, typer.Option("--by", help="Who decided, e.g. 'alice and bob'.")] = None,
     output_text: Annotated[
         str | None,
-        typer.Option("--output", "-o", metavar=PATH, help="Without --decisions: write the list of disagreements here."),
+        typer.Option(
+            "--output",
+            "-o",
+            metavar=PATH,
+            help="Without --decisions: write the list of disagreements (CSV) to this file, not to standard output.",
+        ),
     ] = None,
     digests: RecordDigestsOption = None,
     sign: SignOption = None,

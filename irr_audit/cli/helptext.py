@@ -32,6 +32,10 @@ class PlainHelpCommand(TyperCommand):
     def get_help_option(self, ctx: Any) -> Any:
         return shown_as_output(super().get_help_option(ctx))
 
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        arguments = [usage_word(param) for param in self.get_params(ctx) if is_argument(param)]
+        return [self.options_metavar, *arguments] if self.options_metavar else arguments
+
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self.format_usage(ctx, formatter)
         self.format_help_text(ctx, formatter)
@@ -147,6 +151,18 @@ def plain_type(shown: str) -> str:
     if text == "bool":
         return ""
     return f"<{WORDS.get(text, text)}>" + ("..." if repeated else "")
+
+
+def is_argument(param: Any) -> bool:
+    return bool(param.param_type_name == "argument")
+
+
+def usage_word(param: Any) -> str:
+    """An argument in the usage line as the Arguments section names it: SHEETS..., [RULES_DIR]
+    (typer writes {sheets}... and [inputs]..., braces that read as a choice, in lower case)."""
+    name = param.metavar or param.name.upper()
+    word = name if param.nargs == 1 or name.endswith("...") else f"{name}..."
+    return word if param.required else f"[{word}]"
 
 
 def param_label(param: Any, ctx: Any) -> str:

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
-from irr_audit.cli.shared import LimitOption, app, check_outputs, parse_limits, reports_errors, say
+from irr_audit.cli.shared import FOLDER, LimitOption, Quiet, app, check_outputs, parse_limits, reports_errors, say
 
 
 class ExportFormat(str, Enum):
@@ -37,8 +37,10 @@ def import_command(
     exports: Annotated[
         list[Path], typer.Argument(metavar="EXPORT...", help="The export file (doccano: one file per user).")
     ],
-    out: Annotated[Path, typer.Option("--out", help="Folder for sheets/, the import log and import.json.")],
-    rule: Annotated[Path | None, typer.Option("--rule", help="The rule the annotations are coded under.")] = None,
+    out: Annotated[
+        Path, typer.Option("--out", metavar=FOLDER, help="Folder for sheets/, the import log and import.json.")
+    ],
+    rule: Annotated[Path | None, typer.Option("--rule", help="The rule file the annotations are coded under.")] = None,
     question: Annotated[
         str | None,
         typer.Option(
@@ -61,7 +63,7 @@ def import_command(
     force: Annotated[
         bool, typer.Option("--force", help="Replace an --out folder holding files import did not write.")
     ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
+    quiet: Quiet = False,
     limit: LimitOption = None,
     codebook: CodebookOption = None,
     rules: RulesFolderOption = None,

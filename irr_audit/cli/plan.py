@@ -117,7 +117,13 @@ def pilot(
     bootstrap: Annotated[
         int, typer.Option("--bootstrap", help="Bootstrap replicates, for coefficients with no analytic SE.")
     ] = 0,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the bootstrap.")] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="Seed of the bootstrap (without it one is drawn and not shown: the answer cannot be repeated).",
+        ),
+    ] = None,
     output_format: FormatOption = PlanFormat.TEXT,
     limit: LimitOption = None,
 ) -> None:

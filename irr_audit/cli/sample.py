@@ -11,8 +11,10 @@ import typer
 
 from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
 from irr_audit.cli.shared import (
+    FOLDER,
     DatasetDelimiterOption,
     LimitOption,
+    Quiet,
     app,
     check_outputs,
     parse_limits,
@@ -36,7 +38,9 @@ def sample(
         Path, typer.Argument(help="The collector's dataset: a JSON array (.json), JSON Lines (.jsonl) or CSV.")
     ],
     coders: Annotated[str, typer.Option("--coders", help="Two or more coder names, e.g. alice,bob.")],
-    out: Annotated[Path, typer.Option("--out", help="Folder for the ledger, the log, sample.json and sheets/.")],
+    out: Annotated[
+        Path, typer.Option("--out", metavar=FOLDER, help="Folder for the ledger, the log, sample.json and sheets/.")
+    ],
     rule: Annotated[Path | None, typer.Option("--rule", help="The rule file the coders will code under.")] = None,
     run_record: Annotated[
         Path | None,
@@ -59,7 +63,7 @@ def sample(
             "identically (filled sheets too; they are deleted).",
         ),
     ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
+    quiet: Quiet = False,
     limit: LimitOption = None,
     field: Annotated[
         list[str] | None,

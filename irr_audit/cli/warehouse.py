@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from irr_audit.cli.shared import (
+    FOLDER,
     PATH,
     CodeColumn,
     CountsAliasOption,
@@ -50,7 +51,11 @@ def counts(
     ] = "4GB",
     temp_directory: Annotated[
         Path | None,
-        typer.Option("--temp-directory", help="Where DuckDB spills (default: a new temporary folder, deleted after)."),
+        typer.Option(
+            "--temp-directory",
+            metavar=FOLDER,
+            help="Where DuckDB spills (default: a new temporary folder, deleted after).",
+        ),
     ] = None,
     summary_text: Annotated[
         str | None,
