@@ -282,3 +282,42 @@ def test_report_and_score_list_rule_before_format() -> None:
 
 def test_plan_pilot_seed_says_a_drawn_seed_is_not_shown() -> None:
     assert "without it one is drawn and not shown" in help_of("plan", "pilot")
+
+
+# --- an option that reads sheets is refused where there are none, not ignored ----------------------
+
+
+@pytest.fixture(scope="module")
+def joined(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("joined") / "joined"
+    stdout_of("join", *sorted((ROOT / "examples" / "sheets").glob("*.csv")), "--rule", RULE, "--out", folder, "-q")
+    return folder
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--id-column", "id"], ["--code-column", "label"], ["--worksheet", "Sheet1"], ["--delimiter", ";"]],
+)
+def test_counts_refuse_an_option_that_reads_sheets(joined: Path, options: list[str]) -> None:
+    refused = run("score", "--counts", joined / "counts.csv", "--rule", RULE, *options)
+    assert refused.exit_code == 2
+    assert f"Error [usage-sheet-option]: {options[0]} reads sheets, and --counts gives none." in refused.stderr
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--id-column", "id"], ["--delimiter", ";"], ["--alias", "1=yes"], ["--windows", "2"], ["--order-column", "t"]],
+)
+def test_a_table_refuses_an_option_that_reads_sheets(options: list[str]) -> None:
+    table = ["--table", TABLES / "abstractors_table.csv", "--rule", TABLES / "abstractors_rule.yaml"]
+    refused = run("report", *table, *options)
+    assert refused.exit_code == 2
+    assert f"Error [usage-sheet-option]: {options[0]} reads sheets, and --table gives none." in refused.stderr
+
+
+def test_codebook_counts_refuse_an_option_that_reads_sheets(tmp_path: Path) -> None:
+    book_sheets = sorted((ROOT / "examples" / "codebook" / "sheets").glob("*.csv"))
+    stdout_of("join", *book_sheets, *CODEBOOK, "--out", tmp_path / "joined", "-q")
+    refused = run("score", "--counts", tmp_path / "joined" / "counts.csv", *CODEBOOK, "--worksheet", "Sheet1")
+    assert refused.exit_code == 2
+    assert "Error [usage-sheet-option]: --worksheet reads sheets, and --counts gives none." in refused.stderr

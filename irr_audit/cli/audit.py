@@ -504,6 +504,9 @@ def _audit(
                 hint="a table is scored on its own.",
             )
         flag, path = tables[0]
+        sheet_options = _sheet_options(id_column, code_column, worksheet, delimiter)
+        drift_options = {f"--{name.replace('_', '-')}": value for name, value in (drift or {}).items()}
+        _refuse_without_sheets(flag, {**sheet_options, "--alias": alias, **drift_options})
         if group is not None:
             raise UsageError(
                 "--group needs the sheets, not a table.", hint="run score on the sheets.", code="usage-group"
@@ -529,6 +532,7 @@ def _audit(
                 code="usage-counts",
                 hint="--counts scores unit-pattern counts on their own.",
             )
+        _refuse_without_sheets("--counts", _sheet_options(id_column, code_column, worksheet, delimiter))
         scored = audit_counts(
             counts,
             rule,
@@ -574,6 +578,24 @@ def _audit(
         _tell(result.summary_line, result.input_warnings)
     tell_problems(result.problems)
     return result
+
+
+def _sheet_options(
+    id_column: str | None, code_column: str | None, worksheet: str | None, delimiter: str | None
+) -> dict[str, Any]:
+    return {"--id-column": id_column, "--code-column": code_column, "--worksheet": worksheet, "--delimiter": delimiter}
+
+
+def _refuse_without_sheets(source: str, options: dict[str, Any]) -> None:
+    """Options that read sheets (a column, a worksheet, a delimiter, raw values, the coding order)
+    have nothing to read in counts or a table: refused, as they would otherwise be ignored."""
+    given = [name for name, value in options.items() if value not in (None, [], False)]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)} {'reads' if len(given) == 1 else 'read'} sheets, and {source} gives none.",
+            hint=f"leave {'it' if len(given) == 1 else 'them'} out, or audit the sheets (or their join folder).",
+            code="usage-sheet-option",
+        )
 
 
 def _tell(summary_line: str, warnings: tuple[str, ...]) -> None:
@@ -751,6 +773,7 @@ def _audit_codebook(
                 code="usage-counts",
                 hint="--counts scores unit-pattern counts on their own.",
             )
+        _refuse_without_sheets("--counts", _sheet_options(id_column, None, worksheet, delimiter))
         if codebook is None:
             raise UsageError(
                 "--counts needs the codebook the codes belong to.",
