@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -169,6 +170,8 @@ def test_every_default_is_said_once_and_truly(name: str, command: Any, context: 
             assert "default" not in said.lower(), f"{label}: the help states the default typer also prints"
         elif param.default not in (None, False, [], ()):
             raise AssertionError(f"{label}: a default ({param.default}) the page does not show")
+        # a default the library decides is stated one way everywhere: "(default: X)"
+        assert re.search(r"\(default [^:]|Default", said) is None, f"{label}: not worded '(default: X)'"
 
 
 def test_plan_pilot_rule_is_a_check_on_the_folder() -> None:

@@ -111,7 +111,7 @@ AlphaMin = Annotated[
     typer.Option(
         "--alpha-min",
         help="With --bootstrap: the probability that alpha is below this minimum (Krippendorff's bootstrap); "
-        "repeat for several (default 0.667 and 0.8).",
+        "repeat for several (default: 0.667 and 0.8).",
     ),
 ]
 TableOption = Annotated[
@@ -311,7 +311,7 @@ def report(
     output_format: Annotated[
         ReportFormat,
         typer.Option(
-            "--format", help="md, json, html, text, or methods (the methods paragraph to paste).", case_sensitive=False
+            "--format", help="md, json, html, text or methods (the methods paragraph to paste).", case_sensitive=False
         ),
     ] = ReportFormat.MD,
     output_text: Annotated[

@@ -46,19 +46,19 @@ def import_command(
         typer.Option(
             "--question",
             help="The question the rule codes: Label Studio's from_name (the column of a JSON-MIN or CSV "
-            "export), Argilla's question name, a model file's label key. Default: the only one.",
+            "export), Argilla's question name, a model file's label key (default: the only one).",
         ),
     ] = None,
     id_field: Annotated[
         str | None,
         typer.Option(
             "--id-field",
-            help="The key holding the comment id (default comment_id, in the task's data, meta or fields); "
+            help="The key holding the comment id (default: comment_id, in the task's data, meta or fields); "
             "e.g. _input_hash for Prodigy's hash, only when you ask for it.",
         ),
     ] = None,
     text_field: Annotated[
-        str | None, typer.Option("--text-field", help="The key holding the comment's text (default text, then body).")
+        str | None, typer.Option("--text-field", help="The key holding the comment's text (default: text, then body).")
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Replace an --out folder holding files import did not write.")

@@ -36,10 +36,10 @@ CodebooksOption = Annotated[
         help="The folder holding <codebook>/v<version>.yaml files (default: codebooks beside RULES_DIR, if any).",
     ),
 ]
-LockOption = Annotated[Path | None, typer.Option("--lock", help="The lock file (default RULES_DIR/rules.lock).")]
+LockOption = Annotated[Path | None, typer.Option("--lock", help="The lock file (default: RULES_DIR/rules.lock).")]
 # the lock `rules lock` writes: text, as a Path would drop the trailing separator of a folder's name
 LockOutput = Annotated[
-    str | None, typer.Option("--lock", metavar=PATH, help="The lock file (default RULES_DIR/rules.lock).")
+    str | None, typer.Option("--lock", metavar=PATH, help="The lock file (default: RULES_DIR/rules.lock).")
 ]
 
 

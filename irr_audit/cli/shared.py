@@ -55,9 +55,9 @@ AuditRuleOption = Annotated[
 ]
 FreezeRuleOption = Annotated[Path | None, typer.Option("--rule", help=KEPT_RULE_HELP.format("a join folder"))]
 IdColumn = Annotated[
-    str | None, typer.Option("--id-column", help="Column holding the comment id (default comment_id).")
+    str | None, typer.Option("--id-column", help="Column holding the comment id (default: comment_id).")
 ]
-CodeColumn = Annotated[str | None, typer.Option("--code-column", help="Column holding the code (default code).")]
+CodeColumn = Annotated[str | None, typer.Option("--code-column", help="Column holding the code (default: code).")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")]
 # join, score, report and freeze also keep their warnings off stderr with --quiet: the help says so
 QuietWarnings = Annotated[bool, typer.Option("--quiet", "-q", help="No summary and no warnings on stderr.")]

@@ -39,7 +39,7 @@ def counts(
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
     coder_column: Annotated[
-        str | None, typer.Option("--coder-column", help="Column holding the coder (default coder).")
+        str | None, typer.Option("--coder-column", help="Column holding the coder (default: coder).")
     ] = None,
     coders: Annotated[
         str | None,
