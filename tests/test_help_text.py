@@ -324,3 +324,24 @@ def test_codebook_counts_refuse_an_option_that_reads_sheets(tmp_path: Path) -> N
     refused = run("score", "--counts", tmp_path / "joined" / "counts.csv", *CODEBOOK, "--worksheet", "Sheet1")
     assert refused.exit_code == 2
     assert "Error [usage-sheet-option]: --worksheet reads sheets, and --counts gives none." in refused.stderr
+
+
+# --- plan: an option that only shapes another is refused without it ----------------------------
+
+
+def test_plan_half_width_refuses_simulations_without_seed() -> None:
+    refused = run("plan", "half-width", "--half-width", "0.1", "--expected", "0.6", "--prevalence", "0.3",
+                  "--simulations", "500")  # fmt: skip
+    assert refused.exit_code == 2
+    assert "Error [usage-plan]: --simulations goes with --seed, which was not given" in refused.stderr
+
+
+def test_plan_half_width_simulates_4000_samples_by_default() -> None:
+    plan = ("plan", "half-width", "--half-width", "0.1", "--expected", "0.6", "--prevalence", "0.3", "--seed", "1")
+    assert stdout_of(*plan) == stdout_of(*plan, "--simulations", "4000")
+
+
+def test_plan_pilot_refuses_seed_without_bootstrap(joined: Path) -> None:
+    refused = run("plan", "pilot", joined, "--half-width", "0.1", "--seed", "3")
+    assert refused.exit_code == 2
+    assert "Error [usage-plan]: --seed goes with --bootstrap, which was not given" in refused.stderr

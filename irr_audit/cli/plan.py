@@ -92,13 +92,18 @@ def half_width(
     seed: Annotated[
         int | None, typer.Option("--seed", help="Answer by simulation with this seed (with its Monte Carlo SE).")
     ] = None,
-    simulations: Annotated[int, typer.Option("--simulations", help="Simulated samples (with --seed).")] = 4000,
+    simulations: Annotated[
+        int | None, typer.Option("--simulations", help="Simulated samples, with --seed (default: 4000).")
+    ] = None,
     output_format: FormatOption = PlanFormat.TEXT,
 ) -> None:
     """Units for an interval of Cohen's kappa of +/- --half-width (SE formula; by simulation with --seed)."""
     from irr_audit.api import plan_half_width
 
-    result = plan_half_width(target, expected, prevalence, level=level, seed=seed, simulations=simulations)
+    _refuse_alone("--simulations", simulations, "--seed", seed, "--seed 1")
+    # None: the library's own default number of simulations
+    chosen = {} if simulations is None else {"simulations": simulations}
+    result = plan_half_width(target, expected, prevalence, level=level, seed=seed, **chosen)
     _emit(result.to_dict(), output_format)
 
 
@@ -130,8 +135,19 @@ def pilot(
     """Per coefficient, the half-width a pilot audit reached and the units to add for --half-width."""
     from irr_audit.api import plan_pilot
 
+    _refuse_alone("--seed", seed, "--bootstrap", bootstrap or None, "--bootstrap 2000")
     result = plan_pilot(source, target, rule=rule, bootstrap=bootstrap, seed=seed, limits=parse_limits(limit))
     _emit(result.to_dict(), output_format)
+
+
+def _refuse_alone(option: str, value: object, needed: str, given: object, example: str) -> None:
+    """An option that only shapes what another asks for is refused without it, not ignored."""
+    if value is not None and given is None:
+        raise UsageError(
+            f"{option} goes with {needed}, which was not given: alone it would change nothing.",
+            hint=f"add {example} (say), or leave out {option}.",
+            code="usage-plan",
+        )
 
 
 def _numbers(option: str, text: str) -> list[float]:
