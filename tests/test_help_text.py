@@ -345,3 +345,17 @@ def test_plan_pilot_refuses_seed_without_bootstrap(joined: Path) -> None:
     refused = run("plan", "pilot", joined, "--half-width", "0.1", "--seed", "3")
     assert refused.exit_code == 2
     assert "Error [usage-plan]: --seed goes with --bootstrap, which was not given" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "alternatives"),
+    [
+        ("irr-audit plan alpha", ["--codes", "--smallest-share"]),
+        ("irr-audit plan kappa", ["--prevalence", "--shares", "--rates"]),
+    ],
+)
+def test_plan_options_that_replace_each_other_name_each_other(command: str, alternatives: list[str]) -> None:
+    options = options_of(command)
+    for option in alternatives:
+        others = [other for other in alternatives if other != option]
+        assert all(other in options[option].help for other in others), option

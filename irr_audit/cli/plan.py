@@ -39,9 +39,11 @@ LevelOption = Annotated[float, typer.Option("--level", help="Significance level.
 @reports_errors
 def alpha(
     minimum: Annotated[float, typer.Option("--min", help="The smallest acceptable alpha, e.g. 0.800.")],
-    codes: Annotated[int | None, typer.Option("--codes", help="Number of equally likely codes.")] = None,
+    codes: Annotated[
+        int | None, typer.Option("--codes", help="Number of equally likely codes (or --smallest-share).")
+    ] = None,
     smallest_share: Annotated[
-        float | None, typer.Option("--smallest-share", help="Expected share of the least frequent code.")
+        float | None, typer.Option("--smallest-share", help="Expected share of the least frequent code (or --codes).")
     ] = None,
     level: LevelOption = 0.05,
     output_format: FormatOption = PlanFormat.TEXT,
@@ -58,14 +60,24 @@ def kappa(
     expected: Annotated[float, typer.Option("--expected", help="The kappa you expect the coders to reach.")],
     minimum: Annotated[float, typer.Option("--min", help="The kappa to test against (H0: kappa = --min).")],
     prevalence: Annotated[
-        float | None, typer.Option("--prevalence", help="Binary rule: the expected share of the code of interest.")
+        float | None,
+        typer.Option(
+            "--prevalence", help="Binary rule: the expected share of the code of interest (or --shares, or --rates)."
+        ),
     ] = None,
     shares: Annotated[
-        str | None, typer.Option("--shares", help="K codes: their expected shares, e.g. 0.2,0.3,0.5.")
+        str | None,
+        typer.Option(
+            "--shares", help="K codes: their expected shares, e.g. 0.2,0.3,0.5 (or --prevalence, or --rates)."
+        ),
     ] = None,
     rates: Annotated[
         str | None,
-        typer.Option("--rates", help="Binary rule, coders with their own rates of the code, e.g. 0.3,0.4 (Cantor)."),
+        typer.Option(
+            "--rates",
+            help="Binary rule, coders with their own rates of the code, e.g. 0.3,0.4 (Cantor; instead of --prevalence "
+            "or --shares).",
+        ),
     ] = None,
     level: LevelOption = 0.05,
     power: Annotated[float, typer.Option("--power", help="Power of the test.")] = 0.80,
