@@ -359,3 +359,32 @@ def test_plan_options_that_replace_each_other_name_each_other(command: str, alte
     for option in alternatives:
         others = [other for other in alternatives if other != option]
         assert all(other in options[option].help for other in others), option
+
+
+# --- options in an order that reads: the inputs, what to compute, how to read, then --quiet --------
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in COMMANDS if "--codebook" in options_of(name)])
+def test_codebook_and_its_rules_folder_follow_rule(name: str) -> None:
+    order = list(options_of(name))
+    at = order.index("--rule")
+    assert order[at + 1 : at + 3] == ["--codebook", "--rules"]
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in COMMANDS if "--quiet" in options_of(name)])
+def test_quiet_is_the_last_option(name: str) -> None:
+    assert [option for option in options_of(name) if option != "--help"][-1] == "--quiet"
+
+
+def test_score_and_report_keep_their_inputs_together() -> None:
+    for name in ("irr-audit score", "irr-audit report"):
+        order = list(options_of(name))
+        start = order.index("--rule")
+        assert order[start : start + 6] == [
+            "--rule",
+            "--codebook",
+            "--rules",
+            "--counts",
+            "--table",
+            "--category-counts",
+        ]

@@ -71,6 +71,8 @@ def freeze(
         Path, typer.Option("--into", metavar=FOLDER, help="The audits folder; the new bundle is made inside it.")
     ],
     rule: FreezeRuleOption = None,
+    codebook: CodebookOption = None,
+    rules: RulesFolderOption = None,
     recodes: Annotated[
         Path | None,
         typer.Option(
@@ -85,15 +87,13 @@ def freeze(
             help="The folder irr-audit sample wrote: its ledger and missingness log are kept.",
         ),
     ] = None,
+    digests: DigestsOption = None,
+    sign: SignOption = None,
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
     worksheet: Worksheet = None,
-    digests: DigestsOption = None,
-    sign: SignOption = None,
-    quiet: QuietWarnings = False,
     limit: LimitOption = None,
-    codebook: CodebookOption = None,
-    rules: RulesFolderOption = None,
+    quiet: QuietWarnings = False,
 ) -> None:
     """Freeze an audit: the original sheets, the rule file and the score, in a new read-only bundle.
 
@@ -301,8 +301,8 @@ def labels(
         str | None,
         typer.Option("--output", "-o", metavar=PATH, help="Write the CSV to this file, not to standard output."),
     ] = None,
-    quiet: Quiet = False,
     limit: LimitOption = None,
+    quiet: Quiet = False,
 ) -> None:
     """The final labels as CSV: per unit, each coder's code, the agreed and the adjudicated
     code, and which is final and why (agreed, adjudicated, or undecided with its reason)."""
@@ -347,8 +347,8 @@ def adjudicate(
     ] = None,
     digests: RecordDigestsOption = None,
     sign: SignOption = None,
-    quiet: Quiet = False,
     limit: LimitOption = None,
+    quiet: Quiet = False,
 ) -> None:
     """List a bundle's disagreements to decide (a CSV to fill in), or record the decisions taken.
 

@@ -41,6 +41,8 @@ def import_command(
         Path, typer.Option("--out", metavar=FOLDER, help="Folder for sheets/, the import log and import.json.")
     ],
     rule: Annotated[Path | None, typer.Option("--rule", help="The rule file the annotations are coded under.")] = None,
+    codebook: CodebookOption = None,
+    rules: RulesFolderOption = None,
     question: Annotated[
         str | None,
         typer.Option(
@@ -63,10 +65,8 @@ def import_command(
     force: Annotated[
         bool, typer.Option("--force", help="Replace an --out folder holding files import did not write.")
     ] = False,
-    quiet: Quiet = False,
     limit: LimitOption = None,
-    codebook: CodebookOption = None,
-    rules: RulesFolderOption = None,
+    quiet: Quiet = False,
 ) -> None:
     """Turn an annotation tool's export into coding sheets for join, with a log of every annotation.
 

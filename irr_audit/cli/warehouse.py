@@ -36,14 +36,28 @@ def counts(
         str, typer.Option("--out", metavar=PATH, help="The counts file to write (join's counts.csv format).")
     ],
     rule: Annotated[Path | None, typer.Option("--rule", help="The rule file the codes were given under.")] = None,
+    coders: Annotated[
+        str | None,
+        typer.Option("--coders", help="A,B,...: the coders to count, in this order (default: all, sorted by name)."),
+    ] = None,
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
     coder_column: Annotated[
         str | None, typer.Option("--coder-column", help="Column holding the coder (default: coder).")
     ] = None,
-    coders: Annotated[
+    delimiter: TableDelimiterOption = None,
+    alias: CountsAliasOption = None,
+    summary_text: Annotated[
         str | None,
-        typer.Option("--coders", help="A,B,...: the coders to count, in this order (default: all, sorted by name)."),
+        typer.Option("--summary", metavar=PATH, help="Also write the account of every row (JSON) to this file."),
+    ] = None,
+    log_text: Annotated[
+        str | None,
+        typer.Option(
+            "--log",
+            metavar=PATH,
+            help="Also write the missingness log (JSON Lines: record, coder, comment_id, raw_value, reason).",
+        ),
     ] = None,
     memory_limit: Annotated[
         str,
@@ -57,20 +71,6 @@ def counts(
             help="Where DuckDB spills (default: a new temporary folder, deleted after).",
         ),
     ] = None,
-    summary_text: Annotated[
-        str | None,
-        typer.Option("--summary", metavar=PATH, help="Also write the account of every row (JSON) to this file."),
-    ] = None,
-    log_text: Annotated[
-        str | None,
-        typer.Option(
-            "--log",
-            metavar=PATH,
-            help="Also write the missingness log (JSON Lines: record, coder, comment_id, raw_value, reason).",
-        ),
-    ] = None,
-    alias: CountsAliasOption = None,
-    delimiter: TableDelimiterOption = None,
     quiet: Quiet = False,
 ) -> None:
     """Count a long table's units by pattern of codes through DuckDB (pip install "irr-audit[warehouse]").
