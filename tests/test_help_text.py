@@ -82,7 +82,17 @@ def markdown_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]
     stdout_of("adjudicate", bundle, "--decisions", decisions, "--by", "alice and bob", "-q")
     book_bundle = bundle_of(work / "book_audits", *book_sheets, *CODEBOOK)
     report = ("report", "--format", "md", "-q")
+    blank = [work / "ann.csv", work / "ben.csv"]
+    for sheet in blank:
+        sheet.write_text("comment_id,code\na,\nb,\n", encoding="utf-8")
+    nothing = run(*report, *blank, "--rule", RULE)
+    assert nothing.exit_code == 1, nothing.output  # written, and the problem named
+    one_column = ["--rule", RULE, "--code-column", "explicit_current_failure"]
     return {
+        "nothing fully coded": nothing.stdout,
+        "three coders, a group": stdout_of(
+            *report, *book_sheets, *one_column, "--group", "two=alice,bob", "--against", "carol"
+        ),
         "sheets": stdout_of(*report, *sheets, "--rule", RULE),
         "join folder, bootstrap, drift, compared": stdout_of(
             *report, work / "joined", "--bootstrap", "100", "--seed", "1", "--windows", "2", "--compare", bundle
@@ -111,6 +121,8 @@ def markdown_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]
 @pytest.mark.parametrize(
     "name",
     [
+        "nothing fully coded",
+        "three coders, a group",
         "sheets",
         "join folder, bootstrap, drift, compared",
         "bundle",
