@@ -400,3 +400,12 @@ def test_score_and_report_keep_their_inputs_together() -> None:
             "--table",
             "--category-counts",
         ]
+
+
+@pytest.mark.parametrize("name", [name for name, command, _ in COMMANDS if getattr(command, "commands", None)])
+def test_a_group_lists_each_command_with_a_whole_sentence(name: str) -> None:
+    group = next(command for found, command, _ in COMMANDS if found == name)
+    for command in group.commands.values():
+        short = command.get_short_help_str(limit=150)  # click stops at the first ". " or at the limit
+        whole = not short.endswith("...") and short.count("(") == short.count(")")
+        assert whole, f"{command.name}: listed as {short!r}"

@@ -304,8 +304,9 @@ def labels(
     limit: LimitOption = None,
     quiet: Quiet = False,
 ) -> None:
-    """The final labels as CSV: per unit, each coder's code, the agreed and the adjudicated
-    code, and which is final and why (agreed, adjudicated, or undecided with its reason)."""
+    """The final labels as CSV: per unit, each coder's code, the agreed and adjudicated code, which is final and why.
+
+    Why: agreed, adjudicated, or undecided with its reason."""
     from irr_audit.api import labels as bundle_labels
     from irr_audit.bundle.labels import labels_csv_chunks, labels_summary
     from irr_audit.io.outputs import write_bytes_atomic

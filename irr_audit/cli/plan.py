@@ -48,7 +48,7 @@ def alpha(
     level: LevelOption = 0.05,
     output_format: FormatOption = PlanFormat.TEXT,
 ) -> None:
-    """Units to show Krippendorff's alpha >= --min at --level (Krippendorff 2019, ch. 12)."""
+    """Units to show Krippendorff's alpha >= --min at --level (Krippendorff 2019, chapter 12)."""
     from irr_audit.api import plan_alpha
 
     _emit(plan_alpha(minimum, codes=codes, smallest_share=smallest_share, level=level).to_dict(), output_format)
