@@ -409,3 +409,9 @@ def test_a_group_lists_each_command_with_a_whole_sentence(name: str) -> None:
         short = command.get_short_help_str(limit=150)  # click stops at the first ". " or at the limit
         whole = not short.endswith("...") and short.count("(") == short.count(")")
         assert whole, f"{command.name}: listed as {short!r}"
+
+
+def test_counts_says_its_rule_is_required() -> None:
+    assert options_of("irr-audit counts")["--rule"].help.endswith("(required).")
+    refused = run("counts", TABLES / "abstractors_table.csv", "--out", "counts.csv")
+    assert refused.exit_code == 2 and "counts needs the rule." in refused.stderr

@@ -35,7 +35,9 @@ def counts(
     out_text: Annotated[
         str, typer.Option("--out", metavar=PATH, help="The counts file to write (join's counts.csv format).")
     ],
-    rule: Annotated[Path | None, typer.Option("--rule", help="The rule file the codes were given under.")] = None,
+    rule: Annotated[
+        Path | None, typer.Option("--rule", help="The rule file the codes were given under (required).")
+    ] = None,
     coders: Annotated[
         str | None,
         typer.Option("--coders", help="A,B,...: the coders to count, in this order (default: all, sorted by name)."),
