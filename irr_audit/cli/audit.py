@@ -14,13 +14,15 @@ import typer
 
 from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
 from irr_audit.cli.shared import (
+    FOLDER,
     PATH,
     AliasOption,
+    AuditRuleOption,
     CodeColumn,
     DelimiterOption,
     IdColumn,
     LimitOption,
-    Quiet,
+    QuietWarnings,
     RuleOption,
     Worksheet,
     app,
@@ -69,7 +71,11 @@ GroupOption = Annotated[
 Against = Annotated[str | None, typer.Option("--against", help="The coder the --group consensus is scored against.")]
 Windows = Annotated[
     int | None,
-    typer.Option("--windows", help="Drift: agreement in N consecutive windows of the coding order (N >= 2)."),
+    typer.Option(
+        "--windows",
+        help="Drift: agreement in N consecutive windows of the coding order (N >= 2; its intervals: --bootstrap "
+        "replicates, 1000 when 0).",
+    ),
 ]
 WindowSize = Annotated[
     int | None, typer.Option("--window-size", help="Drift: windows of U units each (instead of --windows).")
@@ -83,12 +89,15 @@ OrderColumn = Annotated[
 ]
 CompareWith = Annotated[
     Path | None,
-    typer.Option("--compare", help="A join folder or bundle of an earlier audit: add each coefficient's difference."),
+    typer.Option(
+        "--compare",
+        metavar=FOLDER,
+        help="A join folder or bundle of an earlier audit: add each coefficient's difference (its interval: "
+        "--bootstrap replicates, 2000 when 0).",
+    ),
 ]
-CiLevel = Annotated[float, typer.Option("--ci-level", help="Confidence level of every interval (default 0.95).")]
-IntervalOption = Annotated[
-    str, typer.Option("--interval", help="normal (default, large-sample) or t (n - 1 df, as irrCAC).")
-]
+CiLevel = Annotated[float, typer.Option("--ci-level", help="Confidence level of every interval.")]
+IntervalOption = Annotated[str, typer.Option("--interval", help="normal (large-sample) or t (n - 1 df, as irrCAC).")]
 TestAgainst = Annotated[
     float | None,
     typer.Option("--test-against", help="C: also test H0: coefficient <= C (one-sided p-value, e.g. 0.6)."),
@@ -102,7 +111,7 @@ AlphaMin = Annotated[
     typer.Option(
         "--alpha-min",
         help="With --bootstrap: the probability that alpha is below this minimum (Krippendorff's bootstrap); "
-        "repeat for several (default 0.667 and 0.8).",
+        "repeat for several (default: 0.667 and 0.8).",
     ),
 ]
 TableOption = Annotated[
@@ -137,24 +146,27 @@ CountsOption = Annotated[
 @reports_errors
 def join(
     sheets: Annotated[list[Path], typer.Argument(help="Two or more coding sheets (CSV, TSV, XLSX, JSONL).")],
-    out: Annotated[Path, typer.Option("--out", help="Folder for the joined table, the log and the summary.")],
+    out: Annotated[
+        Path, typer.Option("--out", metavar=FOLDER, help="Folder for the joined table, the log and the summary.")
+    ],
     rule: RuleOption = None,
-    id_column: IdColumn = None,
-    code_column: CodeColumn = None,
-    worksheet: Worksheet = None,
-    quiet: Quiet = False,
+    codebook: CodebookOption = None,
+    rules_dir: RulesFolderOption = None,
     sample: Annotated[
-        Path | None, typer.Option("--sample", help="The folder irr-audit sample wrote: join exactly its units.")
+        Path | None,
+        typer.Option("--sample", metavar=FOLDER, help="The folder irr-audit sample wrote: join exactly its units."),
     ] = None,
     force: Annotated[
         bool,
         typer.Option("--force", help="Replace an --out folder that holds files join did not write (they are deleted)."),
     ] = False,
-    limit: LimitOption = None,
-    alias: AliasOption = None,
+    id_column: IdColumn = None,
+    code_column: CodeColumn = None,
+    worksheet: Worksheet = None,
     delimiter: DelimiterOption = None,
-    codebook: CodebookOption = None,
-    rules_dir: RulesFolderOption = None,
+    alias: AliasOption = None,
+    limit: LimitOption = None,
+    quiet: QuietWarnings = False,
 ) -> None:
     """Join coding sheets on comment id; route every missing code into the missingness log.
 
@@ -199,32 +211,32 @@ def score(
     inputs: Annotated[
         list[Path] | None, typer.Argument(help="A folder written by join (or an audit bundle), or two or more sheets.")
     ] = None,
-    rule: RuleOption = None,
+    rule: AuditRuleOption = None,
+    codebook: CodebookOption = None,
+    rules_dir: RulesFolderOption = None,
+    counts: CountsOption = None,
+    table: TableOption = None,
+    category_counts: CategoryCountsOption = None,
     output_format: Annotated[
         ScoreFormat, typer.Option("--format", help="text or json.", case_sensitive=False)
     ] = ScoreFormat.TEXT,
     bootstrap: Bootstrap = 0,
     seed: Seed = None,
-    group: GroupOption = None,
-    against: Against = None,
-    counts: CountsOption = None,
-    id_column: IdColumn = None,
-    code_column: CodeColumn = None,
-    worksheet: Worksheet = None,
-    quiet: Quiet = False,
-    limit: LimitOption = None,
     ci_level: CiLevel = 0.95,
     interval: IntervalOption = "normal",
     test_against: TestAgainst = None,
     weights: WeightsOption = None,
     alpha_min: AlphaMin = None,
-    table: TableOption = None,
-    category_counts: CategoryCountsOption = None,
-    alias: AliasOption = None,
-    delimiter: DelimiterOption = None,
-    codebook: CodebookOption = None,
-    rules_dir: RulesFolderOption = None,
+    group: GroupOption = None,
+    against: Against = None,
     gate: GateOption = None,
+    id_column: IdColumn = None,
+    code_column: CodeColumn = None,
+    worksheet: Worksheet = None,
+    delimiter: DelimiterOption = None,
+    alias: AliasOption = None,
+    limit: LimitOption = None,
+    quiet: QuietWarnings = False,
 ) -> None:
     """Score agreement on the fully coded units: the table, po, pe, kappa and every standard coefficient.
 
@@ -295,40 +307,43 @@ def report(
     inputs: Annotated[
         list[Path] | None, typer.Argument(help="A folder written by join (or an audit bundle), or two or more sheets.")
     ] = None,
+    rule: AuditRuleOption = None,
+    codebook: CodebookOption = None,
+    rules_dir: RulesFolderOption = None,
+    counts: CountsOption = None,
+    table: TableOption = None,
+    category_counts: CategoryCountsOption = None,
     output_format: Annotated[
         ReportFormat,
         typer.Option(
-            "--format", help="md, json, html, text, or methods (the methods paragraph to paste).", case_sensitive=False
+            "--format", help="md, json, html, text or methods (the methods paragraph to paste).", case_sensitive=False
         ),
     ] = ReportFormat.MD,
-    rule: RuleOption = None,
-    output_text: Annotated[str | None, typer.Option("--output", "-o", metavar=PATH, help="Write to this file.")] = None,
+    output_text: Annotated[
+        str | None,
+        typer.Option("--output", "-o", metavar=PATH, help="Write the report to this file, not to standard output."),
+    ] = None,
     bootstrap: Bootstrap = 0,
     seed: Seed = None,
-    group: GroupOption = None,
-    against: Against = None,
-    counts: CountsOption = None,
-    id_column: IdColumn = None,
-    code_column: CodeColumn = None,
-    worksheet: Worksheet = None,
-    quiet: Quiet = False,
-    limit: LimitOption = None,
-    compare_with: CompareWith = None,
-    windows: Windows = None,
-    window_size: WindowSize = None,
-    order_column: OrderColumn = None,
     ci_level: CiLevel = 0.95,
     interval: IntervalOption = "normal",
     test_against: TestAgainst = None,
     weights: WeightsOption = None,
     alpha_min: AlphaMin = None,
-    table: TableOption = None,
-    category_counts: CategoryCountsOption = None,
-    alias: AliasOption = None,
-    delimiter: DelimiterOption = None,
-    codebook: CodebookOption = None,
-    rules_dir: RulesFolderOption = None,
+    group: GroupOption = None,
+    against: Against = None,
     gate: GateOption = None,
+    compare_with: CompareWith = None,
+    windows: Windows = None,
+    window_size: WindowSize = None,
+    order_column: OrderColumn = None,
+    id_column: IdColumn = None,
+    code_column: CodeColumn = None,
+    worksheet: Worksheet = None,
+    delimiter: DelimiterOption = None,
+    alias: AliasOption = None,
+    limit: LimitOption = None,
+    quiet: QuietWarnings = False,
 ) -> None:
     """The whole audit in one document: provenance, units, table, coefficients, disagreements.
 
@@ -489,6 +504,9 @@ def _audit(
                 hint="a table is scored on its own.",
             )
         flag, path = tables[0]
+        sheet_options = _sheet_options(id_column, code_column, worksheet, delimiter)
+        drift_options = {f"--{name.replace('_', '-')}": value for name, value in (drift or {}).items()}
+        _refuse_without_sheets(flag, {**sheet_options, "--alias": alias, **drift_options})
         if group is not None:
             raise UsageError(
                 "--group needs the sheets, not a table.", hint="run score on the sheets.", code="usage-group"
@@ -514,6 +532,7 @@ def _audit(
                 code="usage-counts",
                 hint="--counts scores unit-pattern counts on their own.",
             )
+        _refuse_without_sheets("--counts", _sheet_options(id_column, code_column, worksheet, delimiter))
         scored = audit_counts(
             counts,
             rule,
@@ -559,6 +578,24 @@ def _audit(
         _tell(result.summary_line, result.input_warnings)
     tell_problems(result.problems)
     return result
+
+
+def _sheet_options(
+    id_column: str | None, code_column: str | None, worksheet: str | None, delimiter: str | None
+) -> dict[str, Any]:
+    return {"--id-column": id_column, "--code-column": code_column, "--worksheet": worksheet, "--delimiter": delimiter}
+
+
+def _refuse_without_sheets(source: str, options: dict[str, Any]) -> None:
+    """Options that read sheets (a column, a worksheet, a delimiter, raw values, the coding order)
+    have nothing to read in counts or a table: refused, as they would otherwise be ignored."""
+    given = [name for name, value in options.items() if value not in (None, [], False)]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)} {'reads' if len(given) == 1 else 'read'} sheets, and {source} gives none.",
+            hint=f"leave {'it' if len(given) == 1 else 'them'} out, or audit the sheets (or their join folder).",
+            code="usage-sheet-option",
+        )
 
 
 def _tell(summary_line: str, warnings: tuple[str, ...]) -> None:
@@ -736,6 +773,7 @@ def _audit_codebook(
                 code="usage-counts",
                 hint="--counts scores unit-pattern counts on their own.",
             )
+        _refuse_without_sheets("--counts", _sheet_options(id_column, None, worksheet, delimiter))
         if codebook is None:
             raise UsageError(
                 "--counts needs the codebook the codes belong to.",

@@ -12,12 +12,14 @@ import typer
 
 from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
 from irr_audit.cli.shared import (
+    FOLDER,
     PATH,
     CodeColumn,
+    FreezeRuleOption,
     IdColumn,
     LimitOption,
     Quiet,
-    RuleOption,
+    QuietWarnings,
     Worksheet,
     app,
     check_outputs,
@@ -65,25 +67,33 @@ class VerifyFormat(str, Enum):
 @reports_errors
 def freeze(
     inputs: Annotated[list[Path], typer.Argument(help="A folder written by join, or two or more sheets.")],
-    into: Annotated[Path, typer.Option("--into", help="The audits folder; the new bundle is made inside it.")],
-    rule: RuleOption = None,
+    into: Annotated[
+        Path, typer.Option("--into", metavar=FOLDER, help="The audits folder; the new bundle is made inside it.")
+    ],
+    rule: FreezeRuleOption = None,
+    codebook: CodebookOption = None,
+    rules: RulesFolderOption = None,
     recodes: Annotated[
         Path | None,
-        typer.Option("--recodes", help="The bundle whose units this audit codes again under a revised rule."),
+        typer.Option(
+            "--recodes", metavar=FOLDER, help="The bundle whose units this audit codes again under a revised rule."
+        ),
     ] = None,
     sample: Annotated[
         Path | None,
-        typer.Option("--sample", help="The folder irr-audit sample wrote: its ledger and missingness log are kept."),
+        typer.Option(
+            "--sample",
+            metavar=FOLDER,
+            help="The folder irr-audit sample wrote: its ledger and missingness log are kept.",
+        ),
     ] = None,
+    digests: DigestsOption = None,
+    sign: SignOption = None,
     id_column: IdColumn = None,
     code_column: CodeColumn = None,
     worksheet: Worksheet = None,
-    digests: DigestsOption = None,
-    sign: SignOption = None,
-    quiet: Quiet = False,
     limit: LimitOption = None,
-    codebook: CodebookOption = None,
-    rules: RulesFolderOption = None,
+    quiet: QuietWarnings = False,
 ) -> None:
     """Freeze an audit: the original sheets, the rule file and the score, in a new read-only bundle.
 
@@ -288,13 +298,15 @@ def _verdict(result: Verification) -> str:
 def labels(
     bundle: BundleArgument,
     output_text: Annotated[
-        str | None, typer.Option("--output", "-o", metavar=PATH, help="Write the CSV to this file.")
+        str | None,
+        typer.Option("--output", "-o", metavar=PATH, help="Write the CSV to this file, not to standard output."),
     ] = None,
-    quiet: Quiet = False,
     limit: LimitOption = None,
+    quiet: Quiet = False,
 ) -> None:
-    """The final labels as CSV: per unit, each coder's code, the agreed and the adjudicated
-    code, and which is final and why (agreed, adjudicated, or undecided with its reason)."""
+    """The final labels as CSV: per unit, each coder's code, the agreed and adjudicated code, which is final and why.
+
+    Why: agreed, adjudicated, or undecided with its reason."""
     from irr_audit.api import labels as bundle_labels
     from irr_audit.bundle.labels import labels_csv_chunks, labels_summary
     from irr_audit.io.outputs import write_bytes_atomic
@@ -327,12 +339,17 @@ def adjudicate(
     by: Annotated[str | None, typer.Option("--by", help="Who decided, e.g. 'alice and bob'.")] = None,
     output_text: Annotated[
         str | None,
-        typer.Option("--output", "-o", metavar=PATH, help="Without --decisions: write the list of disagreements here."),
+        typer.Option(
+            "--output",
+            "-o",
+            metavar=PATH,
+            help="Without --decisions: write the list of disagreements (CSV) to this file, not to standard output.",
+        ),
     ] = None,
     digests: RecordDigestsOption = None,
     sign: SignOption = None,
-    quiet: Quiet = False,
     limit: LimitOption = None,
+    quiet: Quiet = False,
 ) -> None:
     """List a bundle's disagreements to decide (a CSV to fill in), or record the decisions taken.
 

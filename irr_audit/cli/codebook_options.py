@@ -22,6 +22,7 @@ RulesFolderOption = Annotated[
     Path | None,
     typer.Option(
         "--rules",
+        metavar="<folder>",  # cli.shared.FOLDER; this light module imports nothing of the CLI
         help="The folder of the codebook's rule files, <rule>/v<version>.yaml (default: rules/ of the "
         "codebook's repository, see docs/codebooks.md).",
     ),

@@ -32,6 +32,10 @@ class PlainHelpCommand(TyperCommand):
     def get_help_option(self, ctx: Any) -> Any:
         return shown_as_output(super().get_help_option(ctx))
 
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        arguments = [usage_word(param) for param in self.get_params(ctx) if is_argument(param)]
+        return [self.options_metavar, *arguments] if self.options_metavar else arguments
+
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self.format_usage(ctx, formatter)
         self.format_help_text(ctx, formatter)
@@ -101,14 +105,13 @@ def _show_help(ctx: Any, param: Any, value: bool) -> None:
 
 
 def write_params(command: Any, ctx: Any, formatter: Any) -> None:
-    arguments, options = [], []
+    arguments: list[tuple[str, str]] = []
+    options: list[tuple[str, str]] = []
     for param in command.get_params(ctx):
         if getattr(param, "hidden", False):
             continue
-        if param.param_type_name == "argument":
-            arguments.append((param_label(param, ctx), param.help or ""))
-        else:
-            options.append((param_label(param, ctx), option_help(param, ctx)))
+        kind = arguments if param.param_type_name == "argument" else options
+        kind.append((param_label(param, ctx), param_help(param)))
     for title, rows in (("Arguments", arguments), ("Options", options)):
         if rows:
             with formatter.section(title):
@@ -150,6 +153,18 @@ def plain_type(shown: str) -> str:
     return f"<{WORDS.get(text, text)}>" + ("..." if repeated else "")
 
 
+def is_argument(param: Any) -> bool:
+    return bool(param.param_type_name == "argument")
+
+
+def usage_word(param: Any) -> str:
+    """An argument in the usage line as the Arguments section names it: SHEETS..., [RULES_DIR]
+    (typer writes {sheets}... and [inputs]..., braces that read as a choice, in lower case)."""
+    name = param.metavar or param.name.upper()
+    word = name if param.nargs == 1 or name.endswith("...") else f"{name}..."
+    return word if param.required else f"[{word}]"
+
+
 def param_label(param: Any, ctx: Any) -> str:
     if param.param_type_name == "argument":
         name = param.metavar or param.name.upper()
@@ -169,8 +184,10 @@ def argument_word(param: Any, ctx: Any) -> str:
     return f"<{WORDS.get(name, name)}>" + ("..." if param.nargs == -1 else "")
 
 
-def option_help(param: Any, ctx: Any) -> str:
-    """The option's help, and its default where it has one worth showing."""
+def param_help(param: Any) -> str:
+    """The help of an option or argument, and its default where it has one worth showing (an
+    optional argument's too: `rules check` without RULES_DIR reads rules/). The help itself
+    states a default only where typer has none to show (None: the library decides)."""
     text = param.help or ""
     default = param.default
     if isinstance(default, Enum):

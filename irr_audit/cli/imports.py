@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
-from irr_audit.cli.shared import LimitOption, app, check_outputs, parse_limits, reports_errors, say
+from irr_audit.cli.shared import FOLDER, LimitOption, Quiet, app, check_outputs, parse_limits, reports_errors, say
 
 
 class ExportFormat(str, Enum):
@@ -37,34 +37,36 @@ def import_command(
     exports: Annotated[
         list[Path], typer.Argument(metavar="EXPORT...", help="The export file (doccano: one file per user).")
     ],
-    out: Annotated[Path, typer.Option("--out", help="Folder for sheets/, the import log and import.json.")],
-    rule: Annotated[Path | None, typer.Option("--rule", help="The rule the annotations are coded under.")] = None,
+    out: Annotated[
+        Path, typer.Option("--out", metavar=FOLDER, help="Folder for sheets/, the import log and import.json.")
+    ],
+    rule: Annotated[Path | None, typer.Option("--rule", help="The rule file the annotations are coded under.")] = None,
+    codebook: CodebookOption = None,
+    rules: RulesFolderOption = None,
     question: Annotated[
         str | None,
         typer.Option(
             "--question",
             help="The question the rule codes: Label Studio's from_name (the column of a JSON-MIN or CSV "
-            "export), Argilla's question name, a model file's label key. Default: the only one.",
+            "export), Argilla's question name, a model file's label key (default: the only one).",
         ),
     ] = None,
     id_field: Annotated[
         str | None,
         typer.Option(
             "--id-field",
-            help="The key holding the comment id (default comment_id, in the task's data, meta or fields); "
+            help="The key holding the comment id (default: comment_id, in the task's data, meta or fields); "
             "e.g. _input_hash for Prodigy's hash, only when you ask for it.",
         ),
     ] = None,
     text_field: Annotated[
-        str | None, typer.Option("--text-field", help="The key holding the comment's text (default text, then body).")
+        str | None, typer.Option("--text-field", help="The key holding the comment's text (default: text, then body).")
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Replace an --out folder holding files import did not write.")
     ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
     limit: LimitOption = None,
-    codebook: CodebookOption = None,
-    rules: RulesFolderOption = None,
+    quiet: Quiet = False,
 ) -> None:
     """Turn an annotation tool's export into coding sheets for join, with a log of every annotation.
 

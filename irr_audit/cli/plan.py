@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from irr_audit.cli.shared import LimitOption, RuleOption, app, parse_limits, reports_errors, to_stdout
+from irr_audit.cli.shared import LimitOption, app, parse_limits, reports_errors, to_stdout
 from irr_audit.errors import UsageError
 from irr_audit.io.display import visible
 
@@ -32,21 +32,23 @@ class PlanFormat(str, Enum):
 
 
 FormatOption = Annotated[PlanFormat, typer.Option("--format", help="text or json.", case_sensitive=False)]
-LevelOption = Annotated[float, typer.Option("--level", help="Significance level (default 0.05).")]
+LevelOption = Annotated[float, typer.Option("--level", help="Significance level.")]
 
 
 @plan_app.command("alpha")
 @reports_errors
 def alpha(
     minimum: Annotated[float, typer.Option("--min", help="The smallest acceptable alpha, e.g. 0.800.")],
-    codes: Annotated[int | None, typer.Option("--codes", help="Number of equally likely codes.")] = None,
+    codes: Annotated[
+        int | None, typer.Option("--codes", help="Number of equally likely codes (or --smallest-share).")
+    ] = None,
     smallest_share: Annotated[
-        float | None, typer.Option("--smallest-share", help="Expected share of the least frequent code.")
+        float | None, typer.Option("--smallest-share", help="Expected share of the least frequent code (or --codes).")
     ] = None,
     level: LevelOption = 0.05,
     output_format: FormatOption = PlanFormat.TEXT,
 ) -> None:
-    """Units to show Krippendorff's alpha >= --min at --level (Krippendorff 2019, ch. 12)."""
+    """Units to show Krippendorff's alpha >= --min at --level (Krippendorff 2019, chapter 12)."""
     from irr_audit.api import plan_alpha
 
     _emit(plan_alpha(minimum, codes=codes, smallest_share=smallest_share, level=level).to_dict(), output_format)
@@ -58,17 +60,27 @@ def kappa(
     expected: Annotated[float, typer.Option("--expected", help="The kappa you expect the coders to reach.")],
     minimum: Annotated[float, typer.Option("--min", help="The kappa to test against (H0: kappa = --min).")],
     prevalence: Annotated[
-        float | None, typer.Option("--prevalence", help="Binary rule: the expected share of the code of interest.")
+        float | None,
+        typer.Option(
+            "--prevalence", help="Binary rule: the expected share of the code of interest (or --shares, or --rates)."
+        ),
     ] = None,
     shares: Annotated[
-        str | None, typer.Option("--shares", help="K codes: their expected shares, e.g. 0.2,0.3,0.5.")
+        str | None,
+        typer.Option(
+            "--shares", help="K codes: their expected shares, e.g. 0.2,0.3,0.5 (or --prevalence, or --rates)."
+        ),
     ] = None,
     rates: Annotated[
         str | None,
-        typer.Option("--rates", help="Binary rule, coders with their own rates of the code, e.g. 0.3,0.4 (Cantor)."),
+        typer.Option(
+            "--rates",
+            help="Binary rule, coders with their own rates of the code, e.g. 0.3,0.4 (Cantor; instead of --prevalence "
+            "or --shares).",
+        ),
     ] = None,
     level: LevelOption = 0.05,
-    power: Annotated[float, typer.Option("--power", help="Power of the test (default 0.8).")] = 0.80,
+    power: Annotated[float, typer.Option("--power", help="Power of the test.")] = 0.80,
     output_format: FormatOption = PlanFormat.TEXT,
 ) -> None:
     """Units for a test of kappa = --min that finds --expected with --power (Donner & Eliasziw 1992; Cantor 1996)."""
@@ -92,13 +104,18 @@ def half_width(
     seed: Annotated[
         int | None, typer.Option("--seed", help="Answer by simulation with this seed (with its Monte Carlo SE).")
     ] = None,
-    simulations: Annotated[int, typer.Option("--simulations", help="Simulated samples (with --seed).")] = 4000,
+    simulations: Annotated[
+        int | None, typer.Option("--simulations", help="Simulated samples, with --seed (default: 4000).")
+    ] = None,
     output_format: FormatOption = PlanFormat.TEXT,
 ) -> None:
     """Units for an interval of Cohen's kappa of +/- --half-width (SE formula; by simulation with --seed)."""
     from irr_audit.api import plan_half_width
 
-    result = plan_half_width(target, expected, prevalence, level=level, seed=seed, simulations=simulations)
+    _refuse_alone("--simulations", simulations, "--seed", seed, "--seed 1")
+    # None: the library's own default number of simulations
+    chosen = {} if simulations is None else {"simulations": simulations}
+    result = plan_half_width(target, expected, prevalence, level=level, seed=seed, **chosen)
     _emit(result.to_dict(), output_format)
 
 
@@ -107,19 +124,42 @@ def half_width(
 def pilot(
     source: Annotated[Path, typer.Argument(metavar="DIR", help="A join folder or an audit bundle of the pilot.")],
     target: Annotated[float, typer.Option("--half-width", help="The half-width wanted, e.g. 0.1.")],
-    rule: RuleOption = None,
+    rule: Annotated[
+        Path | None,
+        typer.Option(
+            "--rule",
+            help="A check, not an input (DIR keeps its own rule): refuse DIR unless it was coded under this rule file.",
+        ),
+    ] = None,
     bootstrap: Annotated[
         int, typer.Option("--bootstrap", help="Bootstrap replicates, for coefficients with no analytic SE.")
     ] = 0,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the bootstrap.")] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="Seed of the bootstrap (without it one is drawn and not shown: the answer cannot be repeated).",
+        ),
+    ] = None,
     output_format: FormatOption = PlanFormat.TEXT,
     limit: LimitOption = None,
 ) -> None:
     """Per coefficient, the half-width a pilot audit reached and the units to add for --half-width."""
     from irr_audit.api import plan_pilot
 
+    _refuse_alone("--seed", seed, "--bootstrap", bootstrap or None, "--bootstrap 2000")
     result = plan_pilot(source, target, rule=rule, bootstrap=bootstrap, seed=seed, limits=parse_limits(limit))
     _emit(result.to_dict(), output_format)
+
+
+def _refuse_alone(option: str, value: object, needed: str, given: object, example: str) -> None:
+    """An option that only shapes what another asks for is refused without it, not ignored."""
+    if value is not None and given is None:
+        raise UsageError(
+            f"{option} goes with {needed}, which was not given: alone it would change nothing.",
+            hint=f"add {example} (say), or leave out {option}.",
+            code="usage-plan",
+        )
 
 
 def _numbers(option: str, text: str) -> list[float]:

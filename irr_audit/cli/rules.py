@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from irr_audit.cli.shared import PATH, app, check_outputs, output_file, reports_errors, say, to_stdout
+from irr_audit.cli.shared import FOLDER, PATH, app, check_outputs, output_file, reports_errors, say, to_stdout
 from irr_audit.errors import UsageError
 from irr_audit.io.display import visible
 
@@ -32,13 +32,14 @@ CodebooksOption = Annotated[
     Path | None,
     typer.Option(
         "--codebooks",
+        metavar=FOLDER,
         help="The folder holding <codebook>/v<version>.yaml files (default: codebooks beside RULES_DIR, if any).",
     ),
 ]
-LockOption = Annotated[Path | None, typer.Option("--lock", help="The lock file (default RULES_DIR/rules.lock).")]
+LockOption = Annotated[Path | None, typer.Option("--lock", help="The lock file (default: RULES_DIR/rules.lock).")]
 # the lock `rules lock` writes: text, as a Path would drop the trailing separator of a folder's name
 LockOutput = Annotated[
-    str | None, typer.Option("--lock", metavar=PATH, help="The lock file (default RULES_DIR/rules.lock).")
+    str | None, typer.Option("--lock", metavar=PATH, help="The lock file (default: RULES_DIR/rules.lock).")
 ]
 
 
@@ -55,7 +56,7 @@ def check(
         ),
     ] = None,
     audits: Annotated[
-        Path | None, typer.Option("--audits", help="Folder of audit bundles (irr-audit freeze --into).")
+        Path | None, typer.Option("--audits", metavar=FOLDER, help="Folder of audit bundles (irr-audit freeze --into).")
     ] = None,
     lock: LockOption = None,
     min_kappa: Annotated[

@@ -11,8 +11,10 @@ import typer
 
 from irr_audit.cli.codebook_options import CodebookOption, RulesFolderOption, one_of_rule_or_codebook
 from irr_audit.cli.shared import (
+    FOLDER,
     DatasetDelimiterOption,
     LimitOption,
+    Quiet,
     app,
     check_outputs,
     parse_limits,
@@ -36,8 +38,12 @@ def sample(
         Path, typer.Argument(help="The collector's dataset: a JSON array (.json), JSON Lines (.jsonl) or CSV.")
     ],
     coders: Annotated[str, typer.Option("--coders", help="Two or more coder names, e.g. alice,bob.")],
-    out: Annotated[Path, typer.Option("--out", help="Folder for the ledger, the log, sample.json and sheets/.")],
+    out: Annotated[
+        Path, typer.Option("--out", metavar=FOLDER, help="Folder for the ledger, the log, sample.json and sheets/.")
+    ],
     rule: Annotated[Path | None, typer.Option("--rule", help="The rule file the coders will code under.")] = None,
+    codebook: CodebookOption = None,
+    rules: RulesFolderOption = None,
     run_record: Annotated[
         Path | None,
         typer.Option("--run-record", help="The collector's run record (OUTPUT), to judge completeness."),
@@ -51,16 +57,6 @@ def sample(
         SheetFormatChoice,
         typer.Option("--sheet-format", help="csv, or xlsx with a code list in the sheet.", case_sensitive=False),
     ] = SheetFormatChoice.CSV,
-    force: Annotated[
-        bool,
-        typer.Option(
-            "--force",
-            help="Replace an --out folder holding files this sample would not write "
-            "identically (filled sheets too; they are deleted).",
-        ),
-    ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
-    limit: LimitOption = None,
     field: Annotated[
         list[str] | None,
         typer.Option(
@@ -71,8 +67,16 @@ def sample(
         ),
     ] = None,
     delimiter: DatasetDelimiterOption = None,
-    codebook: CodebookOption = None,
-    rules: RulesFolderOption = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Replace an --out folder holding files this sample would not write "
+            "identically (filled sheets too; they are deleted).",
+        ),
+    ] = False,
+    limit: LimitOption = None,
+    quiet: Quiet = False,
 ) -> None:
     """Build the working ledger and one blank coding sheet per coder from the collector's output.
 

@@ -46,11 +46,21 @@ def reports_errors(command: F) -> F:
 
 
 RuleOption = Annotated[Path | None, typer.Option("--rule", help="The rule file the sheets were coded under.")]
-IdColumn = Annotated[
-    str | None, typer.Option("--id-column", help="Column holding the comment id (default comment_id).")
+# a join folder or a bundle keeps its rule: --rule given with one is a check, not an input
+KEPT_RULE_HELP = (
+    "The rule file the sheets were coded under (with {}: optional, and refused unless it is the rule kept there)."
+)
+AuditRuleOption = Annotated[
+    Path | None, typer.Option("--rule", help=KEPT_RULE_HELP.format("a join folder or an audit bundle"))
 ]
-CodeColumn = Annotated[str | None, typer.Option("--code-column", help="Column holding the code (default code).")]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No summary line on stderr.")]
+FreezeRuleOption = Annotated[Path | None, typer.Option("--rule", help=KEPT_RULE_HELP.format("a join folder"))]
+IdColumn = Annotated[
+    str | None, typer.Option("--id-column", help="Column holding the comment id (default: comment_id).")
+]
+CodeColumn = Annotated[str | None, typer.Option("--code-column", help="Column holding the code (default: code).")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")]
+# join, score, report and freeze also keep their warnings off stderr with --quiet: the help says so
+QuietWarnings = Annotated[bool, typer.Option("--quiet", "-q", help="No summary and no warnings on stderr.")]
 Worksheet = Annotated[
     str | None, typer.Option("--worksheet", help="XLSX sheets: the worksheet to read (default: the first).")
 ]
@@ -226,6 +236,7 @@ def output_file(text: str | None, option: str, example: str) -> Path | None:
 
 
 PATH = "<path>"  # the metavar of an output file's option, taken as text: what typer shows for a Path
+FOLDER = "<folder>"  # the metavar of an option that takes a folder only, where <path> would let a file pass
 
 
 def parse_limits(values: list[str] | None) -> Limits:

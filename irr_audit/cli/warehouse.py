@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from irr_audit.cli.shared import (
+    FOLDER,
     PATH,
     CodeColumn,
     CountsAliasOption,
@@ -34,24 +35,20 @@ def counts(
     out_text: Annotated[
         str, typer.Option("--out", metavar=PATH, help="The counts file to write (join's counts.csv format).")
     ],
-    rule: Annotated[Path | None, typer.Option("--rule", help="The rule file the codes were given under.")] = None,
-    id_column: IdColumn = None,
-    code_column: CodeColumn = None,
-    coder_column: Annotated[
-        str | None, typer.Option("--coder-column", help="Column holding the coder (default coder).")
+    rule: Annotated[
+        Path | None, typer.Option("--rule", help="The rule file the codes were given under (required).")
     ] = None,
     coders: Annotated[
         str | None,
         typer.Option("--coders", help="A,B,...: the coders to count, in this order (default: all, sorted by name)."),
     ] = None,
-    memory_limit: Annotated[
-        str,
-        typer.Option("--memory-limit", help="DuckDB's memory limit (default 4GB); beyond it, DuckDB spills to disk."),
-    ] = "4GB",
-    temp_directory: Annotated[
-        Path | None,
-        typer.Option("--temp-directory", help="Where DuckDB spills (default: a new temporary folder, deleted after)."),
+    id_column: IdColumn = None,
+    code_column: CodeColumn = None,
+    coder_column: Annotated[
+        str | None, typer.Option("--coder-column", help="Column holding the coder (default: coder).")
     ] = None,
+    delimiter: TableDelimiterOption = None,
+    alias: CountsAliasOption = None,
     summary_text: Annotated[
         str | None,
         typer.Option("--summary", metavar=PATH, help="Also write the account of every row (JSON) to this file."),
@@ -64,8 +61,18 @@ def counts(
             help="Also write the missingness log (JSON Lines: record, coder, comment_id, raw_value, reason).",
         ),
     ] = None,
-    alias: CountsAliasOption = None,
-    delimiter: TableDelimiterOption = None,
+    memory_limit: Annotated[
+        str,
+        typer.Option("--memory-limit", help="DuckDB's memory limit; beyond it, DuckDB spills to disk."),
+    ] = "4GB",
+    temp_directory: Annotated[
+        Path | None,
+        typer.Option(
+            "--temp-directory",
+            metavar=FOLDER,
+            help="Where DuckDB spills (default: a new temporary folder, deleted after).",
+        ),
+    ] = None,
     quiet: Quiet = False,
 ) -> None:
     """Count a long table's units by pattern of codes through DuckDB (pip install "irr-audit[warehouse]").

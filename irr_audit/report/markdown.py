@@ -84,17 +84,18 @@ def agreement_table_lines(table: list[list[int]], categories: list[str], row_cod
 def section_lines(section: Section) -> list[str]:
     """A section: its title, any running text, the table (only with rows) and the notes."""
     section = without_empty_columns(section)
-    lines = ["", f"## {md_text(section.title)}", ""]
-    for paragraph in section.paragraphs:
-        lines += [md_text(paragraph), ""]
+    blocks = [[f"## {md_text(section.title)}"], *([md_text(paragraph)] for paragraph in section.paragraphs)]
     if section.rows:
-        lines += _table(
-            [md_text(column) if column else " " for column in section.columns],
-            [[md_text(cell) for cell in row] for row in section.rows],
+        blocks.append(
+            _table(
+                [md_text(column) if column else " " for column in section.columns],
+                [[md_text(cell) for cell in row] for row in section.rows],
+            )
         )
     if section.notes:
-        lines += ["", *(f"- {md_text(note)}" for note in section.notes)]
-    return lines
+        blocks.append([f"- {md_text(note)}" for note in section.notes])
+    # one blank line before each block, whichever of them the section has
+    return [line for block in blocks for line in ("", *block)]
 
 
 def problem_box(report: dict[str, Any]) -> list[str]:
@@ -194,16 +195,17 @@ def _unit_lines(report: dict[str, Any]) -> list[str]:
 
 
 def _pair_lines(report: dict[str, Any]) -> list[str]:
-    if len(report["coders"]) <= 2:
+    # a count matrix has three or more coders and no pairs: it does not say who gave which code
+    if len(report["coders"]) <= 2 or not report.get("pairs"):
         return []
     categories = report["categories"]
-    lines = ["", "## Coder pairs", ""]
-    for pair in report["pairs"]:
+    lines = ["", "## Coder pairs"]
+    for pair in report["pairs"]:  # each block opens with its blank line, as every section does
         first, second = pair["coders"]
         kappa = pair["metrics"].get("cohen_kappa", {})
-        lines += [f"### {md_text(first)} and {md_text(second)} (n = {pair['n']})", ""]
+        lines += ["", f"### {md_text(first)} and {md_text(second)} (n = {pair['n']})", ""]
         lines += agreement_table_lines(pair["table"], categories, first, second)
-        lines += ["", f"Cohen's kappa: {md_text(format_metric(kappa))}", ""]
+        lines += ["", f"Cohen's kappa: {md_text(format_metric(kappa))}"]
     return lines
 
 

@@ -193,7 +193,8 @@ def _heading(document: Mapping[str, Any]) -> str:
 
 def codebook_markdown(document: Mapping[str, Any]) -> str:
     """The reliability table, then each variable's own report (its headings one level down)."""
-    lines = [f"# {md_text(_heading(document))}", "", *section_lines(reliability_section(document)), ""]
+    # section_lines opens with the blank line under the title
+    lines = [f"# {md_text(_heading(document))}", *section_lines(reliability_section(document)), ""]
     common = common_warnings(document)
     if common:
         lines += [f"## {COMMON_TITLE}", "", *(f"- {md_text(readable(warning))}" for warning in common), ""]
