@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from irr_audit._version import __version__
-from irr_audit.bundle.codebook_recodes import codebook_recodes, read_recoded, recodes_problems
+from irr_audit.bundle.codebook_recodes import codebook_recodes, recodes_problems
 from irr_audit.bundle.freeze import (
     FreezeResult,
     audits_lock,
@@ -50,6 +50,7 @@ from irr_audit.bundle.manifest import (
     manifest_bytes,
     member,
     plain_file_name_problem,
+    read_manifest,
     refuse_unfinished,
     rule_member,
     sample_entry,
@@ -335,7 +336,7 @@ def freeze_codebook(
     files = codebook_frozen_files(source) + sample_files
     refuse_frozen(files, audits_dir)
     recodes_entry, notes = (
-        codebook_recodes(read_recoded(recodes), source.codebook, codebook_units(source.variables), recodes)
+        codebook_recodes(_read_recoded(recodes), source.codebook, codebook_units(source.variables), recodes)
         if recodes is not None
         else (None, [])
     )
@@ -597,3 +598,11 @@ def read_codebook_manifest(bundle: Path) -> Manifest:
     if problems:
         raise altered(bundle, f"{MANIFEST} {problems[0]}")
     return Manifest(data, manifest)
+
+
+def _read_recoded(bundle: Path) -> dict[str, Any]:
+    """The manifest of the bundle ``--recodes`` names, checked (structure, integrity), a rule's or a
+    codebook's."""
+    if is_codebook_bundle(bundle):
+        return read_codebook_manifest(bundle).content
+    return read_manifest(bundle).content

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from irr_audit.bundle.manifest import CODEBOOK_FORMAT, NAME_PATTERN, read_manifest
+from irr_audit.bundle.manifest import CODEBOOK_FORMAT, NAME_PATTERN
 from irr_audit.errors import UsageError
 from irr_audit.io.unitsketch import is_sketch, sketch_jaccard
 from irr_audit.rules.codebook import Codebook
@@ -117,16 +117,6 @@ def codebook_recodes(
         "variables": revised,
     }
     return entry, notes
-
-
-def read_recoded(bundle: Path) -> dict[str, Any]:
-    """The manifest of the bundle ``--recodes`` names, checked (structure, integrity), a rule's or a
-    codebook's."""
-    from irr_audit.bundle.codebook import is_codebook_bundle, read_codebook_manifest  # noqa: PLC0415 (a cycle)
-
-    if is_codebook_bundle(bundle):
-        return read_codebook_manifest(bundle).content
-    return read_manifest(bundle).content
 
 
 def recodes_problems(recodes: Any, rules: Any) -> list[str]:

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -61,9 +61,6 @@ from irr_audit.join.join import (
 )
 from irr_audit.join.missingness import LOG_COLUMNS, Reason, rows_word
 from irr_audit.rules.model import CodeStatus, Rule
-
-if TYPE_CHECKING:
-    from irr_audit.bundle.manifest import Manifest
 
 VARIABLE = "variable"
 CODEBOOK_LOG_COLUMNS = (VARIABLE, *LOG_COLUMNS)
@@ -619,8 +616,9 @@ class CodebookJoin:
     variables: Mapping[str, VariableJoin]
     rests: tuple[LongRest, ...] = ()
     sample: dict[str, Any] | None = None  # what a report shows of the sample the units are restricted to
-    # a codebook bundle's folder and its manifest as read: report checks its adjudication records against it
-    bundle: tuple[Path, Manifest] | None = None
+    # a codebook bundle's folder and its manifest as read (irr_audit.bundle.manifest.Manifest, a later
+    # stage than the join's): report checks its adjudication records against it
+    bundle: tuple[Path, Any] | None = None
 
     @cached_property
     def log(self) -> pd.DataFrame:
