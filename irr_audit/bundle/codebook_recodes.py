@@ -19,8 +19,7 @@ from irr_audit.bundle.manifest import CODEBOOK_FORMAT, NAME_PATTERN
 from irr_audit.errors import UsageError
 from irr_audit.io.unitsketch import is_sketch, sketch_jaccard
 from irr_audit.rules.codebook import Codebook
-
-SAME_UNITS_JACCARD = 0.5  # as rules check counts two audits on largely the same units (rules.revisions)
+from irr_audit.rules.revisions import SAME_UNITS_JACCARD  # what rules check counts as largely the same units
 
 
 def audited_rules(manifest: Mapping[str, Any]) -> dict[str, int]:
