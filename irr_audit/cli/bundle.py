@@ -178,11 +178,13 @@ def _freeze_codebook(
     from irr_audit.bundle.anchor import append_digest, digest_line
     from irr_audit.bundle.workflow import freeze_codebook_audit
 
-    if code_column is not None:
+    if code_column is not None:  # as score, report and join --codebook refuse it
         raise UsageError(
-            "freeze --codebook does not take --code-column yet.",
-            hint="leave out --code-column: a codebook's sheets name each variable's column after its rule.",
-            code="usage-codebook-not-yet",
+            "--code-column is not taken with a codebook: its sheets have no one column of codes to name. A wide "
+            "sheet has one column per variable, named after its rule id; a long sheet has `variable` and `code`.",
+            hint="leave out --code-column; to freeze one variable read from a column of your own, freeze it as one "
+            "rule's audit: --rule RULE --code-column COLUMN.",
+            code="usage-codebook-option",
         )
     frozen = freeze_codebook_audit(
         inputs,
