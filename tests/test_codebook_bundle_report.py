@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import irr_audit
 from irr_audit.bundle.adjudication import SECTION_STATEMENT, SECTION_TITLE
 from tests.conftest import run
 from tests.test_codebook_adjudication import (
@@ -154,6 +155,7 @@ def test_the_report_names_the_bundle_as_a_rules_bundles_report_does(tmp_path: Pa
     assert document["bundle"]["created"] == created
     assert (document["bundle"]["recodes"], document["bundle"]["sample"]) == (None, None)
     assert run("verify", bundle, "--expect", document["bundle"]["digest"]).exit_code == 0
+    assert irr_audit.audit_codebook(bundle).to_dict()["bundle"] == document["bundle"]  # the same from Python
     for output_format in ("md", "text", "html", "methods"):
         shown = report(bundle, output_format)
         name = bundle.name.replace("_", "\\_") if output_format == "md" else bundle.name  # Markdown escapes it
