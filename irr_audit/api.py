@@ -1459,11 +1459,16 @@ class CodebookAudit:
     gates: Mapping[str, float]
     summary_line: str = ""
     input_warnings: tuple[str, ...] = ()
+    # `report BUNDLE` of a codebook bundle: the bundle's provenance, the `bundle` section of a
+    # rule's bundle's report (name, digest, created, tool_version, recodes, sample); else None
+    bundle: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        # read-only, as each Audit is: every report of the codebook is made from these two
+        # read-only, as each Audit is: every report of the codebook is made from these
         object.__setattr__(self, "audits", read_only(dict(self.audits)))
         object.__setattr__(self, "gates", read_only(dict(self.gates)))
+        if self.bundle is not None:
+            object.__setattr__(self, "bundle", read_only(copy.deepcopy(dict(self.bundle))))
 
     @cached_property
     def missingness(self) -> pd.DataFrame:
@@ -1519,7 +1524,7 @@ class CodebookAudit:
             key: audit.to_dict(include_disagreements) if copied else audit._document(include_disagreements)
             for key, audit in self.audits.items()
         }
-        return {
+        document = {
             "codebook": codebook_record(self.codebook),
             "reliability": reliability_rows(variables, self.gates),
             "variables": variables,
@@ -1527,6 +1532,9 @@ class CodebookAudit:
             "cells": self.cells,
             "summary": self.summary_line,
         }
+        if self.bundle is not None and include_disagreements:  # a report's, as a rule's bundle's; not score's
+            document["bundle"] = copy.deepcopy(self.bundle) if copied else self.bundle
+        return document
 
     def _log_counts(self) -> dict[str, Any]:
         counts = {} if self.joined is None else self.joined.log_counts()
@@ -1548,8 +1556,14 @@ class CodebookAudit:
 
         first = (
             f"The codebook {prose(self.codebook.label)} ({len(self.audits)} variables) was coded; reliability is "
-            "reported for each variable on its own fully coded units.\n"
+            "reported for each variable on its own fully coded units"
         )
+        if self.bundle is not None:  # as a rule's bundle's methods name it
+            first += (
+                f"; the sheets, the rules, the codebook and the scores are kept in the audit bundle "
+                f"{prose(str(self.bundle['name']))} (digest {self.bundle['digest']})"
+            )
+        first += ".\n"
         paragraphs = []
         for rule in self.codebook.rules:
             paragraph = self.audits[rule.id].to_methods()
@@ -1684,6 +1698,16 @@ def _bundle_sections(joined: CodebookJoin) -> dict[str, dict[str, Any]]:
     folder, manifest = joined.bundle
     joins = {rule_id: found.join for rule_id, found in joined.variables.items()}
     return codebook_report_sections(folder, manifest, joins)
+
+
+def _bundle_provenance(joined: CodebookJoin) -> dict[str, Any] | None:
+    """A codebook bundle's name, digest and freezing, as a rule's bundle's report names its own
+    (None for sheets or a join folder)."""
+    if joined.bundle is None:
+        return None
+    from irr_audit.bundle.adjudication import bundle_provenance  # noqa: PLC0415 (loaded on use)
+
+    return bundle_provenance(joined.bundle[1])
 
 
 def codebook_joined(
@@ -1875,7 +1899,8 @@ def audit_codebook(
     chosen = codebook_gates(gates, loaded)
     audits = _variable_audits(joined, options, _progress(progress))
     line = joined.summary_line(loaded.label) + seed_note
-    return CodebookAudit(loaded, audits, joined, chosen, line, joined.warnings)
+    frozen = _bundle_provenance(joined) if options.list_disagreements else None
+    return CodebookAudit(loaded, audits, joined, chosen, line, joined.warnings, frozen)
 
 
 def audit_codebook_counts(

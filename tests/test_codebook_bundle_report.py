@@ -9,9 +9,13 @@ from pathlib import Path
 
 import pytest
 
+import irr_audit
 from irr_audit.bundle.adjudication import SECTION_STATEMENT, SECTION_TITLE
 from tests.conftest import run
 from tests.test_codebook_adjudication import (
+    CODEBOOK,
+    EXAMPLE_SHEETS,
+    ROOT,
     VARIABLES,
     decisions_file,
     disagreement,
@@ -22,6 +26,7 @@ from tests.test_codebook_adjudication import (
     template,
 )
 
+RULES = ROOT / "rules"
 SECTION_KEYS = {"title", "statement", "disagreements", "decided", "undecided", "decisions", "records"}
 
 
@@ -121,3 +126,44 @@ def test_a_doubtful_record_stops_the_report(decided: tuple[Path, str, str]) -> N
 
     assert result.exit_code == 2
     assert "bundle-adjudication" in result.output and record.name in result.output
+
+
+def frozen_digest(stdout: str) -> str:
+    """The digest freeze printed (`sha256:<hex>  <bundle>`)."""
+    (line,) = stdout.splitlines()
+    return line.split()[0]
+
+
+def test_the_report_names_the_bundle_as_a_rules_bundles_report_does(tmp_path: Path) -> None:
+    frozen = run("freeze", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--into", tmp_path / "audits")
+    assert frozen.exit_code == 0, frozen.output
+    digest = frozen_digest(frozen.stdout)
+    (bundle,) = [path for path in (tmp_path / "audits").iterdir() if path.is_dir()]
+    created = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))["created"]
+    one_rule = run(
+        "freeze", *EXAMPLE_SHEETS, "--rule", RULES / "sarcasm" / "v1.yaml", "--code-column", "sarcasm",
+        "--into", tmp_path / "rule_audits",
+    )  # fmt: skip
+    assert one_rule.exit_code == 0, one_rule.output
+    (rule_bundle,) = [path for path in (tmp_path / "rule_audits").iterdir() if path.is_dir()]
+
+    document = json.loads(report(bundle, "json"))
+    rules_own = json.loads(report(rule_bundle, "json"))["bundle"]
+    assert set(document["bundle"]) == set(rules_own)  # the very keys of a rule's bundle's report
+    assert document["bundle"]["name"] == bundle.name
+    assert document["bundle"]["digest"] == digest  # what freeze printed, what verify --expect takes
+    assert document["bundle"]["created"] == created
+    assert (document["bundle"]["recodes"], document["bundle"]["sample"]) == (None, None)
+    assert run("verify", bundle, "--expect", document["bundle"]["digest"]).exit_code == 0
+    assert irr_audit.audit_codebook(bundle).to_dict()["bundle"] == document["bundle"]  # the same from Python
+    for output_format in ("md", "text", "html", "methods"):
+        shown = report(bundle, output_format)
+        name = bundle.name.replace("_", "\\_") if output_format == "md" else bundle.name  # Markdown escapes it
+        assert name in shown and digest in shown and (output_format == "methods" or created in shown)
+    assert "bundle" not in json.loads(run("score", bundle, "--format", "json").stdout)  # as a rule's bundle's score
+
+
+def test_a_report_of_sheets_names_no_bundle() -> None:
+    result = run("report", *EXAMPLE_SHEETS, "--codebook", CODEBOOK, "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    assert "bundle" not in json.loads(result.stdout)

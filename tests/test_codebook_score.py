@@ -183,8 +183,10 @@ def test_the_join_folder_of_a_codebook(tmp_path: Path, example: dict) -> None:
     # a --rule on the folder is refused with the way out
     single = run("score", out, "--rule", ROOT / "rules" / "sarcasm" / "v1.yaml")
     assert single.exit_code == 2 and "Error [usage-codebook-folder]" in single.stderr
-    # commands of one rule's audit name the folder for what it is
-    for args in (["freeze", out, "--into", tmp_path / "audits"], ["compare", out, out]):
+    # commands of one rule's audit name the folder for what it is (freeze DIR freezes the codebook's
+    # audit: tests/test_codebook_bundle_join.py)
+    for args in (["freeze", out, "--rule", ROOT / "rules" / "sarcasm" / "v1.yaml", "--into", tmp_path / "audits"],
+                 ["compare", out, out]):  # fmt: skip
         refused = run(*args)
         assert refused.exit_code == 2 and "Error [usage-codebook-folder]" in refused.stderr, args
     # an edited file: not one run

@@ -735,19 +735,24 @@ def _write_signature(path: Path, signature: bytes) -> None:
 def bundle_report_sections(bundle: Path, read: Manifest, document: dict[str, Any]) -> dict[str, Any]:
     """`report BUNDLE`: the bundle's provenance and its adjudication, as report sections,
     from its manifest as the audit read it."""
-    manifest = read.content
     disagreements = disagreement_codes(document.get("disagreements", []))
     records = trusted_records(bundle, rule_check(read.sha256, disagreements, tuple(document["categories"])))
+    return {"bundle": bundle_provenance(read), "adjudication": adjudication_section(records, disagreements)}
+
+
+def bundle_provenance(read: Manifest) -> dict[str, Any]:
+    """The report's `bundle` section of a rule's or a codebook's bundle: its name, its digest
+    (what freeze printed and verify --expect takes), when and with which version it was frozen,
+    and what it re-codes and the sample it keeps (null when none; an older codebook bundle's
+    manifest may lack the two keys)."""
+    manifest = read.content
     return {
-        "bundle": {
-            "name": manifest["name"],
-            "digest": read.digest,  # what freeze printed; compare it with the anchored one
-            "created": manifest["created"],
-            "tool_version": manifest["tool_version"],
-            "recodes": manifest["recodes"],
-            "sample": manifest["sample"],
-        },
-        "adjudication": adjudication_section(records, disagreements),
+        "name": manifest["name"],
+        "digest": read.digest,  # what freeze printed; compare it with the anchored one
+        "created": manifest["created"],
+        "tool_version": manifest["tool_version"],
+        "recodes": manifest.get("recodes"),
+        "sample": manifest.get("sample"),
     }
 
 

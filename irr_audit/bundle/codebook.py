@@ -54,6 +54,7 @@ from irr_audit.bundle.manifest import (
     refuse_unfinished,
     rule_member,
     sample_entry,
+    shell_path,
     units_digest,
     unreadable_bundle,
     utc_stamp,
@@ -70,6 +71,13 @@ from irr_audit.io.runfolder import is_bundle, member_path_problem
 from irr_audit.io.sheets import Sheet, SheetOptions
 from irr_audit.io.tables import parse_file, read_table_bytes
 from irr_audit.io.unitsketch import is_sketch
+from irr_audit.join.codebook_folder import (
+    CodebookJoinDir,
+    check_sheet_sha256,
+    is_codebook_join_dir,
+    read_codebook_join_dir,
+    sheet_options,
+)
 from irr_audit.join.join import JoinResult
 from irr_audit.join.variables import SheetViews, VariableJoin, join_variables, variable_views
 from irr_audit.report.model import AuditOptions, build_report
@@ -142,7 +150,7 @@ def joined_variables(
 
 def collect_codebook_source(
     inputs: Sequence[Path],
-    codebook_path: Path,
+    codebook_path: Path | None,
     rules_dir: Path | None = None,
     *,
     id_column: str | None = None,
@@ -151,18 +159,41 @@ def collect_codebook_source(
     limits: Limits = DEFAULT_LIMITS,
     sample: Path | None = None,
 ) -> CodebookSource:
-    """Read the codebook and the coders' sheets (wide or long), keeping the bytes that were parsed;
-    with ``sample`` (a folder `sample --codebook` wrote for this codebook) the units are its ids."""
-    if len(inputs) == 1 and (is_bundle(inputs[0]) or inputs[0].is_dir()):
+    """Read the codebook and the coders' sheets (wide or long), or a folder `join --codebook`
+    wrote (its codebook, and its sheets read again, checked to be the bytes it joined), keeping
+    the bytes that were parsed; with ``sample`` (a folder `sample --codebook` wrote for this
+    codebook; for a join folder restricted to a sample, that sample) the units are its ids."""
+    if len(inputs) == 1 and is_bundle(inputs[0]):
         raise UsageError(
-            f"{inputs[0]} is a folder; freeze --codebook takes the coders' sheets themselves.",
-            hint="pass the sheets (two or more files) with --codebook.",
-            code="usage-freeze-codebook-input",
+            f"{inputs[0]} is already an audit bundle.",
+            hint="freeze --codebook takes the coders' sheets or a join --codebook folder; to re-code the bundle's "
+            f"units under a revised codebook, freeze the new sheets with --recodes {shell_path(inputs[0])}.",
+            code="usage-freeze-bundle",
+        )
+    if len(inputs) == 1 and is_codebook_join_dir(inputs[0]):
+        return _join_dir_source(inputs[0], codebook_path, rules_dir, (id_column, worksheet, delimiter), limits, sample)
+    if len(inputs) == 1 and inputs[0].is_dir():
+        raise UsageError(
+            f"{inputs[0]} is a folder but not one written by irr-audit join --codebook.",
+            hint="pass the folder given to join --codebook --out, or the sheets themselves with --codebook.",
+            code="usage-not-a-join-dir",
+        )
+    if codebook_path is None:
+        raise UsageError(
+            "sheets need the codebook they were coded under.",
+            hint="add --codebook codebooks/<name>/v<version>.yaml.",
+            code="usage-missing-rule",
         )
     codebook = load_codebook(codebook_path, rules_dir, limits)
     options = SheetOptions(id_column=id_column, worksheet=worksheet, delimiter=delimiter, limits=limits)
     reference = read_sample(sample, limits, codebook=codebook) if sample is not None else None
     datas = [(read_table_bytes(path, limits), path) for path in inputs]
+    return _source(codebook, datas, options, reference)
+
+
+def _source(
+    codebook: Codebook, datas: list[tuple[bytes, Path]], options: SheetOptions, reference: SampleRef | None
+) -> CodebookSource:
     variables, sheets = joined_variables(codebook, datas, options, reference)
     check_sheet_names(sheets)
     return CodebookSource(
@@ -174,6 +205,70 @@ def collect_codebook_source(
         variables,
         reference,
     )
+
+
+def _join_dir_source(
+    folder: Path,
+    codebook_path: Path | None,
+    rules_dir: Path | None,
+    given: tuple[str | None, str | None, str | None],
+    limits: Limits,
+    sample: Path | None,
+) -> CodebookSource:
+    """A codebook's join folder frozen as a rule's join folder is: its own codebook (a --codebook
+    given must be the same), its sheets read again, bounded, and checked to be the bytes the join
+    recorded, read as the join read them, and the units of the sample it was restricted to."""
+    for option, value in zip(("--id-column", "--worksheet", "--delimiter"), given, strict=True):
+        if value is not None:
+            raise UsageError(
+                f"{option} reads sheets; {folder} keeps how its sheets were read (join --codebook's options).",
+                hint=f"leave out {option}, or run join --codebook again with it and freeze that folder.",
+                code="usage-join-dir-option",
+            )
+    kept = read_codebook_join_dir(folder, limits)  # one run, its codebook and rules its own copies
+    if codebook_path is not None:
+        given_codebook = load_codebook(codebook_path, rules_dir, limits)
+        if given_codebook.digest != kept.codebook.digest:
+            raise UsageError(
+                f"--codebook {codebook_path} ({given_codebook.label}) is not the codebook the join in {folder} used "
+                f"({kept.codebook.label}, {kept.codebook.digest[:19]}...).",
+                hint="leave out --codebook to freeze the join's own codebook, or run join --codebook again with "
+                "this one.",
+                code="usage-codebook-mismatch",
+            )
+    reference = _join_dir_sample(kept, sample, limits)
+    datas = []
+    for path, sha256 in zip(kept.sheet_paths, kept.sha256, strict=True):
+        data = read_table_bytes(path, limits)  # read again, bounded: the bytes the join recorded, else refused
+        check_sheet_sha256(kept, path, sha256_hex(data), sha256)
+        datas.append((data, path))
+    return _source(kept.codebook, datas, sheet_options(kept, limits), reference)
+
+
+def _join_dir_sample(kept: CodebookJoinDir, sample: Path | None, limits: Limits) -> SampleRef | None:
+    """The sample a codebook's join folder was restricted to (or --sample, restricting it here),
+    read for its codebook; a join restricted to a sample is frozen with that sample only."""
+    if sample is None and kept.sample_ids is not None:
+        if kept.sample_folder is None or not kept.sample_folder.is_dir():
+            raise UsageError(
+                f"the join in {kept.folder} was restricted to the sample in {kept.sample_folder}, "
+                "which is no longer there.",
+                hint="pass the sample folder with --sample DIR, so the bundle keeps its ledger and log.",
+                code="usage-sample-missing",
+            )
+        sample = kept.sample_folder
+    if sample is None:
+        return None
+    reference = read_sample(sample, limits, codebook=kept.codebook)
+    if kept.sample_ids is not None and list(reference.ids) != kept.sample_ids:
+        raise UsageError(
+            f"the sample in {reference.folder} is not the sample the join in {kept.folder} used (its "
+            f"{len(reference.ids)} sampled ids are not the {len(kept.sample_ids)} the join used).",
+            hint="pass the join's sample with --sample DIR, or run join --codebook again with --sample "
+            f"{shell_path(reference.folder)} and freeze that join.",
+            code="usage-sample-mismatch",
+        )
+    return reference
 
 
 def codebook_score(codebook: Codebook, variables: Mapping[str, VariableJoin]) -> dict[str, Any]:

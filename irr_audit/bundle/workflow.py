@@ -90,7 +90,7 @@ class FrozenCodebook:
 def freeze_codebook_audit(
     inputs: list[Path],
     into: Path,
-    codebook: Path,
+    codebook: Path | None,
     *,
     rules_dir: Path | None = None,
     sample: Path | None = None,
@@ -104,11 +104,12 @@ def freeze_codebook_audit(
     now: datetime | None = None,
 ) -> FrozenCodebook:
     """Freeze a codebook audit (the coders' sheets + the codebook and its rules, restricted to the
-    units of ``sample`` when given) into a new bundle under ``into``; the digest list and the key
-    are checked before anything is read."""
+    units of ``sample`` when given; or a folder `join --codebook` wrote, which keeps its codebook)
+    into a new bundle under ``into``; the digest list and the key are checked before anything is read."""
     check_usable([*inputs, into, codebook, rules_dir, sample, recodes, digests, sign_key])
     named = [(codebook, "codebook"), (rules_dir, "rules folder"), (sample, "sample"), (recodes, "bundle")]
-    check_exist([*((path, "sheet") for path in inputs), *named])
+    kind = "input" if len(inputs) == 1 else "sheet"
+    check_exist([*((path, kind) for path in inputs), *named])
     if digests is not None:
         check_list_target(digests, [*inputs, codebook, sample, recodes])
     check_sign_key(sign_key)

@@ -103,8 +103,9 @@ def freeze(
     from irr_audit.bundle.anchor import append_digest, digest_line
     from irr_audit.bundle.workflow import freeze_audit
 
-    if codebook is not None or rules is not None:
-        one_of_rule_or_codebook(rule, codebook, rules)
+    if codebook is not None or rules is not None or _is_codebook_join(inputs, rule):
+        if codebook is not None or rules is not None:
+            one_of_rule_or_codebook(rule, codebook, rules)
         _freeze_codebook(inputs, into, codebook, rules, recodes, sample, id_column, code_column, worksheet, digests,
                          sign, quiet, limit)  # fmt: skip
         return
@@ -132,6 +133,13 @@ def freeze(
         for note in result.notes:
             say(note if note.startswith("warning:") else f"note: {note}")
         _say_where_the_digest_is(result.path, frozen.digest, sign, digests, listed)
+
+
+def _is_codebook_join(inputs: list[Path], rule: Path | None) -> bool:
+    """A folder join --codebook wrote, given alone: it keeps its codebook, as a rule's join folder its rule."""
+    from irr_audit.join.codebook_folder import is_codebook_join_dir
+
+    return rule is None and len(inputs) == 1 and is_codebook_join_dir(inputs[0])
 
 
 def _say_where_the_digest_is(
@@ -170,17 +178,13 @@ def _freeze_codebook(
     from irr_audit.bundle.anchor import append_digest, digest_line
     from irr_audit.bundle.workflow import freeze_codebook_audit
 
-    if codebook is None:
+    if code_column is not None:  # as score, report and join --codebook refuse it
         raise UsageError(
-            "--rules names the folder of a codebook's rules, and no --codebook was given.",
-            hint="add --codebook FILE, or leave out --rules.",
-            code="usage-rule-or-codebook",
-        )
-    if code_column is not None:
-        raise UsageError(
-            "freeze --codebook does not take --code-column yet.",
-            hint="leave out --code-column: a codebook's sheets name each variable's column after its rule.",
-            code="usage-codebook-not-yet",
+            "--code-column is not taken with a codebook: its sheets have no one column of codes to name. A wide "
+            "sheet has one column per variable, named after its rule id; a long sheet has `variable` and `code`.",
+            hint="leave out --code-column; to freeze one variable read from a column of your own, freeze it as one "
+            "rule's audit: --rule RULE --code-column COLUMN.",
+            code="usage-codebook-option",
         )
     frozen = freeze_codebook_audit(
         inputs,

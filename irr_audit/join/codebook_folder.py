@@ -253,13 +253,18 @@ def read_codebook_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> Cod
 def check_unchanged(joined: CodebookJoinDir, sheets: Sequence[Sheet]) -> None:
     """Each sheet read again has the bytes it was joined with."""
     for path, sha256, sheet in zip(joined.sheet_paths, joined.sha256, sheets):
-        if sheet.sha256 != sha256:
-            raise IrrAuditError(
-                f"sheet {path} changed since it was joined into {joined.folder} "
-                f"(sha256 {sheet.sha256[:12]}..., was {sha256[:12]}...).",
-                hint="run irr-audit join --codebook again to audit the sheet as it is now.",
-                code="joindir-sheet-changed",
-            )
+        check_sheet_sha256(joined, path, sheet.sha256, sha256)
+
+
+def check_sheet_sha256(joined: CodebookJoinDir, path: Path, now: str, then: str) -> None:
+    """A sheet of the join whose bytes now (sha256 ``now``) are not those it was joined with (``then``) is refused."""
+    if now != then:
+        raise IrrAuditError(
+            f"sheet {path} changed since it was joined into {joined.folder} "
+            f"(sha256 {now[:12]}..., was {then[:12]}...).",
+            hint="run irr-audit join --codebook again to audit the sheet as it is now.",
+            code="joindir-sheet-changed",
+        )
 
 
 def sheet_options(joined: CodebookJoinDir, limits: Limits) -> SheetOptions:

@@ -233,7 +233,7 @@ def read_join_dir(folder: Path, limits: Limits = DEFAULT_LIMITS) -> JoinDir:
     if "codebook" in summary:  # join --codebook wrote it (irr_audit.join.codebook_folder)
         raise UsageError(
             f"{folder} is the join of a codebook, with one table per variable, not of one rule.",
-            hint="irr-audit score DIR or report DIR audit it as a whole; a bundle holds one rule's audit.",
+            hint="irr-audit score DIR, report DIR and freeze DIR (without --rule) take it as a whole, every variable.",
             code="usage-codebook-folder",
         )
     rule_path = folder / RULE_COPY

@@ -191,10 +191,31 @@ def _heading(document: Mapping[str, Any]) -> str:
     return f"Codebook {codebook['name']} v{codebook['version']} ({codebook['digest']})"
 
 
+def bundle_lines(document: Mapping[str, Any]) -> list[str]:
+    """A codebook bundle's report names the bundle as a rule's bundle's does: its name, when and
+    with which version it was frozen, and its digest (what freeze printed and verify --expect
+    takes). Nothing for sheets or a join folder. Plain text, each value as the manifest has it."""
+    bundle = document.get("bundle")
+    if not isinstance(bundle, Mapping):
+        return []
+    lines = [
+        f"Audit bundle: {bundle['name']}, frozen {bundle['created']} with irr-audit {bundle['tool_version']}",
+        f"Bundle digest: {bundle['digest']} (the sha256 of its manifest.json)",
+    ]
+    recodes = bundle.get("recodes")
+    if isinstance(recodes, Mapping):
+        lines.append(f"Re-coded sample: the units of bundle {recodes.get('bundle')}, coded again")
+    return lines
+
+
 def codebook_markdown(document: Mapping[str, Any]) -> str:
     """The reliability table, then each variable's own report (its headings one level down)."""
     # section_lines opens with the blank line under the title
-    lines = [f"# {md_text(_heading(document))}", *section_lines(reliability_section(document)), ""]
+    lines = [f"# {md_text(_heading(document))}"]
+    frozen = bundle_lines(document)
+    if frozen:
+        lines += ["", *(f"- {md_text(line)}" for line in frozen)]
+    lines += [*section_lines(reliability_section(document)), ""]
     common = common_warnings(document)
     if common:
         lines += [f"## {COMMON_TITLE}", "", *(f"- {md_text(readable(warning))}" for warning in common), ""]
@@ -241,7 +262,9 @@ class FittedTable:
 def codebook_console(document: Mapping[str, Any]) -> Group:
     """The console report: the reliability table (stacked when the width cannot hold it), then
     each variable's report."""
-    parts: list[Any] = [Text(_heading(document), style="bold"), FittedTable(reliability_section(document))]
+    parts: list[Any] = [Text(visible(_heading(document)), style="bold")]
+    parts += [Text(visible(line)) for line in bundle_lines(document)]
+    parts.append(FittedTable(reliability_section(document)))
     common = common_warnings(document)
     if common:
         parts.append(Text(COMMON_TITLE, style="bold"))
@@ -276,6 +299,7 @@ def codebook_html(document: Mapping[str, Any]) -> str:
         for variable, report in variable_reports(document).items()
     )
     title = html.escape(_heading(document))
+    frozen = "".join(f'<p class="bundle">{html.escape(line)}</p>' for line in bundle_lines(document))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
@@ -283,6 +307,6 @@ def codebook_html(document: Mapping[str, Any]) -> str:
         f"<title>{title}</title><style>body{{font-family:sans-serif;margin:2em}}"
         "table{border-collapse:collapse}td,th{border:1px solid #999;padding:.3em .6em;text-align:left}"
         "iframe{width:100%;height:900px;border:1px solid #ccc}</style></head><body>"
-        f"<h1>{title}</h1><h2>{html.escape(section.title)}</h2>"
+        f"<h1>{title}</h1>{frozen}<h2>{html.escape(section.title)}</h2>"
         f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}{frames}</body></html>\n"
     )
