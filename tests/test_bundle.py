@@ -149,6 +149,18 @@ def test_freeze_a_join_folder(sheets: list[Path], tmp_path: Path) -> None:
     assert score_json(bundle) == score_json(joined)
 
 
+@pytest.mark.parametrize("option", [["--id-column", "id"], ["--code-column", "label"], ["--worksheet", "Sheet1"]])
+def test_freeze_of_a_join_folder_refuses_options_that_read_sheets(
+    sheets: list[Path], tmp_path: Path, option: list[str]
+) -> None:
+    """The folder keeps how its sheets were read: such an option would be passed over silently."""
+    joined = tmp_path / "joined"
+    assert run("join", *sheets, "--rule", RULE, "--out", joined, "--quiet").exit_code == 0
+    result = run("freeze", joined, "--into", tmp_path / "audits", *option)
+    assert result.exit_code == 2 and "usage-join-dir-option" in result.stderr and option[0] in result.stderr
+    assert not (tmp_path / "audits").exists() or not any((tmp_path / "audits").iterdir())
+
+
 def flip_one_byte(bundle: Path) -> None:
     path = writable(bundle / "sheets" / "alice.csv")
     data = bytearray(path.read_bytes())

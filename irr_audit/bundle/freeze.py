@@ -78,6 +78,18 @@ class FreezeResult:
     digest: str = ""  # sha256:<hex> of the manifest's bytes as written: the bundle's digest
 
 
+def _refuse_sheet_options(folder: Path, options: dict[str, str | None]) -> None:
+    """A join folder records how its sheets were read: an option that reads sheets is refused,
+    not silently passed over."""
+    for option, value in options.items():
+        if value is not None:
+            raise UsageError(
+                f"{option} reads sheets; {folder} keeps how its sheets were read (join's options).",
+                hint=f"leave out {option}, or run join again with it and freeze that folder.",
+                code="usage-join-dir-option",
+            )
+
+
 def collect_source(
     inputs: list[Path],
     rule_path: Path | None,
@@ -99,6 +111,8 @@ def collect_source(
     join_dir: JoinDir | None = None  # set when freezing a join folder
     if len(inputs) == 1 and is_join_dir(inputs[0]):
         folder = inputs[0]
+        reading = {"--id-column": id_column, "--code-column": code_column, "--worksheet": worksheet}
+        _refuse_sheet_options(folder, reading)
         joined = read_join_dir(folder, limits)
         rule, sheets, columns = joined.rule, joined.sheets, joined.columns
         if rule.run_aliases:
