@@ -106,6 +106,7 @@ NUMBER_COLUMNS = (
     "p_value",
 )
 TABLE_KINDS = ("table", "category_counts")
+SHEET_OPTIONS = ("--id-column", "--code-column", "--worksheet", "--delimiter")  # how sheets are read
 
 
 # --- rules -------------------------------------------------------------------------
@@ -446,7 +447,9 @@ def audit(
     """Audit the codes of two or more coders (docs/api.md).
 
     ``data`` is a list of sheet files (``rule`` needed), a folder `irr-audit join` wrote, an
-    audit bundle (``rule`` optional; when given it must be the one the folder was made with),
+    audit bundle (``rule`` optional; when given it must be the one the folder was made with;
+    ``id_column``, ``code_column``, ``worksheet`` and ``delimiter`` are refused there: it keeps
+    how its sheets were read),
     a mapping coder -> DataFrame (comment_id, code and any other columns), or one long
     DataFrame (comment_id, coder, code). ``sample`` (a folder `irr-audit sample` wrote)
     restricts sheets or DataFrames to its units, as `join --sample` does.
@@ -499,6 +502,11 @@ def audit(
                 hint="join the sheets again with --alias, or add the aliases to the rule file.",
                 code="usage-alias",
             )
+        if folder is not None:  # it keeps how its sheets were read
+            from irr_audit.join.folder import refuse_sheet_options  # noqa: PLC0415 (loaded on use)
+
+            given = (id_column, code_column, worksheet, delimiter)
+            refuse_sheet_options(folder, dict(zip(SHEET_OPTIONS, given, strict=True)))
         if folder is not None and sample is not None:
             raise UsageError(
                 f"{folder} keeps its own units; sample restricts sheets to a sample's.",

@@ -161,6 +161,19 @@ def test_freeze_of_a_join_folder_refuses_options_that_read_sheets(
     assert not (tmp_path / "audits").exists() or not any((tmp_path / "audits").iterdir())
 
 
+@pytest.mark.parametrize("command", ["score", "report"])
+@pytest.mark.parametrize("option", [["--id-column", "id"], ["--worksheet", "Sheet1"], ["--delimiter", ";"]])
+def test_score_and_report_of_a_join_folder_or_bundle_refuse_options_that_read_sheets(
+    sheets: list[Path], tmp_path: Path, command: str, option: list[str]
+) -> None:
+    joined = tmp_path / "joined"
+    assert run("join", *sheets, "--rule", RULE, "--out", joined, "--quiet").exit_code == 0
+    bundle = freeze([joined], tmp_path / "audits")
+    for folder in (joined, bundle):
+        result = run(command, folder, "--format", "json", "-q", *option)
+        assert result.exit_code == 2 and "usage-join-dir-option" in result.stderr and option[0] in result.stderr
+
+
 def flip_one_byte(bundle: Path) -> None:
     path = writable(bundle / "sheets" / "alice.csv")
     data = bytearray(path.read_bytes())

@@ -78,6 +78,7 @@ from irr_audit.join.codebook_folder import (
     read_codebook_join_dir,
     sheet_options,
 )
+from irr_audit.join.folder import refuse_sheet_options
 from irr_audit.join.join import JoinResult
 from irr_audit.join.variables import SheetViews, VariableJoin, join_variables, variable_views
 from irr_audit.report.model import AuditOptions, build_report
@@ -218,13 +219,7 @@ def _join_dir_source(
     """A codebook's join folder frozen as a rule's join folder is: its own codebook (a --codebook
     given must be the same), its sheets read again, bounded, and checked to be the bytes the join
     recorded, read as the join read them, and the units of the sample it was restricted to."""
-    for option, value in zip(("--id-column", "--worksheet", "--delimiter"), given, strict=True):
-        if value is not None:
-            raise UsageError(
-                f"{option} reads sheets; {folder} keeps how its sheets were read (join --codebook's options).",
-                hint=f"leave out {option}, or run join --codebook again with it and freeze that folder.",
-                code="usage-join-dir-option",
-            )
+    refuse_sheet_options(folder, dict(zip(("--id-column", "--worksheet", "--delimiter"), given, strict=True)))
     kept = read_codebook_join_dir(folder, limits)  # one run, its codebook and rules its own copies
     if codebook_path is not None:
         given_codebook = load_codebook(codebook_path, rules_dir, limits)

@@ -46,7 +46,7 @@ from irr_audit.io.files import read_bounded, resolved, sha256_hex
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.runfolder import JOIN_RECORD, RECORD_FILES, build_folder, fsync_folder, is_bundle
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, read_sheets_keeping_bytes
-from irr_audit.join.folder import JoinDir, is_join_dir, read_join_dir
+from irr_audit.join.folder import JoinDir, is_join_dir, read_join_dir, refuse_sheet_options
 from irr_audit.join.join import JoinResult, check_distinct_files, join_sheets
 from irr_audit.report.model import AuditOptions, build_report
 from irr_audit.rules.load import load_rule
@@ -78,18 +78,6 @@ class FreezeResult:
     digest: str = ""  # sha256:<hex> of the manifest's bytes as written: the bundle's digest
 
 
-def _refuse_sheet_options(folder: Path, options: dict[str, str | None]) -> None:
-    """A join folder records how its sheets were read: an option that reads sheets is refused,
-    not silently passed over."""
-    for option, value in options.items():
-        if value is not None:
-            raise UsageError(
-                f"{option} reads sheets; {folder} keeps how its sheets were read (join's options).",
-                hint=f"leave out {option}, or run join again with it and freeze that folder.",
-                code="usage-join-dir-option",
-            )
-
-
 def collect_source(
     inputs: list[Path],
     rule_path: Path | None,
@@ -112,7 +100,7 @@ def collect_source(
     if len(inputs) == 1 and is_join_dir(inputs[0]):
         folder = inputs[0]
         reading = {"--id-column": id_column, "--code-column": code_column, "--worksheet": worksheet}
-        _refuse_sheet_options(folder, reading)
+        refuse_sheet_options(folder, reading)
         joined = read_join_dir(folder, limits)
         rule, sheets, columns = joined.rule, joined.sheets, joined.columns
         if rule.run_aliases:

@@ -211,6 +211,18 @@ def is_join_dir(path: Path) -> bool:
     return path.is_dir() and (path / SUMMARY).is_file()
 
 
+def refuse_sheet_options(folder: Path, options: dict[str, str | None]) -> None:
+    """A join folder or a bundle records how its sheets were read: an option that reads sheets
+    (given as {"--id-column": value, ...}) is refused, not silently passed over."""
+    for option, value in options.items():
+        if value is not None:
+            raise UsageError(
+                f"{option} reads sheets; {folder} keeps how its sheets were read (the options of its join).",
+                hint=f"leave out {option}, or run join again with it and use that folder.",
+                code="usage-join-dir-option",
+            )
+
+
 @dataclass(frozen=True)
 class JoinDir:
     """A join folder read back: the rule it kept, the original sheets (checked unchanged),
