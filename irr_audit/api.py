@@ -1739,6 +1739,7 @@ def codebook_joined(
         read_codebook_join_dir,
         sheet_options,
     )
+    from irr_audit.join.folder import refuse_sheet_options  # noqa: PLC0415 (loaded on use)
     from irr_audit.join.variables import CodebookJoin, join_variables, read_variable_sheets  # noqa: PLC0415 (loaded on use)
     from irr_audit.sample.folder import read_sample, with_ledger  # noqa: PLC0415 (loaded on use)
 
@@ -1764,6 +1765,9 @@ def codebook_joined(
             hint="leave out --sample, or pass the sheets themselves.",
             code="usage-sample",
         )
+    if len(inputs) == 1 and inputs[0].is_dir():  # a join folder or a bundle keeps how its sheets were read
+        reading = {"--id-column": id_column, "--worksheet": worksheet, "--delimiter": delimiter}
+        refuse_sheet_options(inputs[0], reading)
     if len(inputs) == 1 and is_codebook_bundle(inputs[0]):  # freeze --codebook made it: read and checked
         manifest, frozen, variables, frozen_sample = read_codebook_audit(inputs[0], checked)
         _check_same_codebook(codebook, rules_dir, frozen, inputs[0], checked)

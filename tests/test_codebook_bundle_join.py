@@ -100,3 +100,14 @@ def test_a_join_restricted_to_a_sample_is_frozen_with_it(tmp_path: Path) -> None
     shutil.rmtree(sample)
     missing = run("freeze", folder, "--into", tmp_path / "audits2")
     assert missing.exit_code == 2 and "[usage-sample-missing]" in missing.output, missing.output
+
+
+def test_score_and_report_of_a_codebook_folder_or_bundle_refuse_options_that_read_sheets(tmp_path: Path) -> None:
+    """The folder or bundle keeps how its sheets were read: such an option was passed over silently."""
+    joined = join(tmp_path / "join")
+    bundle = freeze(joined, "--into", tmp_path / "audits")
+    for folder in (joined, bundle):
+        for command in ("score", "report"):
+            for option in (["--id-column", "id"], ["--worksheet", "Sheet1"], ["--delimiter", ";"]):
+                result = run(command, folder, "--format", "json", "-q", *option)
+                assert result.exit_code == 2 and "usage-join-dir-option" in result.stderr, (command, option)
