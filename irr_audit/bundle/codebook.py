@@ -28,6 +28,8 @@ from irr_audit.bundle.freeze import (
     check_sheet_names,
     collect_sample,
     refuse_frozen,
+    refuse_sample_symlink,
+    sample_member,
     signature_files,
     write_bundle,
 )
@@ -63,7 +65,7 @@ from irr_audit.bundle.manifest import (
 from irr_audit.bundle.read import frozen_file
 from irr_audit.errors import IrrAuditError, UsageError
 from irr_audit.io import records as recorded
-from irr_audit.io.files import read_bounded, resolved, sha256_hex
+from irr_audit.io.files import resolved, sha256_hex
 from irr_audit.io.fingerprints import hash_heads, heads_sketch
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
@@ -312,13 +314,7 @@ def collect_codebook_sample(folder: Path) -> list[FrozenFile]:
     if rules.is_symlink() or not rules.is_dir():
         return files  # read_sample names what the run record misses
     for path in sorted(rules.rglob("*")):
-        if path.is_symlink():
-            raise UsageError(
-                f"--sample {folder} holds a symlink, {path.relative_to(folder).as_posix()}; a bundle keeps real "
-                "files only.",
-                hint="replace the symlink by the file it points to, or remove it.",
-                code="usage-sample-symlink",
-            )
+        refuse_sample_symlink(folder, path)
         if not path.is_file():
             continue
         inside = path.relative_to(folder).as_posix()
@@ -328,8 +324,7 @@ def collect_codebook_sample(folder: Path) -> list[FrozenFile]:
                 hint="remove it from the sample folder, or draw the sample again into a new folder.",
                 code="usage-sample-name",
             )
-        data = read_bounded(path, f"--sample {folder}: {inside}", code="usage-sample")
-        files.append(FrozenFile(f"{SAMPLE_DIR}/{inside}", data))
+        files.append(sample_member(folder, path))
     return files
 
 

@@ -247,12 +247,7 @@ def collect_sample(folder: Path) -> list[FrozenFile]:
         )
     files = []
     for path in sorted(folder.iterdir()):
-        if path.is_symlink():
-            raise UsageError(
-                f"--sample {folder} holds a symlink, {path.name}; a bundle keeps real files only.",
-                hint="replace the symlink by the file it points to, or remove it.",
-                code="usage-sample-symlink",
-            )
+        refuse_sample_symlink(folder, path)
         if not path.is_file():
             continue
         if plain_file_name_problem(path.name) is not None:
@@ -261,9 +256,25 @@ def collect_sample(folder: Path) -> list[FrozenFile]:
                 hint="rename the file.",
                 code="usage-sample-name",
             )
-        data = read_bounded(path, f"--sample {folder}: {path.name}", code="usage-sample")
-        files.append(FrozenFile(f"{SAMPLE_DIR}/{path.name}", data))
+        files.append(sample_member(folder, path))
     return files
+
+
+def refuse_sample_symlink(folder: Path, path: Path) -> None:
+    """A bundle keeps real files only: a symlink in the sample folder is refused, not followed."""
+    if path.is_symlink():
+        raise UsageError(
+            f"--sample {folder} holds a symlink, {path.relative_to(folder).as_posix()}; a bundle keeps real "
+            "files only.",
+            hint="replace the symlink by the file it points to, or remove it.",
+            code="usage-sample-symlink",
+        )
+
+
+def sample_member(folder: Path, path: Path) -> FrozenFile:
+    """A file of the sample folder, read bounded, as the bundle keeps it (under sample/, at its place)."""
+    inside = path.relative_to(folder).as_posix()
+    return FrozenFile(f"{SAMPLE_DIR}/{inside}", read_bounded(path, f"--sample {folder}: {inside}", code="usage-sample"))
 
 
 def recodes_reference(bundle: Path, rule: Rule) -> dict[str, Any]:
