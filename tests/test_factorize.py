@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irr_audit.io.arrowtext import may_have_edge_space, packed_keys
+from irr_audit.join import factorize as factorize_module
 from irr_audit.join import join as join_module
-from irr_audit.join.factorize import factorize, partition_bits
+from irr_audit.join.factorize import factorize, gather, partition_bits
 from irr_audit.join.join import match_ids
 
 
@@ -59,6 +60,26 @@ def test_factorize_at_scale_with_many_repeats_and_new_keys_late() -> None:
     indices, distinct = factorize(_made(columns))
     assert np.array_equal(distinct, expected_distinct)
     assert all(np.array_equal(found, expected) for found, expected in zip(indices, expected_indices))
+
+
+@settings(max_examples=100, deadline=None)
+@given(columns=key_columns, block=st.integers(min_value=1, max_value=7))
+def test_factorize_with_rows_read_back_in_small_blocks(columns: list[np.ndarray], block: int) -> None:
+    expected_indices, expected_distinct = _reference(columns)
+    with patch.object(factorize_module, "GATHER_BLOCK", block):
+        indices, distinct = factorize(_made(columns), bits=2, block=5)
+    assert np.array_equal(distinct, expected_distinct)
+    assert all(np.array_equal(found, expected) for found, expected in zip(indices, expected_indices))
+
+
+def test_gather_reads_values_at_positions_block_by_block(monkeypatch) -> None:
+    monkeypatch.setattr(factorize_module, "GATHER_BLOCK", 3)
+    values = np.array([10, 11, 12, 13, 14, 15, 16], dtype=np.int32)
+    positions = np.array([6, 0, 0, 3, 5, 1, 2, 4], dtype=np.int32)
+    taken = gather(values, positions)
+    assert taken.dtype == np.int32
+    assert taken.tolist() == [16, 10, 10, 13, 15, 11, 12, 14]
+    assert gather(values, np.empty(0, np.int32)).tolist() == []
 
 
 def test_match_ids_is_the_same_on_both_paths(monkeypatch) -> None:

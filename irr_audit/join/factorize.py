@@ -28,26 +28,28 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the product's top 
 
 @dataclass(frozen=True)
 class _Column:
-    """One column's rows grouped by partition: ``order`` (row positions, grouped, rows in
-    order within a group), the keys in that order, and where each partition starts."""
+    """One column's rows grouped by partition (rows in order within a group): the keys in that
+    order, where each partition starts, and ``position``: where each row went (row i's key is
+    ``keys[position[i]]``)."""
 
-    order: np.ndarray
+    position: np.ndarray
     keys: np.ndarray
     starts: np.ndarray  # partition p is keys[starts[p]:starts[p + 1]]
 
 
-_Placement = tuple[np.ndarray, np.ndarray, np.ndarray]  # a column's row order, partition starts, and numbers
+_Placement = tuple[np.ndarray, np.ndarray, np.ndarray]  # a column's rows' positions, partition starts, and numbers
 
 
 @dataclass(frozen=True)
 class _Partition:
     """One partition's keys numbered from 0 in order of first appearance (column by
     column, rows in order): its distinct keys, and where each distinct key first appears
-    (column, row). The numbers themselves are written over the partition's keys (``_numbers``)."""
+    (its column, and its place in that column's grouped keys). The numbers themselves are
+    written over the partition's keys (``_numbers``)."""
 
     distinct: np.ndarray
     first_column: np.ndarray
-    first_row: np.ndarray
+    first_position: np.ndarray
 
 
 def factorize(
@@ -61,13 +63,14 @@ def factorize(
     with Workers(max_workers=thread_count()) as pool:
         grouped = list(pool.map(lambda make: _group(*_key_blocks(make), bits, block), columns))
         partitions = list(pool.map(partial(_number_partition, grouped), range(1 << bits)))
-        lengths = [len(column.order) for column in grouped]
+        positions = [column.position for column in grouped]
         # the threads take each column's numbers out of its keys (which then go) while this one
         # puts the distinct keys in order of first appearance
         numbering = [pool.submit(_placement, column) for column in grouped]
         grouped.clear()
         bases = np.cumsum([0] + [len(partition.distinct) for partition in partitions])
-        order = _first_appearance(partitions, lengths)
+        order = _first_appearance(partitions, positions)
+        del positions
         rank = np.empty(len(order), dtype=np.int32)
         rank[order] = np.arange(len(order), dtype=np.int32)
         distinct = np.concatenate([partition.distinct for partition in partitions])[order]
@@ -85,8 +88,8 @@ def partition_bits(rows: int) -> int:
 
 
 def _placement(column: _Column) -> _Placement:
-    """What renumbering a column needs: its row order, partition starts and numbers (not its keys)."""
-    return column.order, column.starts, _numbers(column)
+    """What renumbering a column needs: its rows' positions, partition starts and numbers (not its keys)."""
+    return column.position, column.starts, _numbers(column)
 
 
 def _handed_over(items: list[_Placement | None], at: int) -> _Placement:
@@ -109,8 +112,10 @@ def _key_blocks(make: Callable[[], np.ndarray]) -> tuple[int, Callable[[int, int
 def _group(size: int, keys_of: Callable[[int, int], np.ndarray], bits: int, block: int) -> _Column:
     """The column's rows grouped by partition: a counting sort (stable, linear), a block of rows
     at a time. Fresh memory is dear (each new page is zeroed by the system): only the grouped keys,
-    the rows' order and their partitions are as long as the column; a block's keys are made twice
-    (for its partitions, then to be placed) rather than kept."""
+    the rows' positions and their partitions are as long as the column; a block's keys are made
+    twice (for its partitions, then to be placed) rather than kept. Each row's position is written
+    where the row is (inside the block), not each row where its position is: writes that stay in
+    a block's few MB rather than spread over the whole column."""
     partition = np.empty(size, dtype=np.uint16)
     block_counts = []  # each block's rows per partition (bincount widens a block, not the column)
     for start in range(0, size, block):
@@ -118,7 +123,7 @@ def _group(size: int, keys_of: Callable[[int, int], np.ndarray], bits: int, bloc
         block_counts.append(np.bincount(partition[start : start + block], minlength=1 << bits))
     counts = np.sum(block_counts, axis=0, dtype=np.int64) if block_counts else np.zeros(1 << bits, np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)])
-    order = np.empty(size, dtype=np.int32)
+    position = np.empty(size, dtype=np.int32)
     keys = np.empty(size, dtype=np.uint64)
     placed = starts[:-1].copy()  # where each partition's next row goes
     steps = np.arange(min(block, size), dtype=np.int64)
@@ -131,10 +136,10 @@ def _group(size: int, keys_of: Callable[[int, int], np.ndarray], bits: int, bloc
         shift = placed - (np.cumsum(in_block) - in_block)
         at = shift[mine[local]]
         at += steps[: stop - start]
-        order[at] = local + start
+        position[local + start] = at
         keys[at] = keys_of(start, stop)[local]
         placed += in_block
-    return _Column(order, keys, starts)
+    return _Column(position, keys, starts)
 
 
 def _partitions(keys: np.ndarray, bits: int) -> np.ndarray:
@@ -157,13 +162,13 @@ def _number_partition(grouped: list[_Column], part: int) -> _Partition:
     first = _growth_points(numbers)  # ascending: each column's first appearances are one run of them
     bounds = np.cumsum([0] + [len(piece) for piece in pieces])
     runs = np.searchsorted(first, bounds)
-    row = np.empty(len(first), dtype=np.int32)
+    position = np.empty(len(first), dtype=np.int32)
     for at, source in enumerate(grouped):
         mine = slice(runs[at], runs[at + 1])
-        row[mine] = source.order[source.starts[part] + first[mine] - bounds[at]]
+        position[mine] = source.starts[part] + first[mine] - bounds[at]
         _number_slot(source, part)[:] = numbers[bounds[at] : bounds[at + 1]]
     column = np.repeat(np.arange(len(grouped), dtype=np.int32), np.diff(runs))
-    return _Partition(distinct, column, row)
+    return _Partition(distinct, column, position)
 
 
 def _number_slot(column: _Column, part: int) -> np.ndarray:
@@ -186,37 +191,45 @@ def _growth_points(numbers: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.r_[True, running[1:] > running[:-1]])
 
 
-def _first_appearance(partitions: list[_Partition], lengths: list[int]) -> np.ndarray:
+def _first_appearance(partitions: list[_Partition], positions: list[np.ndarray]) -> np.ndarray:
     """The global numbers (partition by partition) in order of first appearance: column by
-    column, and within a column by the row where each first appears. Most keys first appear
-    in the first column: those are ordered by one mark per row (no sort); the few that first
-    appear in a later column are sorted."""
+    column, and within a column by the row where each first appears. Each column's first
+    appearances are marked at their grouped places (in order: partition by partition, places
+    ascending), and the marks read back in row order through the rows' positions (no sort)."""
     first_column = np.concatenate([partition.first_column for partition in partitions])
-    first_row = np.concatenate([partition.first_row for partition in partitions])
+    first_position = np.concatenate([partition.first_position for partition in partitions])
     found = []
-    for column, length in enumerate(lengths):
+    for column, position in enumerate(positions):
         mine = np.flatnonzero(first_column == column).astype(np.int32)
-        if len(mine) * 16 < length:
-            found.append(mine[np.argsort(first_row[mine], kind="stable")])
-            continue
-        marks = np.full(length, -1, dtype=np.int32)
-        marks[first_row[mine]] = mine
-        found.append(marks[marks >= 0])
+        marks = np.full(len(position), -1, dtype=np.int32)
+        marks[first_position[mine]] = mine
+        in_row_order = gather(marks, position)
+        found.append(in_row_order[in_row_order >= 0])
     return np.concatenate(found) if found else np.empty(0, np.int32)
 
 
 def _renumbered(
-    order: np.ndarray, starts: np.ndarray, numbers: np.ndarray, bases: np.ndarray, rank: np.ndarray
+    position: np.ndarray, starts: np.ndarray, numbers: np.ndarray, bases: np.ndarray, rank: np.ndarray
 ) -> np.ndarray:
     """One column's indices in row order: each partition's numbers ranked by first appearance
     (a partition's ranks are a small slice of ``rank``: the lookups stay in the cache; in place),
-    then put back where their rows were."""
+    then read in row order. Row after row reads each partition's numbers in turn, so the reads
+    stay near a thousand moving places: a scatter to rows would touch a new page per write."""
     for part in range(len(starts) - 1):
         piece = numbers[starts[part] : starts[part + 1]]
         np.take(rank[bases[part] : bases[part + 1]], piece, out=piece)
-    indices = np.empty(len(order), dtype=np.int32)
-    scatter(indices, order, numbers)
-    return indices
+    return gather(numbers, position)
+
+
+GATHER_BLOCK = 1 << 20  # rows read at a time: numpy widens the positions of each block to 64 bits
+
+
+def gather(values: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """``values[positions]``, a block of rows at a time: the widened positions of a block stay small."""
+    taken = np.empty(len(positions), dtype=values.dtype)
+    for start in range(0, len(positions), GATHER_BLOCK):
+        np.take(values, positions[start : start + GATHER_BLOCK], out=taken[start : start + GATHER_BLOCK])
+    return taken
 
 
 SCATTER_BLOCK = 1 << 20  # rows written at a time: numpy widens the positions of each block to 64 bits
