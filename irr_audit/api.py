@@ -1425,11 +1425,14 @@ def plan_pilot(
     """A pilot audit (a join folder, a bundle, or sheets with ``rule``): per coefficient, the
     half-width its 95% interval reached and the units to add for ``half_width``
     (`irr-audit plan pilot`). ``bootstrap`` and ``seed`` give an SE to the coefficients that
-    have no analytic one."""
+    have no analytic one; a bootstrap without a ``seed`` draws one, kept in the plan (``seed``,
+    and a note): passing it back repeats the answer exactly."""
     from irr_audit.metrics import samplesize  # noqa: PLC0415 (loaded on use: only the planning commands)
 
     samplesize.pilot_units(1, {}, half_width)  # the half-width is checked before anything is read
-    pilot = audit(data, rule, bootstrap=bootstrap, seed=seed, limits=limits, list_disagreements=False)
+    # drawn here, not inside audit(): the plan must hold the seed its SEs came from
+    options, _ = _seeded(_audit_options(bootstrap, seed, None, None, False))
+    pilot = audit(data, rule, bootstrap=options.n_boot, seed=options.seed, limits=limits, list_disagreements=False)
     frame = pilot.metrics
     standard_errors = {
         str(name): (_number(row["value"]), _number(row["se"]), _number(row["bootstrap_se"]))
@@ -1437,7 +1440,15 @@ def plan_pilot(
     }
     tabular = _is_frame(data) or isinstance(data, Mapping)
     source = "" if tabular else ", ".join(os.fspath(path) for path in _paths(data))
-    return samplesize.pilot_plan(int(pilot.units["fully_coded"] or 0), standard_errors, half_width, source)
+    return samplesize.pilot_plan(
+        int(pilot.units["fully_coded"] or 0),
+        standard_errors,
+        half_width,
+        source,
+        bootstrap=options.n_boot,
+        seed=options.seed,
+        seed_drawn=seed is None,
+    )
 
 
 def _number(value: Any) -> float | None:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+import irr_audit
 from irr_audit.bundle import adjudication
 from irr_audit.bundle import freeze as freeze_module
 from irr_audit.bundle.manifest import canonical_sha256, list_bundles, units_digest
@@ -27,6 +28,7 @@ from irr_audit.errors import OutputError
 from irr_audit.io import runfolder
 from irr_audit.io.fingerprints import units_sketch
 from irr_audit.io.outputs import render_json
+from irr_audit.report.format import bundle_lines
 from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -887,6 +889,26 @@ def test_a_report_of_sheets_has_no_adjudication_section(sheets: list[Path]) -> N
     document = json.loads(run("report", *sheets, "--rule", RULE, "--format", "json", "--quiet").stdout)
 
     assert "adjudication" not in document and "bundle" not in document
+
+
+def test_the_text_report_of_a_bundle_names_it_as_a_codebook_bundles_does(sheets: list[Path], tmp_path: Path) -> None:
+    frozen = run("freeze", *sheets, "--rule", RULE, "--into", tmp_path / "audits")
+    digest, bundle = frozen.stdout.split()[0], printed_path(frozen.stdout)
+    manifest = manifest_of(bundle)
+    named = [
+        f"Audit bundle: {bundle.name}, frozen {manifest['created']} with irr-audit {manifest['tool_version']}",
+        f"Bundle digest: {digest} (the sha256 of its manifest.json)",
+    ]
+
+    text = run("report", bundle, "--format", "text", "--quiet").stdout.splitlines()
+
+    assert text[0].startswith("explicit_current_failure v1 ") and text[1:3] == named  # under the heading
+    document = json.loads(run("report", bundle, "--format", "json", "--quiet").stdout)
+    assert bundle_lines(document) == named  # the one wording of a codebook bundle's reports
+    on_terminal = irr_audit.audit(bundle).to_text(width=200).splitlines()  # rich's console, as on a terminal
+    assert [line.rstrip() for line in on_terminal[1:3]] == named
+    of_sheets = run("report", *sheets, "--rule", RULE, "--format", "text", "--quiet").stdout
+    assert "Audit bundle:" not in of_sheets and "Bundle digest:" not in of_sheets
 
 
 # --- usage ------------------------------------------------------------------------------------

@@ -295,8 +295,10 @@ def test_report_and_score_list_rule_before_format() -> None:
         assert order.index("--rule") < order.index("--format"), name
 
 
-def test_plan_pilot_seed_says_a_drawn_seed_is_not_shown() -> None:
-    assert "without it one is drawn and not shown" in help_of("plan", "pilot")
+def test_plan_pilot_seed_says_a_drawn_seed_is_shown() -> None:
+    text = help_of("plan", "pilot")
+    assert "drawn and shown when absent" in text
+    assert "not shown" not in text
 
 
 # --- an option that reads sheets is refused where there are none, not ignored ----------------------

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -327,6 +328,26 @@ def test_pilot_with_bootstrap_covers_every_coefficient_and_a_met_target_adds_not
     assert plan.units["cohen_kappa"] == 0
 
 
+def test_pilot_bootstrap_without_seed_keeps_the_drawn_seed_and_it_repeats_the_answer(tmp_path) -> None:
+    irr_audit.join_folder(SHEETS, RULE, tmp_path / "joined")
+    drawn = irr_audit.plan_pilot(tmp_path / "joined", 0.1, bootstrap=200)
+    assert drawn.bootstrap == 200 and drawn.seed is not None and drawn.seed_drawn
+    document = drawn.to_dict()
+    assert document["inputs"]["bootstrap"] == 200 and document["inputs"]["seed"] == drawn.seed
+    assert f"Bootstrap seed {drawn.seed} was drawn; --seed {drawn.seed}" in " ".join(document["notes"])
+    repeated = irr_audit.plan_pilot(tmp_path / "joined", 0.1, bootstrap=200, seed=drawn.seed)
+    assert repeated.rows == drawn.rows
+    assert repeated.seed == drawn.seed and not repeated.seed_drawn
+    assert not any("was drawn" in note for note in repeated.to_dict()["notes"])
+
+
+def test_pilot_without_bootstrap_records_no_seed() -> None:
+    plan = irr_audit.plan_pilot(SHEETS, 0.1, rule=RULE, seed=7)  # the library takes a seed alone; it shapes nothing
+    assert (plan.bootstrap, plan.seed, plan.seed_drawn) == (0, None, False)
+    inputs = plan.to_dict()["inputs"]
+    assert (inputs["bootstrap"], inputs["seed"]) == (0, None)
+
+
 def test_pilot_rows_for_undefined_and_zero_se() -> None:
     rows = ss.pilot_units(20, {"a": (None, None, None), "b": (1.0, 0.0, None), "c": (0.5, 0.1, None)}, 0.1)
     assert [row.units_to_add for row in rows] == [None, None, math.ceil(20 * (1.959963984540054 * 0.1 / 0.1) ** 2) - 20]
@@ -374,6 +395,35 @@ def test_cli_kappa_half_width_and_pilot(tmp_path) -> None:
     assert json.loads(pilot.stdout)["units"]["cohen_kappa"] == 174
     text = run("pilot", str(tmp_path / "joined"), "--half-width", "0.1")
     assert "cohen_kappa: reached +/- 0.311" in text.stdout
+    assert "bootstrap:" not in text.stdout and "seed" not in json.loads(pilot.stdout)["notes"][-1]
+
+
+def test_cli_pilot_shows_a_drawn_seed_in_json_and_passing_it_back_repeats_the_answer(tmp_path) -> None:
+    irr_audit.join_folder(SHEETS, RULE, tmp_path / "joined")
+    pilot = ("pilot", str(tmp_path / "joined"), "--half-width", "0.1", "--bootstrap", "200")
+    drawn = json.loads(run(*pilot, "--format", "json").stdout)
+    seed = drawn["inputs"]["seed"]
+    assert isinstance(seed, int) and drawn["inputs"]["bootstrap"] == 200
+    assert f"Bootstrap seed {seed} was drawn; --seed {seed}" in drawn["notes"][-1]
+    repeated = json.loads(run(*pilot, "--seed", str(seed), "--format", "json").stdout)
+    assert repeated["coefficients"] == drawn["coefficients"] and repeated["units"] == drawn["units"]
+    assert repeated["inputs"] == drawn["inputs"]
+    assert repeated["notes"] == drawn["notes"][:-1]  # a seed given is not announced as drawn
+
+
+def test_cli_pilot_shows_a_drawn_seed_in_text_and_passing_it_back_repeats_the_answer(tmp_path) -> None:
+    irr_audit.join_folder(SHEETS, RULE, tmp_path / "joined")
+    pilot = ("pilot", str(tmp_path / "joined"), "--half-width", "0.1", "--bootstrap", "200")
+    drawn = run(*pilot)
+    assert drawn.exit_code == 0
+    found = re.search(r"^  bootstrap: 200 replicates, seed (\d+)$", drawn.stdout, re.MULTILINE)
+    assert found is not None, drawn.stdout
+    seed = found.group(1)
+    assert f"Note: Bootstrap seed {seed} was drawn; --seed {seed} " in drawn.stdout
+    repeated = run(*pilot, "--seed", seed)
+    announced = f"Note: Bootstrap seed {seed} was drawn; --seed {seed} (seed={seed} in plan_pilot) repeats this answer."
+    assert repeated.stdout == drawn.stdout.replace(announced + "\n", "")  # all else the same, to the last digit
+    assert "was drawn" not in repeated.stdout
 
 
 @pytest.mark.parametrize(

@@ -138,7 +138,7 @@ def pilot(
         int | None,
         typer.Option(
             "--seed",
-            help="Seed of the bootstrap (without it one is drawn and not shown: the answer cannot be repeated).",
+            help="Seed of the bootstrap (drawn and shown when absent: --seed with it repeats the answer).",
         ),
     ] = None,
     output_format: FormatOption = PlanFormat.TEXT,
@@ -184,9 +184,10 @@ def plan_text(document: dict[str, Any]) -> str:
     """The plan for people: the answer first, then the method, its figures and its citation."""
     lines = []
     if document["plan"] == "pilot":
-        lines.append(
-            f"Pilot of {document['pilot_units']} units; half-width wanted +/- {document['inputs']['half_width']:g}:"
-        )
+        inputs = document["inputs"]
+        lines.append(f"Pilot of {document['pilot_units']} units; half-width wanted +/- {inputs['half_width']:g}:")
+        if inputs["bootstrap"]:  # the seed shown, drawn or given: with it the answer can be repeated
+            lines.append(f"  bootstrap: {inputs['bootstrap']} replicates, seed {inputs['seed']}")
         for row in document["coefficients"]:
             if row["units_to_add"] is None:
                 lines.append(f"  {row['coefficient']}: no answer ({row['reason']})")

@@ -610,12 +610,17 @@ NOT_AGREEMENT = frozenset({"pe", "prevalence_index", "bias_index", "max_kappa"})
 
 @dataclass(frozen=True)
 class PilotPlan:
-    """What a pilot audit of ``pilot_units`` units says of the units still to code, per coefficient."""
+    """What a pilot audit of ``pilot_units`` units says of the units still to code, per coefficient.
+    ``bootstrap`` replicates and their ``seed`` (None without a bootstrap) are kept with the answer:
+    a seed drawn for the run (``seed_drawn``) is the only way to repeat it."""
 
     pilot_units: int
     half_width: float
     rows: tuple[PilotRow, ...]
     source: str = ""
+    bootstrap: int = 0
+    seed: int | None = None
+    seed_drawn: bool = False
 
     @property
     def units(self) -> dict[str, int | None]:
@@ -628,14 +633,27 @@ class PilotPlan:
             "units": self.units,
             "method": PILOT_METHOD,
             "citation": "SEs as the audit reports them (docs/statistics.md, Uncertainty)",
-            "inputs": {"pilot": self.source, "half_width": self.half_width},
+            "inputs": {
+                "pilot": self.source,
+                "half_width": self.half_width,
+                "bootstrap": self.bootstrap,
+                "seed": self.seed,
+            },
             "pilot_units": self.pilot_units,
             "coefficients": [row.to_dict() for row in self.rows],
             "notes": [
                 "The pilot's coefficients are taken as the truth; a pilot with few units gives rough SEs.",
                 "The half-width is that of the 95% interval, 1.96 SE, before any clipping at the bounds.",
+                *drawn_seed_notes(self.seed, self.seed_drawn),
             ],
         }
+
+
+def drawn_seed_notes(seed: int | None, seed_drawn: bool) -> list[str]:
+    """The note that says how to repeat an answer whose bootstrap seed was drawn, not given."""
+    if not seed_drawn or seed is None:
+        return []
+    return [f"Bootstrap seed {seed} was drawn; --seed {seed} (seed={seed} in plan_pilot) repeats this answer."]
 
 
 def pilot_plan(
@@ -643,8 +661,15 @@ def pilot_plan(
     standard_errors: Mapping[str, tuple[float | None, float | None, float | None]],
     half_width: float,
     source: str = "",
+    *,
+    bootstrap: int = 0,
+    seed: int | None = None,
+    seed_drawn: bool = False,
 ) -> PilotPlan:
-    """:func:`pilot_units` for the agreement coefficients of a pilot (its descriptive indices left out)."""
+    """:func:`pilot_units` for the agreement coefficients of a pilot (its descriptive indices left
+    out), with the bootstrap its SEs came from: a seed only with replicates (alone it shaped nothing)."""
     kept = {name: ses for name, ses in standard_errors.items() if name not in NOT_AGREEMENT}
     rows = pilot_units(units, kept, half_width)
-    return PilotPlan(units, float(half_width), tuple(rows), source)
+    if not bootstrap:
+        return PilotPlan(units, float(half_width), tuple(rows), source)
+    return PilotPlan(units, float(half_width), tuple(rows), source, bootstrap, seed, seed_drawn)

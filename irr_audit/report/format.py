@@ -131,3 +131,21 @@ def readable(warning: str) -> str:
     """A statistics warning for people: a coefficient's key at its start ("cohen_kappa: ...") as its label."""
     name, colon, rest = warning.partition(": ")
     return f"{metric_label(name)}: {rest}" if colon and name in METRIC_LABELS else warning
+
+
+def bundle_lines(document: Mapping[str, Any]) -> list[str]:
+    """The lines that name the audit bundle a report was made from (a rule's bundle's text report,
+    and every report of a codebook bundle): its name, when and with which version it was frozen,
+    and its digest (what freeze printed and verify --expect takes), one wording for both kinds.
+    Nothing for sheets or a join folder. Plain text, each value as the manifest has it."""
+    bundle = document.get("bundle")
+    if not isinstance(bundle, Mapping):
+        return []
+    lines = [
+        f"Audit bundle: {bundle['name']}, frozen {bundle['created']} with irr-audit {bundle['tool_version']}",
+        f"Bundle digest: {bundle['digest']} (the sha256 of its manifest.json)",
+    ]
+    recodes = bundle.get("recodes")
+    if isinstance(recodes, Mapping):
+        lines.append(f"Re-coded sample: the units of bundle {recodes.get('bundle')}, coded again")
+    return lines

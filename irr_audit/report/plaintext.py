@@ -16,7 +16,7 @@ from rich.cells import cell_len
 
 from irr_audit.io.display import visible
 from irr_audit.report.comparison import extra_sections
-from irr_audit.report.format import missing_units, readable, sheet_coder
+from irr_audit.report.format import bundle_lines, missing_units, readable, sheet_coder
 from irr_audit.report.methods import methods_paragraph
 from irr_audit.report.sections import (
     Section,
@@ -110,7 +110,7 @@ def console_blocks(report: dict[str, Any]) -> list[list[Block]]:
         [line(visible(f"problem: {problem['message']}"), "bold red"), line(visible(f"  fix: {problem['fix']}"), "red")]
         for problem in report.get("problems", [])
     ]
-    parts += [
+    parts.append(
         [
             Line(
                 (
@@ -118,9 +118,12 @@ def console_blocks(report: dict[str, Any]) -> list[list[Block]]:
                     (visible(f" ({rule['scale']}), coders: {', '.join(report['coders'])}"), ""),
                 )
             )
-        ],
-        [line(f"{units['total']} units: {units['fully_coded']} fully coded, " + _missing_text(report))],
-    ]
+        ]
+    )
+    frozen = bundle_lines(report)  # a bundle's report names it under the heading, as a codebook bundle's does
+    if frozen:
+        parts.append([line(visible(text)) for text in frozen])
+    parts.append([line(f"{units['total']} units: {units['fully_coded']} fully coded, " + _missing_text(report))])
     by_reason = report["missingness"]["by_reason"]
     if by_reason:
         parts.append([line(visible("log rows: " + ", ".join(f"{n} {r}" for r, n in by_reason.items())), "dim")])

@@ -17,7 +17,14 @@ from typing import Any
 
 from irr_audit.io.display import visible
 from irr_audit.report.console import UNWRAPPED, render_console, section_table
-from irr_audit.report.format import format_interval, format_metric, format_number, level_label, readable
+from irr_audit.report.format import (
+    bundle_lines,
+    format_interval,
+    format_metric,
+    format_number,
+    level_label,
+    readable,
+)
 from irr_audit.report.headline import headline_metric
 from irr_audit.report.html import render_html
 from irr_audit.report.markdown import md_text, render_markdown, section_lines
@@ -189,23 +196,6 @@ def variable_reports(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 def _heading(document: Mapping[str, Any]) -> str:
     codebook = document["codebook"]
     return f"Codebook {codebook['name']} v{codebook['version']} ({codebook['digest']})"
-
-
-def bundle_lines(document: Mapping[str, Any]) -> list[str]:
-    """A codebook bundle's report names the bundle as a rule's bundle's does: its name, when and
-    with which version it was frozen, and its digest (what freeze printed and verify --expect
-    takes). Nothing for sheets or a join folder. Plain text, each value as the manifest has it."""
-    bundle = document.get("bundle")
-    if not isinstance(bundle, Mapping):
-        return []
-    lines = [
-        f"Audit bundle: {bundle['name']}, frozen {bundle['created']} with irr-audit {bundle['tool_version']}",
-        f"Bundle digest: {bundle['digest']} (the sha256 of its manifest.json)",
-    ]
-    recodes = bundle.get("recodes")
-    if isinstance(recodes, Mapping):
-        lines.append(f"Re-coded sample: the units of bundle {recodes.get('bundle')}, coded again")
-    return lines
 
 
 def codebook_markdown(document: Mapping[str, Any]) -> str:
