@@ -19,7 +19,6 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from io import StringIO
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard, Union, cast
 
@@ -736,12 +735,10 @@ class Comparison:
 
     def to_text(self, width: int | None = 80) -> str:
         """The comparison as plain text of ``width`` columns; None wraps no line."""
-        from irr_audit.report.console import UNWRAPPED, section_table  # noqa: PLC0415 (loaded on use)
-        from irr_audit.report.richimport import Console, Group  # noqa: PLC0415 (loaded on use)
+        from irr_audit.report.console import plain_text, section_table  # noqa: PLC0415 (loaded on use)
+        from irr_audit.report.richimport import Group  # noqa: PLC0415 (loaded on use)
 
-        console = Console(width=UNWRAPPED if width is None else width, record=True, file=StringIO())
-        console.print(Group(*(section_table(s) for s in self._sections())))
-        return console.export_text()
+        return plain_text(Group(*(section_table(s) for s in self._sections())), width)
 
     def _sections(self) -> list[Any]:
         from irr_audit.report.comparison import (  # noqa: PLC0415 (loaded on use)

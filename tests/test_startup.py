@@ -163,7 +163,7 @@ def test_score_text_into_a_pipe_loads_no_rich_console() -> None:
         ["score", *EXAMPLE, "-q"], ("rich.console", "rich.table", "irr_audit.report.console")
     )
     assert loaded == []
-    assert " Cohen's kappa (headline) " in printed and printed.endswith("\n\n")
+    assert " Cohen's kappa (headline) " in printed and printed.endswith("\n") and not printed.endswith("\n\n")
 
 
 def rich_text(grid: object) -> str:

@@ -9,6 +9,7 @@ from irr_audit.report.plaintext import (
     Block,
     Grid,
     Line,
+    clean_line_ends,
     console_blocks,
     headline_lines,
     provenance_lines,
@@ -68,6 +69,12 @@ UNWRAPPED = 1_000_000
 def render_text(report: dict[str, Any], width: int | None = 80) -> str:
     """The console report as plain text of ``width`` columns, or with no line wrapped (None:
     `report --format text` into a file or a pipe, where a reader or a script sees whole lines)."""
+    return plain_text(render_console(report), width)
+
+
+def plain_text(renderable: Any, width: int | None) -> str:
+    """What rich draws of ``renderable`` in ``width`` columns (None: no line wrapped), as plain text
+    with clean line ends (plaintext.clean_line_ends): every text report the library makes ends so."""
     console = Console(width=UNWRAPPED if width is None else width, record=True, file=io.StringIO())
-    console.print(render_console(report))
-    return console.export_text()
+    console.print(renderable)
+    return clean_line_ends(console.export_text())

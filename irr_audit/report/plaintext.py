@@ -170,12 +170,27 @@ def grid_lines(grid: Grid) -> list[str]:
 
 
 def render_plain(report: dict[str, Any]) -> str:
-    """The console report as plain text with no line wrapped: what rich writes at unlimited width."""
+    """The console report as plain text with no line wrapped: what rich writes at unlimited width,
+    with the line ends :func:`clean_line_ends` makes."""
     out: list[str] = []
     for part in console_blocks(report):
         for block in part:
             out += grid_lines(block) if isinstance(block, Grid) else [block.text]
-    return "".join(text + "\n" for text in out)
+    return clean_line_ends("".join(text + "\n" for text in out))
+
+
+def clean_line_ends(text: str) -> str:
+    """``text`` with no space at the end of a line and one line feed at its end (none when empty).
+
+    rich pads every line of a table (its blank edges too) to the table's width, and a report ends
+    with a blank line: noise for whoever diffs the text or commits it (``git diff --check``). Only
+    the spaces at a line's very end go, so the columns keep their alignment.
+
+    >>> clean_line_ends(" a   b \\n       \\n c   d \\n\\n")
+    ' a   b\\n\\n c   d\\n'
+    """
+    kept = "\n".join(line.rstrip(" ") for line in text.split("\n")).rstrip("\n")
+    return kept + "\n" if kept else ""
 
 
 def _missing_text(report: dict[str, Any]) -> str:

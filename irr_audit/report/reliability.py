@@ -12,11 +12,10 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Iterator, Mapping
-from io import StringIO
 from typing import Any
 
 from irr_audit.io.display import visible
-from irr_audit.report.console import UNWRAPPED, render_console, section_table
+from irr_audit.report.console import plain_text, render_console, section_table
 from irr_audit.report.format import (
     bundle_lines,
     format_interval,
@@ -28,7 +27,7 @@ from irr_audit.report.format import (
 from irr_audit.report.headline import headline_metric
 from irr_audit.report.html import render_html
 from irr_audit.report.markdown import md_text, render_markdown, section_lines
-from irr_audit.report.richimport import Console, Group, Text
+from irr_audit.report.richimport import Group, Text
 from irr_audit.report.sections import Section
 
 RELIABILITY_COLUMNS = (
@@ -266,9 +265,7 @@ def codebook_console(document: Mapping[str, Any]) -> Group:
 
 
 def codebook_text(document: Mapping[str, Any], width: int | None = 80) -> str:
-    console = Console(width=UNWRAPPED if width is None else width, record=True, file=StringIO())
-    console.print(codebook_console(document))
-    return console.export_text()
+    return plain_text(codebook_console(document), width)
 
 
 def codebook_html(document: Mapping[str, Any]) -> str:
