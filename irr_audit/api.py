@@ -32,7 +32,7 @@ from irr_audit.io.files import check_exist
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
 from irr_audit.io.outputs import refuse_unsafe_outputs, render_json
 from irr_audit.io.runfolder import JOIN_RECORD, files_read, is_bundle
-from irr_audit.io.sheets import ColumnChoice, SheetOptions, read_sheets
+from irr_audit.io.sheets import ColumnChoice, SheetOptions, read_sheets, refuse_non_text_options
 from irr_audit.join.join import JoinResult, join_sheets, read_only_join
 from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.join.problems import NO_FULLY_CODED, problem
@@ -286,6 +286,12 @@ class Audit:
     def with_comparison(self, comparison: Comparison) -> Audit:
         """This audit with ``comparison`` (this audit as B against an earlier A) in its report,
         under the key ``comparison`` (`irr-audit report B --compare A`)."""
+        if not isinstance(comparison, Comparison):
+            raise UsageError(
+                f"with_comparison takes a Comparison, not a {type(comparison).__name__}.",
+                hint="pass what irr_audit.compare(a, b) returns, this audit as b.",
+                code="usage-compare",
+            )
         if "variables" in comparison.document:  # its report draws one rule's comparison
             raise UsageError(
                 "a comparison of two codebook bundles, variable by variable, is not put into one audit's report.",
@@ -331,6 +337,7 @@ class Audit:
     def to_text(self, width: int | None = 80, include_disagreements: bool = True) -> str:
         """The console report as plain text of ``width`` columns; None wraps no line (what
         `report --format text` writes into a file or a pipe)."""
+        width = text_width(width)
         if width is None:  # what rich writes at unlimited width, without loading rich's console
             from irr_audit.report.plaintext import render_plain  # noqa: PLC0415 (loaded on use)
 
@@ -365,6 +372,20 @@ class Audit:
         if self.table_kind == "pair":
             return self.coders[0], self.coders[1]
         return "category", "category"
+
+
+def text_width(width: object) -> int | None:
+    """A plain-text report's width: a whole number of columns from 1 up, or None (no line wrapped).
+    rich takes any value as given: 0 or less renders an empty report, a float or a str fails inside it."""
+    if width is None:
+        return None
+    if _whole(width) and int(cast(int, width)) >= 1:  # a numpy integer too
+        return int(cast(int, width))
+    raise UsageError(
+        f"width={width!r} is not a number of columns (a whole number from 1 up).",
+        hint="for example to_text(width=100), or to_text(width=None) to wrap no line.",
+        code="usage-width",
+    )
 
 
 def metric_frame(metrics: Mapping[str, Any]) -> pd.DataFrame:
@@ -472,6 +493,7 @@ def audit(
     options, seed_note = _seeded(_audit_options(bootstrap, seed, group, against, list_disagreements, alpha_min))
     options = _with_statistics(options, ci_level, interval, test_against, weights)
     drift_options = _drift_options(windows, window_size, order_column, data)
+    sample = _optional_path(sample, "sample")
     checked = _limits(limits)
     columns = SheetOptions(id_column, code_column, worksheet, parse_delimiter(delimiter), limits=checked)
     step = _progress(progress)
@@ -481,6 +503,7 @@ def audit(
     if _is_frame(data) or isinstance(data, Mapping):
         from irr_audit.io.dataframes import frame_sheets, long_frame_sheets  # noqa: PLC0415 (loaded on use)
 
+        check_exist(_named(_path_of(sample), "sample"))  # a mistyped sample is named as missing, as with sheets
         loaded = with_run_aliases(_required_rule(rule, checked), aliases)
         reference, notes = _sample_reference(sample, loaded, checked)
         step("reading the DataFrames")
@@ -639,6 +662,7 @@ def _drift_options(windows: Any, window_size: Any, order_column: str | None, dat
                 hint="drift compares windows: at least 2 of them, of at least 2 units each.",
                 code="usage-drift",
             )
+    refuse_non_text_options({"--order-column": order_column})
     if order_column is not None and (_is_frame(data) or isinstance(data, Mapping)):
         raise UsageError(
             "order_column reads a column of the sheet files; DataFrames are read in their row order.",
@@ -739,6 +763,7 @@ class Comparison:
         from irr_audit.report.console import UNWRAPPED, section_table  # noqa: PLC0415 (loaded on use)
         from irr_audit.report.richimport import Console, Group  # noqa: PLC0415 (loaded on use)
 
+        width = text_width(width)
         console = Console(width=UNWRAPPED if width is None else width, record=True, file=StringIO())
         console.print(Group(*(section_table(s) for s in self._sections())))
         return console.export_text()
@@ -906,7 +931,7 @@ def audit_table(
             f"{flag} needs the rule the codes belong to.", hint="add --rule RULE.", code="usage-missing-rule"
         )
     loaded = load_rule(rule, limits=limits)
-    table = (read_agreement_table if kind == "table" else read_category_counts)(Path(path), loaded)
+    table = (read_agreement_table if kind == "table" else read_category_counts)(_path_argument(path, "path"), loaded)
     report = build_table_report(loaded, table, options)
     units = report.units
     line = f"{units['total']} units from a {'K x K table' if kind == 'table' else 'subjects x categories table'}."
@@ -926,7 +951,7 @@ def labels(bundle: PathLike, *, limits: LimitsLike = None) -> pd.DataFrame:
     The bundle and its adjudication records are checked first, as `adjudicate` checks them."""
     from irr_audit.bundle.labels import bundle_labels  # noqa: PLC0415 (loaded on use)
 
-    return bundle_labels(Path(bundle), _limits(limits))
+    return bundle_labels(_path_argument(bundle, "bundle"), _limits(limits))
 
 
 # --- the folder `join` writes ------------------------------------------------------------
@@ -963,7 +988,7 @@ class JoinFolder:
 
 def join_folder(
     sheets: Sequence[PathLike],
-    rule: PathLike | Mapping[str, Any] | None,
+    rule: RuleSource | None,
     out: PathLike,
     *,
     sample: PathLike | None = None,
@@ -987,15 +1012,16 @@ def join_folder(
     from irr_audit.sample.folder import recoding_of, sample_report_for  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
-    out_path = Path(out)
+    out_path = _path_argument(out, "out")
+    sample = _optional_path(sample, "sample")
     inputs = _paths(sheets, JOINED, "join")
     check_exist([*_named(inputs, "sheet"), *_named(_path_of(rule), "rule"), *_named(_path_of(sample), "sample")])
     if rule is None:
         raise UsageError(
             "join needs the rule the sheets were coded under.", hint="add --rule RULE.", code="usage-missing-rule"
         )
-    rule_files = [] if isinstance(rule, Mapping) else [Path(rule)]
-    sample_folder = Path(sample) if sample is not None else None
+    rule_files = _path_of(rule)  # a mapping or a Rule has no file to keep from being overwritten
+    sample_folder = sample
     refuse_unsafe_outputs(files_read([*inputs, *rule_files, sample_folder]), folders=[out_path])
     loaded = with_run_aliases(load_rule(rule, limits=checked), aliases)
     reference, notes = _sample_reference(sample_folder, loaded, checked)
@@ -1045,12 +1071,13 @@ def import_export(
     checked = _limits(limits)
     paths = _paths(exports, "pass the export file's path, or a list of paths.", "import")
     rule_files = [Path(rule)] if isinstance(rule, (str, os.PathLike)) else []
+    out_path = _path_argument(out, "out")
     check_exist([*((path, "export") for path in paths), *((path, "rule") for path in rule_files)])
     return import_exports(
         format,
         paths,
         load_rule(rule, limits=checked),
-        Path(out),
+        out_path,
         ImportOptions(question, id_field, text_field),
         inputs=rule_files,
         force=force,
@@ -1136,6 +1163,32 @@ def _named(paths: list[Path], kind: str) -> list[tuple[Path, str]]:
 def _path_of(source: Any) -> list[Path]:
     """The path a rule or sample argument names, if it is one."""
     return [Path(source)] if isinstance(source, (str, os.PathLike)) else []
+
+
+PATH_HINTS = {
+    "out": "pass the output folder as a str or a pathlib.Path.",
+    "sample": "pass the folder irr-audit sample --out wrote, as a str or a pathlib.Path, or leave sample out.",
+    "path": "pass the table file's path as a str or a pathlib.Path.",
+    "bundle": "pass the bundle folder irr-audit freeze made, as a str or a pathlib.Path.",
+    "rules_dir": "pass the folder of the codebook's rules as a str or a pathlib.Path, or leave rules_dir out.",
+}
+
+
+def _path_argument(value: object, name: str) -> Path:
+    """An argument that is one path (``name`` a key of PATH_HINTS), as a Path; anything else is
+    refused by name: pathlib's own TypeError names neither the argument nor the fix."""
+    if isinstance(value, (str, os.PathLike)):
+        return Path(value)
+    raise UsageError(
+        f"{name} is a path (a str or a pathlib.Path), not a {type(value).__name__}.",
+        hint=PATH_HINTS[name],
+        code="data-form",
+    )
+
+
+def _optional_path(value: object, name: str) -> Path | None:
+    """As _path_argument, None (not given) kept."""
+    return None if value is None else _path_argument(value, name)
 
 
 AUDITED = (
@@ -1590,7 +1643,7 @@ class CodebookAudit:
     def to_text(self, width: int | None = 80, include_disagreements: bool = True) -> str:
         from irr_audit.report.reliability import codebook_text  # noqa: PLC0415 (loaded on use)
 
-        return codebook_text(self._document(include_disagreements), width)
+        return codebook_text(self._document(include_disagreements), text_width(width))
 
     def console_report(self, include_disagreements: bool = True) -> Any:
         from irr_audit.report.reliability import codebook_console  # noqa: PLC0415 (loaded on use)
@@ -1606,9 +1659,7 @@ def load_codebook_source(
         return codebook
     if isinstance(codebook, (str, os.PathLike)):
         check_exist([(Path(codebook), "codebook")])
-        return load_codebook(
-            Path(codebook), rules_dir=None if rules_dir is None else Path(rules_dir), limits=_limits(limits)
-        )
+        return load_codebook(Path(codebook), rules_dir=_optional_path(rules_dir, "rules_dir"), limits=_limits(limits))
     raise UsageError(
         f"a codebook is a path to a codebook file, not a {type(codebook).__name__}.",
         hint="pass codebooks/<name>/v<version>.yaml.",
@@ -1745,6 +1796,7 @@ def codebook_joined(
 
     checked = _limits(limits)
     step = _progress(progress)
+    sample = _optional_path(sample, "sample")
     if _is_frame(data) or isinstance(data, Mapping):
         if sample is not None:
             raise UsageError(
@@ -2015,13 +2067,13 @@ def join_codebook_folder(
     from irr_audit.join.codebook_folder import write_codebook_join_dir  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
-    out_path = Path(out)
+    out_path = _path_argument(out, "out")
+    sample_folder = _optional_path(sample, "sample")
     inputs = _paths(sheets, JOINED, "join")
     check_exist(
         [*_named(inputs, "sheet"), *_named(_path_of(codebook), "codebook"), *_named(_path_of(sample), "sample")]
     )
     codebook_files = _path_of(codebook)
-    sample_folder = Path(sample) if sample is not None else None
     refuse_unsafe_outputs(files_read([*inputs, *codebook_files, sample_folder]), folders=[out_path])
     loaded, joined = codebook_joined(
         sheets,
