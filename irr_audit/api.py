@@ -723,6 +723,15 @@ class Comparison:
 
     document: Mapping[str, Any]
 
+    def __post_init__(self) -> None:
+        # read-only at every depth, as an Audit's report: to_json(), to_markdown(), the DataFrames and
+        # Audit.with_comparison all read this document, so a value changed in it would be shown as computed
+        object.__setattr__(self, "document", read_only(dict(self.document)))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # a deep copy copies the read-only document as plain dicts and lists: made read-only again
+        self.__dict__.update(state, document=read_only(state["document"]))
+
     @property
     def differences(self) -> pd.DataFrame:
         """One row per coefficient: a, b, difference (b - a), ci_low, ci_high, method."""
@@ -1531,9 +1540,14 @@ class CodebookAudit:
         if self.bundle is not None:
             object.__setattr__(self, "bundle", read_only(copy.deepcopy(dict(self.bundle))))
 
-    @cached_property
+    @property
     def missingness(self) -> pd.DataFrame:
-        """The one log of every variable: a first column ``variable``, then the single-rule log's columns."""
+        """The one log of every variable: a first column ``variable``, then the single-rule log's columns.
+        A copy on each access, as every DataFrame of an Audit: a change to it changes nothing here."""
+        return self._missingness.copy()
+
+    @cached_property
+    def _missingness(self) -> pd.DataFrame:
         import pandas as pd  # noqa: PLC0415 (loaded on use)
 
         from irr_audit.join.variables import CODEBOOK_LOG_COLUMNS  # noqa: PLC0415 (loaded on use)

@@ -115,6 +115,7 @@ def long_frame_tables(
             code="data-form",
         )
     header, cells = _text_columns(frame, where, options, code_columns)
+    refuse_column_in_index(frame, header, CODER_COLUMN, where)
     found = [at for at, name in enumerate(header) if _key(name) == CODER_COLUMN]
     if len(found) != 1:
         raise UsageError(
@@ -138,6 +139,20 @@ def long_frame_tables(
         taken = [column.filter(mine) for column in cells]
         tables.append((_coder_name(coder), _parsed(header, taken, rows[mine.to_numpy(zero_copy_only=False)])))
     return tables
+
+
+def refuse_column_in_index(frame: pd.DataFrame, header: list[str], wanted: str, where: str) -> None:
+    """A column the frame holds in its index only (after ``set_index("comment_id")`` or a
+    ``groupby``) is refused with that fix: the index is not read (it is no column of the frame's
+    CSV form), and "no column comment_id" with a hint to rename a column would not say why."""
+    if _key(wanted) in {_key(name) for name in header}:
+        return
+    if _key(wanted) in {_key(str(name)) for name in frame.index.names if name is not None}:
+        raise SheetError(
+            f"{where} has {wanted!r} in its index, not as a column: the index is not read.",
+            hint="make it a column first: frame.reset_index().",
+            code="sheet-missing-column",
+        )
 
 
 def _coder_name(coder: Any) -> str:
@@ -181,6 +196,7 @@ def _text_columns(
             code="data-form",
         )
     header = [str(name) for name in frame.columns]
+    refuse_column_in_index(frame, header, options.id_column or "comment_id", where)
     matched = {_key(name) for name in (options.id_column or "comment_id", options.code_column or "code")}
     matched |= {CODER_COLUMN, "rule_version", *(_key(name) for name in code_columns)}
     cells = []
