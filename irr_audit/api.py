@@ -1347,10 +1347,13 @@ def checked_alpha_min(alpha_min: Sequence[float] | None) -> tuple[float, ...]:
     each once; Krippendorff's 0.667 and 0.800 when none is given."""
     if alpha_min is None:
         return DEFAULT_ALPHA_MIN
-    if isinstance(alpha_min, (str, bytes)) or not isinstance(alpha_min, Sequence):
-        alpha_min = [alpha_min]  # type: ignore[list-item]
+    given: object = alpha_min
+    if isinstance(given, np.ndarray):  # not a Sequence, but its values are the minimums, in order
+        given = given.tolist()
+    if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
+        given = [given]
     out: list[float] = []
-    for item in alpha_min:
+    for item in given:
         number = _real(item)
         if number is None or not -1 <= number <= 1:
             raise UsageError(

@@ -146,3 +146,32 @@ def test_shares_and_rates_are_read_from_a_numpy_array_and_refused_as_text() -> N
         with pytest.raises(irr_audit.UsageError) as refused:
             irr_audit.plan_kappa(0.7, 0.85, **options)  # type: ignore[arg-type]
         assert refused.value.code == "usage-plan" and "not a list of numbers" in refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({"windows": 11}, "--windows 11 cuts the 20 windowed units into windows of fewer than 2 units."),
+        ({"windows": 100}, "--windows 100 cuts the 20 windowed units into windows of fewer than 2 units."),
+        ({"window_size": 20}, "--window-size 20 leaves the 20 windowed units fewer than 2 windows to compare."),
+    ],
+)
+def test_drift_windows_of_fewer_than_two_units_or_one_window_are_refused(options: dict[str, int], said: str) -> None:
+    # README, "Limits": drift windows are 2 or more, of 2 units or more; they were made empty or alone
+    with pytest.raises(irr_audit.UsageError) as refused:
+        irr_audit.audit(EXAMPLE, RULE, seed=1, **options)  # type: ignore[arg-type]
+    assert (refused.value.code, refused.value.message) == ("usage-drift", said)
+    assert refused.value.hint and "10" in refused.value.hint
+
+
+def test_drift_windows_at_the_edge_are_scored() -> None:
+    assert [w["units"] for w in irr_audit.audit(EXAMPLE, RULE, seed=1, windows=10).drift["group"]["windows"]] == [
+        2
+    ] * 10  # type: ignore[index]
+    by_size = irr_audit.audit(EXAMPLE, RULE, seed=1, window_size=11).drift
+    assert [w["units"] for w in by_size["group"]["windows"]] == [11, 9]  # type: ignore[index]
+
+
+def test_alpha_min_is_read_from_a_numpy_array() -> None:
+    as_array = irr_audit.audit(EXAMPLE, RULE, bootstrap=20, seed=1, alpha_min=np.array([0.5, 0.8]))
+    assert as_array.to_json() == irr_audit.audit(EXAMPLE, RULE, bootstrap=20, seed=1, alpha_min=[0.5, 0.8]).to_json()
