@@ -1078,6 +1078,8 @@ def import_export(
     from irr_audit.importers.run import import_exports  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
+    named = {"--question": question, "--id-field": id_field, "--text-field": text_field}
+    refuse_non_text_options(named, EXPORT_FIELDS)  # a number matches no key: every record would be dropped
     paths = _paths(exports, "pass the export file's path, or a list of paths.", "import")
     rule_files = [Path(rule)] if isinstance(rule, (str, os.PathLike)) else []
     out_path = _path_argument(out, "out")
@@ -1093,6 +1095,11 @@ def import_export(
         limits=checked,
     )
 
+
+EXPORT_FIELDS = (
+    "a question and a field are named as the export spells them.",
+    "pass the name as text, e.g. question='failure', id_field='comment_id'.",
+)
 
 # --- inputs -------------------------------------------------------------------------------
 
@@ -1821,7 +1828,7 @@ def codebook_joined(
                 hint="pass the sheet files, or restrict the DataFrames yourself.",
                 code="usage-sample",
             )
-        return _codebook_of_frames(data, codebook, rules_dir, id_column, worksheet, checked)
+        return _codebook_of_frames(data, codebook, rules_dir, id_column, worksheet, checked, delimiter)
     inputs = _paths(data)
     check_exist(
         [*_named(inputs, "sheet"), *_named(_path_of(codebook), "codebook"), *_named(_path_of(sample), "sample")]
@@ -1911,6 +1918,7 @@ def _codebook_of_frames(
     id_column: str | None,
     worksheet: str | None,
     limits: Limits,
+    delimiter: str | None = None,
 ) -> tuple[Codebook, CodebookJoin]:
     """DataFrames of a codebook: a mapping coder -> DataFrame, or one long DataFrame with a coder
     column; each coder's frame wide (a column per variable) or long (variable, code)."""
@@ -1924,7 +1932,7 @@ def _codebook_of_frames(
             code="usage-missing-rule",
         )
     loaded = load_codebook_source(codebook, rules_dir=rules_dir, limits=limits)
-    options = SheetOptions(id_column, None, worksheet, limits=limits)
+    options = SheetOptions(id_column, None, worksheet, parse_delimiter(delimiter), limits=limits)  # refused there
     code_columns = [*loaded.rule_ids, "code"]
     if _is_frame(data):
         tables = long_frame_tables(data, options, code_columns)

@@ -175,3 +175,28 @@ def test_drift_windows_at_the_edge_are_scored() -> None:
 def test_alpha_min_is_read_from_a_numpy_array() -> None:
     as_array = irr_audit.audit(EXAMPLE, RULE, bootstrap=20, seed=1, alpha_min=np.array([0.5, 0.8]))
     assert as_array.to_json() == irr_audit.audit(EXAMPLE, RULE, bootstrap=20, seed=1, alpha_min=[0.5, 0.8]).to_json()
+
+
+@pytest.mark.parametrize("options", [{"question": 5}, {"question": "failure", "id_field": 5}, {"text_field": 1}])
+def test_an_export_field_that_is_not_text_is_refused(tmp_path: Path, options: dict[str, object]) -> None:
+    # a number matched no key of the export: every record was dropped, and the import said nothing was wrong
+    with pytest.raises(irr_audit.UsageError) as refused:
+        irr_audit.import_export("label-studio", EXPORT, RULE, tmp_path / "imported", **options)  # type: ignore[arg-type]
+    assert refused.value.code == "usage-option-text" and "not text" in refused.value.message
+    assert not (tmp_path / "imported").exists()
+
+
+def test_a_delimiter_with_dataframes_is_refused_as_a_worksheet_is() -> None:
+    import pandas as pd
+
+    frames = {coder: pd.DataFrame({"comment_id": ["a", "b"], "code": ["yes", "no"]}) for coder in ("ann", "ben")}
+    long = pd.DataFrame({"comment_id": ["a", "a"], "coder": ["ann", "ben"], "code": ["yes", "no"]})
+    coded = {coder: pd.read_csv(path, dtype=str, keep_default_na=False) for coder, path in zip("abc", CODED)}
+    for call in (
+        lambda: irr_audit.audit(frames, RULE, delimiter=";"),
+        lambda: irr_audit.audit(long, RULE, delimiter="tab"),
+        lambda: irr_audit.audit_codebook(coded, CODEBOOK, delimiter=";"),
+    ):
+        with pytest.raises(irr_audit.UsageError) as refused:
+            call()
+        assert refused.value.code == "data-form" and refused.value.message.startswith("delimiter splits the lines")

@@ -195,6 +195,12 @@ def _text_columns(
             hint="leave out worksheet.",
             code="data-form",
         )
+    if options.delimiter is not None:  # passed over silently, it would seem to have been applied
+        raise UsageError(
+            "delimiter splits the lines of a .csv sheet; a DataFrame has no lines to split.",
+            hint="leave out delimiter.",
+            code="data-form",
+        )
     header = [str(name) for name in frame.columns]
     refuse_column_in_index(frame, header, options.id_column or "comment_id", where)
     matched = {_key(name) for name in (options.id_column or "comment_id", options.code_column or "code")}

@@ -84,16 +84,22 @@ class SheetOptions(ColumnChoice):
     limits: Limits = DEFAULT_LIMITS
 
 
-def refuse_non_text_options(options: Mapping[str, object]) -> None:
-    """Refuse an option naming a column or a worksheet (option -> value, None: not given) that is
-    not text: a header is matched as text, and a worksheet by its name, never by its position."""
+COLUMN_NAMES = (
+    "a column is named by its header, a worksheet by its name.",
+    "pass a column's header as text (id_column='comment_id'), a worksheet's name as text "
+    "(worksheet='Sheet1'): the first worksheet is read when none is named.",
+)
+
+
+def refuse_non_text_options(options: Mapping[str, object], why: tuple[str, str] = COLUMN_NAMES) -> None:
+    """Refuse an option that names something (option -> value, None: not given) and is not text:
+    a header, a worksheet, an export's field are matched as text, never by position; ``why`` is the
+    sentence that says so and the hint."""
     for option, value in options.items():
         if value is not None and not isinstance(value, str):
             raise UsageError(
-                f"{option} {value!r} is a {type(value).__name__}, not text: a column is named by its header, "
-                "a worksheet by its name.",
-                hint="pass a column's header as text (id_column='comment_id'), a worksheet's name as text "
-                "(worksheet='Sheet1'): the first worksheet is read when none is named.",
+                f"{option} {value!r} is a {type(value).__name__}, not text: {why[0]}",
+                hint=why[1],
                 code="usage-option-text",
             )
 
