@@ -716,7 +716,7 @@ def _seeded(options: AuditOptions) -> tuple[AuditOptions, str]:
     return dataclasses.replace(options, seed=seed), f" Bootstrap seed {seed} was drawn; --seed {seed} repeats it."
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Comparison:
     """Two audits compared (:func:`compare`): ``to_dict()`` is the document of
     `irr-audit compare A B --format json` (docs/api.md)."""
@@ -731,6 +731,14 @@ class Comparison:
     def __setstate__(self, state: dict[str, Any]) -> None:
         # a deep copy copies the read-only document as plain dicts and lists: made read-only again
         self.__dict__.update(state, document=read_only(state["document"]))
+
+    def __repr__(self) -> str:
+        # one line, as Audit's: the generated repr printed the whole document where a notebook shows it
+        if "variables" in self.document:
+            return f"<Comparison of codebook bundles: {', '.join(self.document['variables'])}>"
+        a, b = (f"{self.document[side]['rule']['id']} v{self.document[side]['rule']['version']}" for side in "ab")
+        units, coefficients = self.document["units"]["relation"], len(self.document["differences"])
+        return f"<Comparison A {a} -> B {b}: units {units}, {coefficients} coefficients>"
 
     @property
     def differences(self) -> pd.DataFrame:
@@ -966,7 +974,7 @@ def labels(bundle: PathLike, *, limits: LimitsLike = None) -> pd.DataFrame:
 # --- the folder `join` writes ------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class JoinFolder:
     """What :func:`join_folder` wrote: the join (``result``), the files, the files of the
     folder it replaced that were not a join's (``replaced``, with ``force``) and notes for people."""
@@ -975,6 +983,12 @@ class JoinFolder:
     written: tuple[Path, ...]
     replaced: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        # one line, as Audit's: the generated repr printed the whole join where a notebook shows it
+        return (
+            f"<JoinFolder {self.result.rule.label}: {', '.join(self.result.coders)}; {len(self.written)} files written>"
+        )
 
     @property
     def summary_line(self) -> str:
@@ -2041,7 +2055,7 @@ def audit_codebook_counts(
     return CodebookAudit(loaded, audits, None, chosen, line + seed_note)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class CodebookJoinFolder:
     """What :func:`join_codebook_folder` wrote: every variable's join (``joined``), the files."""
 
@@ -2050,6 +2064,11 @@ class CodebookJoinFolder:
     written: tuple[Path, ...]
     replaced: tuple[str, ...] = ()
     summary_line: str = ""
+
+    def __repr__(self) -> str:
+        # one line, as CodebookAudit's: the generated repr printed every variable's join (100 KB for 24 units)
+        variables = ", ".join(self.variables)
+        return f"<CodebookJoinFolder {self.codebook.label}: {variables}; {len(self.written)} files written>"
 
     @property
     def variables(self) -> Mapping[str, codebook_join.VariableJoin]:

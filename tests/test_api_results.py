@@ -88,3 +88,22 @@ def test_a_column_held_in_the_index_is_refused_with_reset_index(data: object, co
     assert refused.value.code == "sheet-missing-column"
     assert f"has {column!r} in its index, not as a column" in refused.value.message
     assert refused.value.hint == "make it a column first: frame.reset_index()."
+
+
+def test_the_results_of_join_and_compare_show_as_one_line(tmp_path: Path) -> None:
+    # a notebook shows the repr of a cell's last value: the generated one printed every join (100 KB for 24 units)
+    joined = irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "joined")
+    assert repr(joined) == f"<JoinFolder explicit_current_failure v1: alice, bob; {len(joined.written)} files written>"
+    book = irr_audit.join_codebook_folder(CODED, CODEBOOK, tmp_path / "book")
+    assert repr(book) == (
+        "<CodebookJoinFolder comment_study v1: explicit_current_failure, product_area, severity, sarcasm; "
+        f"{len(book.written)} files written>"
+    )
+    result = irr_audit.audit(EXAMPLE, RULE)
+    compared = irr_audit.compare(result, result, bootstrap=100, seed=1)
+    count = len(compared.to_dict()["differences"])
+    assert repr(compared) == (
+        f"<Comparison A explicit_current_failure v1 -> B explicit_current_failure v1: units same, {count} coefficients>"
+    )
+    by_variable = irr_audit.Comparison({"variables": {"severity": {}, "sarcasm": {}}})
+    assert repr(by_variable) == "<Comparison of codebook bundles: severity, sarcasm>"
