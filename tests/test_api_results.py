@@ -107,3 +107,33 @@ def test_the_results_of_join_and_compare_show_as_one_line(tmp_path: Path) -> Non
     )
     by_variable = irr_audit.Comparison({"variables": {"severity": {}, "sarcasm": {}}})
     assert repr(by_variable) == "<Comparison of codebook bundles: severity, sarcasm>"
+
+
+BUG = {"rule": "mentions_a_bug", "version": 1, "scale": "nominal", "codes": [{"code": "yes"}, {"code": "no"}]}
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"codes": {"yes": 1}},
+        {"codes": [{"label": "Yes"}, {"code": "no"}]},
+        {"codes": [{"code": "yes", "label": 5}, {"code": "no"}]},
+        {"missing_codes": "unknown"},
+        {"missing_codes": ["unknown", "unknown"]},
+        {"aliases": ["y"]},
+        {"examples": ["It crashes"]},
+        {"examples": {"positive": "It crashes"}},
+        {"changelog": 5},
+    ],
+)
+def test_every_rule_error_names_its_fix(changed: dict[str, object]) -> None:
+    # docs/api.md, "Errors": the message names the key, the hint the fix; these had no hint
+    with pytest.raises(irr_audit.RuleError) as refused:
+        irr_audit.load_rule({**BUG, **changed})
+    assert refused.value.hint and "Hint: " in refused.value.render()
+
+
+def test_a_file_that_is_no_rule_is_refused_with_a_hint() -> None:
+    with pytest.raises(irr_audit.RuleError) as refused:
+        irr_audit.load_rule(EXAMPLE[0])
+    assert "(top level) must be a mapping" in refused.value.message and "rule file" in (refused.value.hint or "")
