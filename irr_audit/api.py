@@ -1246,6 +1246,12 @@ def _paths(data: Any, takes: str = AUDITED, verb: str = "audit") -> list[Path]:
             hint="pass it as text or a pathlib.Path: os.fsdecode(path).",
             code="data-form",
         )
+    if callable(getattr(other, "to_pandas", None)):  # a polars DataFrame or a pyarrow Table: named as such
+        from irr_audit.io.dataframes import TO_PANDAS_HINT, other_table  # noqa: PLC0415 (loaded on use)
+
+        shown = other_table(other) or type(other).__name__
+        found = shown if other is data else f"{type(data).__name__} holding a {shown}"
+        raise UsageError(f"cannot {verb} a {found}.", hint=f"{TO_PANDAS_HINT} Or: {takes}", code="data-form")
     found = type(data).__name__ if other is data else f"{type(data).__name__} holding a {type(other).__name__}"
     raise UsageError(f"cannot {verb} a {found}.", hint=takes, code="data-form")
 

@@ -200,3 +200,33 @@ def test_a_delimiter_with_dataframes_is_refused_as_a_worksheet_is() -> None:
         with pytest.raises(irr_audit.UsageError) as refused:
             call()
         assert refused.value.code == "data-form" and refused.value.message.startswith("delimiter splits the lines")
+
+
+class PolarsLikeFrame:
+    """What a polars DataFrame offers here (polars is not a dependency): its class name and to_pandas."""
+
+    def to_pandas(self) -> object:
+        import pandas as pd
+
+        return pd.DataFrame({"comment_id": ["a"], "code": ["yes"]})
+
+
+PolarsLikeFrame.__name__ = "DataFrame"
+PolarsLikeFrame.__module__ = "polars.dataframe.frame"
+
+
+def test_a_table_of_another_library_is_named_with_its_library_and_to_pandas() -> None:
+    import pyarrow as pa
+
+    arrow = pa.table({"comment_id": ["a"], "code": ["yes"]})
+    cases = [
+        (PolarsLikeFrame(), "cannot audit a polars DataFrame."),
+        ([PolarsLikeFrame(), PolarsLikeFrame()], "cannot audit a list holding a polars DataFrame."),
+        (arrow, "cannot audit a pyarrow Table."),
+        ({"ann": arrow, "ben": arrow}, "the data for coder 'ann' is a pyarrow Table, not a pandas DataFrame."),
+    ]
+    for data, said in cases:
+        with pytest.raises(irr_audit.UsageError) as refused:
+            irr_audit.audit(data, RULE)  # type: ignore[arg-type]
+        assert (refused.value.code, refused.value.message) == ("data-form", said)
+        assert "to_pandas()" in (refused.value.hint or "")

@@ -46,6 +46,17 @@ READ_AS_TEXT_HINT = (
 )
 
 
+def other_table(value: object) -> str | None:
+    """How to name a table of another library (a polars DataFrame, a pyarrow Table: each has
+    ``to_pandas``), or None: named by its class alone, a polars DataFrame reads as a pandas one."""
+    if isinstance(value, pd.DataFrame) or not callable(getattr(value, "to_pandas", None)):
+        return None
+    return f"{type(value).__module__.partition('.')[0]} {type(value).__name__}"
+
+
+TO_PANDAS_HINT = "convert it first: table.to_pandas() gives the pandas DataFrame irr-audit reads."
+
+
 def frame_sheets(frames: Mapping[Any, Any], options: SheetOptions) -> list[Sheet]:
     """One sheet per coder from a mapping coder -> DataFrame (comment_id, code, any other columns)."""
     sheets = []
@@ -66,9 +77,10 @@ def frame_tables(
     for coder, frame in frames.items():
         name = _coder_name(coder)
         if not isinstance(frame, pd.DataFrame):
+            other = other_table(frame)
             raise UsageError(
-                f"the data for coder {name!r} is a {type(frame).__name__}, not a pandas DataFrame.",
-                hint="pass {coder: DataFrame with the columns comment_id and code}.",
+                f"the data for coder {name!r} is a {other or type(frame).__name__}, not a pandas DataFrame.",
+                hint=TO_PANDAS_HINT if other else "pass {coder: DataFrame with the columns comment_id and code}.",
                 code="data-form",
             )
         first = coder_of.setdefault(id(frame), name)
