@@ -50,8 +50,8 @@ from irr_audit.report.model import (
 )
 from irr_audit.report.readonly import read_only
 from irr_audit.rules.codebook import Codebook, load_codebook
+from irr_audit.rules.load import MAPPING_NAME, rule_from_mapping
 from irr_audit.rules.load import load_rule as load_rule_file
-from irr_audit.rules.load import rule_from_mapping
 from irr_audit.rules.model import Rule
 from irr_audit.rules.runaliases import with_run_aliases
 from irr_audit.rules.weights import WEIGHT_NAMES
@@ -1285,13 +1285,19 @@ def _check_same_rule(rule: RuleSource | None, used: Rule, folder: Path, limits: 
         return
     given = load_rule(rule, limits=limits)
     if given.digest != used.digest:
-        named = f"--rule {rule}" if isinstance(rule, (str, os.PathLike)) else f"the rule {given.source_name}"
+        named = f"--rule {rule}" if isinstance(rule, (str, os.PathLike)) else _rule_named(given)
         raise UsageError(
             f"{named} ({given.label}, {given.digest[:19]}...) is not the rule {folder} was made with "
             f"({used.label}, {used.digest[:19]}...).",
             hint="leave --rule out: the folder keeps its own copy of the rule.",
             code="usage-rule-mismatch",
         )
+
+
+def _rule_named(rule: Rule) -> str:
+    """A rule given as a mapping or a Rule, as a message names it: "the rule mapping" (its source_name
+    is "rule mapping": "the rule rule mapping" was said), else the file it was loaded from."""
+    return "the rule mapping" if rule.source_name == MAPPING_NAME else f"the rule {rule.source_name}"
 
 
 def _sample_reference(

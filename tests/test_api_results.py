@@ -137,3 +137,11 @@ def test_a_file_that_is_no_rule_is_refused_with_a_hint() -> None:
     with pytest.raises(irr_audit.RuleError) as refused:
         irr_audit.load_rule(EXAMPLE[0])
     assert "(top level) must be a mapping" in refused.value.message and "rule file" in (refused.value.hint or "")
+
+
+def test_a_rule_mapping_that_is_not_the_folders_is_named_once(tmp_path: Path) -> None:
+    irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "joined")
+    with pytest.raises(irr_audit.UsageError) as refused:
+        irr_audit.audit(tmp_path / "joined", BUG)
+    assert refused.value.code == "usage-rule-mismatch"
+    assert refused.value.message.startswith("the rule mapping (mentions_a_bug v1, sha256:")
