@@ -138,7 +138,9 @@ def load_rule(source: RuleSource, *, limits: LimitsLike = None) -> Rule:
 # --- the audit -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+# eq=False (as Audit): the generated == compared the DataFrames field by field, whose truth value
+# pandas refuses (ValueError: `pair in pairs` failed), and hash() failed on them; identity is kept
+@dataclass(frozen=True, eq=False)
 class Pair:
     """One pair of coders of an audit: its table (rows the first coder, columns the second)
     and its coefficients on the units both coded (``metrics``, ``n`` units) and on the
@@ -974,7 +976,7 @@ def labels(bundle: PathLike, *, limits: LimitsLike = None) -> pd.DataFrame:
 # --- the folder `join` writes ------------------------------------------------------------
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)  # eq=False: as Pair, its join holds arrays
 class JoinFolder:
     """What :func:`join_folder` wrote: the join (``result``), the files, the files of the
     folder it replaced that were not a join's (``replaced``, with ``force``) and notes for people."""
@@ -2067,7 +2069,7 @@ def audit_codebook_counts(
     return CodebookAudit(loaded, audits, None, chosen, line + seed_note)
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)  # eq=False: as Pair, its joins hold arrays
 class CodebookJoinFolder:
     """What :func:`join_codebook_folder` wrote: every variable's join (``joined``), the files."""
 

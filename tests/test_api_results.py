@@ -145,3 +145,13 @@ def test_a_rule_mapping_that_is_not_the_folders_is_named_once(tmp_path: Path) ->
         irr_audit.audit(tmp_path / "joined", BUG)
     assert refused.value.code == "usage-rule-mismatch"
     assert refused.value.message.startswith("the rule mapping (mentions_a_bug v1, sha256:")
+
+
+def test_results_holding_frames_or_arrays_compare_and_hash_by_identity(tmp_path: Path) -> None:
+    # the generated == compared DataFrames and arrays field by field: pandas refuses their truth value
+    first, second = irr_audit.audit(EXAMPLE, RULE).pairs[0], irr_audit.audit(EXAMPLE, RULE).pairs[0]
+    assert first == first and first != second and first not in [second]
+    joined = irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "joined")
+    again = irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "again")
+    book = irr_audit.join_codebook_folder(CODED, CODEBOOK, tmp_path / "book")
+    assert joined != again and len({first, second, joined, again, book}) == 5
