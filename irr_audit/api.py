@@ -31,7 +31,7 @@ from irr_audit.io.files import check_exist
 from irr_audit.io.limits import DEFAULT_LIMITS, Limits, parse_limit_options
 from irr_audit.io.outputs import refuse_unsafe_outputs, render_json
 from irr_audit.io.runfolder import JOIN_RECORD, files_read, is_bundle
-from irr_audit.io.sheets import ColumnChoice, SheetOptions, read_sheets
+from irr_audit.io.sheets import ColumnChoice, SheetOptions, read_sheets, refuse_non_text_options
 from irr_audit.join.join import JoinResult, join_sheets, read_only_join
 from irr_audit.join.missingness import LOG_COLUMNS
 from irr_audit.join.problems import NO_FULLY_CODED, problem
@@ -49,8 +49,8 @@ from irr_audit.report.model import (
 )
 from irr_audit.report.readonly import read_only
 from irr_audit.rules.codebook import Codebook, load_codebook
+from irr_audit.rules.load import MAPPING_NAME, rule_from_mapping
 from irr_audit.rules.load import load_rule as load_rule_file
-from irr_audit.rules.load import rule_from_mapping
 from irr_audit.rules.model import Rule
 from irr_audit.rules.runaliases import with_run_aliases
 from irr_audit.rules.weights import WEIGHT_NAMES
@@ -137,7 +137,9 @@ def load_rule(source: RuleSource, *, limits: LimitsLike = None) -> Rule:
 # --- the audit -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+# eq=False (as Audit): the generated == compared the DataFrames field by field, whose truth value
+# pandas refuses (ValueError: `pair in pairs` failed), and hash() failed on them; identity is kept
+@dataclass(frozen=True, eq=False)
 class Pair:
     """One pair of coders of an audit: its table (rows the first coder, columns the second)
     and its coefficients on the units both coded (``metrics``, ``n`` units) and on the
@@ -285,6 +287,12 @@ class Audit:
     def with_comparison(self, comparison: Comparison) -> Audit:
         """This audit with ``comparison`` (this audit as B against an earlier A) in its report,
         under the key ``comparison`` (`irr-audit report B --compare A`)."""
+        if not isinstance(comparison, Comparison):
+            raise UsageError(
+                f"with_comparison takes a Comparison, not a {type(comparison).__name__}.",
+                hint="pass what irr_audit.compare(a, b) returns, this audit as b.",
+                code="usage-compare",
+            )
         if "variables" in comparison.document:  # its report draws one rule's comparison
             raise UsageError(
                 "a comparison of two codebook bundles, variable by variable, is not put into one audit's report.",
@@ -330,6 +338,7 @@ class Audit:
     def to_text(self, width: int | None = 80, include_disagreements: bool = True) -> str:
         """The console report as plain text of ``width`` columns; None wraps no line (what
         `report --format text` writes into a file or a pipe)."""
+        width = text_width(width)
         if width is None:  # what rich writes at unlimited width, without loading rich's console
             from irr_audit.report.plaintext import render_plain  # noqa: PLC0415 (loaded on use)
 
@@ -364,6 +373,20 @@ class Audit:
         if self.table_kind == "pair":
             return self.coders[0], self.coders[1]
         return "category", "category"
+
+
+def text_width(width: object) -> int | None:
+    """A plain-text report's width: a whole number of columns from 1 up, or None (no line wrapped).
+    rich takes any value as given: 0 or less renders an empty report, a float or a str fails inside it."""
+    if width is None:
+        return None
+    if _whole(width) and int(cast(int, width)) >= 1:  # a numpy integer too
+        return int(cast(int, width))
+    raise UsageError(
+        f"width={width!r} is not a number of columns (a whole number from 1 up).",
+        hint="for example to_text(width=100), or to_text(width=None) to wrap no line.",
+        code="usage-width",
+    )
 
 
 def metric_frame(metrics: Mapping[str, Any]) -> pd.DataFrame:
@@ -471,6 +494,7 @@ def audit(
     options, seed_note = _seeded(_audit_options(bootstrap, seed, group, against, list_disagreements, alpha_min))
     options = _with_statistics(options, ci_level, interval, test_against, weights)
     drift_options = _drift_options(windows, window_size, order_column, data)
+    sample = _optional_path(sample, "sample")
     checked = _limits(limits)
     columns = SheetOptions(id_column, code_column, worksheet, parse_delimiter(delimiter), limits=checked)
     step = _progress(progress)
@@ -480,6 +504,7 @@ def audit(
     if _is_frame(data) or isinstance(data, Mapping):
         from irr_audit.io.dataframes import frame_sheets, long_frame_sheets  # noqa: PLC0415 (loaded on use)
 
+        check_exist(_named(_path_of(sample), "sample"))  # a mistyped sample is named as missing, as with sheets
         loaded = with_run_aliases(_required_rule(rule, checked), aliases)
         reference, notes = _sample_reference(sample, loaded, checked)
         step("reading the DataFrames")
@@ -638,6 +663,7 @@ def _drift_options(windows: Any, window_size: Any, order_column: str | None, dat
                 hint="drift compares windows: at least 2 of them, of at least 2 units each.",
                 code="usage-drift",
             )
+    refuse_non_text_options({"--order-column": order_column})
     if order_column is not None and (_is_frame(data) or isinstance(data, Mapping)):
         raise UsageError(
             "order_column reads a column of the sheet files; DataFrames are read in their row order.",
@@ -691,12 +717,29 @@ def _seeded(options: AuditOptions) -> tuple[AuditOptions, str]:
     return dataclasses.replace(options, seed=seed), f" Bootstrap seed {seed} was drawn; --seed {seed} repeats it."
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Comparison:
     """Two audits compared (:func:`compare`): ``to_dict()`` is the document of
     `irr-audit compare A B --format json` (docs/api.md)."""
 
     document: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        # read-only at every depth, as an Audit's report: to_json(), to_markdown(), the DataFrames and
+        # Audit.with_comparison all read this document, so a value changed in it would be shown as computed
+        object.__setattr__(self, "document", read_only(dict(self.document)))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # a deep copy copies the read-only document as plain dicts and lists: made read-only again
+        self.__dict__.update(state, document=read_only(state["document"]))
+
+    def __repr__(self) -> str:
+        # one line, as Audit's: the generated repr printed the whole document where a notebook shows it
+        if "variables" in self.document:
+            return f"<Comparison of codebook bundles: {', '.join(self.document['variables'])}>"
+        a, b = (f"{self.document[side]['rule']['id']} v{self.document[side]['rule']['version']}" for side in "ab")
+        units, coefficients = self.document["units"]["relation"], len(self.document["differences"])
+        return f"<Comparison A {a} -> B {b}: units {units}, {coefficients} coefficients>"
 
     @property
     def differences(self) -> pd.DataFrame:
@@ -738,7 +781,7 @@ class Comparison:
         from irr_audit.report.console import plain_text, section_table  # noqa: PLC0415 (loaded on use)
         from irr_audit.report.richimport import Group  # noqa: PLC0415 (loaded on use)
 
-        return plain_text(Group(*(section_table(s) for s in self._sections())), width)
+        return plain_text(Group(*(section_table(s) for s in self._sections())), text_width(width))
 
     def _sections(self) -> list[Any]:
         from irr_audit.report.comparison import (  # noqa: PLC0415 (loaded on use)
@@ -903,7 +946,7 @@ def audit_table(
             f"{flag} needs the rule the codes belong to.", hint="add --rule RULE.", code="usage-missing-rule"
         )
     loaded = load_rule(rule, limits=limits)
-    table = (read_agreement_table if kind == "table" else read_category_counts)(Path(path), loaded)
+    table = (read_agreement_table if kind == "table" else read_category_counts)(_path_argument(path, "path"), loaded)
     report = build_table_report(loaded, table, options)
     units = report.units
     line = f"{units['total']} units from a {'K x K table' if kind == 'table' else 'subjects x categories table'}."
@@ -923,13 +966,13 @@ def labels(bundle: PathLike, *, limits: LimitsLike = None) -> pd.DataFrame:
     The bundle and its adjudication records are checked first, as `adjudicate` checks them."""
     from irr_audit.bundle.labels import bundle_labels  # noqa: PLC0415 (loaded on use)
 
-    return bundle_labels(Path(bundle), _limits(limits))
+    return bundle_labels(_path_argument(bundle, "bundle"), _limits(limits))
 
 
 # --- the folder `join` writes ------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)  # eq=False: as Pair, its join holds arrays
 class JoinFolder:
     """What :func:`join_folder` wrote: the join (``result``), the files, the files of the
     folder it replaced that were not a join's (``replaced``, with ``force``) and notes for people."""
@@ -938,6 +981,12 @@ class JoinFolder:
     written: tuple[Path, ...]
     replaced: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        # one line, as Audit's: the generated repr printed the whole join where a notebook shows it
+        return (
+            f"<JoinFolder {self.result.rule.label}: {', '.join(self.result.coders)}; {len(self.written)} files written>"
+        )
 
     @property
     def summary_line(self) -> str:
@@ -960,7 +1009,7 @@ class JoinFolder:
 
 def join_folder(
     sheets: Sequence[PathLike],
-    rule: PathLike | Mapping[str, Any] | None,
+    rule: RuleSource | None,
     out: PathLike,
     *,
     sample: PathLike | None = None,
@@ -984,15 +1033,16 @@ def join_folder(
     from irr_audit.sample.folder import recoding_of, sample_report_for  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
-    out_path = Path(out)
+    out_path = _path_argument(out, "out")
+    sample = _optional_path(sample, "sample")
     inputs = _paths(sheets, JOINED, "join")
     check_exist([*_named(inputs, "sheet"), *_named(_path_of(rule), "rule"), *_named(_path_of(sample), "sample")])
     if rule is None:
         raise UsageError(
             "join needs the rule the sheets were coded under.", hint="add --rule RULE.", code="usage-missing-rule"
         )
-    rule_files = [] if isinstance(rule, Mapping) else [Path(rule)]
-    sample_folder = Path(sample) if sample is not None else None
+    rule_files = _path_of(rule)  # a mapping or a Rule has no file to keep from being overwritten
+    sample_folder = sample
     refuse_unsafe_outputs(files_read([*inputs, *rule_files, sample_folder]), folders=[out_path])
     loaded = with_run_aliases(load_rule(rule, limits=checked), aliases)
     reference, notes = _sample_reference(sample_folder, loaded, checked)
@@ -1040,20 +1090,28 @@ def import_export(
     from irr_audit.importers.run import import_exports  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
+    named = {"--question": question, "--id-field": id_field, "--text-field": text_field}
+    refuse_non_text_options(named, EXPORT_FIELDS)  # a number matches no key: every record would be dropped
     paths = _paths(exports, "pass the export file's path, or a list of paths.", "import")
     rule_files = [Path(rule)] if isinstance(rule, (str, os.PathLike)) else []
+    out_path = _path_argument(out, "out")
     check_exist([*((path, "export") for path in paths), *((path, "rule") for path in rule_files)])
     return import_exports(
         format,
         paths,
         load_rule(rule, limits=checked),
-        Path(out),
+        out_path,
         ImportOptions(question, id_field, text_field),
         inputs=rule_files,
         force=force,
         limits=checked,
     )
 
+
+EXPORT_FIELDS = (
+    "a question and a field are named as the export spells them.",
+    "pass the name as text, e.g. question='failure', id_field='comment_id'.",
+)
 
 # --- inputs -------------------------------------------------------------------------------
 
@@ -1135,6 +1193,32 @@ def _path_of(source: Any) -> list[Path]:
     return [Path(source)] if isinstance(source, (str, os.PathLike)) else []
 
 
+PATH_HINTS = {
+    "out": "pass the output folder as a str or a pathlib.Path.",
+    "sample": "pass the folder irr-audit sample --out wrote, as a str or a pathlib.Path, or leave sample out.",
+    "path": "pass the table file's path as a str or a pathlib.Path.",
+    "bundle": "pass the bundle folder irr-audit freeze made, as a str or a pathlib.Path.",
+    "rules_dir": "pass the folder of the codebook's rules as a str or a pathlib.Path, or leave rules_dir out.",
+}
+
+
+def _path_argument(value: object, name: str) -> Path:
+    """An argument that is one path (``name`` a key of PATH_HINTS), as a Path; anything else is
+    refused by name: pathlib's own TypeError names neither the argument nor the fix."""
+    if isinstance(value, (str, os.PathLike)):
+        return Path(value)
+    raise UsageError(
+        f"{name} is a path (a str or a pathlib.Path), not a {type(value).__name__}.",
+        hint=PATH_HINTS[name],
+        code="data-form",
+    )
+
+
+def _optional_path(value: object, name: str) -> Path | None:
+    """As _path_argument, None (not given) kept."""
+    return None if value is None else _path_argument(value, name)
+
+
 AUDITED = (
     "pass sheet paths, a join folder, a bundle, a mapping {coder: DataFrame} or one long DataFrame "
     "(comment_id, coder, code)."
@@ -1160,6 +1244,12 @@ def _paths(data: Any, takes: str = AUDITED, verb: str = "audit") -> list[Path]:
             hint="pass it as text or a pathlib.Path: os.fsdecode(path).",
             code="data-form",
         )
+    if callable(getattr(other, "to_pandas", None)):  # a polars DataFrame or a pyarrow Table: named as such
+        from irr_audit.io.dataframes import TO_PANDAS_HINT, other_table  # noqa: PLC0415 (loaded on use)
+
+        shown = other_table(other) or type(other).__name__
+        found = shown if other is data else f"{type(data).__name__} holding a {shown}"
+        raise UsageError(f"cannot {verb} a {found}.", hint=f"{TO_PANDAS_HINT} Or: {takes}", code="data-form")
     found = type(data).__name__ if other is data else f"{type(data).__name__} holding a {type(other).__name__}"
     raise UsageError(f"cannot {verb} a {found}.", hint=takes, code="data-form")
 
@@ -1193,13 +1283,19 @@ def _check_same_rule(rule: RuleSource | None, used: Rule, folder: Path, limits: 
         return
     given = load_rule(rule, limits=limits)
     if given.digest != used.digest:
-        named = f"--rule {rule}" if isinstance(rule, (str, os.PathLike)) else f"the rule {given.source_name}"
+        named = f"--rule {rule}" if isinstance(rule, (str, os.PathLike)) else _rule_named(given)
         raise UsageError(
             f"{named} ({given.label}, {given.digest[:19]}...) is not the rule {folder} was made with "
             f"({used.label}, {used.digest[:19]}...).",
             hint="leave --rule out: the folder keeps its own copy of the rule.",
             code="usage-rule-mismatch",
         )
+
+
+def _rule_named(rule: Rule) -> str:
+    """A rule given as a mapping or a Rule, as a message names it: "the rule mapping" (its source_name
+    is "rule mapping": "the rule rule mapping" was said), else the file it was loaded from."""
+    return "the rule mapping" if rule.source_name == MAPPING_NAME else f"the rule {rule.source_name}"
 
 
 def _sample_reference(
@@ -1282,10 +1378,13 @@ def checked_alpha_min(alpha_min: Sequence[float] | None) -> tuple[float, ...]:
     each once; Krippendorff's 0.667 and 0.800 when none is given."""
     if alpha_min is None:
         return DEFAULT_ALPHA_MIN
-    if isinstance(alpha_min, (str, bytes)) or not isinstance(alpha_min, Sequence):
-        alpha_min = [alpha_min]  # type: ignore[list-item]
+    given: object = alpha_min
+    if isinstance(given, np.ndarray):  # not a Sequence, but its values are the minimums, in order
+        given = given.tolist()
+    if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
+        given = [given]
     out: list[float] = []
-    for item in alpha_min:
+    for item in given:
         number = _real(item)
         if number is None or not -1 <= number <= 1:
             raise UsageError(
@@ -1486,9 +1585,14 @@ class CodebookAudit:
         if self.bundle is not None:
             object.__setattr__(self, "bundle", read_only(copy.deepcopy(dict(self.bundle))))
 
-    @cached_property
+    @property
     def missingness(self) -> pd.DataFrame:
-        """The one log of every variable: a first column ``variable``, then the single-rule log's columns."""
+        """The one log of every variable: a first column ``variable``, then the single-rule log's columns.
+        A copy on each access, as every DataFrame of an Audit: a change to it changes nothing here."""
+        return self._missingness.copy()
+
+    @cached_property
+    def _missingness(self) -> pd.DataFrame:
         import pandas as pd  # noqa: PLC0415 (loaded on use)
 
         from irr_audit.join.variables import CODEBOOK_LOG_COLUMNS  # noqa: PLC0415 (loaded on use)
@@ -1598,7 +1702,7 @@ class CodebookAudit:
     def to_text(self, width: int | None = 80, include_disagreements: bool = True) -> str:
         from irr_audit.report.reliability import codebook_text  # noqa: PLC0415 (loaded on use)
 
-        return codebook_text(self._document(include_disagreements), width)
+        return codebook_text(self._document(include_disagreements), text_width(width))
 
     def console_report(self, include_disagreements: bool = True) -> Any:
         from irr_audit.report.reliability import codebook_console  # noqa: PLC0415 (loaded on use)
@@ -1614,9 +1718,7 @@ def load_codebook_source(
         return codebook
     if isinstance(codebook, (str, os.PathLike)):
         check_exist([(Path(codebook), "codebook")])
-        return load_codebook(
-            Path(codebook), rules_dir=None if rules_dir is None else Path(rules_dir), limits=_limits(limits)
-        )
+        return load_codebook(Path(codebook), rules_dir=_optional_path(rules_dir, "rules_dir"), limits=_limits(limits))
     raise UsageError(
         f"a codebook is a path to a codebook file, not a {type(codebook).__name__}.",
         hint="pass codebooks/<name>/v<version>.yaml.",
@@ -1753,6 +1855,7 @@ def codebook_joined(
 
     checked = _limits(limits)
     step = _progress(progress)
+    sample = _optional_path(sample, "sample")
     if _is_frame(data) or isinstance(data, Mapping):
         if sample is not None:
             raise UsageError(
@@ -1760,7 +1863,7 @@ def codebook_joined(
                 hint="pass the sheet files, or restrict the DataFrames yourself.",
                 code="usage-sample",
             )
-        return _codebook_of_frames(data, codebook, rules_dir, id_column, worksheet, checked)
+        return _codebook_of_frames(data, codebook, rules_dir, id_column, worksheet, checked, delimiter)
     inputs = _paths(data)
     check_exist(
         [*_named(inputs, "sheet"), *_named(_path_of(codebook), "codebook"), *_named(_path_of(sample), "sample")]
@@ -1850,6 +1953,7 @@ def _codebook_of_frames(
     id_column: str | None,
     worksheet: str | None,
     limits: Limits,
+    delimiter: str | None = None,
 ) -> tuple[Codebook, CodebookJoin]:
     """DataFrames of a codebook: a mapping coder -> DataFrame, or one long DataFrame with a coder
     column; each coder's frame wide (a column per variable) or long (variable, code)."""
@@ -1863,7 +1967,7 @@ def _codebook_of_frames(
             code="usage-missing-rule",
         )
     loaded = load_codebook_source(codebook, rules_dir=rules_dir, limits=limits)
-    options = SheetOptions(id_column, None, worksheet, limits=limits)
+    options = SheetOptions(id_column, None, worksheet, parse_delimiter(delimiter), limits=limits)  # refused there
     code_columns = [*loaded.rule_ids, "code"]
     if _is_frame(data):
         tables = long_frame_tables(data, options, code_columns)
@@ -1972,7 +2076,7 @@ def audit_codebook_counts(
     return CodebookAudit(loaded, audits, None, chosen, line + seed_note)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)  # eq=False: as Pair, its joins hold arrays
 class CodebookJoinFolder:
     """What :func:`join_codebook_folder` wrote: every variable's join (``joined``), the files."""
 
@@ -1981,6 +2085,11 @@ class CodebookJoinFolder:
     written: tuple[Path, ...]
     replaced: tuple[str, ...] = ()
     summary_line: str = ""
+
+    def __repr__(self) -> str:
+        # one line, as CodebookAudit's: the generated repr printed every variable's join (100 KB for 24 units)
+        variables = ", ".join(self.variables)
+        return f"<CodebookJoinFolder {self.codebook.label}: {variables}; {len(self.written)} files written>"
 
     @property
     def variables(self) -> Mapping[str, codebook_join.VariableJoin]:
@@ -2023,13 +2132,13 @@ def join_codebook_folder(
     from irr_audit.join.codebook_folder import write_codebook_join_dir  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
-    out_path = Path(out)
+    out_path = _path_argument(out, "out")
+    sample_folder = _optional_path(sample, "sample")
     inputs = _paths(sheets, JOINED, "join")
     check_exist(
         [*_named(inputs, "sheet"), *_named(_path_of(codebook), "codebook"), *_named(_path_of(sample), "sample")]
     )
     codebook_files = _path_of(codebook)
-    sample_folder = Path(sample) if sample is not None else None
     refuse_unsafe_outputs(files_read([*inputs, *codebook_files, sample_folder]), folders=[out_path])
     loaded, joined = codebook_joined(
         sheets,

@@ -43,7 +43,8 @@ FORMATS = {
 
 
 def format_named(name: str) -> Format:
-    found = FORMATS.get(name.strip().lower().replace("_", "-"))
+    # the Python API passes the format as given: anything but text is no format's name
+    found = FORMATS.get(name.strip().lower().replace("_", "-")) if isinstance(name, str) else None
     if found is None:
         raise UsageError(
             f"{name!r} is not an export format irr-audit imports.",

@@ -46,6 +46,17 @@ READ_AS_TEXT_HINT = (
 )
 
 
+def other_table(value: object) -> str | None:
+    """How to name a table of another library (a polars DataFrame, a pyarrow Table: each has
+    ``to_pandas``), or None: named by its class alone, a polars DataFrame reads as a pandas one."""
+    if isinstance(value, pd.DataFrame) or not callable(getattr(value, "to_pandas", None)):
+        return None
+    return f"{type(value).__module__.partition('.')[0]} {type(value).__name__}"
+
+
+TO_PANDAS_HINT = "convert it first: table.to_pandas() gives the pandas DataFrame irr-audit reads."
+
+
 def frame_sheets(frames: Mapping[Any, Any], options: SheetOptions) -> list[Sheet]:
     """One sheet per coder from a mapping coder -> DataFrame (comment_id, code, any other columns)."""
     sheets = []
@@ -66,9 +77,10 @@ def frame_tables(
     for coder, frame in frames.items():
         name = _coder_name(coder)
         if not isinstance(frame, pd.DataFrame):
+            other = other_table(frame)
             raise UsageError(
-                f"the data for coder {name!r} is a {type(frame).__name__}, not a pandas DataFrame.",
-                hint="pass {coder: DataFrame with the columns comment_id and code}.",
+                f"the data for coder {name!r} is a {other or type(frame).__name__}, not a pandas DataFrame.",
+                hint=TO_PANDAS_HINT if other else "pass {coder: DataFrame with the columns comment_id and code}.",
                 code="data-form",
             )
         first = coder_of.setdefault(id(frame), name)
@@ -115,6 +127,7 @@ def long_frame_tables(
             code="data-form",
         )
     header, cells = _text_columns(frame, where, options, code_columns)
+    refuse_column_in_index(frame, header, CODER_COLUMN, where)
     found = [at for at, name in enumerate(header) if _key(name) == CODER_COLUMN]
     if len(found) != 1:
         raise UsageError(
@@ -138,6 +151,20 @@ def long_frame_tables(
         taken = [column.filter(mine) for column in cells]
         tables.append((_coder_name(coder), _parsed(header, taken, rows[mine.to_numpy(zero_copy_only=False)])))
     return tables
+
+
+def refuse_column_in_index(frame: pd.DataFrame, header: list[str], wanted: str, where: str) -> None:
+    """A column the frame holds in its index only (after ``set_index("comment_id")`` or a
+    ``groupby``) is refused with that fix: the index is not read (it is no column of the frame's
+    CSV form), and "no column comment_id" with a hint to rename a column would not say why."""
+    if _key(wanted) in {_key(name) for name in header}:
+        return
+    if _key(wanted) in {_key(str(name)) for name in frame.index.names if name is not None}:
+        raise SheetError(
+            f"{where} has {wanted!r} in its index, not as a column: the index is not read.",
+            hint="make it a column first: frame.reset_index().",
+            code="sheet-missing-column",
+        )
 
 
 def _coder_name(coder: Any) -> str:
@@ -180,7 +207,14 @@ def _text_columns(
             hint="leave out worksheet.",
             code="data-form",
         )
+    if options.delimiter is not None:  # passed over silently, it would seem to have been applied
+        raise UsageError(
+            "delimiter splits the lines of a .csv sheet; a DataFrame has no lines to split.",
+            hint="leave out delimiter.",
+            code="data-form",
+        )
     header = [str(name) for name in frame.columns]
+    refuse_column_in_index(frame, header, options.id_column or "comment_id", where)
     matched = {_key(name) for name in (options.id_column or "comment_id", options.code_column or "code")}
     matched |= {CODER_COLUMN, "rule_version", *(_key(name) for name in code_columns)}
     cells = []

@@ -36,6 +36,12 @@ def parse_delimiter(value: str | None) -> str | None:
     """--delimiter as given (`,` `;` `|` `tab` or `\\t`, or a name) -> the character, or None (detect)."""
     if value is None:
         return None
+    if not isinstance(value, str):  # the Python API takes it as given
+        raise UsageError(
+            f"--delimiter {value!r} is a {type(value).__name__}, not one of , ; tab |.",
+            hint="pass --delimiter ';' (delimiter=';' in Python; or comma, semicolon, tab, pipe).",
+            code="usage-delimiter",
+        )
     found = ALIASES.get(value.strip().lower() if value.strip() else value)
     if found is None:
         raise UsageError(

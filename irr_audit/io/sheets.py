@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from irr_audit._threads import Workers, thread_count
-from irr_audit.errors import SheetError
+from irr_audit.errors import SheetError, UsageError
 from irr_audit.io.arrowtext import (
     from_numpy,
     has_no_empty_value,
@@ -64,6 +64,12 @@ class ColumnChoice:
     worksheet: str | None = None
     delimiter: str | None = None  # a .csv sheet's, when forced (--delimiter); None: detected
 
+    def __post_init__(self) -> None:
+        # the Python API takes these as given: an int or a list would fail deep in the reader
+        refuse_non_text_options(
+            {"--id-column": self.id_column, "--code-column": self.code_column, "--worksheet": self.worksheet}
+        )
+
     @property
     def limits(self) -> Limits:
         """The default limits: a choice of columns alone sets none (SheetOptions does)."""
@@ -76,6 +82,26 @@ class SheetOptions(ColumnChoice):
     The limits are not recorded with the audit: they change what can be read, never what is read."""
 
     limits: Limits = DEFAULT_LIMITS
+
+
+COLUMN_NAMES = (
+    "a column is named by its header, a worksheet by its name.",
+    "pass a column's header as text (id_column='comment_id'), a worksheet's name as text "
+    "(worksheet='Sheet1'): the first worksheet is read when none is named.",
+)
+
+
+def refuse_non_text_options(options: Mapping[str, object], why: tuple[str, str] = COLUMN_NAMES) -> None:
+    """Refuse an option that names something (option -> value, None: not given) and is not text:
+    a header, a worksheet, an export's field are matched as text, never by position; ``why`` is the
+    sentence that says so and the hint."""
+    for option, value in options.items():
+        if value is not None and not isinstance(value, str):
+            raise UsageError(
+                f"{option} {value!r} is a {type(value).__name__}, not text: {why[0]}",
+                hint=why[1],
+                code="usage-option-text",
+            )
 
 
 def recorded_columns(record: Mapping[str, str | None] | None) -> ColumnChoice:

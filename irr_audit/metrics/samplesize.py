@@ -101,6 +101,14 @@ def _finite(option: str, value: float) -> float:
     return number
 
 
+def _listed(option: str, values: object, example: str) -> tuple[Any, ...]:
+    """Shares or rates as a tuple, from a list, a tuple or a numpy array (whose truth value is
+    ambiguous, so ``values or ()`` cannot be used); text is refused whole, not read as characters."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+        raise PlanInputError(option, f"is {values!r}, not a list of numbers.", f"for example {example}.")
+    return tuple(values)
+
+
 def _open_unit(option: str, value: float, example: str) -> float:
     number = _finite(option, value)
     if not 0.0 < number < 1.0:
@@ -264,13 +272,14 @@ def _shares(prevalence: float | None, shares: Sequence[float] | None) -> np.ndar
     if prevalence is not None:
         p = _share("--prevalence", _open_unit("--prevalence", prevalence, "--prevalence 0.3"))
         return np.array([p, 1.0 - p])
-    if len(shares or ()) > MAX_CODES:
+    given = _listed("--shares", shares, "--shares 0.2,0.3,0.5")
+    if len(given) > MAX_CODES:
         raise PlanInputError("--shares", f"has more than {MAX_CODES} shares.", "give one share per code of the rule.")
-    values = np.array([_finite("--shares", s) for s in shares or ()], dtype=float)
+    values = np.array([_finite("--shares", s) for s in given], dtype=float)
     if values.size < 2 or (values <= 0).any() or abs(values.sum() - 1.0) > 1e-6:
         raise PlanInputError(
             "--shares",
-            f"is {list(shares or ())!r}; give two or more positive shares that sum to 1.",
+            f"is {list(given)!r}; give two or more positive shares that sum to 1.",
             "for example --shares 0.2,0.3,0.5.",
         )
     for value in values / values.sum():
@@ -387,10 +396,11 @@ def cantor_kappa_units(
         raise PlanInputError(
             "--min", f"equals --expected ({expected!r}): no sample tells them apart.", "give --min below --expected."
         )
-    if len(rates) != 2:
-        raise PlanInputError("--rates", f"is {tuple(rates)!r}, not two rates.", "for example --rates 0.3,0.4.")
-    r1 = _share("--rates", _open_unit("--rates", rates[0], "--rates 0.3,0.4"))
-    r2 = _share("--rates", _open_unit("--rates", rates[1], "--rates 0.3,0.4"))
+    given = _listed("--rates", rates, "--rates 0.3,0.4")
+    if len(given) != 2:
+        raise PlanInputError("--rates", f"is {given!r}, not two rates.", "for example --rates 0.3,0.4.")
+    r1 = _share("--rates", _open_unit("--rates", given[0], "--rates 0.3,0.4"))
+    r2 = _share("--rates", _open_unit("--rates", given[1], "--rates 0.3,0.4"))
     p_level = _level(level)
     p_power = _open_unit("--power", power, "0.8")
     if p_power <= p_level:

@@ -122,6 +122,7 @@ def drift_of_join(
     has_order = ~np.isnan(order).any(axis=1)
     used = np.flatnonzero(full & has_order)
     _check_drift_size(len(used), len(join.coders), n_windows, window_size, n_boot)
+    refuse_windows_too_small(len(used), n_windows, window_size)
     ids = join.unit_ids[used]
     out: dict[str, Any] = {
         "order": order_name,
@@ -143,6 +144,27 @@ def drift_of_join(
         labels=lambda rows: (str(ids[rows[0]]), str(ids[rows[-1]])) if len(rows) else (None, None),
     )
     return {**out, **scored}
+
+
+def refuse_windows_too_small(units: int, n_windows: int | None, window_size: int | None) -> None:
+    """Drift compares two or more windows of two or more units each (a kappa of one unit is
+    undefined): more windows than half the units, or windows as large as the units, would report
+    windows with nothing to score and "no coder named" as if drift had been looked for. An audit
+    with no unit to window is left to its own problems (no-fully-coded)."""
+    if units == 0:
+        return
+    if n_windows is not None and units < 2 * n_windows:
+        raise UsageError(
+            f"--windows {n_windows} cuts the {units:,} windowed units into windows of fewer than 2 units.",
+            hint=f"use --windows {units // 2} or fewer: each window needs at least 2 units.",
+            code="usage-drift",
+        )
+    if window_size is not None and units <= window_size:  # one window: nothing to compare it with
+        raise UsageError(
+            f"--window-size {window_size} leaves the {units:,} windowed units fewer than 2 windows to compare.",
+            hint=f"use --window-size {units // 2} or less: drift compares at least 2 windows.",
+            code="usage-drift",
+        )
 
 
 def _check_drift_size(units: int, coders: int, n_windows: int | None, window_size: int | None, n_boot: int) -> None:

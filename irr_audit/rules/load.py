@@ -191,7 +191,13 @@ def parse_rule(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> Rule:
         ) from None
     document = parse_yaml(data, name, limits)
     if not isinstance(document, dict):
-        raise _invalid(name, "(top level)", "must be a mapping of keys such as rule, version, codes")
+        raise _invalid(
+            name,
+            "(top level)",
+            "must be a mapping of keys such as rule, version, codes",
+            hint="check that this is a rule file (rules/<rule>/v<version>.yaml), with the keys rule, version, "
+            'scale and codes (README, "Rule files").',
+        )
     _check_keys(document, name)
     rule_id = _rule_id(document, name)
     version = _version(document, name)
@@ -386,7 +392,9 @@ def _code_text(value: Any, name: str, where: str) -> str:
 def _codes(document: dict[str, Any], name: str, scale: Scale) -> tuple[Code, ...]:
     entries = document["codes"]
     if not isinstance(entries, list) or len(entries) < 2:
-        raise _invalid(name, "codes", "must be a list of at least two codes")
+        raise _invalid(
+            name, "codes", "must be a list of at least two codes", hint="for example codes: [{code: yes}, {code: no}]."
+        )
     codes: list[Code] = []
     for position, entry in enumerate(entries):
         where = f"codes[{position}]"
@@ -458,7 +466,7 @@ def _code(entry: Any, name: str, where: str) -> Code:
             hint="a code has the fields code, label, definition, value.",
         )
     if "code" not in entry:
-        raise _invalid(name, f"{where}.code", "is missing")
+        raise _invalid(name, f"{where}.code", "is missing", hint="give each entry of codes its code, e.g. - code: yes.")
     value = entry.get("value")
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
         raise _invalid(name, f"{where}.value", f"must be a number (got {value!r})", hint=_number_hint(value))
@@ -488,7 +496,7 @@ def _code(entry: Any, name: str, where: str) -> Code:
 def _text_or_none(value: Any, name: str, where: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
-    raise _invalid(name, where, f"must be text (got {value!r})")
+    raise _invalid(name, where, f"must be text (got {value!r})", hint='quote it, e.g. label: "Yes, it fails".')
 
 
 def _optional_text(document: dict[str, Any], key: str, name: str) -> str | None:
@@ -498,7 +506,7 @@ def _optional_text(document: dict[str, Any], key: str, name: str) -> str | None:
 def _missing_codes(document: dict[str, Any], name: str, codes: tuple[Code, ...]) -> tuple[str, ...]:
     entries = document.get("missing_codes") or []
     if not isinstance(entries, list):
-        raise _invalid(name, "missing_codes", "must be a list, e.g. [unknown]")
+        raise _invalid(name, "missing_codes", "must be a list, e.g. [unknown]", hint="write missing_codes: [unknown].")
     valid = {code_key(code.code): code.code for code in codes}
     missing: list[str] = []
     for position, entry in enumerate(entries):
@@ -511,7 +519,7 @@ def _missing_codes(document: dict[str, Any], name: str, codes: tuple[Code, ...])
                 hint="a missing code means 'cannot tell'; it cannot also be a category. Rename one of them.",
             )
         if code_key(text) in map(code_key, missing):
-            raise _invalid(name, "missing_codes", f"lists {text!r} twice")
+            raise _invalid(name, "missing_codes", f"lists {text!r} twice", hint="list each missing code once.")
         missing.append(text)
     return tuple(missing)
 
@@ -519,7 +527,9 @@ def _missing_codes(document: dict[str, Any], name: str, codes: tuple[Code, ...])
 def _aliases(document: dict[str, Any], name: str, codes: tuple[Code, ...], missing: tuple[str, ...]) -> dict[str, str]:
     entries = document.get("aliases") or {}
     if not isinstance(entries, dict):
-        raise _invalid(name, "aliases", "must be a mapping of alias to code, e.g. {y: 'yes'}")
+        raise _invalid(
+            name, "aliases", "must be a mapping of alias to code, e.g. {y: 'yes'}", hint="write aliases: {y: 'yes'}."
+        )
     targets = {code_key(code): code for code in (*(c.code for c in codes), *missing)}
     pairs: list[tuple[str, str]] = []  # as given: keys 1 and "1" are one alias as text
     for alias, target in entries.items():
@@ -562,7 +572,12 @@ def _aliases(document: dict[str, Any], name: str, codes: tuple[Code, ...], missi
 def _examples(document: dict[str, Any], name: str) -> dict[str, tuple[str, ...]]:
     entries = document.get("examples") or {}
     if not isinstance(entries, dict):
-        raise _invalid(name, "examples", "must be a mapping with positive, negative, ambiguous")
+        raise _invalid(
+            name,
+            "examples",
+            "must be a mapping with positive, negative, ambiguous",
+            hint="write examples: with positive:, negative: and ambiguous: lists of texts beneath it.",
+        )
     examples: dict[str, tuple[str, ...]] = {}
     for kind, texts in entries.items():
         if kind not in EXAMPLE_KINDS:
@@ -570,7 +585,12 @@ def _examples(document: dict[str, Any], name: str) -> dict[str, tuple[str, ...]]
                 name, f"examples.{kind}", "is not an example kind", hint="use positive, negative, ambiguous."
             )
         if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
-            raise _invalid(name, f"examples.{kind}", "must be a list of example texts")
+            raise _invalid(
+                name,
+                f"examples.{kind}",
+                "must be a list of example texts",
+                hint=f'write examples.{kind} as a list, e.g. {kind}: ["It crashes on start."]',
+            )
         examples[kind] = tuple(texts)
     return examples
 
@@ -589,7 +609,12 @@ def _changelog(document: dict[str, Any], name: str) -> Any:
                 hint="a changelog is text, or a mapping with summary, why and code_map.",
             )
         return changelog
-    raise _invalid(name, "changelog", "must be text, or a mapping with summary, why and code_map")
+    raise _invalid(
+        name,
+        "changelog",
+        "must be text, or a mapping with summary, why and code_map",
+        hint="write changelog: as one line of text, or as summary:, why: and code_map: beneath it.",
+    )
 
 
 # --- a rule given as a mapping (the Python API) ----------------------------------------

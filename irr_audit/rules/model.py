@@ -75,6 +75,11 @@ class Rule:
         for name in READ_ONLY_MAPPINGS:
             object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
 
+    def __hash__(self) -> int:
+        # the generated hash would hash every field, and the read-only mappings cannot be hashed: a frozen
+        # rule is a dict key or a set member. Equal rules have equal id, version and digest, so equal hashes.
+        return hash((self.id, self.version, self.digest))
+
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, **{name: dict(getattr(self, name)) for name in READ_ONLY_MAPPINGS}}
 

@@ -13,12 +13,13 @@ DuckDB is an optional dependency: ``pip install "irr-audit[warehouse]"``.
 from __future__ import annotations
 
 import importlib
+import numbers
 import os
 import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -36,6 +37,7 @@ from irr_audit.io.outputs import check_outputs
 from irr_audit.io.runfolder import fsync_folder
 from irr_audit.io.sheets import parse_rule_version
 from irr_audit.join.join import STATUSES
+from irr_audit.rules.load import load_rule, rule_from_mapping
 from irr_audit.rules.model import Rule
 from irr_audit.warehouse.longtable import (
     CONTROL_PATTERN,
@@ -83,9 +85,51 @@ def load_duckdb() -> ModuleType:
         ) from None
 
 
+def _table_path(path: object) -> Path:
+    """The long table's path; anything else refused by name, not by pathlib's TypeError."""
+    if isinstance(path, (str, os.PathLike)):
+        return Path(path)
+    raise UsageError(
+        f"path is a path (a str or a pathlib.Path), not a {type(path).__name__}.",
+        hint="pass the long table's file (CSV, TSV or Parquet); a DataFrame: irr_audit.audit(frame, rule).",
+        code="data-form",
+    )
+
+
+def _threads_given(threads: object) -> int | None:
+    """DuckDB's threads, a whole number from 1 up or None (every core): DuckDB's own refusal of 0
+    is a SyntaxException, and the number is written into a SET statement."""
+    if threads is None:
+        return None
+    if not isinstance(threads, bool) and isinstance(threads, numbers.Integral) and int(threads) >= 1:  # True: no count
+        return int(threads)
+    raise UsageError(
+        f"threads={threads!r} is not a number of threads (a whole number from 1 up).",
+        hint="leave threads out (DuckDB uses every core), or pass threads=4, say.",
+        code="usage-threads",
+    )
+
+
+def _loaded_rule(rule: object) -> Rule:
+    """The rule as every function of the API takes it: a Rule, a rule file or a mapping (spark_counts
+    and `irr-audit counts` load the file); it was used as a Rule whatever it was, failing deep inside."""
+    if isinstance(rule, Rule):
+        return rule
+    if isinstance(rule, Mapping):
+        return rule_from_mapping(rule)
+    if isinstance(rule, (str, os.PathLike)):
+        check_exist([(Path(rule), "rule")])
+        return load_rule(Path(rule))
+    raise UsageError(
+        f"a rule is a path to a rule file, a mapping or a Rule, not a {type(rule).__name__}.",
+        hint="pass rules/<rule>/v<version>.yaml, or irr_audit.load_rule(...).",
+        code="data-form",
+    )
+
+
 def check_memory_limit(value: str) -> str:
     """A DuckDB memory limit such as 4GB or 512MiB, refused when it is not one."""
-    if not MEMORY_LIMIT.fullmatch(value.strip()):
+    if not isinstance(value, str) or not MEMORY_LIMIT.fullmatch(value.strip()):
         raise UsageError(
             f"--memory-limit {value!r} is not an amount of memory.",
             hint="write a number and a unit, e.g. 4GB, 512MB or 8GiB.",
@@ -96,7 +140,7 @@ def check_memory_limit(value: str) -> str:
 
 def duckdb_counts(
     path: str | Path,
-    rule: Rule,
+    rule: Rule | str | os.PathLike[str] | Mapping[str, Any],
     *,
     columns: LongTableColumns = DEFAULT_COLUMNS,
     coders: Sequence[str] | None = None,
@@ -115,7 +159,9 @@ def duckdb_counts(
     folder, deleted afterwards). ``delimiter`` forces a CSV's delimiter (else detected as a sheet's).
     ``log``: also write the missingness log there, as JSON Lines (LOG_COLUMNS below).
     """
-    table = Path(path)
+    table = _table_path(path)
+    rule = _loaded_rule(rule)
+    threads = _threads_given(threads)
     check_exist([(table, "table")])
     if log is not None:  # the CLI checks its outputs; a caller of this function gets the same refusal
         check_outputs([table], "--log", files=[Path(log)])

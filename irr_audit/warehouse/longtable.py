@@ -135,6 +135,17 @@ class CoderMap:
         return [(raw, index, self.place(index)) for raw, index in zip(self.raw, self.index)]
 
 
+def refuse_coders_not_names(wanted: object) -> None:
+    """The Python API takes ``coders`` as given: a text ("ann,ben") would be read character by
+    character, a coder "," with no row absent from every unit, and nothing fully coded."""
+    if isinstance(wanted, str) or not isinstance(wanted, Sequence) or not all(isinstance(c, str) for c in wanted):
+        raise UsageError(
+            f"coders={wanted!r} is not a list of coders' names.",
+            hint="pass a list, e.g. coders=['ann', 'ben'] (--coders ann,ben on the command line).",
+            code="usage-coders",
+        )
+
+
 def coder_map(raw_coders: Iterable[str | None], rule: Rule, source: str, wanted: Sequence[str] | None) -> CoderMap:
     """The coders of the table: ``wanted`` in its order, else every coder named, sorted. Refused as
     join refuses sheets: fewer than two coders, a reserved or control-character name."""
@@ -148,6 +159,7 @@ def coder_map(raw_coders: Iterable[str | None], rule: Rule, source: str, wanted:
                 code="table-control-character",
             )
     if wanted is not None:
+        refuse_coders_not_names(wanted)
         coders = tuple(wanted)
         if not all(coder.strip() for coder in coders):  # "" would be the rows of no coder, counted as a coder
             raise UsageError(

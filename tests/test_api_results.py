@@ -1,0 +1,157 @@
+"""What the API hands back, used as a notebook uses it: a result cannot be changed through what
+it returns (a DataFrame is a copy, a document read-only), a Rule is hashable as a frozen value,
+and a DataFrame holding its ids in its index is refused with that fix."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import irr_audit
+
+ROOT = Path(__file__).resolve().parents[1]
+RULE = str(ROOT / "rules" / "explicit_current_failure" / "v1.yaml")
+EXAMPLE = [str(ROOT / "examples" / "sheets" / name) for name in ("alice.csv", "bob.csv")]
+CODEBOOK = str(ROOT / "codebooks" / "comment_study" / "v1.yaml")
+CODED = [str(ROOT / "examples" / "codebook" / "sheets" / f"{coder}.csv") for coder in ("alice", "bob", "carol")]
+
+
+def test_a_codebook_audits_missingness_is_a_copy_on_each_access() -> None:
+    study = irr_audit.audit_codebook(CODED, CODEBOOK)
+    shown = study.missingness
+    rows = len(shown)
+    assert rows > 0
+    shown.loc[:, "reason"] = "changed"
+    shown["added"] = 1
+    again = study.missingness
+    assert len(again) == rows and "changed" not in set(again["reason"]) and "added" not in again.columns
+
+
+def test_a_comparison_is_read_only_and_its_copies_are_plain() -> None:
+    result = irr_audit.audit(EXAMPLE, RULE)
+    compared = irr_audit.compare(result, result, bootstrap=100, seed=1)
+    before = compared.to_json()
+    with pytest.raises(TypeError):
+        compared.document["units"]["relation"] = "disjoint"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        compared.document["extra"] = 1  # type: ignore[index]
+    assert compared.to_json() == before
+    assert result.with_comparison(compared).to_dict()["comparison"]["units"]["relation"] == "same"
+    plain = compared.to_dict()
+    plain["units"]["relation"] = "disjoint"
+    assert compared.to_json() == before
+    for copied in (copy.deepcopy(compared), pickle.loads(pickle.dumps(compared))):
+        assert copied.to_json() == before
+        with pytest.raises(TypeError):
+            copied.document["extra"] = 1  # type: ignore[index]
+
+
+def test_a_rule_is_hashable_and_equal_rules_hash_alike() -> None:
+    by_str, by_path = irr_audit.load_rule(RULE), irr_audit.load_rule(Path(RULE))
+    assert by_str == by_path and hash(by_str) == hash(by_path) == hash(copy.deepcopy(by_str))
+    other = irr_audit.load_rule(
+        {"rule": "mentions_a_bug", "version": 1, "scale": "nominal", "codes": [{"code": "yes"}, {"code": "no"}]}
+    )
+    assert len({by_str, by_path, other}) == 2
+    assert {by_str: "audited"}[by_path] == "audited"
+
+
+@pytest.mark.parametrize(
+    ("data", "column"),
+    [
+        (
+            {
+                "ann": pd.DataFrame({"comment_id": ["a", "b"], "code": ["yes", "no"]}).set_index("comment_id"),
+                "ben": pd.DataFrame({"comment_id": ["a", "b"], "code": ["yes", "no"]}),
+            },
+            "comment_id",
+        ),
+        (
+            pd.DataFrame({"comment_id": ["a", "a"], "coder": ["ann", "ben"], "code": ["yes", "no"]}).set_index(
+                ["coder", "comment_id"]
+            ),
+            "comment_id",
+        ),
+        (
+            pd.DataFrame({"comment_id": ["a", "a"], "coder": ["ann", "ben"], "code": ["yes", "no"]}).set_index("coder"),
+            "coder",
+        ),
+    ],
+)
+def test_a_column_held_in_the_index_is_refused_with_reset_index(data: object, column: str) -> None:
+    with pytest.raises(irr_audit.SheetError) as refused:
+        irr_audit.audit(data, RULE)  # type: ignore[arg-type]
+    assert refused.value.code == "sheet-missing-column"
+    assert f"has {column!r} in its index, not as a column" in refused.value.message
+    assert refused.value.hint == "make it a column first: frame.reset_index()."
+
+
+def test_the_results_of_join_and_compare_show_as_one_line(tmp_path: Path) -> None:
+    # a notebook shows the repr of a cell's last value: the generated one printed every join (100 KB for 24 units)
+    joined = irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "joined")
+    assert repr(joined) == f"<JoinFolder explicit_current_failure v1: alice, bob; {len(joined.written)} files written>"
+    book = irr_audit.join_codebook_folder(CODED, CODEBOOK, tmp_path / "book")
+    assert repr(book) == (
+        "<CodebookJoinFolder comment_study v1: explicit_current_failure, product_area, severity, sarcasm; "
+        f"{len(book.written)} files written>"
+    )
+    result = irr_audit.audit(EXAMPLE, RULE)
+    compared = irr_audit.compare(result, result, bootstrap=100, seed=1)
+    count = len(compared.to_dict()["differences"])
+    assert repr(compared) == (
+        f"<Comparison A explicit_current_failure v1 -> B explicit_current_failure v1: units same, {count} coefficients>"
+    )
+    by_variable = irr_audit.Comparison({"variables": {"severity": {}, "sarcasm": {}}})
+    assert repr(by_variable) == "<Comparison of codebook bundles: severity, sarcasm>"
+
+
+BUG = {"rule": "mentions_a_bug", "version": 1, "scale": "nominal", "codes": [{"code": "yes"}, {"code": "no"}]}
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"codes": {"yes": 1}},
+        {"codes": [{"label": "Yes"}, {"code": "no"}]},
+        {"codes": [{"code": "yes", "label": 5}, {"code": "no"}]},
+        {"missing_codes": "unknown"},
+        {"missing_codes": ["unknown", "unknown"]},
+        {"aliases": ["y"]},
+        {"examples": ["It crashes"]},
+        {"examples": {"positive": "It crashes"}},
+        {"changelog": 5},
+    ],
+)
+def test_every_rule_error_names_its_fix(changed: dict[str, object]) -> None:
+    # docs/api.md, "Errors": the message names the key, the hint the fix; these had no hint
+    with pytest.raises(irr_audit.RuleError) as refused:
+        irr_audit.load_rule({**BUG, **changed})
+    assert refused.value.hint and "Hint: " in refused.value.render()
+
+
+def test_a_file_that_is_no_rule_is_refused_with_a_hint() -> None:
+    with pytest.raises(irr_audit.RuleError) as refused:
+        irr_audit.load_rule(EXAMPLE[0])
+    assert "(top level) must be a mapping" in refused.value.message and "rule file" in (refused.value.hint or "")
+
+
+def test_a_rule_mapping_that_is_not_the_folders_is_named_once(tmp_path: Path) -> None:
+    irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "joined")
+    with pytest.raises(irr_audit.UsageError) as refused:
+        irr_audit.audit(tmp_path / "joined", BUG)
+    assert refused.value.code == "usage-rule-mismatch"
+    assert refused.value.message.startswith("the rule mapping (mentions_a_bug v1, sha256:")
+
+
+def test_results_holding_frames_or_arrays_compare_and_hash_by_identity(tmp_path: Path) -> None:
+    # the generated == compared DataFrames and arrays field by field: pandas refuses their truth value
+    first, second = irr_audit.audit(EXAMPLE, RULE).pairs[0], irr_audit.audit(EXAMPLE, RULE).pairs[0]
+    assert first == first and first != second and first not in [second]
+    joined = irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "joined")
+    again = irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "again")
+    book = irr_audit.join_codebook_folder(CODED, CODEBOOK, tmp_path / "book")
+    assert joined != again and len({first, second, joined, again, book}) == 5
