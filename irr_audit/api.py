@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard, Union, cast
 import numpy as np
 
 from irr_audit._lazy import LazyModule
+from irr_audit._readonly import read_only
 from irr_audit.errors import UsageError
 from irr_audit.io.delimiter import parse_delimiter
 from irr_audit.io.files import check_exist
@@ -47,7 +48,6 @@ from irr_audit.report.model import (
     build_report,
     read_only_report,
 )
-from irr_audit.report.readonly import read_only
 from irr_audit.rules.codebook import Codebook, load_codebook
 from irr_audit.rules.load import MAPPING_NAME, rule_from_mapping
 from irr_audit.rules.load import load_rule as load_rule_file

@@ -155,3 +155,30 @@ def test_results_holding_frames_or_arrays_compare_and_hash_by_identity(tmp_path:
     again = irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "again")
     book = irr_audit.join_codebook_folder(CODED, CODEBOOK, tmp_path / "book")
     assert joined != again and len({first, second, joined, again, book}) == 5
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        lambda: irr_audit.plan_alpha(0.8, codes=4),
+        lambda: irr_audit.plan_kappa(0.6, 0.4, shares=[0.5, 0.3, 0.2]),
+        lambda: irr_audit.plan_kappa(0.7, 0.85, rates=[0.5, 0.5]),
+        lambda: irr_audit.plan_half_width(0.7, 0.3, 0.1),
+    ],
+)
+def test_a_plans_inputs_and_figures_are_read_only_and_its_copies_are_plain(plan: object) -> None:
+    planned = plan()  # type: ignore[operator]
+    before = planned.to_dict()
+    with pytest.raises(TypeError, match="read-only"):
+        planned.figures["extra"] = 1
+    with pytest.raises(TypeError, match="read-only"):
+        planned.inputs[next(iter(planned.inputs))] = 0.1
+    assert planned.to_dict() == before
+    plain = planned.to_dict()
+    plain["figures"]["extra"] = 1
+    plain["inputs"].clear()
+    assert planned.to_dict() == before
+    for copied in (copy.copy(planned), copy.deepcopy(planned), pickle.loads(pickle.dumps(planned))):
+        assert copied.to_dict() == before
+        with pytest.raises(TypeError):
+            copied.figures["extra"] = 1
