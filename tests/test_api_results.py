@@ -90,7 +90,7 @@ def test_a_column_held_in_the_index_is_refused_with_reset_index(data: object, co
     assert refused.value.hint == "make it a column first: frame.reset_index()."
 
 
-def test_the_results_of_join_and_compare_show_as_one_line(tmp_path: Path) -> None:
+def test_the_results_of_join_import_and_compare_show_as_one_line(tmp_path: Path) -> None:
     # a notebook shows the repr of a cell's last value: the generated one printed every join (100 KB for 24 units)
     joined = irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "joined")
     assert repr(joined) == f"<JoinFolder explicit_current_failure v1: alice, bob; {len(joined.written)} files written>"
@@ -107,6 +107,12 @@ def test_the_results_of_join_and_compare_show_as_one_line(tmp_path: Path) -> Non
     )
     by_variable = irr_audit.Comparison({"variables": {"severity": {}, "sarcasm": {}}})
     assert repr(by_variable) == "<Comparison of codebook bundles: severity, sarcasm>"
+    export = str(ROOT / "tests" / "fixtures" / "importers" / "label_studio" / "export.json")
+    imported = irr_audit.import_export("label-studio", export, RULE, tmp_path / "imported", question="failure")
+    assert repr(imported) == (
+        "<ImportRun explicit_current_failure v1: alice_example.org, bob_example.org; "
+        f"9 records, {len(imported.written)} files written>"
+    )
 
 
 BUG = {"rule": "mentions_a_bug", "version": 1, "scale": "nominal", "codes": [{"code": "yes"}, {"code": "no"}]}
