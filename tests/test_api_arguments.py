@@ -230,3 +230,39 @@ def test_a_table_of_another_library_is_named_with_its_library_and_to_pandas() ->
             irr_audit.audit(data, RULE)  # type: ignore[arg-type]
         assert (refused.value.code, refused.value.message) == ("data-form", said)
         assert "to_pandas()" in (refused.value.hint or "")
+
+
+def _as_workbook(sheet: str, out: Path) -> str:
+    """The CSV sheet saved as an XLSX workbook, as a coder's spreadsheet program would save it."""
+    import csv
+
+    from openpyxl import Workbook
+
+    book = Workbook()
+    with open(sheet, newline="", encoding="utf-8") as rows:
+        for row in csv.reader(rows):
+            book.active.append(row)
+    book.save(out)
+    return str(out)
+
+
+def test_a_delimiter_with_only_workbooks_is_refused_and_applies_to_the_csv_sheets_among_them(tmp_path: Path) -> None:
+    # it was passed over silently, as if the workbooks had been split on it
+    workbooks = [_as_workbook(sheet, tmp_path / f"{Path(sheet).stem}.xlsx") for sheet in EXAMPLE]
+    coded = [_as_workbook(sheet, tmp_path / f"{Path(sheet).stem}_coded.xlsx") for sheet in CODED]
+    for call in (
+        lambda: irr_audit.audit(workbooks, RULE, delimiter=";"),
+        lambda: irr_audit.join_folder(workbooks, RULE, tmp_path / "joined", delimiter=";"),
+        lambda: irr_audit.audit_codebook(coded, CODEBOOK, delimiter=";"),
+        lambda: irr_audit.join_codebook_folder(coded, CODEBOOK, tmp_path / "book", delimiter=";"),
+    ):
+        with pytest.raises(irr_audit.UsageError) as refused:
+            call()
+        assert refused.value.code == "data-form" and refused.value.message.startswith("delimiter splits the lines")
+        assert "every sheet given is an XLSX workbook" in refused.value.message
+        assert refused.value.hint == "leave out delimiter (--delimiter)."
+    assert not (tmp_path / "joined").exists() and not (tmp_path / "book").exists()
+    mixed = irr_audit.audit([workbooks[0], EXAMPLE[1]], RULE, delimiter=",")
+    assert mixed.metrics.equals(irr_audit.audit(EXAMPLE, RULE).metrics)
+    with pytest.raises(irr_audit.SheetError):  # the CSV sheet is split on ";": it has no comment_id column then
+        irr_audit.audit([workbooks[0], EXAMPLE[1]], RULE, delimiter=";")

@@ -17,7 +17,7 @@ import io
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from irr_audit.errors import SheetError
+from irr_audit.errors import SheetError, UsageError
 from irr_audit.io.csvfields import first_csv_row, long_fields
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, shown, suspected
 from irr_audit.io.display import printable
@@ -90,6 +90,21 @@ class ParsedFile:
     sha256: str
     size: int
     file_key: tuple[int, int] | None = None  # the file read (io.files.file_identity); None: no file
+
+
+def refuse_delimiter_without_text_sheets(paths: Sequence[Path], delimiter: str | None) -> None:
+    """A delimiter splits the lines of a text sheet (.csv, .tsv); given when every sheet is an XLSX
+    workbook or a JSONL file it would be passed over silently, and seem to have been applied."""
+    if delimiter is None or not paths:
+        return
+    if any(path.suffix.lower() not in (*XLSX_SUFFIXES, *JSONL_SUFFIXES) for path in paths):
+        return  # it applies to the text sheets among them
+    raise UsageError(
+        "delimiter splits the lines of a .csv sheet; every sheet given is an XLSX workbook or a JSONL file, "
+        "which has no lines to split.",
+        hint="leave out delimiter (--delimiter).",
+        code="data-form",
+    )
 
 
 def read_and_parse(
