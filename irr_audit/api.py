@@ -364,6 +364,7 @@ class Audit:
     def _document(self, include_disagreements: bool = True, *, listed: bool = False) -> dict[str, Any]:
         """The document every renderer shows; its values are the report's own (to_dict copies them),
         the disagreements a lazy sequence unless ``listed``."""
+        include_disagreements = _yes_or_no(include_disagreements, "include_disagreements")
         document = self.report.to_dict(include_disagreements=include_disagreements, listed=listed)
         if include_disagreements:
             document.update(self.sections)
@@ -386,6 +387,18 @@ def text_width(width: object) -> int | None:
         f"width={width!r} is not a number of columns (a whole number from 1 up).",
         hint="for example to_text(width=100), or to_text(width=None) to wrap no line.",
         code="usage-width",
+    )
+
+
+def _yes_or_no(value: object, name: str) -> bool:
+    """A yes/no argument as a bool (a numpy bool too). Anything else is refused: its truth value would
+    be taken, and the text "no" or "false" is true."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise UsageError(
+        f"{name}={value!r} is not True or False.",
+        hint=f"pass {name}=True or {name}=False.",
+        code="usage-yes-no",
     )
 
 
@@ -1033,6 +1046,7 @@ def join_folder(
     from irr_audit.sample.folder import recoding_of, sample_report_for  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
+    force = _yes_or_no(force, "force")  # "no" is true: a folder would be replaced unasked
     out_path = _path_argument(out, "out")
     sample = _optional_path(sample, "sample")
     inputs = _paths(sheets, JOINED, "join")
@@ -1090,6 +1104,7 @@ def import_export(
     from irr_audit.importers.run import import_exports  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
+    force = _yes_or_no(force, "force")  # "no" is true: a folder would be replaced unasked
     named = {"--question": question, "--id-field": id_field, "--text-field": text_field}
     refuse_non_text_options(named, EXPORT_FIELDS)  # a number matches no key: every record would be dropped
     paths = _paths(exports, "pass the export file's path, or a list of paths.", "import")
@@ -1333,7 +1348,7 @@ def _audit_options(
         n_boot=bootstrap,
         seed=seed,
         group=_group(group, against),
-        list_disagreements=list_disagreements,
+        list_disagreements=_yes_or_no(list_disagreements, "list_disagreements"),
         alpha_min=checked_alpha_min(alpha_min),
     )
 
@@ -1640,6 +1655,7 @@ class CodebookAudit:
         from irr_audit.join.codebook_folder import codebook_record  # noqa: PLC0415 (loaded on use)
         from irr_audit.report.reliability import reliability_rows  # noqa: PLC0415 (loaded on use)
 
+        include_disagreements = _yes_or_no(include_disagreements, "include_disagreements")
         variables = {
             key: audit.to_dict(include_disagreements) if copied else audit._document(include_disagreements)
             for key, audit in self.audits.items()
@@ -2132,6 +2148,7 @@ def join_codebook_folder(
     from irr_audit.join.codebook_folder import write_codebook_join_dir  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
+    force = _yes_or_no(force, "force")  # "no" is true: a folder would be replaced unasked
     out_path = _path_argument(out, "out")
     sample_folder = _optional_path(sample, "sample")
     inputs = _paths(sheets, JOINED, "join")

@@ -266,3 +266,41 @@ def test_a_delimiter_with_only_workbooks_is_refused_and_applies_to_the_csv_sheet
     assert mixed.metrics.equals(irr_audit.audit(EXAMPLE, RULE).metrics)
     with pytest.raises(irr_audit.SheetError):  # the CSV sheet is split on ";": it has no comment_id column then
         irr_audit.audit([workbooks[0], EXAMPLE[1]], RULE, delimiter=";")
+
+
+@pytest.mark.parametrize("given", ["no", "False", 0, 1, None])
+def test_a_yes_or_no_argument_that_is_not_a_bool_is_refused_by_name(tmp_path: Path, given: object) -> None:
+    # its truth value was taken: list_disagreements="no" listed them, force="no" replaced a folder
+    result, study = irr_audit.audit(EXAMPLE, RULE), irr_audit.audit_codebook(CODED, CODEBOOK)
+    renders = (result.to_dict, result.to_json, result.to_json_chunks, result.console_report, study.to_dict)
+    renders += (study.to_json, study.console_report)
+    calls = {
+        "list_disagreements": [
+            lambda: irr_audit.audit(EXAMPLE, RULE, list_disagreements=given),  # type: ignore[arg-type]
+            lambda: irr_audit.audit_codebook(CODED, CODEBOOK, list_disagreements=given),  # type: ignore[arg-type]
+        ],
+        "force": [
+            lambda: irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "joined", force=given),  # type: ignore[arg-type]
+            lambda: irr_audit.join_codebook_folder(CODED, CODEBOOK, tmp_path / "book", force=given),  # type: ignore[arg-type]
+            lambda: irr_audit.import_export("label-studio", EXPORT, RULE, tmp_path / "imported", force=given),  # type: ignore[arg-type]
+        ],
+        "include_disagreements": [
+            *(lambda render=render: render(given) for render in renders),
+            lambda: result.to_text(80, given),  # type: ignore[arg-type]
+            lambda: study.to_text(80, given),  # type: ignore[arg-type]
+        ],
+    }
+    for name, named_calls in calls.items():
+        for call in named_calls:
+            with pytest.raises(irr_audit.UsageError) as refused:
+                call()
+            assert refused.value.code == "usage-yes-no"
+            assert refused.value.message == f"{name}={given!r} is not True or False."
+            assert refused.value.hint == f"pass {name}=True or {name}=False."
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_numpy_bool_is_a_yes_or_no() -> None:
+    unlisted = irr_audit.audit(EXAMPLE, RULE, list_disagreements=np.bool_(False))
+    assert unlisted.to_json() == irr_audit.audit(EXAMPLE, RULE, list_disagreements=False).to_json()
+    assert unlisted.to_json(np.True_) == unlisted.to_json(True)  # type: ignore[arg-type]
