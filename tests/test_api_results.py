@@ -188,3 +188,24 @@ def test_a_plans_inputs_and_figures_are_read_only_and_its_copies_are_plain(plan:
         assert copied.to_dict() == before
         with pytest.raises(TypeError):
             copied.figures["extra"] = 1
+
+
+@pytest.mark.parametrize("missing", ["rules", "codebook", "sheets"])
+def test_a_file_a_codebook_bundle_names_but_does_not_hold_is_refused_with_a_hint(tmp_path: Path, missing: str) -> None:
+    # docs/api.md, "Errors": every error has a hint with the fix; these three had none
+    import json
+
+    from irr_audit.bundle.codebook import variables_from_files
+    from tests.conftest import run
+
+    frozen = run("freeze", *CODED, "--codebook", CODEBOOK, "--into", tmp_path / "audits", "--quiet")
+    assert frozen.exit_code == 0, frozen.output
+    bundle = Path(frozen.stdout.strip().split("  ", 1)[1])
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    named = manifest[missing][0]["file"] if missing != "codebook" else manifest["codebook"]["file"]
+    files = {record["path"]: (bundle / record["path"]).read_bytes() for record in manifest["files"]}
+    del files[named]
+    with pytest.raises(irr_audit.IrrAuditError) as refused:
+        variables_from_files(bundle, manifest, files)
+    assert refused.value.code == "bundle-file" and refused.value.message == f"{named} cannot be read"
+    assert "irr-audit verify" in (refused.value.hint or "") and "restore the bundle" in (refused.value.hint or "")
