@@ -354,12 +354,8 @@ class Audit:
         return render_console(self._document(include_disagreements))
 
     def _repr_html_(self) -> str:
-        """The HTML report in a notebook, in a frame of its own: its styles and its search
-        script stay inside it, and the page's Content-Security-Policy still applies."""
-        return (
-            f'<iframe title="irr-audit report" srcdoc="{html.escape(self.to_html(), quote=True)}" '
-            'sandbox="allow-scripts" style="width: 100%; height: 640px; border: 1px solid #ccc"></iframe>'
-        )
+        """The HTML report in a notebook (:func:`framed_report`)."""
+        return framed_report(self.to_html())
 
     def _document(self, include_disagreements: bool = True, *, listed: bool = False) -> dict[str, Any]:
         """The document every renderer shows; its values are the report's own (to_dict copies them),
@@ -374,6 +370,15 @@ class Audit:
         if self.table_kind == "pair":
             return self.coders[0], self.coders[1]
         return "category", "category"
+
+
+def framed_report(page: str) -> str:
+    """An HTML report as a notebook shows it, in a frame of its own: its styles and its search
+    script stay inside it, and the page's Content-Security-Policy still applies."""
+    return (
+        f'<iframe title="irr-audit report" srcdoc="{html.escape(page, quote=True)}" '
+        'sandbox="allow-scripts" style="width: 100%; height: 640px; border: 1px solid #ccc"></iframe>'
+    )
 
 
 def text_width(width: object) -> int | None:
@@ -1714,6 +1719,10 @@ class CodebookAudit:
         from irr_audit.report.reliability import codebook_html  # noqa: PLC0415 (loaded on use)
 
         return codebook_html(self._document())
+
+    def _repr_html_(self) -> str:
+        """The HTML report of the codebook in a notebook, as an Audit's (:func:`framed_report`)."""
+        return framed_report(self.to_html())
 
     def to_text(self, width: int | None = 80, include_disagreements: bool = True) -> str:
         from irr_audit.report.reliability import codebook_text  # noqa: PLC0415 (loaded on use)

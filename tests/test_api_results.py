@@ -209,3 +209,18 @@ def test_a_file_a_codebook_bundle_names_but_does_not_hold_is_refused_with_a_hint
         variables_from_files(bundle, manifest, files)
     assert refused.value.code == "bundle-file" and refused.value.message == f"{named} cannot be read"
     assert "irr-audit verify" in (refused.value.hint or "") and "restore the bundle" in (refused.value.hint or "")
+
+
+def test_a_codebook_audit_shows_its_own_html_report_in_a_frame_as_an_audit_does() -> None:
+    # a notebook showed a CodebookAudit as its one-line repr, an Audit as its report
+    import html
+    import re
+
+    study, result = irr_audit.audit_codebook(CODED, CODEBOOK), irr_audit.audit(EXAMPLE, RULE)
+    cases = [(study._repr_html_(), study.to_html()), (result._repr_html_(), result.to_html())]
+    pattern = r'<iframe title="irr-audit report" srcdoc="([^"]*)" sandbox="allow-scripts" .*</iframe>'
+    for shown, page in cases:
+        match = re.fullmatch(pattern, shown)
+        assert match is not None and html.unescape(match.group(1)) == page
+    frames = [shown.replace(html.escape(page, quote=True), "") for shown, page in cases]
+    assert frames[0] == frames[1]  # the same frame around each report
