@@ -304,3 +304,21 @@ def test_a_numpy_bool_is_a_yes_or_no() -> None:
     unlisted = irr_audit.audit(EXAMPLE, RULE, list_disagreements=np.bool_(False))
     assert unlisted.to_json() == irr_audit.audit(EXAMPLE, RULE, list_disagreements=False).to_json()
     assert unlisted.to_json(np.True_) == unlisted.to_json(True)  # type: ignore[arg-type]
+
+
+def test_a_worksheet_with_only_text_sheets_is_refused_and_applies_to_the_workbooks_among_them(tmp_path: Path) -> None:
+    # it was passed over silently, as if a worksheet had been chosen
+    for call in (
+        lambda: irr_audit.audit(EXAMPLE, RULE, worksheet="Sheet1"),
+        lambda: irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "joined", worksheet="Sheet1"),
+        lambda: irr_audit.audit_codebook(CODED, CODEBOOK, worksheet="Sheet1"),
+        lambda: irr_audit.join_codebook_folder(CODED, CODEBOOK, tmp_path / "book", worksheet="Sheet1"),
+    ):
+        with pytest.raises(irr_audit.UsageError) as refused:
+            call()
+        assert refused.value.code == "data-form" and refused.value.message.startswith("worksheet chooses a worksheet")
+        assert refused.value.hint == "leave out worksheet (--worksheet)."
+    assert list(tmp_path.iterdir()) == []
+    workbook = _as_workbook(EXAMPLE[0], tmp_path / "alice.xlsx")
+    mixed = irr_audit.audit([workbook, EXAMPLE[1]], RULE, worksheet="Sheet")  # openpyxl's first worksheet
+    assert mixed.metrics.equals(irr_audit.audit(EXAMPLE, RULE).metrics)

@@ -71,7 +71,7 @@ from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
 from irr_audit.io.runfolder import is_bundle, member_path_problem
 from irr_audit.io.sheets import Sheet, SheetOptions
-from irr_audit.io.tables import parse_file, read_table_bytes, refuse_delimiter_without_text_sheets
+from irr_audit.io.tables import parse_file, read_table_bytes, refuse_options_no_sheet_reads
 from irr_audit.io.unitsketch import is_sketch
 from irr_audit.join.codebook_folder import (
     CodebookJoinDir,
@@ -190,7 +190,7 @@ def collect_codebook_source(
     codebook = load_codebook(codebook_path, rules_dir, limits)
     options = SheetOptions(id_column=id_column, worksheet=worksheet, delimiter=delimiter, limits=limits)
     reference = read_sample(sample, limits, codebook=codebook) if sample is not None else None
-    refuse_delimiter_without_text_sheets(inputs, delimiter)
+    refuse_options_no_sheet_reads(inputs, worksheet, delimiter)
     datas = [(read_table_bytes(path, limits), path) for path in inputs]
     return _source(codebook, datas, options, reference)
 

@@ -92,19 +92,25 @@ class ParsedFile:
     file_key: tuple[int, int] | None = None  # the file read (io.files.file_identity); None: no file
 
 
-def refuse_delimiter_without_text_sheets(paths: Sequence[Path], delimiter: str | None) -> None:
-    """A delimiter splits the lines of a text sheet (.csv, .tsv); given when every sheet is an XLSX
-    workbook or a JSONL file it would be passed over silently, and seem to have been applied."""
-    if delimiter is None or not paths:
-        return
-    if any(path.suffix.lower() not in (*XLSX_SUFFIXES, *JSONL_SUFFIXES) for path in paths):
-        return  # it applies to the text sheets among them
-    raise UsageError(
-        "delimiter splits the lines of a .csv sheet; every sheet given is an XLSX workbook or a JSONL file, "
-        "which has no lines to split.",
-        hint="leave out delimiter (--delimiter).",
-        code="data-form",
-    )
+def refuse_options_no_sheet_reads(paths: Sequence[Path], worksheet: str | None, delimiter: str | None) -> None:
+    """A worksheet chooses a tab of an XLSX workbook, a delimiter splits the lines of a text sheet (.csv,
+    .tsv): given when no sheet is of that kind, either would be passed over silently and seem applied.
+    Among sheets of both kinds each applies to its own."""
+    workbooks = [path.suffix.lower() in XLSX_SUFFIXES for path in paths]
+    if worksheet is not None and paths and not any(workbooks):
+        raise UsageError(
+            "worksheet chooses a worksheet of an XLSX sheet; every sheet given is a text file, which has none.",
+            hint="leave out worksheet (--worksheet).",
+            code="data-form",
+        )
+    split = [path.suffix.lower() not in (*XLSX_SUFFIXES, *JSONL_SUFFIXES) for path in paths]
+    if delimiter is not None and paths and not any(split):
+        raise UsageError(
+            "delimiter splits the lines of a .csv sheet; every sheet given is an XLSX workbook or a JSONL file, "
+            "which has no lines to split.",
+            hint="leave out delimiter (--delimiter).",
+            code="data-form",
+        )
 
 
 def read_and_parse(
