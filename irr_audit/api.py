@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard, Union, cast
 import numpy as np
 
 from irr_audit._lazy import LazyModule
+from irr_audit._readonly import read_only
 from irr_audit.errors import UsageError
 from irr_audit.io.delimiter import parse_delimiter
 from irr_audit.io.files import check_exist
@@ -47,7 +48,6 @@ from irr_audit.report.model import (
     build_report,
     read_only_report,
 )
-from irr_audit.report.readonly import read_only
 from irr_audit.rules.codebook import Codebook, load_codebook
 from irr_audit.rules.load import MAPPING_NAME, rule_from_mapping
 from irr_audit.rules.load import load_rule as load_rule_file
@@ -354,16 +354,13 @@ class Audit:
         return render_console(self._document(include_disagreements))
 
     def _repr_html_(self) -> str:
-        """The HTML report in a notebook, in a frame of its own: its styles and its search
-        script stay inside it, and the page's Content-Security-Policy still applies."""
-        return (
-            f'<iframe title="irr-audit report" srcdoc="{html.escape(self.to_html(), quote=True)}" '
-            'sandbox="allow-scripts" style="width: 100%; height: 640px; border: 1px solid #ccc"></iframe>'
-        )
+        """The HTML report in a notebook (:func:`framed_report`)."""
+        return framed_report(self.to_html())
 
     def _document(self, include_disagreements: bool = True, *, listed: bool = False) -> dict[str, Any]:
         """The document every renderer shows; its values are the report's own (to_dict copies them),
         the disagreements a lazy sequence unless ``listed``."""
+        include_disagreements = _yes_or_no(include_disagreements, "include_disagreements")
         document = self.report.to_dict(include_disagreements=include_disagreements, listed=listed)
         if include_disagreements:
             document.update(self.sections)
@@ -373,6 +370,15 @@ class Audit:
         if self.table_kind == "pair":
             return self.coders[0], self.coders[1]
         return "category", "category"
+
+
+def framed_report(page: str) -> str:
+    """An HTML report as a notebook shows it, in a frame of its own: its styles and its search
+    script stay inside it, and the page's Content-Security-Policy still applies."""
+    return (
+        f'<iframe title="irr-audit report" srcdoc="{html.escape(page, quote=True)}" '
+        'sandbox="allow-scripts" style="width: 100%; height: 640px; border: 1px solid #ccc"></iframe>'
+    )
 
 
 def text_width(width: object) -> int | None:
@@ -386,6 +392,18 @@ def text_width(width: object) -> int | None:
         f"width={width!r} is not a number of columns (a whole number from 1 up).",
         hint="for example to_text(width=100), or to_text(width=None) to wrap no line.",
         code="usage-width",
+    )
+
+
+def _yes_or_no(value: object, name: str) -> bool:
+    """A yes/no argument as a bool (a numpy bool too). Anything else is refused: its truth value would
+    be taken, and the text "no" or "false" is true."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise UsageError(
+        f"{name}={value!r} is not True or False.",
+        hint=f"pass {name}=True or {name}=False.",
+        code="usage-yes-no",
     )
 
 
@@ -1033,6 +1051,7 @@ def join_folder(
     from irr_audit.sample.folder import recoding_of, sample_report_for  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
+    force = _yes_or_no(force, "force")  # "no" is true: a folder would be replaced unasked
     out_path = _path_argument(out, "out")
     sample = _optional_path(sample, "sample")
     inputs = _paths(sheets, JOINED, "join")
@@ -1090,6 +1109,7 @@ def import_export(
     from irr_audit.importers.run import import_exports  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
+    force = _yes_or_no(force, "force")  # "no" is true: a folder would be replaced unasked
     named = {"--question": question, "--id-field": id_field, "--text-field": text_field}
     refuse_non_text_options(named, EXPORT_FIELDS)  # a number matches no key: every record would be dropped
     paths = _paths(exports, "pass the export file's path, or a list of paths.", "import")
@@ -1333,7 +1353,7 @@ def _audit_options(
         n_boot=bootstrap,
         seed=seed,
         group=_group(group, against),
-        list_disagreements=list_disagreements,
+        list_disagreements=_yes_or_no(list_disagreements, "list_disagreements"),
         alpha_min=checked_alpha_min(alpha_min),
     )
 
@@ -1640,6 +1660,7 @@ class CodebookAudit:
         from irr_audit.join.codebook_folder import codebook_record  # noqa: PLC0415 (loaded on use)
         from irr_audit.report.reliability import reliability_rows  # noqa: PLC0415 (loaded on use)
 
+        include_disagreements = _yes_or_no(include_disagreements, "include_disagreements")
         variables = {
             key: audit.to_dict(include_disagreements) if copied else audit._document(include_disagreements)
             for key, audit in self.audits.items()
@@ -1698,6 +1719,10 @@ class CodebookAudit:
         from irr_audit.report.reliability import codebook_html  # noqa: PLC0415 (loaded on use)
 
         return codebook_html(self._document())
+
+    def _repr_html_(self) -> str:
+        """The HTML report of the codebook in a notebook, as an Audit's (:func:`framed_report`)."""
+        return framed_report(self.to_html())
 
     def to_text(self, width: int | None = 80, include_disagreements: bool = True) -> str:
         from irr_audit.report.reliability import codebook_text  # noqa: PLC0415 (loaded on use)
@@ -2132,6 +2157,7 @@ def join_codebook_folder(
     from irr_audit.join.codebook_folder import write_codebook_join_dir  # noqa: PLC0415 (loaded on use)
 
     checked = _limits(limits)
+    force = _yes_or_no(force, "force")  # "no" is true: a folder would be replaced unasked
     out_path = _path_argument(out, "out")
     sample_folder = _optional_path(sample, "sample")
     inputs = _paths(sheets, JOINED, "join")

@@ -655,6 +655,7 @@ calls = {{
     "CodebookAudit.console_report()": codebook.console_report,
     "CodebookAudit.to_markdown()": codebook.to_markdown,
     "CodebookAudit.to_html()": codebook.to_html,
+    "CodebookAudit._repr_html_()": codebook._repr_html_,
     "CodebookAudit.to_methods()": codebook.to_methods,
     "Comparison.to_text()": comparison.to_text,
     "Comparison.to_markdown()": comparison.to_markdown,

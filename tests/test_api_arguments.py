@@ -230,3 +230,95 @@ def test_a_table_of_another_library_is_named_with_its_library_and_to_pandas() ->
             irr_audit.audit(data, RULE)  # type: ignore[arg-type]
         assert (refused.value.code, refused.value.message) == ("data-form", said)
         assert "to_pandas()" in (refused.value.hint or "")
+
+
+def _as_workbook(sheet: str, out: Path) -> str:
+    """The CSV sheet saved as an XLSX workbook, as a coder's spreadsheet program would save it."""
+    import csv
+
+    from openpyxl import Workbook
+
+    book = Workbook()
+    with open(sheet, newline="", encoding="utf-8") as rows:
+        for row in csv.reader(rows):
+            book.active.append(row)
+    book.save(out)
+    return str(out)
+
+
+def test_a_delimiter_with_only_workbooks_is_refused_and_applies_to_the_csv_sheets_among_them(tmp_path: Path) -> None:
+    # it was passed over silently, as if the workbooks had been split on it
+    workbooks = [_as_workbook(sheet, tmp_path / f"{Path(sheet).stem}.xlsx") for sheet in EXAMPLE]
+    coded = [_as_workbook(sheet, tmp_path / f"{Path(sheet).stem}_coded.xlsx") for sheet in CODED]
+    for call in (
+        lambda: irr_audit.audit(workbooks, RULE, delimiter=";"),
+        lambda: irr_audit.join_folder(workbooks, RULE, tmp_path / "joined", delimiter=";"),
+        lambda: irr_audit.audit_codebook(coded, CODEBOOK, delimiter=";"),
+        lambda: irr_audit.join_codebook_folder(coded, CODEBOOK, tmp_path / "book", delimiter=";"),
+    ):
+        with pytest.raises(irr_audit.UsageError) as refused:
+            call()
+        assert refused.value.code == "data-form" and refused.value.message.startswith("delimiter splits the lines")
+        assert "every sheet given is an XLSX workbook" in refused.value.message
+        assert refused.value.hint == "leave out delimiter (--delimiter)."
+    assert not (tmp_path / "joined").exists() and not (tmp_path / "book").exists()
+    mixed = irr_audit.audit([workbooks[0], EXAMPLE[1]], RULE, delimiter=",")
+    assert mixed.metrics.equals(irr_audit.audit(EXAMPLE, RULE).metrics)
+    with pytest.raises(irr_audit.SheetError):  # the CSV sheet is split on ";": it has no comment_id column then
+        irr_audit.audit([workbooks[0], EXAMPLE[1]], RULE, delimiter=";")
+
+
+@pytest.mark.parametrize("given", ["no", "False", 0, 1, None])
+def test_a_yes_or_no_argument_that_is_not_a_bool_is_refused_by_name(tmp_path: Path, given: object) -> None:
+    # its truth value was taken: list_disagreements="no" listed them, force="no" replaced a folder
+    result, study = irr_audit.audit(EXAMPLE, RULE), irr_audit.audit_codebook(CODED, CODEBOOK)
+    renders = (result.to_dict, result.to_json, result.to_json_chunks, result.console_report, study.to_dict)
+    renders += (study.to_json, study.console_report)
+    calls = {
+        "list_disagreements": [
+            lambda: irr_audit.audit(EXAMPLE, RULE, list_disagreements=given),  # type: ignore[arg-type]
+            lambda: irr_audit.audit_codebook(CODED, CODEBOOK, list_disagreements=given),  # type: ignore[arg-type]
+        ],
+        "force": [
+            lambda: irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "joined", force=given),  # type: ignore[arg-type]
+            lambda: irr_audit.join_codebook_folder(CODED, CODEBOOK, tmp_path / "book", force=given),  # type: ignore[arg-type]
+            lambda: irr_audit.import_export("label-studio", EXPORT, RULE, tmp_path / "imported", force=given),  # type: ignore[arg-type]
+        ],
+        "include_disagreements": [
+            *(lambda render=render: render(given) for render in renders),
+            lambda: result.to_text(80, given),  # type: ignore[arg-type]
+            lambda: study.to_text(80, given),  # type: ignore[arg-type]
+        ],
+    }
+    for name, named_calls in calls.items():
+        for call in named_calls:
+            with pytest.raises(irr_audit.UsageError) as refused:
+                call()
+            assert refused.value.code == "usage-yes-no"
+            assert refused.value.message == f"{name}={given!r} is not True or False."
+            assert refused.value.hint == f"pass {name}=True or {name}=False."
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_numpy_bool_is_a_yes_or_no() -> None:
+    unlisted = irr_audit.audit(EXAMPLE, RULE, list_disagreements=np.bool_(False))
+    assert unlisted.to_json() == irr_audit.audit(EXAMPLE, RULE, list_disagreements=False).to_json()
+    assert unlisted.to_json(np.True_) == unlisted.to_json(True)  # type: ignore[arg-type]
+
+
+def test_a_worksheet_with_only_text_sheets_is_refused_and_applies_to_the_workbooks_among_them(tmp_path: Path) -> None:
+    # it was passed over silently, as if a worksheet had been chosen
+    for call in (
+        lambda: irr_audit.audit(EXAMPLE, RULE, worksheet="Sheet1"),
+        lambda: irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "joined", worksheet="Sheet1"),
+        lambda: irr_audit.audit_codebook(CODED, CODEBOOK, worksheet="Sheet1"),
+        lambda: irr_audit.join_codebook_folder(CODED, CODEBOOK, tmp_path / "book", worksheet="Sheet1"),
+    ):
+        with pytest.raises(irr_audit.UsageError) as refused:
+            call()
+        assert refused.value.code == "data-form" and refused.value.message.startswith("worksheet chooses a worksheet")
+        assert refused.value.hint == "leave out worksheet (--worksheet)."
+    assert list(tmp_path.iterdir()) == []
+    workbook = _as_workbook(EXAMPLE[0], tmp_path / "alice.xlsx")
+    mixed = irr_audit.audit([workbook, EXAMPLE[1]], RULE, worksheet="Sheet")  # openpyxl's first worksheet
+    assert mixed.metrics.equals(irr_audit.audit(EXAMPLE, RULE).metrics)

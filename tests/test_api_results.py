@@ -90,7 +90,7 @@ def test_a_column_held_in_the_index_is_refused_with_reset_index(data: object, co
     assert refused.value.hint == "make it a column first: frame.reset_index()."
 
 
-def test_the_results_of_join_and_compare_show_as_one_line(tmp_path: Path) -> None:
+def test_the_results_of_join_import_and_compare_show_as_one_line(tmp_path: Path) -> None:
     # a notebook shows the repr of a cell's last value: the generated one printed every join (100 KB for 24 units)
     joined = irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "joined")
     assert repr(joined) == f"<JoinFolder explicit_current_failure v1: alice, bob; {len(joined.written)} files written>"
@@ -107,6 +107,12 @@ def test_the_results_of_join_and_compare_show_as_one_line(tmp_path: Path) -> Non
     )
     by_variable = irr_audit.Comparison({"variables": {"severity": {}, "sarcasm": {}}})
     assert repr(by_variable) == "<Comparison of codebook bundles: severity, sarcasm>"
+    export = str(ROOT / "tests" / "fixtures" / "importers" / "label_studio" / "export.json")
+    imported = irr_audit.import_export("label-studio", export, RULE, tmp_path / "imported", question="failure")
+    assert repr(imported) == (
+        "<ImportRun explicit_current_failure v1: alice_example.org, bob_example.org; "
+        f"9 records, {len(imported.written)} files written>"
+    )
 
 
 BUG = {"rule": "mentions_a_bug", "version": 1, "scale": "nominal", "codes": [{"code": "yes"}, {"code": "no"}]}
@@ -155,3 +161,66 @@ def test_results_holding_frames_or_arrays_compare_and_hash_by_identity(tmp_path:
     again = irr_audit.join_folder(EXAMPLE, RULE, tmp_path / "again")
     book = irr_audit.join_codebook_folder(CODED, CODEBOOK, tmp_path / "book")
     assert joined != again and len({first, second, joined, again, book}) == 5
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        lambda: irr_audit.plan_alpha(0.8, codes=4),
+        lambda: irr_audit.plan_kappa(0.6, 0.4, shares=[0.5, 0.3, 0.2]),
+        lambda: irr_audit.plan_kappa(0.7, 0.85, rates=[0.5, 0.5]),
+        lambda: irr_audit.plan_half_width(0.7, 0.3, 0.1),
+    ],
+)
+def test_a_plans_inputs_and_figures_are_read_only_and_its_copies_are_plain(plan: object) -> None:
+    planned = plan()  # type: ignore[operator]
+    before = planned.to_dict()
+    with pytest.raises(TypeError, match="read-only"):
+        planned.figures["extra"] = 1
+    with pytest.raises(TypeError, match="read-only"):
+        planned.inputs[next(iter(planned.inputs))] = 0.1
+    assert planned.to_dict() == before
+    plain = planned.to_dict()
+    plain["figures"]["extra"] = 1
+    plain["inputs"].clear()
+    assert planned.to_dict() == before
+    for copied in (copy.copy(planned), copy.deepcopy(planned), pickle.loads(pickle.dumps(planned))):
+        assert copied.to_dict() == before
+        with pytest.raises(TypeError):
+            copied.figures["extra"] = 1
+
+
+@pytest.mark.parametrize("missing", ["rules", "codebook", "sheets"])
+def test_a_file_a_codebook_bundle_names_but_does_not_hold_is_refused_with_a_hint(tmp_path: Path, missing: str) -> None:
+    # docs/api.md, "Errors": every error has a hint with the fix; these three had none
+    import json
+
+    from irr_audit.bundle.codebook import variables_from_files
+    from tests.conftest import run
+
+    frozen = run("freeze", *CODED, "--codebook", CODEBOOK, "--into", tmp_path / "audits", "--quiet")
+    assert frozen.exit_code == 0, frozen.output
+    bundle = Path(frozen.stdout.strip().split("  ", 1)[1])
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    named = manifest[missing][0]["file"] if missing != "codebook" else manifest["codebook"]["file"]
+    files = {record["path"]: (bundle / record["path"]).read_bytes() for record in manifest["files"]}
+    del files[named]
+    with pytest.raises(irr_audit.IrrAuditError) as refused:
+        variables_from_files(bundle, manifest, files)
+    assert refused.value.code == "bundle-file" and refused.value.message == f"{named} cannot be read"
+    assert "irr-audit verify" in (refused.value.hint or "") and "restore the bundle" in (refused.value.hint or "")
+
+
+def test_a_codebook_audit_shows_its_own_html_report_in_a_frame_as_an_audit_does() -> None:
+    # a notebook showed a CodebookAudit as its one-line repr, an Audit as its report
+    import html
+    import re
+
+    study, result = irr_audit.audit_codebook(CODED, CODEBOOK), irr_audit.audit(EXAMPLE, RULE)
+    cases = [(study._repr_html_(), study.to_html()), (result._repr_html_(), result.to_html())]
+    pattern = r'<iframe title="irr-audit report" srcdoc="([^"]*)" sandbox="allow-scripts" .*</iframe>'
+    for shown, page in cases:
+        match = re.fullmatch(pattern, shown)
+        assert match is not None and html.unescape(match.group(1)) == page
+    frames = [shown.replace(html.escape(page, quote=True), "") for shown, page in cases]
+    assert frames[0] == frames[1]  # the same frame around each report

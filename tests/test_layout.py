@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "irr_audit"
 
 # The stages, lowest first: a module may import its own stage and the stages before it.
 STAGES = (
-    ("_version", "_threads", "_lazy", "errors", "io"),
+    ("_version", "_threads", "_lazy", "_readonly", "errors", "io"),
     ("rules",),
     ("metrics",),
     ("join",),

@@ -1,5 +1,5 @@
 """An audit's numbers cannot be changed after the fact: its sections and its report's data are
-read-only at every depth (irr_audit.report.readonly), every renderer still renders them, and what
+read-only at every depth (irr_audit._readonly), every renderer still renders them, and what
 to_dict() and copies give is plain data, changeable without changing the audit."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import irr_audit
-from irr_audit.report.readonly import ReadOnlyDict, ReadOnlyList, read_only
+from irr_audit._readonly import ReadOnlyDict, ReadOnlyList, read_only
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = ROOT / "rules" / "explicit_current_failure" / "v1.yaml"

@@ -71,7 +71,7 @@ from irr_audit.io.limits import DEFAULT_LIMITS, Limits
 from irr_audit.io.outputs import render_json
 from irr_audit.io.runfolder import is_bundle, member_path_problem
 from irr_audit.io.sheets import Sheet, SheetOptions
-from irr_audit.io.tables import parse_file, read_table_bytes
+from irr_audit.io.tables import parse_file, read_table_bytes, refuse_options_no_sheet_reads
 from irr_audit.io.unitsketch import is_sketch
 from irr_audit.join.codebook_folder import (
     CodebookJoinDir,
@@ -190,6 +190,7 @@ def collect_codebook_source(
     codebook = load_codebook(codebook_path, rules_dir, limits)
     options = SheetOptions(id_column=id_column, worksheet=worksheet, delimiter=delimiter, limits=limits)
     reference = read_sample(sample, limits, codebook=codebook) if sample is not None else None
+    refuse_options_no_sheet_reads(inputs, worksheet, delimiter)
     datas = [(read_table_bytes(path, limits), path) for path in inputs]
     return _source(codebook, datas, options, reference)
 
@@ -593,6 +594,16 @@ def frozen_codebook_sample(
     return read_sample(member(bundle, manifest["sample"]["summary"]).parent, limits, codebook=codebook)
 
 
+def _not_frozen(bundle: Path, name: str) -> IrrAuditError:
+    """A file the manifest names for the codebook, a rule or a sheet that is not among the bundle's files."""
+    return IrrAuditError(
+        f"{name} cannot be read",
+        hint=f"the bundle's manifest names a file it does not hold: run irr-audit verify {shell_path(bundle)} to see "
+        "every problem, and restore the bundle from a copy (or freeze the sheets again with irr-audit freeze).",
+        code="bundle-file",
+    )
+
+
 def variables_from_files(
     bundle: Path, manifest: dict[str, Any], files: Mapping[str, bytes], limits: Limits = DEFAULT_LIMITS
 ) -> tuple[Codebook, dict[str, VariableJoin], SampleRef | None]:
@@ -601,12 +612,12 @@ def variables_from_files(
     for entry in manifest["rules"]:
         data = files.get(entry["file"])
         if data is None:
-            raise IrrAuditError(f"{entry['file']} cannot be read", code="bundle-file")
+            raise _not_frozen(bundle, entry["file"])
         rule = parse_rule(data, entry["file"], limits)
         rules[rule.id, rule.version] = rule
     book = manifest["codebook"]["file"]
     if book not in files:
-        raise IrrAuditError(f"{book} cannot be read", code="bundle-file")
+        raise _not_frozen(bundle, book)
     codebook = parse_codebook(files[book], book, rules, limits)
     columns = manifest["columns"]
     options = SheetOptions(
@@ -618,7 +629,7 @@ def variables_from_files(
     sheets = []
     for entry in manifest["sheets"]:
         if entry["file"] not in files:
-            raise IrrAuditError(f"{entry['file']} cannot be read", code="bundle-file")
+            raise _not_frozen(bundle, entry["file"])
         sheets.append((files[entry["file"]], Path(entry["file"])))
     sample = frozen_codebook_sample(bundle, manifest, codebook, limits)
     variables, _ = joined_variables(codebook, sheets, options, sample)

@@ -31,6 +31,14 @@ class ImportRun:
     written: tuple[Path, ...]
     replaced: tuple[str, ...]
 
+    def __repr__(self) -> str:
+        # one line, as JoinFolder's: the generated repr printed every sheet row and log entry where a notebook shows it
+        coders = ", ".join(self.result.sheets) or "no sheets"
+        return (
+            f"<ImportRun {self.result.rule.label}: {coders}; {self.result.records} records, "
+            f"{len(self.written)} files written>"
+        )
+
 
 def read_exports(
     format_name: str, paths: Sequence[Path], options: ImportOptions, limits: Limits = DEFAULT_LIMITS

@@ -44,6 +44,7 @@ from irr_audit.io.tables import (
     read_and_parse,
     read_table_bytes,
     record_pattern,
+    refuse_options_no_sheet_reads,
     refuse_unsaved_formulas,
 )
 
@@ -175,6 +176,7 @@ def read_sheets(paths: list[Path], options: ColumnChoice = SheetOptions()) -> li
     so every core is busy; the sheets of a last round too small to fill the cores share
     them (five sheets on two cores: the fifth is parsed on both). The first sheet (in
     order) that cannot be read raises."""
+    refuse_options_no_sheet_reads(paths, options.worksheet, options.delimiter)
     sheets = on_shares(lambda path, share: read_sheet(path, options, threads=share), paths)
     # pyarrow's allocators keep the parser's freed blocks for reuse; what comes next (the join) is
     # mostly numpy's, which cannot reuse them: hand them back (a fifth of the sheets' size at scale)
@@ -212,6 +214,7 @@ def read_sheets_keeping_bytes(paths: list[Path], options: ColumnChoice = SheetOp
         data = read_table_bytes(path, options.limits)
         return replace(parse_sheet(data, path, options, threads=threads), file_key=file_identity(path)), data
 
+    refuse_options_no_sheet_reads(paths, options.worksheet, options.delimiter)
     return on_shares(read, paths)
 
 

@@ -17,7 +17,7 @@ import io
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from irr_audit.errors import SheetError
+from irr_audit.errors import SheetError, UsageError
 from irr_audit.io.csvfields import first_csv_row, long_fields
 from irr_audit.io.delimiter import SAMPLE_BYTES, detect_delimiter, shown, suspected
 from irr_audit.io.display import printable
@@ -90,6 +90,27 @@ class ParsedFile:
     sha256: str
     size: int
     file_key: tuple[int, int] | None = None  # the file read (io.files.file_identity); None: no file
+
+
+def refuse_options_no_sheet_reads(paths: Sequence[Path], worksheet: str | None, delimiter: str | None) -> None:
+    """A worksheet chooses a tab of an XLSX workbook, a delimiter splits the lines of a text sheet (.csv,
+    .tsv): given when no sheet is of that kind, either would be passed over silently and seem applied.
+    Among sheets of both kinds each applies to its own."""
+    workbooks = [path.suffix.lower() in XLSX_SUFFIXES for path in paths]
+    if worksheet is not None and paths and not any(workbooks):
+        raise UsageError(
+            "worksheet chooses a worksheet of an XLSX sheet; every sheet given is a text file, which has none.",
+            hint="leave out worksheet (--worksheet).",
+            code="data-form",
+        )
+    split = [path.suffix.lower() not in (*XLSX_SUFFIXES, *JSONL_SUFFIXES) for path in paths]
+    if delimiter is not None and paths and not any(split):
+        raise UsageError(
+            "delimiter splits the lines of a .csv sheet; every sheet given is an XLSX workbook or a JSONL file, "
+            "which has no lines to split.",
+            hint="leave out delimiter (--delimiter).",
+            code="data-form",
+        )
 
 
 def read_and_parse(

@@ -44,7 +44,7 @@ from irr_audit.errors import SheetError, UsageError
 from irr_audit.io.arrowtext import from_numpy, plain_text
 from irr_audit.io.display import printable
 from irr_audit.io.sheets import ColumnChoice, Sheet, SheetOptions, on_shares, sheet_from_parsed
-from irr_audit.io.tables import ParsedFile, read_and_parse
+from irr_audit.io.tables import ParsedFile, read_and_parse, refuse_options_no_sheet_reads
 from irr_audit.join.join import (
     ABSENT,
     CONFLICT,
@@ -232,6 +232,7 @@ def _take(sheet: Sheet, which: pa.Array | np.ndarray) -> Sheet:
 def read_variable_sheets(paths: Sequence[Path], rules: Sequence[Rule], options: SheetOptions) -> SheetViews:
     """Every sheet read once (one per core at a time, the last round's on the cores left), then
     split into its variables' views."""
+    refuse_options_no_sheet_reads(paths, options.worksheet, options.delimiter)
     parsed = on_shares(
         lambda path, threads: read_and_parse(
             path, options.worksheet, options.limits, options.delimiter, threads=threads

@@ -17,6 +17,7 @@ arithmetic. Four questions:
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from irr_audit._readonly import read_only
 from irr_audit.errors import UsageError
 from irr_audit.metrics import two_coder as tc
 
@@ -73,9 +75,19 @@ class SampleSize:
     units: int | None
     method: str
     citation: str
-    inputs: dict[str, Any]
-    figures: dict[str, Any] = field(default_factory=dict)
+    inputs: Mapping[str, Any]
+    figures: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # read-only at every depth, as an audit's report: to_dict() and the rendered plan read these,
+        # so a figure changed in a notebook would be shown as if the method had computed it
+        object.__setattr__(self, "inputs", read_only(dict(self.inputs)))
+        object.__setattr__(self, "figures", read_only(dict(self.figures)))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # a deep copy copies the read-only mappings as plain dicts and lists: made read-only again
+        self.__dict__.update(state, inputs=read_only(state["inputs"]), figures=read_only(state["figures"]))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,8 +95,8 @@ class SampleSize:
             "units": self.units,
             "method": self.method,
             "citation": self.citation,
-            "inputs": dict(self.inputs),
-            "figures": dict(self.figures),
+            "inputs": copy.deepcopy(self.inputs),
+            "figures": copy.deepcopy(self.figures),
             "notes": list(self.notes),
         }
 

@@ -13,6 +13,7 @@ from typing import Any, overload
 
 import numpy as np
 
+from irr_audit._readonly import read_only
 from irr_audit._version import __version__
 from irr_audit.errors import UsageError
 from irr_audit.io.arrowtext import from_numpy
@@ -35,7 +36,6 @@ from irr_audit.report.headline import (
     headline_metric,
     paradox_explanation,
 )
-from irr_audit.report.readonly import read_only
 from irr_audit.rules.model import Rule
 
 
@@ -243,7 +243,7 @@ REPORT_DATA = ("sheets", "units", "missingness", "agreement", "group", "sample",
 
 
 def read_only_report(report: AuditReport) -> AuditReport:
-    """``report`` with its data read-only at every depth (irr_audit.report.readonly): what an Audit
+    """``report`` with its data read-only at every depth (irr_audit._readonly): what an Audit
     holds, so that no value of it can be changed after the fact. The disagreements are left as
     they are: a join's are read from its arrays as they are shown."""
     return dataclasses.replace(report, **{name: read_only(getattr(report, name)) for name in REPORT_DATA})

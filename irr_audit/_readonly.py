@@ -1,14 +1,15 @@
-"""Read-only data for an audit's report: its numbers cannot be changed after the fact.
+"""Read-only results: the numbers an audit, a comparison or a plan computed cannot be changed after the fact.
 
 An :class:`~irr_audit.api.Audit` hands out its report's data (``audit.report``, ``audit.sections``)
 without copying it, and every renderer reads the same objects: a value changed in a notebook
 would show in ``to_json()`` and ``to_markdown()`` as if the audit had computed it. So the data is
-made read-only once, when the audit is made: every dict a ReadOnlyDict, every list a ReadOnlyList,
+made read-only once, when the result is made: every dict a ReadOnlyDict, every list a ReadOnlyList,
 which refuse any change with TypeError. They stay a dict and a list (the JSON encoder and every
 renderer read them as such), and no copy is made on each render; the data is summaries (counts,
 coefficients, tables of categories), never one entry per unit, so making it read-only costs little.
 A copy (``copy.copy``, ``copy.deepcopy``, and so ``Audit.to_dict()``) is a plain, changeable dict
-or list: changing it changes nothing in the audit.
+or list: changing it changes nothing in the result. This module sits below every stage
+(tests/test_layout.py) so that a result made in metrics (a SampleSize) is read-only as well.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import copy
 from typing import Any, NoReturn
 
-REFUSAL = "an audit's report is read-only; change a copy (audit.to_dict() gives one) instead"
+REFUSAL = "a result of irr-audit is read-only; change a copy (its to_dict() gives one) instead"
 
 
 def _refuse(self: object, *args: Any, **kwargs: Any) -> NoReturn:
