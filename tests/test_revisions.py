@@ -358,6 +358,52 @@ def test_a_missing_coefficient_or_interval_never_passes():
     assert codes_of(gated(no_ci, Gates(min_kappa=0.5, use_ci_lower=True))) == ["gate-no-ci"]
 
 
+def gated_score(score: dict[str, Any], gates: Gates):  # type: ignore[no-untyped-def]
+    """A bundle whose frozen score is ``score`` (its metrics and, say, its headline), gated."""
+    v1 = rule_text()
+    document = json.loads(manifest("a1", v1, 1))
+    document["score"] = score
+    return check_rules({key(1): v1}, manifests={"audits/a1/manifest.json": json.dumps(document).encode()}, gates=gates)
+
+
+ORDINAL_ALPHA = {"krippendorff_alpha": {"value": 0.72, "defined": True, "level": "ordinal"}}
+KRIPPENDORFF_BOOTSTRAP = {
+    "metric": "krippendorff_alpha",
+    "interval": {"low": 0.5922, "high": 0.8434, "kind": "bootstrap"},
+}
+
+
+def test_the_lower_end_is_that_of_the_interval_the_report_shows_an_ordinal_alpha():
+    # ordinal alpha has no formula for its SE: the report's headline gives it Krippendorff's bootstrap
+    # interval, and the gate reads that one, not "no interval"
+    score = {"metrics": ORDINAL_ALPHA, "headline": KRIPPENDORFF_BOOTSTRAP}
+    assert gated_score(score, Gates(min_alpha=0.55, use_ci_lower=True)).clean
+    result = gated_score(score, Gates(min_alpha=0.6, use_ci_lower=True))
+    assert codes_of(result) == ["gate-below"]
+    assert "lower end of the krippendorff_alpha interval = 0.5922" in result.problems[0].what
+
+
+def test_the_percentile_bootstrap_over_units_gives_the_interval_when_nothing_else_does():
+    alpha = {"value": 0.72, "defined": True, "bootstrap": {"defined": True, "ci": [0.31, 0.9], "n_boot": 500}}
+    result = gated_score({"metrics": {"krippendorff_alpha": alpha}}, Gates(min_alpha=0.4, use_ci_lower=True))
+    assert "lower end of the krippendorff_alpha interval = 0.3100" in result.problems[0].what
+    undefined = {**alpha, "bootstrap": {"defined": False, "reason": "too few replicates defined"}}
+    no_ci = gated_score({"metrics": {"krippendorff_alpha": undefined}}, Gates(min_alpha=0.4, use_ci_lower=True))
+    assert codes_of(no_ci) == ["gate-no-ci"]
+    assert "score --bootstrap N" in no_ci.problems[0].fix
+
+
+def test_an_analytic_interval_comes_first_and_another_coefficients_headline_is_not_read():
+    analytic = {"krippendorff_alpha": {"value": 0.72, "defined": True, "ci": [0.45, 0.95]}}
+    result = gated_score(
+        {"metrics": analytic, "headline": KRIPPENDORFF_BOOTSTRAP}, Gates(min_alpha=0.5, use_ci_lower=True)
+    )
+    assert "lower end of the krippendorff_alpha interval = 0.4500" in result.problems[0].what
+    kappa_headline = {"metric": "cohen_kappa", "interval": {"low": 0.9, "high": 1.0}}
+    other = gated_score({"metrics": ORDINAL_ALPHA, "headline": kappa_headline}, Gates(min_alpha=0.5, use_ci_lower=True))
+    assert codes_of(other) == ["gate-no-ci"]
+
+
 def test_fleiss_kappa_is_gated_when_there_is_no_cohen_kappa():
     three_coders = {"fleiss_kappa": {"value": 0.44, "defined": True}}
     assert "fleiss_kappa = 0.4400" in gated(three_coders, Gates(min_kappa=0.6)).problems[0].what

@@ -843,13 +843,14 @@ def gate_problem(
         )
     measured, what = float(value), f"{name} = {shown_against(float(value), threshold)[0]}"
     if use_ci_lower:
-        interval = metric.get("ci")
+        interval = reported_interval(bundle.score, name, metric)
         if not (isinstance(interval, list) and len(interval) == 2 and recorded.is_finite_number(interval[0])):
             return Problem(
                 "gate-no-ci",
                 bundle.shown,
                 f"{subject} has no confidence interval for {name}, which --use-ci-lower needs.",
-                "freeze an audit whose score reports the interval, or drop --use-ci-lower.",
+                "freeze an audit whose score reports the interval (score --bootstrap N gives one to a "
+                "coefficient with no formula for its SE), or drop --use-ci-lower.",
             )
         lower = float(interval[0])
         measured, what = lower, f"the lower end of the {name} interval = {shown_against(lower, threshold)[0]}"
@@ -862,6 +863,25 @@ def gate_problem(
         "review the disagreements, revise the rule as a new version and validate it on a "
         "new sample (the gate is this project's convention, not a law).",
     )
+
+
+def reported_interval(score: Any, name: str, metric: Mapping[str, Any]) -> Any:
+    """The interval a frozen score's report gives coefficient ``name``, in the order the report
+    chooses it (irr_audit.report.headline.interval_of): its analytic one; else, for the headline
+    coefficient, the headline's (Krippendorff's bootstrap of an ordinal or interval alpha, which has
+    no formula for its SE); else the percentile bootstrap over units of --bootstrap. As recorded:
+    the caller checks it is two numbers."""
+    if metric.get("ci") is not None:
+        return metric.get("ci")
+    headline = score.get("headline") if isinstance(score, Mapping) else None
+    if (
+        isinstance(headline, Mapping)
+        and headline.get("metric") == name
+        and isinstance(headline.get("interval"), Mapping)
+    ):
+        return [headline["interval"].get("low"), headline["interval"].get("high")]
+    units = metric.get("bootstrap")
+    return units.get("ci") if isinstance(units, Mapping) and units.get("defined") is True else None
 
 
 # --- small helpers -----------------------------------------------------------
