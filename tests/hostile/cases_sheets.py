@@ -469,7 +469,13 @@ CASES = [
         exit=2,
         code="sheet-same-column",
     ),
-    Case("columns: --worksheet with CSV sheets", JOIN + " --worksheet Codes", exit=0, shows=("4 fully coded",)),
+    Case(  # no sheet has a worksheet to choose: passed over, the option would seem applied
+        "columns: --worksheet with CSV sheets is refused",
+        JOIN + " --worksheet Codes",
+        exit=2,
+        code="data-form",
+        says=("worksheet", "leave out worksheet"),
+    ),
     # --- JSON Lines ---------------------------------------------------------------------------
     Case(
         "jsonl: nested 100,000 deep",
