@@ -49,8 +49,7 @@ from irr_audit.report.model import (
     read_only_report,
 )
 from irr_audit.rules.codebook import Codebook, load_codebook
-from irr_audit.rules.load import MAPPING_NAME, rule_from_mapping
-from irr_audit.rules.load import load_rule as load_rule_file
+from irr_audit.rules.load import MAPPING_NAME, rule_of
 from irr_audit.rules.model import Rule
 from irr_audit.rules.runaliases import with_run_aliases
 from irr_audit.rules.weights import WEIGHT_NAMES
@@ -120,18 +119,7 @@ def load_rule(source: RuleSource, *, limits: LimitsLike = None) -> Rule:
     returned as it is. Raises :class:`~irr_audit.errors.RuleError` (or ``LimitError``)
     naming the key and the fix.
     """
-    if isinstance(source, Rule):
-        return source
-    checked = _limits(limits)
-    if isinstance(source, Mapping):
-        return rule_from_mapping(source, checked)
-    if isinstance(source, (str, os.PathLike)):
-        return load_rule_file(Path(source), checked)
-    raise UsageError(
-        f"a rule is a path to a rule file or a mapping, not a {type(source).__name__}.",
-        hint="pass rules/<rule>/v<version>.yaml, or a dict with the keys rule, version, scale and codes.",
-        code="data-form",
-    )
+    return source if isinstance(source, Rule) else rule_of(source, _limits(limits))
 
 
 # --- the audit -----------------------------------------------------------------------

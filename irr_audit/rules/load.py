@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 from collections.abc import Hashable, Mapping
 from pathlib import Path
@@ -21,7 +22,7 @@ from yaml.constructor import SafeConstructor
 from yaml.representer import SafeRepresenter
 from yaml.resolver import Resolver
 
-from irr_audit.errors import RuleError
+from irr_audit.errors import RuleError, UsageError
 from irr_audit.io.display import CONTROL, shortened, visible
 from irr_audit.io.encodings import refuse_foreign_mark
 from irr_audit.io.files import check_name, read_bounded
@@ -161,6 +162,23 @@ def parse_yaml(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS, kind: st
 
 
 # --- validation -------------------------------------------------------------
+
+
+def rule_of(source: object, limits: Limits = DEFAULT_LIMITS) -> Rule:
+    """The rule every function of the library takes: a Rule as it is, a mapping with the keys of
+    a rule file (validated as the file would be), or a rule file's path; anything else refused by name."""
+    if isinstance(source, Rule):
+        return source
+    if isinstance(source, Mapping):
+        return rule_from_mapping(source, limits)
+    if isinstance(source, (str, os.PathLike)):
+        return load_rule(Path(source), limits)
+    raise UsageError(
+        f"a rule is a path to a rule file, a mapping or a Rule, not a {type(source).__name__}.",
+        hint="pass rules/<rule>/v<version>.yaml, a dict with the keys rule, version, scale and codes, "
+        "or irr_audit.load_rule(...).",
+        code="data-form",
+    )
 
 
 def load_rule(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Rule:

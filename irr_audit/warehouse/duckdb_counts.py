@@ -37,7 +37,7 @@ from irr_audit.io.outputs import check_outputs
 from irr_audit.io.runfolder import fsync_folder
 from irr_audit.io.sheets import parse_rule_version
 from irr_audit.join.join import STATUSES
-from irr_audit.rules.load import load_rule, rule_from_mapping
+from irr_audit.rules.load import rule_of
 from irr_audit.rules.model import Rule
 from irr_audit.warehouse.longtable import (
     CONTROL_PATTERN,
@@ -111,20 +111,11 @@ def _threads_given(threads: object) -> int | None:
 
 
 def _loaded_rule(rule: object) -> Rule:
-    """The rule as every function of the API takes it: a Rule, a rule file or a mapping (spark_counts
-    and `irr-audit counts` load the file); it was used as a Rule whatever it was, failing deep inside."""
-    if isinstance(rule, Rule):
-        return rule
-    if isinstance(rule, Mapping):
-        return rule_from_mapping(rule)
+    """The rule as every function of the API takes it (a rule file's missing path named first, as
+    `irr-audit counts` names it); it had been used as a Rule whatever it was, failing deep inside."""
     if isinstance(rule, (str, os.PathLike)):
         check_exist([(Path(rule), "rule")])
-        return load_rule(Path(rule))
-    raise UsageError(
-        f"a rule is a path to a rule file, a mapping or a Rule, not a {type(rule).__name__}.",
-        hint="pass rules/<rule>/v<version>.yaml, or irr_audit.load_rule(...).",
-        code="data-form",
-    )
+    return rule_of(rule)
 
 
 def check_memory_limit(value: str) -> str:
