@@ -248,3 +248,10 @@ def rehashed(template: Path, changed: dict[str, bytes]) -> dict[str, bytes]:
 
 def base() -> dict[str, bytes]:
     return {name: kit.materialise(content) for name, content in kit.BASE.items()}
+
+
+def test_a_repeated_key_before_damage_later_in_the_file_is_refused_without_a_traceback() -> None:
+    from irr_audit.io.limits import repeated_key_place
+
+    # found by the fuzz test: the repeat stops the first decoding; the second, to find its place, met the damage
+    assert repeated_key_place('[{"a": 1, "a": 2}, {"b": "x\n"}]') is None

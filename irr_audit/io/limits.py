@@ -300,9 +300,12 @@ def repeated_key_place(text: str) -> tuple[tuple[str | int, ...], str] | None:
     """Where the first object that gives a key twice is in JSON ``text`` (one that raised
     RepeatedKey): the keys and 0-based positions that lead to it, and the key; None when
     there is none. The slow path of a refusal: the text is decoded again, its numbers as text."""
-    document = json.JSONDecoder(
-        object_pairs_hook=_marked_repeats, parse_int=str, parse_float=str, parse_constant=str
-    ).decode(text.removeprefix("\ufeff"))
+    try:
+        document = json.JSONDecoder(
+            object_pairs_hook=_marked_repeats, parse_int=str, parse_float=str, parse_constant=str
+        ).decode(text.removeprefix("\ufeff"))
+    except ValueError:  # damaged after the repeat, which was met first: the key is named without its place
+        return None
     return _first_repeat(document, ())
 
 
